@@ -1,0 +1,65 @@
+"""The ``pciname`` command line.
+
+Each group of commands lives in its own module with a ``register(sub)``
+function that adds its sub-parsers; a sub-parser's ``func`` default takes the
+parsed arguments and returns the exit code. Command modules import only what
+they need at call time, so ``pciname lookup`` never pays for grpc or
+kubernetes.
+
+Exit codes: 0 success, 1 a negative answer (not advertised, findings), 2 bad
+usage or bad input, with one line on stderr and never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .._version import __version__
+from ..errors import PcinameError
+
+# Command modules, in the order their commands appear in --help.
+COMMAND_MODULES = ("core", "pciids")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with pciname's one-line usage errors (exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
+    parser = _Parser(
+        prog="pciname",
+        description="Exact GPU resource names of NVIDIA's KubeVirt device plugin, from pci.ids.",
+    )
+    parser.add_argument("--version", action="version", version=f"pciname {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"{__name__}.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except PcinameError as error:
+        print(f"pciname: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # `pciname ... | head`: the reader left; that is not an error of ours.
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
