@@ -1,0 +1,231 @@
+"""What resolution needs from one pci.ids file, computed once and cached.
+
+A :class:`Catalog` holds, for one file: its sha256 and Version/Date header,
+the NVIDIA vendor and device names as pci.ids states them, and per algorithm
+the name of every device id the file can name. Building one parses the file
+(fast loader) and indexes it (:class:`~pciname.naming.algorithms.NameIndex`),
+about 0.1-0.2 s; so catalogs are cached twice:
+
+* in the process (cachetools), keyed by the file's identity, so repeated
+  calls cost a dictionary lookup;
+* on disk in the user cache dir (``tables/``), as marshal data keyed by the
+  file's identity (path, device, inode, size, mtime, ctime) and by the code
+  that computed it, so a fresh ``pciname lookup`` process loads it in about a
+  millisecond instead of parsing. A file changed in place gets a new identity
+  and a new entry; a cache that cannot be written is simply not written.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from threading import Lock
+
+from cachetools import LRUCache
+
+from ._version import __version__
+from .errors import PciIdsError
+from .naming.algorithms import ALGORITHMS, NVIDIA_VENDOR_ID, NameIndex, check_algorithm, is_indexed_id
+from .naming.gotext import scan_lines
+from .paths import cache_dir
+
+FORMAT = 1
+_CODE_FILES = ("naming/gotext.py", "naming/algorithms.py", "pciids/loader.py", "catalog.py")
+
+Identity = tuple[str, int, int, int, int, int]
+
+
+def file_identity(path: Path) -> Identity:
+    """What changes whenever the file's bytes may have changed."""
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return (real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _code_identity() -> tuple:
+    package = Path(__file__).resolve().parent
+    stamps = []
+    for name in _CODE_FILES:
+        try:
+            stamps.append(os.stat(package / name).st_mtime_ns)
+        except OSError:
+            stamps.append(0)
+    return (FORMAT, __version__, *stamps)
+
+
+@dataclass
+class Catalog:
+    """One pci.ids file, as far as resource names are concerned."""
+
+    path: Path
+    identity: Identity
+    sha256: str
+    version: str | None
+    date: str | None
+    nvidia_vendor_name: str | None
+    nvidia_devices: dict[str, str]  # device id -> pci.ids device name
+    _names: dict[str, dict[str, str]] = field(default_factory=dict)
+    _lines: list[str] | None = None
+    _lock: Lock = field(default_factory=Lock, repr=False)
+
+    def lines(self) -> list[str]:
+        """The file as the plugin's bufio.Scanner reads it."""
+        if self._lines is None:
+            self._lines = scan_lines(_read(self.path).decode("utf-8", "surrogateescape"))
+        return self._lines
+
+    def names(self, algorithm: str) -> dict[str, str]:
+        """Every non-empty name the algorithm yields for a 4-hex-digit id."""
+        table = self._names.get(algorithm)
+        if table is None:
+            with self._lock:
+                table = self._names.get(algorithm)
+                if table is None:
+                    index = NameIndex(self.lines(), check_algorithm(algorithm))
+                    table = {i: n for i in index.candidates() if (n := index.name(i))}
+                    self._names[algorithm] = table
+                    _save(self)
+        return table
+
+    def name(self, algorithm: str, device_id: str) -> str:
+        """The name the plugin derives for ``device_id`` (``""``: none)."""
+        table = self.names(algorithm)
+        if is_indexed_id(device_id):
+            return table.get(device_id, "")
+        # Not an id sysfs can produce: ask the reference scan.
+        return NameIndex(self.lines(), algorithm).name(device_id)
+
+    def nvidia_ids(self) -> list[str]:
+        return list(self.nvidia_devices)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise PciIdsError(f"{path}: cannot read pci.ids file: {error.strerror or error}") from None
+
+
+def _build(path: Path, identity: Identity) -> Catalog:
+    import hashlib
+
+    from .pciids.loader import load_bytes
+
+    data = _read(path)
+    db = load_bytes(data)
+    vendor = db.vendors.get(NVIDIA_VENDOR_ID)
+    devices = {d.id: d.name for d in vendor.devices.values()} if vendor else {}
+    catalog = Catalog(
+        path=path,
+        identity=identity,
+        sha256=hashlib.sha256(data).hexdigest(),
+        version=db.version,
+        date=db.date,
+        nvidia_vendor_name=vendor.name if vendor else None,
+        nvidia_devices=devices,
+    )
+    catalog._lines = scan_lines(data.decode("utf-8", "surrogateescape"))
+    return catalog
+
+
+# -- disk cache ---------------------------------------------------------------
+
+
+def _cache_file(identity: Identity) -> Path:
+    key = zlib.crc32(repr((identity, _code_identity())).encode("utf-8", "surrogateescape"))
+    return cache_dir() / "tables" / f"{key:08x}.marshal"
+
+
+def _load_saved(path: Path, identity: Identity) -> Catalog | None:
+    try:
+        with open(_cache_file(identity), "rb") as handle:
+            saved = marshal.load(handle)
+        if saved["identity"] != identity or saved["code"] != _code_identity():
+            return None
+        return Catalog(
+            path=path,
+            identity=identity,
+            sha256=saved["sha256"],
+            version=saved["version"],
+            date=saved["date"],
+            nvidia_vendor_name=saved["vendor"],
+            nvidia_devices=saved["devices"],
+            _names={a: t for a, t in saved["names"].items() if a in ALGORITHMS},
+        )
+    except (OSError, EOFError, ValueError, TypeError, KeyError):
+        return None
+
+
+def _save(catalog: Catalog) -> None:
+    payload = {
+        "identity": catalog.identity,
+        "code": _code_identity(),
+        "sha256": catalog.sha256,
+        "version": catalog.version,
+        "date": catalog.date,
+        "vendor": catalog.nvidia_vendor_name,
+        "devices": catalog.nvidia_devices,
+        "names": dict(catalog._names),
+    }
+    target = _cache_file(catalog.identity)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as handle:
+            marshal.dump(payload, handle)
+        os.replace(tmp, target)
+    except OSError:
+        pass  # a read-only or full cache dir costs speed, never correctness
+
+
+# -- in-process cache ----------------------------------------------------------
+
+_catalogs: LRUCache = LRUCache(maxsize=32)
+_catalogs_lock = Lock()
+
+
+def catalog_for(path: str | Path) -> Catalog:
+    """The catalog of a pci.ids file (cached; rebuilt when the file changes)."""
+    path = Path(path)
+    try:
+        identity = file_identity(path)
+    except OSError as error:
+        raise PciIdsError(f"{path}: cannot read pci.ids file: {error.strerror or error}") from None
+    with _catalogs_lock:
+        catalog = _catalogs.get(identity)
+    if catalog is not None:
+        return catalog
+    catalog = _load_saved(path, identity)
+    if catalog is None:
+        catalog = _build(path, identity)
+        _save(catalog)
+    with _catalogs_lock:
+        _catalogs[identity] = catalog
+    return catalog
+
+
+class _VerifiedPaths:
+    """``path -> sha256`` for files whose current identity a cached catalog
+    already hashed, so finding a snapshot need not hash it again."""
+
+    def get(self, path: Path) -> str | None:
+        try:
+            identity = file_identity(path)
+        except OSError:
+            return None
+        with _catalogs_lock:
+            catalog = _catalogs.get(identity)
+        if catalog is None:
+            catalog = _load_saved(path, identity)
+            if catalog is not None:
+                with _catalogs_lock:
+                    _catalogs[identity] = catalog
+        return catalog.sha256 if catalog else None
+
+
+def verified_paths() -> _VerifiedPaths:
+    return _VerifiedPaths()

@@ -1,0 +1,269 @@
+"""Core commands: lookup, reverse, diff, profiles, snapshots."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .output import add_output_option, emit, table
+
+ALGORITHM_CHOICES = ("whole-file-2019", "whole-file-upper", "whole-file-anchored", "vendor-section")
+
+
+def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True) -> None:
+    """``--profile P`` or ``--pciids FILE [--algorithm A]`` (shared by commands)."""
+    parser.add_argument(
+        "-p",
+        "--profile",
+        help="naming profile: embedded (default), latest, kubevirt-gpu-device-plugin@vX.Y.Z, gpu-operator@vX.Y.Z",
+    )
+    if custom:
+        parser.add_argument("--pciids", metavar="FILE", help="use this pci.ids file instead of a profile's")
+        parser.add_argument(
+            "--algorithm",
+            choices=ALGORITHM_CHOICES,
+            help="name algorithm to run on --pciids (default: vendor-section)",
+        )
+
+
+def profile_from_args(args: argparse.Namespace):
+    """The profile the options select (a name or a custom Profile)."""
+    from ..naming.profiles import DEFAULT_PROFILE, custom_profile
+    from ..paths import embedded_pciids_path
+
+    pciids = getattr(args, "pciids", None)
+    algorithm = getattr(args, "algorithm", None)
+    if pciids or algorithm:
+        if args.profile:
+            raise _usage("--profile cannot be combined with --pciids/--algorithm")
+        return custom_profile(pciids or embedded_pciids_path(), algorithm or "vendor-section")
+    return args.profile or DEFAULT_PROFILE
+
+
+def _usage(message: str):
+    from ..errors import PcinameError
+
+    return PcinameError(message)
+
+
+# -- lookup -----------------------------------------------------------------
+
+
+def register(sub) -> None:
+    lookup = sub.add_parser(
+        "lookup",
+        help="resource names of devices",
+        description="Print the resource name the plugin advertises for each device (input order). "
+        "Exit 0 when every device is advertised, 1 when some are not, 2 on bad input.",
+    )
+    lookup.add_argument("devices", nargs="*", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
+    lookup.add_argument("--stdin", action="store_true", help="also read devices (white-space separated) from stdin")
+    add_profile_options(lookup)
+    add_output_option(lookup, ("name", "json", "yaml", "table"), default="name")
+    lookup.add_argument("--server", metavar="HOST:PORT", help="ask a pciname gRPC service instead of computing locally")
+    lookup.set_defaults(func=run_lookup)
+
+    rev = sub.add_parser("reverse", help="device ids advertised under a resource name")
+    rev.add_argument("resource", help="nvidia.com/GA102GL_A10 (or GA102GL_A10)")
+    add_profile_options(rev)
+    add_output_option(rev, ("name", "json", "yaml"), default="name")
+    rev.set_defaults(func=run_reverse)
+
+    dif = sub.add_parser(
+        "diff",
+        help="resource names an upgrade changes",
+        description="Every NVIDIA device id whose resource name differs between two profiles "
+        "(renamed, appears or vanishes). Exit 0 either way.",
+    )
+    dif.add_argument("--from", dest="old", required=True, metavar="PROFILE")
+    dif.add_argument("--to", dest="new", required=True, metavar="PROFILE")
+    add_output_option(dif)
+    dif.set_defaults(func=run_diff)
+
+    prof = sub.add_parser("profiles", help="known profiles and whether their pci.ids is installed")
+    add_output_option(prof)
+    prof.set_defaults(func=run_profiles)
+
+    snaps = sub.add_parser("snapshots", help="the plugin releases' pci.ids files (by sha256)")
+    snap_sub = snaps.add_subparsers(dest="snapshots_command", metavar="ACTION", parser_class=sub._parser_class)
+    snap_sub.required = True
+    snap_list = snap_sub.add_parser("list", help="which snapshots are installed, and which profiles they serve")
+    add_output_option(snap_list)
+    snap_list.set_defaults(func=run_snapshots_list)
+    snap_import = snap_sub.add_parser("import", help="copy verified pci.ids files into the cache")
+    snap_import.add_argument("files", nargs="+", metavar="FILE")
+    snap_import.set_defaults(func=run_snapshots_import)
+    snap_fetch = snap_sub.add_parser("fetch", help="download every missing snapshot and verify its sha256")
+    snap_fetch.add_argument("--base-url", metavar="URL", help="fetch URL/<sha256> instead of the upstream URLs")
+    snap_fetch.add_argument("--timeout", type=float, default=60.0, help="seconds per download (default 60)")
+    snap_fetch.set_defaults(func=run_snapshots_fetch)
+
+
+def _read_devices(args: argparse.Namespace) -> list[str]:
+    devices = list(args.devices)
+    if args.stdin:
+        devices.extend(sys.stdin.read().split())
+    if not devices:
+        raise _usage("no devices given: name at least one DEVICE or use --stdin")
+    return devices
+
+
+def run_lookup(args: argparse.Namespace) -> int:
+    devices = _read_devices(args)
+    if args.server:
+        from ..client import lookup_via_server
+
+        results = lookup_via_server(args.server, devices, args.profile or "embedded")
+    else:
+        from ..api import resolve_many
+
+        results = resolve_many(devices, profile_from_args(args))
+    print_resolutions(results, args.output)
+    return 0 if all(r.advertised for r in results) else 1
+
+
+def print_resolutions(results, fmt: str) -> None:
+    if fmt == "name":
+        out, err = sys.stdout, sys.stderr
+        for r in results:
+            out.write((r.resource_name or "") + "\n")
+            for w in r.warnings:
+                err.write(f"pciname: {r.device}: {w.code}: {w.message}\n")
+    elif fmt == "table":
+        table(
+            [(r.device, r.resource_name, r.device_name, ",".join(r.warning_codes) or None) for r in results],
+            ("DEVICE", "RESOURCE", "PCI.IDS NAME", "WARNINGS"),
+        )
+    else:
+        emit([r.to_dict() for r in results], fmt)
+
+
+def run_reverse(args: argparse.Namespace) -> int:
+    from ..api import reverse
+
+    devices = reverse(args.resource, profile_from_args(args))
+    if args.output == "name":
+        for device in devices:
+            print(device)
+    else:
+        emit({"resource_name": args.resource, "devices": devices}, args.output)
+    return 0 if devices else 1
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    from ..api import diff
+    from ..naming.profiles import canonical_name
+
+    entries = diff(args.old, args.new)
+    if args.output == "table":
+        if entries:
+            table([(e.device, e.change, e.old, e.new) for e in entries], ("DEVICE", "CHANGE", "OLD", "NEW"))
+        else:
+            print(f"no resource name differs between {canonical_name(args.old)} and {canonical_name(args.new)}")
+    else:
+        emit(
+            {
+                "from": canonical_name(args.old),
+                "to": canonical_name(args.new),
+                "changes": [e.to_dict() for e in entries],
+            },
+            args.output,
+        )
+    return 0
+
+
+def run_profiles(args: argparse.Namespace) -> int:
+    from ..api import profiles
+
+    infos = profiles()
+    if args.output == "table":
+        table(
+            [
+                (
+                    p.name + (f" ({', '.join(p.aliases)})" if p.aliases else ""),
+                    p.released,
+                    p.algorithm,
+                    p.plugin_release,
+                    p.pci_ids_version,
+                    "yes" if p.installed else "no",
+                )
+                for p in infos
+            ],
+            ("PROFILE", "RELEASED", "ALGORITHM", "PLUGIN", "PCI.IDS", "INSTALLED"),
+        )
+    else:
+        emit([p.to_dict() for p in infos], args.output)
+    return 0
+
+
+# -- snapshots ----------------------------------------------------------------
+
+
+def _users() -> dict[str, list[str]]:
+    from ..naming.profiles import load_registry
+
+    users: dict[str, list[str]] = {}
+    for profile in load_registry().plugin_releases():
+        users.setdefault(profile.snapshot.sha256, []).append(profile.plugin_release)
+    return users
+
+
+def run_snapshots_list(args: argparse.Namespace) -> int:
+    from ..snapshots import status
+
+    users = _users()
+    rows = [
+        {
+            "snapshot": s.snapshot.key,
+            "sha256": s.snapshot.sha256,
+            "installed": s.path is not None,
+            "path": str(s.path) if s.path else None,
+            "plugin_releases": users.get(s.snapshot.sha256, []),
+            "url": s.snapshot.url,
+        }
+        for s in status()
+    ]
+    if args.output == "table":
+        table(
+            [
+                (
+                    r["snapshot"],
+                    r["sha256"][:12],
+                    r["path"] or "not installed",
+                    ",".join(r["plugin_releases"]),
+                )
+                for r in rows
+            ],
+            ("SNAPSHOT", "SHA256", "FILE", "PLUGIN RELEASES"),
+        )
+    else:
+        emit(rows, args.output)
+    return 0
+
+
+def run_snapshots_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..snapshots import import_files
+
+    failed = 0
+    for result in import_files([Path(f) for f in args.files]):
+        if result.snapshot is None:
+            print(f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported", file=sys.stderr)
+            failed += 1
+        else:
+            print(f"{result.source}: snapshot {result.snapshot.key} -> {result.stored}")
+    return 1 if failed else 0
+
+
+def run_snapshots_fetch(args: argparse.Namespace) -> int:
+    from ..snapshots import fetch
+
+    failed = 0
+    for result in fetch(args.base_url, timeout=args.timeout):
+        if result.status == "failed":
+            failed += 1
+            print(f"{result.snapshot.key}: failed to fetch {result.url}: {result.error}", file=sys.stderr)
+        else:
+            print(f"{result.snapshot.key}: {result.status} {result.path}")
+    return 1 if failed else 0

@@ -1,0 +1,122 @@
+"""Where a resource name goes, and the ways a "right" name still fails.
+
+NAMING.md sections 1 and 4: the plugin registers ``nvidia.com/<name>`` on
+socket ``/var/lib/kubelet/device-plugins/kubevirt-<name>.sock``; KubeVirt
+reads ``PCI_RESOURCE_<...>``. kubelet refuses names that are not qualified
+names, a unix socket path has at most 107 bytes, and two device ids with one
+name share one socket and resource.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+RESOURCE_DOMAIN = "nvidia.com"
+DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins/"
+SOCKET_PATH_MAX_BYTES = 107  # sizeof(sun_path) - 1 on Linux
+NAME_PART_MAX = 63
+
+_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_MDEV_SPACES = re.compile(r"[\t\n\f\r ]+")  # Go regexp \s
+
+# Stable warning codes.
+INVALID_RESOURCE_NAME = "invalid-resource-name"
+SOCKET_PATH_TOO_LONG = "socket-path-too-long"
+NAME_COLLISION = "name-collision"
+UNNAMED_DEVICE = "unnamed-device"
+NOT_ADVERTISED = "not-advertised"
+
+
+@dataclass(frozen=True, slots=True)
+class Warning:
+    """A reason a resource name may not work, with a stable ``code``."""
+
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+def resource_name(name: str) -> str:
+    return f"{RESOURCE_DOMAIN}/{name}"
+
+
+def socket_path(name: str) -> str:
+    return f"{DEVICE_PLUGIN_DIR}kubevirt-{name}.sock"
+
+
+def env_var(resource: str, *, mediated: bool = False) -> str:
+    """The variable KubeVirt reads the device addresses from."""
+    prefix = "MDEV_PCI_RESOURCE_" if mediated else "PCI_RESOURCE_"
+    return prefix + resource.upper().replace("/", "_").replace(".", "_")
+
+
+def mdev_resource_name(type_name: str) -> str:
+    """``mdev_type/name`` -> resource: trailing newlines dropped, white-space
+    runs (Go ``\\s``) to ``_``, no upper-casing."""
+    return resource_name(_MDEV_SPACES.sub("_", type_name.strip("\n")))
+
+
+def name_part_problem(name: str) -> str | None:
+    """Why kubelet refuses ``nvidia.com/<name>``, or None if it accepts it."""
+    if not name:
+        return "the name part is empty"
+    if len(name) > NAME_PART_MAX:
+        return f"the name part has {len(name)} characters, more than the {NAME_PART_MAX} kubelet allows"
+    if not _NAME_PART.match(name):
+        bad = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c in "-_."))})
+        if bad:
+            return f"the name part contains {''.join(bad)!r}; only letters, digits, '-', '_' and '.' are allowed"
+        if not name[0].isalnum():
+            return f"the name part begins with {name[0]!r}; it must begin with a letter or digit"
+        return f"the name part ends with {name[-1]!r}; it must end with a letter or digit"
+    return None
+
+
+def name_warnings(name: str) -> list[Warning]:
+    """kubelet validity and socket length of an advertised ``name``."""
+    found = []
+    problem = name_part_problem(name)
+    if problem:
+        found.append(
+            Warning(
+                INVALID_RESOURCE_NAME,
+                f"kubelet refuses {resource_name(name)}: {problem}; the plugin's registration fails "
+                "and the GPU is never advertised",
+            )
+        )
+    path = socket_path(name)
+    size = len(path.encode("utf-8", "surrogateescape"))
+    if size > SOCKET_PATH_MAX_BYTES:
+        found.append(
+            Warning(
+                SOCKET_PATH_TOO_LONG,
+                f"plugin socket {path} is {size} bytes, more than the {SOCKET_PATH_MAX_BYTES} a unix socket "
+                "path may have; the plugin cannot create it",
+            )
+        )
+    return found
+
+
+def collisions(resources: Mapping[str, str | None]) -> dict[str, list[str]]:
+    """resource -> sorted device ids, for resources more than one id shares."""
+    by_resource: dict[str, list[str]] = {}
+    for device_id, resource in resources.items():
+        if resource is not None:
+            by_resource.setdefault(resource, []).append(device_id)
+    return {r: sorted(ids) for r, ids in by_resource.items() if len(ids) > 1}
+
+
+def collision_warning(device_id: str, resource: str, sharing: Iterable[str]) -> Warning | None:
+    others = [other for other in sharing if other != device_id]
+    if not others:
+        return None
+    listed = ", ".join(f"10de:{other}" for other in others)
+    return Warning(
+        NAME_COLLISION,
+        f"{resource} is also the name of {listed} in this profile; on a node with both, "
+        "the plugins share one socket and only one of them is advertised",
+    )

@@ -1,0 +1,92 @@
+"""Go's text semantics, as the device plugin's Go code applies them.
+
+Python's own ``str.splitlines``, ``str.strip``, ``str.upper`` and ``\\s`` all
+differ from Go's in ways that change resource names (NAMING.md section 3), so
+the naming algorithms use these instead. Text is the pci.ids bytes decoded as
+UTF-8 with ``surrogateescape``: every invalid byte becomes one lone surrogate,
+just as Go's decoder sees one ``utf8.RuneError`` per invalid byte; neither is
+white space, neither has a case, and the final filters drop both.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# bufio.Scanner's default maximum token size: a line this long or longer
+# (without its "\n") makes Scan() fail with ErrTooLong, ending the read.
+SCANNER_MAX_LINE_BYTES = 64 * 1024
+
+# unicode.IsSpace: Latin-1 spaces plus the White_Space property.
+GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+_GO_REGEXP_SPACES = re.compile(r"[\t\n\f\r ]+")  # RE2's \s
+_NOT_UPPER_KEPT = re.compile(r"[^a-zA-Z0-9_.]+")
+_NOT_2019_KEPT = re.compile(r"[^a-zA-Z0-9_]+")
+_SLASH_DOT = str.maketrans("/.", "__")
+
+
+def scan_lines(text: str) -> list[str]:
+    """The lines ``bufio.Scanner`` with ``ScanLines`` yields for ``text``.
+
+    Split on ``\\n`` only; drop one trailing ``\\r`` from each line; no empty
+    line after a final ``\\n``; stop before the first line of 64 KiB or more,
+    as Scan() then fails with ErrTooLong and the plugin's loop ends.
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    # A character is 1 to 4 bytes: only long lines need their bytes counted.
+    limit = SCANNER_MAX_LINE_BYTES
+    if len(text) >= limit // 4 and max(map(len, lines), default=0) >= limit // 4:
+        for index, line in enumerate(lines):
+            if len(line) >= limit // 4 and len(line.encode("utf-8", "surrogateescape")) >= limit:
+                del lines[index:]
+                break
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def trim_space(text: str) -> str:
+    """``strings.TrimSpace``."""
+    return text.strip(GO_SPACE)
+
+
+@lru_cache(maxsize=4096)
+def _upper_rune(char: str) -> str:
+    # unicode.ToUpper is a one-to-one simple case mapping. Python's
+    # str.upper applies full mappings (ß -> SS, ﬁ -> FI); where that yields
+    # several characters Go has no such mapping for the rune, and where it
+    # yields one it agrees with Go's simple mapping.
+    upper = char.upper()
+    return upper if len(upper) == 1 else char
+
+
+def to_upper(text: str) -> str:
+    """``strings.ToUpper``: per-rune simple upper-case mapping."""
+    if text.isascii():
+        return text.upper()
+    return "".join(map(_upper_rune, text))
+
+
+def slash_dot(text: str) -> str:
+    """Every ``/`` and ``.`` to ``_``."""
+    return text.translate(_SLASH_DOT)
+
+
+def spaces_to_underscore(text: str) -> str:
+    """``regexp.MustCompile(`\\s+`).ReplaceAllString(s, "_")``."""
+    return _GO_REGEXP_SPACES.sub("_", text)
+
+
+def filter_upper(text: str) -> str:
+    """Delete every character outside ``[a-zA-Z0-9_.]``."""
+    return _NOT_UPPER_KEPT.sub("", text)
+
+
+def filter_2019(text: str) -> str:
+    """Delete every character outside ``[a-zA-Z0-9_]``."""
+    return _NOT_2019_KEPT.sub("", text)

@@ -1,0 +1,211 @@
+"""Naming profiles: which algorithm runs on which pci.ids file.
+
+A profile is what a given deployment computes names with:
+
+* ``kubevirt-gpu-device-plugin@vX.Y.Z``: a plugin release (algorithm and the
+  pci.ids file inside its image, known by sha256);
+* ``gpu-operator@vX.Y.Z``: a GPU Operator release, i.e. the sandbox device
+  plugin release it deploys;
+* ``latest``: the newest plugin release (an alias: its canonical name is
+  that release's);
+* ``embedded``: vendor-section over pciname's own ``data/pci.ids`` (works with
+  nothing else installed; the default);
+* a custom profile: any algorithm over any file (:func:`custom_profile`).
+
+The facts come from ``data/profiles.json``. Spellings are forgiving
+(``v1.2.2``, ``plugin@1.2.2``, ``GPU-Operator@23.9.2``); :attr:`Profile.name`
+is the canonical one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import UnknownProfileError
+from ..paths import embedded_pciids_path, embedded_profiles_path
+from .algorithms import VENDOR_SECTION, check_algorithm
+
+PLUGIN = "kubevirt-gpu-device-plugin"
+GPU_OPERATOR = "gpu-operator"
+EMBEDDED = "embedded"
+LATEST = "latest"
+DEFAULT_PROFILE = EMBEDDED
+
+# Unnamed devices: v1.0.1+ advertise the id itself, v1.0.0 skips the device.
+UNNAMED_DEVICE_ID = "device-id"
+UNNAMED_NOT_ADVERTISED = "not-advertised"
+
+_PLUGIN_ALIASES = (PLUGIN, "plugin", "sandbox-device-plugin", "kubevirt-gpu-device-plugin")
+_OPERATOR_ALIASES = (GPU_OPERATOR, "operator", "gpu-operator")
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A pci.ids file a plugin image carries, known by its sha256."""
+
+    key: str  # e.g. "2023.05.23": the file's Version, or the date it was added
+    sha256: str
+    size: int
+    url: str
+    note: str = ""
+
+    @property
+    def filename(self) -> str:
+        return f"{self.key}.ids"
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One way of computing names: an algorithm over one pci.ids file."""
+
+    name: str  # canonical spelling
+    kind: str  # "plugin", "gpu-operator", "embedded" or "custom"
+    algorithm: str
+    unnamed_device: str = UNNAMED_DEVICE_ID
+    released: str | None = None
+    plugin_release: str | None = None  # the plugin release whose names these are
+    snapshot: Snapshot | None = None  # None: the file is `path`
+    path: Path | None = None
+    note: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def pci_ids_label(self) -> str | None:
+        """The pci.ids version this profile is known to use, without reading it."""
+        return self.snapshot.key if self.snapshot else None
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """Every known profile, by canonical name, in release order."""
+
+    profiles: dict[str, Profile]
+    latest_plugin: str
+
+    def get(self, spelling: str) -> Profile:
+        canonical = canonical_name(spelling, self)
+        return self.profiles[canonical]
+
+    def plugin_releases(self) -> list[Profile]:
+        return [p for p in self.profiles.values() if p.kind == "plugin"]
+
+    def operator_releases(self) -> list[Profile]:
+        return [p for p in self.profiles.values() if p.kind == "gpu-operator"]
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def _canonical_version(text: str) -> str:
+    text = text.strip().lower()
+    return text if text.startswith("v") else f"v{text}"
+
+
+def canonical_name(spelling: str, registry: Registry | None = None) -> str:
+    """The canonical name of a profile spelling; UnknownProfileError if none."""
+    registry = registry or load_registry()
+    text = spelling.strip()
+    lowered = text.lower()
+    if lowered in (EMBEDDED, ""):
+        return EMBEDDED
+    if lowered == LATEST:
+        return f"{PLUGIN}@{registry.latest_plugin}"
+    family, sep, version = lowered.partition("@")
+    if not sep:
+        # A bare release ("v1.2.2", "1.2.2") means a plugin release.
+        family, version = PLUGIN, lowered
+    if family in _PLUGIN_ALIASES:
+        name = f"{PLUGIN}@{_canonical_version(version)}"
+    elif family in _OPERATOR_ALIASES:
+        name = f"{GPU_OPERATOR}@{_canonical_version(version)}"
+    else:
+        name = ""
+    if name not in registry.profiles:
+        raise UnknownProfileError(_unknown_message(spelling, registry))
+    return name
+
+
+def _unknown_message(spelling: str, registry: Registry) -> str:
+    plugins = [p.name.split("@")[1] for p in registry.plugin_releases()]
+    operators = [p.name.split("@")[1] for p in registry.operator_releases()]
+    return (
+        f"unknown profile {spelling!r}: use embedded, latest, "
+        f"{PLUGIN}@{{{plugins[0]}..{plugins[-1]}}} or {GPU_OPERATOR}@{{{operators[0]}..{operators[-1]}}} "
+        "(see `pciname profiles`)"
+    )
+
+
+def build_registry(facts: dict) -> Registry:
+    """The registry from the contents of profiles.json."""
+    snapshots = {
+        key: Snapshot(key, entry["sha256"], int(entry["bytes"]), entry["upstream_url"], entry.get("note", ""))
+        for key, entry in facts["snapshots"].items()
+    }
+    profiles: dict[str, Profile] = {}
+    profiles[EMBEDDED] = Profile(
+        name=EMBEDDED,
+        kind="embedded",
+        algorithm=VENDOR_SECTION,
+        path=embedded_pciids_path(),
+        note="vendor-section over pciname's embedded Debian pci.ids",
+    )
+    plugin_items = sorted(facts["kubevirt_gpu_device_plugin"].items(), key=lambda kv: _version_key(kv[0]))
+    for version, entry in plugin_items:
+        name = f"{PLUGIN}@{version}"
+        profiles[name] = Profile(
+            name=name,
+            kind="plugin",
+            algorithm=check_algorithm(entry["algorithm"]),
+            unnamed_device=entry.get("unnamed_device", UNNAMED_DEVICE_ID),
+            released=entry.get("released"),
+            plugin_release=version,
+            snapshot=snapshots[entry["snapshot"]],
+            note=entry.get("note", ""),
+        )
+    latest_plugin = plugin_items[-1][0]
+    latest = profiles[f"{PLUGIN}@{latest_plugin}"]
+    profiles[latest.name] = replace(latest, aliases=(LATEST,))
+    for version, entry in sorted(facts["gpu_operator"].items(), key=lambda kv: _version_key(kv[0])):
+        plugin = profiles[f"{PLUGIN}@{entry['sandbox_device_plugin']}"]
+        name = f"{GPU_OPERATOR}@{version}"
+        profiles[name] = Profile(
+            name=name,
+            kind="gpu-operator",
+            algorithm=plugin.algorithm,
+            unnamed_device=plugin.unnamed_device,
+            released=entry.get("released"),
+            plugin_release=plugin.plugin_release,
+            snapshot=plugin.snapshot,
+            note=f"deploys {plugin.name}",
+        )
+    return Registry(profiles, latest_plugin)
+
+
+@lru_cache(maxsize=1)
+def load_registry() -> Registry:
+    """The registry of the embedded profiles.json (read once per process)."""
+    with open(embedded_profiles_path(), encoding="utf-8") as handle:
+        return build_registry(json.load(handle))
+
+
+def get_profile(spelling: str) -> Profile:
+    """A profile by any accepted spelling."""
+    return load_registry().get(spelling)
+
+
+def custom_profile(path: str | Path, algorithm: str) -> Profile:
+    """Any of the four algorithms over any pci.ids file."""
+    check_algorithm(algorithm)
+    resolved = Path(path)
+    return Profile(
+        name=f"custom:{algorithm}:{resolved}",
+        kind="custom",
+        algorithm=algorithm,
+        path=resolved,
+        note=f"{algorithm} over {resolved}",
+    )

@@ -1,0 +1,53 @@
+"""Where pciname's files are: embedded data, user cache, snapshot dirs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def data_dir() -> Path:
+    """The embedded data: ``pciname/data`` when installed, ``data/`` in a checkout."""
+    installed = _PACKAGE / "data"
+    if (installed / "pci.ids").is_file():
+        return installed
+    return _PACKAGE.parent / "data"
+
+
+def embedded_pciids_path() -> Path:
+    """Debian's pci.ids (sid) that ships with pciname: the ``embedded`` profile."""
+    return data_dir() / "pci.ids"
+
+
+def embedded_profiles_path() -> Path:
+    """The release facts: algorithms, snapshots, plugin and GPU Operator releases."""
+    return data_dir() / "profiles.json"
+
+
+def cache_dir() -> Path:
+    """The user cache: ``$PCINAME_CACHE_DIR``, else the platform's user cache dir."""
+    configured = os.environ.get("PCINAME_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    if sys.platform.startswith("linux"):
+        # What platformdirs answers on Linux, without importing it on the hot path.
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "pciname"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("pciname", appauthor=False))
+
+
+def snapshot_cache_dir() -> Path:
+    """Where ``pciname snapshots import``/``fetch`` keep verified pci.ids files."""
+    return cache_dir() / "snapshots"
+
+
+def snapshot_search_dirs() -> list[Path]:
+    """Directories searched for snapshots: ``$PCINAME_SNAPSHOTS``, then the cache."""
+    dirs = [Path(entry) for entry in os.environ.get("PCINAME_SNAPSHOTS", "").split(os.pathsep) if entry]
+    dirs.append(snapshot_cache_dir())
+    return dirs
