@@ -42,7 +42,10 @@ __all__ = [
     "DiffEntry",
     "ProfileInfo",
     "Resolution",
+    "Resolver",
     "Warning",
+    "default_resolver",
+    "devices",
     "custom_profile",
     "diff",
     "load",
@@ -186,26 +189,116 @@ class _ProfileView:
         return self._by_resource
 
 
-_views: LRUCache = LRUCache(maxsize=64)
-_views_lock = Lock()
+class Resolver:
+    """Resolves devices against profiles, caching everything it loads.
+
+    The module-level functions (:func:`resolve`, :func:`reverse`, ...) use one
+    shared default resolver, which notices a changed pci.ids file the next
+    time a profile is looked up (memoised resolutions stay until
+    :func:`clear_caches`). A *pinned* resolver never looks at the files again
+    once a profile is loaded: a server builds a new one beside the old,
+    :meth:`preload`\ s it, and swaps the reference, so requests in flight
+    finish on the data they started with.
+    """
+
+    def __init__(self, *, pinned: bool = False) -> None:
+        self.pinned = pinned
+        self._views: LRUCache = LRUCache(maxsize=64)
+        self._lock = Lock()
+        self._memo: dict[tuple[str, ProfileLike], Resolution] = {}
+
+    def view(self, profile: ProfileLike) -> _ProfileView:
+        if self.pinned:
+            key = profile
+        else:
+            resolved = _profile(profile)
+            key = (resolved, _catalog(resolved).identity)
+        with self._lock:
+            view = self._views.get(key)
+        if view is None:
+            view = _ProfileView(_profile(profile))
+            with self._lock:
+                self._views[key] = view
+        return view
+
+    def preload(self, profile_names: Iterable[str] | None = None, *, strict: bool = True) -> list[str]:
+        """Load the named profiles (default: every installed one) now.
+
+        Returns the canonical names loaded. With ``strict``, a pci.ids file
+        with malformed lines raises PciIdsSyntaxError instead of loading.
+        """
+        from .snapshots import find_snapshot
+
+        names = list(profile_names) if profile_names is not None else [
+            p.name for p in load_registry().profiles.values() if p.snapshot is None or find_snapshot(p.snapshot)
+        ]
+        loaded = []
+        for name in names:
+            view = self.view(name)
+            if strict and view.catalog.issues:
+                from .errors import PciIdsSyntaxError
+
+                raise PciIdsSyntaxError(view.catalog.issues[0], str(view.catalog.path))
+            view.by_resource()
+            loaded.append(view.profile.name)
+        return loaded
+
+    def resolve(self, device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
+        key = (device, profile)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable argument: let parsing reject it
+            return _resolve(parse_device(device), self.view(profile))
+        result = _resolve(parse_device(device), self.view(profile))
+        if len(self._memo) >= _MEMO_MAX:
+            self._memo.clear()
+        self._memo[key] = result
+        return result
+
+    def resolve_many(self, devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
+        view = self.view(profile)
+        parsed = [parse_device(device) for device in devices]  # all-or-nothing on bad input
+        return [_resolve(device, view) for device in parsed]
+
+    def reverse(self, resource: str, profile: ProfileLike = DEFAULT_PROFILE) -> list[str]:
+        view = self.view(profile)
+        wanted = resource if "/" in resource else checks.resource_name(resource)
+        ids = set(view.by_resource().get(wanted, ()))
+        tail = wanted.partition("/")[2]
+        # A device pci.ids does not name is advertised under its own id.
+        if re.fullmatch(r"[0-9a-fA-F]{4}", tail) and view.resource(tail.lower()) == wanted:
+            ids.add(tail.lower())
+        return [f"{NVIDIA_VENDOR_ID}:{device_id}" for device_id in sorted(ids)]
+
+    def diff(self, old: ProfileLike, new: ProfileLike) -> list[DiffEntry]:
+        before, after = self.view(old), self.view(new)
+        ids = sorted(set(before.universe()) | set(after.universe()))
+        entries = []
+        for device_id in ids:
+            was, now = before.resource(device_id), after.resource(device_id)
+            if was != now:
+                entries.append(DiffEntry(f"{NVIDIA_VENDOR_ID}:{device_id}", was, now))
+        return entries
+
+    def devices(self, profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
+        """A resolution for every NVIDIA device id the profile knows of."""
+        view = self.view(profile)
+        return [_resolve(DeviceId(NVIDIA_VENDOR_ID, device_id), view) for device_id in view.universe()]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._views.clear()
+            self._memo.clear()
 
 
-def _view(profile: ProfileLike) -> _ProfileView:
-    resolved = _profile(profile)
-    catalog_key = (resolved, _catalog(resolved).identity)
-    with _views_lock:
-        view = _views.get(catalog_key)
-    if view is None:
-        view = _ProfileView(resolved)
-        with _views_lock:
-            _views[catalog_key] = view
-    return view
-
-
-# -- resolve ----------------------------------------------------------------
-
-_memo: dict[tuple[str, ProfileLike], Resolution] = {}
 _MEMO_MAX = 100_000
+_default = Resolver()
+
+
+def default_resolver() -> Resolver:
+    return _default
 
 
 def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
@@ -216,25 +309,32 @@ def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
     :class:`Profile` (e.g. from :func:`custom_profile`). Raises
     InvalidDeviceError, UnknownProfileError, SnapshotMissingError.
     """
-    key = (device, profile)
     try:
-        return _memo[key]
-    except KeyError:
-        pass
-    except TypeError:  # an unhashable argument: let parsing reject it
-        return _resolve(parse_device(device), _view(profile))
-    result = _resolve(parse_device(device), _view(profile))
-    if len(_memo) >= _MEMO_MAX:
-        _memo.clear()
-    _memo[key] = result
-    return result
+        return _default._memo[(device, profile)]
+    except (KeyError, TypeError):
+        return _default.resolve(device, profile)
 
 
 def resolve_many(devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
     """:func:`resolve` for each device, in order (the profile loaded once)."""
-    view = _view(profile)
-    parsed = [parse_device(device) for device in devices]  # all-or-nothing on bad input
-    return [_resolve(device, view) for device in parsed]
+    return _default.resolve_many(devices, profile)
+
+
+def reverse(resource: str, profile: ProfileLike = DEFAULT_PROFILE) -> list[str]:
+    """Every NVIDIA device id (``10de:xxxx``) the profile advertises as
+    ``resource`` (``nvidia.com/GA102GL_A10`` or just ``GA102GL_A10``)."""
+    return _default.reverse(resource, profile)
+
+
+def diff(old: ProfileLike, new: ProfileLike) -> list[DiffEntry]:
+    """Every NVIDIA device id whose resource name differs from ``old`` to
+    ``new`` (renamed, appears or vanishes), over both profiles' device ids."""
+    return _default.diff(old, new)
+
+
+def devices(profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
+    """A resolution for every NVIDIA device id the profile knows of."""
+    return _default.devices(profile)
 
 
 def _resolve(device: DeviceId, view: _ProfileView) -> Resolution:
@@ -308,19 +408,6 @@ def _version_label(profile: Profile, catalog: Catalog) -> str | None:
 # -- reverse, diff, profiles, load -----------------------------------------------
 
 
-def reverse(resource: str, profile: ProfileLike = DEFAULT_PROFILE) -> list[str]:
-    """Every NVIDIA device id (``10de:xxxx``) the profile advertises as
-    ``resource`` (``nvidia.com/GA102GL_A10`` or just ``GA102GL_A10``)."""
-    view = _view(profile)
-    wanted = resource if "/" in resource else checks.resource_name(resource)
-    ids = set(view.by_resource().get(wanted, ()))
-    tail = wanted.partition("/")[2]
-    # A device pci.ids does not name is advertised under its own id.
-    if re.fullmatch(r"[0-9a-fA-F]{4}", tail) and view.resource(tail.lower()) == wanted:
-        ids.add(tail.lower())
-    return [f"{NVIDIA_VENDOR_ID}:{device_id}" for device_id in sorted(ids)]
-
-
 @dataclass(frozen=True, slots=True)
 class DiffEntry:
     """One device whose resource differs between two profiles."""
@@ -339,19 +426,6 @@ class DiffEntry:
 
     def to_dict(self) -> dict:
         return {"device": self.device, "change": self.change, "old": self.old, "new": self.new}
-
-
-def diff(old: ProfileLike, new: ProfileLike) -> list[DiffEntry]:
-    """Every NVIDIA device id whose resource name differs from ``old`` to
-    ``new`` (renamed, appears or vanishes), over both profiles' device ids."""
-    before, after = _view(old), _view(new)
-    ids = sorted(set(before.universe()) | set(after.universe()))
-    entries = []
-    for device_id in ids:
-        was, now = before.resource(device_id), after.resource(device_id)
-        if was != now:
-            entries.append(DiffEntry(f"{NVIDIA_VENDOR_ID}:{device_id}", was, now))
-    return entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,9 +525,7 @@ def clear_caches() -> None:
     """Forget every cached file, catalog and resolution (after files changed)."""
     from . import catalog
 
-    _memo.clear()
-    with _views_lock:
-        _views.clear()
+    _default.clear()
     with _databases_lock:
         _databases.clear()
     with catalog._catalogs_lock:

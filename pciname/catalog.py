@@ -31,6 +31,7 @@ from .errors import PciIdsError
 from .naming.algorithms import ALGORITHMS, NVIDIA_VENDOR_ID, NameIndex, check_algorithm, is_indexed_id
 from .naming.gotext import scan_lines
 from .paths import cache_dir
+from .pciids.model import SyntaxIssue
 
 FORMAT = 1
 _CODE_FILES = ("naming/gotext.py", "naming/algorithms.py", "pciids/loader.py", "catalog.py")
@@ -67,6 +68,7 @@ class Catalog:
     date: str | None
     nvidia_vendor_name: str | None
     nvidia_devices: dict[str, str]  # device id -> pci.ids device name
+    issues: list[SyntaxIssue] = field(default_factory=list)  # malformed lines the load skipped
     _names: dict[str, dict[str, str]] = field(default_factory=dict)
     _lines: list[str] | None = None
     _lock: Lock = field(default_factory=Lock, repr=False)
@@ -127,6 +129,7 @@ def _build(path: Path, identity: Identity) -> Catalog:
         date=db.date,
         nvidia_vendor_name=vendor.name if vendor else None,
         nvidia_devices=devices,
+        issues=list(db.issues),
     )
     catalog._lines = scan_lines(data.decode("utf-8", "surrogateescape"))
     return catalog
@@ -154,6 +157,7 @@ def _load_saved(path: Path, identity: Identity) -> Catalog | None:
             date=saved["date"],
             nvidia_vendor_name=saved["vendor"],
             nvidia_devices=saved["devices"],
+            issues=[SyntaxIssue(*issue) for issue in saved["issues"]],
             _names={a: t for a, t in saved["names"].items() if a in ALGORITHMS},
         )
     except (OSError, EOFError, ValueError, TypeError, KeyError):
@@ -169,6 +173,7 @@ def _save(catalog: Catalog) -> None:
         "date": catalog.date,
         "vendor": catalog.nvidia_vendor_name,
         "devices": catalog.nvidia_devices,
+        "issues": [(i.line, i.column, i.message) for i in catalog.issues],
         "names": dict(catalog._names),
     }
     target = _cache_file(catalog.identity)

@@ -20,7 +20,7 @@ from .._version import __version__
 from ..errors import PcinameError
 
 # Command modules, in the order their commands appear in --help.
-COMMAND_MODULES = ("core", "pciids")
+COMMAND_MODULES = ("core", "pciids", "service", "feeds")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,7 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
-        importlib.import_module(f"{__name__}.{name}").register(sub)
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            continue  # a command group still being built
+        module.register(sub)
     return parser
 
 
