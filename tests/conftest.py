@@ -24,13 +24,22 @@ needs_shared = pytest.mark.skipif(not PLUGIN_PCIIDS.is_dir(), reason="../shared 
 needs_lspci = pytest.mark.skipif(shutil.which("lspci") is None, reason="lspci (Debian pciutils) is not installed")
 
 
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory) -> Path:
+    """One cache dir for the session: catalogs on disk are keyed by file
+    identity, so sharing them is safe and keeps the suite fast."""
+    return tmp_path_factory.mktemp("pciname-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_pciname(tmp_path_factory, monkeypatch):
-    """A private cache dir and the shared snapshots for every test; no
-    cached state carried between tests."""
+def isolated_pciname(session_cache, monkeypatch):
+    """The session cache and the shared snapshots for every test, and no
+    in-process state carried between tests (memoised resolutions would not
+    notice a test's changed environment). A test that writes snapshots into
+    the cache sets its own PCINAME_CACHE_DIR."""
     import pciname
 
-    cache = tmp_path_factory.mktemp("pciname-cache")
+    cache = session_cache
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
     monkeypatch.setenv("PCINAME_SNAPSHOTS", str(PLUGIN_PCIIDS))
     pciname.clear_caches()
