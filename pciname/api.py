@@ -197,7 +197,7 @@ class Resolver:
     time a profile is looked up (memoised resolutions stay until
     :func:`clear_caches`). A *pinned* resolver never looks at the files again
     once a profile is loaded: a server builds a new one beside the old,
-    :meth:`preload`\ s it, and swaps the reference, so requests in flight
+    preloads it, and swaps the reference, so requests in flight
     finish on the data they started with.
     """
 
