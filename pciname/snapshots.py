@@ -174,6 +174,8 @@ def fetch(base_url: str | None = None, *, timeout: float = 60.0) -> list[FetchRe
     From each snapshot's upstream URL, or from ``BASE_URL/<sha256>`` (a mirror
     laid out by content hash) when ``base_url`` is given.
     """
+    import urllib.error
+
     results = []
     for snap in known_snapshots():
         present = find_snapshot(snap)

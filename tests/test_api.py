@@ -1,0 +1,201 @@
+"""The library API: resolutions, warnings, reverse, diff, profiles, errors."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import pciname
+from pciname.naming import checks
+
+from .conftest import needs_shared
+
+pytestmark = needs_shared
+
+
+def test_resolution_fields():
+    r = pciname.resolve("10de:2236")
+    assert r.device == "10de:2236"
+    assert r.profile == "embedded"
+    assert r.algorithm == "vendor-section"
+    assert r.name == "GA102GL_A10"
+    assert r.resource_name == "nvidia.com/GA102GL_A10"
+    assert r.vendor_name == "NVIDIA Corporation"
+    assert r.device_name == "GA102GL [A10]"
+    assert r.pci_ids_version == "2026.10.24"
+    assert r.env_var == "PCI_RESOURCE_NVIDIA_COM_GA102GL_A10"
+    assert r.socket_path == "/var/lib/kubelet/device-plugins/kubevirt-GA102GL_A10.sock"
+    assert r.warnings == ()
+    assert r.advertised
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.name = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("spelling", ["10de:2236", "10DE:2236", "0x10de:0x2236", " 10de:2236 ", "2236"])
+def test_device_spellings(spelling):
+    assert pciname.resolve(spelling).device == "10de:2236"
+
+
+@pytest.mark.parametrize("bad", ["", "10de:", ":2236", "10de:223", "10de:22366", "zz:2236", "10de-2236", "10de:2236:1"])
+def test_malformed_devices(bad):
+    with pytest.raises(pciname.InvalidDeviceError, match="malformed device"):
+        pciname.resolve(bad)
+
+
+def test_profile_spellings_are_canonical():
+    assert pciname.resolve("10de:2236", "latest").profile == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert pciname.resolve("10de:2236", "v1.2.2").profile == "kubevirt-gpu-device-plugin@v1.2.2"
+    assert pciname.resolve("10de:2236", "GPU-Operator@23.9.2").profile == "gpu-operator@v23.9.2"
+    assert pciname.resolve("10de:2236", "gpu-operator@v23.9.2").plugin_release == "v1.2.4"
+    with pytest.raises(pciname.UnknownProfileError, match="unknown profile 'v9.9.9'"):
+        pciname.resolve("10de:2236", "v9.9.9")
+
+
+def test_unnamed_device_falls_back_to_the_id():
+    r = pciname.resolve("10de:2335", "kubevirt-gpu-device-plugin@v1.2.2")
+    assert r.name == ""
+    assert r.resource_name == "nvidia.com/2335"
+    assert r.warning_codes == ("unnamed-device",)
+    assert r.advertised
+
+
+def test_v1_0_0_does_not_advertise_unnamed_devices():
+    r = pciname.resolve("10de:ffff", "kubevirt-gpu-device-plugin@v1.0.0")
+    assert r.resource_name is None and r.env_var is None and r.socket_path is None
+    assert r.warning_codes == ("not-advertised",)
+    assert not r.advertised
+    assert pciname.resolve("10de:ffff", "kubevirt-gpu-device-plugin@v1.0.1").resource_name == "nvidia.com/ffff"
+
+
+def test_non_nvidia_vendor_is_not_advertised_but_described():
+    r = pciname.resolve("8086:1234")
+    assert r.resource_name is None
+    assert r.vendor_name == "Intel Corporation"
+    assert r.device_name == "430MX - 82371MX Mobile PCI I/O IDE Xcelerator (MPIIX)"
+    assert r.warning_codes == ("not-advertised",)
+    assert "not NVIDIA" in r.warnings[0].message
+
+
+def test_kubelet_invalid_name():
+    r = pciname.resolve("10de:24fa", "kubevirt-gpu-device-plugin@v1.4.0")
+    assert r.resource_name == "nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_"
+    assert "invalid-resource-name" in r.warning_codes
+    assert "ends with '_'" in r.warnings[r.warning_codes.index("invalid-resource-name")].message
+    assert not r.advertised
+    # pci.ids fixed the name later: the embedded file no longer has the space.
+    assert pciname.resolve("10de:24fa").resource_name == "nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU"
+
+
+def test_too_long_name_and_socket(tmp_path):
+    long_name = "GX" + "A" * 80
+    path = tmp_path / "pci.ids"
+    path.write_text(f"10de  NVIDIA Corporation\n\t2236  {long_name}\n")
+    r = pciname.resolve("10de:2236", pciname.custom_profile(path, "vendor-section"))
+    assert r.resource_name == f"nvidia.com/{long_name.upper()}"
+    assert set(r.warning_codes) == {"invalid-resource-name", "socket-path-too-long"}
+    assert "82 characters" in r.warnings[0].message
+
+
+def test_name_collision_lists_the_other_ids():
+    r = pciname.resolve("10de:002a", "kubevirt-gpu-device-plugin@v1.0.1")
+    assert r.resource_name == "nvidia.com/NV5_Riva_TNT2"
+    assert "name-collision" in r.warning_codes
+    message = r.warnings[r.warning_codes.index("name-collision")].message
+    assert "10de:002b" in message and "10de:002a" not in message
+
+
+def test_custom_profile_any_algorithm(tmp_path):
+    path = tmp_path / "mine.ids"
+    path.write_text("# 2236 from a comment\n10de  NVIDIA\n\t2236  GA102GL [A10]\n")
+    assert pciname.resolve("10de:2236", pciname.custom_profile(path, "whole-file-2019")).name == "from_a_comment"
+    assert pciname.resolve("10de:2236", pciname.custom_profile(path, "whole-file-anchored")).name == "GA102GL_A10"
+    with pytest.raises(pciname.UnknownAlgorithmError):
+        pciname.custom_profile(path, "whole-file")
+    with pytest.raises(pciname.PciIdsError, match="cannot read"):
+        pciname.resolve("10de:2236", pciname.custom_profile(tmp_path / "absent", "vendor-section"))
+
+
+def test_missing_snapshot_says_how_to_get_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("PCINAME_SNAPSHOTS", "")
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path))
+    pciname.clear_caches()
+    with pytest.raises(pciname.SnapshotMissingError) as caught:
+        pciname.resolve("10de:2236", "gpu-operator@v23.9.2")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "2023.05.23" in message and "e97ddbf60c71ba0a5125878f1dde91d9b0aeaa50c7d074bba376510313fa85d7" in message
+    assert "pciname snapshots fetch" in message and "pciname snapshots import" in message
+    assert "https://raw.githubusercontent.com/NVIDIA/kubevirt-gpu-device-plugin/" in message
+
+
+def test_reverse():
+    assert pciname.reverse("nvidia.com/GA102GL_A10") == ["10de:2236"]
+    assert pciname.reverse("GA102GL_A10") == ["10de:2236"]
+    assert pciname.reverse("nvidia.com/NV5_Riva_TNT2", "kubevirt-gpu-device-plugin@v1.0.1") == ["10de:002a", "10de:002b"]
+    assert pciname.reverse("nvidia.com/2335", "kubevirt-gpu-device-plugin@v1.2.2") == ["10de:2335"]
+    assert pciname.reverse("nvidia.com/2335") == []  # the embedded file names it
+    assert pciname.reverse("nvidia.com/NO_SUCH_GPU") == []
+
+
+def test_diff_finds_the_h100_rename():
+    entries = {e.device: e for e in pciname.diff("gpu-operator@v23.9.2", "gpu-operator@v26.3.1")}
+    h100 = entries["10de:2330"]
+    assert (h100.old, h100.new, h100.change) == (
+        "nvidia.com/GH100H100_SXM5_80GB",
+        "nvidia.com/GH100_H100_SXM5_80GB",
+        "renamed",
+    )
+    assert "10de:2236" not in entries  # unchanged names are not listed
+    assert pciname.diff("latest", "kubevirt-gpu-device-plugin@v1.6.0") == []
+
+
+def test_diff_appears_and_vanishes():
+    entries = {e.device: e for e in pciname.diff("kubevirt-gpu-device-plugin@v1.0.0", "kubevirt-gpu-device-plugin@v1.0.1")}
+    assert entries and all(e.change == "appears" and e.old is None for e in entries.values())
+    back = pciname.diff("kubevirt-gpu-device-plugin@v1.0.1", "kubevirt-gpu-device-plugin@v1.0.0")
+    assert {e.device for e in back} == set(entries) and all(e.change == "vanishes" for e in back)
+
+
+def test_profiles_listing():
+    infos = {p.name: p for p in pciname.profiles()}
+    assert len([p for p in infos.values() if p.kind == "plugin"]) == 20
+    assert len([p for p in infos.values() if p.kind == "gpu-operator"]) == 33
+    latest = infos["kubevirt-gpu-device-plugin@v1.6.0"]
+    assert latest.aliases == ("latest",) and latest.installed and latest.pci_ids_version == "2025.07.11"
+    assert infos["embedded"].installed and infos["embedded"].pci_ids_version == "2026.10.24"
+    assert infos["gpu-operator@v22.9.0"].plugin_release == "v1.2.1"
+    assert infos["gpu-operator@v22.9.0"].algorithm == "whole-file-anchored"
+
+
+def test_profiles_not_installed(monkeypatch, tmp_path):
+    monkeypatch.setenv("PCINAME_SNAPSHOTS", "")
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path))
+    infos = {p.name: p for p in pciname.profiles()}
+    assert infos["embedded"].installed
+    assert not infos["kubevirt-gpu-device-plugin@v1.2.2"].installed
+
+
+def test_resolve_many_keeps_order_and_rejects_bad_input_whole():
+    results = pciname.resolve_many(["10de:2330", "10de:2236", "10de:2330"], "latest")
+    assert [r.device for r in results] == ["10de:2330", "10de:2236", "10de:2330"]
+    with pytest.raises(pciname.InvalidDeviceError):
+        pciname.resolve_many(["10de:2236", "nope"])
+
+
+def test_repeated_resolve_is_memoised():
+    assert pciname.resolve("10de:2236") is pciname.resolve("10de:2236")
+
+
+def test_load_database():
+    db = pciname.load()
+    assert db.version == "2026.10.24"
+    assert db.vendors["10de"].devices["2236"].name == "GA102GL [A10]"
+    assert pciname.load() is db
+
+
+def test_env_var_and_mdev_names():
+    assert checks.env_var("nvidia.com/GRID_T4-1Q", mediated=True) == "MDEV_PCI_RESOURCE_NVIDIA_COM_GRID_T4-1Q"
+    assert checks.mdev_resource_name("GRID T4-1Q\n") == "nvidia.com/GRID_T4-1Q"
+    assert checks.mdev_resource_name("NVIDIA  A100-40C") == "nvidia.com/NVIDIA_A100-40C"
+    assert checks.env_var("nvidia.com/TU104GL_Tesla_T4") == "PCI_RESOURCE_NVIDIA_COM_TU104GL_TESLA_T4"
