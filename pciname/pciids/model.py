@@ -45,6 +45,13 @@ class ProgIf:
 
 @dataclass(slots=True)
 class Subclass:
+    """A subclass of a device class, with its programming interfaces.
+
+    ``name`` is ``""`` only for the holder of prog-if lines that a file lists
+    right under its class line: pciutils files those under subclass 00
+    without naming that subclass (lookups then treat it as unnamed).
+    """
+
     id: str
     name: str
     prog_ifs: dict[str, ProgIf] = field(default_factory=dict)

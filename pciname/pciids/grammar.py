@@ -1,0 +1,526 @@
+"""The pci.ids format, stated as a pyparsing grammar.
+
+This module is the readable definition of what a pci.ids file may contain
+and what it means. It follows pciutils' reader (``lib/names-parse.c``,
+pciutils 3.x) rule for rule, and goes on where pciutils stops: every
+malformed line becomes a :class:`~.model.SyntaxIssue`, and the line is
+skipped together with everything it nests, so a damaged file still yields
+every entry that is unambiguous. :mod:`.loader` is the fast hand-written
+twin used on the hot path; tests prove the two build equal databases and
+report the same issues.
+
+**Lines.** pciutils reads the file with ``fgets`` into a 1024-byte buffer,
+so a *line* is what one ``fgets`` call returns: up to and including the next
+``\\n``, but never more than 1023 bytes. Line numbers count these reads;
+they are the physical line numbers unless a line has 1023 bytes or more.
+
+* The text of a line ends at its first ``\\n``, ``\\r`` or NUL byte.
+  ``\\r`` is a terminator anywhere, so ``\\r\\n`` files read fine.
+* If no ``\\n`` or ``\\r`` ends the text (a NUL came first, or the read
+  filled the buffer) and the file is not at its end, the line is
+  **"Line too long"**. (pciutils says that for an embedded NUL too.) The
+  rest of a long line is read, and judged, as the next line.
+* One trailing space or tab is dropped (exactly one).
+* A line that is then empty or blank, or whose first non-blank character
+  is ``#``, is ignored: blank lines and comments. Comments before the first
+  entry form the header; ``# Version: ...`` and ``# Date: ...`` there give
+  :attr:`PciDatabase.version` and :attr:`PciDatabase.date`.
+* The *nesting level* is the number of leading tabs (tabs only).
+
+**Entries.** ``H`` is a hex digit of either case; *blank* is one space or
+tab; a *name* is everything after the blanks that follow the ids, and must
+not be empty (it may contain anything else, tabs and invalid UTF-8
+included; it keeps trailing blanks but the single one dropped above)::
+
+    level 0   HHHH blank name        vendor           (opens a vendor block)
+              C HH blank name        device class     (opens a class block)
+              S HHHH                 generic subsystems of vendor HHHH,
+                                     which must already be listed; nothing
+                                     may follow the id
+              X anything             X is any other capital letter A-Z:
+                                     an unknown block, ignored with all it
+                                     nests (reserved for future use)
+    level 1   HHHH blank name        device (vendor block)
+              HHHH blank name        subsystem dddd of vendor vvvv for any
+                                     device (S vvvv block)
+              HH blank name          subclass (class block)
+    level 2   HHHH blank HHHH blank name
+                                     subsystem (under a device)
+              HH blank name          programming interface (under a
+                                     subclass, or directly under the class
+                                     line, where pciutils files it under
+                                     subclass 00)
+    level 3+                         never allowed ("Parse error")
+
+A level-1 line with no block to belong to, or a level-2 line with nothing
+above it (under a vendor line, in an ``S`` block, or with no block) is a
+"Parse error". An entry whose ids were already listed (the same vendor, the
+same device of that vendor, ...) is a "Duplicate entry": the first one
+wins. Ids compare as numbers, so ``10DE`` duplicates ``10de``.
+
+**Issues.** Messages are pciutils' own: ``Parse error``, ``Line too
+long``, ``Duplicate entry``, ``Vendor does not exist``. The column is
+1-based, in characters of the line decoded as UTF-8 (invalid bytes count
+one each): the first character that does not fit the line's form (for a
+missing name, one past the end of the line); the id for a duplicate; 1 for
+a line that is well-formed but not allowed where it stands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import pyparsing as pp
+
+from .model import (
+    Device,
+    DeviceClass,
+    PciDatabase,
+    ProgIf,
+    Subclass,
+    Subsystem,
+    SyntaxIssue,
+    Vendor,
+)
+
+__all__ = [
+    "CheckReport",
+    "Line",
+    "check_bytes",
+    "parse_bytes",
+    "read_lines",
+    "LINE_BUFFER",
+    "VENDOR_LINE",
+    "CLASS_LINE",
+    "GENERIC_LINE",
+    "UNKNOWN_LINE",
+    "TOP_LEVEL_LINE",
+    "DEVICE_LINE",
+    "SUBCLASS_LINE",
+    "GENERIC_SUBSYSTEM_LINE",
+    "SUBSYSTEM_LINE",
+    "PROG_IF_LINE",
+    "IGNORED_LINE",
+    "HEADER_LINE",
+]
+
+PARSE_ERROR = "Parse error"
+LINE_TOO_LONG = "Line too long"
+DUPLICATE = "Duplicate entry"
+NO_VENDOR = "Vendor does not exist"
+
+LINE_BUFFER = 1024  # pciutils' MAX_LINE: fgets reads at most 1023 bytes
+
+
+# ---------------------------------------------------------------------------
+# Lines: what one fgets() call of pciutils returns
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line as pciutils reads it.
+
+    ``text`` is the line up to its terminator, decoded (surrogateescape);
+    ``too_long`` is True when pciutils would stop with "Line too long".
+    """
+
+    number: int
+    text: str
+    too_long: bool
+
+
+def read_lines(data: bytes) -> Iterator[Line]:
+    """Split ``data`` the way pciutils' ``fgets`` loop does."""
+    size = LINE_BUFFER - 1
+    end = len(data)
+    pos = 0
+    number = 0
+    while pos < end:
+        newline = data.find(b"\n", pos, pos + size)
+        stop = pos + size if newline < 0 else newline + 1
+        chunk = data[pos:stop]
+        # fgets hit the end of the file only if it wanted more than it got
+        at_eof = newline < 0 and stop >= end and len(chunk) < size
+        pos = min(stop, end)
+        number += 1
+        cut = len(chunk)
+        for terminator in (b"\n", b"\r", b"\0"):
+            found = chunk.find(terminator, 0, cut)
+            if found >= 0:
+                cut = found
+        terminated = cut < len(chunk) and chunk[cut] in b"\n\r"
+        yield Line(number, chunk[:cut].decode("utf-8", "surrogateescape"), not terminated and not at_eof)
+
+
+# ---------------------------------------------------------------------------
+# Lexical elements
+# ---------------------------------------------------------------------------
+
+HEX_DIGITS = "0123456789abcdefABCDEF"
+
+
+class HexId(pp.Token):
+    """Exactly ``width`` hex digits, either case; the value is lower-cased.
+
+    On failure the location is the first character that is not a hex digit
+    (or the end of the line), so issues point at it.
+    """
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.width = width
+        self.set_name(f"{width} hex digits")
+
+    def parseImpl(self, instring, loc, do_actions=True):  # noqa: N802 (pyparsing's API)
+        end = loc + self.width
+        for index in range(loc, end):
+            if index >= len(instring) or instring[index] not in HEX_DIGITS:
+                raise pp.ParseException(instring, index, self.errmsg, self)
+        return end, instring[loc:end].lower()
+
+
+class Blank(pp.Token):
+    """One space or tab (the separator after an id); yields nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_name("blank")
+
+    def parseImpl(self, instring, loc, do_actions=True):  # noqa: N802
+        if loc < len(instring) and instring[loc] in " \t":
+            return loc + 1, []
+        raise pp.ParseException(instring, loc, self.errmsg, self)
+
+
+class Name(pp.Token):
+    """Blanks, then the rest of the line, which must not be empty.
+
+    A missing name fails at the end of the line.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_name("name")
+
+    def parseImpl(self, instring, loc, do_actions=True):  # noqa: N802
+        start = loc
+        end = len(instring)
+        while start < end and instring[start] in " \t":
+            start += 1
+        if start == end:
+            raise pp.ParseException(instring, end, self.errmsg, self)
+        return end, instring[start:]
+
+
+def _line(expr: pp.ParserElement, name: str) -> pp.ParserElement:
+    """A whole line: no implicit whitespace skipping, tabs kept."""
+    expr = expr.set_name(name)
+    expr.leave_whitespace(recursive=True)
+    expr.parse_with_tabs()
+    return expr
+
+
+TAB = pp.Literal("\t")
+BLANK = Blank()
+NAME = Name()("name")
+END = pp.StringEnd()
+
+# ``a - b`` is pyparsing's "no backtracking after a": once a line has shown
+# what kind it is, a mismatch further on is an error at that spot. Lines
+# that end in a NAME (or a regex reaching the end) need no explicit END.
+
+# Level 0
+CLASS_LINE = _line(pp.Literal("C ") - HexId(2)("class") - BLANK - NAME, "class line")
+GENERIC_LINE = _line(pp.Literal("S ") - HexId(4)("generic") - END, "generic subsystem block line")
+UNKNOWN_LINE = _line(pp.Regex(r"[A-Z] .*")("unknown"), "unknown block line")
+VENDOR_LINE = _line(HexId(4)("vendor") - BLANK - NAME, "vendor line")
+TOP_LEVEL_LINE = _line(CLASS_LINE | GENERIC_LINE | UNKNOWN_LINE | VENDOR_LINE, "top-level line")
+
+# Level 1
+DEVICE_LINE = _line(TAB + HexId(4)("id") - BLANK - NAME, "device line")
+GENERIC_SUBSYSTEM_LINE = _line(TAB + HexId(4)("id") - BLANK - NAME, "generic subsystem line")
+SUBCLASS_LINE = _line(TAB + HexId(2)("id") - BLANK - NAME, "subclass line")
+
+# Level 2
+SUBSYSTEM_LINE = _line(
+    pp.Literal("\t\t") + HexId(4)("subvendor") - BLANK - HexId(4)("subdevice") - BLANK - NAME,
+    "subsystem line",
+)
+PROG_IF_LINE = _line(pp.Literal("\t\t") + HexId(2)("id") - BLANK - NAME, "prog-if line")
+
+# Ignored lines (blank, or a comment at any nesting), and the header fields.
+IGNORED_LINE = _line(pp.Regex(r"[ \t]*(?:#.*)?\Z")("ignored"), "blank line or comment")
+HEADER_LINE = _line(
+    pp.Regex(r"[ \t]*#[ \t]*(?P<key>Version|Date):[ \t]*(?P<value>.*?)[ \t]*\Z"),
+    "header field",
+)
+
+# What may stand on a line, by nesting level and by what it would belong to
+# (pciutils' `cat`): the block a level-1 line is in, and the kind of the
+# level-1 entry a level-2 line is under ("class" when it comes right after
+# the class line). A comment fits anywhere; a combination not listed here
+# allows nothing but comments: "Parse error" at column 1.
+_VENDOR, _CLASS, _GENERIC = "vendor", "class", "generic"
+TOP_LEVEL = _line(TOP_LEVEL_LINE | IGNORED_LINE, "top-level line or comment")
+LEVEL1 = {
+    _VENDOR: _line(DEVICE_LINE | IGNORED_LINE, "device line or comment"),
+    _CLASS: _line(SUBCLASS_LINE | IGNORED_LINE, "subclass line or comment"),
+    _GENERIC: _line(GENERIC_SUBSYSTEM_LINE | IGNORED_LINE, "generic subsystem line or comment"),
+}
+LEVEL2 = {
+    "device": _line(SUBSYSTEM_LINE | IGNORED_LINE, "subsystem line or comment"),
+    "subclass": _line(PROG_IF_LINE | IGNORED_LINE, "prog-if line or comment"),
+    _CLASS: _line(PROG_IF_LINE | IGNORED_LINE, "prog-if line or comment"),
+}
+
+
+# ---------------------------------------------------------------------------
+# The structure: blocks, nesting, and the database they build
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CheckReport:
+    """What :func:`check_bytes` found in one pci.ids file."""
+
+    issues: list[SyntaxIssue]
+    version: str | None
+    date: str | None
+    vendors: int
+    devices: int
+    subsystems: int
+    generic_subsystems: int
+    classes: int
+    subclasses: int
+    prog_ifs: int
+    database: PciDatabase = field(repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+
+class _Builder:
+    """Walks the lines, keeps pciutils' block state, fills the database."""
+
+    def __init__(self) -> None:
+        self.db = PciDatabase()
+        self.block: str | None = None  # _VENDOR, _CLASS, _GENERIC, "unknown", "skip"
+        self.vendor: Vendor | None = None
+        self.dclass: DeviceClass | None = None
+        self.generic_vendor = ""
+        # What level-2 lines attach to: "device", "subclass", _CLASS (right
+        # after the class line), None (nothing: only comments), or "skip"
+        # (the level-1 line above was bad: ignore what it nests).
+        self.level1_kind: str | None = None
+        self.level1: Device | Subclass | None = None
+        self.in_header = True
+
+    def issue(self, line: Line, column: int, message: str) -> None:
+        self.db.issues.append(SyntaxIssue(line.number, column, message))
+
+    def feed(self, line: Line) -> None:
+        text = line.text
+        if line.too_long:
+            self.issue(line, len(text) + 1, LINE_TOO_LONG)
+            self._skip_nested(text)
+            return
+        if text[-1:] in (" ", "\t"):
+            text = text[:-1]
+        nest = len(text) - len(text.lstrip("\t"))
+        if nest == 0:
+            self._top_level(line, text)
+        elif self.block in ("unknown", "skip"):
+            return  # ignored, comments or not
+        elif nest == 1:
+            self._level1(line, text)
+        elif nest == 2:
+            self._level2(line, text)
+        else:  # level 3 or deeper: only comments
+            try:
+                self._parse(line, None, text)
+            except _Bad:
+                pass
+
+    def _skip_nested(self, text: str) -> None:
+        """A line too long to read: skip it and what it nests."""
+        body = text.lstrip(" \t")
+        if not body or body[0] == "#":
+            return
+        self.in_header = False
+        nest = len(text) - len(text.lstrip("\t"))
+        if nest == 0:
+            self.block = "skip"
+        elif nest == 1:
+            self.level1_kind, self.level1 = "skip", None
+
+    def _parse(self, line: Line, expr: pp.ParserElement | None, text: str) -> pp.ParseResults | None:
+        """The line's entry; None for a comment, or an issue (then "bad")."""
+        try:
+            if expr is None:
+                expr = IGNORED_LINE
+            found = expr.parse_string(text)
+        except pp.ParseBaseException as error:
+            # A well-formed entry that may not stand here fails at its start.
+            column = 1 if expr is IGNORED_LINE else error.loc + 1
+            self.issue(line, column, PARSE_ERROR)
+            self.in_header = False
+            raise _Bad from None
+        if "ignored" in found:
+            if self.in_header:
+                self._header(text)
+            return None
+        self.in_header = False
+        return found
+
+    def _header(self, text: str) -> None:
+        try:
+            found = HEADER_LINE.parse_string(text)
+        except pp.ParseException:
+            return
+        attribute = "version" if found["key"] == "Version" else "date"
+        if getattr(self.db, attribute) is None:
+            setattr(self.db, attribute, found["value"])
+
+    def _top_level(self, line: Line, text: str) -> None:
+        try:
+            found = self._parse(line, TOP_LEVEL, text)
+        except _Bad:
+            self.block, self.level1_kind, self.level1 = "skip", None, None
+            return
+        if found is None:
+            return
+        self.level1_kind, self.level1 = None, None
+        db = self.db
+        if "vendor" in found:
+            vid = found["vendor"]
+            if vid in db.vendors:
+                self.issue(line, 1, DUPLICATE)
+                self.block = "skip"
+                return
+            self.vendor = db.vendors[vid] = Vendor(vid, found["name"])
+            self.block = _VENDOR
+        elif "class" in found:
+            cid = found["class"]
+            if cid in db.classes:
+                self.issue(line, 3, DUPLICATE)
+                self.block = "skip"
+                return
+            self.dclass = db.classes[cid] = DeviceClass(cid, found["name"])
+            self.block = self.level1_kind = _CLASS
+        elif "generic" in found:
+            vid = found["generic"]
+            if vid not in db.vendors:
+                self.issue(line, 3, NO_VENDOR)
+                self.block = "skip"
+                return
+            self.generic_vendor = vid
+            self.block = _GENERIC
+        else:
+            self.block = "unknown"
+
+    def _level1(self, line: Line, text: str) -> None:
+        block = self.block
+        try:
+            found = self._parse(line, LEVEL1.get(block), text)  # type: ignore[arg-type]
+        except _Bad:
+            self.level1_kind, self.level1 = "skip", None
+            return
+        if found is None:
+            return
+        self.level1_kind, self.level1 = "skip", None
+        eid, name = found["id"], found["name"]
+        if block == _VENDOR:
+            assert self.vendor is not None
+            if eid in self.vendor.devices:
+                self.issue(line, 2, DUPLICATE)
+                return
+            self.level1 = self.vendor.devices[eid] = Device(eid, name)
+            self.level1_kind = "device"
+        elif block == _CLASS:
+            assert self.dclass is not None
+            subclass = self.dclass.subclasses.get(eid)
+            if subclass is not None and subclass.name:
+                self.issue(line, 2, DUPLICATE)
+                return
+            if subclass is None:
+                subclass = self.dclass.subclasses[eid] = Subclass(eid, name)
+            else:  # it held prog-ifs listed right under the class line
+                subclass.name = name
+            self.level1, self.level1_kind = subclass, "subclass"
+        else:
+            key = (self.generic_vendor, eid)
+            if key in self.db.generic_subsystems:
+                self.issue(line, 2, DUPLICATE)
+                return
+            self.db.generic_subsystems[key] = name
+            self.level1_kind = None  # nothing may nest under it
+
+    def _level2(self, line: Line, text: str) -> None:
+        kind = self.level1_kind
+        if kind == "skip":
+            return
+        try:
+            found = self._parse(line, LEVEL2.get(kind), text)  # type: ignore[arg-type]
+        except _Bad:
+            return
+        if found is None:
+            return
+        if kind == "device":
+            device = self.level1
+            assert isinstance(device, Device)
+            key = (found["subvendor"], found["subdevice"])
+            if key in device.subsystems:
+                self.issue(line, 3, DUPLICATE)
+                return
+            device.subsystems[key] = Subsystem(key[0], key[1], found["name"])
+            return
+        if kind == _CLASS:
+            # Right under the class line: pciutils files it under subclass 00,
+            # which need not be named; a nameless Subclass holds it.
+            assert self.dclass is not None
+            subclass = self.dclass.subclasses.get("00")
+            if subclass is None:
+                subclass = self.dclass.subclasses["00"] = Subclass("00", "")
+        else:
+            subclass = self.level1  # type: ignore[assignment]
+        assert isinstance(subclass, Subclass)
+        pid = found["id"]
+        if pid in subclass.prog_ifs:
+            self.issue(line, 3, DUPLICATE)
+            return
+        subclass.prog_ifs[pid] = ProgIf(pid, found["name"])
+
+
+class _Bad(Exception):
+    """The line was malformed (the issue is recorded)."""
+
+
+def parse_bytes(data: bytes) -> PciDatabase:
+    """The database the grammar reads from ``data`` (issues included)."""
+    builder = _Builder()
+    for line in read_lines(data):
+        builder.feed(line)
+    return builder.db
+
+
+def check_bytes(data: bytes) -> CheckReport:
+    """Parse ``data`` with the grammar and report issues, header and counts."""
+    db = parse_bytes(data)
+    devices = [device for vendor in db.vendors.values() for device in vendor.devices.values()]
+    subclasses = [sub for dclass in db.classes.values() for sub in dclass.subclasses.values()]
+    return CheckReport(
+        issues=list(db.issues),
+        version=db.version,
+        date=db.date,
+        vendors=len(db.vendors),
+        devices=len(devices),
+        subsystems=sum(len(device.subsystems) for device in devices),
+        generic_subsystems=len(db.generic_subsystems),
+        classes=len(db.classes),
+        subclasses=sum(1 for sub in subclasses if sub.name),
+        prog_ifs=sum(len(sub.prog_ifs) for sub in subclasses),
+        database=db,
+    )
