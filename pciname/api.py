@@ -144,6 +144,8 @@ def _profile(profile: ProfileLike) -> Profile:
 
 
 def _catalog(profile: Profile) -> Catalog:
+    if profile.snapshot is None:
+        return catalog_for(profile.path)
     from .snapshots import require_snapshot
 
     return catalog_for(require_snapshot(profile))

@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Lock
+from typing import TYPE_CHECKING
 
 from cachetools import LRUCache
 
@@ -31,7 +32,9 @@ from .errors import PciIdsError
 from .naming.algorithms import ALGORITHMS, NVIDIA_VENDOR_ID, NameIndex, check_algorithm, is_indexed_id
 from .naming.gotext import scan_lines
 from .paths import cache_dir
-from .pciids.model import SyntaxIssue
+
+if TYPE_CHECKING:
+    from .pciids.model import SyntaxIssue
 
 FORMAT = 1
 _CODE_FILES = ("naming/gotext.py", "naming/algorithms.py", "pciids/loader.py", "catalog.py")
@@ -157,11 +160,19 @@ def _load_saved(path: Path, identity: Identity) -> Catalog | None:
             date=saved["date"],
             nvidia_vendor_name=saved["vendor"],
             nvidia_devices=saved["devices"],
-            issues=[SyntaxIssue(*issue) for issue in saved["issues"]],
+            issues=_issues(saved["issues"]),
             _names={a: t for a, t in saved["names"].items() if a in ALGORITHMS},
         )
     except (OSError, EOFError, ValueError, TypeError, KeyError):
         return None
+
+
+def _issues(saved: list) -> list[SyntaxIssue]:
+    if not saved:
+        return []
+    from .pciids.model import SyntaxIssue  # the model costs start-up time: only when needed
+
+    return [SyntaxIssue(*issue) for issue in saved]
 
 
 def _save(catalog: Catalog) -> None:
