@@ -183,10 +183,12 @@ class _ProfileView:
             with self._lock:
                 if self._by_resource is None:
                     grouped: dict[str, list[str]] = {}
+                    names = self.catalog.names(self.profile.algorithm)  # universe ids are all indexable
+                    skip_unnamed = self.profile.unnamed_device == UNNAMED_NOT_ADVERTISED
                     for device_id in self.universe():
-                        resource = self.resource(device_id)
-                        if resource is not None:
-                            grouped.setdefault(resource, []).append(device_id)
+                        name = names.get(device_id) or ("" if skip_unnamed else device_id)
+                        if name:
+                            grouped.setdefault(checks.resource_name(name), []).append(device_id)
                     self._by_resource = grouped
         return self._by_resource
 

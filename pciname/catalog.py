@@ -21,6 +21,7 @@ import marshal
 import os
 import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from threading import Lock
 from typing import TYPE_CHECKING
@@ -49,6 +50,7 @@ def file_identity(path: Path) -> Identity:
     return (real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+@lru_cache(maxsize=1)
 def _code_identity() -> tuple:
     package = Path(__file__).resolve().parent
     stamps = []

@@ -30,7 +30,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``command``, only as many command modules as it takes
+    to register that command (start-up time: ``lookup`` needs only core)."""
     import importlib
 
     parser = _Parser(
@@ -48,12 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue  # a command group still being built
         module.register(sub)
+        if command is not None and command in sub.choices:
+            break
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and not argv[0].startswith("-") else None
+    args = build_parser(command).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except PcinameError as error:

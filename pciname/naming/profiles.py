@@ -19,7 +19,6 @@ is the canonical one.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -147,13 +146,7 @@ def build_registry(facts: dict) -> Registry:
         for key, entry in facts["snapshots"].items()
     }
     profiles: dict[str, Profile] = {}
-    profiles[EMBEDDED] = Profile(
-        name=EMBEDDED,
-        kind="embedded",
-        algorithm=VENDOR_SECTION,
-        path=embedded_pciids_path(),
-        note="vendor-section over pciname's embedded Debian pci.ids",
-    )
+    profiles[EMBEDDED] = embedded_profile()
     plugin_items = sorted(facts["kubevirt_gpu_device_plugin"].items(), key=lambda kv: _version_key(kv[0]))
     for version, entry in plugin_items:
         name = f"{PLUGIN}@{version}"
@@ -189,12 +182,27 @@ def build_registry(facts: dict) -> Registry:
 @lru_cache(maxsize=1)
 def load_registry() -> Registry:
     """The registry of the embedded profiles.json (read once per process)."""
+    import json
+
     with open(embedded_profiles_path(), encoding="utf-8") as handle:
         return build_registry(json.load(handle))
 
 
+def embedded_profile() -> Profile:
+    """The default profile, without reading the release facts."""
+    return Profile(
+        name=EMBEDDED,
+        kind="embedded",
+        algorithm=VENDOR_SECTION,
+        path=embedded_pciids_path(),
+        note="vendor-section over pciname's embedded Debian pci.ids",
+    )
+
+
 def get_profile(spelling: str) -> Profile:
     """A profile by any accepted spelling."""
+    if spelling.strip().lower() in (EMBEDDED, ""):
+        return embedded_profile()
     return load_registry().get(spelling)
 
 
