@@ -1,0 +1,162 @@
+"""pci.ids commands: ``check`` (the grammar's verdict) and ``describe``
+(names as lspci prints them).
+
+Module level stays light: pyparsing and the loaders are imported when a
+command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+CHECK_DESCRIPTION = """\
+Check pci.ids files against the format's grammar (pciutils' rules).
+Every malformed line is printed on stdout as FILE:LINE:COL: MESSAGE, with
+pciutils' messages (Parse error, Line too long, Duplicate entry, Vendor does
+not exist); a file without any gets one summary line on stdout:
+FILE: ok, version V, date D, N vendors, N devices, N subsystems, N classes.
+Exit 0 when every file is well-formed, 1 when some line is not, 2 when a
+file cannot be read. FILE - reads stdin."""
+
+DESCRIBE_DESCRIPTION = """\
+Print the names lspci shows for a PCI function with the given pci.ids file
+(default: the embedded one): Vendor, Device, and with --subsystem SVendor,
+SDevice and Subsystem (the -vmm fields and the -v Subsystem line; none when
+the subsystem vendor is 0000 or ffff, as lspci), with --class Class and
+ProgIf (what lspci -v shows in "(prog-if ...)", when it shows it)."""
+
+
+def register(sub) -> None:
+    check = sub.add_parser(
+        "check",
+        help="check pci.ids files; list every malformed line",
+        description=CHECK_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("files", nargs="+", metavar="FILE", help="pci.ids file (- for stdin)")
+    check.set_defaults(func=run_check)
+
+    describe = sub.add_parser(
+        "describe",
+        help="vendor, device, subsystem and class names as lspci prints them",
+        description=DESCRIBE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    describe.add_argument("device", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
+    describe.add_argument("--subsystem", metavar="SVID:SDID", help="subsystem vendor and device, e.g. 10de:152f")
+    describe.add_argument(
+        "--class", dest="class_code", metavar="CCSSPP", help="class, subclass, prog-if in hex, e.g. 030200 (or CCSS)"
+    )
+    describe.add_argument("--pciids", metavar="FILE", help="pci.ids file (default: the embedded one)")
+    describe.add_argument(
+        "-n",
+        dest="numeric",
+        action="count",
+        default=0,
+        help="as lspci -n: numbers instead of names; -nn: both",
+    )
+    describe.add_argument(
+        "-o", "--output", choices=("text", "json", "yaml"), default="text", help="output format (default: text)"
+    )
+    describe.set_defaults(func=run_describe)
+
+
+# -- helpers --------------------------------------------------------------------
+
+
+def _write(text: str) -> None:
+    """Print text whose names may hold invalid UTF-8 (surrogate escapes):
+    the file's bytes go out unchanged, as lspci prints them."""
+    out = sys.stdout
+    data = text.encode("utf-8", "surrogateescape")
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(data.decode("utf-8", "replace"))
+        return
+    out.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
+def _read(name: str) -> bytes:
+    from ..errors import PciIdsError
+
+    try:
+        if name == "-":
+            return sys.stdin.buffer.read()
+        with open(name, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise PciIdsError(f"{name}: cannot read pci.ids file: {error.strerror or error}") from None
+
+
+# -- check ------------------------------------------------------------------------
+
+
+def summary(filename: str, report) -> str:
+    """The one-line verdict for a file without issues."""
+    return (
+        f"{filename}: ok, version {report.version or 'unknown'}, date {report.date or 'unknown'}, "
+        f"{report.vendors} vendors, {report.devices} devices, {report.subsystems} subsystems, "
+        f"{report.classes} classes"
+    )
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from ..pciids.grammar import check_bytes
+
+    status = 0
+    for name in args.files:
+        report = check_bytes(_read(name))
+        shown = "<stdin>" if name == "-" else name
+        if report.issues:
+            status = 1
+            _write("".join(issue.format(shown) + "\n" for issue in report.issues))
+        else:
+            _write(summary(shown, report) + "\n")
+    return status
+
+
+# -- describe ---------------------------------------------------------------------
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    from ..pciids.loader import load_bytes
+    from ..pciids.names import describe, parse_class_code, parse_device, parse_subsystem
+
+    vendor, device = parse_device(args.device)
+    subsystem = parse_subsystem(args.subsystem) if args.subsystem is not None else None
+    class_code = parse_class_code(args.class_code) if args.class_code is not None else None
+    if args.pciids is not None:
+        path = args.pciids
+    else:
+        from ..paths import embedded_pciids_path
+
+        path = str(embedded_pciids_path())
+    db = load_bytes(_read(path))
+    names = describe(db, vendor, device, subsystem, class_code, numeric=min(args.numeric, 2))
+
+    if args.output == "text":
+        fields = (
+            ("Vendor", names.vendor),
+            ("Device", names.device),
+            ("SVendor", names.svendor),
+            ("SDevice", names.sdevice),
+            ("Subsystem", names.subsystem),
+            ("Class", names.class_name),
+            ("ProgIf", names.prog_if),
+        )
+        _write("".join(f"{key}: {value}\n" for key, value in fields if value is not None))
+        return 0
+
+    from .output import emit
+
+    data = names.as_dict()
+    data["pciids"] = path
+    # JSON and YAML carry text: invalid UTF-8 in a name becomes U+FFFD.
+    for key, value in data.items():
+        if isinstance(value, str):
+            data[key] = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    emit(data, args.output)
+    return 0
