@@ -481,11 +481,13 @@ def profiles() -> list[ProfileInfo]:
             if snap.sha256 not in found:
                 found[snap.sha256] = find_snapshot(snap, verified)
             path, version, sha = found[snap.sha256], snap.key, snap.sha256
+            catalog = None
         infos.append(
             ProfileInfo(
                 name=profile.name,
                 kind=profile.kind,
-                released=profile.released,
+                # the embedded profile is as new as its pci.ids file
+                released=profile.released or (catalog.date[:10] if profile.snapshot is None and catalog and catalog.date else None),
                 algorithm=profile.algorithm,
                 plugin_release=profile.plugin_release,
                 pci_ids_version=version,
