@@ -1,0 +1,343 @@
+"""Configuration snippets that carry resource names (NAMING.md section 2).
+
+Every function here is pure: devices and a profile in, plain data out (dicts,
+lists, strings), so the CLI, the gRPC service and other generators can call
+them alike.
+
+* :func:`permitted_host_devices`: ``permittedHostDevices`` for the KubeVirt CR
+  (``pciHostDevices`` and ``mediatedDevices``, ``externalResourceProvider:
+  true``); :func:`render` puts it where it goes (KubeVirt CR, Cozystack
+  platform values, a JSON merge patch).
+* :func:`node_pool`: Cozystack tenant Kubernetes ``nodeGroups.<g>.gpus``.
+* :func:`vm_gpus`: ``spec.domain.devices.gpus[]`` of a KubeVirt VM.
+* :func:`mdev_names`: the resource a vGPU type is advertised as.
+
+Names that will not work are left out (with reasons) unless
+``include_broken``: kubelet refuses the name (``invalid-resource-name``), the
+plugin socket path is too long (``socket-path-too-long``), the profile
+advertises nothing for the device (``not-advertised``), or, for
+``permitted_host_devices``, two of the requested devices share one name
+(``name-collision``: on a node with both, the two plugins share one socket
+and only one is advertised). A collision with a device that was *not*
+requested, and a device advertised under its bare id (``unnamed-device``),
+are kept and reported as notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import PcinameError
+from ..naming import checks
+from ..naming.checks import Warning
+
+FORMATS = ("kubevirt", "cozystack", "patch")
+
+#: Warning codes that mean the name will not work on any node.
+BROKEN_CODES = (checks.NOT_ADVERTISED, checks.INVALID_RESOURCE_NAME, checks.SOCKET_PATH_TOO_LONG)
+
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A requested device (or vGPU type) with the reasons its name is a problem."""
+
+    item: str  # "10de:24fa", an mdev type "GRID T4-1Q", or a resource name
+    kind: str  # "pci", "mdev" or "resource"
+    resource_name: str | None
+    reasons: tuple[Warning, ...]
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(w.code for w in self.reasons)
+
+    def to_dict(self) -> dict:
+        return {
+            "item": self.item,
+            "kind": self.kind,
+            "resource_name": self.resource_name,
+            "reasons": [w.to_dict() for w in self.reasons],
+        }
+
+    def lines(self) -> list[str]:
+        """``ITEM: code: message`` lines (what the CLI prints on stderr)."""
+        return [f"{self.item}: {w.code}: {w.message}" for w in self.reasons]
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    """Generated configuration (``data``), what was left out and why, and
+    notes about entries that were kept but deserve a look."""
+
+    data: dict
+    profile: str
+    left_out: tuple[Skipped, ...] = field(default=())
+    notes: tuple[Skipped, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        return {
+            "profile": self.profile,
+            "data": self.data,
+            "left_out": [s.to_dict() for s in self.left_out],
+            "notes": [s.to_dict() for s in self.notes],
+        }
+
+
+# -- inputs -------------------------------------------------------------------
+
+
+def parse_request(text: str) -> tuple[str, int]:
+    """``DEVICE`` or ``DEVICE=COUNT`` -> (DEVICE, COUNT); COUNT defaults to 1."""
+    if not isinstance(text, str):
+        raise PcinameError(f"malformed request {text!r}: expected DEVICE or DEVICE=COUNT, e.g. 10de:2236=2")
+    item, sep, count = text.strip().rpartition("=")
+    if not sep:
+        item, count = count, None
+    item = item.strip()
+    if not item:
+        raise PcinameError(f"malformed request {text!r}: expected DEVICE or DEVICE=COUNT, e.g. 10de:2236=2")
+    if count is None:
+        return item, 1
+    if not count.strip().isdigit() or int(count) < 1:
+        raise PcinameError(f"malformed count in {text!r}: expected a whole number of at least 1")
+    return item, int(count)
+
+
+def pci_selector(device: str) -> str:
+    """``10de:2236`` -> ``10DE:2236`` (KubeVirt's usual spelling of a pciVendorSelector)."""
+    from ..api import parse_device
+
+    parsed = parse_device(device)
+    return f"{parsed.vendor}:{parsed.device}".upper()
+
+
+def _resolver(resolver):
+    if resolver is not None:
+        return resolver
+    from ..api import default_resolver
+
+    return default_resolver()
+
+
+def _is_resource_name(item: str) -> bool:
+    return "/" in item
+
+
+def _resource_warnings(resource: str) -> list[Warning]:
+    domain, _, name = resource.partition("/")
+    if domain != checks.RESOURCE_DOMAIN:
+        return []
+    return checks.name_warnings(name)
+
+
+# -- permittedHostDevices -----------------------------------------------------
+
+
+def permitted_host_devices(
+    devices: Iterable[str],
+    mdevs: Iterable[str] = (),
+    profile="embedded",
+    include_broken: bool = False,
+    *,
+    resolver=None,
+) -> Snippet:
+    """The KubeVirt ``permittedHostDevices`` block for these PCI devices and
+    vGPU (mdev) types, as the given profile names them.
+
+    Returns a :class:`Snippet` whose ``data`` is ``{"pciHostDevices": [...],
+    "mediatedDevices": [...]}`` (a list only when it has entries), in input
+    order, duplicates dropped. Raises InvalidDeviceError for a malformed
+    device id, UnknownProfileError / SnapshotMissingError for the profile.
+    """
+    resolver = _resolver(resolver)
+    device_list = list(dict.fromkeys(pci_selector(d) for d in devices))
+    resolutions = resolver.resolve_many(device_list, profile)
+    canonical = resolutions[0].profile if resolutions else _canonical(profile, resolver)
+
+    by_resource: dict[str, list[str]] = {}
+    for r in resolutions:
+        if r.resource_name is not None:
+            by_resource.setdefault(r.resource_name, []).append(r.device)
+
+    pci_entries, left_out, notes = [], [], []
+    for selector, r in zip(device_list, resolutions):
+        broken = [w for w in r.warnings if w.code in BROKEN_CODES]
+        noted = [w for w in r.warnings if w.code == checks.UNNAMED_DEVICE]
+        requested_twins = [d for d in by_resource.get(r.resource_name, ()) if d != r.device]
+        if requested_twins:
+            broken.append(
+                Warning(
+                    checks.NAME_COLLISION,
+                    f"{r.resource_name} is also the name of {', '.join(requested_twins)}, requested too; "
+                    "on a node with both, the plugins share one socket and only one of them is advertised",
+                )
+            )
+        else:
+            noted.extend(w for w in r.warnings if w.code == checks.NAME_COLLISION)
+        if broken:
+            left_out.append(Skipped(r.device, "pci", r.resource_name, tuple(broken)))
+            if not include_broken or r.resource_name is None:
+                continue
+        if noted:
+            notes.append(Skipped(r.device, "pci", r.resource_name, tuple(noted)))
+        pci_entries.append(
+            {"pciVendorSelector": selector, "resourceName": r.resource_name, "externalResourceProvider": True}
+        )
+
+    mdev_entries = []
+    for info in mdev_names(dict.fromkeys(mdevs)):
+        reasons = tuple(Warning(**w) for w in info["warnings"])
+        if reasons:
+            left_out.append(Skipped(info["mdev_type"], "mdev", info["resource_name"], reasons))
+            if not include_broken:
+                continue
+        mdev_entries.append(
+            {
+                "mdevNameSelector": info["mdev_type"],
+                "resourceName": info["resource_name"],
+                "externalResourceProvider": True,
+            }
+        )
+
+    data: dict = {}
+    if pci_entries:
+        data["pciHostDevices"] = pci_entries
+    if mdev_entries:
+        data["mediatedDevices"] = mdev_entries
+    return Snippet(data, canonical, tuple(left_out), tuple(notes))
+
+
+def render(permitted: dict, fmt: str = "kubevirt", *, replace_defaults: bool | None = None) -> dict:
+    """Put a ``permittedHostDevices`` block where ``fmt`` wants it:
+
+    * ``kubevirt``: ``{"permittedHostDevices": ...}``, to go under the
+      KubeVirt CR's ``spec.configuration``;
+    * ``cozystack``: ``{"gpu": {"permittedHostDevices": ...}}`` for
+      Cozystack's platform values (with ``gpu.replaceDefaults`` when
+      ``replace_defaults`` is not None);
+    * ``patch``: the JSON merge patch ``{"spec": {"configuration":
+      {"permittedHostDevices": ...}}}`` for ``kubectl patch kubevirt
+      --type merge``.
+    """
+    if fmt == "kubevirt":
+        return {"permittedHostDevices": permitted}
+    if fmt == "cozystack":
+        gpu: dict = {}
+        if replace_defaults is not None:
+            gpu["replaceDefaults"] = bool(replace_defaults)
+        gpu["permittedHostDevices"] = permitted
+        return {"gpu": gpu}
+    if fmt == "patch":
+        return {"spec": {"configuration": {"permittedHostDevices": permitted}}}
+    raise PcinameError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+
+def _canonical(profile, resolver) -> str:
+    return resolver.view(profile).profile.name
+
+
+# -- vGPU types ---------------------------------------------------------------
+
+
+def mdev_names(types: Iterable[str]) -> list[dict]:
+    """For each vGPU type name (``mdev_type/name``, e.g. ``GRID T4-1Q``): the
+    resource the plugin advertises (``nvidia.com/GRID_T4-1Q``), the variable
+    KubeVirt reads, whether kubelet accepts it, and warnings."""
+    results = []
+    for type_name in types:
+        resource = checks.mdev_resource_name(type_name)
+        warnings = _resource_warnings(resource)
+        results.append(
+            {
+                "mdev_type": type_name,
+                "resource_name": resource,
+                "env_var": checks.env_var(resource, mediated=True),
+                "socket_path": checks.socket_path(resource.partition("/")[2]),
+                "advertised": not warnings,
+                "warnings": [w.to_dict() for w in warnings],
+            }
+        )
+    return results
+
+
+# -- node pools and VMs -------------------------------------------------------
+
+
+def _resolve_requests(
+    requests: Sequence[tuple[str, int]],
+    mdevs: Sequence[tuple[str, int]],
+    profile,
+    include_broken: bool,
+    resolver,
+) -> tuple[list[tuple[str, int]], list[Skipped], list[Skipped], str]:
+    """(resource, count) for each request in order, plus left-out and notes."""
+    resolver = _resolver(resolver)
+    device_items = [item for item, _ in requests if not _is_resource_name(item)]
+    resolutions = iter(resolver.resolve_many(device_items, profile))
+    canonical = _canonical(profile, resolver)
+    wanted: list[tuple[str, int]] = []
+    left_out: list[Skipped] = []
+    notes: list[Skipped] = []
+
+    def take(item: str, kind: str, resource: str | None, reasons: list[Warning], noted: list[Warning], count: int):
+        if reasons:
+            left_out.append(Skipped(item, kind, resource, tuple(reasons)))
+            if not include_broken or resource is None:
+                return
+        if noted:
+            notes.append(Skipped(item, kind, resource, tuple(noted)))
+        wanted.append((resource, count))
+
+    for item, count in requests:
+        if _is_resource_name(item):
+            take(item, "resource", item, _resource_warnings(item), [], count)
+        else:
+            r = next(resolutions)
+            broken = [w for w in r.warnings if w.code in BROKEN_CODES]
+            noted = [w for w in r.warnings if w.code == checks.UNNAMED_DEVICE]
+            take(r.device, "pci", r.resource_name, broken, noted, count)
+    for type_name, count in mdevs:
+        resource = checks.mdev_resource_name(type_name)
+        take(type_name, "mdev", resource, _resource_warnings(resource), [], count)
+    return wanted, left_out, notes, canonical
+
+
+def node_pool(
+    group: str,
+    requests: Sequence[tuple[str, int]],
+    profile="embedded",
+    include_broken: bool = False,
+    *,
+    mdevs: Sequence[tuple[str, int]] = (),
+    resolver=None,
+) -> Snippet:
+    """Cozystack tenant Kubernetes values asking for GPUs in node group
+    ``group``: ``{"nodeGroups": {group: {"gpus": [{"name": ...}, ...]}}}``,
+    one entry per GPU (a request ``(device, 2)`` gives two entries).
+
+    A request is a device id (resolved in ``profile``) or a resource name
+    (``nvidia.com/...``, used as given after a validity check)."""
+    if not isinstance(group, str) or not group.strip():
+        raise PcinameError("the node group name is empty")
+    wanted, left_out, notes, canonical = _resolve_requests(requests, mdevs, profile, include_broken, resolver)
+    gpus = [{"name": resource} for resource, count in wanted for _ in range(count)]
+    return Snippet({"nodeGroups": {group: {"gpus": gpus}}}, canonical, tuple(left_out), tuple(notes))
+
+
+def vm_gpus(
+    requests: Sequence[tuple[str, int]],
+    profile="embedded",
+    include_broken: bool = False,
+    *,
+    mdevs: Sequence[tuple[str, int]] = (),
+    prefix: str = "gpu",
+    resolver=None,
+) -> Snippet:
+    """``spec.domain.devices.gpus[]`` entries of a KubeVirt VM:
+    ``{"gpus": [{"name": "gpu1", "deviceName": "nvidia.com/..."}, ...]}``, one
+    per GPU, named ``<prefix>1``, ``<prefix>2``, ..."""
+    wanted, left_out, notes, canonical = _resolve_requests(requests, mdevs, profile, include_broken, resolver)
+    resources = [resource for resource, count in wanted for _ in range(count)]
+    gpus = [{"name": f"{prefix}{i}", "deviceName": resource} for i, resource in enumerate(resources, 1)]
+    return Snippet({"gpus": gpus}, canonical, tuple(left_out), tuple(notes))
