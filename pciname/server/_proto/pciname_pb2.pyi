@@ -206,21 +206,29 @@ class MediatedDevice(_message.Message):
     def __init__(self, mdev_name_selector: _Optional[str] = ..., resource_name: _Optional[str] = ..., external_resource_provider: _Optional[bool] = ...) -> None: ...
 
 class SkippedEntry(_message.Message):
-    __slots__ = ("input", "warnings")
-    INPUT_FIELD_NUMBER: _ClassVar[int]
-    WARNINGS_FIELD_NUMBER: _ClassVar[int]
-    input: str
-    warnings: _containers.RepeatedCompositeFieldContainer[Warning]
-    def __init__(self, input: _Optional[str] = ..., warnings: _Optional[_Iterable[_Union[Warning, _Mapping]]] = ...) -> None: ...
+    __slots__ = ("item", "kind", "resource_name", "reasons")
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    item: str
+    kind: str
+    resource_name: str
+    reasons: _containers.RepeatedCompositeFieldContainer[Warning]
+    def __init__(self, item: _Optional[str] = ..., kind: _Optional[str] = ..., resource_name: _Optional[str] = ..., reasons: _Optional[_Iterable[_Union[Warning, _Mapping]]] = ...) -> None: ...
 
 class PermittedHostDevicesResponse(_message.Message):
-    __slots__ = ("pci_host_devices", "mediated_devices", "yaml", "skipped")
+    __slots__ = ("pci_host_devices", "mediated_devices", "yaml", "left_out", "notes", "profile")
     PCI_HOST_DEVICES_FIELD_NUMBER: _ClassVar[int]
     MEDIATED_DEVICES_FIELD_NUMBER: _ClassVar[int]
     YAML_FIELD_NUMBER: _ClassVar[int]
-    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    LEFT_OUT_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     pci_host_devices: _containers.RepeatedCompositeFieldContainer[PciHostDevice]
     mediated_devices: _containers.RepeatedCompositeFieldContainer[MediatedDevice]
     yaml: str
-    skipped: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
-    def __init__(self, pci_host_devices: _Optional[_Iterable[_Union[PciHostDevice, _Mapping]]] = ..., mediated_devices: _Optional[_Iterable[_Union[MediatedDevice, _Mapping]]] = ..., yaml: _Optional[str] = ..., skipped: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ...) -> None: ...
+    left_out: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
+    notes: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
+    profile: str
+    def __init__(self, pci_host_devices: _Optional[_Iterable[_Union[PciHostDevice, _Mapping]]] = ..., mediated_devices: _Optional[_Iterable[_Union[MediatedDevice, _Mapping]]] = ..., yaml: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., profile: _Optional[str] = ...) -> None: ...
