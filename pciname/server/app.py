@@ -1,0 +1,446 @@
+"""``pciname serve``: the gRPC name service, its health, reload and shutdown.
+
+Life of a server (:class:`NameServer`):
+
+1. :meth:`~NameServer.start` binds ``--listen`` (TLS, mutual TLS, or
+   plaintext only with ``--insecure``) and serves at once: the health
+   service answers NOT_SERVING (``liveness`` SERVING) and PciName answers
+   UNAVAILABLE while the data loads.
+2. :meth:`~NameServer.reload` (first at start-up) builds a whole new
+   DataSet beside the old one and swaps the reference; health becomes
+   SERVING. A failed build (a malformed pci.ids line, an unreadable file)
+   is logged and counted, and the old data keeps serving. Triggers: SIGHUP,
+   and a change of ``data/pci.ids``, the ``--pciids`` file or a snapshot
+   directory seen by :meth:`~NameServer.poll` (every ``--watch-interval``
+   seconds; a change must be seen unchanged on two polls in a row, so a file
+   being written is not loaded half-way).
+3. :meth:`~NameServer.drain` (SIGTERM, SIGINT): health goes NOT_SERVING,
+   after ``--shutdown-delay`` the server stops taking RPCs, the ones in
+   flight get ``--grace`` seconds to finish, and ``serve`` returns 0.
+
+Health service names: ``""`` and ``pciname.v1.PciName`` are SERVING once
+data is loaded and until shutdown begins; ``liveness`` is SERVING from
+start until shutdown begins (for a liveness probe, which must not fail while
+the data loads).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from ..errors import PcinameError
+from . import data as data_module
+from .data import DataSet, watch_signature
+from .logs import LOGGER_NAME, fields
+from .metrics import Metrics, start_http
+from .service import DEFAULT_MAX_BATCH, SERVICE_NAME, PciNameService
+
+DEFAULT_LISTEN = "[::]:50051"
+DEFAULT_PORT = 50051
+LIVENESS_SERVICE = "liveness"
+READINESS_SERVICES = ("", SERVICE_NAME)
+
+
+class ServeError(PcinameError):
+    """The server cannot start as configured (bad flags, port in use, unreadable certificates)."""
+
+
+@dataclass
+class ServeConfig:
+    listen: str = DEFAULT_LISTEN
+    insecure: bool = False
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_client_ca: str | None = None
+    max_workers: int = 16
+    max_concurrent_rpcs: int = 256
+    max_batch: int = DEFAULT_MAX_BATCH
+    max_recv_message_bytes: int = 4 * 1024 * 1024
+    max_send_message_bytes: int = 64 * 1024 * 1024
+    grace: float = 10.0
+    shutdown_delay: float = 0.0
+    watch_interval: float = 2.0
+    pciids: str | None = None
+    algorithm: str = "vendor-section"
+    default_profile: str = "embedded"
+    metrics_listen: str | None = None
+    health_listen: str | None = None
+
+    def validate(self) -> None:
+        if self.tls_cert or self.tls_key or self.tls_client_ca:
+            if not (self.tls_cert and self.tls_key):
+                raise ServeError("--tls-cert and --tls-key go together (and --tls-client-ca needs both)")
+            if self.insecure:
+                raise ServeError("--insecure cannot be combined with --tls-cert/--tls-key")
+        elif not self.insecure:
+            raise ServeError(
+                "no TLS certificate: give --tls-cert FILE --tls-key FILE (and --tls-client-ca FILE for mutual TLS), "
+                "or --insecure to serve plaintext"
+            )
+        for name in ("max_workers", "max_concurrent_rpcs", "max_batch", "max_recv_message_bytes",
+                     "max_send_message_bytes"):
+            if getattr(self, name) < 1:
+                raise ServeError(f"--{name.replace('_', '-')} must be at least 1")
+        for name in ("grace", "shutdown_delay", "watch_interval"):
+            if getattr(self, name) < 0:
+                raise ServeError(f"--{name.replace('_', '-')} cannot be negative")
+        split_address(self.listen)
+        if self.metrics_listen:
+            split_address(self.metrics_listen)
+        if self.health_listen:
+            split_address(self.health_listen)
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::]:50051``, ``0.0.0.0:9090``, ``:9090``) -> (host, port)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ServeError(f"bad address {address!r}: expected HOST:PORT, e.g. [::]:50051 or 127.0.0.1:0")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    return host or "::", int(port)
+
+
+def grpc_address(address: str) -> str:
+    host, port = split_address(address)
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+# -- TLS ----------------------------------------------------------------------
+
+
+class _CertificateFiles:
+    """The TLS files, re-read when they change (certificate rotation: gRPC
+    asks before every new connection's handshake)."""
+
+    def __init__(self, cert: str, key: str, client_ca: str | None, logger: logging.Logger) -> None:
+        self.paths = [Path(cert), Path(key)] + ([Path(client_ca)] if client_ca else [])
+        self.log = logger
+        self._lock = threading.Lock()
+        self._state = self._stat()
+        self.initial = self._configuration()
+
+    def _stat(self) -> tuple:
+        states = []
+        for path in self.paths:
+            try:
+                st = os.stat(path)
+                states.append((st.st_ino, st.st_size, st.st_mtime_ns))
+            except OSError:
+                states.append(None)
+        return tuple(states)
+
+    def _read(self, path: Path) -> bytes:
+        try:
+            return path.read_bytes()
+        except OSError as error:
+            raise ServeError(f"{path}: cannot read: {error.strerror or error}") from None
+
+    def _configuration(self) -> grpc.ServerCertificateConfiguration:
+        cert, key = self._read(self.paths[0]), self._read(self.paths[1])
+        ca = self._read(self.paths[2]) if len(self.paths) > 2 else None
+        return grpc.ssl_server_certificate_configuration([(key, cert)], root_certificates=ca)
+
+    def fetch(self) -> grpc.ServerCertificateConfiguration | None:
+        state = self._stat()
+        if state == self._state:
+            return None
+        with self._lock:
+            if state == self._state:
+                return None
+            try:
+                configuration = self._configuration()
+            except ServeError as error:
+                self.log.error("TLS files changed but cannot be read; keeping the old ones", extra=fields(error=str(error)))
+                return None
+            self._state = state
+            self.log.info("TLS files changed; new connections use them", extra=fields(files=[str(p) for p in self.paths]))
+            return configuration
+
+    def credentials(self) -> grpc.ServerCredentials:
+        return grpc.dynamic_ssl_server_credentials(self.initial, self.fetch, require_client_authentication=len(self.paths) > 2)
+
+
+# -- the server ---------------------------------------------------------------------
+
+
+class NameServer:
+    """One ``pciname serve`` instance (usable in-process, e.g. in tests)."""
+
+    def __init__(self, config: ServeConfig, logger: logging.Logger | None = None) -> None:
+        config.validate()
+        self.config = config
+        self.log = logger or logging.getLogger(LOGGER_NAME)
+        self.metrics = Metrics()
+        self._data: DataSet | None = None
+        self._generation = 0
+        self._reload_lock = threading.Lock()
+        self._loaded_signature: tuple | None = None
+        self._seen_signature: tuple | None = None
+        self._health_pool = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pciname-health")
+        self.health = health.HealthServicer(experimental_non_blocking=True, experimental_thread_pool=self._health_pool)
+        self.service = PciNameService(lambda: self._data, self.metrics, self.log, max_batch=config.max_batch)
+        self._server: grpc.Server | None = None
+        self._health_server: grpc.Server | None = None
+        self._metrics_http = None
+        self.port: int | None = None
+        self.health_port: int | None = None
+        self.metrics_port: int | None = None
+        self._stopped = threading.Event()
+
+    @property
+    def data(self) -> DataSet | None:
+        return self._data
+
+    # -- start ------------------------------------------------------------------
+
+    def _options(self) -> list[tuple[str, int]]:
+        return [
+            ("grpc.max_receive_message_length", self.config.max_recv_message_bytes),
+            ("grpc.max_send_message_length", self.config.max_send_message_bytes),
+            ("grpc.so_reuseport", 0),  # a second server must not silently share the port
+        ]
+
+    def _bind(self, server: grpc.Server, address: str, credentials: grpc.ServerCredentials | None) -> int:
+        target = grpc_address(address)
+        try:
+            port = server.add_secure_port(target, credentials) if credentials else server.add_insecure_port(target)
+        except RuntimeError as error:
+            raise ServeError(f"cannot listen on {address}: {error}") from None
+        if not port:
+            raise ServeError(f"cannot listen on {address} (address in use or not available)")
+        return port
+
+    def start(self) -> int:
+        """Bind and start serving (health NOT_SERVING until data is loaded). Returns the port."""
+        config = self.config
+        credentials = None
+        if config.tls_cert:
+            assert config.tls_key is not None
+            credentials = _CertificateFiles(config.tls_cert, config.tls_key, config.tls_client_ca, self.log).credentials()
+        for service in READINESS_SERVICES:
+            self.health.set(service, health_pb2.HealthCheckResponse.NOT_SERVING)
+        self.health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
+
+        server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="pciname-rpc"),
+            options=self._options(),
+            maximum_concurrent_rpcs=config.max_concurrent_rpcs,
+        )
+        handlers = self.service.method_handlers()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+        server.add_registered_method_handlers(SERVICE_NAME, handlers)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        self.port = self._bind(server, config.listen, credentials)
+
+        health_server = None
+        if config.health_listen:
+            health_server = grpc.server(
+                futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="pciname-health-rpc"),
+                options=[("grpc.so_reuseport", 0)],
+                maximum_concurrent_rpcs=16,
+            )
+            health_pb2_grpc.add_HealthServicer_to_server(self.health, health_server)
+            self.health_port = self._bind(health_server, config.health_listen, None)
+
+        if config.metrics_listen:
+            host, port = split_address(config.metrics_listen)
+            try:
+                self._metrics_http = start_http(self.metrics, host, port)
+            except OSError as error:
+                raise ServeError(f"cannot serve metrics on {config.metrics_listen}: {error.strerror or error}") from None
+            self.metrics_port = self._metrics_http[0].server_port
+
+        server.start()
+        self._server = server
+        if health_server is not None:
+            health_server.start()
+            self._health_server = health_server
+        self.log.info(
+            "listening",
+            extra=fields(
+                address=config.listen,
+                port=self.port,
+                tls=bool(credentials),
+                mtls=bool(credentials and config.tls_client_ca),
+                health_port=self.health_port,
+                metrics_port=self.metrics_port,
+                max_workers=config.max_workers,
+                max_concurrent_rpcs=config.max_concurrent_rpcs,
+            ),
+        )
+        return self.port
+
+    # -- data ---------------------------------------------------------------------
+
+    def reload(self, trigger: str = "api") -> bool:
+        """Build new data beside the old and swap it in; False (old data kept) on failure."""
+        with self._reload_lock:
+            signature = watch_signature(self.config.pciids)
+            started = time.monotonic()
+            try:
+                data = data_module.build(
+                    self._generation + 1,
+                    default_profile=self.config.default_profile,
+                    pciids=self.config.pciids,
+                    algorithm=self.config.algorithm,
+                )
+            except Exception as error:  # noqa: BLE001 - a failed load must never take the server down
+                self._loaded_signature = self._seen_signature = signature  # retry on the next change only
+                self.metrics.reloaded(trigger, False)
+                keeping = f"generation {self._generation} keeps serving" if self._data else "no data is loaded"
+                message = str(error) if isinstance(error, PcinameError) else f"{type(error).__name__}: {error}"
+                self.log.error(
+                    "reload rejected",
+                    exc_info=None if isinstance(error, PcinameError) else error,
+                    extra=fields(trigger=trigger, error=message, keeping=keeping,
+                                 seconds=round(time.monotonic() - started, 3)),
+                )
+                return False
+            first = self._data is None
+            self._generation = data.generation
+            self._data = data  # the swap: one reference, read once per request
+            self._loaded_signature = self._seen_signature = signature
+            self.metrics.reloaded(trigger, True, generation=data.generation, loaded_at=data.loaded_at,
+                                  profiles=len(data.served) + (1 if data.custom else 0))
+            self.log.info(
+                "data loaded",
+                extra=fields(
+                    trigger=trigger,
+                    generation=data.generation,
+                    profiles=len(data.served) + (1 if data.custom else 0),
+                    missing_profiles=len(data.missing),
+                    files=len(data.files),
+                    default_profile=data.default.name,
+                    seconds=round(data.load_seconds, 3),
+                ),
+            )
+            if first and not self._stopped.is_set():
+                for service in READINESS_SERVICES:
+                    self.health.set(service, health_pb2.HealthCheckResponse.SERVING)
+            return True
+
+    def poll(self) -> bool | None:
+        """Reload if the watched files changed and have stayed unchanged since
+        the previous poll. Returns the reload's result, or None if none ran."""
+        signature = watch_signature(self.config.pciids)
+        if signature == self._loaded_signature:
+            self._seen_signature = signature
+            return None
+        if signature != self._seen_signature:
+            self._seen_signature = signature  # changed: wait one more poll for it to settle
+            return None
+        return self.reload("file-change")
+
+    # -- stop -----------------------------------------------------------------------
+
+    def drain(self, grace: float | None = None, delay: float | None = None) -> None:
+        """Health NOT_SERVING, wait ``delay``, stop taking RPCs, let those in
+        flight finish within ``grace`` seconds, stop."""
+        grace = self.config.grace if grace is None else grace
+        delay = self.config.shutdown_delay if delay is None else delay
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        self.health.enter_graceful_shutdown()
+        self.log.info("draining", extra=fields(shutdown_delay=delay, grace=grace))
+        if delay:
+            time.sleep(delay)
+        done = []
+        if self._server is not None:
+            done.append(self._server.stop(grace))
+        if self._health_server is not None:
+            done.append(self._health_server.stop(grace))
+        for event in done:
+            event.wait(grace + 5)
+        if self._metrics_http is not None:
+            httpd, thread = self._metrics_http
+            httpd.shutdown()
+            httpd.server_close()
+            self._metrics_http = None
+        self._health_pool.shutdown(wait=False)
+        self.log.info("stopped")
+
+    def stop(self) -> None:
+        """Stop at once (cancelling RPCs in flight)."""
+        self.drain(grace=0, delay=0)
+
+
+# -- the process ----------------------------------------------------------------------
+
+
+def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
+    """Run a server until SIGTERM/SIGINT; reload on SIGHUP and file changes.
+
+    Exit status: 0 after a drain, 1 if the data cannot be loaded at start-up,
+    2 if the server cannot start as configured.
+    """
+    log = logger or logging.getLogger(LOGGER_NAME)
+    wake = threading.Event()
+    requested = {"stop": None, "reload": False}
+
+    def on_stop(signum, frame):
+        requested["stop"] = signal.Signals(signum).name
+        wake.set()
+
+    def on_reload(signum, frame):
+        requested["reload"] = True
+        wake.set()
+
+    previous = {
+        signal.SIGTERM: signal.signal(signal.SIGTERM, on_stop),
+        signal.SIGINT: signal.signal(signal.SIGINT, on_stop),
+        signal.SIGHUP: signal.signal(signal.SIGHUP, on_reload),
+    }
+    try:
+        server = NameServer(config, log)
+        try:
+            server.start()
+        except ServeError as error:
+            log.error("cannot start", extra=fields(error=str(error)))
+            server.stop()
+            return 2
+        if not server.reload("startup"):
+            log.error("no data to serve; exiting")
+            server.stop()
+            return 1
+        interval = config.watch_interval or None
+        while requested["stop"] is None:
+            wake.wait(interval)
+            wake.clear()
+            if requested["stop"] is not None:
+                break
+            if requested["reload"]:
+                requested["reload"] = False
+                server.reload("signal")
+            elif interval:
+                server.poll()
+        log.info("shutdown requested", extra=fields(signal=requested["stop"]))
+        server.drain()
+        return 0
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+__all__ = [
+    "DEFAULT_LISTEN",
+    "DEFAULT_PORT",
+    "LIVENESS_SERVICE",
+    "NameServer",
+    "ServeConfig",
+    "ServeError",
+    "serve",
+    "split_address",
+]

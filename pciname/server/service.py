@@ -1,0 +1,349 @@
+"""The ``pciname.v1.PciName`` servicer.
+
+Every handler reads the current :class:`~pciname.server.data.DataSet` once,
+so a reload never changes the data under a request in flight. Answers are
+encoded once per generation and kept as bytes: a ``Resolve`` of a device
+seen before costs a dictionary lookup, and a ``ResolveBatch`` response is
+the concatenation of its elements' encodings (a repeated field's wire
+format), which the handlers return to gRPC as-is.
+
+Errors become status codes with one line of details (see the .proto):
+InvalidDeviceError and bad requests INVALID_ARGUMENT, UnknownProfileError
+NOT_FOUND, SnapshotMissingError FAILED_PRECONDITION; anything unexpected is
+logged with its traceback and answered INTERNAL, never UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+
+from ..errors import (
+    InvalidDeviceError,
+    PciIdsError,
+    PcinameError,
+    SnapshotMissingError,
+    SnapshotVerifyError,
+    UnknownAlgorithmError,
+    UnknownProfileError,
+)
+from ..naming import checks
+from ..naming.algorithms import NVIDIA_VENDOR_ID
+from ._proto import pciname_pb2 as pb
+from .data import DataSet, framed, resolution_message
+from .metrics import Metrics
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["PciName"].full_name  # "pciname.v1.PciName"
+DEFAULT_MAX_BATCH = 10_000
+
+_VENDOR = re.compile(r"\s*(?:0[xX])?([0-9a-fA-F]{4})\s*\Z")
+_DEADLINE_CHECK_EVERY = 256
+_CHANGES = {"renamed": pb.DiffEntry.RENAMED, "appears": pb.DiffEntry.APPEARS, "vanishes": pb.DiffEntry.VANISHES}
+
+
+class RpcFailure(Exception):
+    """A request the service refuses: a status code and one line."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
+
+
+def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
+    """The status code and details for an exception a handler raised."""
+    if isinstance(error, RpcFailure):
+        return error.code, error.details
+    if isinstance(error, (InvalidDeviceError, UnknownAlgorithmError)):
+        return grpc.StatusCode.INVALID_ARGUMENT, str(error)
+    if isinstance(error, UnknownProfileError):
+        return grpc.StatusCode.NOT_FOUND, str(error)
+    if isinstance(error, (SnapshotMissingError, SnapshotVerifyError, PciIdsError)):
+        return grpc.StatusCode.FAILED_PRECONDITION, str(error)
+    if isinstance(error, PcinameError):
+        return grpc.StatusCode.INVALID_ARGUMENT, str(error)
+    return grpc.StatusCode.INTERNAL, f"internal error: {type(error).__name__}: {error}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) if ("\n" in text or "\r" in text) else text
+
+
+def _serialize(response: Any) -> bytes:
+    return response if isinstance(response, bytes) else response.SerializeToString()
+
+
+class PciNameService:
+    """Handlers of the seven RPCs over a swappable DataSet."""
+
+    def __init__(
+        self,
+        data_source: Callable[[], DataSet | None],
+        metrics: Metrics,
+        logger: logging.Logger,
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+    ) -> None:
+        self._data = data_source
+        self.metrics = metrics
+        self.log = logger
+        self.max_batch = max_batch
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
+        unary = {
+            "Resolve": (self.resolve, pb.ResolveRequest),
+            "ResolveBatch": (self.resolve_batch, pb.ResolveBatchRequest),
+            "Reverse": (self.reverse, pb.ReverseRequest),
+            "Diff": (self.diff, pb.DiffRequest),
+            "ListProfiles": (self.list_profiles, pb.ListProfilesRequest),
+            "PermittedHostDevices": (self.permitted_host_devices, pb.PermittedHostDevicesRequest),
+        }
+        handlers = {
+            name: grpc.unary_unary_rpc_method_handler(
+                self._unary(name, fn), request_deserializer=request.FromString, response_serializer=_serialize
+            )
+            for name, (fn, request) in unary.items()
+        }
+        handlers["ListDevices"] = grpc.unary_stream_rpc_method_handler(
+            self._streaming("ListDevices", self.list_devices),
+            request_deserializer=pb.ListDevicesRequest.FromString,
+            response_serializer=_serialize,
+        )
+        return handlers
+
+    def _current(self) -> DataSet:
+        data = self._data()
+        if data is None:
+            raise RpcFailure(grpc.StatusCode.UNAVAILABLE, "pciname is still loading its data; retry shortly")
+        return data
+
+    def _fail(self, method: str, context: grpc.ServicerContext, error: BaseException) -> None:
+        code, details = status_of(error)
+        if code is grpc.StatusCode.INTERNAL:
+            self.log.error("internal error in %s", method, exc_info=error, extra={"fields": {"method": method}})
+        if isinstance(error, SnapshotMissingError):
+            context.set_trailing_metadata(
+                (("pciname-snapshot", error.snapshot), ("pciname-sha256", error.sha256), ("pciname-url", error.url))
+            )
+        self.metrics.error(method, code.name)
+        context.abort(code, _one_line(details))
+
+    def _unary(self, method: str, fn: Callable[[Any, grpc.ServicerContext, DataSet], tuple[bytes | Any, int]]):
+        ok = self.metrics.ok[method]
+        timer = self.metrics.timers[method]
+        counted = self.metrics.device_counts[method]
+        in_flight = self.metrics.in_flight
+        perf = time.perf_counter
+
+        def handler(request, context):
+            started = perf()
+            in_flight.inc()
+            try:
+                try:
+                    if context.time_remaining() <= 0:
+                        raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the work began")
+                    response, devices = fn(request, context, self._current())
+                except Exception as error:  # noqa: BLE001 - every error becomes a status
+                    self._fail(method, context, error)
+                    raise  # not reached: abort raises
+                ok.inc()
+                if devices:
+                    counted.inc(devices)
+                return response
+            finally:
+                in_flight.dec()
+                timer.observe(perf() - started)
+
+        return handler
+
+    def _streaming(self, method: str, fn: Callable[[Any, grpc.ServicerContext, DataSet], Iterator[bytes]]):
+        ok = self.metrics.ok[method]
+        timer = self.metrics.timers[method]
+        counted = self.metrics.device_counts[method]
+        in_flight = self.metrics.in_flight
+
+        def handler(request, context):
+            started = time.perf_counter()
+            in_flight.inc()
+            sent = 0
+            outcome = None
+            try:
+                try:
+                    messages = fn(request, context, self._current())
+                    for message in messages:
+                        if not context.is_active():
+                            break
+                        yield message
+                        sent += 1
+                except Exception as error:  # noqa: BLE001 - every error becomes a status
+                    outcome = "error"
+                    self._fail(method, context, error)
+                    raise
+                if context.is_active():
+                    outcome = "ok"
+                    ok.inc()
+            finally:
+                # The client went away (or its deadline passed): gRPC stopped
+                # pulling messages, and this generator is closed.
+                if outcome is None:
+                    gone = "DEADLINE_EXCEEDED" if context.time_remaining() <= 0 else "CANCELLED"
+                    self.metrics.error(method, gone)
+                if sent:
+                    counted.inc(sent)
+                in_flight.dec()
+                timer.observe(time.perf_counter() - started)
+
+        return handler
+
+    def _check_deadline(self, context: grpc.ServicerContext) -> None:
+        if context.time_remaining() <= 0:
+            raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the work was done")
+
+    def _check_batch(self, count: int, what: str) -> None:
+        if count > self.max_batch:
+            raise RpcFailure(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{count} {what} in one request, more than this server's maximum of {self.max_batch} (--max-batch); "
+                "split the request",
+            )
+
+    # -- the RPCs ----------------------------------------------------------------
+
+    def resolve(self, request: pb.ResolveRequest, context, data: DataSet):
+        device = request.device
+        if not device:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no device given (e.g. 10de:2236)")
+        profile = data.profile(request.profile)
+        entry = data.encoded_table(profile).get(device)
+        if entry is None:
+            entry = data.encode(profile, device)
+        element, header = entry
+        return element[header:], 1
+
+    def resolve_batch(self, request: pb.ResolveBatchRequest, context, data: DataSet):
+        devices = request.devices
+        count = len(devices)
+        if not count:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no devices given")
+        self._check_batch(count, "devices")
+        profile = data.profile(request.profile)
+        table = data.encoded_table(profile)
+        get = table.get
+        parts = []
+        append = parts.append
+        misses = 0
+        for device in devices:
+            entry = get(device)
+            if entry is None:
+                misses += 1
+                if misses % _DEADLINE_CHECK_EVERY == 0:
+                    self._check_deadline(context)
+                entry = data.encode(profile, device)
+            append(entry[0])
+        return b"".join(parts), count
+
+    def reverse(self, request: pb.ReverseRequest, context, data: DataSet):
+        resource = request.resource_name.strip()
+        if not resource:
+            raise RpcFailure(
+                grpc.StatusCode.INVALID_ARGUMENT, "empty request: no resource_name given (e.g. nvidia.com/GA102GL_A10)"
+            )
+        profile = data.profile(request.profile)
+        devices = data.resolver.reverse(resource, profile.key)
+        wanted = resource if "/" in resource else checks.resource_name(resource)
+        return pb.ReverseResponse(resource_name=wanted, profile=profile.name, devices=devices), 0
+
+    def diff(self, request: pb.DiffRequest, context, data: DataSet):
+        if not request.from_profile.strip() or not request.to_profile.strip():
+            raise RpcFailure(
+                grpc.StatusCode.INVALID_ARGUMENT, "empty request: both from_profile and to_profile are required"
+            )
+        old = data.profile(request.from_profile)
+        new = data.profile(request.to_profile)
+        entries = data.resolver.diff(old.key, new.key)
+        self._check_deadline(context)
+        response = pb.DiffResponse(from_profile=old.name, to_profile=new.name)
+        response.changes.extend(
+            pb.DiffEntry(device=e.device, change=_CHANGES[e.change], old_resource_name=e.old, new_resource_name=e.new)
+            for e in entries
+        )
+        return response, 0
+
+    def list_profiles(self, request: pb.ListProfilesRequest, context, data: DataSet):
+        return data.profiles_message(), 0
+
+    def list_devices(self, request: pb.ListDevicesRequest, context, data: DataSet) -> Iterator[bytes]:
+        vendor = NVIDIA_VENDOR_ID
+        if request.vendor.strip():
+            match = _VENDOR.match(request.vendor)
+            if not match:
+                raise RpcFailure(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"malformed vendor {request.vendor!r}: expected four hex digits, e.g. 10de",
+                )
+            vendor = match.group(1).lower()
+        profile = data.profile(request.profile)
+        if vendor == NVIDIA_VENDOR_ID:
+            resolutions = data.nvidia_devices(profile)
+        else:
+            resolutions = data.vendor_devices(profile, vendor)
+        return (resolution_message(r).SerializeToString() for r in resolutions)
+
+    def permitted_host_devices(self, request: pb.PermittedHostDevicesRequest, context, data: DataSet):
+        from ..kube.generate import permitted_host_devices, render
+
+        devices = list(request.devices)
+        mdev_types = list(request.mdev_types)
+        if not devices and not mdev_types:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no devices and no mdev_types given")
+        self._check_batch(len(devices) + len(mdev_types), "devices and mdev types")
+        profile = data.profile(request.profile)
+        snippet = permitted_host_devices(
+            devices, mdev_types, profile.key, request.include_broken, resolver=data.resolver
+        )
+        block = snippet.data
+        response = pb.PermittedHostDevicesResponse(yaml=_yaml(render(block, "kubevirt")), profile=profile.name)
+        response.pci_host_devices.extend(
+            pb.PciHostDevice(
+                pci_vendor_selector=e["pciVendorSelector"],
+                resource_name=e["resourceName"],
+                external_resource_provider=e["externalResourceProvider"],
+            )
+            for e in block.get("pciHostDevices", ())
+        )
+        response.mediated_devices.extend(
+            pb.MediatedDevice(
+                mdev_name_selector=e["mdevNameSelector"],
+                resource_name=e["resourceName"],
+                external_resource_provider=e["externalResourceProvider"],
+            )
+            for e in block.get("mediatedDevices", ())
+        )
+        response.left_out.extend(_skipped(s) for s in snippet.left_out)
+        response.notes.extend(_skipped(s) for s in snippet.notes)
+        return response, len(devices) + len(mdev_types)
+
+
+def _skipped(entry) -> pb.SkippedEntry:
+    return pb.SkippedEntry(
+        item=entry.item,
+        kind=entry.kind,
+        resource_name=entry.resource_name,
+        reasons=[pb.Warning(code=w.code, message=w.message) for w in entry.reasons],
+    )
+
+
+def _yaml(data: dict) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+__all__ = ["DEFAULT_MAX_BATCH", "PciNameService", "RpcFailure", "SERVICE_NAME", "framed", "status_of"]
