@@ -1,0 +1,156 @@
+"""Service commands: ``serve`` (the gRPC name service) and ``health`` (its probe).
+
+grpc is imported only when one of these runs, so other commands never pay
+for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .core import ALGORITHM_CHOICES
+
+DEFAULT_LISTEN = "[::]:50051"  # keep in step with pciname.server.app.DEFAULT_LISTEN
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value < 0 or value != value:
+        raise argparse.ArgumentTypeError(f"cannot be negative: {text!r}")
+    return value
+
+
+def register(sub) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="run the gRPC name service",
+        description="Serve pciname.v1.PciName over gRPC, with grpc.health.v1 health, server reflection, "
+        "hot reload of the pci.ids data (file changes, SIGHUP) and a graceful drain on SIGTERM. "
+        "TLS with --tls-cert/--tls-key (mutual TLS with --tls-client-ca); plaintext only with --insecure.",
+    )
+    net = serve.add_argument_group("network")
+    net.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
+                     help=f"gRPC address (default {DEFAULT_LISTEN}; port 0 picks a free one)")
+    net.add_argument("--insecure", action="store_true", help="serve plaintext (required when no TLS files are given)")
+    net.add_argument("--tls-cert", metavar="FILE", help="server certificate chain (PEM)")
+    net.add_argument("--tls-key", metavar="FILE", help="server private key (PEM)")
+    net.add_argument("--tls-client-ca", metavar="FILE",
+                     help="CA bundle (PEM) client certificates must chain to: mutual TLS, clients without one are refused")
+    net.add_argument("--health-listen", metavar="HOST:PORT",
+                     help="also serve grpc.health.v1 alone, plaintext, here (for kubelet probes when --listen uses TLS)")
+    net.add_argument("--metrics-listen", metavar="HOST:PORT",
+                     help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)")
+
+    limits = serve.add_argument_group("limits")
+    limits.add_argument("--max-workers", type=_positive_int, default=16, metavar="N",
+                        help="threads handling RPCs (default 16)")
+    limits.add_argument("--max-concurrent-rpcs", type=_positive_int, default=256, metavar="N",
+                        help="RPCs accepted at once, beyond which RESOURCE_EXHAUSTED (default 256)")
+    limits.add_argument("--max-batch", type=_positive_int, default=10_000, metavar="N",
+                        help="devices per ResolveBatch/PermittedHostDevices request (default 10000)")
+    limits.add_argument("--max-recv-message-bytes", type=_positive_int, default=4 * 1024 * 1024, metavar="N",
+                        help="largest request message (default 4 MiB)")
+    limits.add_argument("--max-send-message-bytes", type=_positive_int, default=64 * 1024 * 1024, metavar="N",
+                        help="largest response message (default 64 MiB)")
+
+    life = serve.add_argument_group("lifecycle")
+    life.add_argument("--grace", type=_seconds, default=10.0, metavar="SECONDS",
+                      help="on SIGTERM, how long RPCs in flight may take to finish (default 10)")
+    life.add_argument("--shutdown-delay", type=_seconds, default=0.0, metavar="SECONDS",
+                      help="on SIGTERM, keep serving this long with health NOT_SERVING before refusing new RPCs, "
+                      "so load balancers notice first (default 0)")
+    life.add_argument("--watch-interval", type=_seconds, default=2.0, metavar="SECONDS",
+                      help="poll data/pci.ids, --pciids and the snapshot dirs this often and reload on change; "
+                      "0 disables (SIGHUP still reloads) (default 2)")
+
+    data = serve.add_argument_group("data")
+    data.add_argument("--pciids", metavar="FILE", help="also serve this pci.ids file as profile 'custom'")
+    data.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="vendor-section",
+                      help="name algorithm of the custom profile (default vendor-section)")
+    data.add_argument("--default-profile", default="embedded", metavar="PROFILE",
+                      help="profile of requests that name none (default embedded; 'custom' for --pciids)")
+
+    logs = serve.add_argument_group("logging")
+    logs.add_argument("--log-format", choices=("text", "json"), default="text",
+                      help="text, or json: one JSON object per line (default text)")
+    logs.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    serve.set_defaults(func=run_serve)
+
+    check = sub.add_parser(
+        "health",
+        help="ask a pciname server's grpc.health.v1 service (a probe)",
+        description="Print the server's health status; exit 0 when SERVING, 1 otherwise, 2 when it cannot be asked.",
+    )
+    check.add_argument("--server", default="localhost:50051", metavar="HOST:PORT",
+                       help="server address (default localhost:50051)")
+    check.add_argument("--service", default="", help="health service name (default '': the whole server)")
+    check.add_argument("--timeout", type=_seconds, default=5.0, metavar="SECONDS", help="deadline (default 5)")
+    add_client_tls_options(check)
+    check.set_defaults(func=run_health)
+
+
+def add_client_tls_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tls", action="store_true", help="connect with TLS (implied by the other --tls-* options)")
+    parser.add_argument("--tls-ca", metavar="FILE", help="CA bundle to verify the server with")
+    parser.add_argument("--tls-cert", metavar="FILE", help="client certificate (mutual TLS)")
+    parser.add_argument("--tls-key", metavar="FILE", help="client private key (mutual TLS)")
+    parser.add_argument("--tls-server-name", metavar="NAME", help="expected server name, if not the host")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from ..server.app import ServeConfig, serve
+    from ..server.logs import configure
+
+    config = ServeConfig(
+        listen=args.listen,
+        insecure=args.insecure,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        tls_client_ca=args.tls_client_ca,
+        max_workers=args.max_workers,
+        max_concurrent_rpcs=args.max_concurrent_rpcs,
+        max_batch=args.max_batch,
+        max_recv_message_bytes=args.max_recv_message_bytes,
+        max_send_message_bytes=args.max_send_message_bytes,
+        grace=args.grace,
+        shutdown_delay=args.shutdown_delay,
+        watch_interval=args.watch_interval,
+        pciids=args.pciids,
+        algorithm=args.algorithm,
+        default_profile=args.default_profile,
+        metrics_listen=args.metrics_listen,
+        health_listen=args.health_listen,
+    )
+    config.validate()  # a usage error: one line, exit 2
+    logger = configure(args.log_format, args.log_level)
+    return serve(config, logger)
+
+
+def run_health(args: argparse.Namespace) -> int:
+    from ..client import Client
+
+    with Client(
+        args.server,
+        timeout=args.timeout,
+        tls=args.tls,
+        root_certificates=args.tls_ca,
+        certificate_chain=args.tls_cert,
+        private_key=args.tls_key,
+        server_name=args.tls_server_name,
+    ) as client:
+        status = client.health(args.service)
+    print(status)
+    return 0 if status == "SERVING" else 1
