@@ -1,0 +1,695 @@
+"""Lint the GPU resource names in KubeVirt / Cozystack YAML, with line numbers.
+
+The YAML is composed (``yaml.compose_all``), not loaded, so every value keeps
+the line and column it came from. Documents are recognised by shape, at any
+depth, so the same rules cover a KubeVirt CR, an OpenShift HyperConverged CR,
+Cozystack platform values, a HelmRelease's ``spec.values``, a ``kind: List``
+and a bare defaults table:
+
+* a ``permittedHostDevices`` mapping anywhere (KubeVirt CR
+  ``spec.configuration.permittedHostDevices``, HyperConverged
+  ``spec.permittedHostDevices``, Cozystack ``gpu.permittedHostDevices``), and a
+  document whose top level has ``pciHostDevices`` / ``mediatedDevices``;
+* ``domain.devices.gpus[].deviceName`` and ``domain.devices.hostDevices[].deviceName``
+  (VirtualMachine, VirtualMachineInstance, pools, replica sets);
+* ``nodeGroups.<group>.gpus[].name`` (Cozystack tenant Kubernetes values, or
+  the ``spec`` of its ``Kubernetes`` application).
+
+Only names in the ``nvidia.com/`` domain are checked: other names belong to
+other device plugins (or to KubeVirt's own, without
+``externalResourceProvider``).
+
+Finding codes (stable):
+
+``wrong-resource-name``
+    the selector's device is advertised under another name in this profile
+    (also a VM / node pool asking for such a wrong name);
+``unknown-resource-name``
+    no device is advertised under this name; ``expected`` lists the closest
+    real names (difflib);
+``wrong-mdev-resource-name``
+    ``resourceName`` is not what the plugin makes of ``mdevNameSelector``;
+``invalid-resource-name``
+    kubelet refuses the name (so the plugin is never registered);
+``socket-path-too-long``
+    the plugin's socket path for the name exceeds 107 bytes;
+``not-advertised``
+    the profile advertises nothing for the selector's device (not NVIDIA, or
+    v1.0.0 and an unnamed device);
+``missing-external-resource-provider``
+    an ``nvidia.com/`` entry without ``externalResourceProvider: true``;
+``duplicate-selector``
+    the same selector twice in one list;
+``invalid-selector``
+    a missing or malformed ``pciVendorSelector``;
+``wrong-selector-field``
+    ``pciDeviceSelector`` in a KubeVirt CR or ``pciVendorSelector`` in a
+    HyperConverged CR (each ignores the other's field);
+``renamed-by-upgrade``
+    right today, but the ``upgrade_to`` profile advertises another name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ..errors import PcinameError
+from ..naming import checks
+
+WRONG_RESOURCE_NAME = "wrong-resource-name"
+UNKNOWN_RESOURCE_NAME = "unknown-resource-name"
+WRONG_MDEV_RESOURCE_NAME = "wrong-mdev-resource-name"
+INVALID_RESOURCE_NAME = checks.INVALID_RESOURCE_NAME
+SOCKET_PATH_TOO_LONG = checks.SOCKET_PATH_TOO_LONG
+NOT_ADVERTISED = checks.NOT_ADVERTISED
+MISSING_EXTERNAL_RESOURCE_PROVIDER = "missing-external-resource-provider"
+DUPLICATE_SELECTOR = "duplicate-selector"
+INVALID_SELECTOR = "invalid-selector"
+WRONG_SELECTOR_FIELD = "wrong-selector-field"
+RENAMED_BY_UPGRADE = "renamed-by-upgrade"
+
+CODES = (
+    WRONG_RESOURCE_NAME,
+    UNKNOWN_RESOURCE_NAME,
+    WRONG_MDEV_RESOURCE_NAME,
+    INVALID_RESOURCE_NAME,
+    SOCKET_PATH_TOO_LONG,
+    NOT_ADVERTISED,
+    MISSING_EXTERNAL_RESOURCE_PROVIDER,
+    DUPLICATE_SELECTOR,
+    INVALID_SELECTOR,
+    WRONG_SELECTOR_FIELD,
+    RENAMED_BY_UPGRADE,
+)
+
+STDIN_NAME = "<stdin>"
+_PREFIX = checks.RESOURCE_DOMAIN + "/"
+_SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
+_SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+class LintInputError(PcinameError):
+    """Input that cannot be linted: unreadable, or not YAML (``FILE:LINE:COL: ...``)."""
+
+    def __init__(self, message: str, *, file: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: where (file, line, column, document, YAML path), the value
+    found, a stable ``code``, a message for people and the ``expected`` value
+    (a string, a list of suggestions, True, or None)."""
+
+    file: str
+    line: int
+    column: int
+    document: int  # 1-based index of the YAML document in its file
+    path: str
+    value: Any
+    code: str
+    message: str
+    expected: Any = None
+
+    def to_dict(self) -> dict:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "document": self.document,
+            "path": self.path,
+            "value": self.value,
+            "code": self.code,
+            "message": self.message,
+            "expected": self.expected,
+        }
+
+    def format(self) -> str:
+        """``FILE:LINE: code: PATH: message``."""
+        return f"{self.file}:{self.line}: {self.code}: {self.path}: {self.message}"
+
+
+# -- reading ------------------------------------------------------------------
+
+
+def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
+    """Every non-empty YAML document of ``text`` as (1-based index, node tree).
+
+    Raises LintInputError (``FILE:LINE:COL: message``) on a syntax error."""
+    try:
+        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None]
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
+        if mark is None:
+            raise LintInputError(f"{filename}: YAML syntax error: {problem}", file=filename) from None
+        raise LintInputError(
+            f"{filename}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {problem}",
+            file=filename,
+            line=mark.line + 1,
+        ) from None
+    except yaml.YAMLError as error:  # ReaderError: bytes that are not UTF-8/16
+        detail = " ".join(str(error).split())
+        raise LintInputError(f"{filename}: not readable as YAML: {detail}", file=filename) from None
+
+
+def read_input(path: str) -> tuple[bytes, str]:
+    """The bytes of ``path`` (``-``: standard input) and its display name."""
+    import sys
+
+    if path == "-":
+        return sys.stdin.buffer.read(), STDIN_NAME
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), path
+    except OSError as error:
+        raise LintInputError(f"{path}: cannot read: {error.strerror or error}", file=path) from None
+
+
+# -- node helpers -------------------------------------------------------------
+
+
+def _items(node: Node) -> Iterator[tuple[str, Node, Node]]:
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode):
+                yield key.value, key, value
+
+
+def _get(node: Node, key: str) -> Node | None:
+    for name, _, value in _items(node):
+        if name == key:
+            return value
+    return None
+
+
+def _scalar(node: Node | None) -> str | None:
+    if isinstance(node, ScalarNode) and not node.tag.endswith(":null"):
+        return node.value
+    return None
+
+
+def _is_true(node: Node | None) -> bool:
+    return isinstance(node, ScalarNode) and node.tag.endswith(":bool") and node.value.lower() in ("true", "yes", "on")
+
+
+def _value(node: Node | None) -> Any:
+    """A scalar's Python value (for reporting): bools and ints as such."""
+    if not isinstance(node, ScalarNode):
+        return None
+    if node.tag.endswith(":bool"):
+        return node.value.lower() in ("true", "yes", "on")
+    if node.tag.endswith(":null"):
+        return None
+    if node.tag.endswith(":int"):
+        try:
+            return int(node.value, 0)
+        except ValueError:
+            return node.value
+    return node.value
+
+
+def format_path(parts: Iterable[str | int]) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _SIMPLE_KEY.match(part):
+            out += ("." if out else "") + part
+        else:
+            out += '["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]'
+    return out
+
+
+# -- sites: where names are -----------------------------------------------------
+
+
+@dataclass
+class _Doc:
+    file: str
+    index: int
+    root: Node
+    kind: str | None
+
+
+@dataclass
+class _Entry:
+    """One pciHostDevices / mediatedDevices item."""
+
+    doc: _Doc
+    node: Node
+    path: tuple
+    list_kind: str  # "pci" or "mdev"
+    hyperconverged: bool
+
+
+@dataclass
+class _Reference:
+    """A name asked for by a VM or a node pool."""
+
+    doc: _Doc
+    node: Node
+    path: tuple
+
+
+@dataclass
+class _Sites:
+    blocks: list[tuple[_Doc, Node, tuple]] = field(default_factory=list)
+    references: list[_Reference] = field(default_factory=list)
+
+
+def _walk(doc: _Doc, sites: _Sites) -> None:
+    seen: set[int] = set()
+
+    def visit(node: Node, path: tuple) -> None:
+        if id(node) in seen:  # aliases: visit each node once
+            return
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, _, value in _items(node):
+                child = path + (key,)
+                if key == "permittedHostDevices" and isinstance(value, MappingNode):
+                    sites.blocks.append((doc, value, child))
+                    continue
+                if key in ("deviceName", "name") and isinstance(value, ScalarNode) and _is_reference(path, key):
+                    sites.references.append(_Reference(doc, value, child))
+                visit(value, child)
+        elif isinstance(node, SequenceNode):
+            for i, item in enumerate(node.value):
+                visit(item, path + (i,))
+
+    root = doc.root
+    if isinstance(root, MappingNode) and (_get(root, "pciHostDevices") or _get(root, "mediatedDevices")):
+        sites.blocks.append((doc, root, ()))
+    visit(root, ())
+
+
+def _is_reference(path: tuple, key: str) -> bool:
+    """``...domain.devices.{gpus,hostDevices}[i].deviceName`` or
+    ``...nodeGroups.<group>.gpus[i].name``."""
+    if len(path) < 4 or not isinstance(path[-1], int):
+        return False
+    if key == "deviceName":
+        return path[-2] in ("gpus", "hostDevices") and path[-3] == "devices" and path[-4] == "domain"
+    return path[-2] == "gpus" and path[-4] == "nodeGroups"
+
+
+def _entries(doc: _Doc, block: Node, path: tuple) -> Iterator[_Entry]:
+    hyperconverged = doc.kind == "HyperConverged"
+    for list_key, list_kind in (("pciHostDevices", "pci"), ("mediatedDevices", "mdev")):
+        seq = _get(block, list_key)
+        if isinstance(seq, SequenceNode):
+            for i, item in enumerate(seq.value):
+                if isinstance(item, MappingNode):
+                    yield _Entry(doc, item, path + (list_key, i), list_kind, hyperconverged)
+
+
+# -- the linter ---------------------------------------------------------------
+
+
+class Linter:
+    """Collects documents from any number of inputs, then checks them
+    together (a VM in one file may ask for a name permitted in another).
+
+    >>> linter = Linter("embedded")
+    >>> linter.add_text(text, "kubevirt.yaml")       # doctest: +SKIP
+    >>> findings = linter.run()                      # doctest: +SKIP
+    """
+
+    def __init__(self, profile="embedded", upgrade_to=None, *, resolver=None) -> None:
+        if resolver is None:
+            from ..api import default_resolver
+
+            resolver = default_resolver()
+        self.resolver = resolver
+        self.profile = profile
+        self.upgrade_to = upgrade_to
+        self.profile_name = resolver.view(profile).profile.name
+        self.upgrade_name = resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
+        self._docs: list[_Doc] = []
+        self._name_index: dict[str, list] | None = None
+
+    # inputs
+
+    def add_text(self, text: str | bytes, filename: str = "<input>") -> int:
+        """Add the YAML documents of ``text``; returns how many. Raises
+        LintInputError on a syntax error (nothing of that text is added)."""
+        roots = compose(text, filename)
+        for index, root in roots:
+            kind = _scalar(_get(root, "kind")) if isinstance(root, MappingNode) else None
+            self._docs.append(_Doc(filename, index, root, kind))
+        return len(roots)
+
+    def add_file(self, path: str) -> int:
+        data, name = read_input(path)
+        return self.add_text(data, name)
+
+    # checks
+
+    def run(self) -> list[Finding]:
+        sites = _Sites()
+        for doc in self._docs:
+            _walk(doc, sites)
+        findings: list[Finding] = []
+        wrong_pci: dict[str, str] = {}
+        wrong_mdev: dict[str, str] = {}
+        permitted_mdev: set[str] = set()
+        for doc, block, path in sites.blocks:
+            seen: dict[tuple[str, str], int] = {}
+            for entry in _entries(doc, block, path):
+                if entry.list_kind == "pci":
+                    findings.extend(self._check_pci(entry, seen, wrong_pci))
+                else:
+                    findings.extend(self._check_mdev(entry, seen, wrong_mdev, permitted_mdev))
+        for ref in sites.references:
+            findings.extend(self._check_reference(ref, wrong_pci, wrong_mdev, permitted_mdev))
+        rank: dict[str, int] = {}
+        for doc in self._docs:
+            rank.setdefault(doc.file, len(rank))
+        findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
+        return findings
+
+    def _finding(self, doc: _Doc, node: Node, path: tuple, code: str, message: str, expected=None, value=None):
+        mark = node.start_mark
+        return Finding(
+            file=doc.file,
+            line=mark.line + 1,
+            column=mark.column + 1,
+            document=doc.index,
+            path=format_path(path),
+            value=_value(node) if value is None else value,
+            code=code,
+            message=message,
+            expected=expected,
+        )
+
+    def _common(self, entry: _Entry, name_node: Node, name: str) -> list[Finding]:
+        """externalResourceProvider of an nvidia.com entry."""
+        erp = _get(entry.node, "externalResourceProvider")
+        if _is_true(erp):
+            return []
+        where = erp if erp is not None else entry.node
+        path = entry.path + ("externalResourceProvider",)
+        state = "is missing" if erp is None else f"is {_value(erp)!r}"
+        return [
+            self._finding(
+                entry.doc,
+                where,
+                path,
+                MISSING_EXTERNAL_RESOURCE_PROVIDER,
+                f"externalResourceProvider {state}: {name} comes from NVIDIA's device plugin, so it must be true "
+                "(otherwise KubeVirt starts its own plugin for the same resource)",
+                expected=True,
+                value=_value(erp) if erp is not None else None,
+            )
+        ]
+
+    def _duplicate(self, entry: _Entry, node: Node, path: tuple, key: tuple[str, str], seen: dict, shown: str):
+        first = seen.get(key)
+        if first is None:
+            seen[key] = node.start_mark.line + 1
+            return []
+        return [
+            self._finding(
+                entry.doc,
+                node,
+                path,
+                DUPLICATE_SELECTOR,
+                f"{shown} is already permitted at line {first}; KubeVirt uses one of the two entries",
+            )
+        ]
+
+    def _check_pci(self, entry: _Entry, seen: dict, wrong_pci: dict) -> list[Finding]:
+        node = entry.node
+        if _is_true(_get(node, "disabled")):
+            return []
+        name_node = _get(node, "resourceName")
+        name = _scalar(name_node)
+        own_field, other_field = (
+            ("pciDeviceSelector", "pciVendorSelector") if entry.hyperconverged else ("pciVendorSelector", "pciDeviceSelector")
+        )
+        selector_node = _get(node, own_field)
+        misplaced = selector_node is None and _get(node, other_field) is not None
+        if misplaced:
+            selector_node = _get(node, other_field)
+        selector = _scalar(selector_node)
+        if name is None or not name.startswith(_PREFIX):
+            return []
+        found: list[Finding] = []
+        found.extend(self._common(entry, name_node, name))
+        if misplaced:
+            what = "a HyperConverged CR" if entry.hyperconverged else "KubeVirt"
+            found.append(
+                self._finding(
+                    entry.doc,
+                    selector_node,
+                    entry.path + (other_field,),
+                    WRONG_SELECTOR_FIELD,
+                    f"{what} reads {own_field}, not {other_field}: this entry selects no device",
+                    expected=own_field,
+                )
+            )
+        selector_path = entry.path + (other_field if misplaced else own_field,)
+        match = _SELECTOR.match(selector) if selector is not None else None
+        if not match:
+            where = selector_node if selector_node is not None else node
+            found.append(
+                self._finding(
+                    entry.doc,
+                    where,
+                    selector_path,
+                    INVALID_SELECTOR,
+                    f"{own_field} {'is missing' if selector is None else repr(selector) + ' is not VENDOR:DEVICE hex'}; "
+                    f"expected e.g. 10DE:2236",
+                )
+            )
+            return found
+        vendor, device = (g.lower() for g in match.groups())
+        shown = f"{vendor}:{device}".upper()
+        found.extend(self._duplicate(entry, selector_node, selector_path, ("pci", shown), seen, shown))
+        path = entry.path + ("resourceName",)
+        resolution = self.resolver.resolve(f"{vendor}:{device}", self.profile)
+        expected = resolution.resource_name
+        if expected is None:
+            reason = next((w.message for w in resolution.warnings if w.code == NOT_ADVERTISED), "")
+            found.append(
+                self._finding(
+                    entry.doc,
+                    name_node,
+                    path,
+                    NOT_ADVERTISED,
+                    f"{self.profile_name} advertises nothing for {shown}: {reason}",
+                )
+            )
+            return found
+        if name != expected:
+            wrong_pci.setdefault(name, expected)
+            extra = ""
+            if not resolution.advertised:
+                extra = " (and kubelet refuses that name too)"
+            found.append(
+                self._finding(
+                    entry.doc,
+                    name_node,
+                    path,
+                    WRONG_RESOURCE_NAME,
+                    f"{self.profile_name} advertises {shown} as {expected}{extra}, not {name}: "
+                    "VMs asking for this name never schedule",
+                    expected=expected,
+                )
+            )
+            return found
+        found.extend(self._name_problems(entry.doc, name_node, path, resolution.warnings))
+        if self.upgrade_to is not None:
+            after = self.resolver.resolve(f"{vendor}:{device}", self.upgrade_to).resource_name
+            if after != name:
+                found.append(
+                    self._finding(
+                        entry.doc,
+                        name_node,
+                        path,
+                        RENAMED_BY_UPGRADE,
+                        f"{self.upgrade_name} advertises {shown} as {after or 'nothing'}: "
+                        f"after the upgrade, VMs asking for {name} stop scheduling",
+                        expected=after,
+                    )
+                )
+        return found
+
+    def _name_problems(self, doc: _Doc, node: Node, path: tuple, warnings) -> list[Finding]:
+        return [
+            self._finding(doc, node, path, w.code, w.message)
+            for w in warnings
+            if w.code in (INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG)
+        ]
+
+    def _check_mdev(self, entry: _Entry, seen: dict, wrong_mdev: dict, permitted: set) -> list[Finding]:
+        node = entry.node
+        if _is_true(_get(node, "disabled")):
+            return []
+        name_node = _get(node, "resourceName")
+        name = _scalar(name_node)
+        if name is None or not name.startswith(_PREFIX):
+            return []
+        found = self._common(entry, name_node, name)
+        selector_node = _get(node, "mdevNameSelector")
+        selector = _scalar(selector_node)
+        if selector is None:
+            found.append(
+                self._finding(
+                    entry.doc,
+                    node,
+                    entry.path + ("mdevNameSelector",),
+                    INVALID_SELECTOR,
+                    "mdevNameSelector is missing; expected a vGPU type name such as 'GRID T4-1Q'",
+                )
+            )
+            return found
+        found.extend(
+            self._duplicate(
+                entry, selector_node, entry.path + ("mdevNameSelector",), ("mdev", selector), seen, repr(selector)
+            )
+        )
+        expected = checks.mdev_resource_name(selector)
+        path = entry.path + ("resourceName",)
+        if name != expected:
+            wrong_mdev.setdefault(name, expected)
+            found.append(
+                self._finding(
+                    entry.doc,
+                    name_node,
+                    path,
+                    WRONG_MDEV_RESOURCE_NAME,
+                    f"the plugin advertises vGPU type {selector!r} as {expected}, not {name} "
+                    "(white space to '_', nothing else changed)",
+                    expected=expected,
+                )
+            )
+            return found
+        problems = self._name_problems(entry.doc, name_node, path, checks.name_warnings(name[len(_PREFIX):]))
+        if not problems:
+            permitted.add(name)
+        found.extend(problems)
+        return found
+
+    # references from VMs and node pools
+
+    def _names(self) -> dict[str, list]:
+        """resource name -> resolutions of the devices with that name."""
+        if self._name_index is None:
+            names: dict[str, list] = {}
+            for r in self.resolver.devices(self.profile):
+                if r.resource_name is not None:
+                    names.setdefault(r.resource_name, []).append(r)
+            self._name_index = names
+        return self._name_index
+
+    def _suggest(self, name: str, extra: Iterable[str] = ()) -> list[str]:
+        candidates = {n for n, rs in self._names().items() if any(r.advertised for r in rs)}
+        candidates.update(extra)
+        upper = {c[len(_PREFIX):].upper(): c for c in candidates if c.startswith(_PREFIX)}
+        close = difflib.get_close_matches(name[len(_PREFIX):].upper(), list(upper), n=3, cutoff=0.6)
+        return [upper[c] for c in close]
+
+    def _check_reference(self, ref: _Reference, wrong_pci: dict, wrong_mdev: dict, permitted_mdev: set) -> list[Finding]:
+        name = _scalar(ref.node)
+        if name is None or not name.startswith(_PREFIX):
+            return []
+        part = name[len(_PREFIX):]
+        doc, node, path = ref.doc, ref.node, ref.path
+        if "-" in part:
+            # pci names never contain '-' (both filters drop it): a vGPU type.
+            if name in wrong_mdev:
+                return [
+                    self._finding(
+                        doc, node, path, WRONG_MDEV_RESOURCE_NAME,
+                        f"{name} is the wrong name of a permitted vGPU type; the plugin advertises it as "
+                        f"{wrong_mdev[name]}",
+                        expected=wrong_mdev[name],
+                    )
+                ]
+            problems = self._name_problems(doc, node, path, checks.name_warnings(part))
+            if problems:
+                return problems
+            if permitted_mdev and name not in permitted_mdev:
+                close = difflib.get_close_matches(name, sorted(permitted_mdev), n=3, cutoff=0.8)
+                if close:
+                    return [
+                        self._finding(
+                            doc, node, path, UNKNOWN_RESOURCE_NAME,
+                            f"no permitted vGPU type is advertised as {name}; did you mean {', '.join(close)}?",
+                            expected=close,
+                        )
+                    ]
+            return []
+        if name in wrong_pci:
+            return [
+                self._finding(
+                    doc, node, path, WRONG_RESOURCE_NAME,
+                    f"{name} is permitted with a wrong name; {self.profile_name} advertises that device as "
+                    f"{wrong_pci[name]}",
+                    expected=wrong_pci[name],
+                )
+            ]
+        resolutions = self._names().get(name)
+        if resolutions is None:
+            devices = self.resolver.reverse(name, self.profile)  # the bare-id fallback, e.g. nvidia.com/2335
+            resolutions = [self.resolver.resolve(d, self.profile) for d in devices]
+        if not resolutions:
+            problems = self._name_problems(doc, node, path, checks.name_warnings(part))
+            if problems:
+                return problems
+            suggestions = self._suggest(name)
+            hint = f"closest: {', '.join(suggestions)}" if suggestions else "no similar name either"
+            return [
+                self._finding(
+                    doc, node, path, UNKNOWN_RESOURCE_NAME,
+                    f"{self.profile_name} advertises no device as {name}; {hint}",
+                    expected=suggestions,
+                )
+            ]
+        if not any(r.advertised for r in resolutions):
+            warnings = [w for r in resolutions[:1] for w in r.warnings]
+            return self._name_problems(doc, node, path, warnings)
+        if self.upgrade_to is not None:
+            after = sorted(
+                {
+                    self.resolver.resolve(r.device, self.upgrade_to).resource_name or "nothing"
+                    for r in resolutions
+                }
+            )
+            if name not in after:
+                devices = ", ".join(r.device for r in resolutions)
+                return [
+                    self._finding(
+                        doc, node, path, RENAMED_BY_UPGRADE,
+                        f"{self.upgrade_name} advertises {devices} as {', '.join(after)}: after the upgrade "
+                        f"nothing is advertised as {name}",
+                        expected=after[0] if len(after) == 1 else after,
+                    )
+                ]
+        return []
+
+
+def lint_text(text: str | bytes, filename: str = "<input>", profile="embedded", upgrade_to=None, *, resolver=None) -> list[Finding]:
+    """Findings for one YAML text (multi-document). Raises LintInputError."""
+    linter = Linter(profile, upgrade_to, resolver=resolver)
+    linter.add_text(text, filename)
+    return linter.run()
+
+
+def lint_data(data: Any, filename: str, profile="embedded", upgrade_to=None, *, resolver=None) -> list[Finding]:
+    """Findings for plain data (e.g. an object read from the cluster); lines
+    refer to its YAML dump."""
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    return lint_text(text, filename, profile, upgrade_to, resolver=resolver)

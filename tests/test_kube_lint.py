@@ -1,0 +1,514 @@
+"""Linting resource names in realistic KubeVirt / Cozystack YAML, with lines."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pciname.kube.lint import CODES, LintInputError, Linter, format_path, lint_data, lint_text
+
+from .conftest import needs_shared
+
+
+def y(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+CLEAN = y(
+    """
+    apiVersion: kubevirt.io/v1
+    kind: KubeVirt
+    metadata:
+      name: kubevirt
+      namespace: kubevirt
+    spec:
+      configuration:
+        developerConfiguration:
+          featureGates: [GPU, HostDevices]
+        permittedHostDevices:
+          pciHostDevices:
+          - pciVendorSelector: "10DE:2236"
+            resourceName: nvidia.com/GA102GL_A10
+            externalResourceProvider: true
+          - pciVendorSelector: 10de:27b8
+            resourceName: "nvidia.com/AD104GL_L4"
+            externalResourceProvider: true
+          - pciVendorSelector: "8086:0D58"
+            resourceName: intel.com/qat
+          mediatedDevices:
+          - mdevNameSelector: GRID T4-1Q
+            resourceName: nvidia.com/GRID_T4-1Q
+            externalResourceProvider: true
+    ---
+    apiVersion: kubevirt.io/v1
+    kind: VirtualMachine
+    metadata:
+      name: ubuntu-a10
+      namespace: tenant-root
+    spec:
+      runStrategy: Always
+      template:
+        spec:
+          domain:
+            devices:
+              gpus:
+              - name: gpu1
+                deviceName: nvidia.com/GA102GL_A10
+              - name: vgpu1
+                deviceName: nvidia.com/GRID_T4-1Q
+              hostDevices:
+              - name: qat
+                deviceName: intel.com/qat
+            resources:
+              requests:
+                memory: 16Gi
+    """
+)
+
+
+def codes(findings):
+    return [f.code for f in findings]
+
+
+def test_clean_documents_have_no_findings():
+    assert lint_text(CLEAN, "clean.yaml") == []
+
+
+KUBEVIRT_CR = y(
+    """
+    # KubeVirt CR as an operator left it
+    apiVersion: kubevirt.io/v1
+    kind: KubeVirt
+    metadata:
+      name: kubevirt
+      namespace: kubevirt
+    spec:
+      configuration:
+        permittedHostDevices:
+          pciHostDevices:
+          - pciVendorSelector: "10DE:1EB8"
+            resourceName: "nvidia.com/TU104GL_Tesla_T4"
+            externalResourceProvider: true
+          - pciVendorSelector: "10DE:2236"
+            resourceName: nvidia.com/GA102GL_A10
+          - pciVendorSelector: "10de:2236"
+            resourceName: nvidia.com/GA102GL_A10
+            externalResourceProvider: "true"
+          - pciDeviceSelector: "10DE:27B8"
+            resourceName: nvidia.com/AD104GL_L4
+            externalResourceProvider: true
+          - pciVendorSelector: "10DE:ZZZZ"
+            resourceName: nvidia.com/SOMETHING
+            externalResourceProvider: true
+          - pciVendorSelector: "15B3:101E"
+            resourceName: nvidia.com/CX7
+            externalResourceProvider: true
+          mediatedDevices:
+          - mdevNameSelector: NVIDIA L40S-24Q
+            resourceName: nvidia.com/L40S-24Q
+            externalResourceProvider: true
+          - mdevNameSelector: "GRID T4-1Q "
+            resourceName: "nvidia.com/GRID_T4-1Q_"
+            externalResourceProvider: true
+    """
+)
+
+
+def test_kubevirt_cr_findings_with_lines_paths_and_expected_values():
+    findings = lint_text(KUBEVIRT_CR, "kubevirt.yaml")
+    got = [(f.line, f.code, f.path, f.value, f.expected) for f in findings]
+    base = "spec.configuration.permittedHostDevices."
+    assert got == [
+        (12, "wrong-resource-name", base + "pciHostDevices[0].resourceName", "nvidia.com/TU104GL_Tesla_T4", "nvidia.com/TU104GL_TESLA_T4"),
+        (14, "missing-external-resource-provider", base + "pciHostDevices[1].externalResourceProvider", None, True),
+        (16, "duplicate-selector", base + "pciHostDevices[2].pciVendorSelector", "10de:2236", None),
+        (18, "missing-external-resource-provider", base + "pciHostDevices[2].externalResourceProvider", "true", True),
+        (19, "wrong-selector-field", base + "pciHostDevices[3].pciDeviceSelector", "10DE:27B8", "pciVendorSelector"),
+        (22, "invalid-selector", base + "pciHostDevices[4].pciVendorSelector", "10DE:ZZZZ", None),
+        (26, "not-advertised", base + "pciHostDevices[5].resourceName", "nvidia.com/CX7", None),
+        (30, "wrong-mdev-resource-name", base + "mediatedDevices[0].resourceName", "nvidia.com/L40S-24Q", "nvidia.com/NVIDIA_L40S-24Q"),
+        (33, "invalid-resource-name", base + "mediatedDevices[1].resourceName", "nvidia.com/GRID_T4-1Q_", None),
+    ]
+    assert all(f.file == "kubevirt.yaml" and f.document == 1 for f in findings)
+    assert findings[0].column == 23  # the opening quote
+    assert "already permitted at line 14" in findings[2].message
+    assert findings[0].format().startswith(
+        "kubevirt.yaml:12: wrong-resource-name: spec.configuration.permittedHostDevices.pciHostDevices[0].resourceName: "
+    )
+    assert set(codes(findings)) <= set(CODES)
+
+
+@needs_shared
+def test_names_depend_on_the_profile():
+    text = y(
+        """
+        apiVersion: kubevirt.io/v1
+        kind: KubeVirt
+        metadata: {name: kubevirt, namespace: kubevirt}
+        spec:
+          configuration:
+            permittedHostDevices:
+              pciHostDevices:
+              - {pciVendorSelector: "10DE:2330", resourceName: nvidia.com/GH100H100_SXM5_80GB, externalResourceProvider: true}
+              - {pciVendorSelector: "10DE:2236", resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}
+        """
+    )
+    assert lint_text(text, "kv.yaml", "gpu-operator@v23.9.2") == []
+    (wrong,) = lint_text(text, "kv.yaml", "latest")
+    assert (wrong.line, wrong.code, wrong.expected) == (8, "wrong-resource-name", "nvidia.com/GH100_H100_SXM5_80GB")
+    (renamed,) = lint_text(text, "kv.yaml", "gpu-operator@v23.9.2", upgrade_to="gpu-operator@v24.9.0")
+    assert renamed.code == "renamed-by-upgrade"
+    assert renamed.expected == "nvidia.com/GH100_H100_SXM5_80GB"
+    assert "gpu-operator@v24.9.0" in renamed.message
+    old = lint_text(text, "kv.yaml", "v1.0.0")
+    assert [(f.line, f.code) for f in old] == [(8, "not-advertised"), (9, "not-advertised")]
+
+
+HYPERCONVERGED = y(
+    """
+    apiVersion: hco.kubevirt.io/v1beta1
+    kind: HyperConverged
+    metadata:
+      name: kubevirt-hyperconverged
+      namespace: openshift-cnv
+    spec:
+      permittedHostDevices:
+        pciHostDevices:
+        - pciDeviceSelector: "10DE:1EB8"
+          resourceName: nvidia.com/TU104GL_TESLA_T4
+          externalResourceProvider: true
+        - pciVendorSelector: "10DE:2236"
+          resourceName: nvidia.com/GA102GL_A10
+          externalResourceProvider: true
+        - pciDeviceSelector: "10DE:1DB6"
+          resourceName: nvidia.com/GV100GL_Tesla_V100
+          disabled: true
+        mediatedDevices:
+        - mdevNameSelector: NVIDIA A10-24Q
+          resourceName: nvidia.com/NVIDIA_A10-24Q
+          externalResourceProvider: true
+    """
+)
+
+
+def test_hyperconverged_uses_pci_device_selector_and_skips_disabled_entries():
+    findings = lint_text(HYPERCONVERGED, "hco.yaml")
+    assert [(f.line, f.code, f.expected) for f in findings] == [(12, "wrong-selector-field", "pciDeviceSelector")]
+    assert findings[0].path == "spec.permittedHostDevices.pciHostDevices[1].pciVendorSelector"
+
+
+COZYSTACK_VALUES = y(
+    """
+    # Cozystack platform values
+    bundle-name: paas-full
+    ipv4-pod-cidr: 10.244.0.0/16
+    gpu:
+      replaceDefaults: false
+      permittedHostDevices:
+        pciHostDevices:
+        - pciVendorSelector: "10DE:2335"
+          resourceName: nvidia.com/GH100_H200_SXM_141GB
+          externalResourceProvider: true
+        - pciVendorSelector: "10DE:26B9"
+          resourceName: nvidia.com/AD102GL_L40S
+          externalResourceProvider: true
+        - pciVendorSelector: "10DE:20B5"
+          resourceName: nvidia.com/GA100_A100_PCIe_80GB
+          externalResourceProvider: true
+        mediatedDevices:
+        - mdevNameSelector: NVIDIA L40S-24Q
+          resourceName: nvidia.com/NVIDIA_L40S-24Q
+          externalResourceProvider: true
+    """
+)
+
+
+def test_cozystack_platform_values():
+    findings = lint_text(COZYSTACK_VALUES, "values.yaml")
+    assert [(f.line, f.code, f.path, f.expected) for f in findings] == [
+        (
+            15,
+            "wrong-resource-name",
+            "gpu.permittedHostDevices.pciHostDevices[2].resourceName",
+            "nvidia.com/GA100_A100_PCIE_80GB",
+        )
+    ]
+
+
+def test_helmrelease_values_and_list_wrappers_are_found():
+    text = y(
+        """
+        apiVersion: v1
+        kind: List
+        items:
+        - apiVersion: helm.toolkit.fluxcd.io/v2
+          kind: HelmRelease
+          metadata: {name: kubevirt, namespace: cozy-kubevirt}
+          spec:
+            values:
+              permittedHostDevices:
+                pciHostDevices:
+                - pciVendorSelector: "10DE:2236"
+                  resourceName: nvidia.com/GA102GL_A10G
+                  externalResourceProvider: true
+        """
+    )
+    (finding,) = lint_text(text, "hr.yaml")
+    assert finding.path == "items[0].spec.values.permittedHostDevices.pciHostDevices[0].resourceName"
+    assert (finding.line, finding.expected) == (12, "nvidia.com/GA102GL_A10")
+
+
+def test_bare_defaults_table():
+    text = y(
+        """
+        pciHostDevices:
+        - pciVendorSelector: "10DE:2236"
+          resourceName: nvidia.com/GA102GL_A10
+          externalResourceProvider: true
+        - pciVendorSelector: "10DE:1EB8"
+          resourceName: nvidia.com/TU104GL_TESLA_T4
+        """
+    )
+    (finding,) = lint_text(text, "defaults.yaml")
+    assert (finding.line, finding.code, finding.path) == (
+        5,
+        "missing-external-resource-provider",
+        "pciHostDevices[1].externalResourceProvider",
+    )
+    nested = "permittedHostDevices:\n" + textwrap.indent(text, "  ")
+    assert [f.path for f in lint_text(nested, "d.yaml")] == ["permittedHostDevices.pciHostDevices[1].externalResourceProvider"]
+
+
+VMS = y(
+    """
+    apiVersion: kubevirt.io/v1
+    kind: VirtualMachine
+    metadata: {name: vm-a, namespace: tenant-dev}
+    spec:
+      template:
+        spec:
+          domain:
+            devices:
+              gpus:
+              - name: gpu1
+                deviceName: nvidia.com/GA102GL_A1O
+              - name: gpu2
+                deviceName: nvidia.com/TU104GL_Tesla_T4
+              hostDevices:
+              - name: hd1
+                deviceName: nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_
+              - name: nic
+                deviceName: devices.kubevirt.io/sriov
+    ---
+    apiVersion: kubevirt.io/v1
+    kind: VirtualMachineInstance
+    metadata: {name: vmi-b}
+    spec:
+      domain:
+        devices:
+          gpus:
+          - name: gpu1
+            deviceName: nvidia.com/AD104GL_L4
+          - name: gpu2
+            deviceName: nvidia.com/NOTHING_LIKE_IT_AT_ALL_QQQQ
+    """
+)
+
+
+@needs_shared
+def test_vm_and_vmi_references():
+    findings = lint_text(VMS, "vms.yaml", "latest")
+    got = [(f.document, f.line, f.code) for f in findings]
+    assert got == [
+        (1, 11, "unknown-resource-name"),
+        (1, 13, "unknown-resource-name"),
+        (1, 16, "invalid-resource-name"),
+        (2, 30, "unknown-resource-name"),
+    ]
+    assert findings[0].path == "spec.template.spec.domain.devices.gpus[0].deviceName"
+    assert findings[0].expected[0] == "nvidia.com/GA102GL_A10"
+    assert findings[1].expected[0] == "nvidia.com/TU104GL_TESLA_T4"  # the pre-v1.1 spelling
+    assert findings[2].path == "spec.template.spec.domain.devices.hostDevices[0].deviceName"
+    assert findings[3].expected == []
+    assert "no similar name" in findings[3].message
+    # Under v1.0.1 the mixed-case spelling is the right one.
+    assert (1, 13) not in [(f.document, f.line) for f in lint_text(VMS, "vms.yaml", "v1.0.1")]
+
+
+def test_references_to_wrongly_permitted_names_across_files():
+    linter = Linter("embedded")
+    linter.add_text(KUBEVIRT_CR, "kubevirt.yaml")
+    linter.add_text(
+        y(
+            """
+            apiVersion: kubevirt.io/v1
+            kind: VirtualMachine
+            metadata: {name: vm}
+            spec:
+              template:
+                spec:
+                  domain:
+                    devices:
+                      gpus:
+                      - {name: g1, deviceName: nvidia.com/TU104GL_Tesla_T4}
+                      - {name: g2, deviceName: nvidia.com/L40S-24Q}
+                      - {name: g3, deviceName: nvidia.com/GRID_T4-1q}
+                      - {name: g4, deviceName: nvidia.com/NVIDIA_A100-40C}
+            """
+        ),
+        "vm.yaml",
+    )
+    vm = [f for f in linter.run() if f.file == "vm.yaml"]
+    assert [(f.line, f.code, f.expected) for f in vm] == [
+        (10, "wrong-resource-name", "nvidia.com/TU104GL_TESLA_T4"),
+        (11, "wrong-mdev-resource-name", "nvidia.com/NVIDIA_L40S-24Q"),
+    ]
+
+
+def test_mdev_typo_is_suggested_when_the_type_is_permitted():
+    text = CLEAN + y(
+        """
+        ---
+        apiVersion: kubevirt.io/v1
+        kind: VirtualMachine
+        metadata: {name: v}
+        spec:
+          template:
+            spec:
+              domain:
+                devices:
+                  gpus:
+                  - {name: g, deviceName: nvidia.com/GRID_T4-1q}
+        """
+    )
+    (finding,) = lint_text(text, "x.yaml")
+    assert (finding.code, finding.expected, finding.document) == ("unknown-resource-name", ["nvidia.com/GRID_T4-1Q"], 3)
+
+
+TENANT = y(
+    """
+    # Cozystack tenant Kubernetes values
+    host: ""
+    controlPlane:
+      replicas: 2
+    nodeGroups:
+      md0:
+        minReplicas: 0
+        maxReplicas: 10
+        instanceType: u1.medium
+        roles: [ingress-nginx]
+        resources: {}
+      gpu:
+        minReplicas: 1
+        maxReplicas: 2
+        instanceType: u1.2xlarge
+        gpus:
+        - name: nvidia.com/GA102GL_A10
+        - name: nvidia.com/AD102GL_L40
+        - name: nvidia.com/2335
+    ---
+    apiVersion: apps.cozystack.io/v1alpha1
+    kind: Kubernetes
+    metadata: {name: dev, namespace: tenant-team}
+    spec:
+      nodeGroups:
+        gpu-pool:
+          gpus:
+          - name: nvidia.com/GH100H100_SXM5_80GB
+    """
+)
+
+
+@needs_shared
+def test_tenant_kubernetes_node_groups():
+    assert [(f.line, f.code, f.path) for f in lint_text(TENANT, "tenant.yaml", "embedded")] == [
+        (19, "unknown-resource-name", "nodeGroups.gpu.gpus[2].name"),
+        (28, "unknown-resource-name", "spec.nodeGroups.gpu-pool.gpus[0].name"),
+    ]
+    findings = lint_text(TENANT, "tenant.yaml", "v1.2.2")
+    # v1.2.2's pci.ids lacks 10de:2335 (bare-id fallback) and spells the H100 without a space.
+    assert findings == []
+    latest = lint_text(TENANT, "tenant.yaml", "latest")
+    assert [(f.document, f.line, f.code, f.path) for f in latest] == [
+        (1, 19, "unknown-resource-name", "nodeGroups.gpu.gpus[2].name"),
+        (2, 28, "unknown-resource-name", "spec.nodeGroups.gpu-pool.gpus[0].name"),
+    ]
+    assert latest[1].expected[0] == "nvidia.com/GH100_H100_SXM5_80GB"
+    upgrade = lint_text(TENANT, "tenant.yaml", "v1.2.2", upgrade_to="latest")
+    assert [(f.line, f.code, f.expected) for f in upgrade] == [
+        (19, "renamed-by-upgrade", "nvidia.com/GH100_H200_SXM_141GB"),
+        (28, "renamed-by-upgrade", "nvidia.com/GH100_H100_SXM5_80GB"),
+    ]
+
+
+def test_anchors_and_aliases():
+    text = y(
+        """
+        x-gpu: &a10
+          pciVendorSelector: "10DE:2236"
+          resourceName: nvidia.com/GA102GL_A1
+          externalResourceProvider: true
+        permittedHostDevices:
+          pciHostDevices:
+          - *a10
+        """
+    )
+    findings = lint_text(text, "a.yaml")
+    assert [(f.line, f.code) for f in findings] == [(3, "wrong-resource-name")]
+
+
+def test_yaml_syntax_error_names_file_and_line():
+    bad = y(
+        """
+        apiVersion: kubevirt.io/v1
+        kind: KubeVirt
+        spec:
+          configuration:
+            permittedHostDevices:
+              pciHostDevices:
+              - pciVendorSelector: "10DE:2236
+                resourceName: nvidia.com/GA102GL_A10
+        """
+    )
+    with pytest.raises(LintInputError) as caught:
+        lint_text(bad, "broken.yaml")
+    message = str(caught.value)
+    assert message.startswith("broken.yaml:")
+    assert "YAML syntax error" in message and caught.value.line is not None
+    with pytest.raises(LintInputError, match=r"^b\.yaml:3:1: YAML syntax error"):
+        lint_text("a: 1\nb: [1, 2\n", "b.yaml")
+
+
+def test_a_syntax_error_in_a_later_document_rejects_the_file():
+    first = CLEAN.split("---")[0]
+    with pytest.raises(LintInputError, match=r"^m\.yaml:\d+:\d+: YAML syntax error") as caught:
+        lint_text(first + "---\nkey: [unclosed\n", "m.yaml")
+    assert caught.value.line > first.count("\n")
+
+
+def test_undecodable_bytes_are_an_input_error():
+    with pytest.raises(LintInputError, match="not readable as YAML"):
+        lint_text(b"a: \xff\xfe\x00bad\n", "bin.yaml")
+
+
+def test_lint_data_for_objects_from_a_cluster():
+    obj = {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "KubeVirt",
+        "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+        "spec": {
+            "configuration": {
+                "permittedHostDevices": {
+                    "pciHostDevices": [{"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/A10", "externalResourceProvider": True}]
+                }
+            }
+        },
+    }
+    (finding,) = lint_data(obj, "kubevirt/kubevirt")
+    assert finding.code == "wrong-resource-name" and finding.expected == "nvidia.com/GA102GL_A10"
+
+
+def test_format_path():
+    assert format_path(["spec", "nodeGroups", "gpu pool", "gpus", 0, "name"]) == 'spec.nodeGroups["gpu pool"].gpus[0].name'
+    assert format_path([0, "a"]) == "[0].a"
