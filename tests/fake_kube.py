@@ -1,0 +1,224 @@
+"""A tiny Kubernetes API server for tests: serves Node and KubeVirt objects
+over plain HTTP on 127.0.0.1 (an ephemeral port, in a thread), records
+every request, and answers server-side apply PATCHes of the KubeVirt CR the
+way the API server does for the fields it is sent (or with a scripted
+status, e.g. 409). The real ``kubernetes`` client talks to it through a
+kubeconfig file that points at it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+TOKEN = "test-token-0123456789"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+    def json(self):
+        return json.loads(self.body)
+
+
+def node(name: str, resources: dict[str, str], *, allocatable: dict[str, str] | None = None, labels=None) -> dict:
+    """A Node as the API server returns it, with GPU resources in capacity
+    and allocatable next to the usual ones."""
+    base = {"cpu": "64", "memory": "527946884Ki", "pods": "110", "ephemeral-storage": "936513244Ki",
+            "devices.kubevirt.io/kvm": "1k", "devices.kubevirt.io/tun": "1k", "devices.kubevirt.io/vhost-net": "1k"}
+    capacity = dict(base, **resources)
+    alloc = dict(base, cpu="63500m", **(allocatable if allocatable is not None else resources))
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "uid": f"uid-{name}",
+            "resourceVersion": "81234",
+            "creationTimestamp": "2026-01-12T09:14:03Z",
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "nvidia.com/gpu.workload.config": "vm-passthrough",
+                **(labels or {}),
+            },
+        },
+        "spec": {"podCIDR": "10.244.1.0/24"},
+        "status": {
+            "capacity": capacity,
+            "allocatable": alloc,
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+            "nodeInfo": {"kubeletVersion": "v1.33.4", "containerRuntimeVersion": "containerd://2.0.5"},
+        },
+    }
+
+
+def kubevirt(permitted: dict | None, *, namespace="kubevirt", name="kubevirt", labels=None, annotations=None,
+             managed_fields=None, owner_references=None) -> dict:
+    """A KubeVirt CR as the API server returns it."""
+    meta = {
+        "name": name,
+        "namespace": namespace,
+        "uid": "5f2b7f0e-3f39-4c3c-9d7a-0c7f54c1b1aa",
+        "resourceVersion": "99120",
+        "generation": 4,
+        "creationTimestamp": "2026-01-12T09:20:11Z",
+        "finalizers": ["foregroundDeleteKubeVirt"],
+    }
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    if managed_fields:
+        meta["managedFields"] = managed_fields
+    if owner_references:
+        meta["ownerReferences"] = owner_references
+    configuration = {"developerConfiguration": {"featureGates": ["GPU", "HostDevices", "LiveMigration"]}}
+    if permitted is not None:
+        configuration["permittedHostDevices"] = permitted
+    return {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "KubeVirt",
+        "metadata": meta,
+        "spec": {
+            "certificateRotateStrategy": {},
+            "configuration": configuration,
+            "imagePullPolicy": "IfNotPresent",
+            "workloadUpdateStrategy": {"workloadUpdateMethods": ["LiveMigrate"]},
+        },
+        "status": {"phase": "Deployed", "observedKubeVirtVersion": "v1.6.2"},
+    }
+
+
+@dataclass
+class FakeKube:
+    nodes: list[dict] = field(default_factory=list)
+    kubevirts: list[dict] = field(default_factory=list)
+    patch_status: int | None = None  # answer PATCHes with this status instead
+    patch_status_body: dict | None = None
+    requests: list[Request] = field(default_factory=list)
+    kubevirt_crd: bool = True
+
+    def start(self) -> "FakeKube":
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _serve(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                parts = urlsplit(self.path)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                request = Request(self.command, parts.path, parse_qs(parts.query), headers, body)
+                fake.requests.append(request)
+                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                    return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
+                status, payload = fake.answer(request)
+                self._send(status, payload)
+
+            do_GET = do_PATCH = do_POST = do_PUT = do_DELETE = _serve
+
+            def _send(self, status: int, payload: dict):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, request: Request) -> tuple[int, dict]:
+        path = request.path
+        if request.method == "GET" and path == "/api/v1/nodes":
+            return 200, {"apiVersion": "v1", "kind": "NodeList", "metadata": {"resourceVersion": "81300"}, "items": self.nodes}
+        if request.method == "GET" and path == "/apis/kubevirt.io/v1/kubevirts":
+            if not self.kubevirt_crd:
+                return 404, _status(404, "NotFound", "the server could not find the requested resource")
+            return 200, {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirtList", "metadata": {"resourceVersion": "99121"}, "items": self.kubevirts}
+        prefix = "/apis/kubevirt.io/v1/namespaces/"
+        if request.method == "PATCH" and path.startswith(prefix):
+            namespace, _, rest = path[len(prefix):].partition("/kubevirts/")
+            if self.patch_status is not None:
+                return self.patch_status, self.patch_status_body or _status(self.patch_status, "Conflict", "conflict")
+            for obj in self.kubevirts:
+                if obj["metadata"]["namespace"] == namespace and obj["metadata"]["name"] == rest:
+                    applied = request.json()
+                    updated = copy.deepcopy(obj)
+                    configuration = updated["spec"].setdefault("configuration", {})
+                    configuration["permittedHostDevices"] = applied["spec"]["configuration"]["permittedHostDevices"]
+                    updated["metadata"]["generation"] += 1
+                    if "dryRun" not in request.query:
+                        obj.clear()
+                        obj.update(updated)
+                    return 200, updated
+            return 404, _status(404, "NotFound", f'kubevirts.kubevirt.io "{rest}" not found')
+        return 404, _status(404, "NotFound", "the server could not find the requested resource")
+
+    def kubeconfig(self, directory: Path, *, extra_context_server: str | None = None) -> Path:
+        """A kubeconfig whose current context is this server (``fake``); with
+        ``extra_context_server``, a second context ``other`` pointing there."""
+        clusters = [{"name": "fake", "cluster": {"server": self.url}}]
+        contexts = [{"name": "fake", "context": {"cluster": "fake", "user": "tester"}}]
+        current = "fake"
+        if extra_context_server:
+            clusters.append({"name": "other", "cluster": {"server": extra_context_server}})
+            contexts.append({"name": "other", "context": {"cluster": "other", "user": "tester"}})
+            current = "other"
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": clusters,
+            "contexts": contexts,
+            "current-context": current,
+            "users": [{"name": "tester", "user": {"token": TOKEN}}],
+        }
+        path = Path(directory) / "kubeconfig"
+        path.write_text(json.dumps(config))
+        return path
+
+
+def _status(code: int, reason: str, message: str, causes=None) -> dict:
+    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+              "reason": reason, "code": code}
+    if causes:
+        status["details"] = {"causes": causes}
+    return status
+
+
+def conflict_status() -> dict:
+    """What the API server answers an apply that conflicts with another manager."""
+    return _status(
+        409,
+        "Conflict",
+        'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using kubevirt.io/v1: '
+        ".spec.configuration.permittedHostDevices",
+        causes=[{"type": "FieldManagerConflict", "message": 'conflict with "kubectl-client-side-apply" using kubevirt.io/v1',
+                 "field": ".spec.configuration.permittedHostDevices"}],
+    )
