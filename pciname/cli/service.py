@@ -63,6 +63,9 @@ def register(sub) -> None:
                         help="devices per ResolveBatch/PermittedHostDevices request (default 10000)")
     limits.add_argument("--max-recv-message-bytes", type=_positive_int, default=4 * 1024 * 1024, metavar="N",
                         help="largest request message (default 4 MiB)")
+    limits.add_argument("--max-connection-age", type=_seconds, default=0.0, metavar="SECONDS",
+                        help="close client connections after this long (gracefully) so clients re-balance "
+                        "across replicas; 0: never (default 0)")
     limits.add_argument("--max-send-message-bytes", type=_positive_int, default=64 * 1024 * 1024, metavar="N",
                         help="largest response message (default 64 MiB)")
 
@@ -125,6 +128,7 @@ def run_serve(args: argparse.Namespace) -> int:
         max_batch=args.max_batch,
         max_recv_message_bytes=args.max_recv_message_bytes,
         max_send_message_bytes=args.max_send_message_bytes,
+        max_connection_age=args.max_connection_age,
         grace=args.grace,
         shutdown_delay=args.shutdown_delay,
         watch_interval=args.watch_interval,

@@ -68,6 +68,7 @@ class ServeConfig:
     max_batch: int = DEFAULT_MAX_BATCH
     max_recv_message_bytes: int = 4 * 1024 * 1024
     max_send_message_bytes: int = 64 * 1024 * 1024
+    max_connection_age: float = 0.0  # seconds; 0: connections live as long as clients keep them
     grace: float = 10.0
     shutdown_delay: float = 0.0
     watch_interval: float = 2.0
@@ -92,7 +93,7 @@ class ServeConfig:
                      "max_send_message_bytes"):
             if getattr(self, name) < 1:
                 raise ServeError(f"--{name.replace('_', '-')} must be at least 1")
-        for name in ("grace", "shutdown_delay", "watch_interval"):
+        for name in ("grace", "shutdown_delay", "watch_interval", "max_connection_age"):
             if getattr(self, name) < 0:
                 raise ServeError(f"--{name.replace('_', '-')} cannot be negative")
         split_address(self.listen)
@@ -205,11 +206,17 @@ class NameServer:
     # -- start ------------------------------------------------------------------
 
     def _options(self) -> list[tuple[str, int]]:
-        return [
+        options = [
             ("grpc.max_receive_message_length", self.config.max_recv_message_bytes),
             ("grpc.max_send_message_length", self.config.max_send_message_bytes),
             ("grpc.so_reuseport", 0),  # a second server must not silently share the port
         ]
+        if self.config.max_connection_age:
+            # Clients reconnect now and then, so new replicas get their share
+            # of long-lived HTTP/2 connections; calls in flight get --grace.
+            options.append(("grpc.max_connection_age_ms", int(self.config.max_connection_age * 1000)))
+            options.append(("grpc.max_connection_age_grace_ms", int(max(self.config.grace, 1) * 1000)))
+        return options
 
     def _bind(self, server: grpc.Server, address: str, credentials: grpc.ServerCredentials | None) -> int:
         target = grpc_address(address)
