@@ -62,8 +62,15 @@ wins. Ids compare as numbers, so ``10DE`` duplicates ``10de``.
 long``, ``Duplicate entry``, ``Vendor does not exist``. The column is
 1-based, in characters of the line decoded as UTF-8 (invalid bytes count
 one each): the first character that does not fit the line's form (for a
-missing name, one past the end of the line); the id for a duplicate; 1 for
-a line that is well-formed but not allowed where it stands.
+missing name, one past the end of the line); the id for a duplicate or an
+``S`` block's unknown vendor; one past the text pciutils could read for a
+line too long; 1 for a line that may not stand where it does (nested too
+deep, or with nothing to nest under).
+
+The lenient reading: a malformed or too long top-level line is skipped with
+its whole block, a level-1 line with what it nests, a level-2 line alone;
+a too long comment is just skipped. Line numbers and the first issue are
+exactly where pciutils stops (``lspci: Parse error at FILE, line N``).
 """
 
 from __future__ import annotations
