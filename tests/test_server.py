@@ -29,7 +29,7 @@ from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
-from .conftest import PLUGIN_PCIIDS, needs_shared
+from .conftest import needs_shared
 from .server_util import ALL_BUT_2019, metric, pciids_text, scrape, snapshot_dir, write_atomically
 
 pytestmark = needs_shared

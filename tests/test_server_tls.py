@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 
-import grpc
 import pytest
 
 from pciname.client import Client, ServiceError

@@ -408,8 +408,9 @@ def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
     previous = {
         signal.SIGTERM: signal.signal(signal.SIGTERM, on_stop),
         signal.SIGINT: signal.signal(signal.SIGINT, on_stop),
-        signal.SIGHUP: signal.signal(signal.SIGHUP, on_reload),
     }
+    if hasattr(signal, "SIGHUP"):  # not on Windows
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_reload)
     try:
         server = NameServer(config, log)
         try:

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from ..api import ProfileInfo, Resolution, Resolver
 from ..errors import PciIdsError, SnapshotMissingError
-from ..naming.algorithms import NVIDIA_VENDOR_ID
 from ..naming.profiles import Profile, canonical_name, custom_profile, load_registry
 from ..paths import embedded_pciids_path, snapshot_search_dirs
 from ._proto import pciname_pb2 as pb
@@ -333,5 +332,4 @@ def watch_signature(pciids: str | Path | None = None) -> tuple:
     )
 
 
-__all__ = ["CUSTOM", "DataSet", "ServedProfile", "build", "framed", "resolution_message", "watch_signature",
-           "NVIDIA_VENDOR_ID"]
+__all__ = ["CUSTOM", "DataSet", "ServedProfile", "build", "framed", "resolution_message", "watch_signature"]

@@ -35,7 +35,7 @@ from ..errors import (
 from ..naming import checks
 from ..naming.algorithms import NVIDIA_VENDOR_ID
 from ._proto import pciname_pb2 as pb
-from .data import DataSet, framed, resolution_message
+from .data import DataSet, resolution_message
 from .metrics import Metrics
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["PciName"].full_name  # "pciname.v1.PciName"
@@ -346,4 +346,4 @@ def _yaml(data: dict) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-__all__ = ["DEFAULT_MAX_BATCH", "PciNameService", "RpcFailure", "SERVICE_NAME", "framed", "status_of"]
+__all__ = ["DEFAULT_MAX_BATCH", "PciNameService", "RpcFailure", "SERVICE_NAME", "status_of"]
