@@ -164,16 +164,20 @@ class _ProfileView:
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
         self.catalog = _catalog(profile)
+        self._universe: list[str] | None = None
         self._by_resource: dict[str, list[str]] | None = None
         self._lock = Lock()
 
     def universe(self) -> list[str]:
         """NVIDIA device ids this profile is asked about: those of its own
-        pci.ids file and those of the newest file pciname knows (embedded)."""
-        ids = dict.fromkeys(self.catalog.nvidia_ids())
-        if self.profile.kind != "embedded":
-            ids.update(dict.fromkeys(catalog_for(embedded_pciids_path()).nvidia_ids()))
-        return sorted(ids)
+        pci.ids file and those of the newest file pciname knows (embedded).
+        Computed once per view, so a pinned resolver keeps its answer."""
+        if self._universe is None:
+            ids = dict.fromkeys(self.catalog.nvidia_ids())
+            if self.profile.kind != "embedded":
+                ids.update(dict.fromkeys(catalog_for(embedded_pciids_path()).nvidia_ids()))
+            self._universe = sorted(ids)
+        return self._universe
 
     def resource(self, device_id: str) -> str | None:
         return _resource_of(self.profile, self.catalog, device_id)
@@ -207,7 +211,9 @@ class Resolver:
 
     def __init__(self, *, pinned: bool = False) -> None:
         self.pinned = pinned
-        self._views: LRUCache = LRUCache(maxsize=64)
+        # Pinned: one view per profile for the resolver's life, never evicted
+        # (an evicted view would be rebuilt from whatever is on disk then).
+        self._views: dict | LRUCache = {} if pinned else LRUCache(maxsize=64)
         self._lock = Lock()
         self._memo: dict[tuple[str, ProfileLike], Resolution] = {}
 
@@ -351,9 +357,7 @@ def _resolve(device: DeviceId, view: _ProfileView) -> Resolution:
         name = catalog.name(profile.algorithm, device.device)
         resource = view.resource(device.device)
     else:
-        db = load(catalog.path)
-        vendor_name = db.vendor_name(device.vendor)
-        device_name = db.device_name(device.vendor, device.device)
+        vendor_name, device_name = catalog.other_names(device.vendor, device.device)
         name, resource = "", None
         warnings.append(
             Warning(

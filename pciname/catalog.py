@@ -76,6 +76,7 @@ class Catalog:
     issues: list[SyntaxIssue] = field(default_factory=list)  # malformed lines the load skipped
     _names: dict[str, dict[str, str]] = field(default_factory=dict)
     _lines: list[str] | None = None
+    _other_names: dict[str, tuple[str, dict[str, str]]] | None = None
     _lock: Lock = field(default_factory=Lock, repr=False)
 
     def lines(self) -> list[str]:
@@ -107,6 +108,26 @@ class Catalog:
 
     def nvidia_ids(self) -> list[str]:
         return list(self.nvidia_devices)
+
+    def other_names(self, vendor_id: str, device_id: str) -> tuple[str | None, str | None]:
+        """pci.ids vendor and device names of any vendor's device.
+
+        Rarely needed (the plugin only names NVIDIA devices), so the table
+        is built on first use from a full parse, keeping only these names
+        (a few MB, not the whole database with subsystems).
+        """
+        table = self._other_names
+        if table is None:
+            with self._lock:
+                table = self._other_names
+                if table is None:
+                    from .pciids.loader import load_bytes
+
+                    db = load_bytes(_read(self.path))
+                    table = {v.id: (v.name, {d.id: d.name for d in v.devices.values()}) for v in db.vendors.values()}
+                    self._other_names = table
+        vendor_name, devices = table.get(vendor_id, (None, {}))
+        return vendor_name, devices.get(device_id)
 
 
 def _read(path: Path) -> bytes:

@@ -199,3 +199,33 @@ def test_env_var_and_mdev_names():
     assert checks.mdev_resource_name("GRID T4-1Q\n") == "nvidia.com/GRID_T4-1Q"
     assert checks.mdev_resource_name("NVIDIA  A100-40C") == "nvidia.com/NVIDIA_A100-40C"
     assert checks.env_var("nvidia.com/TU104GL_Tesla_T4") == "PCI_RESOURCE_NVIDIA_COM_TU104GL_TESLA_T4"
+
+
+def test_pinned_resolver_keeps_its_data_when_files_change(tmp_path):
+    path = tmp_path / "pci.ids"
+    path.write_text("10de  NVIDIA Corporation\n\t2236  Old Name\n")
+    profile = pciname.custom_profile(path, "vendor-section")
+    pinned = pciname.Resolver(pinned=True)
+    assert pinned.preload([profile]) == [profile.name]
+    assert pinned.resolve("10de:2236", profile).resource_name == "nvidia.com/OLD_NAME"
+    path.write_text("10de  NVIDIA Corporation\n\t2236  New Name\n\t2237  New Name\n")
+    assert pinned.resolve_many(["10de:2236"], profile)[0].resource_name == "nvidia.com/OLD_NAME"
+    assert pinned.reverse("nvidia.com/NEW_NAME", profile) == []
+    fresh = pciname.Resolver()
+    assert fresh.resolve("10de:2236", profile).resource_name == "nvidia.com/NEW_NAME"
+    assert fresh.reverse("nvidia.com/NEW_NAME", profile) == ["10de:2236", "10de:2237"]
+
+
+def test_strict_preload_rejects_a_malformed_file(tmp_path):
+    path = tmp_path / "pci.ids"
+    path.write_text("10de  NVIDIA Corporation\n\tzzzz  Broken\n")
+    with pytest.raises(pciname.PciIdsError, match=r"pci.ids:2:2: Parse error"):
+        pciname.Resolver(pinned=True).preload([pciname.custom_profile(path, "vendor-section")])
+    # The lenient default still answers: the plugin never validates its file.
+    assert pciname.resolve("10de:2236", pciname.custom_profile(path, "vendor-section")).resource_name == "nvidia.com/2236"
+
+
+def test_non_nvidia_names_in_every_profile():
+    for profile in ("embedded", "kubevirt-gpu-device-plugin@v1.2.1"):
+        r = pciname.Resolver(pinned=True).resolve("8086:1234", profile)
+        assert r.vendor_name == "Intel Corporation" and r.device_name.startswith("430MX")

@@ -151,3 +151,7 @@ def test_version_and_help_everywhere():
         assert proc.returncode == 0 and "usage: pciname" in proc.stdout, command
     for action in ("list", "import", "fetch"):
         assert run("snapshots", action, "--help").returncode == 0
+
+
+def test_server_cannot_be_combined_with_a_local_file():
+    assert_one_line_error(run("lookup", "10de:2236", "--server", "127.0.0.1:1", "--pciids", "x"), "--server cannot be combined")

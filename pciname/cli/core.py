@@ -113,7 +113,9 @@ def run_lookup(args: argparse.Namespace) -> int:
     if args.server:
         from ..client import lookup_via_server
 
-        results = lookup_via_server(args.server, devices, args.profile or "embedded")
+        if args.pciids or args.algorithm:
+            raise _usage("--server cannot be combined with --pciids/--algorithm (the server's files are its own)")
+        results = lookup_via_server(args.server, devices, args.profile or "")  # "": the server's default
     else:
         from ..api import resolve_many
 
