@@ -56,6 +56,18 @@ class ApplyRefused(PcinameError):
     """pciname will not (or the server did not) apply: the reason is the message."""
 
 
+class ClusterError(PcinameError):
+    """Reading the cluster failed. ``reason``: ``unreachable`` (no answer,
+    a timeout, or an answer that is not JSON), ``refused`` (the API server
+    answered ``status``, e.g. 403), ``not-found`` (no KubeVirt CR of the
+    name asked for) or ``ambiguous`` (several KubeVirt CRs and no name)."""
+
+    def __init__(self, message: str, *, reason: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.status = status
+
+
 # -- plain data ---------------------------------------------------------------
 
 
@@ -498,7 +510,7 @@ def _call(what: str, fn, *args, **kwargs):
     except ApiException as error:
         raise _api_error(what, error) from None
     except HTTPError as error:
-        raise PcinameError(f"cannot {what}: cannot reach the API server: {_one_line(error)}") from None
+        raise ClusterError(f"cannot {what}: cannot reach the API server: {_one_line(error)}", reason="unreachable") from None
 
 
 def _status_message(error) -> str:
@@ -510,23 +522,39 @@ def _status_message(error) -> str:
 
 
 def _api_error(what: str, error) -> PcinameError:
-    return PcinameError(f"cannot {what}: {error.status} {_one_line(_status_message(error))}".rstrip())
+    return ClusterError(
+        f"cannot {what}: {error.status} {_one_line(_status_message(error))}".rstrip(), reason="refused", status=error.status
+    )
 
 
 def _json(response) -> dict:
     try:
         return json.loads(response.data)
     except (TypeError, ValueError) as error:
-        raise PcinameError(f"the API server sent something that is not JSON: {error}") from None
+        raise ClusterError(f"the API server sent something that is not JSON: {error}", reason="unreachable") from None
 
 
-def read_kubevirt(api_client, name: str | None = None) -> dict | None:
+def _timeout(timeout: float | None) -> dict:
+    """The client's ``_request_timeout`` (connect and read) when one is set."""
+    return {} if timeout is None else {"_request_timeout": max(float(timeout), 0.001)}
+
+
+def read_kubevirt(api_client, name: str | None = None, *, timeout: float | None = None) -> dict | None:
     """The KubeVirt CR (None when there is none, or KubeVirt is not
-    installed); ``name`` (``[NAMESPACE/]NAME``) picks one of several."""
+    installed); ``name`` (``[NAMESPACE/]NAME``) picks one of several.
+    ``timeout``: seconds for the request (default: none)."""
     from kubernetes.client import CustomObjectsApi
 
     try:
-        listing = _call("list KubeVirt CRs", _not_found_is_none, CustomObjectsApi(api_client).list_cluster_custom_object, GROUP, VERSION, PLURAL)
+        listing = _call(
+            "list KubeVirt CRs",
+            _not_found_is_none,
+            CustomObjectsApi(api_client).list_cluster_custom_object,
+            GROUP,
+            VERSION,
+            PLURAL,
+            **_timeout(timeout),
+        )
     except _NotFound:
         listing = None
     items = (listing or {}).get("items") or []
@@ -539,10 +567,13 @@ def read_kubevirt(api_client, name: str | None = None) -> dict | None:
             and (not namespace or (i.get("metadata") or {}).get("namespace") == namespace)
         ]
         if not items:
-            raise PcinameError(f"no KubeVirt CR {name} in the cluster")
+            raise ClusterError(f"no KubeVirt CR {name} in the cluster", reason="not-found")
     if len(items) > 1:
         names = ", ".join(_ref(i) or "?" for i in items)
-        raise PcinameError(f"the cluster has several KubeVirt CRs ({names}): choose one with --kubevirt NAMESPACE/NAME")
+        raise ClusterError(
+            f"the cluster has several KubeVirt CRs ({names}): choose one with --kubevirt NAMESPACE/NAME",
+            reason="ambiguous",
+        )
     return items[0] if items else None
 
 
@@ -561,15 +592,17 @@ def _not_found_is_none(fn, *args, **kwargs):
         raise
 
 
-def read_nodes(api_client) -> list[dict]:
+def read_nodes(api_client, *, timeout: float | None = None) -> list[dict]:
     from kubernetes.client import CoreV1Api
 
-    response = _call("list nodes", CoreV1Api(api_client).list_node, _preload_content=False)
+    response = _call("list nodes", CoreV1Api(api_client).list_node, _preload_content=False, **_timeout(timeout))
     return _json(response).get("items") or []
 
 
-def read_cluster(api_client, kubevirt_name: str | None = None) -> ClusterState:
-    return ClusterState(read_kubevirt(api_client, kubevirt_name), read_nodes(api_client))
+def read_cluster(api_client, kubevirt_name: str | None = None, *, timeout: float | None = None) -> ClusterState:
+    """The KubeVirt CR and the Nodes; ``timeout`` applies to each request.
+    Raises ClusterError when the API server cannot be reached or refuses."""
+    return ClusterState(read_kubevirt(api_client, kubevirt_name, timeout=timeout), read_nodes(api_client, timeout=timeout))
 
 
 def apply_permitted_host_devices(
