@@ -7,60 +7,90 @@ same names, exactly as a given plugin or GPU Operator release does.
 >>> import pciname
 >>> pciname.resolve("10de:2236").resource_name
 'nvidia.com/GA102GL_A10'
+
+The names below are imported on first use (PEP 562), so that the
+``pciname`` command loads only what the command it runs needs.
 """
 
-from ._version import __version__
-from .api import (
-    DeviceId,
-    DiffEntry,
-    ProfileInfo,
-    Resolution,
-    Resolver,
-    Warning,
-    clear_caches,
-    default_resolver,
-    devices,
-    custom_profile,
-    diff,
-    load,
-    parse_device,
-    profiles,
-    resolve,
-    resolve_many,
-    reverse,
-)
-from .errors import (
-    InvalidDeviceError,
-    PciIdsError,
-    PcinameError,
-    SnapshotMissingError,
-    UnknownAlgorithmError,
-    UnknownProfileError,
-)
+from __future__ import annotations
 
-__all__ = [
-    "DeviceId",
-    "DiffEntry",
-    "InvalidDeviceError",
-    "PciIdsError",
-    "PcinameError",
-    "ProfileInfo",
-    "Resolution",
-    "Resolver",
-    "SnapshotMissingError",
-    "UnknownAlgorithmError",
-    "UnknownProfileError",
-    "Warning",
-    "__version__",
-    "clear_caches",
-    "custom_profile",
-    "default_resolver",
-    "devices",
-    "diff",
-    "load",
-    "parse_device",
-    "profiles",
-    "resolve",
-    "resolve_many",
-    "reverse",
-]
+from typing import TYPE_CHECKING
+
+from ._version import __version__
+
+_EXPORTS = {
+    "DeviceId": "api",
+    "DiffEntry": "api",
+    "ProfileInfo": "api",
+    "Resolution": "api",
+    "Resolver": "api",
+    "Warning": "api",
+    "clear_caches": "api",
+    "custom_profile": "api",
+    "default_resolver": "api",
+    "devices": "api",
+    "diff": "api",
+    "load": "api",
+    "parse_device": "api",
+    "profiles": "api",
+    "resolve": "api",
+    "resolve_many": "api",
+    "reverse": "api",
+    "InvalidDeviceError": "errors",
+    "PciIdsError": "errors",
+    "PciIdsSyntaxError": "errors",
+    "PcinameError": "errors",
+    "SnapshotMissingError": "errors",
+    "SnapshotVerifyError": "errors",
+    "UnknownAlgorithmError": "errors",
+    "UnknownProfileError": "errors",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pciname' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:
+    from .api import (
+        DeviceId,
+        DiffEntry,
+        ProfileInfo,
+        Resolution,
+        Resolver,
+        Warning,
+        clear_caches,
+        custom_profile,
+        default_resolver,
+        devices,
+        diff,
+        load,
+        parse_device,
+        profiles,
+        resolve,
+        resolve_many,
+        reverse,
+    )
+    from .errors import (
+        InvalidDeviceError,
+        PciIdsError,
+        PciIdsSyntaxError,
+        PcinameError,
+        SnapshotMissingError,
+        SnapshotVerifyError,
+        UnknownAlgorithmError,
+        UnknownProfileError,
+    )

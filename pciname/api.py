@@ -8,12 +8,12 @@
 
 Everything here is pure with respect to its inputs and the pci.ids files,
 and cached: the second ``resolve`` of the same device and profile is a
-dictionary lookup.
+dictionary lookup. The work is done by :mod:`pciname.resolver`; this module
+gives it typed results.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,21 +21,12 @@ from threading import Lock
 
 from cachetools import LRUCache
 
-from .catalog import Catalog, catalog_for
-from .errors import InvalidDeviceError
+from .catalog import catalog_for
 from .naming import checks
-from .naming.algorithms import NVIDIA_VENDOR_ID
 from .naming.checks import Warning
-from .naming.profiles import (
-    DEFAULT_PROFILE,
-    EMBEDDED,
-    UNNAMED_NOT_ADVERTISED,
-    Profile,
-    custom_profile,
-    get_profile,
-    load_registry,
-)
+from .naming.profiles import DEFAULT_PROFILE, EMBEDDED, custom_profile, load_registry
 from .paths import embedded_pciids_path
+from .resolver import DeviceId, ProfileLike, Record, Resolver, default_resolver, parse_device
 
 __all__ = [
     "DeviceId",
@@ -44,9 +35,9 @@ __all__ = [
     "Resolution",
     "Resolver",
     "Warning",
+    "custom_profile",
     "default_resolver",
     "devices",
-    "custom_profile",
     "diff",
     "load",
     "parse_device",
@@ -55,34 +46,6 @@ __all__ = [
     "resolve_many",
     "reverse",
 ]
-
-ProfileLike = str | Profile
-
-_DEVICE = re.compile(r"\s*(?:(?:0[xX])?([0-9a-fA-F]{4})\s*:)?\s*(?:0[xX])?([0-9a-fA-F]{4})\s*\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceId:
-    """A PCI vendor and device id, lower-case hex (``10de``, ``2236``)."""
-
-    vendor: str
-    device: str
-
-    def __str__(self) -> str:
-        return f"{self.vendor}:{self.device}"
-
-
-def parse_device(text: str) -> DeviceId:
-    """``10de:2236``, ``10DE:2236``, ``0x10de:0x2236`` or a bare ``2236``
-    (vendor 10de) -> :class:`DeviceId`; anything else is InvalidDeviceError."""
-    match = _DEVICE.match(text) if isinstance(text, str) else None
-    if not match:
-        raise InvalidDeviceError(
-            f"malformed device {text!r}: expected VENDOR:DEVICE in hex, e.g. 10de:2236 (or 0x10de:0x2236)"
-        )
-    vendor, device = match.groups()
-    return DeviceId((vendor or NVIDIA_VENDOR_ID).lower(), device.lower())
-
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
@@ -108,10 +71,15 @@ class Resolution:
     socket_path: str | None
     warnings: tuple[Warning, ...] = field(default=())
 
+    @classmethod
+    def from_record(cls, record: Record) -> Resolution:
+        """From the engine's plain-data form (:meth:`to_dict`'s shape)."""
+        fields = {k: v for k, v in record.items() if k not in ("advertised", "warnings")}
+        return cls(**fields, warnings=tuple(Warning(w["code"], w["message"]) for w in record["warnings"]))
+
     @property
     def advertised(self) -> bool:
-        blocking = (checks.NOT_ADVERTISED, checks.INVALID_RESOURCE_NAME, checks.SOCKET_PATH_TOO_LONG)
-        return self.resource_name is not None and not any(w.code in blocking for w in self.warnings)
+        return checks.is_advertised(self.resource_name, self.warning_codes)
 
     @property
     def warning_codes(self) -> tuple[str, ...]:
@@ -136,179 +104,7 @@ class Resolution:
         }
 
 
-# -- profiles and their data ------------------------------------------------
-
-
-def _profile(profile: ProfileLike) -> Profile:
-    return profile if isinstance(profile, Profile) else get_profile(profile)
-
-
-def _catalog(profile: Profile) -> Catalog:
-    if profile.snapshot is None:
-        return catalog_for(profile.path)
-    from .snapshots import require_snapshot
-
-    return catalog_for(require_snapshot(profile))
-
-
-def _resource_of(profile: Profile, catalog: Catalog, device_id: str) -> str | None:
-    name = catalog.name(profile.algorithm, device_id)
-    if not name and profile.unnamed_device == UNNAMED_NOT_ADVERTISED:
-        return None
-    return checks.resource_name(name or device_id)
-
-
-class _ProfileView:
-    """One profile bound to its catalog: names, the id universe, collisions."""
-
-    def __init__(self, profile: Profile) -> None:
-        self.profile = profile
-        self.catalog = _catalog(profile)
-        self._universe: list[str] | None = None
-        self._by_resource: dict[str, list[str]] | None = None
-        self._lock = Lock()
-
-    def universe(self) -> list[str]:
-        """NVIDIA device ids this profile is asked about: those of its own
-        pci.ids file and those of the newest file pciname knows (embedded).
-        Computed once per view, so a pinned resolver keeps its answer."""
-        if self._universe is None:
-            ids = dict.fromkeys(self.catalog.nvidia_ids())
-            if self.profile.kind != "embedded":
-                ids.update(dict.fromkeys(catalog_for(embedded_pciids_path()).nvidia_ids()))
-            self._universe = sorted(ids)
-        return self._universe
-
-    def resource(self, device_id: str) -> str | None:
-        return _resource_of(self.profile, self.catalog, device_id)
-
-    def by_resource(self) -> dict[str, list[str]]:
-        if self._by_resource is None:
-            with self._lock:
-                if self._by_resource is None:
-                    grouped: dict[str, list[str]] = {}
-                    names = self.catalog.names(self.profile.algorithm)  # universe ids are all indexable
-                    skip_unnamed = self.profile.unnamed_device == UNNAMED_NOT_ADVERTISED
-                    for device_id in self.universe():
-                        name = names.get(device_id) or ("" if skip_unnamed else device_id)
-                        if name:
-                            grouped.setdefault(checks.resource_name(name), []).append(device_id)
-                    self._by_resource = grouped
-        return self._by_resource
-
-
-class Resolver:
-    """Resolves devices against profiles, caching everything it loads.
-
-    The module-level functions (:func:`resolve`, :func:`reverse`, ...) use one
-    shared default resolver, which notices a changed pci.ids file the next
-    time a profile is looked up (memoised resolutions stay until
-    :func:`clear_caches`). A *pinned* resolver never looks at the files again
-    once a profile is loaded: a server builds a new one beside the old,
-    preloads it, and swaps the reference, so requests in flight
-    finish on the data they started with.
-    """
-
-    def __init__(self, *, pinned: bool = False) -> None:
-        self.pinned = pinned
-        # Pinned: one view per profile for the resolver's life, never evicted
-        # (an evicted view would be rebuilt from whatever is on disk then).
-        self._views: dict | LRUCache = {} if pinned else LRUCache(maxsize=64)
-        self._lock = Lock()
-        self._memo: dict[tuple[str, ProfileLike], Resolution] = {}
-
-    def view(self, profile: ProfileLike) -> _ProfileView:
-        if self.pinned:
-            key = profile
-        else:
-            resolved = _profile(profile)
-            key = (resolved, _catalog(resolved).identity)
-        with self._lock:
-            view = self._views.get(key)
-        if view is None:
-            view = _ProfileView(_profile(profile))
-            with self._lock:
-                self._views[key] = view
-        return view
-
-    def preload(self, profile_names: Iterable[str] | None = None, *, strict: bool = True) -> list[str]:
-        """Load the named profiles (default: every installed one) now.
-
-        Returns the canonical names loaded. With ``strict``, a pci.ids file
-        with malformed lines raises PciIdsSyntaxError instead of loading.
-        """
-        from .snapshots import find_snapshot
-
-        names = list(profile_names) if profile_names is not None else [
-            p.name for p in load_registry().profiles.values() if p.snapshot is None or find_snapshot(p.snapshot)
-        ]
-        loaded = []
-        for name in names:
-            view = self.view(name)
-            if strict and view.catalog.issues:
-                from .errors import PciIdsSyntaxError
-
-                raise PciIdsSyntaxError(view.catalog.issues[0], str(view.catalog.path))
-            view.by_resource()
-            loaded.append(view.profile.name)
-        return loaded
-
-    def resolve(self, device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
-        key = (device, profile)
-        try:
-            return self._memo[key]
-        except KeyError:
-            pass
-        except TypeError:  # an unhashable argument: let parsing reject it
-            return _resolve(parse_device(device), self.view(profile))
-        result = _resolve(parse_device(device), self.view(profile))
-        if len(self._memo) >= _MEMO_MAX:
-            self._memo.clear()
-        self._memo[key] = result
-        return result
-
-    def resolve_many(self, devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
-        view = self.view(profile)
-        parsed = [parse_device(device) for device in devices]  # all-or-nothing on bad input
-        return [_resolve(device, view) for device in parsed]
-
-    def reverse(self, resource: str, profile: ProfileLike = DEFAULT_PROFILE) -> list[str]:
-        view = self.view(profile)
-        wanted = resource if "/" in resource else checks.resource_name(resource)
-        ids = set(view.by_resource().get(wanted, ()))
-        tail = wanted.partition("/")[2]
-        # A device pci.ids does not name is advertised under its own id.
-        if re.fullmatch(r"[0-9a-fA-F]{4}", tail) and view.resource(tail.lower()) == wanted:
-            ids.add(tail.lower())
-        return [f"{NVIDIA_VENDOR_ID}:{device_id}" for device_id in sorted(ids)]
-
-    def diff(self, old: ProfileLike, new: ProfileLike) -> list[DiffEntry]:
-        before, after = self.view(old), self.view(new)
-        ids = sorted(set(before.universe()) | set(after.universe()))
-        entries = []
-        for device_id in ids:
-            was, now = before.resource(device_id), after.resource(device_id)
-            if was != now:
-                entries.append(DiffEntry(f"{NVIDIA_VENDOR_ID}:{device_id}", was, now))
-        return entries
-
-    def devices(self, profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
-        """A resolution for every NVIDIA device id the profile knows of."""
-        view = self.view(profile)
-        return [_resolve(DeviceId(NVIDIA_VENDOR_ID, device_id), view) for device_id in view.universe()]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._views.clear()
-            self._memo.clear()
-
-
-_MEMO_MAX = 100_000
-_default = Resolver()
-
-
-def default_resolver() -> Resolver:
-    return _default
+_default = default_resolver()
 
 
 def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
@@ -316,8 +112,9 @@ def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
 
     ``profile`` is a profile name (``embedded``, ``latest``,
     ``kubevirt-gpu-device-plugin@v1.2.2``, ``gpu-operator@v24.9.0``) or a
-    :class:`Profile` (e.g. from :func:`custom_profile`). Raises
-    InvalidDeviceError, UnknownProfileError, SnapshotMissingError.
+    :class:`~pciname.naming.profiles.Profile` (e.g. from
+    :func:`custom_profile`). Raises InvalidDeviceError, UnknownProfileError,
+    SnapshotMissingError.
     """
     try:
         return _default._memo[(device, profile)]
@@ -326,7 +123,8 @@ def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
 
 
 def resolve_many(devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
-    """:func:`resolve` for each device, in order (the profile loaded once)."""
+    """:func:`resolve` for each device, in order (the profile loaded once);
+    a malformed device rejects the whole call."""
     return _default.resolve_many(devices, profile)
 
 
@@ -345,75 +143,6 @@ def diff(old: ProfileLike, new: ProfileLike) -> list[DiffEntry]:
 def devices(profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
     """A resolution for every NVIDIA device id the profile knows of."""
     return _default.devices(profile)
-
-
-def _resolve(device: DeviceId, view: _ProfileView) -> Resolution:
-    profile, catalog = view.profile, view.catalog
-    is_nvidia = device.vendor == NVIDIA_VENDOR_ID
-    warnings: list[Warning] = []
-    if is_nvidia:
-        vendor_name = catalog.nvidia_vendor_name
-        device_name = catalog.nvidia_devices.get(device.device)
-        name = catalog.name(profile.algorithm, device.device)
-        resource = view.resource(device.device)
-    else:
-        vendor_name, device_name = catalog.other_names(device.vendor, device.device)
-        name, resource = "", None
-        warnings.append(
-            Warning(
-                checks.NOT_ADVERTISED,
-                f"vendor {device.vendor} is not NVIDIA (10de); the plugin only advertises NVIDIA devices",
-            )
-        )
-    if is_nvidia and not name:
-        if resource is None:
-            warnings.append(
-                Warning(
-                    checks.NOT_ADVERTISED,
-                    f"pci.ids {_version_label(profile, catalog)} does not name {device}, "
-                    f"and {profile.plugin_release or profile.name} skips devices it cannot name",
-                )
-            )
-        else:
-            warnings.append(
-                Warning(
-                    checks.UNNAMED_DEVICE,
-                    f"pci.ids {_version_label(profile, catalog)} gives no name for {device}; "
-                    f"the plugin falls back to the device id: {resource}",
-                )
-            )
-    env = socket = None
-    if resource is not None:
-        advertised_name = resource.partition("/")[2]
-        warnings.extend(checks.name_warnings(advertised_name))
-        sharing = view.by_resource().get(resource, ())
-        collision = checks.collision_warning(device.device, resource, sharing)
-        if collision:
-            warnings.append(collision)
-        env = checks.env_var(resource)
-        socket = checks.socket_path(advertised_name)
-    return Resolution(
-        device=str(device),
-        profile=profile.name,
-        algorithm=profile.algorithm,
-        plugin_release=profile.plugin_release,
-        name=name,
-        resource_name=resource,
-        vendor_name=vendor_name,
-        device_name=device_name,
-        pci_ids_version=_version_label(profile, catalog),
-        pci_ids_sha256=catalog.sha256,
-        env_var=env,
-        socket_path=socket,
-        warnings=tuple(warnings),
-    )
-
-
-def _version_label(profile: Profile, catalog: Catalog) -> str | None:
-    return catalog.version or profile.pci_ids_label
-
-
-# -- reverse, diff, profiles, load -----------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

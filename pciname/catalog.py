@@ -20,7 +20,6 @@ from __future__ import annotations
 import marshal
 import os
 import zlib
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
@@ -62,22 +61,55 @@ def _code_identity() -> tuple:
     return (FORMAT, __version__, *stamps)
 
 
-@dataclass
 class Catalog:
-    """One pci.ids file, as far as resource names are concerned."""
+    """One pci.ids file, as far as resource names are concerned.
 
-    path: Path
-    identity: Identity
-    sha256: str
-    version: str | None
-    date: str | None
-    nvidia_vendor_name: str | None
-    nvidia_devices: dict[str, str]  # device id -> pci.ids device name
-    issues: list[SyntaxIssue] = field(default_factory=list)  # malformed lines the load skipped
-    _names: dict[str, dict[str, str]] = field(default_factory=dict)
-    _lines: list[str] | None = None
-    _other_names: dict[str, tuple[str, dict[str, str]]] | None = None
-    _lock: Lock = field(default_factory=Lock, repr=False)
+    A plain class (not a dataclass): it is built on every ``pciname lookup``
+    start-up, which is measured against ``python -c pass``.
+    """
+
+    __slots__ = (
+        "path",
+        "identity",
+        "sha256",
+        "version",
+        "date",
+        "nvidia_vendor_name",
+        "nvidia_devices",
+        "issues",
+        "_names",
+        "_lines",
+        "_other_names",
+        "_lock",
+    )
+
+    def __init__(
+        self,
+        path: Path,
+        identity: Identity,
+        sha256: str,
+        version: str | None,
+        date: str | None,
+        nvidia_vendor_name: str | None,
+        nvidia_devices: dict[str, str],
+        issues: list[SyntaxIssue] | None = None,
+        names: dict[str, dict[str, str]] | None = None,
+    ) -> None:
+        self.path = path
+        self.identity = identity
+        self.sha256 = sha256
+        self.version = version
+        self.date = date
+        self.nvidia_vendor_name = nvidia_vendor_name
+        self.nvidia_devices = nvidia_devices  # device id -> pci.ids device name
+        self.issues = issues or []  # malformed lines the lenient load skipped
+        self._names = names or {}  # algorithm -> {device id: name}
+        self._lines: list[str] | None = None
+        self._other_names: dict[str, tuple[str, dict[str, str]]] | None = None
+        self._lock = Lock()
+
+    def __repr__(self) -> str:
+        return f"Catalog({str(self.path)!r}, version={self.version!r}, sha256={self.sha256[:12]!r})"
 
     def lines(self) -> list[str]:
         """The file as the plugin's bufio.Scanner reads it."""
@@ -184,7 +216,7 @@ def _load_saved(path: Path, identity: Identity) -> Catalog | None:
             nvidia_vendor_name=saved["vendor"],
             nvidia_devices=saved["devices"],
             issues=_issues(saved["issues"]),
-            _names={a: t for a, t in saved["names"].items() if a in ALGORITHMS},
+            names={a: t for a, t in saved["names"].items() if a in ALGORITHMS},
         )
     except (OSError, EOFError, ValueError, TypeError, KeyError):
         return None

@@ -11,6 +11,7 @@ from pciname.catalog import catalog_for
 from pciname.naming.algorithms import REFERENCE, NameIndex
 from pciname.naming.profiles import load_registry
 from pciname.paths import embedded_pciids_path
+from pciname.resolver import profile_catalog
 
 from .conftest import DEBIAN_PCIIDS, SHARED, needs_shared
 
@@ -91,7 +92,7 @@ def test_index_equals_reference_on_ids_in_no_vector(release):
     """Ids the vectors do not list (random, and ones that occur only in
     other vendors' lines) must still get the Go answer."""
     profile = load_registry().get(release)
-    catalog = pciname.api._catalog(profile)
+    catalog = profile_catalog(profile)
     lines = catalog.lines()
     rng = random.Random(release)
     ids = {f"{rng.randrange(0x10000):04x}" for _ in range(40)}

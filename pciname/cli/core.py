@@ -115,29 +115,34 @@ def run_lookup(args: argparse.Namespace) -> int:
 
         if args.pciids or args.algorithm:
             raise _usage("--server cannot be combined with --pciids/--algorithm (the server's files are its own)")
-        results = lookup_via_server(args.server, devices, args.profile or "")  # "": the server's default
+        # "": the server's default profile
+        records = [r.to_dict() for r in lookup_via_server(args.server, devices, args.profile or "")]
     else:
-        from ..api import resolve_many
+        from ..resolver import default_resolver
 
-        results = resolve_many(devices, profile_from_args(args))
-    print_resolutions(results, args.output)
-    return 0 if all(r.advertised for r in results) else 1
+        records = default_resolver().records(devices, profile_from_args(args))
+    print_records(records, args.output)
+    return 0 if all(r["advertised"] for r in records) else 1
 
 
-def print_resolutions(results, fmt: str) -> None:
+def print_records(records: list[dict], fmt: str) -> None:
+    """Resolutions in their plain-data form (``Resolution.to_dict()``)."""
     if fmt == "name":
         out, err = sys.stdout, sys.stderr
-        for r in results:
-            out.write((r.resource_name or "") + "\n")
-            for w in r.warnings:
-                err.write(f"pciname: {r.device}: {w.code}: {w.message}\n")
+        for r in records:
+            out.write((r["resource_name"] or "") + "\n")
+            for w in r["warnings"]:
+                err.write(f"pciname: {r['device']}: {w['code']}: {w['message']}\n")
     elif fmt == "table":
         table(
-            [(r.device, r.resource_name, r.device_name, ",".join(r.warning_codes) or None) for r in results],
+            [
+                (r["device"], r["resource_name"], r["device_name"], ",".join(w["code"] for w in r["warnings"]) or None)
+                for r in records
+            ],
             ("DEVICE", "RESOURCE", "PCI.IDS NAME", "WARNINGS"),
         )
     else:
-        emit([r.to_dict() for r in results], fmt)
+        emit(records, fmt)
 
 
 def run_reverse(args: argparse.Namespace) -> int:

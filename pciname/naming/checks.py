@@ -10,8 +10,8 @@ name share one socket and resource.
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 RESOURCE_DOMAIN = "nvidia.com"
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins/"
@@ -29,15 +29,22 @@ UNNAMED_DEVICE = "unnamed-device"
 NOT_ADVERTISED = "not-advertised"
 
 
-@dataclass(frozen=True, slots=True)
-class Warning:
+class Warning(namedtuple("Warning", "code message")):
     """A reason a resource name may not work, with a stable ``code``."""
 
-    code: str
-    message: str
+    __slots__ = ()
 
     def to_dict(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message}
+
+
+# Codes after which the plugin's resource never reaches kubelet's node status.
+_BLOCKING = frozenset((NOT_ADVERTISED, INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG))
+
+
+def is_advertised(resource: str | None, codes: Iterable[str]) -> bool:
+    """Whether a node will really show ``resource``, given the warnings."""
+    return resource is not None and _BLOCKING.isdisjoint(codes)
 
 
 def resource_name(name: str) -> str:

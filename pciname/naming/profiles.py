@@ -20,7 +20,7 @@ is the canonical one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from collections import namedtuple
 from functools import lru_cache
 from pathlib import Path
 
@@ -42,35 +42,40 @@ _PLUGIN_ALIASES = (PLUGIN, "plugin", "sandbox-device-plugin", "kubevirt-gpu-devi
 _OPERATOR_ALIASES = (GPU_OPERATOR, "operator", "gpu-operator")
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A pci.ids file a plugin image carries, known by its sha256."""
+# Value types are named tuples rather than dataclasses: they are built on
+# every start-up, and `pciname lookup` is measured against `python -c pass`.
 
-    key: str  # e.g. "2023.05.23": the file's Version, or the date it was added
-    sha256: str
-    size: int
-    url: str
-    note: str = ""
+
+class Snapshot(namedtuple("Snapshot", "key sha256 size url note", defaults=("",))):
+    """A pci.ids file a plugin image carries, known by its sha256.
+
+    ``key`` is the file's Version (e.g. ``2023.05.23``), or the date it was
+    added for files without one; ``size`` in bytes; ``url`` upstream.
+    """
+
+    __slots__ = ()
 
     @property
     def filename(self) -> str:
         return f"{self.key}.ids"
 
 
-@dataclass(frozen=True, slots=True)
-class Profile:
-    """One way of computing names: an algorithm over one pci.ids file."""
+class Profile(
+    namedtuple(
+        "Profile",
+        "name kind algorithm unnamed_device released plugin_release snapshot path note aliases",
+        defaults=(UNNAMED_DEVICE_ID, None, None, None, None, "", ()),
+    )
+):
+    """One way of computing names: an algorithm over one pci.ids file.
 
-    name: str  # canonical spelling
-    kind: str  # "plugin", "gpu-operator", "embedded" or "custom"
-    algorithm: str
-    unnamed_device: str = UNNAMED_DEVICE_ID
-    released: str | None = None
-    plugin_release: str | None = None  # the plugin release whose names these are
-    snapshot: Snapshot | None = None  # None: the file is `path`
-    path: Path | None = None
-    note: str = ""
-    aliases: tuple[str, ...] = ()
+    ``name`` is the canonical spelling; ``kind`` is ``plugin``,
+    ``gpu-operator``, ``embedded`` or ``custom``; ``plugin_release`` is the
+    plugin release whose names these are; the file is ``snapshot`` (known by
+    sha256) or, when that is None, ``path``.
+    """
+
+    __slots__ = ()
 
     @property
     def pci_ids_label(self) -> str | None:
@@ -78,12 +83,14 @@ class Profile:
         return self.snapshot.key if self.snapshot else None
 
 
-@dataclass(frozen=True, slots=True)
 class Registry:
     """Every known profile, by canonical name, in release order."""
 
-    profiles: dict[str, Profile]
-    latest_plugin: str
+    __slots__ = ("profiles", "latest_plugin")
+
+    def __init__(self, profiles: dict[str, Profile], latest_plugin: str) -> None:
+        self.profiles = profiles
+        self.latest_plugin = latest_plugin
 
     def get(self, spelling: str) -> Profile:
         canonical = canonical_name(spelling, self)
@@ -162,7 +169,7 @@ def build_registry(facts: dict) -> Registry:
         )
     latest_plugin = plugin_items[-1][0]
     latest = profiles[f"{PLUGIN}@{latest_plugin}"]
-    profiles[latest.name] = replace(latest, aliases=(LATEST,))
+    profiles[latest.name] = latest._replace(aliases=(LATEST,))
     for version, entry in sorted(facts["gpu_operator"].items(), key=lambda kv: _version_key(kv[0])):
         plugin = profiles[f"{PLUGIN}@{entry['sandbox_device_plugin']}"]
         name = f"{GPU_OPERATOR}@{version}"

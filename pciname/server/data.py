@@ -229,7 +229,7 @@ def build(
     custom = None
     if pciids is not None:
         path = Path(pciids).absolute()
-        profile = replace(custom_profile(path, algorithm), name=CUSTOM)
+        profile = custom_profile(path, algorithm)._replace(name=CUSTOM)
         resolver.preload([profile], strict=True)  # type: ignore[list-item]
         custom = ServedProfile(CUSTOM, profile)
 
