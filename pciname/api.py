@@ -17,16 +17,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from threading import Lock
+from typing import TYPE_CHECKING
 
-from cachetools import LRUCache
-
-from .catalog import catalog_for
+from .catalog import FileCache, catalog_for, catalogs
 from .naming import checks
 from .naming.checks import Warning
 from .naming.profiles import DEFAULT_PROFILE, EMBEDDED, custom_profile, load_registry
 from .paths import embedded_pciids_path
 from .resolver import DeviceId, ProfileLike, Record, Resolver, default_resolver, parse_device
+
+if TYPE_CHECKING:
+    from .pciids.model import PciDatabase
 
 __all__ = [
     "DeviceId",
@@ -234,38 +235,22 @@ def profiles() -> list[ProfileInfo]:
     return infos
 
 
-_databases: LRUCache = LRUCache(maxsize=16)
-_databases_lock = Lock()
+_databases = FileCache(maxsize=16)
 
 
-def load(path: str | Path | None = None):
+def load(path: str | Path | None = None) -> PciDatabase:
     """The parsed pci.ids database of ``path`` (default: the embedded file),
     cached per file identity. Malformed lines are skipped and listed in
     ``.issues``; use ``pciname check`` to see them."""
-    from .catalog import _read, file_identity
-    from .errors import PciIdsError
+    from .catalog import read_pciids
     from .pciids.loader import load_bytes
 
     path = Path(path) if path is not None else embedded_pciids_path()
-    try:
-        identity = file_identity(path)
-    except OSError as error:
-        raise PciIdsError(f"{path}: cannot read pci.ids file: {error.strerror or error}") from None
-    with _databases_lock:
-        db = _databases.get(identity)
-    if db is None:
-        db = load_bytes(_read(path))
-        with _databases_lock:
-            _databases[identity] = db
-    return db
+    return _databases.get(path, lambda p, _: load_bytes(read_pciids(p)))
 
 
 def clear_caches() -> None:
     """Forget every cached file, catalog and resolution (after files changed)."""
-    from . import catalog
-
     _default.clear()
-    with _databases_lock:
-        _databases.clear()
-    with catalog._catalogs_lock:
-        catalog._catalogs.clear()
+    _databases.clear()
+    catalogs.clear()

@@ -114,7 +114,7 @@ class Catalog:
     def lines(self) -> list[str]:
         """The file as the plugin's bufio.Scanner reads it."""
         if self._lines is None:
-            self._lines = scan_lines(_read(self.path).decode("utf-8", "surrogateescape"))
+            self._lines = scan_lines(read_pciids(self.path).decode("utf-8", "surrogateescape"))
         return self._lines
 
     def names(self, algorithm: str) -> dict[str, str]:
@@ -155,19 +155,24 @@ class Catalog:
                 if table is None:
                     from .pciids.loader import load_bytes
 
-                    db = load_bytes(_read(self.path))
+                    db = load_bytes(read_pciids(self.path))
                     table = {v.id: (v.name, {d.id: d.name for d in v.devices.values()}) for v in db.vendors.values()}
                     self._other_names = table
         vendor_name, devices = table.get(vendor_id, (None, {}))
         return vendor_name, devices.get(device_id)
 
 
-def _read(path: Path) -> bytes:
+def _unreadable(path: Path, error: OSError) -> PciIdsError:
+    return PciIdsError(f"{path}: cannot read pci.ids file: {error.strerror or error}")
+
+
+def read_pciids(path: Path) -> bytes:
+    """The file's bytes, or PciIdsError saying why it cannot be read."""
     try:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as error:
-        raise PciIdsError(f"{path}: cannot read pci.ids file: {error.strerror or error}") from None
+        raise _unreadable(path, error) from None
 
 
 def _build(path: Path, identity: Identity) -> Catalog:
@@ -175,7 +180,7 @@ def _build(path: Path, identity: Identity) -> Catalog:
 
     from .pciids.loader import load_bytes
 
-    data = _read(path)
+    data = read_pciids(path)
     db = load_bytes(data)
     vendor = db.vendors.get(NVIDIA_VENDOR_ID)
     devices = {d.id: d.name for d in vendor.devices.values()} if vendor else {}
@@ -255,28 +260,59 @@ def _save(catalog: Catalog) -> None:
 
 # -- in-process cache ----------------------------------------------------------
 
-_catalogs: LRUCache = LRUCache(maxsize=32)
-_catalogs_lock = Lock()
+
+class FileCache:
+    """Objects built from a file, kept per file identity (a cachetools LRU,
+    thread-safe): a changed file gets a new identity and a fresh object."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._cache: LRUCache = LRUCache(maxsize=maxsize)
+        self._lock = Lock()
+
+    def get(self, path: Path, build):
+        """The object for ``path``, from ``build(path, identity)`` on a miss."""
+        identity = identity_of(path)
+        value = self.peek(identity)
+        if value is None:
+            value = build(path, identity)
+            self.put(identity, value)
+        return value
+
+    def peek(self, identity: Identity):
+        with self._lock:
+            return self._cache.get(identity)
+
+    def put(self, identity: Identity, value) -> None:
+        with self._lock:
+            self._cache[identity] = value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
 
 
-def catalog_for(path: str | Path) -> Catalog:
-    """The catalog of a pci.ids file (cached; rebuilt when the file changes)."""
-    path = Path(path)
+def identity_of(path: Path) -> Identity:
+    """:func:`file_identity`, or PciIdsError saying the file cannot be read."""
     try:
-        identity = file_identity(path)
+        return file_identity(path)
     except OSError as error:
-        raise PciIdsError(f"{path}: cannot read pci.ids file: {error.strerror or error}") from None
-    with _catalogs_lock:
-        catalog = _catalogs.get(identity)
-    if catalog is not None:
-        return catalog
+        raise _unreadable(path, error) from None
+
+
+def _load_or_build(path: Path, identity: Identity) -> Catalog:
     catalog = _load_saved(path, identity)
     if catalog is None:
         catalog = _build(path, identity)
         _save(catalog)
-    with _catalogs_lock:
-        _catalogs[identity] = catalog
     return catalog
+
+
+catalogs = FileCache(maxsize=32)
+
+
+def catalog_for(path: str | Path) -> Catalog:
+    """The catalog of a pci.ids file (cached; rebuilt when the file changes)."""
+    return catalogs.get(Path(path), _load_or_build)
 
 
 class _VerifiedPaths:
@@ -288,13 +324,11 @@ class _VerifiedPaths:
             identity = file_identity(path)
         except OSError:
             return None
-        with _catalogs_lock:
-            catalog = _catalogs.get(identity)
+        catalog = catalogs.peek(identity)
         if catalog is None:
             catalog = _load_saved(path, identity)
             if catalog is not None:
-                with _catalogs_lock:
-                    _catalogs[identity] = catalog
+                catalogs.put(identity, catalog)
         return catalog.sha256 if catalog else None
 
 
