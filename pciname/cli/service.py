@@ -68,6 +68,10 @@ def register(sub) -> None:
                         "across replicas; 0: never (default 0)")
     limits.add_argument("--max-send-message-bytes", type=_positive_int, default=64 * 1024 * 1024, metavar="N",
                         help="largest response message (default 64 MiB)")
+    limits.add_argument("--max-lint-files", type=_positive_int, default=100, metavar="N",
+                        help="files per Lint request (default 100)")
+    limits.add_argument("--max-lint-bytes", type=_positive_int, default=1024 * 1024, metavar="N",
+                        help="bytes of YAML per Lint request, all files together (default 1 MiB)")
 
     life = serve.add_argument_group("lifecycle")
     life.add_argument("--grace", type=_seconds, default=10.0, metavar="SECONDS",
@@ -85,6 +89,17 @@ def register(sub) -> None:
                       help="name algorithm of the custom profile (default vendor-section)")
     data.add_argument("--default-profile", default="embedded", metavar="PROFILE",
                       help="profile of requests that name none (default embedded; 'custom' for --pciids)")
+
+    cluster = serve.add_argument_group("cluster (GpuOptions from_cluster)")
+    cluster.add_argument("--kube", action="store_true",
+                         help="let GpuOptions read the KubeVirt CR and the Nodes from the cluster (read-only: get/list "
+                         "on nodes and kubevirts.kubevirt.io); off by default: callers send the objects")
+    cluster.add_argument("--kubeconfig", metavar="FILE",
+                         help="with --kube: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
+                         "service account)")
+    cluster.add_argument("--kube-context", metavar="NAME", help="with --kube: kubeconfig context (default: the current one)")
+    cluster.add_argument("--kube-timeout", type=_seconds, default=10.0, metavar="SECONDS",
+                         help="with --kube: timeout of each API request (default 10)")
 
     logs = serve.add_argument_group("logging")
     logs.add_argument("--log-format", choices=("text", "json"), default="text",
@@ -137,6 +152,12 @@ def run_serve(args: argparse.Namespace) -> int:
         default_profile=args.default_profile,
         metrics_listen=args.metrics_listen,
         health_listen=args.health_listen,
+        max_lint_files=args.max_lint_files,
+        max_lint_bytes=args.max_lint_bytes,
+        kube=args.kube,
+        kubeconfig=args.kubeconfig,
+        kube_context=args.kube_context,
+        kube_timeout=args.kube_timeout,
     )
     config.validate()  # a usage error: one line, exit 2
     logger = configure(args.log_format, args.log_level)

@@ -42,6 +42,7 @@ from grpc_reflection.v1alpha import reflection
 from ..errors import PcinameError
 from . import data as data_module
 from .data import DataSet, watch_signature
+from .feeds import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_FILES, ClusterAccess
 from .logs import LOGGER_NAME, fields
 from .metrics import Metrics, start_http
 from .service import DEFAULT_MAX_BATCH, SERVICE_NAME, PciNameService
@@ -77,6 +78,13 @@ class ServeConfig:
     default_profile: str = "embedded"
     metrics_listen: str | None = None
     health_listen: str | None = None
+    max_lint_files: int = DEFAULT_MAX_LINT_FILES
+    max_lint_bytes: int = DEFAULT_MAX_LINT_BYTES
+    # GpuOptions may read the cluster (read-only) only with kube=True.
+    kube: bool = False
+    kubeconfig: str | None = None
+    kube_context: str | None = None
+    kube_timeout: float = DEFAULT_KUBE_TIMEOUT
 
     def validate(self) -> None:
         if self.tls_cert or self.tls_key or self.tls_client_ca:
@@ -90,9 +98,13 @@ class ServeConfig:
                 "or --insecure to serve plaintext"
             )
         for name in ("max_workers", "max_concurrent_rpcs", "max_batch", "max_recv_message_bytes",
-                     "max_send_message_bytes"):
+                     "max_send_message_bytes", "max_lint_files", "max_lint_bytes"):
             if getattr(self, name) < 1:
                 raise ServeError(f"--{name.replace('_', '-')} must be at least 1")
+        if (self.kubeconfig or self.kube_context) and not self.kube:
+            raise ServeError("--kubeconfig and --kube-context go with --kube (reading the cluster is off without it)")
+        if not self.kube_timeout > 0:
+            raise ServeError("--kube-timeout must be more than 0")
         for name in ("grace", "shutdown_delay", "watch_interval", "max_connection_age"):
             if getattr(self, name) < 0:
                 raise ServeError(f"--{name.replace('_', '-')} cannot be negative")
@@ -190,7 +202,18 @@ class NameServer:
         self._seen_signature: tuple | None = None
         self._health_pool = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pciname-health")
         self.health = health.HealthServicer(experimental_non_blocking=True, experimental_thread_pool=self._health_pool)
-        self.service = PciNameService(lambda: self._data, self.metrics, self.log, max_batch=config.max_batch)
+        self.cluster = (
+            ClusterAccess(config.kubeconfig, config.kube_context, config.kube_timeout) if config.kube else None
+        )
+        self.service = PciNameService(
+            lambda: self._data,
+            self.metrics,
+            self.log,
+            max_batch=config.max_batch,
+            max_lint_files=config.max_lint_files,
+            max_lint_bytes=config.max_lint_bytes,
+            cluster=self.cluster,
+        )
         self._server: grpc.Server | None = None
         self._health_server: grpc.Server | None = None
         self._metrics_http = None
@@ -231,6 +254,11 @@ class NameServer:
     def start(self) -> int:
         """Bind and start serving (health NOT_SERVING until data is loaded). Returns the port."""
         config = self.config
+        if self.cluster is not None:
+            try:
+                self.cluster.check()  # the kubeconfig / in-cluster config loads (no API call yet)
+            except PcinameError as error:
+                raise ServeError(f"--kube: {error}") from None
         credentials = None
         if config.tls_cert:
             assert config.tls_key is not None
@@ -285,6 +313,7 @@ class NameServer:
                 metrics_port=self.metrics_port,
                 max_workers=config.max_workers,
                 max_concurrent_rpcs=config.max_concurrent_rpcs,
+                kube=config.kube,
             ),
         )
         return self.port

@@ -47,12 +47,14 @@ _CHANGES = {"renamed": pb.DiffEntry.RENAMED, "appears": pb.DiffEntry.APPEARS, "v
 
 
 class RpcFailure(Exception):
-    """A request the service refuses: a status code and one line."""
+    """A request the service refuses: a status code, one line, and trailing
+    metadata (e.g. ``pciname-error``)."""
 
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+    def __init__(self, code: grpc.StatusCode, details: str, *, metadata: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__(details)
         self.code = code
         self.details = details
+        self.metadata = metadata
 
 
 def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
@@ -79,7 +81,10 @@ def _serialize(response: Any) -> bytes:
 
 
 class PciNameService:
-    """Handlers of the seven RPCs over a swappable DataSet."""
+    """Handlers of the nine RPCs over a swappable DataSet.
+
+    ``cluster`` (a :class:`~pciname.server.feeds.ClusterAccess`, from
+    ``--kube``) lets GpuOptions read the cluster; None refuses that."""
 
     def __init__(
         self,
@@ -88,11 +93,17 @@ class PciNameService:
         logger: logging.Logger,
         *,
         max_batch: int = DEFAULT_MAX_BATCH,
+        max_lint_files: int = 100,
+        max_lint_bytes: int = 1024 * 1024,
+        cluster=None,
     ) -> None:
         self._data = data_source
         self.metrics = metrics
         self.log = logger
         self.max_batch = max_batch
+        self.max_lint_files = max_lint_files
+        self.max_lint_bytes = max_lint_bytes
+        self.cluster = cluster
 
     # -- plumbing -----------------------------------------------------------------
 
@@ -104,6 +115,8 @@ class PciNameService:
             "Diff": (self.diff, pb.DiffRequest),
             "ListProfiles": (self.list_profiles, pb.ListProfilesRequest),
             "PermittedHostDevices": (self.permitted_host_devices, pb.PermittedHostDevicesRequest),
+            "Lint": (self.lint, pb.LintRequest),
+            "GpuOptions": (self.gpu_options, pb.GpuOptionsRequest),
         }
         handlers = {
             name: grpc.unary_unary_rpc_method_handler(
@@ -132,6 +145,8 @@ class PciNameService:
             context.set_trailing_metadata(
                 (("pciname-snapshot", error.snapshot), ("pciname-sha256", error.sha256), ("pciname-url", error.url))
             )
+        elif isinstance(error, RpcFailure) and error.metadata:
+            context.set_trailing_metadata(error.metadata)
         self.metrics.error(method, code.name)
         context.abort(code, _one_line(details))
 
@@ -297,19 +312,23 @@ class PciNameService:
         return (resolution_message(r).SerializeToString() for r in resolutions)
 
     def permitted_host_devices(self, request: pb.PermittedHostDevicesRequest, context, data: DataSet):
-        from ..kube.generate import permitted_host_devices, render
+        from ..kube.generate import permitted_host_devices
+        from .feeds import no_auto, permitted_format, render_texts
 
         devices = list(request.devices)
         mdev_types = list(request.mdev_types)
         if not devices and not mdev_types:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no devices and no mdev_types given")
         self._check_batch(len(devices) + len(mdev_types), "devices and mdev types")
+        fmt = permitted_format(request)
+        no_auto(request.profile)
         profile = data.profile(request.profile)
         snippet = permitted_host_devices(
             devices, mdev_types, profile.key, request.include_broken, resolver=data.resolver
         )
         block = snippet.data
-        response = pb.PermittedHostDevicesResponse(yaml=_yaml(render(block, "kubevirt")), profile=profile.name)
+        yaml_text, json_text = render_texts(block, fmt, request.replace_defaults)
+        response = pb.PermittedHostDevicesResponse(yaml=yaml_text, json=json_text, format=fmt, profile=profile.name)
         response.pci_host_devices.extend(
             pb.PciHostDevice(
                 pci_vendor_selector=e["pciVendorSelector"],
@@ -330,6 +349,24 @@ class PciNameService:
         response.notes.extend(_skipped(s) for s in snippet.notes)
         return response, len(devices) + len(mdev_types)
 
+    def lint(self, request: pb.LintRequest, context, data: DataSet):
+        from . import feeds
+
+        response = feeds.lint(
+            request,
+            context,
+            data,
+            max_files=self.max_lint_files,
+            max_bytes=self.max_lint_bytes,
+            check_deadline=self._check_deadline,
+        )
+        return response, 0
+
+    def gpu_options(self, request: pb.GpuOptionsRequest, context, data: DataSet):
+        from . import feeds
+
+        return feeds.gpu_options(request, context, data, cluster=self.cluster, log=self.log)
+
 
 def _skipped(entry) -> pb.SkippedEntry:
     return pb.SkippedEntry(
@@ -338,12 +375,6 @@ def _skipped(entry) -> pb.SkippedEntry:
         resource_name=entry.resource_name,
         reasons=[pb.Warning(code=w.code, message=w.message) for w in entry.reasons],
     )
-
-
-def _yaml(data: dict) -> str:
-    import yaml
-
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
 __all__ = ["DEFAULT_MAX_BATCH", "PciNameService", "RpcFailure", "SERVICE_NAME", "status_of"]

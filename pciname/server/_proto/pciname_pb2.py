@@ -22,55 +22,72 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18pciname/v1/pciname.proto\x12\npciname.v1\"(\n\x07Warning\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xe9\x03\n\nResolution\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\x12\x1a\n\rresource_name\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x0c\n\x04name\x18\x04 \x01(\t\x12\x18\n\x0b\x64\x65vice_name\x18\x05 \x01(\tH\x01\x88\x01\x01\x12\x1c\n\x0fpci_ids_version\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x14\n\x07\x65nv_var\x18\x07 \x01(\tH\x03\x88\x01\x01\x12\x18\n\x0bsocket_path\x18\x08 \x01(\tH\x04\x88\x01\x01\x12%\n\x08warnings\x18\t \x03(\x0b\x32\x13.pciname.v1.Warning\x12\x12\n\nadvertised\x18\n \x01(\x08\x12\x18\n\x0bvendor_name\x18\x0b \x01(\tH\x05\x88\x01\x01\x12\x11\n\talgorithm\x18\x0c \x01(\t\x12\x1b\n\x0eplugin_release\x18\r \x01(\tH\x06\x88\x01\x01\x12\x1b\n\x0epci_ids_sha256\x18\x0e \x01(\tH\x07\x88\x01\x01\x42\x10\n\x0e_resource_nameB\x0e\n\x0c_device_nameB\x12\n\x10_pci_ids_versionB\n\n\x08_env_varB\x0e\n\x0c_socket_pathB\x0e\n\x0c_vendor_nameB\x11\n\x0f_plugin_releaseB\x11\n\x0f_pci_ids_sha256\"1\n\x0eResolveRequest\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\"7\n\x13ResolveBatchRequest\x12\x0f\n\x07\x64\x65vices\x18\x01 \x03(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\"?\n\x14ResolveBatchResponse\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.pciname.v1.Resolution\"8\n\x0eReverseRequest\x12\x15\n\rresource_name\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\"J\n\x0fReverseResponse\x12\x15\n\rresource_name\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65vices\x18\x03 \x03(\t\"7\n\x0b\x44iffRequest\x12\x14\n\x0c\x66rom_profile\x18\x01 \x01(\t\x12\x12\n\nto_profile\x18\x02 \x01(\t\"\xff\x01\n\tDiffEntry\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12,\n\x06\x63hange\x18\x02 \x01(\x0e\x32\x1c.pciname.v1.DiffEntry.Change\x12\x1e\n\x11old_resource_name\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x1e\n\x11new_resource_name\x18\x04 \x01(\tH\x01\x88\x01\x01\"H\n\x06\x43hange\x12\x16\n\x12\x43HANGE_UNSPECIFIED\x10\x00\x12\x0b\n\x07RENAMED\x10\x01\x12\x0b\n\x07\x41PPEARS\x10\x02\x12\x0c\n\x08VANISHES\x10\x03\x42\x14\n\x12_old_resource_nameB\x14\n\x12_new_resource_name\"`\n\x0c\x44iffResponse\x12\x14\n\x0c\x66rom_profile\x18\x01 \x01(\t\x12\x12\n\nto_profile\x18\x02 \x01(\t\x12&\n\x07\x63hanges\x18\x03 \x03(\x0b\x32\x15.pciname.v1.DiffEntry\"\x15\n\x13ListProfilesRequest\"\xb8\x02\n\x0bProfileInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x15\n\x08released\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x11\n\talgorithm\x18\x04 \x01(\t\x12\x1b\n\x0eplugin_release\x18\x05 \x01(\tH\x01\x88\x01\x01\x12\x1c\n\x0fpci_ids_version\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x1b\n\x0epci_ids_sha256\x18\x07 \x01(\tH\x03\x88\x01\x01\x12\x11\n\tinstalled\x18\x08 \x01(\x08\x12\x0f\n\x07\x61liases\x18\t \x03(\t\x12\x0c\n\x04note\x18\n \x01(\t\x12\x12\n\nis_default\x18\x0b \x01(\x08\x42\x0b\n\t_releasedB\x11\n\x0f_plugin_releaseB\x12\n\x10_pci_ids_versionB\x11\n\x0f_pci_ids_sha256\"Z\n\x14ListProfilesResponse\x12)\n\x08profiles\x18\x01 \x03(\x0b\x32\x17.pciname.v1.ProfileInfo\x12\x17\n\x0f\x64\x61ta_generation\x18\x02 \x01(\x04\"5\n\x12ListDevicesRequest\x12\x0f\n\x07profile\x18\x01 \x01(\t\x12\x0e\n\x06vendor\x18\x02 \x01(\t\"k\n\x1bPermittedHostDevicesRequest\x12\x0f\n\x07\x64\x65vices\x18\x01 \x03(\t\x12\x12\n\nmdev_types\x18\x02 \x03(\t\x12\x0f\n\x07profile\x18\x03 \x01(\t\x12\x16\n\x0einclude_broken\x18\x04 \x01(\x08\"g\n\rPciHostDevice\x12\x1b\n\x13pci_vendor_selector\x18\x01 \x01(\t\x12\x15\n\rresource_name\x18\x02 \x01(\t\x12\"\n\x1a\x65xternal_resource_provider\x18\x03 \x01(\x08\"g\n\x0eMediatedDevice\x12\x1a\n\x12mdev_name_selector\x18\x01 \x01(\t\x12\x15\n\rresource_name\x18\x02 \x01(\t\x12\"\n\x1a\x65xternal_resource_provider\x18\x03 \x01(\x08\"~\n\x0cSkippedEntry\x12\x0c\n\x04item\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x1a\n\rresource_name\x18\x03 \x01(\tH\x00\x88\x01\x01\x12$\n\x07reasons\x18\x04 \x03(\x0b\x32\x13.pciname.v1.WarningB\x10\n\x0e_resource_name\"\xfd\x01\n\x1cPermittedHostDevicesResponse\x12\x33\n\x10pci_host_devices\x18\x01 \x03(\x0b\x32\x19.pciname.v1.PciHostDevice\x12\x34\n\x10mediated_devices\x18\x02 \x03(\x0b\x32\x1a.pciname.v1.MediatedDevice\x12\x0c\n\x04yaml\x18\x03 \x01(\t\x12*\n\x08left_out\x18\x04 \x03(\x0b\x32\x18.pciname.v1.SkippedEntry\x12\'\n\x05notes\x18\x05 \x03(\x0b\x32\x18.pciname.v1.SkippedEntry\x12\x0f\n\x07profile\x18\x06 \x01(\t2\xa1\x04\n\x07PciName\x12=\n\x07Resolve\x12\x1a.pciname.v1.ResolveRequest\x1a\x16.pciname.v1.Resolution\x12Q\n\x0cResolveBatch\x12\x1f.pciname.v1.ResolveBatchRequest\x1a .pciname.v1.ResolveBatchResponse\x12\x42\n\x07Reverse\x12\x1a.pciname.v1.ReverseRequest\x1a\x1b.pciname.v1.ReverseResponse\x12\x39\n\x04\x44iff\x12\x17.pciname.v1.DiffRequest\x1a\x18.pciname.v1.DiffResponse\x12Q\n\x0cListProfiles\x12\x1f.pciname.v1.ListProfilesRequest\x1a .pciname.v1.ListProfilesResponse\x12G\n\x0bListDevices\x12\x1e.pciname.v1.ListDevicesRequest\x1a\x16.pciname.v1.Resolution0\x01\x12i\n\x14PermittedHostDevices\x12\'.pciname.v1.PermittedHostDevicesRequest\x1a(.pciname.v1.PermittedHostDevicesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18pciname/v1/pciname.proto\x12\npciname.v1\x1a\x1cgoogle/protobuf/struct.proto\"(\n\x07Warning\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xe9\x03\n\nResolution\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\x12\x1a\n\rresource_name\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x0c\n\x04name\x18\x04 \x01(\t\x12\x18\n\x0b\x64\x65vice_name\x18\x05 \x01(\tH\x01\x88\x01\x01\x12\x1c\n\x0fpci_ids_version\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x14\n\x07\x65nv_var\x18\x07 \x01(\tH\x03\x88\x01\x01\x12\x18\n\x0bsocket_path\x18\x08 \x01(\tH\x04\x88\x01\x01\x12%\n\x08warnings\x18\t \x03(\x0b\x32\x13.pciname.v1.Warning\x12\x12\n\nadvertised\x18\n \x01(\x08\x12\x18\n\x0bvendor_name\x18\x0b \x01(\tH\x05\x88\x01\x01\x12\x11\n\talgorithm\x18\x0c \x01(\t\x12\x1b\n\x0eplugin_release\x18\r \x01(\tH\x06\x88\x01\x01\x12\x1b\n\x0epci_ids_sha256\x18\x0e \x01(\tH\x07\x88\x01\x01\x42\x10\n\x0e_resource_nameB\x0e\n\x0c_device_nameB\x12\n\x10_pci_ids_versionB\n\n\x08_env_varB\x0e\n\x0c_socket_pathB\x0e\n\x0c_vendor_nameB\x11\n\x0f_plugin_releaseB\x11\n\x0f_pci_ids_sha256\"1\n\x0eResolveRequest\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\"7\n\x13ResolveBatchRequest\x12\x0f\n\x07\x64\x65vices\x18\x01 \x03(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\"?\n\x14ResolveBatchResponse\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.pciname.v1.Resolution\"8\n\x0eReverseRequest\x12\x15\n\rresource_name\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\"J\n\x0fReverseResponse\x12\x15\n\rresource_name\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65vices\x18\x03 \x03(\t\"7\n\x0b\x44iffRequest\x12\x14\n\x0c\x66rom_profile\x18\x01 \x01(\t\x12\x12\n\nto_profile\x18\x02 \x01(\t\"\xff\x01\n\tDiffEntry\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12,\n\x06\x63hange\x18\x02 \x01(\x0e\x32\x1c.pciname.v1.DiffEntry.Change\x12\x1e\n\x11old_resource_name\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x1e\n\x11new_resource_name\x18\x04 \x01(\tH\x01\x88\x01\x01\"H\n\x06\x43hange\x12\x16\n\x12\x43HANGE_UNSPECIFIED\x10\x00\x12\x0b\n\x07RENAMED\x10\x01\x12\x0b\n\x07\x41PPEARS\x10\x02\x12\x0c\n\x08VANISHES\x10\x03\x42\x14\n\x12_old_resource_nameB\x14\n\x12_new_resource_name\"`\n\x0c\x44iffResponse\x12\x14\n\x0c\x66rom_profile\x18\x01 \x01(\t\x12\x12\n\nto_profile\x18\x02 \x01(\t\x12&\n\x07\x63hanges\x18\x03 \x03(\x0b\x32\x15.pciname.v1.DiffEntry\"\x15\n\x13ListProfilesRequest\"\xb8\x02\n\x0bProfileInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x15\n\x08released\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x11\n\talgorithm\x18\x04 \x01(\t\x12\x1b\n\x0eplugin_release\x18\x05 \x01(\tH\x01\x88\x01\x01\x12\x1c\n\x0fpci_ids_version\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x1b\n\x0epci_ids_sha256\x18\x07 \x01(\tH\x03\x88\x01\x01\x12\x11\n\tinstalled\x18\x08 \x01(\x08\x12\x0f\n\x07\x61liases\x18\t \x03(\t\x12\x0c\n\x04note\x18\n \x01(\t\x12\x12\n\nis_default\x18\x0b \x01(\x08\x42\x0b\n\t_releasedB\x11\n\x0f_plugin_releaseB\x12\n\x10_pci_ids_versionB\x11\n\x0f_pci_ids_sha256\"Z\n\x14ListProfilesResponse\x12)\n\x08profiles\x18\x01 \x03(\x0b\x32\x17.pciname.v1.ProfileInfo\x12\x17\n\x0f\x64\x61ta_generation\x18\x02 \x01(\x04\"5\n\x12ListDevicesRequest\x12\x0f\n\x07profile\x18\x01 \x01(\t\x12\x0e\n\x06vendor\x18\x02 \x01(\t\"\x95\x01\n\x1bPermittedHostDevicesRequest\x12\x0f\n\x07\x64\x65vices\x18\x01 \x03(\t\x12\x12\n\nmdev_types\x18\x02 \x03(\t\x12\x0f\n\x07profile\x18\x03 \x01(\t\x12\x16\n\x0einclude_broken\x18\x04 \x01(\x08\x12\x0e\n\x06\x66ormat\x18\x05 \x01(\t\x12\x18\n\x10replace_defaults\x18\x06 \x01(\x08\"g\n\rPciHostDevice\x12\x1b\n\x13pci_vendor_selector\x18\x01 \x01(\t\x12\x15\n\rresource_name\x18\x02 \x01(\t\x12\"\n\x1a\x65xternal_resource_provider\x18\x03 \x01(\x08\"g\n\x0eMediatedDevice\x12\x1a\n\x12mdev_name_selector\x18\x01 \x01(\t\x12\x15\n\rresource_name\x18\x02 \x01(\t\x12\"\n\x1a\x65xternal_resource_provider\x18\x03 \x01(\x08\"~\n\x0cSkippedEntry\x12\x0c\n\x04item\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x1a\n\rresource_name\x18\x03 \x01(\tH\x00\x88\x01\x01\x12$\n\x07reasons\x18\x04 \x03(\x0b\x32\x13.pciname.v1.WarningB\x10\n\x0e_resource_name\"\x9b\x02\n\x1cPermittedHostDevicesResponse\x12\x33\n\x10pci_host_devices\x18\x01 \x03(\x0b\x32\x19.pciname.v1.PciHostDevice\x12\x34\n\x10mediated_devices\x18\x02 \x03(\x0b\x32\x1a.pciname.v1.MediatedDevice\x12\x0c\n\x04yaml\x18\x03 \x01(\t\x12*\n\x08left_out\x18\x04 \x03(\x0b\x32\x18.pciname.v1.SkippedEntry\x12\'\n\x05notes\x18\x05 \x03(\x0b\x32\x18.pciname.v1.SkippedEntry\x12\x0f\n\x07profile\x18\x06 \x01(\t\x12\x0c\n\x04json\x18\x07 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x08 \x01(\t\"C\n\x08LintFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x04text\x18\x02 \x01(\tH\x00\x12\x0e\n\x04\x64\x61ta\x18\x03 \x01(\x0cH\x00\x42\t\n\x07\x63ontent\"W\n\x0bLintRequest\x12#\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x14.pciname.v1.LintFile\x12\x0f\n\x07profile\x18\x02 \x01(\t\x12\x12\n\nupgrade_to\x18\x03 \x01(\t\"\xc5\x01\n\x07\x46inding\x12\x0c\n\x04\x66ile\x18\x01 \x01(\t\x12\x0c\n\x04line\x18\x02 \x01(\r\x12\x0e\n\x06\x63olumn\x18\x03 \x01(\r\x12\x10\n\x08\x64ocument\x18\x04 \x01(\r\x12\x0c\n\x04path\x18\x05 \x01(\t\x12%\n\x05value\x18\x06 \x01(\x0b\x32\x16.google.protobuf.Value\x12\x0c\n\x04\x63ode\x18\x07 \x01(\t\x12\x0f\n\x07message\x18\x08 \x01(\t\x12(\n\x08\x65xpected\x18\t \x01(\x0b\x32\x16.google.protobuf.Value\"\x8f\x01\n\x0cLintResponse\x12%\n\x08\x66indings\x18\x01 \x03(\x0b\x32\x13.pciname.v1.Finding\x12\x0f\n\x07profile\x18\x02 \x01(\t\x12\x17\n\nupgrade_to\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x11\n\tdocuments\x18\x04 \x01(\r\x12\x0c\n\x04text\x18\x05 \x01(\tB\r\n\x0b_upgrade_to\"r\n\x11GpuOptionsRequest\x12\x0f\n\x07profile\x18\x01 \x01(\t\x12\x10\n\x08kubevirt\x18\x02 \x01(\t\x12\r\n\x05nodes\x18\x03 \x01(\t\x12\x14\n\x0c\x66rom_cluster\x18\x04 \x01(\x08\x12\x15\n\rkubevirt_name\x18\x05 \x01(\t\"4\n\x0fNodeAllocatable\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x61llocatable\x18\x02 \x01(\x03\"\xa5\x01\n\tGpuOption\x12\x15\n\rresource_name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x11\n\tselectors\x18\x03 \x03(\t\x12\x0f\n\x07\x64\x65vices\x18\x04 \x03(\t\x12\x0e\n\x06models\x18\x05 \x03(\t\x12\x13\n\x0b\x61llocatable\x18\x06 \x01(\x03\x12*\n\x05nodes\x18\x07 \x03(\x0b\x32\x1b.pciname.v1.NodeAllocatable\"w\n\x12GpuOptionsResponse\x12&\n\x07options\x18\x01 \x03(\x0b\x32\x15.pciname.v1.GpuOption\x12\x0f\n\x07profile\x18\x02 \x01(\t\x12\x16\n\x0eprofile_source\x18\x03 \x01(\t\x12\x10\n\x08kubevirt\x18\x04 \x01(\t2\xa9\x05\n\x07PciName\x12=\n\x07Resolve\x12\x1a.pciname.v1.ResolveRequest\x1a\x16.pciname.v1.Resolution\x12Q\n\x0cResolveBatch\x12\x1f.pciname.v1.ResolveBatchRequest\x1a .pciname.v1.ResolveBatchResponse\x12\x42\n\x07Reverse\x12\x1a.pciname.v1.ReverseRequest\x1a\x1b.pciname.v1.ReverseResponse\x12\x39\n\x04\x44iff\x12\x17.pciname.v1.DiffRequest\x1a\x18.pciname.v1.DiffResponse\x12Q\n\x0cListProfiles\x12\x1f.pciname.v1.ListProfilesRequest\x1a .pciname.v1.ListProfilesResponse\x12G\n\x0bListDevices\x12\x1e.pciname.v1.ListDevicesRequest\x1a\x16.pciname.v1.Resolution0\x01\x12i\n\x14PermittedHostDevices\x12\'.pciname.v1.PermittedHostDevicesRequest\x1a(.pciname.v1.PermittedHostDevicesResponse\x12\x39\n\x04Lint\x12\x17.pciname.v1.LintRequest\x1a\x18.pciname.v1.LintResponse\x12K\n\nGpuOptions\x12\x1d.pciname.v1.GpuOptionsRequest\x1a\x1e.pciname.v1.GpuOptionsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pciname.v1.pciname_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_WARNING']._serialized_start=40
-  _globals['_WARNING']._serialized_end=80
-  _globals['_RESOLUTION']._serialized_start=83
-  _globals['_RESOLUTION']._serialized_end=572
-  _globals['_RESOLVEREQUEST']._serialized_start=574
-  _globals['_RESOLVEREQUEST']._serialized_end=623
-  _globals['_RESOLVEBATCHREQUEST']._serialized_start=625
-  _globals['_RESOLVEBATCHREQUEST']._serialized_end=680
-  _globals['_RESOLVEBATCHRESPONSE']._serialized_start=682
-  _globals['_RESOLVEBATCHRESPONSE']._serialized_end=745
-  _globals['_REVERSEREQUEST']._serialized_start=747
-  _globals['_REVERSEREQUEST']._serialized_end=803
-  _globals['_REVERSERESPONSE']._serialized_start=805
-  _globals['_REVERSERESPONSE']._serialized_end=879
-  _globals['_DIFFREQUEST']._serialized_start=881
-  _globals['_DIFFREQUEST']._serialized_end=936
-  _globals['_DIFFENTRY']._serialized_start=939
-  _globals['_DIFFENTRY']._serialized_end=1194
-  _globals['_DIFFENTRY_CHANGE']._serialized_start=1078
-  _globals['_DIFFENTRY_CHANGE']._serialized_end=1150
-  _globals['_DIFFRESPONSE']._serialized_start=1196
-  _globals['_DIFFRESPONSE']._serialized_end=1292
-  _globals['_LISTPROFILESREQUEST']._serialized_start=1294
-  _globals['_LISTPROFILESREQUEST']._serialized_end=1315
-  _globals['_PROFILEINFO']._serialized_start=1318
-  _globals['_PROFILEINFO']._serialized_end=1630
-  _globals['_LISTPROFILESRESPONSE']._serialized_start=1632
-  _globals['_LISTPROFILESRESPONSE']._serialized_end=1722
-  _globals['_LISTDEVICESREQUEST']._serialized_start=1724
-  _globals['_LISTDEVICESREQUEST']._serialized_end=1777
-  _globals['_PERMITTEDHOSTDEVICESREQUEST']._serialized_start=1779
-  _globals['_PERMITTEDHOSTDEVICESREQUEST']._serialized_end=1886
-  _globals['_PCIHOSTDEVICE']._serialized_start=1888
-  _globals['_PCIHOSTDEVICE']._serialized_end=1991
-  _globals['_MEDIATEDDEVICE']._serialized_start=1993
-  _globals['_MEDIATEDDEVICE']._serialized_end=2096
-  _globals['_SKIPPEDENTRY']._serialized_start=2098
-  _globals['_SKIPPEDENTRY']._serialized_end=2224
-  _globals['_PERMITTEDHOSTDEVICESRESPONSE']._serialized_start=2227
-  _globals['_PERMITTEDHOSTDEVICESRESPONSE']._serialized_end=2480
-  _globals['_PCINAME']._serialized_start=2483
-  _globals['_PCINAME']._serialized_end=3028
+  _globals['_WARNING']._serialized_start=70
+  _globals['_WARNING']._serialized_end=110
+  _globals['_RESOLUTION']._serialized_start=113
+  _globals['_RESOLUTION']._serialized_end=602
+  _globals['_RESOLVEREQUEST']._serialized_start=604
+  _globals['_RESOLVEREQUEST']._serialized_end=653
+  _globals['_RESOLVEBATCHREQUEST']._serialized_start=655
+  _globals['_RESOLVEBATCHREQUEST']._serialized_end=710
+  _globals['_RESOLVEBATCHRESPONSE']._serialized_start=712
+  _globals['_RESOLVEBATCHRESPONSE']._serialized_end=775
+  _globals['_REVERSEREQUEST']._serialized_start=777
+  _globals['_REVERSEREQUEST']._serialized_end=833
+  _globals['_REVERSERESPONSE']._serialized_start=835
+  _globals['_REVERSERESPONSE']._serialized_end=909
+  _globals['_DIFFREQUEST']._serialized_start=911
+  _globals['_DIFFREQUEST']._serialized_end=966
+  _globals['_DIFFENTRY']._serialized_start=969
+  _globals['_DIFFENTRY']._serialized_end=1224
+  _globals['_DIFFENTRY_CHANGE']._serialized_start=1108
+  _globals['_DIFFENTRY_CHANGE']._serialized_end=1180
+  _globals['_DIFFRESPONSE']._serialized_start=1226
+  _globals['_DIFFRESPONSE']._serialized_end=1322
+  _globals['_LISTPROFILESREQUEST']._serialized_start=1324
+  _globals['_LISTPROFILESREQUEST']._serialized_end=1345
+  _globals['_PROFILEINFO']._serialized_start=1348
+  _globals['_PROFILEINFO']._serialized_end=1660
+  _globals['_LISTPROFILESRESPONSE']._serialized_start=1662
+  _globals['_LISTPROFILESRESPONSE']._serialized_end=1752
+  _globals['_LISTDEVICESREQUEST']._serialized_start=1754
+  _globals['_LISTDEVICESREQUEST']._serialized_end=1807
+  _globals['_PERMITTEDHOSTDEVICESREQUEST']._serialized_start=1810
+  _globals['_PERMITTEDHOSTDEVICESREQUEST']._serialized_end=1959
+  _globals['_PCIHOSTDEVICE']._serialized_start=1961
+  _globals['_PCIHOSTDEVICE']._serialized_end=2064
+  _globals['_MEDIATEDDEVICE']._serialized_start=2066
+  _globals['_MEDIATEDDEVICE']._serialized_end=2169
+  _globals['_SKIPPEDENTRY']._serialized_start=2171
+  _globals['_SKIPPEDENTRY']._serialized_end=2297
+  _globals['_PERMITTEDHOSTDEVICESRESPONSE']._serialized_start=2300
+  _globals['_PERMITTEDHOSTDEVICESRESPONSE']._serialized_end=2583
+  _globals['_LINTFILE']._serialized_start=2585
+  _globals['_LINTFILE']._serialized_end=2652
+  _globals['_LINTREQUEST']._serialized_start=2654
+  _globals['_LINTREQUEST']._serialized_end=2741
+  _globals['_FINDING']._serialized_start=2744
+  _globals['_FINDING']._serialized_end=2941
+  _globals['_LINTRESPONSE']._serialized_start=2944
+  _globals['_LINTRESPONSE']._serialized_end=3087
+  _globals['_GPUOPTIONSREQUEST']._serialized_start=3089
+  _globals['_GPUOPTIONSREQUEST']._serialized_end=3203
+  _globals['_NODEALLOCATABLE']._serialized_start=3205
+  _globals['_NODEALLOCATABLE']._serialized_end=3257
+  _globals['_GPUOPTION']._serialized_start=3260
+  _globals['_GPUOPTION']._serialized_end=3425
+  _globals['_GPUOPTIONSRESPONSE']._serialized_start=3427
+  _globals['_GPUOPTIONSRESPONSE']._serialized_end=3546
+  _globals['_PCINAME']._serialized_start=3549
+  _globals['_PCINAME']._serialized_end=4230
 # @@protoc_insertion_point(module_scope)

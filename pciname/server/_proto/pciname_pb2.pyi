@@ -1,3 +1,4 @@
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -174,16 +175,20 @@ class ListDevicesRequest(_message.Message):
     def __init__(self, profile: _Optional[str] = ..., vendor: _Optional[str] = ...) -> None: ...
 
 class PermittedHostDevicesRequest(_message.Message):
-    __slots__ = ("devices", "mdev_types", "profile", "include_broken")
+    __slots__ = ("devices", "mdev_types", "profile", "include_broken", "format", "replace_defaults")
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     MDEV_TYPES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_BROKEN_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     devices: _containers.RepeatedScalarFieldContainer[str]
     mdev_types: _containers.RepeatedScalarFieldContainer[str]
     profile: str
     include_broken: bool
-    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ...) -> None: ...
+    format: str
+    replace_defaults: bool
+    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ..., format: _Optional[str] = ..., replace_defaults: _Optional[bool] = ...) -> None: ...
 
 class PciHostDevice(_message.Message):
     __slots__ = ("pci_vendor_selector", "resource_name", "external_resource_provider")
@@ -218,17 +223,129 @@ class SkippedEntry(_message.Message):
     def __init__(self, item: _Optional[str] = ..., kind: _Optional[str] = ..., resource_name: _Optional[str] = ..., reasons: _Optional[_Iterable[_Union[Warning, _Mapping]]] = ...) -> None: ...
 
 class PermittedHostDevicesResponse(_message.Message):
-    __slots__ = ("pci_host_devices", "mediated_devices", "yaml", "left_out", "notes", "profile")
+    __slots__ = ("pci_host_devices", "mediated_devices", "yaml", "left_out", "notes", "profile", "json", "format")
     PCI_HOST_DEVICES_FIELD_NUMBER: _ClassVar[int]
     MEDIATED_DEVICES_FIELD_NUMBER: _ClassVar[int]
     YAML_FIELD_NUMBER: _ClassVar[int]
     LEFT_OUT_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
     pci_host_devices: _containers.RepeatedCompositeFieldContainer[PciHostDevice]
     mediated_devices: _containers.RepeatedCompositeFieldContainer[MediatedDevice]
     yaml: str
     left_out: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
     notes: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
     profile: str
-    def __init__(self, pci_host_devices: _Optional[_Iterable[_Union[PciHostDevice, _Mapping]]] = ..., mediated_devices: _Optional[_Iterable[_Union[MediatedDevice, _Mapping]]] = ..., yaml: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., profile: _Optional[str] = ...) -> None: ...
+    json: str
+    format: str
+    def __init__(self, pci_host_devices: _Optional[_Iterable[_Union[PciHostDevice, _Mapping]]] = ..., mediated_devices: _Optional[_Iterable[_Union[MediatedDevice, _Mapping]]] = ..., yaml: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., profile: _Optional[str] = ..., json: _Optional[str] = ..., format: _Optional[str] = ...) -> None: ...
+
+class LintFile(_message.Message):
+    __slots__ = ("name", "text", "data")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    text: str
+    data: bytes
+    def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class LintRequest(_message.Message):
+    __slots__ = ("files", "profile", "upgrade_to")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    UPGRADE_TO_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[LintFile]
+    profile: str
+    upgrade_to: str
+    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ...) -> None: ...
+
+class Finding(_message.Message):
+    __slots__ = ("file", "line", "column", "document", "path", "value", "code", "message", "expected")
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    file: str
+    line: int
+    column: int
+    document: int
+    path: str
+    value: _struct_pb2.Value
+    code: str
+    message: str
+    expected: _struct_pb2.Value
+    def __init__(self, file: _Optional[str] = ..., line: _Optional[int] = ..., column: _Optional[int] = ..., document: _Optional[int] = ..., path: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., expected: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class LintResponse(_message.Message):
+    __slots__ = ("findings", "profile", "upgrade_to", "documents", "text")
+    FINDINGS_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    UPGRADE_TO_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    findings: _containers.RepeatedCompositeFieldContainer[Finding]
+    profile: str
+    upgrade_to: str
+    documents: int
+    text: str
+    def __init__(self, findings: _Optional[_Iterable[_Union[Finding, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., documents: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
+
+class GpuOptionsRequest(_message.Message):
+    __slots__ = ("profile", "kubevirt", "nodes", "from_cluster", "kubevirt_name")
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    KUBEVIRT_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    FROM_CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    KUBEVIRT_NAME_FIELD_NUMBER: _ClassVar[int]
+    profile: str
+    kubevirt: str
+    nodes: str
+    from_cluster: bool
+    kubevirt_name: str
+    def __init__(self, profile: _Optional[str] = ..., kubevirt: _Optional[str] = ..., nodes: _Optional[str] = ..., from_cluster: _Optional[bool] = ..., kubevirt_name: _Optional[str] = ...) -> None: ...
+
+class NodeAllocatable(_message.Message):
+    __slots__ = ("name", "allocatable")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATABLE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    allocatable: int
+    def __init__(self, name: _Optional[str] = ..., allocatable: _Optional[int] = ...) -> None: ...
+
+class GpuOption(_message.Message):
+    __slots__ = ("resource_name", "kind", "selectors", "devices", "models", "allocatable", "nodes")
+    RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SELECTORS_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATABLE_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    resource_name: str
+    kind: str
+    selectors: _containers.RepeatedScalarFieldContainer[str]
+    devices: _containers.RepeatedScalarFieldContainer[str]
+    models: _containers.RepeatedScalarFieldContainer[str]
+    allocatable: int
+    nodes: _containers.RepeatedCompositeFieldContainer[NodeAllocatable]
+    def __init__(self, resource_name: _Optional[str] = ..., kind: _Optional[str] = ..., selectors: _Optional[_Iterable[str]] = ..., devices: _Optional[_Iterable[str]] = ..., models: _Optional[_Iterable[str]] = ..., allocatable: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[NodeAllocatable, _Mapping]]] = ...) -> None: ...
+
+class GpuOptionsResponse(_message.Message):
+    __slots__ = ("options", "profile", "profile_source", "kubevirt")
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    KUBEVIRT_FIELD_NUMBER: _ClassVar[int]
+    options: _containers.RepeatedCompositeFieldContainer[GpuOption]
+    profile: str
+    profile_source: str
+    kubevirt: str
+    def __init__(self, options: _Optional[_Iterable[_Union[GpuOption, _Mapping]]] = ..., profile: _Optional[str] = ..., profile_source: _Optional[str] = ..., kubevirt: _Optional[str] = ...) -> None: ...

@@ -69,6 +69,16 @@ class PciNameStub:
                 request_serializer=pciname_dot_v1_dot_pciname__pb2.PermittedHostDevicesRequest.SerializeToString,
                 response_deserializer=pciname_dot_v1_dot_pciname__pb2.PermittedHostDevicesResponse.FromString,
                 _registered_method=True)
+        self.Lint = channel.unary_unary(
+                '/pciname.v1.PciName/Lint',
+                request_serializer=pciname_dot_v1_dot_pciname__pb2.LintRequest.SerializeToString,
+                response_deserializer=pciname_dot_v1_dot_pciname__pb2.LintResponse.FromString,
+                _registered_method=True)
+        self.GpuOptions = channel.unary_unary(
+                '/pciname.v1.PciName/GpuOptions',
+                request_serializer=pciname_dot_v1_dot_pciname__pb2.GpuOptionsRequest.SerializeToString,
+                response_deserializer=pciname_dot_v1_dot_pciname__pb2.GpuOptionsResponse.FromString,
+                _registered_method=True)
 
 
 class PciNameServicer:
@@ -120,7 +130,30 @@ class PciNameServicer:
 
     def PermittedHostDevices(self, request, context):
         """KubeVirt's spec.configuration.permittedHostDevices entries for devices
-        and mediated device (vGPU) types: structured, and as YAML text.
+        and mediated device (vGPU) types: structured, and as YAML and JSON text
+        for the KubeVirt CR, Cozystack's platform values or a merge patch, as
+        `pciname permitted-host-devices --format F` prints them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Lint(self, request, context):
+        """Check the GPU resource names in YAML (KubeVirt and HyperConverged CRs,
+        Cozystack values, defaults tables, VMs, tenant node pools) as
+        `pciname lint` does: the same findings, codes, lines, paths and expected
+        values for the same files, all files checked together.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GpuOptions(self, request, context):
+        """What a Cozystack tenant node pool may ask for, as `pciname gpu-options`
+        answers it: every resource name the KubeVirt CR permits, with the GPU
+        model and how many are allocatable on which nodes. From objects the
+        caller sends, or (servers started with --kube only) read from the
+        cluster.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -163,6 +196,16 @@ def add_PciNameServicer_to_server(servicer, server):
                     servicer.PermittedHostDevices,
                     request_deserializer=pciname_dot_v1_dot_pciname__pb2.PermittedHostDevicesRequest.FromString,
                     response_serializer=pciname_dot_v1_dot_pciname__pb2.PermittedHostDevicesResponse.SerializeToString,
+            ),
+            'Lint': grpc.unary_unary_rpc_method_handler(
+                    servicer.Lint,
+                    request_deserializer=pciname_dot_v1_dot_pciname__pb2.LintRequest.FromString,
+                    response_serializer=pciname_dot_v1_dot_pciname__pb2.LintResponse.SerializeToString,
+            ),
+            'GpuOptions': grpc.unary_unary_rpc_method_handler(
+                    servicer.GpuOptions,
+                    request_deserializer=pciname_dot_v1_dot_pciname__pb2.GpuOptionsRequest.FromString,
+                    response_serializer=pciname_dot_v1_dot_pciname__pb2.GpuOptionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -354,6 +397,60 @@ class PciName:
             '/pciname.v1.PciName/PermittedHostDevices',
             pciname_dot_v1_dot_pciname__pb2.PermittedHostDevicesRequest.SerializeToString,
             pciname_dot_v1_dot_pciname__pb2.PermittedHostDevicesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Lint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pciname.v1.PciName/Lint',
+            pciname_dot_v1_dot_pciname__pb2.LintRequest.SerializeToString,
+            pciname_dot_v1_dot_pciname__pb2.LintResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GpuOptions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pciname.v1.PciName/GpuOptions',
+            pciname_dot_v1_dot_pciname__pb2.GpuOptionsRequest.SerializeToString,
+            pciname_dot_v1_dot_pciname__pb2.GpuOptionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

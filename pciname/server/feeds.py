@@ -1,0 +1,515 @@
+"""The feed RPCs: ``Lint`` and ``GpuOptions`` (and the formats of
+``PermittedHostDevices``), over :mod:`pciname.kube`.
+
+Each answers what the matching command answers for the same input:
+``Lint`` runs :class:`pciname.kube.lint.Linter` over the files sent, all
+together; ``GpuOptions`` runs :func:`pciname.kube.cluster.gpu_options` over
+the KubeVirt CR and Nodes the caller sends, or, on a server started with
+``--kube``, over the ones :func:`pciname.kube.cluster.read_cluster` reads
+(read-only, with the server's kubeconfig or in-cluster service account).
+
+Errors that are not about profiles are :class:`RpcFailure` with a stable
+reason in the trailing metadata ``pciname-error`` (see the .proto).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote
+
+import grpc
+
+from ..errors import PcinameError
+from ._proto import pciname_pb2 as pb
+from .logs import fields
+from .service import RpcFailure
+
+DEFAULT_MAX_LINT_FILES = 100
+DEFAULT_MAX_LINT_BYTES = 1024 * 1024
+DEFAULT_KUBE_TIMEOUT = 10.0
+AUTO = "auto"
+
+# Values of the "pciname-error" trailing metadata.
+LINT_INPUT = "lint-input"
+OBJECTS_INPUT = "objects-input"
+CLUSTER_DISABLED = "cluster-disabled"
+CLUSTER_CONFIG = "cluster-config"
+CLUSTER_UNREACHABLE = "cluster-unreachable"
+CLUSTER_REFUSED = "cluster-refused"
+NO_KUBEVIRT = "no-kubevirt"
+KUBEVIRT_NOT_FOUND = "kubevirt-not-found"
+KUBEVIRT_AMBIGUOUS = "kubevirt-ambiguous"
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
+
+# Printable ASCII but '%': what a metadata value carries as is.
+_METADATA_SAFE = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
+
+
+def _failure(code: grpc.StatusCode, details: str, reason: str, *extra: tuple[str, str]) -> RpcFailure:
+    return RpcFailure(code, details, metadata=(("pciname-error", reason), *extra))
+
+
+def metadata_text(text: str) -> str:
+    """``text`` for a metadata value: percent-encoded (UTF-8) where it is not printable ASCII."""
+    return quote(text, safe=_METADATA_SAFE)
+
+
+def no_auto(profile: str, what: str = "profile") -> None:
+    if profile.strip().lower() == AUTO:
+        raise RpcFailure(
+            INVALID, f"{what} auto needs a cluster to infer from: it works with GpuOptions; name a profile"
+        )
+
+
+# -- PermittedHostDevices formats ---------------------------------------------------
+
+
+def render_texts(block: dict, fmt: str, replace_defaults: bool) -> tuple[str, str]:
+    """(YAML, JSON) of the permittedHostDevices ``block`` placed as ``fmt``
+    says, exactly as ``pciname permitted-host-devices -o yaml|json`` prints it."""
+    import io
+
+    from ..cli.output import dump_json, dump_yaml
+    from ..kube.generate import render
+
+    data = render(block, fmt, replace_defaults=True if replace_defaults else None)
+    yaml_text, json_text = io.StringIO(), io.StringIO()
+    dump_yaml(data, yaml_text)
+    dump_json(data, json_text)
+    return yaml_text.getvalue(), json_text.getvalue()
+
+
+def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
+    from ..kube.generate import FORMATS
+
+    fmt = request.format.strip().lower() or "kubevirt"
+    if fmt not in FORMATS:
+        raise RpcFailure(INVALID, f"unknown format {request.format!r}: use one of {', '.join(FORMATS)}")
+    if request.replace_defaults and fmt != "cozystack":
+        raise RpcFailure(INVALID, "replace_defaults goes with format cozystack")
+    return fmt
+
+
+# -- Lint --------------------------------------------------------------------------------
+
+
+def _json_value(target, value: Any) -> None:
+    """Set a google.protobuf.Value field from plain data (None leaves it unset)."""
+    if value is None:
+        return
+    if isinstance(value, bool):
+        target.bool_value = value
+    elif isinstance(value, (int, float)):
+        target.number_value = value
+    elif isinstance(value, str):
+        target.string_value = value
+    elif isinstance(value, (list, tuple)):
+        target.list_value.extend([v if isinstance(v, (str, bool, int, float)) or v is None else str(v) for v in value])
+        if not value:
+            target.list_value.SetInParent()
+    else:
+        target.string_value = str(value)
+
+
+def finding_message(finding) -> pb.Finding:
+    message = pb.Finding(
+        file=finding.file,
+        line=finding.line,
+        column=finding.column,
+        document=finding.document,
+        path=finding.path,
+        code=finding.code,
+        message=finding.message,
+    )
+    _json_value(message.value, finding.value)
+    _json_value(message.expected, finding.expected)
+    return message
+
+
+def _file_name(file: pb.LintFile, index: int, count: int) -> str:
+    if file.name:
+        return file.name
+    return "<input>" if count == 1 else f"<input {index}>"
+
+
+def lint(
+    request: pb.LintRequest,
+    context: grpc.ServicerContext,
+    data,
+    *,
+    max_files: int,
+    max_bytes: int,
+    check_deadline,
+) -> pb.LintResponse:
+    from ..kube.lint import LintInputError, Linter
+
+    files = request.files
+    if not files:
+        raise RpcFailure(INVALID, "empty request: no files given")
+    if len(files) > max_files:
+        raise RpcFailure(
+            INVALID,
+            f"{len(files)} files in one request, more than this server's maximum of {max_files} "
+            "(--max-lint-files); split the request",
+        )
+    inputs: list[tuple[str, str | bytes, int]] = []
+    for index, file in enumerate(files, 1):
+        content: str | bytes = file.data if file.WhichOneof("content") == "data" else file.text
+        size = len(content) if isinstance(content, bytes) else len(content.encode("utf-8", "surrogatepass"))
+        inputs.append((_file_name(file, index, len(files)), content, size))
+    total = sum(size for _, _, size in inputs)
+    if total > max_bytes:
+        name, _, size = max(inputs, key=lambda i: i[2])
+        raise RpcFailure(
+            INVALID,
+            f"{total} bytes of YAML in one request, more than this server's maximum of {max_bytes} "
+            f"(--max-lint-bytes); the largest file is {name} ({size} bytes)",
+        )
+    no_auto(request.profile)
+    no_auto(request.upgrade_to, "upgrade_to")
+    profile = data.profile(request.profile)
+    upgrade = data.profile(request.upgrade_to) if request.upgrade_to.strip() else None
+
+    linter = Linter(profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver)
+    documents = 0
+    errors: list[LintInputError] = []
+    for name, content, _ in inputs:
+        try:
+            documents += linter.add_text(content, name)
+        except LintInputError as error:
+            errors.append(error)
+    if errors:
+        first = errors[0]
+        extra = [("pciname-file", metadata_text(first.file))]
+        if first.line is not None:
+            extra.append(("pciname-line", str(first.line)))
+        raise _failure(INVALID, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
+    check_deadline(context)
+    findings = linter.run()
+    check_deadline(context)
+    response = pb.LintResponse(
+        profile=profile.name,
+        upgrade_to=upgrade.name if upgrade is not None else None,
+        documents=documents,
+        text="".join(f.format() + "\n" for f in findings),
+    )
+    response.findings.extend(finding_message(f) for f in findings)
+    return response
+
+
+# -- GpuOptions: objects the caller sends ---------------------------------------------------
+
+
+def _objects_error(message: str) -> RpcFailure:
+    return _failure(INVALID, message, OBJECTS_INPUT)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _yaml_documents(text: str, field: str) -> list:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return list(yaml.load_all(text, Loader=loader))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
+        where = f"{field}:{mark.line + 1}:{mark.column + 1}" if mark is not None else field
+        raise _objects_error(f"{where}: neither JSON nor YAML: {problem}") from None
+    except yaml.YAMLError as error:
+        raise _objects_error(f"{field}: neither JSON nor YAML: {' '.join(str(error).split())}") from None
+
+
+def parse_objects(text: str, field: str) -> list[dict]:
+    """Kubernetes objects from JSON or YAML text: one object, a ``*List``
+    (``items``), a JSON/YAML list, or several YAML documents."""
+    if not text.strip():
+        return []
+    try:
+        documents = [json.loads(text)]
+    except ValueError:
+        documents = _yaml_documents(text, field)
+    objects: list[dict] = []
+    for document in documents:
+        if document is None:
+            continue
+        if isinstance(document, list):
+            items = document
+        elif (
+            isinstance(document, dict)
+            and isinstance(document.get("items"), list)
+            and str(document.get("kind") or "List").endswith("List")
+        ):
+            items = document["items"]
+        else:
+            items = [document]
+        for item in items:
+            if not isinstance(item, dict):
+                raise _objects_error(f"{field}: expected Kubernetes objects (mappings), got {_type_name(item)}")
+            objects.append(item)
+    return objects
+
+
+def _mapping(value: Any, where: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _objects_error(f"{where}: expected a mapping, got {_type_name(value)}")
+    return value
+
+
+def _text(value: Any, where: str) -> None:
+    if value is not None and not isinstance(value, str):
+        raise _objects_error(f"{where}: expected a string, got {_type_name(value)}")
+
+
+def _check_kind(obj: dict, kind: str, where: str) -> None:
+    found = obj.get("kind")
+    if found is not None and found != kind:
+        raise _objects_error(f"{where}: expected a {kind}, got {_type_name(found) if not isinstance(found, str) else found}")
+
+
+def _check_metadata(obj: dict, where: str) -> dict:
+    meta = _mapping(obj.get("metadata"), f"{where}.metadata")
+    for key in ("name", "namespace"):
+        _text(meta.get(key), f"{where}.metadata.{key}")
+    return meta
+
+
+def check_kubevirt(obj: dict, where: str = "kubevirt") -> None:
+    """The fields gpu_options reads have the types it expects."""
+    _check_kind(obj, "KubeVirt", where)
+    _check_metadata(obj, where)
+    spec = _mapping(obj.get("spec"), f"{where}.spec")
+    configuration = _mapping(spec.get("configuration"), f"{where}.spec.configuration")
+    path = f"{where}.spec.configuration.permittedHostDevices"
+    block = _mapping(configuration.get("permittedHostDevices"), path)
+    for list_key, selector in (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector")):
+        entries = block.get(list_key)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise _objects_error(f"{path}.{list_key}: expected a list, got {_type_name(entries)}")
+        for i, entry in enumerate(entries):
+            entry = _mapping(entry, f"{path}.{list_key}[{i}]")
+            for key in (selector, "resourceName"):
+                _text(entry.get(key), f"{path}.{list_key}[{i}].{key}")
+
+
+def check_node(obj: dict, where: str) -> None:
+    _check_kind(obj, "Node", where)
+    _check_metadata(obj, where)
+    status = _mapping(obj.get("status"), f"{where}.status")
+    for key in ("capacity", "allocatable"):
+        resources = _mapping(status.get(key), f"{where}.status.{key}")
+        for name in resources:
+            if not isinstance(name, str):
+                raise _objects_error(f"{where}.status.{key}: resource names must be strings, got {_type_name(name)}")
+
+
+def _ref(obj: dict) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+def pick_kubevirt(objects: Sequence[dict], name: str | None) -> dict:
+    """The one KubeVirt CR among the objects sent (``name``: [NAMESPACE/]NAME)."""
+    if not objects:
+        raise _objects_error("kubevirt: no object in it; send the KubeVirt CR (kubectl get kubevirt -A -o json)")
+    for i, obj in enumerate(objects):
+        check_kubevirt(obj, "kubevirt" if len(objects) == 1 else f"kubevirt.items[{i}]")
+    candidates = list(objects)
+    if name:
+        namespace, _, short = name.rpartition("/")
+        candidates = [
+            o for o in candidates
+            if (o.get("metadata") or {}).get("name") == short
+            and (not namespace or (o.get("metadata") or {}).get("namespace") == namespace)
+        ]
+        if not candidates:
+            raise _objects_error(f"kubevirt: no KubeVirt CR {name} among the {len(objects)} sent")
+    if len(candidates) > 1:
+        names = ", ".join(_ref(o) for o in candidates)
+        raise _failure(
+            INVALID,
+            f"kubevirt holds several KubeVirt CRs ({names}): choose one with kubevirt_name NAMESPACE/NAME",
+            KUBEVIRT_AMBIGUOUS,
+        )
+    return candidates[0]
+
+
+def pick_nodes(objects: Sequence[dict]) -> list[dict]:
+    for i, obj in enumerate(objects):
+        check_node(obj, f"nodes[{i}]")
+    return list(objects)
+
+
+# -- GpuOptions: the cluster ------------------------------------------------------------------
+
+
+class ClusterAccess:
+    """Read-only access to the cluster the server runs in (``--kube``):
+    ``kubeconfig``/``context`` as ``pciname gpu-options`` takes them (none:
+    $KUBECONFIG, ~/.kube/config, else the in-cluster service account). The
+    configuration is loaded afresh for every request, so rotated
+    credentials are picked up; each request's API calls get ``timeout``
+    seconds (less when the RPC's deadline is nearer)."""
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None,
+                 timeout: float = DEFAULT_KUBE_TIMEOUT) -> None:
+        self.kubeconfig = kubeconfig
+        self.context = context
+        self.timeout = timeout
+
+    def _connect(self):
+        from ..kube.cluster import connect
+
+        return connect(self.kubeconfig, self.context)
+
+    def check(self) -> None:
+        """Load the configuration once (at start-up): PcinameError if it cannot be."""
+        self._connect().close()
+
+    def read(self, kubevirt_name: str | None, timeout: float):
+        from ..kube.cluster import read_cluster
+
+        try:
+            api = self._connect()
+        except PcinameError as error:
+            raise _failure(PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG) from None
+        try:
+            return read_cluster(api, kubevirt_name, timeout=min(self.timeout, timeout))
+        finally:
+            api.close()
+
+
+def cluster_failure(error, context: grpc.ServicerContext) -> RpcFailure:
+    """The status for a :class:`pciname.kube.cluster.ClusterError`."""
+    message = str(error)
+    if error.reason == "not-found":
+        return _failure(grpc.StatusCode.NOT_FOUND, message, KUBEVIRT_NOT_FOUND)
+    if error.reason == "ambiguous":
+        message = message.replace("--kubevirt NAMESPACE/NAME", "kubevirt_name NAMESPACE/NAME")
+        return _failure(INVALID, message, KUBEVIRT_AMBIGUOUS)
+    if error.reason == "refused":
+        status = error.status or 0
+        if status in (401, 403):
+            return _failure(
+                PRECONDITION,
+                f"{message}; the server's credentials need get and list on nodes and kubevirts.kubevirt.io",
+                CLUSTER_REFUSED,
+            )
+        if status == 429 or status >= 500:
+            return _failure(grpc.StatusCode.UNAVAILABLE, message, CLUSTER_REFUSED)
+        return _failure(PRECONDITION, message, CLUSTER_REFUSED)
+    if context.time_remaining() <= 0:
+        return _failure(grpc.StatusCode.DEADLINE_EXCEEDED, message, CLUSTER_UNREACHABLE)
+    return _failure(grpc.StatusCode.UNAVAILABLE, message, CLUSTER_UNREACHABLE)
+
+
+def read_from_cluster(cluster: ClusterAccess | None, name: str | None, context, log: logging.Logger):
+    from ..kube.cluster import ClusterError
+
+    if cluster is None:
+        raise _failure(
+            PRECONDITION,
+            "this server does not read the cluster (it was started without --kube): send the KubeVirt CR "
+            "and the Nodes in kubevirt and nodes",
+            CLUSTER_DISABLED,
+        )
+    try:
+        state = cluster.read(name, context.time_remaining())
+    except ClusterError as error:
+        failure = cluster_failure(error, context)
+        if error.reason in ("unreachable", "refused"):
+            log.warning("cannot read the cluster", extra=fields(method="GpuOptions", error=str(error),
+                                                               code=failure.code.name))
+        raise failure from None
+    except RpcFailure as failure:
+        log.warning("cannot read the cluster", extra=fields(method="GpuOptions", error=failure.details,
+                                                           code=failure.code.name))
+        raise
+    if state.kubevirt is None:
+        raise _failure(PRECONDITION, "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)", NO_KUBEVIRT)
+    return state.kubevirt, state.nodes
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _int64(value: int) -> int:
+    return min(max(value, _INT64[0]), _INT64[1])
+
+
+def option_message(option: dict) -> pb.GpuOption:
+    return pb.GpuOption(
+        resource_name=option["resource_name"],
+        kind=option["kind"],
+        selectors=option["selectors"],
+        devices=option["devices"],
+        models=option["models"],
+        allocatable=_int64(option["allocatable"]),
+        nodes=[pb.NodeAllocatable(name=str(n["name"]), allocatable=_int64(n["allocatable"])) for n in option["nodes"]],
+    )
+
+
+def gpu_options(
+    request: pb.GpuOptionsRequest,
+    context: grpc.ServicerContext,
+    data,
+    *,
+    cluster: ClusterAccess | None,
+    log: logging.Logger,
+) -> tuple[pb.GpuOptionsResponse, int]:
+    from ..kube.cluster import choose_profile
+    from ..kube.cluster import gpu_options as options_of
+
+    name = request.kubevirt_name.strip() or None
+    auto = request.profile.strip().lower() == AUTO
+    given = None if auto else data.profile(request.profile)  # a bad profile fails before any cluster I/O
+    if request.from_cluster:
+        if request.kubevirt.strip() or request.nodes.strip():
+            raise RpcFailure(
+                INVALID, "from_cluster reads the KubeVirt CR and the Nodes from the cluster: leave kubevirt and nodes empty"
+            )
+        kubevirt, nodes = read_from_cluster(cluster, name, context, log)
+    else:
+        if not request.kubevirt.strip():
+            raise RpcFailure(
+                INVALID, "empty request: send the KubeVirt CR in kubevirt (JSON or YAML), or set from_cluster"
+            )
+        kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt"), name)
+        nodes = pick_nodes(parse_objects(request.nodes, "nodes"))
+    if given is not None:
+        profile, how = given, "given"
+    else:
+        chosen, how, _ = choose_profile(AUTO, nodes, resolver=data.resolver)
+        profile = data.profile(chosen) if how == "inferred" else data.default
+    options = options_of(kubevirt, nodes, profile.key, resolver=data.resolver)
+    response = pb.GpuOptionsResponse(profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
+    response.options.extend(option_message(o) for o in options)
+    return response, 0
+
+
+__all__ = [
+    "ClusterAccess",
+    "DEFAULT_KUBE_TIMEOUT",
+    "DEFAULT_MAX_LINT_BYTES",
+    "DEFAULT_MAX_LINT_FILES",
+    "gpu_options",
+    "lint",
+    "parse_objects",
+    "permitted_format",
+    "render_texts",
+]
