@@ -14,14 +14,24 @@ pciname exceptions with one-line messages: INVALID_ARGUMENT
 :class:`RemoteSnapshotMissing` (a SnapshotMissingError), anything else
 :class:`ServiceError`.
 
+Errors of the feed RPCs that are not about profiles come with a reason
+(the ``pciname-error`` trailing metadata): a file that is not YAML raises
+:class:`RemoteLintInputError` (a :class:`~pciname.kube.lint.LintInputError`
+too), objects that are not JSON/YAML or not the right kind
+:class:`RemoteInvalidArgument`, and trouble with the server's cluster
+(``from_cluster``) :class:`RemoteClusterError`, whose ``reason`` says which.
+
 Plaintext unless TLS is asked for (``tls=True`` or any certificate option).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 import grpc
 
@@ -31,8 +41,12 @@ from .naming.checks import Warning
 
 __all__ = [
     "Client",
+    "GpuOptions",
+    "LintResult",
     "PermittedHostDevices",
+    "RemoteClusterError",
     "RemoteInvalidArgument",
+    "RemoteLintInputError",
     "RemoteSnapshotMissing",
     "RemoteUnknownProfile",
     "ServiceError",
@@ -72,6 +86,40 @@ class RemoteSnapshotMissing(ServiceError, SnapshotMissingError):
         self.snapshot, self.sha256, self.url = snapshot, sha256, url
 
 
+class RemoteClusterError(ServiceError):
+    """GpuOptions could not use the cluster: ``reason`` is the server's
+    ``pciname-error`` (cluster-disabled, cluster-config, cluster-unreachable,
+    cluster-refused, no-kubevirt, kubevirt-not-found, kubevirt-ambiguous)."""
+
+    def __init__(self, message: str, code: str = "UNKNOWN", *, reason: str = "") -> None:
+        ServiceError.__init__(self, message, code)
+        self.reason = reason
+
+
+def _lint_input_error_class():
+    from .kube.lint import LintInputError
+
+    class RemoteLintInputError(RemoteInvalidArgument, LintInputError):
+        """INVALID_ARGUMENT: a file sent to Lint is not YAML (``file``,
+        ``line`` of the first such file)."""
+
+        def __init__(self, message: str, code: str = "INVALID_ARGUMENT", *, file: str = "",
+                     line: int | None = None) -> None:
+            ServiceError.__init__(self, message, code)
+            self.file = file
+            self.line = line
+
+    return RemoteLintInputError
+
+
+RemoteLintInputError = _lint_input_error_class()
+
+_CLUSTER_REASONS = (
+    "cluster-disabled", "cluster-config", "cluster-unreachable", "cluster-refused", "no-kubevirt",
+    "kubevirt-not-found", "kubevirt-ambiguous",
+)
+
+
 @dataclass(frozen=True)
 class SkippedItem:
     """An input whose name is a problem (``kind`` "pci" or "mdev"), and why."""
@@ -92,15 +140,96 @@ class PermittedHostDevices:
     yaml: str = ""
     left_out: list[SkippedItem] = field(default_factory=list)
     notes: list[SkippedItem] = field(default_factory=list)
+    json: str = ""  # the same as yaml, as JSON
+    format: str = "kubevirt"  # where yaml and json put the entries: kubevirt, cozystack or patch
 
     def to_dict(self) -> dict:
-        """``{"permittedHostDevices": {...}}`` (a list only when it has entries)."""
+        """``{"permittedHostDevices": {...}}`` (a list only when it has entries),
+        whatever the format of ``yaml`` and ``json``."""
         block: dict = {}
         if self.pci_host_devices:
             block["pciHostDevices"] = [dict(e) for e in self.pci_host_devices]
         if self.mediated_devices:
             block["mediatedDevices"] = [dict(e) for e in self.mediated_devices]
         return {"permittedHostDevices": block}
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """What Lint found: the library's own :class:`~pciname.kube.lint.Finding` objects."""
+
+    findings: list
+    profile: str
+    upgrade_to: str | None = None
+    documents: int = 0
+    text: str = ""  # pciname lint's output: FILE:LINE: code: PATH: message lines
+
+
+@dataclass(frozen=True)
+class GpuOptions:
+    """What a tenant node pool may ask for: ``options`` are the dicts
+    :func:`pciname.kube.cluster.gpu_options` returns."""
+
+    options: list[dict]
+    profile: str
+    profile_source: str = "given"
+    kubevirt: str = ""
+
+
+def _plain(value) -> Any:
+    """A google.protobuf.Value as plain data (None when unset); whole numbers as int."""
+    kind = value.WhichOneof("kind")
+    if kind is None or kind == "null_value":
+        return None
+    if kind == "number_value":
+        number = value.number_value
+        return int(number) if number.is_integer() else number
+    if kind == "list_value":
+        return [_plain(v) for v in value.list_value.values]
+    if kind == "struct_value":
+        return {k: _plain(v) for k, v in value.struct_value.fields.items()}
+    return getattr(value, kind)
+
+
+def _finding(m):
+    from .kube.lint import Finding
+
+    return Finding(
+        file=m.file,
+        line=m.line,
+        column=m.column,
+        document=m.document,
+        path=m.path,
+        value=_plain(m.value) if m.HasField("value") else None,
+        code=m.code,
+        message=m.message,
+        expected=_plain(m.expected) if m.HasField("expected") else None,
+    )
+
+
+def _option(m) -> dict:
+    return {
+        "resource_name": m.resource_name,
+        "kind": m.kind,
+        "selectors": list(m.selectors),
+        "devices": list(m.devices),
+        "models": list(m.models),
+        "allocatable": m.allocatable,
+        "nodes": [{"name": n.name, "allocatable": n.allocatable} for n in m.nodes],
+    }
+
+
+def _objects_text(value, *, as_list: bool) -> str:
+    """JSON/YAML text as is; objects (a dict, or a list of them) as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, str):
+        return value
+    if as_list and isinstance(value, (list, tuple)):
+        return json.dumps({"apiVersion": "v1", "kind": "List", "items": list(value)})
+    return json.dumps(value)
 
 
 def _read(value: bytes | str | Path | None) -> bytes | None:
@@ -200,12 +329,23 @@ class Client:
         details = (error.details() if hasattr(error, "details") else None) or str(error)
         details = " ".join(str(details).split())
         name = code.name if code is not None else "UNKNOWN"
+        try:
+            meta = dict(error.trailing_metadata() or ()) if hasattr(error, "trailing_metadata") else {}
+        except Exception:  # noqa: BLE001 - a channel-level error may carry none
+            meta = {}
+        reason = meta.get("pciname-error", "")
+        if reason == "lint-input":
+            line = meta.get("pciname-line", "")
+            return RemoteLintInputError(
+                details, name, file=unquote(meta.get("pciname-file", "")), line=int(line) if line.isdigit() else None
+            )
+        if reason in _CLUSTER_REASONS:
+            return RemoteClusterError(details, name, reason=reason)
         if code is grpc.StatusCode.INVALID_ARGUMENT:
             return RemoteInvalidArgument(details, name)
         if code is grpc.StatusCode.NOT_FOUND:
             return RemoteUnknownProfile(details, name)
         if code is grpc.StatusCode.FAILED_PRECONDITION:
-            meta = dict(error.trailing_metadata() or ()) if hasattr(error, "trailing_metadata") else {}
             return RemoteSnapshotMissing(
                 details, name, snapshot=meta.get("pciname-snapshot", ""), sha256=meta.get("pciname-sha256", ""),
                 url=meta.get("pciname-url", ""),
@@ -286,13 +426,23 @@ class Client:
         profile: str = "",
         *,
         include_broken: bool = False,
+        format: str = "kubevirt",
+        replace_defaults: bool = False,
     ) -> PermittedHostDevices:
+        """``format``: kubevirt, cozystack or patch (where ``yaml`` and ``json`` put the entries)."""
         request = self._pb.PermittedHostDevicesRequest(
-            devices=list(devices), mdev_types=list(mdev_types), profile=profile, include_broken=include_broken
+            devices=list(devices),
+            mdev_types=list(mdev_types),
+            profile=profile,
+            include_broken=include_broken,
+            format=format,
+            replace_defaults=replace_defaults,
         )
         response = self._call(self.stub.PermittedHostDevices, request)
         return PermittedHostDevices(
             profile=response.profile,
+            json=response.json,
+            format=response.format,
             pci_host_devices=[
                 {
                     "pciVendorSelector": e.pci_vendor_selector,
@@ -312,6 +462,61 @@ class Client:
             yaml=response.yaml,
             left_out=[_skipped_item(s) for s in response.left_out],
             notes=[_skipped_item(s) for s in response.notes],
+        )
+
+    def lint(
+        self,
+        files: dict[str, str | bytes] | Iterable[tuple[str, str | bytes]],
+        profile: str = "",
+        upgrade_to: str = "",
+    ) -> LintResult:
+        """Lint YAML files, given as ``{name: content}`` or (name, content)
+        pairs (content: text, or bytes as read from a file), all together,
+        as ``pciname lint`` does. A file that is not YAML raises
+        :class:`RemoteLintInputError`."""
+        items = files.items() if isinstance(files, dict) else files
+        request = self._pb.LintRequest(profile=profile, upgrade_to=upgrade_to)
+        for name, content in items:
+            if isinstance(content, bytes):
+                request.files.add(name=name, data=content)
+            else:
+                request.files.add(name=name, text=content)
+        response = self._call(self.stub.Lint, request)
+        return LintResult(
+            findings=[_finding(m) for m in response.findings],
+            profile=response.profile,
+            upgrade_to=_optional(response, "upgrade_to"),
+            documents=response.documents,
+            text=response.text,
+        )
+
+    def gpu_options(
+        self,
+        kubevirt: dict | str | bytes | None = None,
+        nodes: Sequence[dict] | dict | str | bytes | None = None,
+        profile: str = "",
+        *,
+        from_cluster: bool = False,
+        kubevirt_name: str = "",
+    ) -> GpuOptions:
+        """What a tenant node pool may ask for. ``kubevirt`` and ``nodes`` are
+        objects (a dict; a list of Node dicts) or their JSON/YAML text; with
+        ``from_cluster`` the server reads them from its cluster instead (only
+        servers started with ``--kube``). ``profile`` "auto" infers the
+        plugin release from the nodes."""
+        request = self._pb.GpuOptionsRequest(
+            profile=profile,
+            kubevirt=_objects_text(kubevirt, as_list=False),
+            nodes=_objects_text(nodes, as_list=True),
+            from_cluster=from_cluster,
+            kubevirt_name=kubevirt_name,
+        )
+        response = self._call(self.stub.GpuOptions, request)
+        return GpuOptions(
+            options=[_option(m) for m in response.options],
+            profile=response.profile,
+            profile_source=response.profile_source,
+            kubevirt=response.kubevirt,
         )
 
     def health(self, service: str = "") -> str:
