@@ -183,6 +183,8 @@ def lint(
             documents += linter.add_text(content, name)
         except LintInputError as error:
             errors.append(error)
+        except RecursionError:
+            errors.append(LintInputError(f"{name}: nested too deeply to read as YAML", file=name))
     if errors:
         first = errors[0]
         extra = [("pciname-file", metadata_text(first.file))]
@@ -190,7 +192,10 @@ def lint(
             extra.append(("pciname-line", str(first.line)))
         raise _failure(INVALID, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
     check_deadline(context)
-    findings = linter.run()
+    try:
+        findings = linter.run()
+    except RecursionError:
+        raise _failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
     check_deadline(context)
     response = pb.LintResponse(
         profile=profile.name,
@@ -219,9 +224,11 @@ def _type_name(value: Any) -> str:
 def _yaml_documents(text: str, field: str) -> list:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    # The pure-Python loader: libyaml's (CSafeLoader) recurses in C and
+    # crashes the process on deeply nested input; this one raises
+    # RecursionError. kubectl's JSON takes the fast path above anyway.
     try:
-        return list(yaml.load_all(text, Loader=loader))
+        return list(yaml.load_all(text, Loader=yaml.SafeLoader))
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
@@ -237,9 +244,12 @@ def parse_objects(text: str, field: str) -> list[dict]:
     if not text.strip():
         return []
     try:
-        documents = [json.loads(text)]
-    except ValueError:
-        documents = _yaml_documents(text, field)
+        try:
+            documents = [json.loads(text)]
+        except ValueError:
+            documents = _yaml_documents(text, field)
+    except RecursionError:
+        raise _objects_error(f"{field}: nested too deeply to read") from None
     objects: list[dict] = []
     for document in documents:
         if document is None:
