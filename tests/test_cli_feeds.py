@@ -322,3 +322,11 @@ def test_every_command_has_help_profile_and_output(capsys, command):
     help_text = capsys.readouterr().out
     assert "--profile" in help_text
     assert "-o {" in help_text and "yaml" in help_text and "json" in help_text and "table" in help_text
+
+
+def test_lint_deeply_nested_yaml_is_unreadable_input_not_a_crash(capsys, tmp_path):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("[" * 100_000)
+    code, out, err = run(capsys, "lint", str(deep))
+    assert code == 2 and out == ""
+    assert err.strip() == f"pciname: {deep}: YAML nested too deeply to read"

@@ -161,6 +161,8 @@ def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
     except yaml.YAMLError as error:  # ReaderError: bytes that are not UTF-8/16
         detail = " ".join(str(error).split())
         raise LintInputError(f"{filename}: not readable as YAML: {detail}", file=filename) from None
+    except RecursionError:  # the composer recurses once per nesting level
+        raise LintInputError(f"{filename}: YAML nested too deeply to read", file=filename) from None
 
 
 def read_input(path: str) -> tuple[bytes, str]:
