@@ -43,13 +43,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"{__name__}.{name}":
-                raise
-            continue  # a command group still being built
-        module.register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(sub)
         if command is not None and command in sub.choices:
             break
     return parser
