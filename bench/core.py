@@ -147,7 +147,8 @@ def bench_bulk(repeat: int) -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "PCINAME_CACHE_DIR": cache}
         for profile in profiles:
-            cold = wall([script, "lookup", "--stdin", "-p", profile], env, stdin)
+            with tempfile.TemporaryDirectory() as empty:  # cold: nothing parsed yet
+                cold = wall([script, "lookup", "--stdin", "-p", profile], {**env, "PCINAME_CACHE_DIR": empty}, stdin)
             times = interleaved(
                 {
                     "single": [script, "lookup", "10de:2236", "-p", profile],
