@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from cachetools import LRUCache
 
 from .catalog import Catalog, catalog_for
-from .errors import InvalidDeviceError
 from .naming import checks
 from .naming.algorithms import NVIDIA_VENDOR_ID
 from .naming.profiles import (
@@ -29,6 +28,7 @@ from .naming.profiles import (
     load_registry,
 )
 from .paths import embedded_pciids_path
+from .pciids.ids import parse_device_id
 
 if TYPE_CHECKING:
     from .api import DiffEntry, Resolution
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 ProfileLike = str | Profile
 Record = dict
 
-_DEVICE = re.compile(r"\s*(?:(?:0[xX])?([0-9a-fA-F]{4})\s*:)?\s*(?:0[xX])?([0-9a-fA-F]{4})\s*\Z")
 _MEMO_MAX = 100_000
 
 
@@ -52,13 +51,7 @@ class DeviceId(namedtuple("DeviceId", "vendor device")):
 def parse_device(text: str) -> DeviceId:
     """``10de:2236``, ``10DE:2236``, ``0x10de:0x2236`` or a bare ``2236``
     (vendor 10de) -> :class:`DeviceId`; anything else is InvalidDeviceError."""
-    match = _DEVICE.match(text) if isinstance(text, str) else None
-    if not match:
-        raise InvalidDeviceError(
-            f"malformed device {text!r}: expected VENDOR:DEVICE in hex, e.g. 10de:2236 (or 0x10de:0x2236)"
-        )
-    vendor, device = match.groups()
-    return DeviceId((vendor or NVIDIA_VENDOR_ID).lower(), device.lower())
+    return DeviceId(*parse_device_id(text))
 
 
 def as_profile(profile: ProfileLike) -> Profile:
@@ -120,6 +113,11 @@ class ProfileView:
     def version_label(self) -> str | None:
         return self.catalog.version or self.profile.pci_ids_label
 
+    def file_label(self) -> str:
+        """How messages name the pci.ids file: by version, else by path."""
+        label = self.version_label()
+        return f"pci.ids {label}" if label else str(self.catalog.path)
+
     def record(self, device: DeviceId) -> Record:
         """The resolution of one device, as plain data."""
         profile, catalog = self.profile, self.catalog
@@ -132,13 +130,13 @@ class ProfileView:
             if not name:
                 if resource is None:
                     message = (
-                        f"pci.ids {self.version_label()} does not name {device}, "
+                        f"{self.file_label()} does not name {device}, "
                         f"and {profile.plugin_release or profile.name} skips devices it cannot name"
                     )
                     warnings.append(checks.Warning(checks.NOT_ADVERTISED, message))
                 else:
                     message = (
-                        f"pci.ids {self.version_label()} gives no name for {device}; "
+                        f"{self.file_label()} gives no name for {device}; "
                         f"the plugin falls back to the device id: {resource}"
                     )
                     warnings.append(checks.Warning(checks.UNNAMED_DEVICE, message))

@@ -1,26 +1,40 @@
-"""The PCI IDs database: model, grammar, fast loader and lspci-style names."""
+"""The PCI IDs database.
 
-from .loader import load_bytes, load_text
-from .model import (
-    Device,
-    DeviceClass,
-    PciDatabase,
-    ProgIf,
-    Subclass,
-    Subsystem,
-    SyntaxIssue,
-    Vendor,
-)
+* :mod:`.model`: the plain data model (vendors, devices, subsystems, classes);
+* :mod:`.grammar`: the pyparsing grammar, the readable statement of the
+  format, and ``pciname check``;
+* :mod:`.loader`: the fast one-pass loader that builds the same database;
+* :mod:`.names`: names exactly as lspci prints them;
+* :mod:`.ids`: parsing ``VENDOR:DEVICE`` ids as users type them.
 
-__all__ = [
-    "Device",
-    "DeviceClass",
-    "PciDatabase",
-    "ProgIf",
-    "Subclass",
-    "Subsystem",
-    "SyntaxIssue",
-    "Vendor",
-    "load_bytes",
-    "load_text",
-]
+Nothing is imported until used: the ``pciname lookup`` start-up path needs
+only :mod:`.ids`.
+"""
+
+from __future__ import annotations
+
+_EXPORTS = {
+    "load_bytes": "loader",
+    "load_text": "loader",
+    "Device": "model",
+    "DeviceClass": "model",
+    "PciDatabase": "model",
+    "ProgIf": "model",
+    "Subclass": "model",
+    "Subsystem": "model",
+    "SyntaxIssue": "model",
+    "Vendor": "model",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pciname.pciids' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -29,6 +29,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..errors import InvalidDeviceError
+from .ids import parse_device_id, parse_subsystem_id
 from .model import PciDatabase
 
 __all__ = [
@@ -367,37 +368,19 @@ def _check_id(value: int, top: int, what: str) -> None:
 
 # -- parsing ids from the command line ----------------------------------------
 
-_HEX4 = r"(?:0[xX])?([0-9a-fA-F]{4})"
-_PAIR = re.compile(rf"{_HEX4}:{_HEX4}")
-_BARE = re.compile(_HEX4)
 _CLASS = re.compile(r"(?:0[xX])?([0-9a-fA-F]{4}|[0-9a-fA-F]{6})")
-
-NVIDIA = 0x10DE
-
 
 def parse_device(text: str) -> tuple[int, int]:
     """``10de:2236``, ``10DE:2236``, ``0x10de:0x2236``, or a bare ``2236``
     (vendor 10de, as elsewhere in pciname) -> ``(0x10de, 0x2236)``."""
-    spelled = text.strip() if isinstance(text, str) else ""
-    pair = _PAIR.fullmatch(spelled)
-    if pair:
-        return int(pair.group(1), 16), int(pair.group(2), 16)
-    bare = _BARE.fullmatch(spelled)
-    if bare:
-        return NVIDIA, int(bare.group(1), 16)
-    raise InvalidDeviceError(
-        f"malformed device {text!r}: expected VENDOR:DEVICE as 4 hex digits each, e.g. 10de:2236 (or 0x10de:0x2236)"
-    )
+    vendor, device = parse_device_id(text)
+    return int(vendor, 16), int(device, 16)
 
 
 def parse_subsystem(text: str) -> tuple[int, int]:
     """``10de:152f`` (any case, optional ``0x``) -> ``(0x10de, 0x152f)``."""
-    pair = _PAIR.fullmatch(text.strip()) if isinstance(text, str) else None
-    if not pair:
-        raise InvalidDeviceError(
-            f"malformed subsystem {text!r}: expected SUBVENDOR:SUBDEVICE as 4 hex digits each, e.g. 10de:152f"
-        )
-    return int(pair.group(1), 16), int(pair.group(2), 16)
+    subvendor, subdevice = parse_subsystem_id(text)
+    return int(subvendor, 16), int(subdevice, 16)
 
 
 def parse_class_code(text: str) -> int:
