@@ -155,3 +155,19 @@ def test_version_and_help_everywhere():
 
 def test_server_cannot_be_combined_with_a_local_file():
     assert_one_line_error(run("lookup", "10de:2236", "--server", "127.0.0.1:1", "--pciids", "x"), "--server cannot be combined")
+
+
+def test_lookup_start_up_path_stays_light():
+    """`pciname lookup` is measured against `python -c pass` (bench/core.py):
+    it must not load grpc, kubernetes, yaml, pyparsing or dataclasses."""
+    code = (
+        "import sys\n"
+        "from pciname.cli import main\n"
+        "assert main(['lookup', '10de:2236']) == 0\n"
+        "heavy = {'grpc', 'kubernetes', 'yaml', 'pyparsing', 'dataclasses', 'hashlib'}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy), file=sys.stderr)\n"
+    )
+    run("lookup", "10de:2236")  # warm the on-disk catalog cache first
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.stdout == "nvidia.com/GA102GL_A10\n"
+    assert proc.stderr.strip() == "[]"
