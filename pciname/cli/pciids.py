@@ -14,8 +14,9 @@ CHECK_DESCRIPTION = """\
 Check pci.ids files against the format's grammar (pciutils' rules).
 Every malformed line is printed on stdout as FILE:LINE:COL: MESSAGE, with
 pciutils' messages (Parse error, Line too long, Duplicate entry, Vendor does
-not exist); a file without any gets one summary line on stdout:
-FILE: ok, version V, date D, N vendors, N devices, N subsystems, N classes.
+not exist); then each file gets one summary line with its header:
+FILE: ok, version V, date D, N vendors, N devices, N subsystems, N classes
+(FILE: N malformed lines, version V, ... when it has some).
 Exit 0 when every file is well-formed, 1 when some line is not, 2 when a
 file cannot be read. FILE - reads stdin."""
 
@@ -95,9 +96,11 @@ def _read(name: str) -> bytes:
 
 
 def summary(filename: str, report) -> str:
-    """The one-line verdict for a file without issues."""
+    """The one-line verdict on a file, with its Version/Date header."""
+    count = len(report.issues)
+    verdict = "ok" if not count else f"{count} malformed line{'s' if count != 1 else ''}"
     return (
-        f"{filename}: ok, version {report.version or 'unknown'}, date {report.date or 'unknown'}, "
+        f"{filename}: {verdict}, version {report.version or 'unknown'}, date {report.date or 'unknown'}, "
         f"{report.vendors} vendors, {report.devices} devices, {report.subsystems} subsystems, "
         f"{report.classes} classes"
     )
@@ -113,8 +116,7 @@ def run_check(args: argparse.Namespace) -> int:
         if report.issues:
             status = 1
             _write("".join(issue.format(shown) + "\n" for issue in report.issues))
-        else:
-            _write(summary(shown, report) + "\n")
+        _write(summary(shown, report) + "\n")
     return status
 
 
