@@ -206,12 +206,15 @@ def run_profiles(args: argparse.Namespace) -> int:
 # -- snapshots ----------------------------------------------------------------
 
 
-def _users() -> dict[str, list[str]]:
+def _users() -> dict[str, dict[str, list[str]]]:
+    """sha256 -> the plugin and GPU Operator releases whose names need it."""
     from ..naming.profiles import load_registry
 
-    users: dict[str, list[str]] = {}
-    for profile in load_registry().plugin_releases():
-        users.setdefault(profile.snapshot.sha256, []).append(profile.plugin_release)
+    users: dict[str, dict[str, list[str]]] = {}
+    for profile in load_registry().profiles.values():
+        if profile.snapshot is not None:
+            kinds = users.setdefault(profile.snapshot.sha256, {"plugin": [], "gpu-operator": []})
+            kinds[profile.kind].append(profile.name.partition("@")[2])
     return users
 
 
@@ -225,7 +228,8 @@ def run_snapshots_list(args: argparse.Namespace) -> int:
             "sha256": s.snapshot.sha256,
             "installed": s.path is not None,
             "path": str(s.path) if s.path else None,
-            "plugin_releases": users.get(s.snapshot.sha256, []),
+            "plugin_releases": users[s.snapshot.sha256]["plugin"],
+            "gpu_operator_releases": users[s.snapshot.sha256]["gpu-operator"],
             "url": s.snapshot.url,
         }
         for s in status()
@@ -238,10 +242,11 @@ def run_snapshots_list(args: argparse.Namespace) -> int:
                     r["sha256"][:12],
                     r["path"] or "not installed",
                     ",".join(r["plugin_releases"]),
+                    ",".join(r["gpu_operator_releases"]) or None,
                 )
                 for r in rows
             ],
-            ("SNAPSHOT", "SHA256", "FILE", "PLUGIN RELEASES"),
+            ("SNAPSHOT", "SHA256", "FILE", "PLUGIN RELEASES", "GPU OPERATOR RELEASES"),
         )
     else:
         emit(rows, args.output)
