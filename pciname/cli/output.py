@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -21,6 +20,8 @@ def add_output_option(parser, choices: Sequence[str] = FORMATS, default: str = "
 
 
 def dump_json(data: Any, out: TextIO | None = None) -> None:
+    import json
+
     out = out or sys.stdout
     json.dump(data, out, indent=2, ensure_ascii=False)
     out.write("\n")
