@@ -193,6 +193,7 @@ class Resolver:
         self._memo: dict[tuple[str, ProfileLike], Resolution] = {}
 
     def view(self, profile: ProfileLike) -> ProfileView:
+        key: object
         if self.pinned:
             key = profile
         else:

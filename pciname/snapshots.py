@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from .errors import SnapshotMissingError, SnapshotVerifyError
 from .naming.profiles import Profile, Snapshot, load_registry
@@ -61,7 +62,13 @@ def _candidates(directory: Path, snapshot: Snapshot) -> list[Path]:
     return found
 
 
-def find_snapshot(snapshot: Snapshot, verified: dict[Path, str] | None = None) -> Path | None:
+class KnownDigests(Protocol):
+    """``path -> sha256`` for files already hashed (or None)."""
+
+    def get(self, path: Path) -> str | None: ...
+
+
+def find_snapshot(snapshot: Snapshot, verified: KnownDigests | None = None) -> Path | None:
     """The first file in the search dirs whose sha256 is the snapshot's.
 
     ``verified`` maps paths already known to hash to a value (the caller's

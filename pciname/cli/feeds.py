@@ -377,8 +377,8 @@ def run_lint(args: argparse.Namespace) -> int:
             )
     else:
         emit([f.to_dict() for f in findings], args.output)
-    for error in errors:
-        _err(error)
+    for message in errors:
+        _err(message)
     if errors:
         return 2
     return 1 if findings else 0

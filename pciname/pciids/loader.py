@@ -129,7 +129,7 @@ def load_text(text: str, *, strict: bool = False) -> PciDatabase:
             reads = _reads(raw, index < last or terminated_last)
         else:
             cut = raw.find("\r")
-            reads = ((raw if cut < 0 else raw[:cut], False),)
+            reads = [(raw if cut < 0 else raw[:cut], False)]
         for line, too_long in reads:
             lineno += 1
             if too_long:
