@@ -218,3 +218,45 @@ def test_dockerfile_build_context_has_what_the_build_copies():
         assert (REPO / source).exists(), source
     ignored = (REPO / ".dockerignore").read_text().split()
     assert not any(source in ignored for source in copied)
+
+
+CLUSTER_READ = DEPLOY / "cluster-read"
+
+
+def test_cluster_read_component_grants_exactly_what_gpu_options_reads(objects):
+    """deploy/cluster-read: read-only RBAC for GpuOptions(from_cluster), bound
+    to the base's service account, and a patch that turns on --kube."""
+    component = yaml.safe_load((CLUSTER_READ / "kustomization.yaml").read_text())
+    assert component["kind"] == "Component"
+    docs = {}
+    for name in component["resources"]:
+        doc = yaml.safe_load((CLUSTER_READ / name).read_text())
+        model = deserialize(doc)
+        assert _normalised(kubernetes.client.ApiClient().sanitize_for_serialization(model)) == _normalised(doc)
+        docs[doc["kind"]] = model
+    rules = {(g, r): set(rule.verbs) for rule in docs["ClusterRole"].rules for g in rule.api_groups for r in rule.resources}
+    assert rules == {("", "nodes"): {"get", "list"}, ("kubevirt.io", "kubevirts"): {"get", "list"}}
+    binding = docs["ClusterRoleBinding"]
+    assert binding.role_ref.name == docs["ClusterRole"].metadata.name
+    account = objects["ServiceAccount/pciname"]
+    (subject,) = binding.subjects
+    assert (subject.kind, subject.name, subject.namespace) == ("ServiceAccount", account.metadata.name, account.metadata.namespace)
+
+    # The patch, applied to the base Deployment, gives a token and --kube.
+    deployment = yaml.safe_load((DEPLOY / "deployment.yaml").read_text())
+    (patch,) = component["patches"]
+    assert patch["target"]["name"] == deployment["metadata"]["name"]
+    for op in yaml.safe_load(patch["patch"]):
+        *parents, last = op["path"].strip("/").split("/")
+        node = deployment
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        if op["op"] == "add" and last == "-":
+            node.append(op["value"])
+        else:
+            assert op["op"] == "replace" and last in node
+            node[last] = op["value"]
+    patched = deserialize(deployment)
+    assert patched.spec.template.spec.automount_service_account_token is True
+    (c,) = patched.spec.template.spec.containers
+    assert serve_config(c.args).kube is True
