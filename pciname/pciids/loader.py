@@ -65,8 +65,17 @@ def _bad_hex(text: str, start: int, width: int) -> int:
     return -1
 
 
-def _blank_at(text: str, index: int) -> bool:
-    return index < len(text) and text[index] in _BLANK
+# The common case, checked in C: hex digits followed by a space or tab.
+_HEX_THEN_BLANK = {width: re.compile(rf"[0-9a-fA-F]{{{width}}}[ \t]").match for width in (2, 4)}
+
+
+def _field_error(text: str, start: int, width: int) -> int:
+    """-1 when ``text[start:start+width]`` is hex followed by a blank; else
+    the index of the first character that is not (a digit, or the blank)."""
+    if _HEX_THEN_BLANK[width](text, start):
+        return -1
+    bad = _bad_hex(text, start, width)
+    return bad if bad >= 0 else start + width
 
 
 def _reads(raw: str, terminated: bool) -> list[tuple[str, bool]]:
@@ -166,9 +175,9 @@ def load_text(text: str, *, strict: bool = False) -> PciDatabase:
             if nest == 0:
                 level1, level2 = None, _L2_NONE
                 if p[:2] == "C ":
-                    bad = _bad_hex(p, 2, 2)
-                    if bad >= 0 or not _blank_at(p, 4):
-                        issue(lineno, (bad if bad >= 0 else 4) + 1, PARSE_ERROR)
+                    bad = _field_error(p, 2, 2)
+                    if bad >= 0:
+                        issue(lineno, bad + 1, PARSE_ERROR)
                         block = _SKIP
                         continue
                     name = p[5:].lstrip(_BLANK)
@@ -199,9 +208,9 @@ def load_text(text: str, *, strict: bool = False) -> PciDatabase:
                 elif "A" <= p[0] <= "Z" and p[1:2] == " ":
                     block = _UNKNOWN
                 else:
-                    bad = _bad_hex(p, 0, 4)
-                    if bad >= 0 or not _blank_at(p, 4):
-                        issue(lineno, (bad if bad >= 0 else 4) + 1, PARSE_ERROR)
+                    bad = _field_error(p, 0, 4)
+                    if bad >= 0:
+                        issue(lineno, bad + 1, PARSE_ERROR)
                         block = _SKIP
                         continue
                     name = p[5:].lstrip(_BLANK)
@@ -230,9 +239,9 @@ def load_text(text: str, *, strict: bool = False) -> PciDatabase:
                     issue(lineno, 1, PARSE_ERROR)
                     continue
                 width = 2 if block == _CLASS else 4
-                bad = _bad_hex(p, 0, width)
-                if bad >= 0 or not _blank_at(p, width):
-                    issue(lineno, (bad if bad >= 0 else width) + 2, PARSE_ERROR)
+                bad = _field_error(p, 0, width)
+                if bad >= 0:
+                    issue(lineno, bad + 2, PARSE_ERROR)
                     continue
                 name = p[width + 1 :].lstrip(_BLANK)
                 if not name:
@@ -271,13 +280,9 @@ def load_text(text: str, *, strict: bool = False) -> PciDatabase:
                 continue
             if level2 == _L2_DEVICE:
                 assert isinstance(level1, Device)
-                bad = _bad_hex(p, 0, 4)
-                if bad < 0 and not _blank_at(p, 4):
-                    bad = 4
+                bad = _field_error(p, 0, 4)
                 if bad < 0:
-                    bad = _bad_hex(p, 5, 4)
-                    if bad < 0 and not _blank_at(p, 9):
-                        bad = 9
+                    bad = _field_error(p, 5, 4)
                 if bad >= 0:
                     issue(lineno, bad + 3, PARSE_ERROR)
                     continue
@@ -291,9 +296,9 @@ def load_text(text: str, *, strict: bool = False) -> PciDatabase:
                     continue
                 level1.subsystems[key] = Subsystem(key[0], key[1], name)
             elif level2 == _L2_SUBCLASS or level2 == _L2_CLASS:
-                bad = _bad_hex(p, 0, 2)
-                if bad >= 0 or not _blank_at(p, 2):
-                    issue(lineno, (bad if bad >= 0 else 2) + 3, PARSE_ERROR)
+                bad = _field_error(p, 0, 2)
+                if bad >= 0:
+                    issue(lineno, bad + 3, PARSE_ERROR)
                     continue
                 name = p[3:].lstrip(_BLANK)
                 if not name:
