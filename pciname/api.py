@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from .catalog import FileCache, catalog_for, catalogs
 from .naming import checks
 from .naming.checks import Warning
-from .naming.profiles import DEFAULT_PROFILE, EMBEDDED, custom_profile, load_registry
+from .naming.profiles import DEFAULT_PROFILE, PREVIEW, custom_profile, load_registry
 from .paths import embedded_pciids_path
 from .resolver import DeviceId, ProfileLike, Record, Resolver, default_resolver, parse_device
 
@@ -198,22 +198,22 @@ class ProfileInfo:
 
 def profiles() -> list[ProfileInfo]:
     """Every known profile: release, algorithm, pci.ids and whether it is usable."""
-    from .snapshots import find_snapshot
+    from .snapshots import locate
     from .catalog import verified_paths
 
     infos = []
     verified = verified_paths()
-    found: dict[str, Path | None] = {}
+    found: dict[str, object] = {}
     for profile in load_registry().profiles.values():
         if profile.snapshot is None:
             path = profile.path
-            catalog = catalog_for(path) if profile.name == EMBEDDED else None
+            catalog = catalog_for(path) if profile.name == PREVIEW else None
             version = catalog.version if catalog else None
             sha = catalog.sha256 if catalog else None
         else:
             snap = profile.snapshot
             if snap.sha256 not in found:
-                found[snap.sha256] = find_snapshot(snap, verified)
+                found[snap.sha256] = locate(snap, verified)
             path, version, sha = found[snap.sha256], snap.key, snap.sha256
             catalog = None
         infos.append(

@@ -23,6 +23,7 @@ import zlib
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cachetools import LRUCache
@@ -40,6 +41,7 @@ FORMAT = 1
 _CODE_FILES = ("naming/gotext.py", "naming/algorithms.py", "pciids/loader.py", "catalog.py")
 
 Identity = tuple[str, int, int, int, int, int]
+Reader = Callable[[], bytes]
 
 
 def file_identity(path: Path) -> Identity:
@@ -80,6 +82,7 @@ class Catalog:
         "_names",
         "_lines",
         "_other_names",
+        "_reader",
         "_lock",
     )
 
@@ -94,8 +97,9 @@ class Catalog:
         nvidia_devices: dict[str, str],
         issues: list[SyntaxIssue] | None = None,
         names: dict[str, dict[str, str]] | None = None,
+        reader: Reader | None = None,
     ) -> None:
-        self.path = path
+        self.path = path  # the file, or what holds it (a packaged snapshot's archive)
         self.identity = identity
         self.sha256 = sha256
         self.version = version
@@ -106,15 +110,20 @@ class Catalog:
         self._names = names or {}  # algorithm -> {device id: name}
         self._lines: list[str] | None = None
         self._other_names: dict[str, tuple[str, dict[str, str]]] | None = None
+        self._reader = reader
         self._lock = Lock()
 
     def __repr__(self) -> str:
         return f"Catalog({str(self.path)!r}, version={self.version!r}, sha256={self.sha256[:12]!r})"
 
+    def read(self) -> bytes:
+        """The file's bytes (read again on every call)."""
+        return self._reader() if self._reader is not None else read_pciids(self.path)
+
     def lines(self) -> list[str]:
         """The file as the plugin's bufio.Scanner reads it."""
         if self._lines is None:
-            self._lines = scan_lines(read_pciids(self.path).decode("utf-8", "surrogateescape"))
+            self._lines = scan_lines(self.read().decode("utf-8", "surrogateescape"))
         return self._lines
 
     def names(self, algorithm: str) -> dict[str, str]:
@@ -155,7 +164,7 @@ class Catalog:
                 if table is None:
                     from .pciids.loader import load_bytes
 
-                    db = load_bytes(read_pciids(self.path))
+                    db = load_bytes(self.read())
                     table = {v.id: (v.name, {d.id: d.name for d in v.devices.values()}) for v in db.vendors.values()}
                     self._other_names = table
         vendor_name, devices = table.get(vendor_id, (None, {}))
@@ -175,12 +184,12 @@ def read_pciids(path: Path) -> bytes:
         raise _unreadable(path, error) from None
 
 
-def _build(path: Path, identity: Identity) -> Catalog:
+def _build(path: Path, identity: Identity, reader: Reader | None = None) -> Catalog:
     import hashlib
 
     from .pciids.loader import load_bytes
 
-    data = read_pciids(path)
+    data = reader() if reader is not None else read_pciids(path)
     db = load_bytes(data)
     vendor = db.vendors.get(NVIDIA_VENDOR_ID)
     devices = {d.id: d.name for d in vendor.devices.values()} if vendor else {}
@@ -193,6 +202,7 @@ def _build(path: Path, identity: Identity) -> Catalog:
         nvidia_vendor_name=vendor.name if vendor else None,
         nvidia_devices=devices,
         issues=list(db.issues),
+        reader=reader,
     )
     catalog._lines = scan_lines(data.decode("utf-8", "surrogateescape"))
     return catalog
@@ -206,7 +216,7 @@ def _cache_file(identity: Identity) -> Path:
     return cache_dir() / "tables" / f"{key:08x}.marshal"
 
 
-def _load_saved(path: Path, identity: Identity) -> Catalog | None:
+def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) -> Catalog | None:
     try:
         with open(_cache_file(identity), "rb") as handle:
             saved = marshal.load(handle)
@@ -222,6 +232,7 @@ def _load_saved(path: Path, identity: Identity) -> Catalog | None:
             nvidia_devices=saved["devices"],
             issues=_issues(saved["issues"]),
             names={a: t for a, t in saved["names"].items() if a in ALGORITHMS},
+            reader=reader,
         )
     except (OSError, EOFError, ValueError, TypeError, KeyError):
         return None
@@ -269,9 +280,11 @@ class FileCache:
         self._cache: LRUCache = LRUCache(maxsize=maxsize)
         self._lock = Lock()
 
-    def get(self, path: Path, build):
-        """The object for ``path``, from ``build(path, identity)`` on a miss."""
-        identity = identity_of(path)
+    def get(self, path: Path, build, identity: Identity | None = None):
+        """The object for ``path``, from ``build(path, identity)`` on a miss;
+        ``identity`` defaults to the file's own (:func:`identity_of`)."""
+        if identity is None:
+            identity = identity_of(path)
         value = self.peek(identity)
         if value is None:
             value = build(path, identity)
@@ -299,10 +312,10 @@ def identity_of(path: Path) -> Identity:
         raise _unreadable(path, error) from None
 
 
-def _load_or_build(path: Path, identity: Identity) -> Catalog:
-    catalog = _load_saved(path, identity)
+def _load_or_build(path: Path, identity: Identity, reader: Reader | None = None) -> Catalog:
+    catalog = _load_saved(path, identity, reader)
     if catalog is None:
-        catalog = _build(path, identity)
+        catalog = _build(path, identity, reader)
         _save(catalog)
     return catalog
 
@@ -310,9 +323,16 @@ def _load_or_build(path: Path, identity: Identity) -> Catalog:
 catalogs = FileCache(maxsize=32)
 
 
-def catalog_for(path: str | Path) -> Catalog:
-    """The catalog of a pci.ids file (cached; rebuilt when the file changes)."""
-    return catalogs.get(Path(path), _load_or_build)
+def catalog_for(path: str | Path, *, identity: Identity | None = None, reader: Reader | None = None) -> Catalog:
+    """The catalog of a pci.ids file (cached; rebuilt when the file changes).
+
+    A file that is not on disk as itself (a packaged snapshot inside an
+    archive) comes with the ``identity`` it is cached under and a ``reader``
+    that returns its bytes; ``path`` then names what holds it.
+    """
+    if reader is None:
+        return catalogs.get(Path(path), _load_or_build, identity)
+    return catalogs.get(Path(path), lambda p, i: _load_or_build(p, i, reader), identity)
 
 
 class _VerifiedPaths:

@@ -1,4 +1,4 @@
-"""Where pciname's files are: embedded data, user cache, snapshot dirs."""
+"""Where pciname's files are: packaged data, user cache, snapshot dirs."""
 
 from __future__ import annotations
 
@@ -18,8 +18,19 @@ def data_dir() -> Path:
 
 
 def embedded_pciids_path() -> Path:
-    """Debian's pci.ids (sid) that ships with pciname: the ``embedded`` profile."""
+    """Debian's pci.ids (sid) that ships with pciname: the ``preview`` profile,
+    and the newest file pciname knows (its NVIDIA ids join every profile's)."""
     return data_dir() / "pci.ids"
+
+
+def packaged_snapshots_path() -> Path:
+    """The plugin images' pci.ids files, as one solid xz tar archive."""
+    return data_dir() / "snapshots.tar.xz"
+
+
+def packaged_manifest_path() -> Path:
+    """``sha256sum`` lines of the archive's members, in archive order."""
+    return data_dir() / "snapshots.sha256"
 
 
 def embedded_profiles_path() -> Path:

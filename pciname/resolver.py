@@ -22,6 +22,7 @@ from .naming import checks
 from .naming.algorithms import NVIDIA_VENDOR_ID
 from .naming.profiles import (
     DEFAULT_PROFILE,
+    PREVIEW,
     UNNAMED_NOT_ADVERTISED,
     Profile,
     get_profile,
@@ -62,9 +63,9 @@ def profile_catalog(profile: Profile) -> Catalog:
     """The catalog of the profile's pci.ids file (SnapshotMissingError if absent)."""
     if profile.snapshot is None:
         return catalog_for(profile.path)
-    from .snapshots import require_snapshot
+    from .snapshots import snapshot_catalog
 
-    return catalog_for(require_snapshot(profile))
+    return snapshot_catalog(profile)
 
 
 class ProfileView:
@@ -79,11 +80,12 @@ class ProfileView:
 
     def universe(self) -> list[str]:
         """NVIDIA device ids this profile is asked about: those of its own
-        pci.ids file and those of the newest file pciname knows (embedded).
+        pci.ids file and those of the newest file pciname knows (the
+        preview's Debian pci.ids).
         Computed once per view, so a pinned resolver keeps its answer."""
         if self._universe is None:
             ids = dict.fromkeys(self.catalog.nvidia_ids())
-            if self.profile.kind != "embedded":
+            if self.profile.kind != PREVIEW:
                 ids.update(dict.fromkeys(catalog_for(embedded_pciids_path()).nvidia_ids()))
             self._universe = sorted(ids)
         return self._universe
@@ -213,11 +215,11 @@ class Resolver:
         Returns the canonical names loaded. With ``strict``, a pci.ids file
         with malformed lines raises PciIdsSyntaxError instead of loading.
         """
-        from .snapshots import find_snapshot
+        from .snapshots import locate
 
         if profile_names is None:
             registry = load_registry().profiles.values()
-            profile_names = [p.name for p in registry if p.snapshot is None or find_snapshot(p.snapshot)]
+            profile_names = [p.name for p in registry if p.snapshot is None or locate(p.snapshot)]
         loaded = []
         for name in profile_names:
             view = self.view(name)

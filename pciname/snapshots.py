@@ -1,23 +1,37 @@
 """pci.ids files of plugin releases, found and verified by sha256.
 
-pciname does not ship the plugin images' pci.ids files; it knows them by
-sha256 (``data/profiles.json``) and finds them in the directories of
-``$PCINAME_SNAPSHOTS`` (``os.pathsep``-separated), then in the user cache
-(``pciname snapshots import`` / ``fetch`` put them there as
-``<sha256>.ids``). A file is used only if its bytes hash to the expected
-sha256; which file it is does not depend on its name.
+pciname knows each plugin image's pci.ids file by sha256
+(``data/profiles.json``) and finds it:
+
+1. in the package: ``data/snapshots.tar.xz`` carries every file
+   profiles.json names, as one solid xz tar (the files share most of their
+   lines: 8.6 MB become 0.28 MB), newest first, so the default profile's
+   file is the first member. ``data/snapshots.sha256`` lists the members in
+   ``sha256sum`` form, so knowing what is packaged costs no decompression.
+   Packaged bytes are read into memory, never extracted, and verified
+   against profiles.json every time they are read: a damaged package is a
+   :class:`SnapshotVerifyError`, never a wrong name.
+2. in the directories of ``$PCINAME_SNAPSHOTS`` (``os.pathsep``-separated),
+   then in the user cache (``pciname snapshots import`` / ``fetch`` put
+   files there as ``<sha256>.ids``): for files the package does not carry
+   (a release newer than this pciname, a custom image). A file is used only
+   if its bytes hash to the expected sha256; its name does not matter.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections import namedtuple
+from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import SnapshotMissingError, SnapshotVerifyError
 from .naming.profiles import Profile, Snapshot, load_registry
-from .paths import snapshot_cache_dir, snapshot_search_dirs
+from .paths import packaged_manifest_path, packaged_snapshots_path, snapshot_cache_dir, snapshot_search_dirs
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
 
 _CHUNK = 1 << 20
 
@@ -89,6 +103,170 @@ def find_snapshot(snapshot: Snapshot, verified: KnownDigests | None = None) -> P
     return None
 
 
+# -- the package's own copies -------------------------------------------------
+
+_MAX_PACKAGED_BYTES = 64 << 20  # no plugin image's pci.ids is near this
+
+
+@lru_cache(maxsize=1)
+def packaged_manifest() -> dict[str, str]:
+    """sha256 -> archive member name, for every file the package carries
+    (empty when the package carries none)."""
+    try:
+        with open(packaged_manifest_path(), encoding="ascii") as handle:
+            text = handle.read()
+    except (OSError, ValueError):
+        return {}
+    manifest = {}
+    for line in text.splitlines():
+        digest, _, name = line.partition("  ")
+        if len(digest) == 64 and name:
+            manifest[digest] = name
+    return manifest
+
+
+def _damaged(snapshot: Snapshot, what: str) -> SnapshotVerifyError:
+    return SnapshotVerifyError(
+        f"pciname's packaged pci.ids snapshot {snapshot.key} is damaged ({what}) in {packaged_snapshots_path()}; "
+        "reinstall pciname (pip install --force-reinstall pciname), "
+        "or put a good copy in a directory listed in $PCINAME_SNAPSHOTS"
+    )
+
+
+def packaged_bytes(snapshot: Snapshot) -> bytes:
+    """The snapshot's bytes from the package's archive, verified against
+    profiles.json (size and sha256); SnapshotVerifyError if they are not
+    exactly those bytes or cannot be read."""
+    import hashlib
+    import lzma
+    import tarfile
+
+    member_name = packaged_manifest().get(snapshot.sha256)
+    if member_name is None:
+        raise _damaged(snapshot, "not listed in the archive's manifest")
+    data = None
+    try:
+        with tarfile.open(packaged_snapshots_path(), "r:xz") as archive:
+            for member in archive:  # stop at the member: the rest stays compressed
+                if member.name == member_name:
+                    if not member.isfile() or member.size != snapshot.size or member.size > _MAX_PACKAGED_BYTES:
+                        raise _damaged(snapshot, f"member {member_name} is not a file of {snapshot.size} bytes")
+                    handle = archive.extractfile(member)
+                    assert handle is not None  # a regular file member always has one
+                    data = handle.read()
+                    break
+    except (OSError, EOFError, lzma.LZMAError, tarfile.TarError) as error:
+        raise _damaged(snapshot, f"cannot read the archive: {getattr(error, 'strerror', None) or error}") from None
+    if data is None:
+        raise _damaged(snapshot, f"no member {member_name}")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != snapshot.sha256:
+        raise _damaged(snapshot, f"sha256 {digest}, expected {snapshot.sha256}")
+    return data
+
+
+class Location(namedtuple("Location", "path member")):
+    """Where a snapshot is: a file (``member`` None), or a member of the
+    package's archive at ``path``."""
+
+    __slots__ = ()
+
+    @property
+    def packaged(self) -> bool:
+        return self.member is not None
+
+    def __str__(self) -> str:
+        return f"{self.path}#{self.member}" if self.member else str(self.path)
+
+
+def locate(snapshot: Snapshot, verified: KnownDigests | None = None) -> Location | None:
+    """Where the snapshot is: the package first, then the search dirs."""
+    member = packaged_manifest().get(snapshot.sha256)
+    if member is not None:
+        return Location(packaged_snapshots_path(), member)
+    path = find_snapshot(snapshot, verified)
+    return Location(path, None) if path is not None else None
+
+
+def _packaged_catalog(snapshot: Snapshot, location: Location) -> Catalog:
+    from .catalog import catalog_for, identity_of
+
+    # Cached under the archive's identity (a reinstall gives a new one) and
+    # the member's name; built from bytes that were verified when read.
+    real, *stat = identity_of(location.path)
+    identity = (f"{real}#{location.member}", *stat)
+    return catalog_for(location.path, identity=identity, reader=lambda: packaged_bytes(snapshot))  # type: ignore[arg-type]
+
+
+def snapshot_catalog(profile: Profile) -> Catalog:
+    """The catalog of a release profile's pci.ids file, wherever it is;
+    SnapshotMissingError saying how to get it when it is nowhere, and
+    SnapshotVerifyError when the package's copy is damaged and no good copy
+    is installed elsewhere."""
+    from .catalog import catalog_for, verified_paths
+
+    snapshot = profile.snapshot
+    assert snapshot is not None
+    location = locate(snapshot, verified_paths())
+    if location is None:
+        raise SnapshotMissingError(
+            missing_message(snapshot, profile.name), snapshot=snapshot.key, sha256=snapshot.sha256, url=snapshot.url
+        )
+    if not location.packaged:
+        return catalog_for(location.path)
+    try:
+        return _packaged_catalog(snapshot, location)
+    except SnapshotVerifyError:
+        elsewhere = find_snapshot(snapshot, verified_paths())
+        if elsewhere is None:
+            raise
+        return catalog_for(elsewhere)
+
+
+def pack(paths: list[Path], directory: Path, *, complete: bool = True) -> list[Snapshot]:
+    """Write ``snapshots.tar.xz`` and ``snapshots.sha256`` into ``directory``
+    from the given files (or directories of files): every known snapshot
+    among them, newest first, byte for byte (headers kept), with fixed
+    metadata so that the same files always give the same archive. With
+    ``complete``, SnapshotVerifyError when a snapshot that profiles.json
+    knows is missing."""
+    import io
+    import lzma
+    import tarfile
+    import tempfile
+
+    by_sha = {snap.sha256: snap for snap in known_snapshots()}
+    found: dict[str, Path] = {}
+    for path in paths:
+        for candidate in sorted(path.iterdir()) if path.is_dir() else [path]:
+            if candidate.is_file() and candidate.stat().st_size in {s.size for s in by_sha.values()}:
+                digest = sha256_file(candidate)
+                if digest in by_sha:
+                    found.setdefault(digest, candidate)
+    missing = [snap.key for sha, snap in by_sha.items() if sha not in found]
+    if missing and complete:
+        raise SnapshotVerifyError(f"cannot pack: no file given is snapshot {', '.join(sorted(missing))}")
+    ordered = sorted((by_sha[sha] for sha in found), key=lambda snap: snap.key, reverse=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".pack-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            with tarfile.open(fileobj=out, mode="w:xz", format=tarfile.USTAR_FORMAT, preset=9 | lzma.PRESET_EXTREME) as archive:
+                for snap in ordered:
+                    data = found[snap.sha256].read_bytes()
+                    info = tarfile.TarInfo(snap.filename)
+                    info.size, info.mode, info.mtime = len(data), 0o644, 0
+                    archive.addfile(info, io.BytesIO(data))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, directory / packaged_snapshots_path().name)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    manifest = "".join(f"{snap.sha256}  {snap.filename}\n" for snap in ordered)
+    (directory / packaged_manifest_path().name).write_text(manifest, encoding="ascii")
+    packaged_manifest.cache_clear()
+    return ordered
+
+
 def missing_message(snapshot: Snapshot, profile_name: str | None = None) -> str:
     who = f"profile {profile_name} needs " if profile_name else ""
     return (
@@ -98,28 +276,14 @@ def missing_message(snapshot: Snapshot, profile_name: str | None = None) -> str:
     )
 
 
-def require_snapshot(profile: Profile) -> Path:
-    """The profile's pci.ids file, or SnapshotMissingError saying how to get it."""
-    if profile.snapshot is None:
-        assert profile.path is not None
-        return profile.path
-    from .catalog import verified_paths
+class SnapshotStatus(namedtuple("SnapshotStatus", "snapshot location")):
+    """A known snapshot and where it is installed (None: nowhere)."""
 
-    path = find_snapshot(profile.snapshot, verified_paths())
-    if path is None:
-        snap = profile.snapshot
-        raise SnapshotMissingError(missing_message(snap, profile.name), snapshot=snap.key, sha256=snap.sha256, url=snap.url)
-    return path
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotStatus:
-    snapshot: Snapshot
-    path: Path | None
+    __slots__ = ()
 
 
 def status() -> list[SnapshotStatus]:
-    return [SnapshotStatus(snap, find_snapshot(snap)) for snap in known_snapshots()]
+    return [SnapshotStatus(snap, locate(snap)) for snap in known_snapshots()]
 
 
 def _store(data_path: Path, snapshot: Snapshot) -> Path:
@@ -144,11 +308,10 @@ def _store(data_path: Path, snapshot: Snapshot) -> Path:
     return target
 
 
-@dataclass(frozen=True, slots=True)
-class ImportResult:
-    source: Path
-    snapshot: Snapshot | None  # None: the file is no known snapshot
-    stored: Path | None
+class ImportResult(namedtuple("ImportResult", "source snapshot stored")):
+    """``snapshot`` None: the file is no known snapshot (and not stored)."""
+
+    __slots__ = ()
 
 
 def import_files(paths: list[Path]) -> list[ImportResult]:
@@ -166,17 +329,15 @@ def import_files(paths: list[Path]) -> list[ImportResult]:
     return results
 
 
-@dataclass(frozen=True, slots=True)
-class FetchResult:
-    snapshot: Snapshot
-    url: str
-    path: Path | None
-    status: str  # "present", "fetched" or "failed"
-    error: str = ""
+class FetchResult(namedtuple("FetchResult", "snapshot url path status error", defaults=("",))):
+    """``status``: "present" (``path`` may be a packaged Location), "fetched" or "failed"."""
+
+    __slots__ = ()
 
 
 def fetch(base_url: str | None = None, *, timeout: float = 60.0) -> list[FetchResult]:
-    """Download every snapshot not yet installed, verify it, keep only good files.
+    """Download every snapshot not yet installed (neither packaged nor in a
+    search dir), verify it, keep only good files.
 
     From each snapshot's upstream URL, or from ``BASE_URL/<sha256>`` (a mirror
     laid out by content hash) when ``base_url`` is given.
@@ -185,7 +346,7 @@ def fetch(base_url: str | None = None, *, timeout: float = 60.0) -> list[FetchRe
 
     results = []
     for snap in known_snapshots():
-        present = find_snapshot(snap)
+        present = locate(snap)
         url = f"{base_url.rstrip('/')}/{snap.sha256}" if base_url else snap.url
         if present is not None:
             results.append(FetchResult(snap, url, present, "present"))

@@ -12,10 +12,13 @@ ALGORITHM_CHOICES = ("whole-file-2019", "whole-file-upper", "whole-file-anchored
 
 def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True) -> None:
     """``--profile P`` or ``--pciids FILE [--algorithm A]`` (shared by commands)."""
+    from ..naming.profiles import PREVIEW, default_profile_help
+
     parser.add_argument(
         "-p",
         "--profile",
-        help="naming profile: embedded (default), latest, kubevirt-gpu-device-plugin@vX.Y.Z, gpu-operator@vX.Y.Z",
+        help=f"naming profile (default {default_profile_help()}): kubevirt-gpu-device-plugin@vX.Y.Z, "
+        f"gpu-operator@vX.Y.Z, or {PREVIEW} (Debian's newest pci.ids: names no release advertises yet)",
     )
     if custom:
         parser.add_argument("--pciids", metavar="FILE", help="use this pci.ids file instead of a profile's")
@@ -97,6 +100,15 @@ def register(sub) -> None:
     snap_fetch.add_argument("--base-url", metavar="URL", help="fetch URL/<sha256> instead of the upstream URLs")
     snap_fetch.add_argument("--timeout", type=float, default=60.0, help="seconds per download (default 60)")
     snap_fetch.set_defaults(func=run_snapshots_fetch)
+    snap_pack = snap_sub.add_parser(
+        "pack",
+        help="(maintainers) build the package's snapshots.tar.xz from the snapshot files",
+        description="Write snapshots.tar.xz and snapshots.sha256 into --into (default: the package's data "
+        "directory) from FILEs or directories holding every snapshot profiles.json names, verified by sha256.",
+    )
+    snap_pack.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
+    snap_pack.add_argument("--into", metavar="DIR", help="where to write (default: the package's data directory)")
+    snap_pack.set_defaults(func=run_snapshots_pack)
 
 
 def _read_devices(args: argparse.Namespace) -> list[str]:
@@ -136,10 +148,16 @@ def print_records(records: list[dict], fmt: str) -> None:
     elif fmt == "table":
         table(
             [
-                (r["device"], r["resource_name"], r["device_name"], ",".join(w["code"] for w in r["warnings"]) or None)
+                (
+                    r["device"],
+                    r["resource_name"],
+                    r["device_name"],
+                    ",".join(w["code"] for w in r["warnings"]) or None,
+                    r["profile"],
+                )
                 for r in records
             ],
-            ("DEVICE", "RESOURCE", "PCI.IDS NAME", "WARNINGS"),
+            ("DEVICE", "RESOURCE", "PCI.IDS NAME", "WARNINGS", "PROFILE"),
         )
     else:
         emit(records, fmt)
@@ -226,8 +244,9 @@ def run_snapshots_list(args: argparse.Namespace) -> int:
         {
             "snapshot": s.snapshot.key,
             "sha256": s.snapshot.sha256,
-            "installed": s.path is not None,
-            "path": str(s.path) if s.path else None,
+            "installed": s.location is not None,
+            "packaged": s.location is not None and s.location.packaged,
+            "path": str(s.location) if s.location else None,
             "plugin_releases": users[s.snapshot.sha256]["plugin"],
             "gpu_operator_releases": users[s.snapshot.sha256]["gpu-operator"],
             "url": s.snapshot.url,
@@ -279,3 +298,16 @@ def run_snapshots_fetch(args: argparse.Namespace) -> int:
         else:
             print(f"{result.snapshot.key}: {result.status} {result.path}")
     return 1 if failed else 0
+
+
+def run_snapshots_pack(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..paths import data_dir
+    from ..snapshots import pack
+
+    into = Path(args.into) if args.into else data_dir()
+    for snapshot in pack([Path(f) for f in args.files], into):
+        print(f"{snapshot.key}: packed ({snapshot.size} bytes, sha256 {snapshot.sha256})")
+    print(f"wrote {into / 'snapshots.tar.xz'} ({(into / 'snapshots.tar.xz').stat().st_size} bytes)")
+    return 0

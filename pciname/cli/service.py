@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..naming.profiles import DEFAULT_PROFILE, default_profile_help
 from .core import ALGORITHM_CHOICES
 
 DEFAULT_LISTEN = "[::]:50051"  # keep in step with pciname.server.app.DEFAULT_LISTEN
@@ -87,8 +88,8 @@ def register(sub) -> None:
     data.add_argument("--pciids", metavar="FILE", help="also serve this pci.ids file as profile 'custom'")
     data.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="vendor-section",
                       help="name algorithm of the custom profile (default vendor-section)")
-    data.add_argument("--default-profile", default="embedded", metavar="PROFILE",
-                      help="profile of requests that name none (default embedded; 'custom' for --pciids)")
+    data.add_argument("--default-profile", default=DEFAULT_PROFILE, metavar="PROFILE",
+                      help=f"profile of requests that name none ({default_profile_help()}; 'custom' for --pciids)")
 
     cluster = serve.add_argument_group("cluster (GpuOptions from_cluster)")
     cluster.add_argument("--kube", action="store_true",

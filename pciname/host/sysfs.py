@@ -36,7 +36,7 @@ driver and IOMMU group, and diagnoses a broken node (codes are stable):
     one IOMMU group mixes VFIO-bound functions with functions on host
     drivers: VFIO refuses the group, the VM does not start;
 ``invalid-resource-name`` / ``socket-path-too-long`` / ``not-advertised``
-    the name the profile gives will not work (see NAMING.md section 4);
+    the name the profile gives will not work (see docs/naming.md, section 5);
 ``name-collision``
     two device ids on this node share one name: only one is advertised;
 ``unnamed-device``
@@ -61,6 +61,7 @@ from pathlib import Path
 
 from ..errors import PcinameError
 from ..naming import checks
+from ..naming.profiles import DEFAULT_PROFILE
 
 NVIDIA = "10de"
 VFIO_PCI = "vfio-pci"
@@ -237,7 +238,7 @@ def vfio_drivers(profile) -> tuple[str, ...]:
 # -- the scan -----------------------------------------------------------------
 
 
-def scan(root: str | os.PathLike = "/", profile="embedded", *, resolver=None) -> ScanResult:
+def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=None) -> ScanResult:
     """What the plugin would advertise on the node whose sysfs is under
     ``root`` (``/`` on the node itself), named by ``profile``, and what is
     wrong. Raises PcinameError when ``root/sys/bus/pci/devices`` is missing."""

@@ -1,4 +1,4 @@
-"""Configuration snippets that carry resource names (NAMING.md section 2).
+"""Configuration snippets that carry resource names (docs/naming.md, section 7).
 
 Every function here is pure: devices and a profile in, plain data out (dicts,
 lists, strings), so the CLI, the gRPC service and other generators can call
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from ..errors import PcinameError
 from ..naming import checks
 from ..naming.checks import Warning
+from ..naming.profiles import DEFAULT_PROFILE
 
 FORMATS = ("kubevirt", "cozystack", "patch")
 
@@ -137,7 +138,7 @@ def _resource_warnings(resource: str) -> list[Warning]:
 def permitted_host_devices(
     devices: Iterable[str],
     mdevs: Iterable[str] = (),
-    profile="embedded",
+    profile=DEFAULT_PROFILE,
     include_broken: bool = False,
     *,
     resolver=None,
@@ -306,7 +307,7 @@ def _resolve_requests(
 def node_pool(
     group: str,
     requests: Sequence[tuple[str, int]],
-    profile="embedded",
+    profile=DEFAULT_PROFILE,
     include_broken: bool = False,
     *,
     mdevs: Sequence[tuple[str, int]] = (),
@@ -327,7 +328,7 @@ def node_pool(
 
 def vm_gpus(
     requests: Sequence[tuple[str, int]],
-    profile="embedded",
+    profile=DEFAULT_PROFILE,
     include_broken: bool = False,
     *,
     mdevs: Sequence[tuple[str, int]] = (),

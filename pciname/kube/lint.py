@@ -62,6 +62,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import PcinameError
 from ..naming import checks
+from ..naming.profiles import DEFAULT_PROFILE
 
 WRONG_RESOURCE_NAME = "wrong-resource-name"
 UNKNOWN_RESOURCE_NAME = "unknown-resource-name"
@@ -323,12 +324,12 @@ class Linter:
     """Collects documents from any number of inputs, then checks them
     together (a VM in one file may ask for a name permitted in another).
 
-    >>> linter = Linter("embedded")
+    >>> linter = Linter("latest")
     >>> linter.add_text(text, "kubevirt.yaml")       # doctest: +SKIP
     >>> findings = linter.run()                      # doctest: +SKIP
     """
 
-    def __init__(self, profile="embedded", upgrade_to=None, *, resolver=None) -> None:
+    def __init__(self, profile=DEFAULT_PROFILE, upgrade_to=None, *, resolver=None) -> None:
         if resolver is None:
             from ..api import default_resolver
 
@@ -683,14 +684,14 @@ class Linter:
         return []
 
 
-def lint_text(text: str | bytes, filename: str = "<input>", profile="embedded", upgrade_to=None, *, resolver=None) -> list[Finding]:
+def lint_text(text: str | bytes, filename: str = "<input>", profile=DEFAULT_PROFILE, upgrade_to=None, *, resolver=None) -> list[Finding]:
     """Findings for one YAML text (multi-document). Raises LintInputError."""
     linter = Linter(profile, upgrade_to, resolver=resolver)
     linter.add_text(text, filename)
     return linter.run()
 
 
-def lint_data(data: Any, filename: str, profile="embedded", upgrade_to=None, *, resolver=None) -> list[Finding]:
+def lint_data(data: Any, filename: str, profile=DEFAULT_PROFILE, upgrade_to=None, *, resolver=None) -> list[Finding]:
     """Findings for plain data (e.g. an object read from the cluster); lines
     refer to its YAML dump."""
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

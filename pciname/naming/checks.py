@@ -1,6 +1,6 @@
 """Where a resource name goes, and the ways a "right" name still fails.
 
-NAMING.md sections 1 and 4: the plugin registers ``nvidia.com/<name>`` on
+docs/naming.md sections 1 and 5: the plugin registers ``nvidia.com/<name>`` on
 socket ``/var/lib/kubelet/device-plugins/kubevirt-<name>.sock``; KubeVirt
 reads ``PCI_RESOURCE_<...>``. kubelet refuses names that are not qualified
 names, a unix socket path has at most 107 bytes, and two device ids with one

@@ -1,7 +1,7 @@
 """Go's text semantics, as the device plugin's Go code applies them.
 
 Python's own ``str.splitlines``, ``str.strip``, ``str.upper`` and ``\\s`` all
-differ from Go's in ways that change resource names (NAMING.md section 3), so
+differ from Go's in ways that change resource names (docs/naming.md, section 2), so
 the naming algorithms use these instead. Text is the pci.ids bytes decoded as
 UTF-8 with ``surrogateescape``: every invalid byte becomes one lone surrogate,
 just as Go's decoder sees one ``utf8.RuneError`` per invalid byte; neither is

@@ -6,10 +6,12 @@ A profile is what a given deployment computes names with:
   pci.ids file inside its image, known by sha256);
 * ``gpu-operator@vX.Y.Z``: a GPU Operator release, i.e. the sandbox device
   plugin release it deploys;
-* ``latest``: the newest plugin release (an alias: its canonical name is
-  that release's);
-* ``embedded``: vendor-section over pciname's own ``data/pci.ids`` (works with
-  nothing else installed; the default);
+* ``latest``: the newest plugin release, the one the newest GPU Operator
+  deploys (an alias: its canonical name is that release's); the default,
+  because it is what clusters advertise;
+* ``preview``: vendor-section over the newest Debian pci.ids that ships with
+  pciname (``data/pci.ids``): names that no release advertises yet, for a
+  plugin that may one day carry that file (``embedded`` is its old name);
 * a custom profile: any algorithm over any file (:func:`custom_profile`).
 
 The facts come from ``data/profiles.json``. Spellings are forgiving
@@ -30,9 +32,10 @@ from .algorithms import VENDOR_SECTION, check_algorithm
 
 PLUGIN = "kubevirt-gpu-device-plugin"
 GPU_OPERATOR = "gpu-operator"
-EMBEDDED = "embedded"
+PREVIEW = "preview"
+LEGACY_PREVIEW = "embedded"  # the preview's name before 0.2: still accepted
 LATEST = "latest"
-DEFAULT_PROFILE = EMBEDDED
+DEFAULT_PROFILE = LATEST
 
 # Unnamed devices: v1.0.1+ advertise the id itself, v1.0.0 skips the device.
 UNNAMED_DEVICE_ID = "device-id"
@@ -70,7 +73,7 @@ class Profile(
     """One way of computing names: an algorithm over one pci.ids file.
 
     ``name`` is the canonical spelling; ``kind`` is ``plugin``,
-    ``gpu-operator``, ``embedded`` or ``custom``; ``plugin_release`` is the
+    ``gpu-operator``, ``preview`` or ``custom``; ``plugin_release`` is the
     plugin release whose names these are; the file is ``snapshot`` (known by
     sha256) or, when that is None, ``path``.
     """
@@ -117,9 +120,9 @@ def canonical_name(spelling: str, registry: Registry | None = None) -> str:
     registry = registry or load_registry()
     text = spelling.strip()
     lowered = text.lower()
-    if lowered in (EMBEDDED, ""):
-        return EMBEDDED
-    if lowered == LATEST:
+    if lowered in (PREVIEW, LEGACY_PREVIEW):
+        return PREVIEW
+    if lowered in (LATEST, ""):
         return f"{PLUGIN}@{registry.latest_plugin}"
     family, sep, version = lowered.partition("@")
     if not sep:
@@ -140,7 +143,7 @@ def _unknown_message(spelling: str, registry: Registry) -> str:
     plugins = [p.name.split("@")[1] for p in registry.plugin_releases()]
     operators = [p.name.split("@")[1] for p in registry.operator_releases()]
     return (
-        f"unknown profile {spelling!r}: use embedded, latest, "
+        f"unknown profile {spelling!r}: use {LATEST}, {PREVIEW}, "
         f"{PLUGIN}@{{{plugins[0]}..{plugins[-1]}}} or {GPU_OPERATOR}@{{{operators[0]}..{operators[-1]}}} "
         "(see `pciname profiles`)"
     )
@@ -153,7 +156,7 @@ def build_registry(facts: dict) -> Registry:
         for key, entry in facts["snapshots"].items()
     }
     profiles: dict[str, Profile] = {}
-    profiles[EMBEDDED] = embedded_profile()
+    profiles[PREVIEW] = preview_profile()
     plugin_items = sorted(facts["kubevirt_gpu_device_plugin"].items(), key=lambda kv: _version_key(kv[0]))
     for version, entry in plugin_items:
         name = f"{PLUGIN}@{version}"
@@ -195,22 +198,27 @@ def load_registry() -> Registry:
         return build_registry(json.load(handle))
 
 
-def embedded_profile() -> Profile:
-    """The default profile, without reading the release facts."""
+def preview_profile() -> Profile:
+    """The preview profile, without reading the release facts."""
     return Profile(
-        name=EMBEDDED,
-        kind="embedded",
+        name=PREVIEW,
+        kind=PREVIEW,
         algorithm=VENDOR_SECTION,
         path=embedded_pciids_path(),
-        note="vendor-section over pciname's embedded Debian pci.ids",
+        note="preview: vendor-section over the newest Debian pci.ids shipped with pciname; no release advertises these names yet",
     )
 
 
 def get_profile(spelling: str) -> Profile:
-    """A profile by any accepted spelling."""
-    if spelling.strip().lower() in (EMBEDDED, ""):
-        return embedded_profile()
+    """A profile by any accepted spelling (empty: the default, ``latest``)."""
+    if spelling.strip().lower() in (PREVIEW, LEGACY_PREVIEW):
+        return preview_profile()
     return load_registry().get(spelling)
+
+
+def default_profile_help() -> str:
+    """How help texts name the default profile."""
+    return f"{LATEST}, the newest plugin release: {canonical_name(LATEST)}"
 
 
 def custom_profile(path: str | Path, algorithm: str) -> Profile:

@@ -40,6 +40,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from ..errors import PcinameError
+from ..naming.profiles import DEFAULT_PROFILE
 from . import data as data_module
 from .data import DataSet, watch_signature
 from .feeds import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_FILES, ClusterAccess
@@ -75,7 +76,7 @@ class ServeConfig:
     watch_interval: float = 2.0
     pciids: str | None = None
     algorithm: str = "vendor-section"
-    default_profile: str = "embedded"
+    default_profile: str = DEFAULT_PROFILE
     metrics_listen: str | None = None
     health_listen: str | None = None
     max_lint_files: int = DEFAULT_MAX_LINT_FILES

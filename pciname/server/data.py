@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..api import ProfileInfo, Resolution, Resolver
 from ..errors import PciIdsError, SnapshotMissingError
-from ..naming.profiles import Profile, canonical_name, custom_profile, load_registry
+from ..naming.profiles import DEFAULT_PROFILE, Profile, canonical_name, custom_profile, load_registry
 from ..paths import embedded_pciids_path, snapshot_search_dirs
 from ._proto import pciname_pb2 as pb
 
@@ -202,7 +202,7 @@ def _on_this_server(message: str) -> str:
 def build(
     generation: int,
     *,
-    default_profile: str = "embedded",
+    default_profile: str = DEFAULT_PROFILE,
     pciids: str | Path | None = None,
     algorithm: str = "vendor-section",
 ) -> DataSet:
@@ -212,7 +212,7 @@ def build(
     caller keeps its old data then."""
     from ..api import profiles as profile_infos
     from ..catalog import verified_paths
-    from ..snapshots import find_snapshot
+    from ..snapshots import locate
 
     started = time.monotonic()
     registry = load_registry()
@@ -220,7 +220,7 @@ def build(
     served: dict[str, ServedProfile] = {}
     missing: dict[str, Profile] = {}
     for profile in registry.profiles.values():
-        if profile.snapshot is None or find_snapshot(profile.snapshot, verified) is not None:
+        if profile.snapshot is None or locate(profile.snapshot, verified) is not None:
             served[profile.name] = ServedProfile(profile.name, profile.name)
         else:
             missing[profile.name] = profile
