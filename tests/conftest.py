@@ -1,26 +1,56 @@
-"""Shared fixtures: the real data in ../shared, and an isolated cache.
+"""Shared fixtures: the real data, all of it inside this repository, and an
+isolated cache.
 
-Every test runs with ``PCINAME_CACHE_DIR`` in a fresh temporary directory
-and ``PCINAME_SNAPSHOTS`` pointing at the plugin images' pci.ids files in
-``../shared`` (read there, never copied into the project).
+* The plugin images' pci.ids files come from the package itself
+  (``data/snapshots.tar.xz``): they are extracted once per session into a
+  temporary directory (``PLUGIN_PCIIDS``) for the tests that need them as
+  files (lspci, Go, import and fetch); resolution reads the package as users'
+  installs do.
+* Debian's bookworm and trixie pci.ids are test fixtures in
+  ``tests/data/debian-pciids.tar.xz``; sid's is ``data/pci.ids``.
+* ``tests/data/nvidia-device-names.json``: expected names computed by the
+  plugin's own Go code, for every release.
+
+Every test runs with ``PCINAME_CACHE_DIR`` in a session temporary directory
+and no ``PCINAME_SNAPSHOTS``; a test that needs either elsewhere sets its own.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import shutil
+import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-PLUGIN_PCIIDS = SHARED / "pciids" / "kubevirt-gpu-device-plugin"
-DEBIAN_PCIIDS = SHARED / "pciids" / "debian"
-VECTORS = SHARED / "vectors" / "nvidia-device-names.json"
-SHARED_PROFILES = SHARED / "profiles.json"
+TEST_DATA = Path(__file__).resolve().parent / "data"
+VECTORS = TEST_DATA / "nvidia-device-names.json"
+PROFILES_JSON = REPO / "data" / "profiles.json"
+DEBIAN_SID = REPO / "data" / "pci.ids"
 
-needs_shared = pytest.mark.skipif(not PLUGIN_PCIIDS.is_dir(), reason="../shared test data is not present")
+_EXTRACTED = Path(tempfile.mkdtemp(prefix="pciname-test-data-"))
+atexit.register(shutil.rmtree, _EXTRACTED, True)
+
+
+def _extract(archive: Path, into: Path) -> Path:
+    into.mkdir()
+    with tarfile.open(archive, "r:xz") as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+# The package's snapshot files, as files named <key>.ids (e.g. 2025.07.11.ids).
+PLUGIN_PCIIDS = _extract(REPO / "data" / "snapshots.tar.xz", _EXTRACTED / "kubevirt-gpu-device-plugin")
+# Debian's bookworm and trixie files, plus sid's (data/pci.ids).
+DEBIAN_PCIIDS = _extract(TEST_DATA / "debian-pciids.tar.xz", _EXTRACTED / "debian")
+shutil.copy(DEBIAN_SID, DEBIAN_PCIIDS / "pci.ids_0.0~2026.10.24-1")
+# Every real pci.ids file we have.
+REAL_PCIIDS_FILES = sorted([*PLUGIN_PCIIDS.glob("*.ids"), *DEBIAN_PCIIDS.iterdir()])
+
 needs_lspci = pytest.mark.skipif(shutil.which("lspci") is None, reason="lspci (Debian pciutils) is not installed")
 
 
@@ -33,18 +63,52 @@ def session_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(autouse=True)
 def isolated_pciname(session_cache, monkeypatch):
-    """The session cache and the shared snapshots for every test, and no
-    in-process state carried between tests (memoised resolutions would not
-    notice a test's changed environment). A test that writes snapshots into
-    the cache sets its own PCINAME_CACHE_DIR."""
+    """The session cache, no snapshot dirs, and no in-process state carried
+    between tests (memoised resolutions would not notice a test's changed
+    environment). A test that writes snapshots into the cache sets its own
+    PCINAME_CACHE_DIR."""
     import pciname
 
     cache = session_cache
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
-    monkeypatch.setenv("PCINAME_SNAPSHOTS", str(PLUGIN_PCIIDS))
+    monkeypatch.delenv("PCINAME_SNAPSHOTS", raising=False)
     pciname.clear_caches()
     yield cache
     pciname.clear_caches()
+
+
+def package_only(monkeypatch, keep: list[str] = ()) -> None:
+    """In this process, as if the package carried only the snapshot files
+    named in ``keep`` (e.g. ``["2025.07.11.ids"]``): the others must come
+    from the search dirs, as a release newer than pciname's would."""
+    from pciname import snapshots
+
+    manifest = {sha: name for sha, name in snapshots.packaged_manifest().items() if name in keep}
+    monkeypatch.setattr(snapshots, "packaged_manifest", lambda: manifest)
+
+
+@pytest.fixture
+def unpackaged(monkeypatch):
+    """As if the package carried no snapshot at all."""
+    package_only(monkeypatch)
+
+
+def trimmed_install(root: Path, keep: list[str] = ()) -> dict[str, str]:
+    """A copy of pciname whose package carries only the snapshot files named
+    in ``keep``; returns the environment that makes ``python -m pciname``
+    run it (a subprocess's view of :func:`package_only`)."""
+    from pciname.snapshots import pack
+
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO / "pciname", root / "pciname", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "data").mkdir()
+    for name in ("pci.ids", "profiles.json"):
+        shutil.copy(REPO / "data" / name, root / "data" / name)
+    if keep:
+        pack([PLUGIN_PCIIDS / name for name in keep], root / "data", complete=False)
+    # PYTHONSAFEPATH: `python -m` must not put the working directory (the
+    # checkout, in most tests) before the copy on sys.path.
+    return {"PYTHONPATH": str(root), "PYTHONSAFEPATH": "1"}
 
 
 @pytest.fixture(scope="session")
@@ -53,5 +117,5 @@ def vectors() -> dict:
 
 
 @pytest.fixture(scope="session")
-def shared_profiles() -> dict:
-    return json.loads(SHARED_PROFILES.read_text())
+def profile_facts() -> dict:
+    return json.loads(PROFILES_JSON.read_text())

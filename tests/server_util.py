@@ -46,8 +46,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def snapshot_dir(root: Path, keep: list[str]) -> Path:
-    """A snapshot directory with symlinks to the shared files named in ``keep``
-    (e.g. ``["2025.07.11.ids"]``): the other profiles are not installed."""
+    """A snapshot directory with symlinks to the snapshot files named in
+    ``keep`` (e.g. ``["2025.07.11.ids"]``)."""
     root.mkdir(parents=True, exist_ok=True)
     for name in keep:
         link = root / name
@@ -56,7 +56,7 @@ def snapshot_dir(root: Path, keep: list[str]) -> Path:
     return root
 
 
-ALL_BUT_2019 = sorted(p.name for p in PLUGIN_PCIIDS.glob("*.ids") if not p.name.startswith("2019")) if PLUGIN_PCIIDS.is_dir() else []
+ALL_BUT_2019 = sorted(p.name for p in PLUGIN_PCIIDS.glob("*.ids") if not p.name.startswith("2019"))
 
 # -- certificates -----------------------------------------------------------------------
 

@@ -9,21 +9,21 @@ import pytest
 import pciname
 from pciname.naming import checks
 
-from .conftest import needs_shared
-
-pytestmark = needs_shared
+from .conftest import TEST_DATA
 
 
 def test_resolution_fields():
     r = pciname.resolve("10de:2236")
     assert r.device == "10de:2236"
-    assert r.profile == "embedded"
+    assert r.profile == "kubevirt-gpu-device-plugin@v1.6.0"  # the default: latest
+    assert r.plugin_release == "v1.6.0"
     assert r.algorithm == "vendor-section"
     assert r.name == "GA102GL_A10"
     assert r.resource_name == "nvidia.com/GA102GL_A10"
     assert r.vendor_name == "NVIDIA Corporation"
     assert r.device_name == "GA102GL [A10]"
-    assert r.pci_ids_version == "2026.10.24"
+    assert r.pci_ids_version == "2025.07.11"
+    assert r.pci_ids_sha256 == "a96cd22db83c10d9141ecd7b14325ed9c936de5ef01d78e7e7e43f070184270b"
     assert r.env_var == "PCI_RESOURCE_NVIDIA_COM_GA102GL_A10"
     assert r.socket_path == "/var/lib/kubelet/device-plugins/kubevirt-GA102GL_A10.sock"
     assert r.warnings == ()
@@ -83,8 +83,9 @@ def test_kubelet_invalid_name():
     assert "invalid-resource-name" in r.warning_codes
     assert "ends with '_'" in r.warnings[r.warning_codes.index("invalid-resource-name")].message
     assert not r.advertised
-    # pci.ids fixed the name later: the embedded file no longer has the space.
-    assert pciname.resolve("10de:24fa").resource_name == "nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU"
+    # Still so on the newest release; pci.ids fixed it later, so only the preview has the space gone.
+    assert pciname.resolve("10de:24fa").resource_name == "nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_"
+    assert pciname.resolve("10de:24fa", "preview").resource_name == "nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU"
 
 
 def test_too_long_name_and_socket(tmp_path):
@@ -116,8 +117,7 @@ def test_custom_profile_any_algorithm(tmp_path):
         pciname.resolve("10de:2236", pciname.custom_profile(tmp_path / "absent", "vendor-section"))
 
 
-def test_missing_snapshot_says_how_to_get_it(monkeypatch, tmp_path):
-    monkeypatch.setenv("PCINAME_SNAPSHOTS", "")
+def test_missing_snapshot_says_how_to_get_it(unpackaged, monkeypatch, tmp_path):
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path))
     pciname.clear_caches()
     with pytest.raises(pciname.SnapshotMissingError) as caught:
@@ -134,7 +134,7 @@ def test_reverse():
     assert pciname.reverse("GA102GL_A10") == ["10de:2236"]
     assert pciname.reverse("nvidia.com/NV5_Riva_TNT2", "kubevirt-gpu-device-plugin@v1.0.1") == ["10de:002a", "10de:002b"]
     assert pciname.reverse("nvidia.com/2335", "kubevirt-gpu-device-plugin@v1.2.2") == ["10de:2335"]
-    assert pciname.reverse("nvidia.com/2335") == []  # the embedded file names it
+    assert pciname.reverse("nvidia.com/2335") == []  # the newest file names it
     assert pciname.reverse("nvidia.com/NO_SUCH_GPU") == []
 
 
@@ -163,16 +163,16 @@ def test_profiles_listing():
     assert len([p for p in infos.values() if p.kind == "gpu-operator"]) == 33
     latest = infos["kubevirt-gpu-device-plugin@v1.6.0"]
     assert latest.aliases == ("latest",) and latest.installed and latest.pci_ids_version == "2025.07.11"
-    assert infos["embedded"].installed and infos["embedded"].pci_ids_version == "2026.10.24"
+    assert infos["preview"].installed and infos["preview"].pci_ids_version == "2026.10.24"
+    assert infos["preview"].kind == "preview" and "no release" in infos["preview"].note
     assert infos["gpu-operator@v22.9.0"].plugin_release == "v1.2.1"
     assert infos["gpu-operator@v22.9.0"].algorithm == "whole-file-anchored"
 
 
-def test_profiles_not_installed(monkeypatch, tmp_path):
-    monkeypatch.setenv("PCINAME_SNAPSHOTS", "")
+def test_profiles_not_installed(unpackaged, monkeypatch, tmp_path):
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path))
     infos = {p.name: p for p in pciname.profiles()}
-    assert infos["embedded"].installed
+    assert infos["preview"].installed
     assert not infos["kubevirt-gpu-device-plugin@v1.2.2"].installed
 
 
@@ -226,6 +226,33 @@ def test_strict_preload_rejects_a_malformed_file(tmp_path):
 
 
 def test_non_nvidia_names_in_every_profile():
-    for profile in ("embedded", "kubevirt-gpu-device-plugin@v1.2.1"):
+    for profile in ("preview", "kubevirt-gpu-device-plugin@v1.2.1"):
         r = pciname.Resolver(pinned=True).resolve("8086:1234", profile)
         assert r.vendor_name == "Intel Corporation" and r.device_name.startswith("430MX")
+
+
+def _latest_vs_preview() -> dict[str, tuple[str, str]]:
+    rows = (line.split() for line in (TEST_DATA / "latest-vs-preview.txt").read_text().splitlines() if not line.startswith("#"))
+    return {device: (latest, preview) for device, latest, preview in rows}
+
+
+def test_the_default_is_latest_and_the_74_preview_differences_are_pinned():
+    """The default answers what clusters running the newest release
+    advertise; the preview (Debian's newest pci.ids) differs on exactly these
+    ids, so the default cannot drift silently."""
+    pinned = _latest_vs_preview()
+    assert len(pinned) == 74
+    devices = sorted(pinned)
+    default = pciname.resolve_many(devices)
+    assert {r.device: r.resource_name for r in default} == {d: latest for d, (latest, _) in pinned.items()}
+    assert {r.profile for r in default} == {"kubevirt-gpu-device-plugin@v1.6.0"}
+    preview = pciname.resolve_many(devices, "preview")
+    assert {r.device: r.resource_name for r in preview} == {d: p for d, (_, p) in pinned.items()}
+    assert {(e.device, e.old, e.new) for e in pciname.diff("latest", "preview")} == {(d, a, b) for d, (a, b) in pinned.items()}
+    h20 = pciname.resolve("10de:230c")
+    assert h20.resource_name == "nvidia.com/230c" and h20.warning_codes == ("unnamed-device",)
+
+
+def test_preview_keeps_its_old_name():
+    assert pciname.resolve("10de:2236", "embedded").profile == "preview"
+    assert pciname.resolve("10de:2236", "").profile == "kubevirt-gpu-device-plugin@v1.6.0"

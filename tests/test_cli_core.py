@@ -10,9 +10,7 @@ import sys
 import pytest
 import yaml
 
-from .conftest import REPO, needs_shared
-
-pytestmark = needs_shared
+from .conftest import REPO, trimmed_install
 
 
 def run(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -37,9 +35,17 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) ->
         assert fragment in lines[0]
 
 
-def test_lookup_default_is_the_embedded_profile():
+def test_lookup_default_is_latest():
     proc = run("lookup", "10de:2236")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "nvidia.com/GA102GL_A10\n", "")
+    # What a cluster on the newest release shows, not the preview's GH100_H20_NVL16.
+    proc = run("lookup", "10de:230c", "-o", "json")
+    (record,) = json.loads(proc.stdout)
+    assert (proc.returncode, record["resource_name"], record["profile"]) == (0, "nvidia.com/230c", "kubevirt-gpu-device-plugin@v1.6.0")
+    assert [w["code"] for w in record["warnings"]] == ["unnamed-device"]
+    table = run("lookup", "10de:2236", "-o", "table").stdout.splitlines()
+    assert table[0].split()[-1] == "PROFILE" and table[1].split()[-1] == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert "default latest" in run("lookup", "--help").stdout
 
 
 def test_lookup_with_operator_profile():
@@ -116,7 +122,8 @@ def test_bad_input_is_one_line_exit_2(args, fragments):
 
 
 def test_missing_snapshot_is_one_line_exit_2(tmp_path):
-    proc = run("lookup", "10de:2236", "--profile", "v1.2.2", env={"PCINAME_SNAPSHOTS": "", "PCINAME_CACHE_DIR": str(tmp_path)})
+    env = {"PCINAME_CACHE_DIR": str(tmp_path / "cache"), **trimmed_install(tmp_path / "install", ["2025.07.11.ids"])}
+    proc = run("lookup", "10de:2236", "--profile", "v1.2.2", env=env)
     assert_one_line_error(proc, "2023.05.23", "e97ddbf60c71", "pciname snapshots fetch")
 
 
@@ -136,7 +143,7 @@ def test_reverse_and_diff():
 def test_profiles_command():
     data = json.loads(run("profiles", "-o", "json").stdout)
     names = [p["name"] for p in data]
-    assert names[0] == "embedded"
+    assert names[0] == "preview"
     assert "gpu-operator@v26.7.0" in names and "kubevirt-gpu-device-plugin@v1.0.0" in names
     table = run("profiles").stdout
     assert "kubevirt-gpu-device-plugin@v1.6.0 (latest)" in table

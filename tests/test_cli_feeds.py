@@ -14,7 +14,7 @@ import yaml
 
 from pciname.cli import main
 
-from .conftest import REPO, needs_shared
+from .conftest import REPO
 from .sysfs_tree import SysfsTree
 
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
@@ -50,7 +50,6 @@ def test_permitted_host_devices_cozystack_and_patch(capsys):
     assert code == 2 and "--format cozystack" in err
 
 
-@needs_shared
 def test_permitted_host_devices_reports_and_leaves_out_broken_names(capsys):
     code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "-o", "json")
     assert code == 1
@@ -188,7 +187,7 @@ def test_lint_text_output(capsys, files):
     assert code == 1 and err == ""
     assert out == (
         f"{kv}:12: wrong-resource-name: spec.configuration.permittedHostDevices.pciHostDevices[1].resourceName: "
-        "embedded advertises 10DE:1EB8 as nvidia.com/TU104GL_TESLA_T4, not nvidia.com/TU104GL_Tesla_T4: "
+        "kubevirt-gpu-device-plugin@v1.6.0 advertises 10DE:1EB8 as nvidia.com/TU104GL_TESLA_T4, not nvidia.com/TU104GL_Tesla_T4: "
         "VMs asking for this name never schedule\n"
     )
     assert run(capsys, "lint", clean) == (0, "", "")
@@ -259,7 +258,6 @@ def test_lint_stdin_through_the_real_command(tmp_path):
     assert bad.stderr.decode().startswith("pciname: <stdin>:2:1: YAML syntax error")
 
 
-@needs_shared
 def test_lint_upgrade(capsys, tmp_path):
     path = tmp_path / "values.yaml"
     path.write_text(

@@ -22,7 +22,7 @@ import pytest
 from pciname.naming.algorithms import ALGORITHMS, REFERENCE, NameIndex
 from pciname.naming.gotext import scan_lines
 
-from .conftest import PLUGIN_PCIIDS, needs_shared
+from .conftest import PLUGIN_PCIIDS
 
 ORACLE_SOURCE = Path(__file__).with_name("go_oracle") / "main.go"
 
@@ -161,7 +161,6 @@ def test_bufio_scanner_line_limit_agrees_with_go(oracle, tmp_path, content_bytes
     compare(oracle, files)
 
 
-@needs_shared
 def test_real_files_agree_with_go(oracle):
     """Every NVIDIA id and a sample of other ids on the real plugin files."""
     rng = random.Random(1)

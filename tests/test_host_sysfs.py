@@ -9,7 +9,6 @@ import pytest
 from pciname.errors import PcinameError
 from pciname.host.sysfs import NVGRACE_VFIO, VFIO_PCI, scan, vfio_drivers
 
-from .conftest import needs_shared
 from .sysfs_tree import SysfsTree
 
 
@@ -141,7 +140,6 @@ def test_vgpu_problems(tree):
     }
 
 
-@needs_shared
 def test_nvgrace_driver_depends_on_the_release(tree):
     tree.add_function("0009:01:00.0", device="0x2342\n", driver=NVGRACE_VFIO, iommu_group="9", bus="pci0009:00")
     new = scan(tree.root, "v1.5.0")
@@ -152,11 +150,10 @@ def test_nvgrace_driver_depends_on_the_release(tree):
     assert old.vfio_drivers == (VFIO_PCI,)
     assert old.resources == []
     assert codes(old) == ["unsupported-vfio-driver"]
-    assert vfio_drivers("embedded") == (VFIO_PCI, NVGRACE_VFIO)
+    assert vfio_drivers("preview") == (VFIO_PCI, NVGRACE_VFIO)
     assert vfio_drivers("gpu-operator@v23.9.2") == (VFIO_PCI,)
 
 
-@needs_shared
 def test_collision_on_the_node(tree):
     tree.add_function("0000:3b:00.0", device="0x20b1\n", iommu_group="12")
     tree.add_function("0000:af:00.0", device="0x20f1\n", iommu_group="87")
@@ -170,7 +167,6 @@ def test_collision_on_the_node(tree):
     assert scan(alone.root, "latest").diagnoses == []
 
 
-@needs_shared
 def test_names_from_naming_md_shapes(tree):
     tree.add_function("0000:01:00.0", device="0x2330\n", iommu_group="1")
     tree.add_function("0000:02:00.0", device="0x1f08\n", iommu_group="2")
@@ -190,7 +186,6 @@ def test_names_from_naming_md_shapes(tree):
     assert "nvidia.com/ZYWALL_TURBO_CARD" in resources(scan(tree.root, "v1.2.1"))
 
 
-@needs_shared
 def test_unnamed_devices_by_release(tree):
     tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
     skipped = scan(tree.root, "v1.0.0")

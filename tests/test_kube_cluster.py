@@ -21,7 +21,6 @@ from pciname.kube.cluster import (
     resource_kind,
 )
 
-from .conftest import needs_shared
 from .fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node
 
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
@@ -111,7 +110,6 @@ def test_management_detection():
     assert management(other) == {"manager": None, "evidence": [], "field_managers": ["kubectl-client-side-apply"]}
 
 
-@needs_shared
 def test_infer_profiles():
     inferred = infer_profiles(["nvidia.com/GH100H100_SXM5_80GB", "nvidia.com/GA102GL_A10", "nvidia.com/GRID_T4-1Q", "nvidia.com/gpu"])
     assert inferred["names"] == ["nvidia.com/GA102GL_A10", "nvidia.com/GH100H100_SXM5_80GB"]
@@ -125,7 +123,6 @@ def test_infer_profiles():
     assert nothing["names"] == [] and nothing["chosen"] is None
 
 
-@needs_shared
 def test_audit_pure():
     report = audit(kubevirt({"pciHostDevices": [A10, T4_OLD], "mediatedDevices": [GRID]}), cluster_nodes(), "auto")
     assert report["profile"] == "kubevirt-gpu-device-plugin@v1.6.0" and report["profile_source"] == "inferred"
@@ -195,7 +192,6 @@ def test_read_cluster_with_the_real_client(fake, tmp_path):
     assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in fake.requests)
 
 
-@needs_shared
 def test_audit_command_is_read_only(fake, tmp_path, capsys):
     code, out, err = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "--profile", "auto", "-o", "json")
     assert code == 1, err
@@ -323,7 +319,6 @@ def test_apply_conflict_is_reported(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
-@needs_shared
 def test_apply_with_profile_auto_uses_the_running_release(tmp_path, capsys):
     nodes = [node("h100-1", {"nvidia.com/GH100H100_SXM5_80GB": "8"})]
     server = FakeKube(nodes=nodes, kubevirts=[kubevirt({})]).start()

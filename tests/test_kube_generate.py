@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import needs_shared
 from pciname.errors import InvalidDeviceError, PcinameError, UnknownProfileError
 from pciname.kube.generate import (
     mdev_names,
@@ -19,9 +18,9 @@ from pciname.kube.generate import (
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
 
 
-def test_kubevirt_block_embedded():
+def test_kubevirt_block_default_profile():
     snippet = permitted_host_devices(["10de:2236", "0x10DE:0x1EB8"], ["GRID T4-1Q", "NVIDIA A100-40C"])
-    assert snippet.profile == "embedded"
+    assert snippet.profile == "kubevirt-gpu-device-plugin@v1.6.0"
     assert snippet.data == {
         "pciHostDevices": [
             A10,
@@ -49,7 +48,6 @@ def test_only_mdevs_gives_no_pci_list():
     }
 
 
-@needs_shared
 def test_profile_names_follow_the_release():
     old = permitted_host_devices(["10de:2330"], profile="gpu-operator@v23.9.2")
     new = permitted_host_devices(["10de:2330"], profile="latest")
@@ -59,7 +57,6 @@ def test_profile_names_follow_the_release():
     assert new.profile == "kubevirt-gpu-device-plugin@v1.6.0"
 
 
-@needs_shared
 def test_kubelet_invalid_name_is_left_out_unless_asked():
     snippet = permitted_host_devices(["10de:2236", "10de:24fa"], profile="latest")
     assert snippet.data["pciHostDevices"] == [A10]
@@ -105,7 +102,6 @@ def test_not_nvidia_is_left_out_even_with_include_broken():
     assert snippet.left_out[0].codes == ("not-advertised",)
 
 
-@needs_shared
 def test_v100_skips_unnamed_devices_and_v101_falls_back_to_the_id():
     skipped = permitted_host_devices(["10de:2236"], profile="v1.0.0")
     assert skipped.data == {} and skipped.left_out[0].codes == ("not-advertised",)
@@ -204,7 +200,7 @@ def test_snippet_to_dict_is_plain_data():
 
     snippet = permitted_host_devices(["10de:2236", "10de:05be"], ["GRID T4-1Q"])
     data = json.loads(json.dumps(snippet.to_dict()))
-    assert data["profile"] == "embedded"
+    assert data["profile"] == "kubevirt-gpu-device-plugin@v1.6.0"
     assert data["data"]["pciHostDevices"] == [A10]
     assert data["left_out"][0]["item"] == "10de:05be"
     assert {r["code"] for r in data["left_out"][0]["reasons"]} == {"invalid-resource-name", "socket-path-too-long"}

@@ -8,7 +8,6 @@ import pytest
 
 from pciname.kube.lint import CODES, LintInputError, Linter, format_path, lint_data, lint_text
 
-from .conftest import needs_shared
 
 
 def y(text: str) -> str:
@@ -139,7 +138,6 @@ def test_kubevirt_cr_findings_with_lines_paths_and_expected_values():
     assert set(codes(findings)) <= set(CODES)
 
 
-@needs_shared
 def test_names_depend_on_the_profile():
     text = y(
         """
@@ -316,7 +314,6 @@ VMS = y(
 )
 
 
-@needs_shared
 def test_vm_and_vmi_references():
     findings = lint_text(VMS, "vms.yaml", "latest")
     got = [(f.document, f.line, f.code) for f in findings]
@@ -337,7 +334,7 @@ def test_vm_and_vmi_references():
 
 
 def test_references_to_wrongly_permitted_names_across_files():
-    linter = Linter("embedded")
+    linter = Linter("preview")
     linter.add_text(KUBEVIRT_CR, "kubevirt.yaml")
     linter.add_text(
         y(
@@ -420,9 +417,8 @@ TENANT = y(
 )
 
 
-@needs_shared
 def test_tenant_kubernetes_node_groups():
-    assert [(f.line, f.code, f.path) for f in lint_text(TENANT, "tenant.yaml", "embedded")] == [
+    assert [(f.line, f.code, f.path) for f in lint_text(TENANT, "tenant.yaml", "preview")] == [
         (19, "unknown-resource-name", "nodeGroups.gpu.gpus[2].name"),
         (28, "unknown-resource-name", "spec.nodeGroups.gpu-pool.gpus[0].name"),
     ]

@@ -1,7 +1,9 @@
-"""Every name the real Go code computed (../shared/vectors) and NAMING.md's examples."""
+"""Every name the real Go code computed (tests/data/nvidia-device-names.json)
+and docs/naming.md's examples."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import pytest
@@ -13,14 +15,12 @@ from pciname.naming.profiles import load_registry
 from pciname.paths import embedded_pciids_path
 from pciname.resolver import profile_catalog
 
-from .conftest import DEBIAN_PCIIDS, SHARED, needs_shared
-
-pytestmark = needs_shared
+from .conftest import DEBIAN_PCIIDS, PLUGIN_PCIIDS
 
 
-def _vector_key(release: str, shared_profiles: dict, vectors: dict) -> str:
+def _vector_key(release: str, profile_facts: dict, vectors: dict) -> str:
     """The vectors' release with the same algorithm and pci.ids file."""
-    plugin = shared_profiles["kubevirt_gpu_device_plugin"]
+    plugin = profile_facts["kubevirt_gpu_device_plugin"]
     wanted = (plugin[release]["algorithm"], plugin[release]["snapshot"])
     for key in vectors["kubevirt-gpu-device-plugin"]:
         if (plugin[key]["algorithm"], plugin[key]["snapshot"]) == wanted:
@@ -33,13 +33,13 @@ def _plugin_releases() -> list[str]:
 
 
 @pytest.mark.parametrize("release", _plugin_releases())
-def test_every_vector_through_the_api(release, vectors, shared_profiles):
-    expected = vectors["kubevirt-gpu-device-plugin"][_vector_key(release, shared_profiles, vectors)]
+def test_every_vector_through_the_api(release, vectors, profile_facts):
+    expected = vectors["kubevirt-gpu-device-plugin"][_vector_key(release, profile_facts, vectors)]
     profile = f"kubevirt-gpu-device-plugin@{release}"
     results = pciname.resolve_many([f"10de:{d}" for d in expected], profile)
     got = {r.device[5:]: r.name for r in results}
     assert got == expected
-    unnamed = shared_profiles["kubevirt_gpu_device_plugin"][release]["unnamed_device"]
+    unnamed = profile_facts["kubevirt_gpu_device_plugin"][release]["unnamed_device"]
     for r in results:
         if r.name:
             assert r.resource_name == f"nvidia.com/{r.name}"
@@ -52,22 +52,30 @@ def test_every_vector_through_the_api(release, vectors, shared_profiles):
 
 
 @pytest.mark.parametrize("key", ["v1.0.1", "v1.1.1", "v1.2.1", "v1.2.2", "v1.4.0"])
-def test_reference_scan_agrees_with_vectors(key, vectors, shared_profiles):
+def test_reference_scan_agrees_with_vectors(key, vectors, profile_facts):
     """The line-by-line reference functions, on a random sample (they scan
     the whole file per id, as Go does)."""
-    facts = shared_profiles["kubevirt_gpu_device_plugin"][key]
-    lines = catalog_for(SHARED / shared_profiles["snapshots"][facts["snapshot"]]["file"]).lines()
+    facts = profile_facts["kubevirt_gpu_device_plugin"][key]
+    lines = catalog_for(PLUGIN_PCIIDS / f'{facts["snapshot"]}.ids').lines()
     expected = vectors["kubevirt-gpu-device-plugin"][key]
     sample = random.Random(key).sample(sorted(expected), 120)
     reference = REFERENCE[facts["algorithm"]]
     assert {d: reference(lines, d) for d in sample} == {d: expected[d] for d in sample}
 
 
-def test_debian_vector_is_the_embedded_profile(vectors):
+def test_debian_vector_is_the_preview_profile(vectors, profile_facts):
     expected = vectors["debian-2026.10.24"]
-    assert (DEBIAN_PCIIDS / "pci.ids_0.0~2026.10.24-1").read_bytes() == embedded_pciids_path().read_bytes()
-    got = {r.device[5:]: r.name for r in pciname.resolve_many([f"10de:{d}" for d in expected])}
+    # The shipped file is Debian's sid package file, byte for byte.
+    digest = hashlib.sha256(embedded_pciids_path().read_bytes()).hexdigest()
+    assert digest == profile_facts["debian_pci_ids"]["2026.10.24"]["sha256"]
+    got = {r.device[5:]: r.name for r in pciname.resolve_many([f"10de:{d}" for d in expected], "preview")}
     assert got == expected
+
+
+def test_debian_test_fixtures_are_debians_files(profile_facts):
+    for entry in profile_facts["debian_pci_ids"].values():
+        path = DEBIAN_PCIIDS / entry["file"].rpartition("/")[2]
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], path
 
 
 @pytest.mark.parametrize(
@@ -80,7 +88,7 @@ def test_debian_vector_is_the_embedded_profile(vectors):
         ("kubevirt-gpu-device-plugin@v1.5.0", "10de:1f08", "nvidia.com/TU106_GEFORCE_RTX_2060_REV__A"),
         ("kubevirt-gpu-device-plugin@v1.0.1", "10de:1eb8", "nvidia.com/TU104GL_Tesla_T4"),
         ("gpu-operator@v23.9.2", "10de:2330", "nvidia.com/GH100H100_SXM5_80GB"),
-        ("embedded", "10de:2236", "nvidia.com/GA102GL_A10"),
+        ("preview", "10de:2236", "nvidia.com/GA102GL_A10"),
     ],
 )
 def test_naming_md_examples(profile, device, resource):

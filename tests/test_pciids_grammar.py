@@ -32,11 +32,10 @@ from pciname.pciids.model import (
     Vendor,
 )
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-REAL_FILES = sorted(path for path in SHARED.glob("pciids/*/*") if path.is_file()) if SHARED.is_dir() else []
+from .conftest import REAL_PCIIDS_FILES as REAL_FILES
+
 LSPCI = shutil.which("lspci")
 
-needs_real_files = pytest.mark.skipif(not REAL_FILES, reason="../shared/pciids is not present")
 needs_lspci = pytest.mark.skipif(LSPCI is None, reason="lspci (pciutils) is not installed")
 
 
@@ -336,7 +335,6 @@ def _compare_file(path: str) -> tuple[str, bool, int, int, str | None]:
     return path, slow == fast, len(slow.vendors), len(slow.issues), slow.version
 
 
-@needs_real_files
 def test_grammar_and_loader_agree_on_every_real_file():
     workers = min(len(REAL_FILES), max(1, len(os.sched_getaffinity(0))))
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -349,7 +347,6 @@ def test_grammar_and_loader_agree_on_every_real_file():
     assert versions["2019-08-14.ids"] is None
 
 
-@needs_real_files
 @needs_lspci
 def test_lspci_accepts_every_real_file(lspci_verdict):
     for path in REAL_FILES:

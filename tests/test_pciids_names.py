@@ -41,14 +41,13 @@ from pciname.pciids.names import (
     vendor_name,
 )
 
+from .conftest import PLUGIN_PCIIDS
 from .test_pciids_grammar import well_formed
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 LSPCI = shutil.which("lspci")
 EMBEDDED = embedded_pciids_path()
 
 needs_lspci = pytest.mark.skipif(LSPCI is None, reason="lspci (pciutils) is not installed")
-needs_shared = pytest.mark.skipif(not (SHARED / "pciids").is_dir(), reason="../shared/pciids is not present")
 
 
 @pytest.fixture(scope="module")
@@ -417,10 +416,9 @@ def test_lspci_names_embedded_file(embedded_db, tmp_path):
 
 
 @needs_lspci
-@needs_shared
 def test_lspci_names_nvidia_only_file(tmp_path):
     # the 2019 plugin image's file: only vendor 10de, no classes
-    path = SHARED / "pciids" / "kubevirt-gpu-device-plugin" / "2019-08-14.ids"
+    path = PLUGIN_PCIIDS / "2019-08-14.ids"
     db = loader.load_bytes(path.read_bytes())
     functions = sample_functions(db, random.Random(2019), 1000)
     assert compare_with_lspci(db, path, functions, tmp_path) > 10000

@@ -29,10 +29,8 @@ from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
-from .conftest import needs_shared
+from .conftest import package_only
 from .server_util import ALL_BUT_2019, metric, pciids_text, scrape, snapshot_dir, write_atomically
-
-pytestmark = needs_shared
 
 OK = grpc.StatusCode.OK
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -43,13 +41,15 @@ SLOW_READER = [("grpc.http2.bdp_probe", 0)]  # a reader that stops reading stall
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, session_cache):
-    """The server's files: every snapshot but 2019-08-14's (so v1.0.0/v1.0.1
-    are known but not installed), and a custom pci.ids."""
+    """The server's files: a package with every snapshot but 2019-08-14's
+    (so v1.0.0/v1.0.1 are known but not installed), an empty snapshot dir,
+    and a custom pci.ids."""
     root = tmp_path_factory.mktemp("server")
-    snapshots = snapshot_dir(root / "snapshots", ALL_BUT_2019)
+    snapshots = snapshot_dir(root / "snapshots", [])
     custom = root / "custom.ids"
     write_atomically(custom, pciids_text("GA102GL [A10 custom]"))
     with pytest.MonkeyPatch.context() as mp:
+        package_only(mp, ALL_BUT_2019)
         mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
         mp.setenv("PCINAME_SNAPSHOTS", str(snapshots))
         yield SimpleNamespace(root=root, snapshots=snapshots, custom=custom, cache=session_cache)
@@ -58,7 +58,7 @@ def setup(tmp_path_factory, session_cache):
 @pytest.fixture
 def server_env(setup, monkeypatch):
     """Each test sees the server's environment (conftest's autouse fixture
-    would otherwise point PCINAME_SNAPSHOTS at every snapshot)."""
+    resets it for every test)."""
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(setup.cache))
     monkeypatch.setenv("PCINAME_SNAPSHOTS", str(setup.snapshots))
     return setup
@@ -118,11 +118,11 @@ NAMING_EXAMPLES = [
     ("10de:2330", "kubevirt-gpu-device-plugin@v1.2.2"),
     ("10de:2335", "kubevirt-gpu-device-plugin@v1.2.2"),
     ("10de:1f08", "kubevirt-gpu-device-plugin@v1.5.0"),
-    ("10de:2236", "embedded"),
+    ("10de:2236", "preview"),
     ("10DE:2236", "latest"),
     ("0x10de:0x2330", "gpu-operator@v23.9.2"),
     ("2236", "v1.2.2"),
-    ("8086:1234", "embedded"),
+    ("8086:1234", "preview"),
 ]
 
 
@@ -136,7 +136,7 @@ def test_resolve_known_names(client, server_env):
         "nvidia.com/GH100H100_SXM5_80GB"
     )
     assert client.resolve("10de:1f08", "v1.1.2").resource_name == "nvidia.com/SAS_5_IR_INTEGRATED_RAID_CONTROLLER"
-    assert client.resolve("10de:2236").profile == "embedded"  # "" is the default profile
+    assert client.resolve("10de:2236").profile == "kubevirt-gpu-device-plugin@v1.6.0"  # "" is the default profile: latest
     assert client.resolve("10de:2236", "custom").resource_name == "nvidia.com/GA102GL_A10_CUSTOM"
 
 
@@ -160,7 +160,7 @@ def test_resolve_wire_fields(stub, server_env):
 def test_resolve_batch_in_request_order(client, server_env):
     every = [r.device for r in pciname.devices("latest")]
     devices = every[::-1] + ["10DE:2236", "0x10de:0x2236", "2236", "8086:1234", every[0]]
-    for profile in ("latest", "kubevirt-gpu-device-plugin@v1.2.1", "embedded", "custom"):
+    for profile in ("latest", "kubevirt-gpu-device-plugin@v1.2.1", "preview", "custom"):
         library_profile = profile
         if profile == "custom":
             library_profile = pciname.custom_profile(server_env.custom, "vendor-section")
@@ -183,7 +183,7 @@ def test_resolve_batch_raw_bytes_are_one_message_per_device(stub, server_env):
 @pytest.mark.parametrize(
     ("resource", "profile"),
     [
-        ("nvidia.com/GA102GL_A10", "embedded"),
+        ("nvidia.com/GA102GL_A10", "preview"),
         ("GA102GL_A10", "latest"),
         ("nvidia.com/2335", "kubevirt-gpu-device-plugin@v1.2.2"),
         ("nvidia.com/NO_SUCH_GPU", "latest"),
@@ -227,11 +227,11 @@ def test_list_profiles(client, stub, server_env):
         assert served.installed is (not uses_2019)
     assert got["custom"].installed and got["custom"].kind == "custom"
     response = stub.ListProfiles(pb.ListProfilesRequest(), timeout=10)
-    assert [p.name for p in response.profiles if p.is_default] == ["embedded"]
+    assert [p.name for p in response.profiles if p.is_default] == ["kubevirt-gpu-device-plugin@v1.6.0"]
     assert response.data_generation >= 1
 
 
-@pytest.mark.parametrize("profile", ["latest", "kubevirt-gpu-device-plugin@v1.1.1", "embedded"])
+@pytest.mark.parametrize("profile", ["latest", "kubevirt-gpu-device-plugin@v1.1.1", "preview"])
 def test_list_devices_is_the_library_answer(client, server_env, profile):
     got = list(client.list_devices(profile))
     assert got == pciname.devices(profile)
@@ -461,7 +461,7 @@ def test_metrics(server, stub, server_env):
 def test_deadline_ends_a_stalled_stream(server, server_env):
     before = scrape(server.metrics_port)
     with grpc.insecure_channel(f"127.0.0.1:{server.port}", options=SLOW_READER) as ch:
-        stream = pb_grpc.PciNameStub(ch).ListDevices(pb.ListDevicesRequest(profile="embedded"), timeout=0.5)
+        stream = pb_grpc.PciNameStub(ch).ListDevices(pb.ListDevicesRequest(profile="preview"), timeout=0.5)
         next(stream)  # then stop reading: the server blocks on flow control
         time.sleep(0.3)
         assert metric(scrape(server.metrics_port), "pciname_rpc_in_flight") == 1
@@ -490,7 +490,7 @@ def test_concurrency_and_message_limits(server_env):
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}", options=SLOW_READER) as ch:
             stub = pb_grpc.PciNameStub(ch)
-            streams = [stub.ListDevices(pb.ListDevicesRequest(profile="embedded"), timeout=20) for _ in range(2)]
+            streams = [stub.ListDevices(pb.ListDevicesRequest(profile="preview"), timeout=20) for _ in range(2)]
             for s in streams:
                 next(s)
             code, details = call_code(stub.Resolve, pb.ResolveRequest(device="10de:2236"))
@@ -513,9 +513,13 @@ def test_concurrency_and_message_limits(server_env):
         small.stop()
 
 
-def test_batch_of_the_default_maximum(stub, server_env):
-    every = [r.device for r in pciname.devices("embedded")]
+def test_batch_of_the_default_maximum(server, server_env):
+    every = [r.device for r in pciname.devices("preview")]
     devices = (every * (10_000 // len(every) + 1))[:10_000]
-    response = stub.ResolveBatch(pb.ResolveBatchRequest(devices=devices), timeout=30)
+    # 10,000 answers of the default profile are about 4.4 MB: more than
+    # gRPC's default 4 MiB receive limit, which the README tells clients to raise.
+    options = [("grpc.max_receive_message_length", 64 << 20)]
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}", options=options) as channel:
+        response = pb_grpc.PciNameStub(channel).ResolveBatch(pb.ResolveBatchRequest(devices=devices), timeout=30)
     assert len(response.results) == 10_000
     assert [r.device for r in response.results] == devices

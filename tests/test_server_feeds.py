@@ -32,13 +32,11 @@ from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from pciname.server.feeds import ClusterAccess
 
-from .conftest import needs_shared
 from .fake_kube import FakeKube, kubevirt, node
+from .conftest import package_only
 from .server_util import ALL_BUT_2019, metric, scrape, snapshot_dir
 from .test_kube_cluster import A10, GRID, T4_OLD, cluster_nodes
 from .test_kube_lint import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, TENANT, VMS
-
-pytestmark = needs_shared
 
 OK = grpc.StatusCode.OK
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -68,11 +66,13 @@ def fake():
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, session_cache, fake):
-    """Every snapshot but 2019-08-14's (v1.0.0/v1.0.1 known, not installed),
-    and a kubeconfig pointing at the fake API server."""
+    """A package with every snapshot but 2019-08-14's (v1.0.0/v1.0.1 known,
+    not installed), and a kubeconfig pointing at the fake API server."""
     root = tmp_path_factory.mktemp("feeds")
-    snapshots = snapshot_dir(root / "snapshots", ALL_BUT_2019)
-    return SimpleNamespace(root=root, snapshots=snapshots, cache=session_cache, kubeconfig=fake.kubeconfig(root))
+    snapshots = snapshot_dir(root / "snapshots", [])
+    with pytest.MonkeyPatch.context() as mp:
+        package_only(mp, ALL_BUT_2019)
+        yield SimpleNamespace(root=root, snapshots=snapshots, cache=session_cache, kubeconfig=fake.kubeconfig(root))
 
 
 @pytest.fixture(autouse=True)
@@ -145,7 +145,7 @@ def files_request(files: dict, **kwargs) -> pb.LintRequest:
 
 @pytest.mark.parametrize(
     ("profile", "upgrade"),
-    [("embedded", ""), ("latest", ""), ("kubevirt-gpu-device-plugin@v1.2.2", "latest"), ("v1.1.2", "gpu-operator@v25.3.0")],
+    [("preview", ""), ("latest", ""), ("kubevirt-gpu-device-plugin@v1.2.2", "latest"), ("v1.1.2", "gpu-operator@v25.3.0")],
 )
 def test_lint_is_the_library_answer(client, profile, upgrade):
     linter = Linter(profile, upgrade or None)
@@ -194,7 +194,7 @@ def test_lint_bytes_in_other_encodings_and_unnamed_files(stub):
     two = stub.Lint(pb.LintRequest(files=[pb.LintFile(text=CLEAN), pb.LintFile(text=KUBEVIRT_CR)]), timeout=20)
     assert {f.file for f in two.findings} == {"<input 2>"}
     empty = stub.Lint(pb.LintRequest(files=[pb.LintFile(name="empty.yaml")]), timeout=20)
-    assert (empty.findings, empty.documents, empty.text, empty.profile) == ([], 0, "", "embedded")
+    assert (empty.findings, empty.documents, empty.text, empty.profile) == ([], 0, "", "kubevirt-gpu-device-plugin@v1.6.0")
     assert not empty.HasField("upgrade_to")
 
 
@@ -316,7 +316,7 @@ def test_permitted_host_devices_format_errors(stub, request_message, code, needl
 @pytest.mark.parametrize("profile", ["", "latest", "v1.1.2", "auto"])
 def test_gpu_options_is_the_library_answer(client, profile):
     got = client.gpu_options(KV, cluster_nodes(), profile)
-    want = gpu_options(KV, cluster_nodes(), profile or "embedded")
+    want = gpu_options(KV, cluster_nodes(), profile or "latest")
     assert got.options == want
     assert got.options[0] == {
         "resource_name": "nvidia.com/GA102GL_A10",
@@ -336,7 +336,7 @@ def test_gpu_options_is_the_library_answer(client, profile):
 
 def test_gpu_options_auto_without_names_uses_the_default(client):
     got = client.gpu_options(KV, [node("cpu", {"nvidia.com/gpu": "8"})], "auto")
-    assert (got.profile, got.profile_source) == ("embedded", "default (nothing to infer from)")
+    assert (got.profile, got.profile_source) == ("kubevirt-gpu-device-plugin@v1.6.0", "default (nothing to infer from)")
 
 
 def test_gpu_options_takes_kubectl_json_and_yaml(client, stub):
@@ -415,8 +415,8 @@ def test_gpu_options_from_the_cluster_match_the_cli(client, fake, setup, capsys,
     requests = fake.requests[before:]
     assert [(r.method, r.path) for r in requests] == [("GET", "/apis/kubevirt.io/v1/kubevirts"), ("GET", "/api/v1/nodes")]
     state = read_cluster(connect(str(setup.kubeconfig)))
-    assert got.options == gpu_options(state.kubevirt, state.nodes, profile or "embedded")
-    code, out, err = cli(capsys, "gpu-options", "--kubeconfig", setup.kubeconfig, "-p", profile or "embedded", "-o", "json")
+    assert got.options == gpu_options(state.kubevirt, state.nodes, profile or "latest")
+    code, out, err = cli(capsys, "gpu-options", "--kubeconfig", setup.kubeconfig, "-p", profile or "latest", "-o", "json")
     assert code == 0, err
     assert got.options == json.loads(out)
     assert got.kubevirt == "kubevirt/kubevirt"

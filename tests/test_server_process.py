@@ -18,7 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
-from .conftest import REPO, needs_shared
+from .conftest import REPO, trimmed_install
 from .server_util import (
     BROKEN_PCIIDS,
     ServerProcess,
@@ -30,13 +30,14 @@ from .server_util import (
     write_atomically,
 )
 
-pytestmark = needs_shared
-
 
 @pytest.fixture
 def env(tmp_path, session_cache):
-    """Only the 2025.07.11 snapshot: quick to load, and enough for 'latest'."""
-    return server_env(session_cache, snapshot_dir(tmp_path / "snapshots", ["2025.07.11.ids"]))
+    """A package that carries only the 2025.07.11 snapshot: quick to load,
+    enough for 'latest', and the other releases known but not installed."""
+    env = server_env(session_cache, snapshot_dir(tmp_path / "snapshots", []))
+    env.update(trimmed_install(tmp_path / "install", ["2025.07.11.ids"]))
+    return env
 
 
 @pytest.fixture
@@ -171,7 +172,7 @@ def test_cli_lookup_and_health_through_the_server(spawn, env):
                               cwd=REPO, timeout=60)
 
     devices = ["10de:2236", "10DE:2330", "8086:1234"]
-    for profile in ("latest", "embedded"):
+    for profile in ("latest", "preview"):
         remote = cli("lookup", *devices, "--profile", profile, "-o", "json", "--server", server.address)
         local = cli("lookup", *devices, "--profile", profile, "-o", "json")
         assert remote.returncode == local.returncode == 1  # 8086:1234 is not advertised

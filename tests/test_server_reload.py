@@ -16,7 +16,7 @@ from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
-from .conftest import needs_shared
+from .conftest import package_only
 from .server_util import (
     ALL_BUT_2019,
     BROKEN_PCIIDS,
@@ -27,12 +27,11 @@ from .server_util import (
     write_atomically,
 )
 
-pytestmark = needs_shared
-
 
 @pytest.fixture
 def files(tmp_path, session_cache, monkeypatch):
-    snapshots = snapshot_dir(tmp_path / "snapshots", ALL_BUT_2019)
+    package_only(monkeypatch, ALL_BUT_2019)
+    snapshots = snapshot_dir(tmp_path / "snapshots", [])
     custom = tmp_path / "custom.ids"
     write_atomically(custom, pciids_text("OLD NAME"))
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(session_cache))

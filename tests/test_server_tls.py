@@ -12,10 +12,8 @@ import pytest
 from pciname.client import Client, ServiceError
 from pciname.server import NameServer, ServeConfig, ServeError
 
-from .conftest import REPO, needs_shared
+from .conftest import REPO
 from .server_util import make_ca, make_leaf, make_pki
-
-pytestmark = needs_shared
 
 
 @pytest.fixture(scope="module")

@@ -15,14 +15,13 @@ import pciname
 from pciname import snapshots
 from pciname.naming.profiles import load_registry
 
-from .conftest import PLUGIN_PCIIDS, REPO, needs_shared
-
-pytestmark = needs_shared
+from .conftest import PLUGIN_PCIIDS, REPO, trimmed_install
 
 
 @pytest.fixture
-def empty_cache(monkeypatch, tmp_path):
-    """No snapshot dirs and an empty cache: only what the test installs."""
+def empty_cache(unpackaged, monkeypatch, tmp_path):
+    """No packaged snapshots, no snapshot dirs and an empty cache: only what
+    the test installs (as for a release newer than this pciname)."""
     monkeypatch.setenv("PCINAME_SNAPSHOTS", "")
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
     pciname.clear_caches()
@@ -127,7 +126,8 @@ def test_fetch_from_upstream_urls(empty_cache, mirror, monkeypatch):
 def test_cli_snapshots_list_import_and_fetch(empty_cache, tmp_path, mirror):
     import os
 
-    env = {**os.environ}
+    env = {**os.environ, **trimmed_install(tmp_path / "install")}  # a package that carries no snapshot
+
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
 

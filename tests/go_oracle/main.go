@@ -1,6 +1,6 @@
 // Go-semantics oracle for pciname's tests.
 //
-// The four name algorithms as NAMING.md states them, written with Go's own
+// The four name algorithms as docs/naming.md states them, written with Go's own
 // bufio.Scanner, strings, unicode and regexp packages, so that the tests can
 // compare pciname's Python emulation of Go's text semantics against Go
 // itself on generated files.
