@@ -2,8 +2,8 @@
 
     python bench/service.py [--seconds 5] [--concurrency 8] [--processes 2] [--soak-seconds 60]
 
-Starts ``python -m pciname serve`` on 127.0.0.1 (every profile loaded: the
-shared snapshots are used when present) and prints:
+Starts ``python -m pciname serve`` on 127.0.0.1 (every profile loaded, from
+the package) and prints:
 
 * unary ``Resolve`` requests/s vs the health ``Check`` RPC on the same server,
   same client harness (goal: ratio >= 0.8);
@@ -38,10 +38,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_SNAPSHOTS = REPO.parent / "shared" / "pciids" / "kubevirt-gpu-device-plugin"
 sys.path.insert(0, str(REPO))
 
-PROFILES = ["embedded", "latest", "kubevirt-gpu-device-plugin@v1.2.1", "gpu-operator@v23.9.2", "custom"]
+PROFILES = ["preview", "latest", "kubevirt-gpu-device-plugin@v1.2.1", "gpu-operator@v23.9.2", "custom"]
 
 
 def custom_pciids(name: str) -> str:
@@ -60,8 +59,6 @@ class Server:
         self.custom.write_text(custom_pciids("BENCH NAME A"))
         env = dict(os.environ)
         env["PCINAME_CACHE_DIR"] = str(workdir / "cache")
-        if SHARED_SNAPSHOTS.is_dir():
-            env["PCINAME_SNAPSHOTS"] = str(SHARED_SNAPSHOTS)
         env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "pciname", "serve", "--listen", "127.0.0.1:0", "--insecure",
@@ -269,8 +266,6 @@ def main() -> int:
 
     print(f"pciname service bench: loopback, {os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
           f"{args.processes} client processes x {args.concurrency} threads in all, {args.seconds:g} s per phase")
-    if not SHARED_SNAPSHOTS.is_dir():
-        print("note: ../shared snapshots not found; only the embedded and custom profiles are loaded")
     with tempfile.TemporaryDirectory(prefix="pciname-bench-") as tmp:
         server = Server(Path(tmp), ["--max-workers", str(args.max_workers)])
         listening = [e for e in server.entries if e.get("msg") == "listening"][0]
