@@ -30,6 +30,7 @@ from cachetools import LRUCache
 
 from ._version import __version__
 from .errors import PciIdsError
+from .files import MAX_PCIIDS_BYTES, read_bounded
 from .naming.algorithms import ALGORITHMS, NVIDIA_VENDOR_ID, NameIndex, check_algorithm, is_indexed_id
 from .naming.gotext import scan_lines
 from .paths import cache_dir
@@ -176,10 +177,10 @@ def _unreadable(path: Path, error: OSError) -> PciIdsError:
 
 
 def read_pciids(path: Path) -> bytes:
-    """The file's bytes, or PciIdsError saying why it cannot be read."""
+    """The file's bytes, or PciIdsError saying why it cannot be read (also:
+    not a regular file, or over :data:`~pciname.files.MAX_PCIIDS_BYTES`)."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_bounded(path, MAX_PCIIDS_BYTES)
     except OSError as error:
         raise _unreadable(path, error) from None
 

@@ -1,0 +1,59 @@
+"""Reading input files safely: regular files only, of a bounded size.
+
+Every file pciname reads on a user's behalf (pci.ids files, cached tables,
+YAML to lint, sysfs attributes) goes through :func:`read_bounded`:
+
+* the open never blocks (``O_NONBLOCK``): a FIFO or a device in place of a
+  file is refused, not waited on forever;
+* only a regular file is read (``fstat`` of the opened descriptor, so a
+  file swapped between a check and the open cannot slip through);
+* at most ``limit`` bytes: a larger file, ``/dev/zero`` or a file that grows
+  while being read is refused with a message naming the limit, instead of
+  exhausting memory.
+
+The limits are defined here, once, and documented in the README.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+MIB = 1 << 20
+
+# The real pci.ids is about 1.7 MB; refuse anything far past that.
+MAX_PCIIDS_BYTES = 64 * MIB
+
+
+class FileLimitError(OSError):
+    """A file that is not a regular file, or larger than allowed
+    (``strerror`` says which, without the path)."""
+
+
+def read_bounded(path: str | os.PathLike, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    Raises OSError (FileLimitError for a file that is not regular or is too
+    large); callers turn it into their one-line message.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileLimitError(errno.EINVAL, "not a regular file", os.fspath(path))
+        if st.st_size > limit:
+            raise FileLimitError(errno.EFBIG, f"{st.st_size} bytes, more than the {limit} allowed", os.fspath(path))
+        chunks = []
+        size = 0
+        while chunk := os.read(fd, max(st.st_size - size, 0) + 65536):
+            size += len(chunk)
+            if size > limit:
+                raise FileLimitError(errno.EFBIG, f"more than the {limit} bytes allowed", os.fspath(path))
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
