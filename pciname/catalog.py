@@ -20,6 +20,7 @@ from __future__ import annotations
 import marshal
 import os
 import zlib
+from stat import S_ISREG
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
@@ -210,18 +211,91 @@ def _build(path: Path, identity: Identity, reader: Reader | None = None) -> Cata
 
 
 # -- disk cache ---------------------------------------------------------------
+#
+# Trust model: a table is only a faster way to the answer its source file
+# gives; nothing in it is believed unless all of this holds, and anything
+# else means "rebuild from the source" (never an error, never a wrong name):
+# * the cache dir and tables/ belong to this user and are writable by nobody
+#   else unless sticky (paths.untrusted_reason); the table file belongs to
+#   this user, is a regular file (no symlink, FIFO or device) of at most
+#   _MAX_TABLE_BYTES;
+# * it starts with _MAGIC and a BLAKE2b digest of the rest, which matches;
+# * the unmarshalled payload has the expected shape, the identity of the
+#   file it was built from and the identity of the code that built it.
+# Tables are written to a mkstemp file (O_EXCL: never through a planted
+# link) in tables/ and renamed into place.
+
+_MAGIC = b"pciname-table\x00\x02"
+_DIGEST_BYTES = 32
+_MAX_TABLE_BYTES = 16 << 20  # the largest real table is under 1 MB
 
 
-def _cache_file(identity: Identity) -> Path:
+def _digest(payload: bytes) -> bytes:
+    try:
+        from _blake2 import blake2b  # CPython's built-in: no OpenSSL load on the lookup path
+    except ImportError:  # pragma: no cover - builds without it
+        from hashlib import blake2b
+    return blake2b(payload, digest_size=_DIGEST_BYTES).digest()
+
+
+def _tables_dir() -> Path | None:
+    """tables/ of the cache dir, or None when the cache is not to be trusted."""
+    from .paths import untrusted_reason
+
+    root = cache_dir()
+    tables = root / "tables"
+    if untrusted_reason(root) or untrusted_reason(tables):
+        return None
+    return tables
+
+
+def _cache_file(identity: Identity) -> Path | None:
+    tables = _tables_dir()
+    if tables is None:
+        return None
     key = zlib.crc32(repr((identity, _code_identity())).encode("utf-8", "surrogateescape"))
-    return cache_dir() / "tables" / f"{key:08x}.marshal"
+    return tables / f"{key:08x}.marshal"
+
+
+def _read_table(path: Path) -> dict | None:
+    """The payload of a table file, or None if anything about it is wrong."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > _MAX_TABLE_BYTES:
+            return None
+        blob = os.read(fd, _MAX_TABLE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head = len(_MAGIC) + _DIGEST_BYTES
+    if len(blob) > _MAX_TABLE_BYTES or len(blob) < head or not blob.startswith(_MAGIC):
+        return None
+    payload = blob[head:]
+    if blob[len(_MAGIC) : head] != _digest(payload):
+        return None
+    try:
+        saved = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return saved if isinstance(saved, dict) else None
 
 
 def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) -> Catalog | None:
+    target = _cache_file(identity)
+    saved = _read_table(target) if target is not None else None
+    if saved is None:
+        return None
     try:
-        with open(_cache_file(identity), "rb") as handle:
-            saved = marshal.load(handle)
         if saved["identity"] != identity or saved["code"] != _code_identity():
+            return None
+        names = saved["names"]
+        if not isinstance(names, dict) or not all(isinstance(t, dict) for t in names.values()):
             return None
         return Catalog(
             path=path,
@@ -232,10 +306,10 @@ def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) ->
             nvidia_vendor_name=saved["vendor"],
             nvidia_devices=saved["devices"],
             issues=_issues(saved["issues"]),
-            names={a: t for a, t in saved["names"].items() if a in ALGORITHMS},
+            names={a: t for a, t in names.items() if a in ALGORITHMS},
             reader=reader,
         )
-    except (OSError, EOFError, ValueError, TypeError, KeyError):
+    except (KeyError, TypeError, ValueError):
         return None
 
 
@@ -248,26 +322,43 @@ def _issues(saved: list) -> list[SyntaxIssue]:
 
 
 def _save(catalog: Catalog) -> None:
-    payload = {
-        "identity": catalog.identity,
-        "code": _code_identity(),
-        "sha256": catalog.sha256,
-        "version": catalog.version,
-        "date": catalog.date,
-        "vendor": catalog.nvidia_vendor_name,
-        "devices": catalog.nvidia_devices,
-        "issues": [(i.line, i.column, i.message) for i in catalog.issues],
-        "names": dict(catalog._names),
-    }
+    """Write the catalog's table; a cache that cannot (or must not) be
+    written costs speed, never correctness."""
     target = _cache_file(catalog.identity)
+    if target is None:
+        return
+    payload = marshal.dumps(
+        {
+            "identity": catalog.identity,
+            "code": _code_identity(),
+            "sha256": catalog.sha256,
+            "version": catalog.version,
+            "date": catalog.date,
+            "vendor": catalog.nvidia_vendor_name,
+            "devices": catalog.nvidia_devices,
+            "issues": [(i.line, i.column, i.message) for i in catalog.issues],
+            "names": dict(catalog._names),
+        }
+    )
+    import tempfile
+
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as handle:
-            marshal.dump(payload, handle)
+        target.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        if _tables_dir() is None:  # created by someone else in the meantime
+            return
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".table-", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_MAGIC + _digest(payload) + payload)
         os.replace(tmp, target)
     except OSError:
-        pass  # a read-only or full cache dir costs speed, never correctness
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 # -- in-process cache ----------------------------------------------------------

@@ -25,6 +25,20 @@ MIB = 1 << 20
 # The real pci.ids is about 1.7 MB; refuse anything far past that.
 MAX_PCIIDS_BYTES = 64 * MIB
 
+# YAML to lint, per file (or stdin): a KubeVirt CR or a whole manifest
+# bundle is well under this; PyYAML needs about 2 s and 40 MB per MB.
+MAX_YAML_BYTES = 16 * MIB
+
+# Devices one ``lookup`` resolves (arguments and --stdin together), and the
+# bytes --stdin may hold: 64 per device on average, white space included.
+MAX_LOOKUP_DEVICES = 100_000
+MAX_LOOKUP_STDIN_BYTES = 64 * MAX_LOOKUP_DEVICES
+# A kubeconfig with embedded certificates is a few KB.
+MAX_KUBECONFIG_BYTES = 4 * MIB
+
+# A sysfs attribute is at most a page (4 KiB); leave room, refuse the rest.
+MAX_SYSFS_ATTR_BYTES = 64 * 1024
+
 
 class FileLimitError(OSError):
     """A file that is not a regular file, or larger than allowed

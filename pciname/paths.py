@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from stat import S_ISDIR, S_ISVTX
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -50,6 +51,26 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("pciname", appauthor=False))
+
+
+def untrusted_reason(directory: Path) -> str | None:
+    """Why pciname must not read or write cache files in ``directory``
+    (None: it may). As ssh and pip do: the directory must belong to the
+    user pciname runs as, and be writable by nobody else unless it has the
+    sticky bit. A missing directory is fine (pciname creates it, 0700)."""
+    try:
+        st = os.stat(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"{directory}: {error.strerror or error}"
+    if not S_ISDIR(st.st_mode):
+        return f"{directory}: not a directory"
+    if st.st_uid != os.geteuid():
+        return f"{directory}: belongs to uid {st.st_uid}, not to uid {os.geteuid()}"
+    if st.st_mode & 0o022 and not st.st_mode & S_ISVTX:
+        return f"{directory}: writable by group or others (mode {st.st_mode & 0o7777:04o}) without the sticky bit"
+    return None
 
 
 def snapshot_cache_dir() -> Path:

@@ -1,0 +1,185 @@
+"""The on-disk table cache is never trusted: whatever happens to it (bit
+flips, edits, truncation, swapped or linked files, FIFOs, a directory other
+users can write), every answer is still right, nothing hangs, and nothing
+outside the cache is ever written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pciname
+
+PROFILES = ["latest", "kubevirt-gpu-device-plugin@v1.0.1", "kubevirt-gpu-device-plugin@v1.2.1", "preview"]
+DEVICES = ["10de:2236", "10de:2330", "10de:1eb8", "10de:002a", "10de:230c", "10de:24fa", "8086:1234"]
+
+
+def answers() -> dict:
+    pciname.clear_caches()
+    return {(d, p): pciname.resolve(d, p).to_dict() for p in PROFILES for d in DEVICES}
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """The right answers, and the tables a clean run leaves behind."""
+    cache = tmp_path_factory.mktemp("pristine-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PCINAME_CACHE_DIR", str(cache))
+        expected = answers()
+    tables = sorted((cache / "tables").glob("*.marshal"))
+    assert len(tables) >= 4
+    return expected, {p.name: p.read_bytes() for p in tables}
+
+
+def fresh_cache(root: Path, tables: dict[str, bytes]) -> Path:
+    if root.exists():
+        shutil.rmtree(root)
+    (root / "tables").mkdir(parents=True, mode=0o700)
+    root.chmod(0o700)
+    for name, data in tables.items():
+        (root / "tables" / name).write_bytes(data)
+        (root / "tables" / name).chmod(0o600)
+    return root
+
+
+def test_an_edited_name_in_a_table_is_not_served(pristine, tmp_path, monkeypatch):
+    """sed of GA102GL_A10 to GA102GL_A11 inside the tables: still the right name."""
+    expected, tables = pristine
+    edited = {name: data.replace(b"GA102GL_A10", b"GA102GL_A11") for name, data in tables.items()}
+    assert edited != tables
+    cache = fresh_cache(tmp_path / "cache", edited)
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
+    assert answers() == expected
+    proc = subprocess.run(
+        [sys.executable, "-m", "pciname", "lookup", "10de:2236"], capture_output=True, text=True, timeout=60
+    )
+    assert (proc.returncode, proc.stdout) == (0, "nvidia.com/GA102GL_A10\n")
+    # ... and the damaged tables were rebuilt from the source.
+    assert all(b"GA102GL_A11" not in p.read_bytes() for p in (cache / "tables").glob("*.marshal"))
+
+
+def test_a_crafted_tiny_table_allocates_nothing_and_a_fifo_does_not_hang(pristine, tmp_path, monkeypatch):
+    expected, tables = pristine
+    cache = fresh_cache(tmp_path / "cache", tables)
+    names = sorted(tables)
+    # marshal of a list claiming 2**31 elements: 5 bytes that once made a lookup allocate 16.8 GB.
+    (cache / "tables" / names[0]).write_bytes(b"[\xff\xff\xff\x7f")
+    fifo = cache / "tables" / names[1]
+    fifo.unlink()
+    os.mkfifo(fifo)
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
+    assert answers() == expected  # returns: the FIFO is never opened for a blocking read
+
+
+def test_links_are_not_followed_for_reading_or_writing(pristine, tmp_path, monkeypatch):
+    expected, tables = pristine
+    cache = fresh_cache(tmp_path / "cache", tables)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    names = sorted(tables)
+    for name in names:  # every table is a link: one to another table, the rest to a file outside
+        (cache / "tables" / name).unlink()
+    (cache / "tables" / names[0]).symlink_to(cache / "tables" / names[-1])
+    for name in names[1:]:
+        (cache / "tables" / name).symlink_to(victim)
+    # The temporary names the old code wrote through, planted as links too.
+    for name in names:
+        (cache / "tables" / f".{name}.{os.getpid()}.tmp").symlink_to(victim)
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
+    assert answers() == expected
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("how", ["world-writable", "group-writable", "other-owner"])
+def test_an_untrusted_cache_dir_is_neither_read_nor_written(how, pristine, tmp_path, monkeypatch):
+    expected, tables = pristine
+    edited = {name: data.replace(b"GA102GL_A10", b"GA102GL_A11") for name, data in tables.items()}
+    cache = fresh_cache(tmp_path / "cache", edited)
+    if how == "world-writable":
+        cache.chmod(0o777)
+    elif how == "group-writable":
+        (cache / "tables").chmod(0o770)
+    else:
+        os.chown(cache, 65534, 65534)
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
+    before = {p.name: p.read_bytes() for p in (cache / "tables").iterdir()}
+    assert answers() == expected
+    assert {p.name: p.read_bytes() for p in (cache / "tables").iterdir()} == before  # nothing written
+    # A sticky world-writable dir of one's own (like /tmp) is fine.
+    if how == "world-writable":
+        cache.chmod(0o1777)
+        answers()
+        assert {p.name: p.read_bytes() for p in (cache / "tables").iterdir()} != before
+
+
+def test_a_table_of_another_user_is_not_read(pristine, tmp_path, monkeypatch):
+    expected, tables = pristine
+    edited = {name: data.replace(b"GA102GL_A10", b"GA102GL_A11") for name, data in tables.items()}
+    cache = fresh_cache(tmp_path / "cache", edited)
+    for path in (cache / "tables").iterdir():
+        os.chown(path, 65534, 65534)
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
+    assert answers() == expected
+
+
+CORRUPTIONS = st.one_of(
+    st.tuples(st.just("flip"), st.integers(min_value=0), st.integers(min_value=0, max_value=7)),
+    st.tuples(st.just("truncate"), st.integers(min_value=0), st.just(0)),
+    st.tuples(st.just("swap"), st.integers(min_value=0), st.integers(min_value=0)),
+    st.tuples(st.just("link"), st.integers(min_value=0), st.integers(min_value=0)),
+    st.tuples(st.just("fifo"), st.integers(min_value=0), st.just(0)),
+    st.tuples(st.just("devzero"), st.integers(min_value=0), st.just(0)),
+    st.tuples(st.just("empty"), st.integers(min_value=0), st.just(0)),
+)
+
+
+def corrupt(tables_dir: Path, op: tuple) -> None:
+    kind, a, b = op
+    files = sorted(tables_dir.glob("*.marshal"))
+    target = files[a % len(files)]
+    regular = [f for f in files if f.is_file() and not f.is_symlink()]
+    if kind in ("flip", "truncate", "swap") and (target not in regular or files[b % len(files)] not in regular):
+        return  # an earlier operation made it a link or a FIFO: reading it here would block
+    if kind == "flip":
+        data = bytearray(target.read_bytes())
+        if data:
+            data[a % len(data)] ^= 1 << b
+        target.write_bytes(bytes(data))
+    elif kind == "truncate":
+        data = target.read_bytes()
+        target.write_bytes(data[: a % max(len(data), 1)])
+    elif kind == "swap":
+        other = files[b % len(files)]
+        one, two = target.read_bytes(), other.read_bytes()
+        target.write_bytes(two)
+        other.write_bytes(one)
+    elif kind == "link":
+        target.unlink()
+        target.symlink_to(files[b % len(files)] if files[b % len(files)] != target else "/etc/hostname")
+    elif kind == "fifo":
+        target.unlink()
+        os.mkfifo(target)
+    elif kind == "devzero":
+        target.unlink()
+        target.symlink_to("/dev/zero")
+    else:
+        target.write_bytes(b"")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(CORRUPTIONS, min_size=1, max_size=3))
+def test_property_every_answer_is_right_whatever_happens_to_the_tables(pristine, tmp_path, ops):
+    expected, tables = pristine
+    cache = fresh_cache(tmp_path / "prop-cache", tables)
+    for op in ops:
+        corrupt(cache / "tables", op)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PCINAME_CACHE_DIR", str(cache))
+        assert answers() == expected
