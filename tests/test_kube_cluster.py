@@ -4,6 +4,7 @@ server (127.0.0.1, ephemeral port) that records every request."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 
 import pytest
@@ -364,6 +365,35 @@ def test_bad_kubeconfig_and_missing_kubevirt(tmp_path, capsys):
         assert json.loads(out)["kubevirt"] is None
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        bytes(range(256)) * 8,  # a binary file
+        b"apiVersion: v1\nclusters: !!timestamp 2020-13-45\n",
+        b"apiVersion: v1\ncurrent-context: 0x_\n",
+        b"apiVersion: v1\ncurrent-context: 0b_\n",
+        b"apiVersion: v1\nclusters: !!float x\n",
+        b"- just\n- a list\n",
+        b"{{{{ not yaml",
+    ],
+)
+def test_a_kubeconfig_that_is_not_one_is_a_one_line_error(content, tmp_path, capsys):
+    path = tmp_path / "kubeconfig"
+    path.write_bytes(content)
+    for command in ("audit", "gpu-options"):
+        code, out, err = run(capsys, command, "--kubeconfig", path)
+        assert (code, out) == (2, "")
+        assert err.startswith(f"pciname: error: cannot load kubeconfig {path}") and err.count("\n") == 1
+
+
+def test_a_kubeconfig_that_is_not_a_regular_file_is_refused(tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", fifo):
+        code, _, err = run(capsys, "audit", "--kubeconfig", path)
+        assert code == 2 and "not a regular file" in err
 
 
 def test_several_kubevirts_need_a_choice(tmp_path, capsys):

@@ -483,17 +483,29 @@ def connect(kubeconfig: str | None = None, context: str | None = None):
     from kubernetes.client import ApiClient, Configuration
     from kubernetes.config.config_exception import ConfigException
 
+    import yaml
+
+    from ..files import MAX_KUBECONFIG_BYTES, read_bounded
+
+    path = kubeconfig
     try:
         default_file = os.path.expanduser(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
         if kubeconfig is None and context is None and not os.path.exists(default_file):
             configuration = Configuration()
             kube_config.load_incluster_config(client_configuration=configuration)
             return ApiClient(configuration=configuration)
+        path = kubeconfig or default_file
+        # A regular file of a sane size, before the client reads it whole.
+        read_bounded(path, MAX_KUBECONFIG_BYTES)
         return kube_config.new_client_from_config(config_file=kubeconfig, context=context, persist_config=False)
     except ConfigException as error:
         raise PcinameError(f"cannot load the cluster configuration: {_one_line(error)}") from None
     except OSError as error:
-        raise PcinameError(f"cannot read kubeconfig {kubeconfig or ''}: {error.strerror or error}") from None
+        raise PcinameError(f"cannot read kubeconfig {path or ''}: {error.strerror or error}") from None
+    except (yaml.YAMLError, ValueError, TypeError, AttributeError, KeyError) as error:
+        # Not YAML (a binary file), YAML values its constructors refuse
+        # (!!timestamp 2020-13-45, 0x_), or YAML of the wrong shape.
+        raise PcinameError(f"cannot load kubeconfig {path}: not a valid kubeconfig: {_one_line(error)[:200]}") from None
 
 
 def _one_line(error) -> str:
