@@ -42,6 +42,10 @@ class SnapshotVerifyError(PcinameError):
     """A file offered as a snapshot does not have the sha256 it must have."""
 
 
+class SnapshotCacheError(PcinameError):
+    """The snapshot cache cannot be written (read-only, not a directory, full)."""
+
+
 class PciIdsError(PcinameError):
     """A pci.ids file that cannot be read or used."""
 

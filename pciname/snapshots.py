@@ -26,11 +26,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .errors import SnapshotMissingError, SnapshotVerifyError
+from .errors import SnapshotCacheError, SnapshotMissingError, SnapshotVerifyError
 from .naming.profiles import Profile, Snapshot, load_registry
 from .paths import packaged_manifest_path, packaged_snapshots_path, snapshot_cache_dir, snapshot_search_dirs
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from .catalog import Catalog
 
 _CHUNK = 1 << 20
@@ -286,26 +288,131 @@ def status() -> list[SnapshotStatus]:
     return [SnapshotStatus(snap, locate(snap)) for snap in known_snapshots()]
 
 
-def _store(data_path: Path, snapshot: Snapshot) -> Path:
-    """Copy a verified file into the cache atomically; return its path there."""
-    import shutil
+# -- the user cache: import and fetch ------------------------------------------
+
+# Temporaries are named by tempfile.mkstemp: the prefix and 8 random characters.
+_TEMPORARY_NAME = r"\.(?:fetch|import)-[a-z0-9_]{8}"
+STALE_AFTER = 3600.0
+"""Seconds after which an untouched ``.fetch-*``/``.import-*`` temporary in
+the cache is a killed run's leftover (a live one is younger than its
+download's deadline, or was written to since)."""
+
+
+def _cache_error(cache: Path, error: OSError | str) -> SnapshotCacheError:
+    if isinstance(error, str):
+        reason = error
+    else:
+        reason = error.strerror or str(error)
+        # Name the file that is in the way, rather than "File exists"/"Not a directory".
+        if isinstance(error, (FileExistsError, NotADirectoryError)):
+            for path in (cache, *cache.parents):
+                if path.exists() and not path.is_dir():
+                    reason = f"{path} is not a directory"
+                    break
+    return SnapshotCacheError(
+        f"cannot write to the snapshot cache {cache}: {reason} (set $PCINAME_CACHE_DIR to a writable directory)"
+    )
+
+
+def remove_stale_temporaries(cache: Path | None = None, older_than: float = STALE_AFTER) -> list[Path]:
+    """Remove the ``.fetch-*``/``.import-*`` temporaries a killed import or
+    fetch left in the cache, once untouched for ``older_than`` seconds; never
+    any other file. Returns what was removed; errors are ignored (this is
+    housekeeping)."""
+    import re
+    import stat
+    import time
+
+    cache = snapshot_cache_dir() if cache is None else cache
+    removed: list[Path] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(cache))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not re.fullmatch(_TEMPORARY_NAME, entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime > older_than:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+def _writable_cache() -> Path:
+    """The snapshot cache directory, created if need be; SnapshotCacheError
+    when that is impossible."""
+    cache = snapshot_cache_dir()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _cache_error(cache, error) from None
+    return cache
+
+
+def _temporary(cache: Path, prefix: str) -> tuple[int, Path]:
     import tempfile
 
-    cache = snapshot_cache_dir()
-    cache.mkdir(parents=True, exist_ok=True)
-    target = cache / f"{snapshot.sha256}.ids"
-    fd, tmp = tempfile.mkstemp(dir=cache, prefix=".import-")
     try:
-        with os.fdopen(fd, "wb") as out, open(data_path, "rb") as source:
-            shutil.copyfileobj(source, out)
-        if sha256_file(Path(tmp)) != snapshot.sha256:  # the source changed under us
-            raise SnapshotVerifyError(f"{data_path}: changed while being imported")
+        fd, tmp = tempfile.mkstemp(dir=cache, prefix=prefix)
+    except OSError as error:
+        raise _cache_error(cache, error) from None
+    return fd, Path(tmp)
+
+
+def _write_all(fd: int, data: bytes, cache: Path) -> None:
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as error:
+        raise _cache_error(cache, error) from None
+
+
+def _install(tmp: Path, cache: Path, snapshot: Snapshot) -> Path:
+    """Move a verified temporary into place as ``<sha256>.ids``."""
+    target = cache / f"{snapshot.sha256}.ids"
+    try:
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    except OSError as error:
+        raise _cache_error(cache, error) from None
     return target
+
+
+def _store(data_path: Path, snapshot: Snapshot, cache: Path) -> Path:
+    """Copy a verified file into the cache atomically; return its path there."""
+    import hashlib
+
+    fd, tmp = _temporary(cache, ".import-")
+    try:
+        digest = hashlib.sha256()
+        try:
+            try:
+                source = open(data_path, "rb")
+            except OSError as error:
+                raise SnapshotVerifyError(f"{data_path}: cannot read: {error.strerror or error}") from None
+            with source:
+                while True:
+                    try:
+                        chunk = source.read(_CHUNK)
+                    except OSError as error:
+                        raise SnapshotVerifyError(f"{data_path}: cannot read: {error.strerror or error}") from None
+                    if not chunk:
+                        break
+                    digest.update(chunk)
+                    _write_all(fd, chunk, cache)
+        finally:
+            os.close(fd)
+        if digest.hexdigest() != snapshot.sha256:  # the source changed under us
+            raise SnapshotVerifyError(f"{data_path}: changed while being imported")
+        return _install(tmp, cache, snapshot)
+    finally:  # also on KeyboardInterrupt, and SystemExit from the CLI's SIGTERM handler
+        tmp.unlink(missing_ok=True)
 
 
 class ImportResult(namedtuple("ImportResult", "source snapshot stored")):
@@ -315,8 +422,13 @@ class ImportResult(namedtuple("ImportResult", "source snapshot stored")):
 
 
 def import_files(paths: list[Path]) -> list[ImportResult]:
-    """Copy each file that is a known snapshot (by sha256) into the cache."""
+    """Copy each file that is a known snapshot (by sha256) into the cache.
+
+    SnapshotVerifyError when a file cannot be read, SnapshotCacheError when
+    the cache cannot be written."""
     by_sha = {snap.sha256: snap for snap in known_snapshots()}
+    remove_stale_temporaries()
+    cache = None
     results = []
     for path in paths:
         try:
@@ -324,75 +436,289 @@ def import_files(paths: list[Path]) -> list[ImportResult]:
         except OSError as error:
             raise SnapshotVerifyError(f"{path}: cannot read: {error.strerror or error}") from None
         snapshot = by_sha.get(digest)
-        stored = _store(path, snapshot) if snapshot else None
+        stored = None
+        if snapshot is not None:
+            cache = cache or _writable_cache()
+            stored = _store(path, snapshot, cache)
         results.append(ImportResult(path, snapshot, stored))
     return results
 
 
 class FetchResult(namedtuple("FetchResult", "snapshot url path status error", defaults=("",))):
-    """``status``: "present" (``path`` may be a packaged Location), "fetched" or "failed"."""
+    """``status``: "present" (``path`` may be a packaged Location), "fetched"
+    or "failed" (``error``: one line saying why)."""
 
     __slots__ = ()
 
 
-def fetch(base_url: str | None = None, *, timeout: float = 60.0) -> list[FetchResult]:
+DEFAULT_TIMEOUT = 60.0
+"""Seconds to wait for a connection, or for any data on it."""
+DEFAULT_DEADLINE = 300.0
+"""Seconds one download (redirects included) may take in all."""
+
+
+def fetch(
+    base_url: str | None = None, *, timeout: float = DEFAULT_TIMEOUT, deadline: float = DEFAULT_DEADLINE
+) -> list[FetchResult]:
     """Download every snapshot not yet installed (neither packaged nor in a
     search dir), verify it, keep only good files.
 
     From each snapshot's upstream URL, or from ``BASE_URL/<sha256>`` (a mirror
-    laid out by content hash) when ``base_url`` is given.
+    laid out by content hash) when ``base_url`` is given. ``timeout``: seconds
+    to wait for the connection or for each read; ``deadline``: seconds each
+    download may take in all. A download that fails for any reason (the
+    network, the server's answer, the bytes) is a "failed" result and the
+    others are still tried; a cache that cannot be written is a
+    SnapshotCacheError.
     """
-    import urllib.error
+    return list(iter_fetch(base_url, timeout=timeout, deadline=deadline))
 
-    results = []
+
+def iter_fetch(
+    base_url: str | None = None, *, timeout: float = DEFAULT_TIMEOUT, deadline: float = DEFAULT_DEADLINE
+) -> Iterator[FetchResult]:
+    """:func:`fetch`, one result at a time (as each download ends)."""
+    if not (timeout > 0 and deadline > 0):
+        raise ValueError(f"timeout and deadline must be positive seconds, not {timeout!r} and {deadline!r}")
+    remove_stale_temporaries(older_than=max(STALE_AFTER, 2 * deadline))
+    cache = None
     for snap in known_snapshots():
         present = locate(snap)
         url = f"{base_url.rstrip('/')}/{snap.sha256}" if base_url else snap.url
         if present is not None:
-            results.append(FetchResult(snap, url, present, "present"))
+            yield FetchResult(snap, url, present, "present")
             continue
+        cache = cache or _writable_cache()
         try:
-            path = _download(url, snap, timeout)
-        except (OSError, SnapshotVerifyError, urllib.error.URLError, ValueError) as error:
-            results.append(FetchResult(snap, url, None, "failed", _describe(error)))
+            path = _download(url, snap, cache, timeout=timeout, deadline=deadline)
+        except (_DownloadError, SnapshotVerifyError) as error:
+            yield FetchResult(snap, url, None, "failed", _one_line(str(error)))
         else:
-            results.append(FetchResult(snap, url, path, "fetched"))
-    return results
+            yield FetchResult(snap, url, path, "fetched")
 
 
-def _describe(error: BaseException) -> str:
-    import urllib.error
-
-    if isinstance(error, urllib.error.HTTPError):
-        return f"HTTP {error.code} {error.reason}"
-    if isinstance(error, urllib.error.URLError):
-        return str(error.reason)
-    return str(error)
+class _DownloadError(Exception):
+    """A download failed (network, protocol, deadline): the message says why."""
 
 
-def _download(url: str, snapshot: Snapshot, timeout: float) -> Path:
-    import hashlib
-    import tempfile
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Deadline:
+    """A total deadline for one download: when it passes, every connection
+    the download opened is shut down, which ends whatever read is blocked
+    on it, however slowly the server trickles (per-read timeouts never
+    fire on a server that sends a byte a second).
+
+    It shuts down its own duplicates of the sockets (``shutdown`` acts on
+    the connection, whichever descriptor names it), so it never touches a
+    descriptor the download may have closed and the process reused."""
+
+    def __init__(self, seconds: float) -> None:
+        import threading
+        import time
+
+        self.seconds = seconds
+        self._clock = time.monotonic
+        self._end = self._clock() + seconds
+        self._lock = threading.Lock()
+        self._sockets: list = []
+        self._stopped = False
+        self.expired = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._stopped = True
+            for sock in self._sockets:
+                sock.close()
+            self._sockets.clear()
+
+    def remaining(self) -> float:
+        return max(0.0, self._end - self._clock())
+
+    def watch(self, sock) -> None:
+        import socket
+
+        with self._lock:
+            if self._stopped:
+                return
+            duplicate = sock.dup()
+            self._sockets.append(duplicate)
+            if self.expired:
+                try:
+                    duplicate.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def _expire(self) -> None:
+        import socket
+
+        with self._lock:
+            if self._stopped:
+                return
+            self.expired = True
+            for sock in self._sockets:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:  # not connected (any more)
+                    pass
+
+    def error(self) -> _DownloadError:
+        return _DownloadError(f"no complete download within the {self.seconds:g} s deadline")
+
+
+def _opener(deadline: _Deadline):
+    """A urllib opener for http, https and file URLs whose connections the
+    deadline watches (no ftp: it could not be)."""
     import urllib.request
 
-    cache = snapshot_cache_dir()
-    cache.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache, prefix=".fetch-")
+    def watched(connection_class):
+        class Connection(connection_class):
+            def __init__(self, *args, **kwargs) -> None:
+                super().__init__(*args, **kwargs)
+                # http.client's hook for making the TCP connection (before
+                # any TLS): the deadline gets the raw socket, and the connect
+                # itself waits no longer than the deadline allows.
+                create = getattr(self, "_create_connection")  # getattr: mypy cannot type it
+
+                def create_watched(address, timeout=None, *args, **kwargs):
+                    left = deadline.remaining()
+                    if left <= 0:
+                        raise TimeoutError("deadline passed")
+                    if isinstance(timeout, (int, float)):
+                        left = min(left, timeout)
+                    sock = create(address, left, *args, **kwargs)
+                    deadline.watch(sock)
+                    return sock
+
+                self._create_connection = create_watched
+
+        return Connection
+
+    class HTTP(urllib.request.HTTPHandler):
+        def do_open(self, http_class, req, **kwargs):
+            return super().do_open(watched(http_class), req, **kwargs)
+
+    handlers: list = [
+        urllib.request.ProxyHandler(),
+        urllib.request.UnknownHandler(),
+        HTTP(),
+        urllib.request.HTTPDefaultErrorHandler(),
+        urllib.request.HTTPRedirectHandler(),
+        urllib.request.FileHandler(),
+        urllib.request.HTTPErrorProcessor(),
+    ]
+    if hasattr(urllib.request, "HTTPSHandler"):  # Python built with ssl
+
+        class HTTPS(urllib.request.HTTPSHandler):
+            def do_open(self, http_class, req, **kwargs):
+                return super().do_open(watched(http_class), req, **kwargs)
+
+        handlers.append(HTTPS())
+    opener = urllib.request.OpenerDirector()
+    for handler in handlers:
+        opener.add_handler(handler)
+    return opener
+
+
+def _describe(error: BaseException, timeout: float) -> str:
+    """One line for a failed download's exception."""
+    import http.client
+    import urllib.error
+    import urllib.request
+
+    if isinstance(error, urllib.error.HTTPError):
+        reason = str(error.reason)
+        if reason.startswith(urllib.request.HTTPRedirectHandler.inf_msg):
+            limit = urllib.request.HTTPRedirectHandler.max_redirections
+            return f"too many redirects (a redirect loop, or more than {limit})"
+        return f"HTTP {error.code} {reason}"
+    if isinstance(error, urllib.error.URLError):
+        cause = error.reason
+        if isinstance(cause, TimeoutError):
+            return f"cannot connect: timed out after {timeout:g} s"
+        if isinstance(cause, OSError):
+            if cause.filename is not None:  # a file: URL
+                return cause.strerror or str(cause)
+            return f"cannot connect: {cause.strerror or cause}"
+        return str(cause)
+    if isinstance(error, TimeoutError):
+        return f"no data for {timeout:g} s (timed out)"
+    if isinstance(error, http.client.RemoteDisconnected):
+        return "the server closed the connection without answering"
+    if isinstance(error, http.client.BadStatusLine):
+        line = str(error.args[0]) if error.args else ""
+        return f"bad HTTP response: not an HTTP status line: {line[:80]!r}"
+    if isinstance(error, http.client.IncompleteRead):
+        return "bad HTTP response: the body ended early, or its chunked encoding is broken"
+    if isinstance(error, http.client.HTTPException):
+        detail = str(error)
+        return f"bad HTTP response: {detail}" if detail else f"bad HTTP response ({type(error).__name__})"
+    if isinstance(error, OSError):
+        return error.strerror or str(error) or type(error).__name__
+    return str(error) or type(error).__name__
+
+
+def _download(url: str, snapshot: Snapshot, cache: Path, *, timeout: float, deadline: float) -> Path:
+    """Download ``url`` into the cache as ``snapshot``: _DownloadError or
+    SnapshotVerifyError when it fails, SnapshotCacheError when the cache
+    cannot be written. Never leaves a temporary behind (short of SIGKILL)."""
+    import hashlib
+    import http.client
+    import urllib.error
+
+    fd, tmp = _temporary(cache, ".fetch-")
     try:
         digest = hashlib.sha256()
         size = 0
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
-            while chunk := response.read(_CHUNK):
-                size += len(chunk)
-                if size > snapshot.size:
-                    raise SnapshotVerifyError(f"larger than the expected {snapshot.size} bytes")
-                digest.update(chunk)
-                out.write(chunk)
+        with _Deadline(deadline) as clock:
+            try:
+                with _opener(clock).open(url, timeout=timeout) as response:
+                    announced = response.headers.get("Content-Length", "")
+                    if announced.strip().isdigit() and int(announced) > snapshot.size:
+                        raise SnapshotVerifyError(
+                            f"the server announces {int(announced)} bytes, more than the expected {snapshot.size}"
+                        )
+                    read = getattr(response, "read1", response.read)
+                    while chunk := read(_CHUNK):
+                        if clock.expired:
+                            raise clock.error()
+                        size += len(chunk)
+                        if size > snapshot.size:
+                            raise SnapshotVerifyError(f"larger than the expected {snapshot.size} bytes")
+                        digest.update(chunk)
+                        _write_all(fd, chunk, cache)
+            except (OSError, http.client.HTTPException, ValueError) as error:
+                # OSError covers urllib.error.*, socket timeouts and resets;
+                # ValueError, URLs urllib cannot use.
+                if isinstance(error, urllib.error.HTTPError):
+                    error.close()
+                if clock.expired or clock.remaining() <= 0:
+                    raise clock.error() from None
+                raise _DownloadError(_describe(error, timeout)) from None
+            if size != snapshot.size:
+                if clock.expired:
+                    raise clock.error()
+                raise _DownloadError(f"the response ended after {size} of the expected {snapshot.size} bytes")
+        closing, fd = fd, -1
+        try:
+            os.close(closing)
+        except OSError as error:
+            raise _cache_error(cache, error) from None
         if digest.hexdigest() != snapshot.sha256:
             raise SnapshotVerifyError(f"sha256 {digest.hexdigest()} is not the expected {snapshot.sha256}")
-        os.chmod(tmp, 0o644)
-        target = cache / f"{snapshot.sha256}.ids"
-        os.replace(tmp, target)
-        return target
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        return _install(tmp, cache, snapshot)
+    finally:  # also on KeyboardInterrupt, and SystemExit from the CLI's SIGTERM handler
+        if fd >= 0:
+            os.close(fd)
+        tmp.unlink(missing_ok=True)
+
