@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import threading
+from pathlib import Path
 
 import pytest
 
+from pciname.cli import main
 from pciname.errors import PcinameError
-from pciname.host.sysfs import NVGRACE_VFIO, VFIO_PCI, scan, vfio_drivers
+from pciname.files import MAX_SYSFS_ATTR_BYTES
+from pciname.host.sysfs import (
+    NVGRACE_VFIO,
+    VFIO_PCI,
+    _resolve_in_root,
+    scan,
+    vfio_drivers,
+)
 
 from .sysfs_tree import SysfsTree
 
@@ -249,3 +260,268 @@ def test_no_mdev_bus_is_fine(tree):
     tree.add_function("0000:3b:00.0")
     assert not (tree.sys / "bus/mdev").exists()
     assert scan(tree.root).mdevs == []
+
+
+# -- a planted tree cannot make the scan leave its root, block or exhaust memory ----
+
+SECRET = "0xTOPSECRET-first-line\nsecond line\n"
+
+
+@pytest.fixture
+def secret(tmp_path):
+    """A 0600 file outside the tree, whose content must never show up."""
+    path = tmp_path / "outside" / "secret"
+    path.parent.mkdir()
+    path.write_text(SECRET)
+    path.chmod(0o600)
+    return path
+
+
+def relink(path, target):
+    path.unlink()
+    os.symlink(target, path)
+
+
+def escape(path):
+    """A relative target that, followed without a root, climbs from any
+    directory of the tree to ``/`` and then to ``path``."""
+    return "../" * 64 + str(path).lstrip("/")
+
+
+def inside(tree, path):
+    """``path`` (absolute) as seen inside the tree's root."""
+    return tree.root / str(path).lstrip("/")
+
+
+def run_bounded(fifos, func, *args, **kwargs):
+    """``func(*args, **kwargs)`` in a thread. Should it block on one of the
+    ``fifos`` (no writer), open them for writing and close them until it
+    returns, and fail: the test ends either way, it never hangs."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = func(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(60)
+    blocked = thread.is_alive()
+    while thread.is_alive():
+        for fifo in fifos:
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass  # no reader on this one (yet)
+        thread.join(0.1)
+    if blocked:
+        pytest.fail("blocked reading a FIFO")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def test_absolute_link_resolves_inside_the_root(tree, secret):
+    gpu = tree.add_function("0000:3b:00.0", iommu_group="12")
+    relink(gpu / "device", str(secret))
+    relink(gpu / "class", str(secret))
+    tree.add_function("0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group="12")
+    tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+    mdev = tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "GRID T4-1Q\n", "nvidia-222")
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:86:00.0", None, "nvidia-999")
+    # The type directory a link to the secret's directory, whose "name" is the secret.
+    (mdev.parent / "mdev_supported_types/nvidia-999").rmdir()
+    os.symlink(str(secret.parent), mdev.parent / "mdev_supported_types/nvidia-999")
+    secret.rename(secret.parent / "name")
+    os.symlink("name", secret)
+    result = scan(tree.root)
+    assert SECRET.split("\n")[0][2:] not in repr(result.to_dict())
+    assert "TOPSECRET" not in repr(result.to_dict())
+    # Nothing at ROOT/<the secret's path>: the device is unreadable, the vGPU has no type.
+    assert "unreadable-device-id" in codes(result) and "mdev-without-type" in codes(result)
+    assert result.functions[0].pci_class is None
+    # What is at ROOT/<the secret's path> is what the scan reads, as in a chroot.
+    inside(tree, secret).parent.mkdir(parents=True)
+    inside(tree, secret).write_text("0x2236\n")
+    (inside(tree, secret).parent / "name").write_text("GRID T4-2Q\n")
+    result = scan(tree.root)
+    assert resources(result) == {
+        "nvidia.com/GA102GL_A10": ("10de:2236", 1, True),
+        "nvidia.com/GRID_T4-1Q": ("GRID T4-1Q", 1, True),
+        "nvidia.com/GRID_T4-2Q": ("GRID T4-2Q", 1, True),
+    }
+    assert result.functions[0].pci_class == "0x2236"
+
+
+def test_dotdot_stops_at_the_root(tree, secret):
+    gpu = tree.add_function("0000:3b:00.0", iommu_group="12")
+    relink(gpu / "device", escape(secret))
+    tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+    mdev = tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "GRID T4-1Q\n")
+    relink(mdev / "mdev_type", escape(secret.parent))
+    secret.rename(secret.parent / "name")
+    os.symlink("name", secret)
+    result = scan(tree.root)
+    assert "TOPSECRET" not in repr(result.to_dict())
+    # (the GPU on nvidia whose only vGPU has no type: host-driver)
+    assert codes(result) == ["host-driver", "mdev-without-type", "unreadable-device-id"]
+    # The same links, with the files planted at ROOT/<path>: read from there.
+    inside(tree, secret).parent.mkdir(parents=True)
+    inside(tree, secret).write_text("0x2236\n")
+    (inside(tree, secret).parent / "name").write_text("GRID T4-1Q\n")
+    assert resources(scan(tree.root)) == {
+        "nvidia.com/GA102GL_A10": ("10de:2236", 1, True),
+        "nvidia.com/GRID_T4-1Q": ("GRID T4-1Q", 1, True),
+    }
+
+
+def test_link_to_dev_zero_is_not_read(tree):
+    zero = tree.add_function("0000:3b:00.0", iommu_group="12")
+    relink(zero / "device", "/dev/zero")
+    relink(zero / "class", escape("/dev/zero"))
+    relink(zero / "numa_node", "/dev/zero")
+    other = tree.add_function("0000:86:00.0", device="0x1eb8\n", iommu_group="40")
+    relink(other / "vendor", escape("/dev/zero"))
+    result = scan(tree.root)  # no MemoryError
+    assert [f.address for f in result.functions] == ["0000:3b:00.0"]
+    assert (result.functions[0].pci_class, result.functions[0].numa_node) == (None, None)
+    assert codes(result) == ["unreadable-device-id"]
+    assert result.resources == []
+
+
+def test_fifos_are_not_read(tree):
+    fifos = []
+
+    def fifo(path):
+        path.unlink()
+        os.mkfifo(path)
+        fifos.append(path)
+
+    fifo(tree.add_function("0000:01:00.0", iommu_group="1") / "vendor")
+    fifo(tree.add_function("0000:02:00.0", iommu_group="2") / "device")
+    fifo(tree.add_function("0000:03:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="3") / "class")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:03:00.0", None, "nvidia-999")
+    name = tree.device_dir("0000:03:00.0") / "mdev_supported_types/nvidia-999/name"
+    os.mkfifo(name)
+    fifos.append(name)
+    tree.add_function("0000:04:00.0", iommu_group="4")  # a sound function is still advertised
+    result = run_bounded(fifos, scan, tree.root)
+    # (the GPU on nvidia whose only vGPU has no type: host-driver)
+    assert codes(result) == ["host-driver", "mdev-without-type", "unreadable-device-id", "unreadable-file", "unreadable-file"]
+    by_code = {d.code: d for d in result.diagnoses}
+    for d in result.diagnoses[:-1]:
+        assert "(not a regular file)" in d.message, d
+    assert [d.subject for d in result.diagnoses if d.code == "unreadable-file"] == ["0000:01:00.0", "0000:03:00.0"]
+    assert by_code["mdev-without-type"].subject == "11111111-0000-4000-8000-000000000001"
+    assert [f.address for f in result.functions] == ["0000:02:00.0", "0000:03:00.0", "0000:04:00.0"]
+    assert resources(result) == {"nvidia.com/GA102GL_A10": ("10de:2236", 1, True)}
+
+
+def test_oversized_attribute_is_not_read(tree):
+    tree.add_function("0000:3b:00.0", device="0x2236" + "6" * (MAX_SYSFS_ATTR_BYTES + 1), iommu_group="12")
+    result = scan(tree.root)
+    assert codes(result) == ["unreadable-device-id"]
+    assert f"more than the {MAX_SYSFS_ATTR_BYTES} allowed" in result.diagnoses[0].message
+
+
+def test_symlink_loops_are_diagnosed(tree):
+    looped = tree.add_function("0000:01:00.0", iommu_group="1")
+    relink(looped / "vendor", "loop_a")
+    os.symlink("loop_b", looped / "loop_a")
+    os.symlink("/sys/devices/pci0000:00/0000:01:00.0/loop_a", looped / "loop_b")
+    # An absolute link to itself: a loop inside the root.
+    os.symlink("/sys/bus/pci/devices/0000:02:00.0", tree.sys / "bus/pci/devices/0000:02:00.0")
+    tree.add_function("0000:03:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="3")
+    mdev = tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:03:00.0")
+    relink(mdev / "mdev_type", "mdev_type")
+    result = scan(tree.root)
+    assert [(d.code, d.subject) for d in result.diagnoses] == [
+        ("unreadable-file", "0000:01:00.0"),
+        ("unreadable-file", "0000:02:00.0"),
+        ("mdev-without-type", "11111111-0000-4000-8000-000000000001"),
+        ("host-driver", "0000:03:00.0"),
+    ]
+    for d in result.diagnoses[:-1]:
+        assert "(Too many levels of symbolic links)" in d.message
+    # The devices directory itself a loop: an input error, as when it is missing.
+    loop = SysfsTree(tree.root.parent / "loop")
+    (loop.sys / "bus/pci/devices").rmdir()
+    os.symlink("/sys/bus/pci/devices", loop.sys / "bus/pci/devices")
+    with pytest.raises(PcinameError, match="sys/bus/pci/devices: cannot list it"):
+        scan(loop.root)
+
+
+def test_absolute_links_within_the_root_work(tree, tmp_path):
+    def build(tree):
+        tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12", numa_node="1\n")
+        tree.add_function("0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group="12")
+        tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+        tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "GRID T4-1Q\n")
+
+    relative = SysfsTree(tmp_path / "relative")
+    build(relative)
+    build(tree)
+    # Every link made absolute, as seen from the root ("/sys/...").
+    for dirpath, dirnames, filenames in os.walk(tree.root):
+        for name in dirnames + filenames:
+            link = os.path.join(dirpath, name)
+            if os.path.islink(link):
+                target = os.path.normpath(os.path.join(dirpath, os.readlink(link)))
+                relink(Path(link), "/" + os.path.relpath(target, tree.root))
+    assert os.readlink(tree.sys / "bus/pci/devices/0000:3b:00.0") == "/sys/devices/pci0000:00/0000:3b:00.0"
+    # sys/bus itself a link elsewhere in the root, reached through "..".
+    os.rename(tree.sys / "bus", tree.root / "bus")
+    os.symlink("../sys/../bus", tree.sys / "bus")
+    expected = scan(relative.root).to_dict()
+    assert expected["resources"] and expected["mdevs"][0]["parent"] == "0000:86:00.0"
+    got = scan(tree.root).to_dict()
+    assert {**got, "root": None} == {**expected, "root": None}
+
+
+def test_resolve_in_root(tmp_path):
+    root = tmp_path / "root"
+    (root / "a/b").mkdir(parents=True)
+    (root / "a/b/f").write_text("x")
+    os.symlink("/a/b", root / "a/abs")
+    os.symlink("../../../../a", root / "a/b/up")
+    os.symlink("self", root / "a/self")
+    os.symlink("b", root / "a/rel")
+    assert _resolve_in_root(root, "a/abs/f") == root / "a/b/f"
+    assert _resolve_in_root(root, "/a/b/up/abs/../../a/b/f") == root / "a/b/f"
+    assert _resolve_in_root(root, "a/abs", follow_last=False) == root / "a/abs"
+    assert _resolve_in_root(root, "../../..") == root
+    with pytest.raises(OSError) as loop:
+        _resolve_in_root(root, "a/self/f")
+    assert loop.value.errno == errno.ELOOP
+    with pytest.raises(NotADirectoryError):
+        _resolve_in_root(root, "a/b/f/g")
+    with pytest.raises(FileNotFoundError):
+        _resolve_in_root(root, "a/nothing/f")
+    # With "/" as the root it is the kernel's own resolution.
+    real = Path(os.path.realpath(root))
+    assert _resolve_in_root(Path("/"), str(real / "a/rel/f")) == real / "a/b/f"
+    assert _resolve_in_root(Path("/"), str(real / "a/rel/../rel/./f")) == real / "a/b/f"
+
+
+def test_cli_scan_of_a_planted_tree(tree, secret, capsys):
+    gpu = tree.add_function("0000:01:00.0", iommu_group="1")
+    relink(gpu / "device", str(secret))
+    relink(gpu / "class", escape(secret))
+    relink(gpu / "numa_node", "/dev/zero")
+    os.symlink(escape("/dev/zero"), tree.sys / "bus/pci/devices/0000:09:00.0")
+    other = tree.add_function("0000:02:00.0", iommu_group="2")
+    (other / "vendor").unlink()
+    os.mkfifo(other / "vendor")
+    looped = tree.add_function("0000:03:00.0", iommu_group="3")
+    relink(looped / "device", "device")
+    tree.add_function("0000:04:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="4")
+    mdev = tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:04:00.0")
+    relink(mdev / "mdev_type", str(secret.parent))
+    for output in ("table", "json"):
+        code = run_bounded([other / "vendor"], main, ["scan", "--sysfs-root", str(tree.root), "-o", output])
+        out, err = capsys.readouterr()
+        assert code == 1 and err == ""
+        assert "Traceback" not in out and "TOPSECRET" not in out
+        assert "unreadable-device-id" in out and "unreadable-file" in out and "mdev-without-type" in out

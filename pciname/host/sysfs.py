@@ -47,19 +47,34 @@ driver and IOMMU group, and diagnoses a broken node (codes are stable):
     the ``device`` file cannot be read, or is not 4 lower-case hex digits;
 ``not-a-device-link``
     a directory where the plugin expects a symlink (it skips it);
+``unreadable-file``
+    a ``vendor``, ``class`` or ``numa_node`` file, or a device link, that
+    exists but is not read: not a regular file (a FIFO, a device), larger
+    than :data:`~pciname.files.MAX_SYSFS_ATTR_BYTES`, a symlink loop or no
+    permission;
 ``mdev-without-type`` / ``mdev-parent-unknown`` / ``non-nvidia-mdev``
     a vGPU the plugin skips, or advertises under ``nvidia.com/`` although
     its parent is not an NVIDIA GPU.
+
+Every path is resolved inside the root as a chroot would
+(:func:`_resolve_in_root`): an absolute link target ``/x`` means
+``ROOT/x`` and ``..`` stops at the root, so a tree cannot make the scan read
+anything outside it. Only regular files of at most
+:data:`~pciname.files.MAX_SYSFS_ATTR_BYTES` are read, with an open that never
+blocks.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PcinameError
+from ..files import MAX_SYSFS_ATTR_BYTES, read_bounded
 from ..naming import checks
 from ..naming.profiles import DEFAULT_PROFILE
 
@@ -75,6 +90,8 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 
 _GO_SPACES = re.compile(r"[\t\n\f\r ]+")
 _DEVICE_ID = re.compile(r"[0-9a-f]{4}\Z")
+#: Symbolic links followed while resolving one path (Linux's MAXSYMLINKS).
+MAX_SYMLINKS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,23 +213,94 @@ class _ShortFile(Exception):
     pass
 
 
-def _read_id(path: Path) -> str:
+def _resolve_in_root(root: Path, path: str, *, follow_last: bool = True) -> Path:
+    """``path`` (relative to ``root``, or absolute meaning under it) resolved
+    the way the kernel would if ``root`` were ``/``: every symlink is
+    followed, an absolute target ``/x/y`` means ``root/x/y`` and ``..`` never
+    climbs above ``root``. With ``follow_last=False`` a link in the last
+    component is kept (to ``readlink`` it).
+
+    The result is ``root`` joined with components that were checked to be
+    directories, not symlinks (the last one: not a symlink, unless kept), so
+    it names a file inside ``root``. Raises OSError: a missing component, a
+    non-directory in the middle, more than :data:`MAX_SYMLINKS` links
+    (``ELOOP``).
+    """
+    return root.joinpath(*_walk(root, path, follow_last))
+
+
+def _walk(root: Path, path: str, follow_last: bool = True) -> list[str]:
+    """The components of :func:`_resolve_in_root`'s answer, below ``root``."""
+    pending = [p for p in reversed(path.split("/")) if p not in ("", ".")]
+    done: list[str] = []
+    links = 0
+    while pending:
+        part = pending.pop()
+        if part == "..":
+            if done:
+                done.pop()
+            continue
+        if not pending and not follow_last:
+            done.append(part)
+            break
+        candidate = root.joinpath(*done, part)
+        st = os.lstat(candidate)
+        if stat.S_ISLNK(st.st_mode):
+            links += 1
+            if links > MAX_SYMLINKS:
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), os.fspath(root.joinpath(path.lstrip("/"))))
+            target = os.readlink(candidate)
+            if target.startswith("/"):
+                done.clear()
+            pending.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
+            continue
+        if pending and not stat.S_ISDIR(st.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(candidate))
+        done.append(part)
+    return done
+
+
+def _read_attr(root: Path, path: str) -> bytes:
+    """The bytes of the sysfs attribute ``path`` (relative to ``root``),
+    resolved inside ``root``: a regular file of at most
+    MAX_SYSFS_ATTR_BYTES, opened without blocking. Raises OSError."""
+    return read_bounded(_resolve_in_root(root, path), MAX_SYSFS_ATTR_BYTES, follow_symlinks=False)
+
+
+def _missing(exc: OSError) -> bool:
+    """Absent, as opposed to present but refused (not regular, too large, a loop)."""
+    return isinstance(exc, (FileNotFoundError, NotADirectoryError))
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _read_id(root: Path, path: str) -> str:
     """The plugin's readIDFromFile: bytes[2:], ``\\n`` trimmed from both ends."""
-    data = path.read_bytes()
+    data = _read_attr(root, path)
     if len(data) < 2:
-        raise _ShortFile(str(path))
+        raise _ShortFile(path)
     return data[2:].decode("utf-8", "surrogateescape").strip("\n")
 
 
-def _link_base(path: Path) -> str:
+def _link_base(root: Path, path: str) -> str:
     """The plugin's readLink: the last component of the link target."""
-    return os.readlink(path).rpartition("/")[2]
+    return os.readlink(_resolve_in_root(root, path, follow_last=False)).rpartition("/")[2]
 
 
-def _read_text(path: Path) -> str | None:
+def _unreadable(subject: str, shown: Path, exc: OSError, consequence: str) -> Diagnosis:
+    return Diagnosis("unreadable-file", WARNING, subject, f"cannot read {shown} ({_reason(exc)}): {consequence}")
+
+
+def _read_text(root: Path, path: str, shown: Path, subject: str, diagnoses: list) -> str | None:
+    """An attribute for the report; None when it cannot be read (reported
+    unless it is simply absent)."""
     try:
-        return path.read_text("utf-8", "surrogateescape").strip()
-    except OSError:
+        return _read_attr(root, path).decode("utf-8", "surrogateescape").strip()
+    except OSError as exc:
+        if not _missing(exc):
+            diagnoses.append(_unreadable(subject, shown, exc, "left out of the report"))
         return None
 
 
@@ -250,9 +338,14 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
     profile_name = view.profile.name
     accepted = vfio_drivers(view.profile)
     root_path = Path(root)
-    pci_dir = root_path / "sys" / "bus" / "pci" / "devices"
-    if not pci_dir.is_dir():
-        raise PcinameError(f"{pci_dir}: no such directory (is --sysfs-root the directory that holds sys/?)")
+    pci_dir = root_path / "sys" / "bus" / "pci" / "devices"  # as shown in messages
+    try:
+        pci_real = _directory(root_path, "sys/bus/pci/devices")
+        pci_entries = _entries(root_path.joinpath(pci_real))
+    except (FileNotFoundError, NotADirectoryError):
+        raise PcinameError(f"{pci_dir}: no such directory (is --sysfs-root the directory that holds sys/?)") from None
+    except OSError as exc:
+        raise PcinameError(f"{pci_dir}: cannot list it ({_reason(exc)})") from None
 
     diagnoses: list[Diagnosis] = []
     every: list[PciFunction] = []  # all vendors: for IOMMU group membership
@@ -260,39 +353,42 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
     group_first: dict[str, PciFunction] = {}
     device_groups: dict[str, list[str]] = {}  # the plugin's deviceMap
 
-    for entry in _entries(pci_dir):
+    for entry in pci_entries:
         path = pci_dir / entry.name
         if entry.is_dir(follow_symlinks=False):
             diagnoses.append(
                 Diagnosis("not-a-device-link", WARNING, entry.name, f"{path} is a directory, not a link to a device; the plugin skips it")
             )
             continue
-        func = PciFunction(
-            address=entry.name,
-            vendor=None,
-            device=None,
-            pci_class=_read_text(path / "class"),
-            driver=None,
-            iommu_group=None,
-            numa_node=_numa(path),
-        )
+        func = PciFunction(entry.name, None, None, None, None, None, None)
         try:
-            func.driver = _link_base(path / "driver")
+            dev = "/".join(_walk(root_path, f"{pci_real}/{entry.name}"))
+        except OSError as exc:
+            if not _missing(exc):
+                diagnoses.append(_unreadable(entry.name, path, exc, f"{entry.name} is left out"))
+            every.append(func)
+            continue
+        func.pci_class = _read_text(root_path, f"{dev}/class", path / "class", entry.name, diagnoses)
+        func.numa_node = _numa(root_path, dev, path, entry.name, diagnoses)
+        try:
+            func.driver = _link_base(root_path, f"{dev}/driver")
         except OSError:
             pass
         try:
-            func.iommu_group = _link_base(path / "iommu_group")
+            func.iommu_group = _link_base(root_path, f"{dev}/iommu_group")
         except OSError:
             pass
         try:
-            func.vendor = _read_id(path / "vendor")
+            func.vendor = _read_id(root_path, f"{dev}/vendor")
         except _ShortFile:
             diagnoses.append(
                 Diagnosis("plugin-crash", ERROR, entry.name, f"{path / 'vendor'} has fewer than 2 bytes: the plugin's readIDFromFile panics (slice out of range) and no GPU on the node is advertised")
             )
             every.append(func)
             continue
-        except OSError:
+        except OSError as exc:
+            if not _missing(exc):
+                diagnoses.append(_unreadable(entry.name, path / "vendor", exc, f"{entry.name} is left out"))
             every.append(func)
             continue
         every.append(func)
@@ -300,13 +396,14 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
             continue
         nvidia.append(func)
         try:
-            func.device = _read_id(path / "device")
+            func.device = _read_id(root_path, f"{dev}/device")
         except _ShortFile:
             func.device = None
             device_problem = "short"
-        except OSError:
+        except OSError as exc:
             func.device = None
             device_problem = "unreadable"
+            device_reason = _reason(exc)
         else:
             device_problem = None
         if func.driver is None:
@@ -341,7 +438,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
             func.counted = False
             func.status = "device file unreadable: skipped"
             diagnoses.append(
-                Diagnosis("unreadable-device-id", ERROR, entry.name, f"cannot read {path / 'device'}: the plugin skips {entry.name}")
+                Diagnosis("unreadable-device-id", ERROR, entry.name, f"cannot read {path / 'device'} ({device_reason}): the plugin skips {entry.name}")
             )
             continue
         group_first[func.iommu_group] = func
@@ -428,8 +525,17 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
     return ScanResult(str(root_path), profile_name, accepted, nvidia, mdevs, resources, diagnoses)
 
 
-def _numa(path: Path) -> int | None:
-    text = _read_text(path / "numa_node")
+def _directory(root: Path, path: str) -> str:
+    """``path`` resolved inside ``root`` (relative to it), which must be a
+    directory. Raises OSError (FileNotFoundError when it is none)."""
+    real = "/".join(_walk(root, path))
+    if not stat.S_ISDIR(os.lstat(root.joinpath(real)).st_mode):
+        raise FileNotFoundError(errno.ENOENT, "not a directory", os.fspath(root.joinpath(path)))
+    return real
+
+
+def _numa(root: Path, dev: str, shown: Path, subject: str, diagnoses: list) -> int | None:
+    text = _read_text(root, f"{dev}/numa_node", shown / "numa_node", subject, diagnoses)
     try:
         return int(text) if text is not None else None
     except ValueError:
@@ -437,13 +543,16 @@ def _numa(path: Path) -> int | None:
 
 
 def _scan_mdevs(root: Path, every, diagnoses, resources) -> list[MdevDevice]:
-    mdev_dir = root / "sys" / "bus" / "mdev" / "devices"
-    if not mdev_dir.is_dir():
+    mdev_dir = root / "sys" / "bus" / "mdev" / "devices"  # as shown in messages
+    try:
+        mdev_real = _directory(root, "sys/bus/mdev/devices")
+        mdev_entries = _entries(root.joinpath(mdev_real))
+    except OSError:
         return []
     by_address = {f.address: f for f in every}
     found: list[MdevDevice] = []
     types: dict[str, tuple[str, list[str]]] = {}  # the plugin's vGpuMap: name -> (type as read, uuids)
-    for entry in _entries(mdev_dir):
+    for entry in mdev_entries:
         path = mdev_dir / entry.name
         if entry.is_dir(follow_symlinks=False):
             diagnoses.append(
@@ -453,16 +562,17 @@ def _scan_mdevs(root: Path, every, diagnoses, resources) -> list[MdevDevice]:
         mdev = MdevDevice(entry.name, None, None, None)
         found.append(mdev)
         try:
-            raw = (path / "mdev_type" / "name").read_bytes().decode("utf-8", "surrogateescape")
-        except OSError:
+            raw = _read_attr(root, f"{mdev_real}/{entry.name}/mdev_type/name").decode("utf-8", "surrogateescape")
+        except OSError as exc:
             mdev.status = "no mdev_type/name: skipped"
             diagnoses.append(
-                Diagnosis("mdev-without-type", ERROR, entry.name, f"cannot read {path / 'mdev_type' / 'name'}: the plugin skips this vGPU")
+                Diagnosis("mdev-without-type", ERROR, entry.name, f"cannot read {path / 'mdev_type' / 'name'} ({_reason(exc)}): the plugin skips this vGPU")
             )
             continue
         mdev.type_name = raw.strip("\n")
         try:
-            parts = os.readlink(path).split("/")
+            # The entry itself, in the resolved directory: read, not followed.
+            parts = os.readlink(root.joinpath(mdev_real, entry.name)).split("/")
         except OSError:
             mdev.status = "not a link: skipped"
             diagnoses.append(
