@@ -328,3 +328,70 @@ def test_lint_deeply_nested_yaml_is_unreadable_input_not_a_crash(capsys, tmp_pat
     code, out, err = run(capsys, "lint", str(deep))
     assert code == 2 and out == ""
     assert err.strip() == f"pciname: {deep}: YAML nested too deeply to read"
+
+
+# -- limits: GPU counts and lint input -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["node-pool", "workers", "10de:2236=3000000"], "count in '10de:2236=3000000' is more than the 1024 GPUs a node may have"),
+        (["node-pool", "workers", "10de:2236=1025"], "more than the 1024 GPUs"),
+        (["node-pool", "workers", "10de:2236=1000", "--mdev", "GRID T4-1Q=25"], "1025 GPUs asked for, more than the 1024"),
+        (["node-pool", "workers", "10de:2236=" + "9" * 5000], "more than the 1024 GPUs"),
+        (["node-pool", "workers", "10de:2236=0001025"], "more than the 1024 GPUs"),
+        (["node-pool", "workers", "10de:2236=²"], "malformed count"),
+        (["node-pool", "workers", "10de:2236=000"], "malformed count"),
+        (["vm-gpus", "10de:2236=2000"], "more than the 1024 GPUs"),
+        (["vm-gpus", *["10de:2236=512"] * 3], "1536 GPUs asked for"),
+    ],
+)
+def test_gpu_counts_are_bounded(capsys, argv, message):
+    """node-pool workers 10de:2236=3000000 used to end in a MemoryError."""
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_gpu_count_at_the_limit(capsys):
+    from pciname.kube.generate import MAX_GPUS, node_pool, parse_request
+
+    assert parse_request("10de:2236=01024") == ("10de:2236", MAX_GPUS)
+    code, out, err = run(capsys, "node-pool", "workers", f"10de:2236={MAX_GPUS - 1}", "nvidia.com/GA102GL_A10", "-o", "json")
+    assert (code, err) == (0, "")
+    assert len(json.loads(out)["nodeGroups"]["workers"]["gpus"]) == MAX_GPUS
+    with pytest.raises(Exception, match="1025 GPUs asked for"):  # the library checks it too
+        node_pool("workers", [("10de:2236", MAX_GPUS), ("10de:2236", 1)])
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_lint_input_that_is_not_a_regular_file_is_refused_at_once(capsys, tmp_path, kind):
+    path = "/dev/zero"
+    if kind == "fifo":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+    code, out, err = run(capsys, "lint", path)
+    assert (code, out, err) == (2, "", f"pciname: {path}: cannot read: not a regular file\n")
+
+
+def test_lint_input_size_is_bounded(capsys, monkeypatch, tmp_path):
+    from pciname import files
+
+    monkeypatch.setattr(files, "MAX_YAML_BYTES", 8)
+    big = tmp_path / "big.yaml"
+    big.write_text("a: 123456\n")
+    code, out, err = run(capsys, "lint", big)
+    assert (code, err) == (2, f"pciname: {big}: cannot read: 10 bytes, more than the 8 allowed\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a: 123456\n")))
+    code, out, err = run(capsys, "lint", "-")
+    assert (code, err) == (2, "pciname: <stdin>: cannot read: more than the 8 bytes allowed\n")
+
+
+def test_lint_stdin_of_dev_zero_is_refused(tmp_path):
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pciname", "lint", "-"], stdin=zero, capture_output=True, text=True, cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=120,
+        )
+    assert proc.returncode == 2 and proc.stderr == "pciname: <stdin>: cannot read: more than the 16777216 bytes allowed\n"

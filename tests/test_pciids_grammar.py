@@ -546,3 +546,107 @@ def test_grammar_and_loader_agree_on_any_input(data):
 def test_first_issue_is_where_lspci_stops(lspci_verdict, data):
     assume(not data.startswith(b"\x1f\x8b"))  # lspci would read it as gzip
     assert lspci_verdict(data) == expected_verdict(parse(data))
+
+
+# -- large inputs: line by line, one pattern match a well-formed line ------------------------
+
+_LINE_CHARS = st.sampled_from(["0", "1", "a", "F", "g", "C", "S", "X", " ", "\t", "#", "é", "\x0b", "\udcff", "["])
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.sampled_from(range(len(grammar.FORMS))),
+    st.sampled_from(["", "\t", "\t\t", "C ", "S ", "\t\t10de", "10de", "\t2236"]),
+    st.text(_LINE_CHARS, max_size=14),
+)
+def test_each_form_accepts_what_its_expression_accepts(which, prefix, rest):
+    """The forms are the fast path: a form must accept exactly the lines its
+    pyparsing expression accepts, with the same fields."""
+    expr, form = grammar.FORMS[which]
+    text = prefix + rest
+    try:
+        expected = expr.parse_string(text).as_dict()
+    except Exception:
+        expected = None
+    found = form.re.match(text)
+    if expected is None:
+        assert found is None, text
+    else:
+        assert found is not None, text
+        fields = found.groupdict()
+        assert {k: v.lower() if k != "name" else v for k, v in fields.items()} == expected
+
+
+def _count_parses(monkeypatch) -> list[str]:
+    import pyparsing as pp
+
+    calls: list[str] = []
+    original = pp.ParserElement.parse_string
+
+    def counting(self, instring, *args, **kwargs):
+        calls.append(instring)
+        return original(self, instring, *args, **kwargs)
+
+    monkeypatch.setattr(pp.ParserElement, "parse_string", counting)
+    return calls
+
+
+def test_well_formed_lines_never_run_pyparsing(monkeypatch):
+    """check is linear: a well-formed line costs one pattern match, no
+    pyparsing parse; the whole file is never parsed at once."""
+    from .conftest import DEBIAN_SID
+
+    calls = _count_parses(monkeypatch)
+    data = DEBIAN_SID.read_bytes()
+    report = grammar.check_bytes(data)
+    assert report.ok and report.devices > 10_000
+    assert grammar.check_bytes(b"\n" * 50_000 + b"# c\n\t# c\n" * 1000).ok
+    assert calls == []
+
+
+def test_malformed_lines_run_pyparsing_once_each(monkeypatch):
+    calls = _count_parses(monkeypatch)
+    lines = [
+        b"10de NV",
+        b"\t2236 A",
+        b"\t\t10de 0001",  # 3: no name
+        b"\t22",  # 4: short id
+        b"\t\t10de 0002 x",  # under a bad device line: skipped
+        b"\t\t\tdeep",  # 6: nested too deep
+        b"10dX NV",  # 7
+        b"\tffff x",  # in a bad block: skipped
+        b"C zz x",  # 9
+        b"S 10de x",  # 10
+        b"10de again",  # 11: duplicate
+        b"X unknown",
+        b"\tanything",
+    ]
+    db = parse(b"\n".join(lines) + b"\n")
+    assert [i.line for i in db.issues] == [3, 4, 6, 7, 9, 10, 11]
+    # One pyparsing parse per malformed line whose context has an
+    # expression, of that line alone; a line that may not stand where it
+    # does needs none (column 1), nor does a duplicate (its form matched).
+    assert calls == [lines[n - 1].decode() for n in (3, 4, 7, 9, 10)]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ANY_INPUT, st.integers(1, 40))
+def test_blocks_of_any_size_read_the_same(data, block):
+    """The grammar decodes the file a block at a time (never all of it at
+    once); where blocks end does not matter."""
+    expected = grammar.parse_bytes(data)
+    saved = grammar._BLOCK_BYTES
+    grammar._BLOCK_BYTES = block
+    try:
+        assert grammar.parse_bytes(data) == expected
+        assert grammar.parse_bytes(data).issues == expected.issues
+    finally:
+        grammar._BLOCK_BYTES = saved
+
+
+def test_large_file_of_blank_lines_and_long_lines():
+    data = b"\n" * 200_000 + b"10de NV\n" + b"x" * 5000 + b"\n\t2236 A\n"
+    db = parse(data)
+    # 5000 bytes: four reads of 1023 too long, then the rest, a bad vendor line
+    assert [(i.line, i.message) for i in db.issues] == [*((n, TL) for n in range(200_002, 200_006)), (200_006, PE)]
+    assert db.vendors["10de"].devices == {}

@@ -8,6 +8,8 @@ command runs.
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 
 CHECK_DESCRIPTION = """\
@@ -81,15 +83,27 @@ def _write(text: str) -> None:
 
 
 def _read(name: str) -> bytes:
+    """A pci.ids file's bytes (``-``: stdin), at most MAX_PCIIDS_BYTES of
+    them; a regular file only (never blocks on a FIFO or a device)."""
     from ..errors import PciIdsError
+    from ..files import MAX_PCIIDS_BYTES, FileLimitError, read_bounded
 
     try:
-        if name == "-":
-            return sys.stdin.buffer.read()
-        with open(name, "rb") as handle:
-            return handle.read()
+        if name != "-":
+            return read_bounded(name, MAX_PCIIDS_BYTES)
+        if sys.stdin is None:
+            raise OSError("standard input is closed")
+        data = sys.stdin.buffer.read(MAX_PCIIDS_BYTES + 1)
+        if len(data) > MAX_PCIIDS_BYTES:
+            raise OSError(f"more than the {MAX_PCIIDS_BYTES} bytes allowed")
+        return data
     except OSError as error:
-        raise PciIdsError(f"{name}: cannot read pci.ids file: {error.strerror or error}") from None
+        if name == "-":
+            name = "<stdin>"
+        reason = error.strerror or str(error)
+        if isinstance(error, FileLimitError) and os.path.isdir(name):
+            reason = os.strerror(errno.EISDIR)  # what open() says: "Is a directory"
+        raise PciIdsError(f"{name}: cannot read pci.ids file: {reason}") from None
 
 
 # -- check ------------------------------------------------------------------------

@@ -38,6 +38,12 @@ FORMATS = ("kubevirt", "cozystack", "patch")
 #: Warning codes that mean the name will not work on any node.
 BROKEN_CODES = (checks.NOT_ADVERTISED, checks.INVALID_RESOURCE_NAME, checks.SOCKET_PATH_TOO_LONG)
 
+#: GPUs one node may ask for: the most a ``DEVICE=COUNT`` request may count,
+#: and the most GPU entries one node-pool group (or one VM) may get, counts
+#: added up. Far above any real node (8 to 16 GPUs, a few hundred vGPUs);
+#: far below what would exhaust memory.
+MAX_GPUS = 1024
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +106,13 @@ def parse_request(text: str) -> tuple[str, int]:
         raise PcinameError(f"malformed request {text!r}: expected DEVICE or DEVICE=COUNT, e.g. 10de:2236=2")
     if count is None:
         return item, 1
-    if not count.strip().isdigit() or int(count) < 1:
+    digits = count.strip()
+    if not (digits.isascii() and digits.isdigit()) or not digits.strip("0"):
         raise PcinameError(f"malformed count in {text!r}: expected a whole number of at least 1")
-    return item, int(count)
+    digits = digits.lstrip("0")
+    if len(digits) > len(str(MAX_GPUS)) or int(digits) > MAX_GPUS:
+        raise PcinameError(f"count in {text!r} is more than the {MAX_GPUS} GPUs a node may have")
+    return item, int(digits)
 
 
 def pci_selector(device: str) -> str:
@@ -273,6 +283,9 @@ def _resolve_requests(
     resolver,
 ) -> tuple[list[tuple[str, int]], list[Skipped], list[Skipped], str]:
     """(resource, count) for each request in order, plus left-out and notes."""
+    total = sum(count for _, count in requests) + sum(count for _, count in mdevs)
+    if total > MAX_GPUS:
+        raise PcinameError(f"{total} GPUs asked for, more than the {MAX_GPUS} a node may have")
     resolver = _resolver(resolver)
     device_items = [item for item, _ in requests if not _is_resource_name(item)]
     resolutions = iter(resolver.resolve_many(device_items, profile))

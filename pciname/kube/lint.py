@@ -167,16 +167,25 @@ def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
 
 
 def read_input(path: str) -> tuple[bytes, str]:
-    """The bytes of ``path`` (``-``: standard input) and its display name."""
+    """The bytes of ``path`` (``-``: standard input) and its display name:
+    a regular file (never blocks on a FIFO or a device) or stdin, of at most
+    :data:`~pciname.files.MAX_YAML_BYTES`."""
     import sys
 
-    if path == "-":
-        return sys.stdin.buffer.read(), STDIN_NAME
+    from ..files import MAX_YAML_BYTES, read_bounded
+
+    name = STDIN_NAME if path == "-" else path
     try:
-        with open(path, "rb") as handle:
-            return handle.read(), path
+        if path != "-":
+            return read_bounded(path, MAX_YAML_BYTES), name
+        if sys.stdin is None:
+            raise OSError("standard input is closed")
+        data = sys.stdin.buffer.read(MAX_YAML_BYTES + 1)
+        if len(data) > MAX_YAML_BYTES:
+            raise OSError(f"more than the {MAX_YAML_BYTES} bytes allowed")
+        return data, name
     except OSError as error:
-        raise LintInputError(f"{path}: cannot read: {error.strerror or error}", file=path) from None
+        raise LintInputError(f"{name}: cannot read: {error.strerror or error}", file=name) from None
 
 
 # -- node helpers -------------------------------------------------------------

@@ -118,9 +118,11 @@ def check_algorithm(name: str) -> str:
 
 # -- the index: every id's deciding line, found in one pass --------------------
 
-# Every overlapping 4-character window of lower-case hex: the ids sysfs gives.
-_ID_WINDOW = re.compile(r"(?=([0-9a-f]{4}))")
+# Runs of lower-case hex long enough to hold an id: every overlapping
+# 4-character window of one is an id sysfs gives.
+_HEX_RUN = re.compile(r"[0-9a-f]{4,}")
 _INDEXED_ID = re.compile(r"[0-9a-f]{4}\Z")
+_ALL_IDS = 16**4
 
 
 def is_indexed_id(device_id: str) -> bool:
@@ -171,17 +173,24 @@ class NameIndex:
     def _index_whole_file(lines: Sequence[str], anchored: bool) -> dict[str, str]:
         # deciding[id] is the trimmed line that ends the Go loop for that id.
         deciding: dict[str, str] = {}
-        windows = _ID_WINDOW.findall
+        hex_runs = _HEX_RUN.findall
         for line in lines:
-            found = windows(line)
-            if not found:
+            if len(deciding) == _ALL_IDS:
+                break  # every id is decided: no later line changes anything
+            runs = hex_runs(line)
+            if not runs:
+                continue
+            # The ids (4-digit windows of the hex runs) no earlier line decided.
+            fresh = {w for run in runs for i in range(len(run) - 3) if (w := run[i : i + 4]) not in deciding}
+            if not fresh:
                 continue
             line = trim_space(line)
-            for device_id in found:
-                if device_id in deciding:
-                    continue
-                if anchored and not line.startswith(device_id) and line.count(device_id) == 1:
-                    continue  # text precedes the only occurrence: Go skips the line
+            if anchored:
+                # text precedes the only occurrence: Go skips the line
+                fresh = {i for i in fresh if line.startswith(i) or line.count(i) != 1}
+            # In the order the ids first occur on the line (trimming removes
+            # no hex digit, so no window).
+            for device_id in sorted(fresh, key=line.find):
                 deciding[device_id] = line
         return deciding
 

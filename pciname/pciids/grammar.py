@@ -75,6 +75,8 @@ exactly where pciutils stops (``lspci: Parse error at FILE, line N``).
 
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -284,6 +286,66 @@ LEVEL2 = {
 
 
 # ---------------------------------------------------------------------------
+# Well-formed lines in one step
+# ---------------------------------------------------------------------------
+#
+# Running the expressions above takes pyparsing's general machinery, tens of
+# microseconds a line. A well-formed line needs none of it: each kind of
+# entry line also has a *form*, a pyparsing Regex that accepts exactly the
+# lines its expression accepts and yields the same fields (the tests prove
+# it on generated lines). The builder matches a line against the form that
+# fits where it stands (one compiled-pattern match) and runs the expression
+# only on a line the form rejects, to find where it goes wrong. So a file
+# costs one match per line, plus one pyparsing parse per malformed line;
+# never a parse of the whole file. Blank lines and comments are matched with
+# IGNORED_LINE's own pattern, and the header fields with HEADER_LINE's.
+
+_HEX2 = "[0-9a-fA-F]{2}"
+_HEX4 = "[0-9a-fA-F]{4}"
+_NAMED = r"[ \t]+(?P<name>[^ \t].*)"  # BLANK - NAME: blanks, then a rest that is not empty
+
+
+def _form(pattern: str, name: str) -> pp.Regex:
+    form = pp.Regex(pattern, flags=re.DOTALL)
+    return _line(form, name)  # type: ignore[return-value]
+
+
+VENDOR_FORM = _form(rf"(?P<vendor>{_HEX4}){_NAMED}", "well-formed vendor line")
+CLASS_FORM = _form(rf"C (?P<class>{_HEX2}){_NAMED}", "well-formed class line")
+GENERIC_FORM = _form(rf"S (?P<generic>{_HEX4})\Z", "well-formed generic subsystem block line")
+DEVICE_FORM = _form(rf"\t(?P<id>{_HEX4}){_NAMED}", "well-formed device line")
+GENERIC_SUBSYSTEM_FORM = DEVICE_FORM  # the same shape
+SUBCLASS_FORM = _form(rf"\t(?P<id>{_HEX2}){_NAMED}", "well-formed subclass line")
+SUBSYSTEM_FORM = _form(
+    rf"\t\t(?P<subvendor>{_HEX4})[ \t](?P<subdevice>{_HEX4}){_NAMED}", "well-formed subsystem line"
+)
+PROG_IF_FORM = _form(rf"\t\t(?P<id>{_HEX2}){_NAMED}", "well-formed prog-if line")
+
+# Each line expression and its form (UNKNOWN_LINE, IGNORED_LINE and
+# HEADER_LINE are single patterns already).
+FORMS = (
+    (VENDOR_LINE, VENDOR_FORM),
+    (CLASS_LINE, CLASS_FORM),
+    (GENERIC_LINE, GENERIC_FORM),
+    (DEVICE_LINE, DEVICE_FORM),
+    (GENERIC_SUBSYSTEM_LINE, GENERIC_SUBSYSTEM_FORM),
+    (SUBCLASS_LINE, SUBCLASS_FORM),
+    (SUBSYSTEM_LINE, SUBSYSTEM_FORM),
+    (PROG_IF_LINE, PROG_IF_FORM),
+)
+
+_ignored = IGNORED_LINE.re.match
+_header_field = HEADER_LINE.re.match
+_unknown = UNKNOWN_LINE.re.match
+# A top-level line that begins "C " or "S " is a class or generic line or an
+# error: the grammar commits to it there (the "-" after the literal).
+_TOP_LEVEL_COMMITTED = {"C ": CLASS_FORM.re.match, "S ": GENERIC_FORM.re.match}
+_vendor = VENDOR_FORM.re.match
+_LEVEL1_FORM = {_VENDOR: DEVICE_FORM.re.match, _CLASS: SUBCLASS_FORM.re.match, _GENERIC: GENERIC_SUBSYSTEM_FORM.re.match}
+_LEVEL2_FORM = {"device": SUBSYSTEM_FORM.re.match, "subclass": PROG_IF_FORM.re.match, _CLASS: PROG_IF_FORM.re.match}
+
+
+# ---------------------------------------------------------------------------
 # The structure: blocks, nesting, and the database they build
 # ---------------------------------------------------------------------------
 
@@ -309,6 +371,9 @@ class CheckReport:
         return not self.issues
 
 
+_FAILURES_KEPT = 4096
+
+
 class _Builder:
     """Walks the lines, keeps pciutils' block state, fills the database."""
 
@@ -324,32 +389,44 @@ class _Builder:
         self.level1_kind: str | None = None
         self.level1: Device | Subclass | None = None
         self.in_header = True
+        # Where the expression failed on a malformed line, by expression and
+        # text: a file that repeats a bad line parses it once.
+        self.failures: dict[tuple[int, str], int] = {}
 
-    def issue(self, line: Line, column: int, message: str) -> None:
-        self.db.issues.append(SyntaxIssue(line.number, column, message))
+    def issue(self, number: int, column: int, message: str) -> None:
+        self.db.issues.append(SyntaxIssue(number, column, message))
 
     def feed(self, line: Line) -> None:
-        text = line.text
-        if line.too_long:
-            self.issue(line, len(text) + 1, LINE_TOO_LONG)
+        self.feed_text(line.number, line.text, line.too_long)
+
+    def feed_text(self, number: int, text: str, too_long: bool = False) -> None:
+        """One line: its number, its text, whether it is too long."""
+        if too_long:
+            self.issue(number, len(text) + 1, LINE_TOO_LONG)
             self._skip_nested(text)
             return
         if text[-1:] in (" ", "\t"):
             text = text[:-1]
+        if _ignored(text):  # blank or a comment: fits anywhere (IGNORED_LINE)
+            if self.in_header and text:
+                self._header(text)
+            return
+        self.feed_entry(number, text)
+
+    def feed_entry(self, number: int, text: str) -> None:
+        """A line that is not blank or a comment (trailing blank dropped)."""
+        self.in_header = False
         nest = len(text) - len(text.lstrip("\t"))
         if nest == 0:
-            self._top_level(line, text)
+            self._top_level(number, text)
         elif self.block in ("unknown", "skip"):
-            return  # ignored, comments or not
+            return  # ignored
         elif nest == 1:
-            self._level1(line, text)
+            self._level1(number, text)
         elif nest == 2:
-            self._level2(line, text)
+            self._level2(number, text)
         else:  # level 3 or deeper: only comments
-            try:
-                self._parse(line, None, text)
-            except _Bad:
-                pass
+            self.issue(number, 1, PARSE_ERROR)
 
     def _skip_nested(self, text: str) -> None:
         """A line too long to read: skip it and what it nests."""
@@ -363,64 +440,68 @@ class _Builder:
         elif nest == 1:
             self.level1_kind, self.level1 = "skip", None
 
-    def _parse(self, line: Line, expr: pp.ParserElement | None, text: str) -> pp.ParseResults | None:
-        """The line's entry; None for a comment, or an issue (then "bad")."""
-        try:
-            if expr is None:
-                expr = IGNORED_LINE
-            found = expr.parse_string(text)
-        except pp.ParseBaseException as error:
-            # A well-formed entry that may not stand here fails at its start.
-            column = 1 if expr is IGNORED_LINE else error.loc + 1
-            self.issue(line, column, PARSE_ERROR)
-            self.in_header = False
-            raise _Bad from None
-        if "ignored" in found:
-            if self.in_header:
-                self._header(text)
-            return None
-        self.in_header = False
-        return found
+    def _entry(self, number: int, form, expr: pp.ParserElement, text: str) -> dict[str, str]:
+        """The fields of the entry on the line (not blank, not a comment):
+        from its form when it is well formed, else from the expression, which
+        says where it goes wrong (then the issue is recorded: _Bad)."""
+        found = form(text)
+        if found is not None:
+            return found.groupdict()
+        key = (id(expr), text)
+        loc = self.failures.get(key)
+        if loc is None:
+            try:
+                return expr.parse_string(text).as_dict()
+            except pp.ParseBaseException as error:
+                loc = error.loc
+            if len(self.failures) >= _FAILURES_KEPT:
+                self.failures.clear()
+            self.failures[key] = loc
+        self.issue(number, loc + 1, PARSE_ERROR)
+        raise _Bad
 
     def _header(self, text: str) -> None:
-        try:
-            found = HEADER_LINE.parse_string(text)
-        except pp.ParseException:
+        found = _header_field(text)  # HEADER_LINE
+        if found is None:
             return
         attribute = "version" if found["key"] == "Version" else "date"
         if getattr(self.db, attribute) is None:
             setattr(self.db, attribute, found["value"])
 
-    def _top_level(self, line: Line, text: str) -> None:
-        try:
-            found = self._parse(line, TOP_LEVEL, text)
-        except _Bad:
-            self.block, self.level1_kind, self.level1 = "skip", None, None
-            return
-        if found is None:
-            return
+    def _top_level(self, number: int, text: str) -> None:
         self.level1_kind, self.level1 = None, None
+        form = _TOP_LEVEL_COMMITTED.get(text[:2])
+        if form is None:
+            if _unknown(text):  # UNKNOWN_LINE
+                self.block = "unknown"
+                return
+            form = _vendor
+        try:
+            found = self._entry(number, form, TOP_LEVEL, text)
+        except _Bad:
+            self.block = "skip"
+            return
         db = self.db
         if "vendor" in found:
-            vid = found["vendor"]
+            vid = sys.intern(found["vendor"].lower())
             if vid in db.vendors:
-                self.issue(line, 1, DUPLICATE)
+                self.issue(number, 1, DUPLICATE)
                 self.block = "skip"
                 return
             self.vendor = db.vendors[vid] = Vendor(vid, found["name"])
             self.block = _VENDOR
         elif "class" in found:
-            cid = found["class"]
+            cid = found["class"].lower()
             if cid in db.classes:
-                self.issue(line, 3, DUPLICATE)
+                self.issue(number, 3, DUPLICATE)
                 self.block = "skip"
                 return
             self.dclass = db.classes[cid] = DeviceClass(cid, found["name"])
             self.block = self.level1_kind = _CLASS
         elif "generic" in found:
-            vid = found["generic"]
+            vid = found["generic"].lower()
             if vid not in db.vendors:
-                self.issue(line, 3, NO_VENDOR)
+                self.issue(number, 3, NO_VENDOR)
                 self.block = "skip"
                 return
             self.generic_vendor = vid
@@ -428,21 +509,21 @@ class _Builder:
         else:
             self.block = "unknown"
 
-    def _level1(self, line: Line, text: str) -> None:
+    def _level1(self, number: int, text: str) -> None:
         block = self.block
-        try:
-            found = self._parse(line, LEVEL1.get(block), text)  # type: ignore[arg-type]
-        except _Bad:
-            self.level1_kind, self.level1 = "skip", None
-            return
-        if found is None:
-            return
         self.level1_kind, self.level1 = "skip", None
-        eid, name = found["id"], found["name"]
+        if block is None:  # no block to belong to: only comments
+            self.issue(number, 1, PARSE_ERROR)
+            return
+        try:
+            found = self._entry(number, _LEVEL1_FORM[block], LEVEL1[block], text)
+        except _Bad:
+            return
+        eid, name = sys.intern(found["id"].lower()), found["name"]
         if block == _VENDOR:
             assert self.vendor is not None
             if eid in self.vendor.devices:
-                self.issue(line, 2, DUPLICATE)
+                self.issue(number, 2, DUPLICATE)
                 return
             self.level1 = self.vendor.devices[eid] = Device(eid, name)
             self.level1_kind = "device"
@@ -450,7 +531,7 @@ class _Builder:
             assert self.dclass is not None
             subclass = self.dclass.subclasses.get(eid)
             if subclass is not None and subclass.name:
-                self.issue(line, 2, DUPLICATE)
+                self.issue(number, 2, DUPLICATE)
                 return
             if subclass is None:
                 subclass = self.dclass.subclasses[eid] = Subclass(eid, name)
@@ -460,27 +541,29 @@ class _Builder:
         else:
             key = (self.generic_vendor, eid)
             if key in self.db.generic_subsystems:
-                self.issue(line, 2, DUPLICATE)
+                self.issue(number, 2, DUPLICATE)
                 return
             self.db.generic_subsystems[key] = name
             self.level1_kind = None  # nothing may nest under it
 
-    def _level2(self, line: Line, text: str) -> None:
+    def _level2(self, number: int, text: str) -> None:
         kind = self.level1_kind
         if kind == "skip":
             return
-        try:
-            found = self._parse(line, LEVEL2.get(kind), text)  # type: ignore[arg-type]
-        except _Bad:
+        if kind is None:  # nothing to nest under: only comments
+            self.issue(number, 1, PARSE_ERROR)
             return
-        if found is None:
+        try:
+            found = self._entry(number, _LEVEL2_FORM[kind], LEVEL2[kind], text)
+        except _Bad:
             return
         if kind == "device":
             device = self.level1
             assert isinstance(device, Device)
-            key = (found["subvendor"], found["subdevice"])
+            # one string per id, however often the file repeats it (memory)
+            key = (sys.intern(found["subvendor"].lower()), sys.intern(found["subdevice"].lower()))
             if key in device.subsystems:
-                self.issue(line, 3, DUPLICATE)
+                self.issue(number, 3, DUPLICATE)
                 return
             device.subsystems[key] = Subsystem(key[0], key[1], found["name"])
             return
@@ -494,9 +577,9 @@ class _Builder:
         else:
             subclass = self.level1  # type: ignore[assignment]
         assert isinstance(subclass, Subclass)
-        pid = found["id"]
+        pid = found["id"].lower()
         if pid in subclass.prog_ifs:
-            self.issue(line, 3, DUPLICATE)
+            self.issue(number, 3, DUPLICATE)
             return
         subclass.prog_ifs[pid] = ProgIf(pid, found["name"])
 
@@ -505,11 +588,55 @@ class _Bad(Exception):
     """The line was malformed (the issue is recorded)."""
 
 
+_BLOCK_BYTES = 1 << 20
+
+
+def _blocks(data: bytes) -> Iterator[tuple[list[str], bool]]:
+    """The physical lines of ``data`` (split at ``\\n``, which they lose),
+    decoded, about a megabyte at a time (never the whole file at once), and
+    whether the block's last line is the file's unterminated last line."""
+    pos, end = 0, len(data)
+    while pos < end:
+        stop = data.find(b"\n", pos + _BLOCK_BYTES)
+        stop = end if stop < 0 else stop + 1
+        lines = data[pos:stop].decode("utf-8", "surrogateescape").split("\n")
+        unterminated = lines[-1] != ""
+        if not unterminated:
+            lines.pop()
+        yield lines, unterminated
+        pos = stop
+
+
 def parse_bytes(data: bytes) -> PciDatabase:
-    """The database the grammar reads from ``data`` (issues included)."""
+    """The database the grammar reads from ``data`` (issues included).
+
+    Line by line, as :func:`read_lines` reads them, with a shortcut: a
+    physical line short enough for one read and without NUL is one read
+    (its text ends at the first ``\\r``); any other goes through
+    read_lines, since reads never reach past a ``\\n``. Blank lines and
+    comments are matched with IGNORED_LINE's pattern, entries with their
+    forms (see FORMS)."""
     builder = _Builder()
-    for line in read_lines(data):
-        builder.feed(line)
+    feed = builder.feed_text
+    longest = LINE_BUFFER - 2  # bytes before the "\n" of a line read at once
+    has_nul = b"\0" in data
+    number = 0
+    for lines, unterminated in _blocks(data):
+        last = len(lines) - 1
+        for index, raw in enumerate(lines):
+            if (len(raw) > longest // 4 and len(raw.encode("utf-8", "surrogateescape")) > longest) or (
+                has_nul and "\0" in raw
+            ):
+                chunk = raw.encode("utf-8", "surrogateescape")
+                if not (unterminated and index == last):
+                    chunk += b"\n"
+                for line in read_lines(chunk):
+                    feed(number + line.number, line.text, line.too_long)
+                number += line.number
+                continue
+            number += 1
+            cut = raw.find("\r")
+            feed(number, raw if cut < 0 else raw[:cut])
     return builder.db
 
 
