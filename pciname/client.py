@@ -22,6 +22,10 @@ too), objects that are not JSON/YAML or not the right kind
 (``from_cluster``) :class:`RemoteClusterError`, whose ``reason`` says which.
 
 Plaintext unless TLS is asked for (``tls=True`` or any certificate option).
+A client certificate and its key go together; certificate files given as
+paths are checked (:func:`check_tls_files`) before gRPC sees them, so a file
+that is not PEM, or a key that does not belong to its certificate, is a
+one-line :class:`~pciname.errors.PcinameError`.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "RemoteUnknownProfile",
     "ServiceError",
     "SkippedItem",
+    "check_tls_files",
     "lookup_via_server",
 ]
 
@@ -232,6 +237,52 @@ def _objects_text(value, *, as_list: bool) -> str:
     return json.dumps(value)
 
 
+def _tls_problem(error: OSError, otherwise: str) -> str:
+    import ssl
+
+    if not isinstance(error, ssl.SSLError):
+        return f"cannot read it: {error.strerror or error}"
+    return {
+        "KEY_VALUES_MISMATCH": "the key does not belong to the certificate",
+        "NO_CERTIFICATE_OR_CRL_FOUND": "no PEM certificate in it",
+    }.get(error.reason or "", otherwise)
+
+
+def check_tls_files(
+    certificate: str | Path | None = None, key: str | Path | None = None, ca: str | Path | None = None
+) -> None:
+    """Check TLS files before gRPC gets them (it fails late, or aborts the
+    process, on files it cannot use): ``certificate`` and ``key`` (PEM, not
+    encrypted, the key of that certificate) go together; ``ca`` is a PEM
+    bundle of CA certificates. A problem is a one-line PcinameError naming
+    the file."""
+    import ssl
+
+    if bool(certificate) != bool(key):
+        raise PcinameError("a TLS certificate and its private key go together: give both or neither")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if certificate and key:
+        try:
+            context.load_verify_locations(cafile=str(certificate))  # it holds certificates at all
+        except OSError as error:  # ssl.SSLError too
+            problem = _tls_problem(error, "not a PEM certificate")
+            raise PcinameError(f"TLS certificate {certificate} cannot be used: {problem}") from None
+
+        def encrypted() -> bytes:
+            raise PcinameError(f"TLS key {key} cannot be used: it is encrypted (gRPC takes only unencrypted keys)")
+
+        try:
+            context.load_cert_chain(str(certificate), str(key), password=encrypted)
+        except OSError as error:  # ssl.SSLError too
+            problem = _tls_problem(error, "not a PEM private key")
+            raise PcinameError(f"TLS key {key} cannot be used with certificate {certificate}: {problem}") from None
+    if ca:
+        try:
+            context.load_verify_locations(cafile=str(ca))
+        except OSError as error:  # ssl.SSLError too
+            raise PcinameError(f"TLS CA bundle {ca} cannot be used: {_tls_problem(error, 'not PEM certificates')}") from None
+
+
 def _read(value: bytes | str | Path | None) -> bytes | None:
     if value is None or isinstance(value, bytes):
         return value
@@ -298,6 +349,15 @@ class Client:
             all_options.append(("grpc.ssl_target_name_override", server_name))
         if channel is None:
             if tls or root_certificates or certificate_chain or private_key:
+                if bool(certificate_chain) != bool(private_key):
+                    # gRPC aborts the process on one without the other.
+                    raise PcinameError("certificate_chain and private_key go together (mutual TLS needs both)")
+                paths = all(isinstance(v, (str, Path)) for v in (certificate_chain, private_key))
+                check_tls_files(
+                    certificate_chain if paths else None,
+                    private_key if paths else None,
+                    root_certificates if isinstance(root_certificates, (str, Path)) else None,
+                )
                 credentials = grpc.ssl_channel_credentials(
                     root_certificates=_read(root_certificates),
                     private_key=_read(private_key),
@@ -533,7 +593,8 @@ class Client:
         return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
 
 
-def lookup_via_server(server: str, devices: list[str], profile: str) -> list[Resolution]:
-    """``pciname lookup --server HOST:PORT``: resolve through a server."""
-    with Client(server) as client:
+def lookup_via_server(server: str, devices: list[str], profile: str, **options: Any) -> list[Resolution]:
+    """``pciname lookup --server HOST:PORT``: resolve through a server
+    (``options``: :class:`Client`'s, e.g. the TLS ones)."""
+    with Client(server, **options) as client:
         return client.resolve_batch(devices, profile)

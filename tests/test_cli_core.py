@@ -178,3 +178,177 @@ def test_lookup_start_up_path_stays_light():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.stdout == "nvidia.com/GA102GL_A10\n"
     assert proc.stderr.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (("lookup", "10de:2236", "--pciids", ""), ("--pciids needs a file name",)),
+        (("reverse", "GA102GL_A10", "--pciids", ""), ("--pciids needs a file name",)),
+        (("lookup", "10de:2236", "--server", ""), ("argument --server: empty address",)),
+        (("lookup", "10de:2236", "--server", "127.0.0.1:99999"), ("argument --server", "a port from 1 to 65535")),
+        (("lookup", "10de:2236", "--server", "127.0.0.1:0"), ("argument --server", "a port from 1 to 65535")),
+        (("lookup", "10de:2236", "--server", "127.0.0.1:1", "--pciids", ""), ("--server cannot be combined",)),
+        (("lookup", "10de:2236", "--tls-ca", "ca.pem"), ("the --tls options go with --server",)),
+        (("lookup", "10de:2236", "--server", "127.0.0.1:1", "--tls-cert", "c.pem"), ("--tls-cert and --tls-key go together",)),
+        (("lookup", "10de:2236", "--server", "127.0.0.1:1", "--tls-ca", "/nonexistent/ca.pem"),
+         ("/nonexistent/ca.pem cannot be used: cannot read it",)),
+        (("health", "--server", "localhost:65536"), ("argument --server", "a port from 1 to 65535")),
+        (("health", "--timeout", "inf"), ("argument --timeout: not a finite number",)),
+    ],
+)
+def test_empty_and_out_of_range_values_are_one_line_exit_2(args, fragments):
+    """They used to be ignored (--pciids '', --server ''), wrapped around (port
+    99999 is another port) or crash."""
+    proc = run(*args)
+    assert_one_line_error(proc, *fragments)
+    assert proc.stdout == ""
+
+
+INVALID_UTF8_PCIIDS = (
+    b"# Version: 2026\xff\n"
+    b"10de  NVIDIA \xffCorporation\n"
+    b"\t2236  GA102GL [A10\xff]\n"
+    b"8086  Intel \xfe\n"
+    b"\t1234  Some \xc3Intel device\n"
+)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8:strict", "utf-8"])
+def test_lookup_output_is_valid_utf8_whatever_the_pciids_bytes(tmp_path, encoding):
+    """Undecodable bytes in a pci.ids file are U+FFFD in every output (as in
+    `pciname describe -o json`): JSON stays valid UTF-8, a strict stdout
+    never raises."""
+    ids = tmp_path / "bad.ids"
+    ids.write_bytes(INVALID_UTF8_PCIIDS)
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    outputs = {}
+    for fmt in ("json", "yaml", "table", "name"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pciname", "lookup", "--pciids", str(ids), "10de:2236", "8086:1234", "10de:ffff",
+             "-o", fmt],
+            capture_output=True, env=env, cwd=REPO, timeout=120,
+        )
+        assert proc.returncode == 1, proc  # 8086:1234 is not advertised
+        assert b"Traceback" not in proc.stderr, proc.stderr.decode("utf-8", "replace")
+        outputs[fmt] = proc.stdout.decode("utf-8")  # strictly: valid UTF-8
+        proc.stderr.decode("utf-8")
+    a10, intel, unnamed = json.loads(outputs["json"])
+    assert (a10["name"], a10["device_name"], a10["vendor_name"]) == ("GA102GL_A10", "GA102GL [A10\ufffd]",
+                                                                     "NVIDIA \ufffdCorporation")
+    assert a10["pci_ids_version"] == "2026\ufffd"
+    assert (intel["vendor_name"], intel["device_name"]) == ("Intel \ufffd", "Some \ufffdIntel device")
+    assert "pci.ids 2026\ufffd" in unnamed["warnings"][0]["message"]
+    assert yaml.safe_load(outputs["yaml"]) == [a10, intel, unnamed]
+    assert "GA102GL [A10\ufffd]" in outputs["table"]
+
+
+# -- limits: bounded input, one-line errors ----------------------------------------------------
+
+
+def _fifo(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "{path}"],
+        ["check", "data/pci.ids", "{path}"],
+        ["describe", "--pciids", "{path}", "10de:2236"],
+        ["lookup", "--pciids", "{path}", "10de:2236"],
+    ],
+)
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+def test_pciids_input_that_is_not_a_regular_file_is_refused_at_once(tmp_path, argv, kind):
+    """/dev/zero used to end in a MemoryError traceback and a FIFO would
+    hang: both are refused without being read (the run's timeout is 120 s,
+    a FIFO nobody writes to would block forever)."""
+    path = {"dev-zero": "/dev/zero", "fifo": _fifo(tmp_path) if kind == "fifo" else None, "directory": tmp_path}[kind]
+    proc = run(*[a.format(path=path) for a in argv], env={"PCINAME_CACHE_DIR": str(tmp_path / "cache")})
+    assert_one_line_error(proc, f"{path}: cannot read pci.ids file: ")
+    if kind != "directory":
+        assert "not a regular file" in proc.stderr
+
+
+def test_check_stdin_is_read_with_the_same_bound():
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pciname", "check", "-"], stdin=zero, capture_output=True, text=True, cwd=REPO, timeout=120
+        )
+    assert_one_line_error(proc, "<stdin>: cannot read pci.ids file: more than the 67108864 bytes allowed")
+
+
+def test_check_stdin_limit_in_process(capsys, monkeypatch):
+    import io
+
+    from pciname import files
+    from pciname.cli import main
+
+    monkeypatch.setattr(files, "MAX_PCIIDS_BYTES", 16)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"10de NV\n\t2236 A\n")))  # 16 bytes: fine
+    assert main(["check", "-"]) == 0
+    assert capsys.readouterr().out.startswith("<stdin>: ok, ")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"10de NV\n\t2236 AB\n")))  # 17 bytes
+    assert main(["check", "-"]) == 2
+    assert capsys.readouterr().err == "pciname: error: <stdin>: cannot read pci.ids file: more than the 16 bytes allowed\n"
+
+
+def test_lookup_device_limit():
+    from pciname.files import MAX_LOOKUP_DEVICES
+
+    proc = run("lookup", "--stdin", stdin="2236 " * MAX_LOOKUP_DEVICES + "2236")
+    assert_one_line_error(proc, f"{MAX_LOOKUP_DEVICES + 1} devices given; a lookup takes at most {MAX_LOOKUP_DEVICES}")
+    proc = run("lookup", "10de:2236", "--stdin", stdin="2236\n" * (MAX_LOOKUP_DEVICES - 1))
+    assert proc.returncode == 0 and proc.stdout == "nvidia.com/GA102GL_A10\n" * MAX_LOOKUP_DEVICES
+
+
+def test_lookup_stdin_byte_limit():
+    from pciname.files import MAX_LOOKUP_STDIN_BYTES
+
+    proc = run("lookup", "--stdin", stdin=" " * MAX_LOOKUP_STDIN_BYTES + "2236")
+    assert_one_line_error(proc, f"--stdin: more than {MAX_LOOKUP_STDIN_BYTES} bytes")
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pciname", "lookup", "--stdin"], stdin=zero, capture_output=True, text=True, cwd=REPO, timeout=120
+        )
+    assert_one_line_error(proc, "--stdin: more than")
+
+
+def test_lookup_stdin_that_is_not_utf8_is_a_malformed_device():
+    proc = subprocess.run(
+        [sys.executable, "-m", "pciname", "lookup", "--stdin"], input=b"10de:2236 \xff\xfe", capture_output=True, cwd=REPO, timeout=120
+    )
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_lookup_repeated_devices_resolve_once_and_print_each_time(monkeypatch, capsys):
+    """The bulk path resolves each distinct device once; every output format
+    still shows one complete, independent entry per input device."""
+    import io
+
+    from pciname.cli import main
+    from pciname.resolver import Resolver
+
+    asked: list[list[str]] = []
+    original = Resolver.records
+
+    def counting(self, devices, profile="latest"):
+        devices = list(devices)
+        asked.append(devices)
+        return original(self, devices, profile)
+
+    monkeypatch.setattr(Resolver, "records", counting)
+    stdin = "10de:2236 10de:230c 10de:2236\n" * 500
+    for fmt in ("json", "yaml"):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        assert main(["lookup", "--stdin", "-o", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "&id" not in out and "*id" not in out  # no YAML aliases
+        loaded = json.loads(out) if fmt == "json" else yaml.safe_load(out)
+        assert len(loaded) == 1500
+        assert [r["device"] for r in loaded[:3]] == ["10de:2236", "10de:230c", "10de:2236"]
+        assert loaded[0] == loaded[2] == loaded[-1] and loaded[1]["warnings"][0]["code"] == "unnamed-device"
+    assert asked == [["10de:2236", "10de:230c"]] * 2

@@ -541,7 +541,7 @@ def test_serve_flags(setup, tmp_path):
     with pytest.raises(ServeError, match="--max-lint-files"):
         ServeConfig(insecure=True, max_lint_files=0).validate()
     broken = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, kube=True, kubeconfig=str(tmp_path / "nope")))
-    with pytest.raises(ServeError, match="^--kube: cannot load the cluster configuration"):
+    with pytest.raises(ServeError, match=r"^--kube: cannot read kubeconfig .*nope: No such file"):
         broken.start()
 
 
@@ -562,3 +562,70 @@ def test_metrics_count_the_feed_rpcs(server, stub):
     assert delta("pciname_rpc_errors_total", method="GpuOptions", code="NOT_FOUND") == 1
     assert delta("pciname_rpc_duration_seconds_count", method="GpuOptions") == 2
     assert metric(after, "pciname_rpc_in_flight") == 0
+
+
+# -- hostile input ---------------------------------------------------------------------------
+
+YAML_VALUES_REFUSED = ["0x_", "0b_", "!!float x", "!!timestamp 2020-13-45", "!!int x", "!!timestamp 2020-01-01 25:00:00"]
+
+
+@pytest.mark.parametrize("value", YAML_VALUES_REFUSED)
+def test_yaml_values_the_constructors_refuse_are_invalid_argument(client, stub, value):
+    """PyYAML resolves these as int, float or timestamp and its constructors
+    raise ValueError: the caller's YAML is at fault, not the server."""
+    kv = f"apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {{name: kv, namespace: ns}}\nspec:\n  x: {value}\n"
+    code, details, meta = call(stub.GpuOptions, pb.GpuOptionsRequest(kubevirt=kv))
+    assert (code, meta.get("pciname-error")) == (INVALID, "objects-input"), details
+    assert details.startswith("kubevirt:5:6: neither JSON nor YAML: ") and "is not a valid" in details
+    assert value.split()[-1] in details
+    nodes = f"- kind: Node\n  metadata:\n    name: {value}\n"
+    code, details, meta = call(stub.GpuOptions, pb.GpuOptionsRequest(kubevirt=json.dumps(KV), nodes=nodes))
+    assert (code, meta.get("pciname-error")) == (INVALID, "objects-input"), details
+    assert details.startswith("nodes:3:11: neither JSON nor YAML: ")
+    with pytest.raises(RemoteInvalidArgument):
+        client.gpu_options(kv)
+    # Lint reads YAML nodes, not Python values: the same text is no error there.
+    assert call(stub.Lint, files_request({"kv.yaml": kv}))[0] == OK
+
+
+OVERSIZED_FEEDS = [
+    ("Lint", files_request({"a": "x: 1"}, profile="latest" + " " * 100_000), "profile is too long"),
+    ("Lint", files_request({"a": "x: 1"}, upgrade_to="v" * 100_000), "upgrade_to is too long"),
+    ("GpuOptions", pb.GpuOptionsRequest(kubevirt=json.dumps(KV), profile="auto" + " " * 100_000), "profile is too long"),
+    ("GpuOptions", pb.GpuOptionsRequest(kubevirt=json.dumps(KV), kubevirt_name="n" * 100_000), "kubevirt_name is too long"),
+]
+
+
+@pytest.mark.parametrize(("method", "request_message", "needle"), OVERSIZED_FEEDS,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(OVERSIZED_FEEDS)])
+def test_oversized_profile_fields_are_invalid_argument(stub, method, request_message, needle):
+    code, details, _ = call(getattr(stub, method), request_message)
+    assert (code, needle in details) == (INVALID, True), details[:300]
+    assert "…(" in details and len(details) < 300
+
+
+def test_long_echoes_are_cut_so_the_client_sees_the_real_error(client, stub):
+    fits = 2048  # bytes of details: far below a client's 8-16 KB of metadata, even percent-encoded
+    big = "K" * 100_000
+    code, details, meta = call(stub.GpuOptions, pb.GpuOptionsRequest(kubevirt=json.dumps({"kind": big})))
+    assert (code, meta["pciname-error"]) == (INVALID, "objects-input")
+    assert details == "kubevirt: expected a KubeVirt, got " + "K" * 64 + "…(100000 bytes)"
+    named = json.dumps({"kind": "List", "items": [kubevirt({}, name=big), kubevirt({}, name=big)]})
+    code, details, meta = call(stub.GpuOptions, pb.GpuOptionsRequest(kubevirt=named))
+    assert (code, meta["pciname-error"]) == (INVALID, "kubevirt-ambiguous") and len(details) < 400
+
+    # A file name of 100 KB in a Lint error: in the details and in pciname-file.
+    name = "ü" * 50_000 + ".yaml"
+    code, details, meta = call(stub.Lint, files_request({name: "a: [\n"}))
+    assert (code, meta["pciname-error"], meta["pciname-line"]) == (INVALID, "lint-input", "2")
+    assert len(details.encode()) <= fits and "bytes)" in details
+    assert len(meta["pciname-file"]) < 4096
+    with pytest.raises(RemoteLintInputError) as caught:
+        client.lint({name: "a: [\n"})
+    assert caught.value.file.startswith("üüü") and caught.value.line == 2
+
+    # Many broken files: the details are cut as a whole.
+    files = {f"{i:03d}-" + "n" * 4000: "a: [\n" for i in range(MAX_LINT_FILES)}
+    code, details, meta = call(stub.Lint, files_request(files))
+    assert (code, meta["pciname-error"]) == (INVALID, "lint-input")
+    assert details.startswith("000-nnn") and len(details.encode()) <= fits

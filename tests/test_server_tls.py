@@ -127,3 +127,82 @@ def test_health_command_over_mutual_tls(pki):
         assert refused.stderr.startswith("pciname: error: ") and refused.stderr.count("\n") == 1
     finally:
         server.stop()
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pciname", *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=timeout)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], proc.stderr
+
+
+@pytest.fixture(scope="module")
+def garbage(tmp_path_factory):
+    path = tmp_path_factory.mktemp("garbage") / "garbage.pem"
+    path.write_text("this is not PEM\n")
+    return path
+
+
+@pytest.mark.parametrize("which", ["--tls-cert", "--tls-key"])
+def test_health_needs_both_halves_of_a_client_certificate(pki, which):
+    """One without the other used to abort inside gRPC's C core (exit 134)."""
+    half = pki.client_cert if which == "--tls-cert" else pki.client_key
+    proc = cli("health", "--server", "127.0.0.1:1", "--timeout", "2", "--tls-ca", str(pki.ca), which, str(half))
+    assert_one_line_error(proc, "--tls-cert and --tls-key go together")
+
+
+def test_client_needs_both_halves_of_a_client_certificate(pki):
+    code = (
+        "import sys\n"
+        "from pciname.client import Client\n"
+        "from pciname.errors import PcinameError\n"
+        "try:\n"
+        f"    Client('127.0.0.1:1', timeout=2, certificate_chain={pki.client_cert.read_bytes()!r}).health()\n"
+        "except PcinameError as error:\n"
+        "    print(error)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "certificate_chain and private_key go together (mutual TLS needs both)\n")
+
+
+def test_unusable_tls_files_are_named(pki, garbage):
+    serve = ("serve", "--listen", "127.0.0.1:0", "--watch-interval", "0")
+    assert_one_line_error(cli(*serve, "--tls-cert", str(garbage), "--tls-key", str(pki.server_key)),
+                          f"TLS certificate {garbage} cannot be used: no PEM certificate in it")
+    assert_one_line_error(cli(*serve, "--tls-cert", str(pki.server_cert), "--tls-key", str(garbage)),
+                          f"TLS key {garbage} cannot be used", "not a PEM private key")
+    assert_one_line_error(cli(*serve, "--tls-cert", str(pki.server_cert), "--tls-key", str(pki.client_key)),
+                          "the key does not belong to the certificate")
+    assert_one_line_error(cli(*serve, "--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key),
+                              "--tls-client-ca", str(garbage)), f"TLS CA bundle {garbage} cannot be used")
+    health = ("health", "--server", "127.0.0.1:1", "--timeout", "2")
+    assert_one_line_error(cli(*health, "--tls-ca", str(garbage)), f"TLS CA bundle {garbage} cannot be used")
+    assert_one_line_error(cli(*health, "--tls-cert", str(garbage), "--tls-key", str(pki.client_key)),
+                          f"TLS certificate {garbage} cannot be used")
+    assert_one_line_error(cli(*health, "--tls-cert", str(pki.client_cert), "--tls-key", str(garbage)),
+                          f"TLS key {garbage} cannot be used")
+
+
+def test_lookup_server_over_mutual_tls(pki, garbage):
+    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key),
+                               tls_client_ca=str(pki.ca), watch_interval=0))
+    try:
+        lookup = ("lookup", "10de:2236", "--server", f"localhost:{server.port}")
+        member = ("--tls-ca", str(pki.ca), "--tls-cert", str(pki.client_cert), "--tls-key", str(pki.client_key))
+        ok = cli(*lookup, *member)
+        assert (ok.returncode, ok.stdout, ok.stderr) == (0, "nvidia.com/GA102GL_A10\n", "")
+        anonymous = cli(*lookup, "--tls-ca", str(pki.ca))
+        assert anonymous.returncode == 2 and "Traceback" not in anonymous.stderr  # mutual TLS refuses it
+        assert_one_line_error(cli(*lookup, "--tls-ca", str(pki.ca), "--tls-key", str(pki.client_key)),
+                              "--tls-cert and --tls-key go together")
+        assert_one_line_error(cli(*lookup, "--tls-ca", str(garbage)), "cannot be used")
+        assert_one_line_error(cli("lookup", "10de:2236", "--tls-ca", str(pki.ca)), "go with --server")
+    finally:
+        server.stop()

@@ -36,6 +36,8 @@ def profile_from_args(args: argparse.Namespace):
 
     pciids = getattr(args, "pciids", None)
     algorithm = getattr(args, "algorithm", None)
+    if pciids == "":
+        raise _usage("--pciids needs a file name (it was given an empty one)")
     if pciids or algorithm:
         if args.profile:
             raise _usage("--profile cannot be combined with --pciids/--algorithm")
@@ -63,7 +65,10 @@ def register(sub) -> None:
     lookup.add_argument("--stdin", action="store_true", help="also read devices (white-space separated) from stdin")
     add_profile_options(lookup)
     add_output_option(lookup, ("name", "json", "yaml", "table"), default="name")
-    lookup.add_argument("--server", metavar="HOST:PORT", help="ask a pciname gRPC service instead of computing locally")
+    from .service import add_client_tls_options, add_server_option
+
+    add_server_option(lookup, help="ask a pciname gRPC service instead of computing locally")
+    add_client_tls_options(lookup)
     lookup.set_defaults(func=run_lookup)
 
     rev = sub.add_parser("reverse", help="device ids advertised under a resource name")
@@ -96,9 +101,29 @@ def register(sub) -> None:
     snap_import = snap_sub.add_parser("import", help="copy verified pci.ids files into the cache")
     snap_import.add_argument("files", nargs="+", metavar="FILE")
     snap_import.set_defaults(func=run_snapshots_import)
-    snap_fetch = snap_sub.add_parser("fetch", help="download every missing snapshot and verify its sha256")
+    snap_fetch = snap_sub.add_parser(
+        "fetch",
+        help="download every missing snapshot and verify its sha256",
+        description="Download every snapshot that is not installed into the cache, verify its sha256 and keep "
+        "only good files. A download that fails is reported and the others are still tried. "
+        "Exit 0 when every snapshot is installed, 1 when some download failed, 2 when the cache cannot be written.",
+    )
     snap_fetch.add_argument("--base-url", metavar="URL", help="fetch URL/<sha256> instead of the upstream URLs")
-    snap_fetch.add_argument("--timeout", type=float, default=60.0, help="seconds per download (default 60)")
+    snap_fetch.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="give up on a download when connecting, or waiting for any data, takes this long (default 60)",
+    )
+    snap_fetch.add_argument(
+        "--deadline",
+        type=_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="give up on a download that has not finished after this long in all, redirects included, "
+        "however slowly data keeps coming (default 300)",
+    )
     snap_fetch.set_defaults(func=run_snapshots_fetch)
     snap_pack = snap_sub.add_parser(
         "pack",
@@ -112,27 +137,52 @@ def register(sub) -> None:
 
 
 def _read_devices(args: argparse.Namespace) -> list[str]:
+    """The devices to look up, at most MAX_LOOKUP_DEVICES (arguments and
+    --stdin together); stdin is read up to MAX_LOOKUP_STDIN_BYTES."""
+    from ..files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
+
     devices = list(args.devices)
     if args.stdin:
-        devices.extend(sys.stdin.read().split())
+        if sys.stdin is None:
+            raise _usage("--stdin: standard input is closed")
+        data = sys.stdin.buffer.read(MAX_LOOKUP_STDIN_BYTES + 1)
+        if len(data) > MAX_LOOKUP_STDIN_BYTES:
+            raise _usage(
+                f"--stdin: more than {MAX_LOOKUP_STDIN_BYTES} bytes; a lookup takes at most "
+                f"{MAX_LOOKUP_DEVICES} devices: split the input"
+            )
+        devices.extend(data.decode("utf-8", "replace").split())
     if not devices:
         raise _usage("no devices given: name at least one DEVICE or use --stdin")
+    if len(devices) > MAX_LOOKUP_DEVICES:
+        raise _usage(f"{len(devices)} devices given; a lookup takes at most {MAX_LOOKUP_DEVICES}: split the input")
     return devices
 
 
 def run_lookup(args: argparse.Namespace) -> int:
     devices = _read_devices(args)
+    from .service import client_options, client_tls_asked
+
     if args.server:
         from ..client import lookup_via_server
 
-        if args.pciids or args.algorithm:
+        if args.pciids is not None or args.algorithm:
             raise _usage("--server cannot be combined with --pciids/--algorithm (the server's files are its own)")
+        options = client_options(args)
         # "": the server's default profile
-        records = [r.to_dict() for r in lookup_via_server(args.server, devices, args.profile or "")]
+        records = [r.to_dict() for r in lookup_via_server(args.server, devices, args.profile or "", **options)]
+    elif client_tls_asked(args):
+        raise _usage("the --tls options go with --server")
     else:
         from ..resolver import default_resolver
 
-        records = default_resolver().records(devices, profile_from_args(args))
+        # Each distinct spelling is resolved once; repeats share its record
+        # (copied for YAML, which would print shared objects as aliases).
+        unique = list(dict.fromkeys(devices))
+        resolved = dict(zip(unique, default_resolver().records(unique, profile_from_args(args))))
+        records = [resolved[device] for device in devices]
+        if args.output == "yaml" and len(unique) < len(devices):
+            records = [dict(r, warnings=[dict(w) for w in r["warnings"]]) for r in records]
     print_records(records, args.output)
     return 0 if all(r["advertised"] for r in records) else 1
 
@@ -272,7 +322,45 @@ def run_snapshots_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    return value
+
+
+class _SigtermCleanup:
+    """While writing the cache: SIGTERM raises SystemExit(143), so that the
+    temporaries' clean-up (finally blocks) runs as it does on Ctrl-C."""
+
+    def __enter__(self) -> None:
+        import signal
+        import threading
+
+        self._installed = threading.current_thread() is threading.main_thread()
+        if self._installed:
+            self._previous = signal.signal(signal.SIGTERM, self._terminate)
+
+    @staticmethod
+    def _terminate(signum, frame) -> None:
+        raise SystemExit(128 + signum)
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self._installed:
+            signal.signal(signal.SIGTERM, self._previous if self._previous is not None else signal.SIG_DFL)
+
+
 def run_snapshots_import(args: argparse.Namespace) -> int:
+    with _SigtermCleanup():
+        return _import(args)
+
+
+def _import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..snapshots import import_files
@@ -288,15 +376,16 @@ def run_snapshots_import(args: argparse.Namespace) -> int:
 
 
 def run_snapshots_fetch(args: argparse.Namespace) -> int:
-    from ..snapshots import fetch
+    from ..snapshots import iter_fetch
 
     failed = 0
-    for result in fetch(args.base_url, timeout=args.timeout):
-        if result.status == "failed":
-            failed += 1
-            print(f"{result.snapshot.key}: failed to fetch {result.url}: {result.error}", file=sys.stderr)
-        else:
-            print(f"{result.snapshot.key}: {result.status} {result.path}")
+    with _SigtermCleanup():
+        for result in iter_fetch(args.base_url, timeout=args.timeout, deadline=args.deadline):
+            if result.status == "failed":
+                failed += 1
+                print(f"{result.snapshot.key}: failed to fetch {result.url}: {result.error}", file=sys.stderr, flush=True)
+            else:
+                print(f"{result.snapshot.key}: {result.status} {result.path}", flush=True)
     return 1 if failed else 0
 
 

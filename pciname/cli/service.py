@@ -7,11 +7,21 @@ for it.
 from __future__ import annotations
 
 import argparse
+import math
+import re
 
 from ..naming.profiles import DEFAULT_PROFILE, default_profile_help
 from .core import ALGORITHM_CHOICES
 
 DEFAULT_LISTEN = "[::]:50051"  # keep in step with pciname.server.app.DEFAULT_LISTEN
+DEFAULT_SERVER = "localhost:50051"
+
+# gRPC takes sizes and counts as C ints and durations as 32-bit milliseconds.
+MAX_INT = 2**31 - 1
+MAX_SECONDS = MAX_INT // 1000  # 2147483 s, about 24 days
+# Targets gRPC resolves itself ("unix:/run/pciname.sock", "dns:///host:port"), passed as they are.
+_TARGET_SCHEMES = ("unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:")
+_PORT = re.compile(r"[0-9]{1,5}")
 
 
 def _positive_int(text: str) -> int:
@@ -21,6 +31,8 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    if value > MAX_INT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_INT}: {text!r}")
     return value
 
 
@@ -29,9 +41,36 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value < 0 or value != value:
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number of seconds: {text!r}")
+    if value < 0:
         raise argparse.ArgumentTypeError(f"cannot be negative: {text!r}")
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SECONDS} seconds (about 24 days): {text!r}")
     return value
+
+
+def _file_name(text: str) -> str:
+    if not text:
+        raise argparse.ArgumentTypeError("empty file name")
+    return text
+
+
+def server_address(text: str) -> str:
+    """A ``--server`` value: HOST:PORT with a port from 1 to 65535 (an IPv6
+    host in brackets), or a gRPC target with a scheme (unix:PATH, dns:...)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty address: expected HOST:PORT, e.g. 127.0.0.1:50051")
+    if text.startswith(_TARGET_SCHEMES):
+        return text
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not _PORT.fullmatch(port) or not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"bad address {text!r}: expected HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:50051"
+        )
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        raise argparse.ArgumentTypeError(f"bad address {text!r}: put an IPv6 host in brackets, e.g. [::1]:50051")
+    return text
 
 
 def register(sub) -> None:
@@ -85,7 +124,7 @@ def register(sub) -> None:
                       "0 disables (SIGHUP still reloads) (default 2)")
 
     data = serve.add_argument_group("data")
-    data.add_argument("--pciids", metavar="FILE", help="also serve this pci.ids file as profile 'custom'")
+    data.add_argument("--pciids", type=_file_name, metavar="FILE", help="also serve this pci.ids file as profile 'custom'")
     data.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="vendor-section",
                       help="name algorithm of the custom profile (default vendor-section)")
     data.add_argument("--default-profile", default=DEFAULT_PROFILE, metavar="PROFILE",
@@ -113,20 +152,54 @@ def register(sub) -> None:
         help="ask a pciname server's grpc.health.v1 service (a probe)",
         description="Print the server's health status; exit 0 when SERVING, 1 otherwise, 2 when it cannot be asked.",
     )
-    check.add_argument("--server", default="localhost:50051", metavar="HOST:PORT",
-                       help="server address (default localhost:50051)")
+    add_server_option(check, default=DEFAULT_SERVER, help=f"server address (default {DEFAULT_SERVER})")
     check.add_argument("--service", default="", help="health service name (default '': the whole server)")
     check.add_argument("--timeout", type=_seconds, default=5.0, metavar="SECONDS", help="deadline (default 5)")
     add_client_tls_options(check)
     check.set_defaults(func=run_health)
 
 
+# -- the client options (health, lookup --server) --------------------------------------------
+
+_CLIENT_TLS_OPTIONS = ("tls_ca", "tls_cert", "tls_key", "tls_server_name")
+
+
+def add_server_option(parser: argparse.ArgumentParser, *, default: str | None = None, help: str) -> None:
+    parser.add_argument("--server", type=server_address, default=default, metavar="HOST:PORT", help=help)
+
+
 def add_client_tls_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tls", action="store_true", help="connect with TLS (implied by the other --tls-* options)")
-    parser.add_argument("--tls-ca", metavar="FILE", help="CA bundle to verify the server with")
-    parser.add_argument("--tls-cert", metavar="FILE", help="client certificate (mutual TLS)")
-    parser.add_argument("--tls-key", metavar="FILE", help="client private key (mutual TLS)")
-    parser.add_argument("--tls-server-name", metavar="NAME", help="expected server name, if not the host")
+    group = parser.add_argument_group("TLS (to the server)")
+    group.add_argument("--tls", action="store_true", help="connect with TLS (implied by the other --tls-* options)")
+    group.add_argument("--tls-ca", type=_file_name, metavar="FILE", help="CA bundle to verify the server with")
+    group.add_argument("--tls-cert", type=_file_name, metavar="FILE",
+                       help="client certificate (mutual TLS; goes with --tls-key)")
+    group.add_argument("--tls-key", type=_file_name, metavar="FILE", help="client private key (mutual TLS; goes with --tls-cert)")
+    group.add_argument("--tls-server-name", metavar="NAME", help="expected server name, if not the host")
+
+
+def client_tls_asked(args: argparse.Namespace) -> bool:
+    """Whether any of add_client_tls_options' options was given."""
+    return bool(args.tls) or any(getattr(args, name) is not None for name in _CLIENT_TLS_OPTIONS)
+
+
+def client_options(args: argparse.Namespace) -> dict:
+    """pciname.client.Client's keyword arguments from add_client_tls_options'
+    options, checked first: --tls-cert and --tls-key go together, and every
+    file must be PEM gRPC can use (PcinameError: one line, exit 2)."""
+    from ..client import check_tls_files
+    from ..errors import PcinameError
+
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise PcinameError("--tls-cert and --tls-key go together (mutual TLS needs both)")
+    check_tls_files(args.tls_cert, args.tls_key, args.tls_ca)
+    return {
+        "tls": args.tls or bool(args.tls_server_name),
+        "root_certificates": args.tls_ca,
+        "certificate_chain": args.tls_cert,
+        "private_key": args.tls_key,
+        "server_name": args.tls_server_name,
+    }
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -161,6 +234,11 @@ def run_serve(args: argparse.Namespace) -> int:
         kube_timeout=args.kube_timeout,
     )
     config.validate()  # a usage error: one line, exit 2
+    if config.tls_cert and config.tls_key:
+        from ..client import check_tls_files
+
+        # gRPC would only say "Failed to bind" about files it cannot use.
+        check_tls_files(config.tls_cert, config.tls_key, config.tls_client_ca)
     logger = configure(args.log_format, args.log_level)
     return serve(config, logger)
 
@@ -168,15 +246,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_health(args: argparse.Namespace) -> int:
     from ..client import Client
 
-    with Client(
-        args.server,
-        timeout=args.timeout,
-        tls=args.tls,
-        root_certificates=args.tls_ca,
-        certificate_chain=args.tls_cert,
-        private_key=args.tls_key,
-        server_name=args.tls_server_name,
-    ) as client:
+    with Client(args.server, timeout=args.timeout, **client_options(args)) as client:
         status = client.health(args.service)
     print(status)
     return 0 if status == "SERVING" else 1

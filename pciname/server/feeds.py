@@ -9,7 +9,9 @@ the KubeVirt CR and Nodes the caller sends, or, on a server started with
 (read-only, with the server's kubeconfig or in-cluster service account).
 
 Errors that are not about profiles are :class:`RpcFailure` with a stable
-reason in the trailing metadata ``pciname-error`` (see the .proto).
+reason in the trailing metadata ``pciname-error`` (see the .proto). Inputs
+they echo go through :func:`~pciname.server.service.shown` (at most
+``ECHO_CHARS`` characters each), so details stay short whatever was sent.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ import grpc
 from ..errors import PcinameError
 from ._proto import pciname_pb2 as pb
 from .logs import fields
-from .service import RpcFailure
+from .service import (
+    MAX_NAME_CHARS,
+    MAX_PROFILE_CHARS,
+    RpcFailure,
+    check_length,
+    served_profile,
+    shown,
+)
 
 DEFAULT_MAX_LINT_FILES = 100
 DEFAULT_MAX_LINT_BYTES = 1024 * 1024
@@ -48,6 +57,8 @@ PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 
 # Printable ASCII but '%': what a metadata value carries as is.
 _METADATA_SAFE = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
+# At most this much of an input goes into a metadata value (pciname-file).
+_METADATA_CHARS = 256
 
 
 def _failure(code: grpc.StatusCode, details: str, reason: str, *extra: tuple[str, str]) -> RpcFailure:
@@ -55,8 +66,9 @@ def _failure(code: grpc.StatusCode, details: str, reason: str, *extra: tuple[str
 
 
 def metadata_text(text: str) -> str:
-    """``text`` for a metadata value: percent-encoded (UTF-8) where it is not printable ASCII."""
-    return quote(text, safe=_METADATA_SAFE)
+    """``text`` for a metadata value: percent-encoded (UTF-8) where it is not
+    printable ASCII, and cut (:func:`shown`) when it is long."""
+    return quote(shown(text, _METADATA_CHARS, quote=False), safe=_METADATA_SAFE)
 
 
 def no_auto(profile: str, what: str = "profile") -> None:
@@ -89,7 +101,7 @@ def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
 
     fmt = request.format.strip().lower() or "kubevirt"
     if fmt not in FORMATS:
-        raise RpcFailure(INVALID, f"unknown format {request.format!r}: use one of {', '.join(FORMATS)}")
+        raise RpcFailure(INVALID, f"unknown format {shown(request.format)}: use one of {', '.join(FORMATS)}")
     if request.replace_defaults and fmt != "cozystack":
         raise RpcFailure(INVALID, "replace_defaults goes with format cozystack")
     return fmt
@@ -168,12 +180,14 @@ def lint(
         raise RpcFailure(
             INVALID,
             f"{total} bytes of YAML in one request, more than this server's maximum of {max_bytes} "
-            f"(--max-lint-bytes); the largest file is {name} ({size} bytes)",
+            f"(--max-lint-bytes); the largest file is {shown(name, quote=False)} ({size} bytes)",
         )
+    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    check_length(request.upgrade_to, "upgrade_to", MAX_PROFILE_CHARS)
     no_auto(request.profile)
     no_auto(request.upgrade_to, "upgrade_to")
-    profile = data.profile(request.profile)
-    upgrade = data.profile(request.upgrade_to) if request.upgrade_to.strip() else None
+    profile = served_profile(data, request.profile)
+    upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 
     linter = Linter(profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver)
     documents = 0
@@ -184,7 +198,7 @@ def lint(
         except LintInputError as error:
             errors.append(error)
         except RecursionError:
-            errors.append(LintInputError(f"{name}: nested too deeply to read as YAML", file=name))
+            errors.append(LintInputError(f"{shown(name, quote=False)}: nested too deeply to read as YAML", file=name))
     if errors:
         first = errors[0]
         extra = [("pciname-file", metadata_text(first.file))]
@@ -221,6 +235,33 @@ def _type_name(value: Any) -> str:
             float: "a number"}.get(type(value), type(value).__name__)
 
 
+_LOADER = None
+
+
+def _loader():
+    """yaml.SafeLoader whose scalar constructors' own errors (``0x_``,
+    ``!!float x``, ``!!timestamp 2020-13-45``: ValueError and the like)
+    become ConstructorErrors marked with the value's place."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class Loader(yaml.SafeLoader):
+            def construct_object(self, node, deep=False):
+                try:
+                    return super().construct_object(node, deep)
+                except (ValueError, TypeError, ArithmeticError, LookupError) as error:
+                    tag = node.tag.rpartition(":")[2] or node.tag
+                    value = node.value if isinstance(node.value, str) else ""
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"{shown(value)} is not a valid {shown(tag, quote=False)} ({error})",
+                        node.start_mark,
+                    ) from None
+
+        _LOADER = Loader
+    return _LOADER
+
+
 def _yaml_documents(text: str, field: str) -> list:
     import yaml
 
@@ -228,7 +269,7 @@ def _yaml_documents(text: str, field: str) -> list:
     # crashes the process on deeply nested input; this one raises
     # RecursionError. kubectl's JSON takes the fast path above anyway.
     try:
-        return list(yaml.load_all(text, Loader=yaml.SafeLoader))
+        return list(yaml.load_all(text, Loader=_loader()))
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
@@ -236,6 +277,9 @@ def _yaml_documents(text: str, field: str) -> list:
         raise _objects_error(f"{where}: neither JSON nor YAML: {problem}") from None
     except yaml.YAMLError as error:
         raise _objects_error(f"{field}: neither JSON nor YAML: {' '.join(str(error).split())}") from None
+    except (ValueError, TypeError, ArithmeticError, LookupError) as error:
+        # Raised outside a node's construction: still the input's fault.
+        raise _objects_error(f"{field}: not valid YAML: {type(error).__name__}: {error}") from None
 
 
 def parse_objects(text: str, field: str) -> list[dict]:
@@ -287,7 +331,8 @@ def _text(value: Any, where: str) -> None:
 def _check_kind(obj: dict, kind: str, where: str) -> None:
     found = obj.get("kind")
     if found is not None and found != kind:
-        raise _objects_error(f"{where}: expected a {kind}, got {_type_name(found) if not isinstance(found, str) else found}")
+        got = shown(found, quote=False) if isinstance(found, str) else _type_name(found)
+        raise _objects_error(f"{where}: expected a {kind}, got {got}")
 
 
 def _check_metadata(obj: dict, where: str) -> dict:
@@ -348,9 +393,9 @@ def pick_kubevirt(objects: Sequence[dict], name: str | None) -> dict:
             and (not namespace or (o.get("metadata") or {}).get("namespace") == namespace)
         ]
         if not candidates:
-            raise _objects_error(f"kubevirt: no KubeVirt CR {name} among the {len(objects)} sent")
+            raise _objects_error(f"kubevirt: no KubeVirt CR {shown(name, quote=False)} among the {len(objects)} sent")
     if len(candidates) > 1:
-        names = ", ".join(_ref(o) for o in candidates)
+        names = ", ".join(shown(_ref(o), quote=False) for o in candidates)
         raise _failure(
             INVALID,
             f"kubevirt holds several KubeVirt CRs ({names}): choose one with kubevirt_name NAMESPACE/NAME",
@@ -485,9 +530,10 @@ def gpu_options(
     from ..kube.cluster import choose_profile
     from ..kube.cluster import gpu_options as options_of
 
-    name = request.kubevirt_name.strip() or None
+    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    name = check_length(request.kubevirt_name, "kubevirt_name", MAX_NAME_CHARS).strip() or None
     auto = request.profile.strip().lower() == AUTO
-    given = None if auto else data.profile(request.profile)  # a bad profile fails before any cluster I/O
+    given = None if auto else served_profile(data, request.profile)  # a bad profile fails before any cluster I/O
     if request.from_cluster:
         if request.kubevirt.strip() or request.nodes.strip():
             raise RpcFailure(
