@@ -33,7 +33,7 @@ from ._version import __version__
 from .errors import PciIdsError
 from .files import MAX_PCIIDS_BYTES, read_bounded
 from .naming.algorithms import ALGORITHMS, NVIDIA_VENDOR_ID, NameIndex, check_algorithm, is_indexed_id
-from .naming.gotext import scan_lines
+from .naming.gotext import scan_lines, valid_text
 from .paths import cache_dir
 
 if TYPE_CHECKING:
@@ -199,8 +199,10 @@ def _build(path: Path, identity: Identity, reader: Reader | None = None) -> Cata
         path=path,
         identity=identity,
         sha256=hashlib.sha256(data).hexdigest(),
-        version=db.version,
-        date=db.date,
+        # The header as valid text (undecodable bytes as U+FFFD): it is shown
+        # everywhere (profiles, records, gRPC) and never used for naming.
+        version=valid_text(db.version),
+        date=valid_text(db.date),
         nvidia_vendor_name=vendor.name if vendor else None,
         nvidia_devices=devices,
         issues=list(db.issues),

@@ -20,6 +20,7 @@ from cachetools import LRUCache
 from .catalog import Catalog, catalog_for
 from .naming import checks
 from .naming.algorithms import NVIDIA_VENDOR_ID
+from .naming.gotext import valid_text
 from .naming.profiles import (
     DEFAULT_PROFILE,
     PREVIEW,
@@ -113,15 +114,22 @@ class ProfileView:
         return self._by_resource
 
     def version_label(self) -> str | None:
-        return self.catalog.version or self.profile.pci_ids_label
+        """The file's Version header (else the release's label), as valid text."""
+        return valid_text(self.catalog.version or self.profile.pci_ids_label)
 
     def file_label(self) -> str:
         """How messages name the pci.ids file: by version, else by path."""
         label = self.version_label()
-        return f"pci.ids {label}" if label else str(self.catalog.path)
+        return f"pci.ids {label}" if label else valid_text(str(self.catalog.path))  # type: ignore[return-value]
 
     def record(self, device: DeviceId) -> Record:
-        """The resolution of one device, as plain data."""
+        """The resolution of one device, as plain data.
+
+        Text taken from the pci.ids file (vendor and device names, its
+        version, its path in messages) is valid UTF-8: undecodable bytes are
+        U+FFFD (:func:`~pciname.naming.gotext.valid_text`). Derived names
+        never hold them (the algorithms' filters drop them).
+        """
         profile, catalog = self.profile, self.catalog
         warnings: list[checks.Warning] = []
         if device.vendor == NVIDIA_VENDOR_ID:
@@ -164,8 +172,8 @@ class ProfileView:
             "name": name,
             "resource_name": resource,
             "advertised": checks.is_advertised(resource, [w.code for w in warnings]),
-            "vendor_name": vendor_name,
-            "device_name": device_name,
+            "vendor_name": valid_text(vendor_name),
+            "device_name": valid_text(device_name),
             "pci_ids_version": self.version_label(),
             "pci_ids_sha256": catalog.sha256,
             "env_var": env,

@@ -177,10 +177,19 @@ def metric(samples: dict, name: str, **labels: str) -> float:
 
 class ServerProcess:
     """``python -m pciname serve ... --log-format json`` with its log lines
-    collected; ``port`` is the bound port (from the "listening" line)."""
+    collected; ``port`` is the bound port (from the "listening" line).
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path = REPO) -> None:
-        self.args = [sys.executable, "-m", "pciname", "serve", "--log-format", "json", *args]
+    ``prelude``: Python code run in the server process before ``serve``
+    (``python -c``), e.g. to make a read block as a slow file system would.
+    """
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path = REPO, prelude: str | None = None) -> None:
+        serve = ["--log-format", "json", *args]
+        if prelude is None:
+            self.args = [sys.executable, "-m", "pciname", "serve", *serve]
+        else:
+            code = f"{prelude}\nimport sys\nfrom pciname.cli import main\nsys.exit(main(['serve', *sys.argv[1:]]))\n"
+            self.args = [sys.executable, "-c", code, *serve]
         self.proc = subprocess.Popen(
             self.args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )

@@ -256,3 +256,24 @@ def test_the_default_is_latest_and_the_74_preview_differences_are_pinned():
 def test_preview_keeps_its_old_name():
     assert pciname.resolve("10de:2236", "embedded").profile == "preview"
     assert pciname.resolve("10de:2236", "").profile == "kubevirt-gpu-device-plugin@v1.6.0"
+
+
+def test_text_from_a_pciids_file_is_valid_utf8(tmp_path):
+    """Invalid UTF-8 in a pci.ids file (decoded with surrogateescape) never
+    reaches a Resolution: each undecodable byte sequence is U+FFFD, the one
+    representation pciname uses for them (`valid_text`)."""
+    from pciname.naming.gotext import valid_text
+
+    ids = tmp_path / "bad.ids"
+    ids.write_bytes(b"# Version: 2026\xff\n10de  NVIDIA \xff\n\t2236  GA102GL [A10\xe2\x82]\n8086  Intel \xfe\n\t1234  x\xfd\n")
+    custom = pciname.custom_profile(ids, "vendor-section")
+    a10, intel, unnamed = pciname.resolve_many(["10de:2236", "8086:1234", "10de:ffff"], custom)
+    assert (a10.name, a10.device_name, a10.vendor_name) == ("GA102GL_A10", "GA102GL [A10\ufffd]", "NVIDIA \ufffd")
+    assert (intel.vendor_name, intel.device_name, a10.pci_ids_version) == ("Intel \ufffd", "x\ufffd", "2026\ufffd")
+    assert "pci.ids 2026\ufffd" in unnamed.warnings[0].message
+    for r in (a10, intel, unnamed):
+        for value in (r.vendor_name, r.device_name, r.pci_ids_version, *(w.message for w in r.warnings)):
+            (value or "").encode("utf-8")  # no lone surrogate left
+    assert pciname.load(ids).vendors["10de"].name == "NVIDIA \udcff"  # the database keeps the file's bytes
+    assert valid_text("NVIDIA \udcff") == "NVIDIA \ufffd" and valid_text(None) is None
+    assert valid_text("\ud800x") == "\ufffd\ufffd\ufffdx"  # a surrogate that stands for no byte

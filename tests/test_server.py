@@ -523,3 +523,120 @@ def test_batch_of_the_default_maximum(server, server_env):
         response = pb_grpc.PciNameStub(channel).ResolveBatch(pb.ResolveBatchRequest(devices=devices), timeout=30)
     assert len(response.results) == 10_000
     assert [r.device for r in response.results] == devices
+
+
+# -- hostile input: oversized fields, long echoes, malformed protobuf ----------------------------
+
+MB = 1 << 20
+PADDED_DEVICE = " " * MB + "10de:2236"  # a valid device, padded to 1 MB
+LONG_PROFILE = "latest" + " " * 100_000  # a valid profile spelling, padded
+
+OVERSIZED = [
+    ("Resolve", pb.ResolveRequest(device=PADDED_DEVICE), "device is too long"),
+    ("Resolve", pb.ResolveRequest(device="1" * 3 * MB), "device is too long"),
+    ("Resolve", pb.ResolveRequest(device="10de:2236", profile=LONG_PROFILE), "profile is too long"),
+    ("Resolve", pb.ResolveRequest(device="10de:2236", profile="x" * 100_000), "profile is too long"),
+    ("ResolveBatch", pb.ResolveBatchRequest(devices=["10de:2236", PADDED_DEVICE]), "devices[1] is too long"),
+    ("ResolveBatch", pb.ResolveBatchRequest(devices=["10de:2236"], profile=LONG_PROFILE), "profile is too long"),
+    ("Reverse", pb.ReverseRequest(resource_name="GA102GL_A10" + " " * MB), "resource_name is too long"),
+    ("Reverse", pb.ReverseRequest(resource_name="GA102GL_A10", profile=LONG_PROFILE), "profile is too long"),
+    ("Diff", pb.DiffRequest(from_profile=LONG_PROFILE, to_profile="latest"), "from_profile is too long"),
+    ("Diff", pb.DiffRequest(from_profile="latest", to_profile="y" * 100_000), "to_profile is too long"),
+    ("ListDevices", pb.ListDevicesRequest(profile=LONG_PROFILE), "profile is too long"),
+    ("ListDevices", pb.ListDevicesRequest(vendor=" " * MB + "10de"), "vendor is too long"),
+    ("PermittedHostDevices", pb.PermittedHostDevicesRequest(devices=["10de:2236", PADDED_DEVICE]),
+     "devices[1] is too long"),
+    ("PermittedHostDevices", pb.PermittedHostDevicesRequest(mdev_types=["GRID T4-1Q" * 10_000]),
+     "mdev_types[0] is too long"),
+    ("PermittedHostDevices", pb.PermittedHostDevicesRequest(devices=["10de:2236"], profile=LONG_PROFILE),
+     "profile is too long"),
+]
+
+
+def _cached_keys(data) -> list:
+    """The request texts the data set's caches hold (best effort: private attributes)."""
+    keys = list(getattr(data, "_spellings", {}))
+    encoded = getattr(data, "encoded", None)
+    if encoded is not None:
+        keys.extend(encoded.keys())
+    keys.extend(key[0] for key in getattr(data.resolver, "_memo", {}))
+    return [k for k in keys if isinstance(k, str)]
+
+
+@pytest.mark.parametrize(("method", "request_message", "needle"), OVERSIZED,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(OVERSIZED)])
+def test_oversized_fields_are_refused_before_anything_is_cached(server, stub, server_env, method, request_message,
+                                                                 needle):
+    for _ in range(3):  # a repeated request is refused again: nothing of it was kept
+        code, details = call_code(getattr(stub, method), request_message)
+        assert (code, needle in details) == (INVALID, True), (code, details[:300])
+    assert "bytes)" in details and len(details.encode()) <= 1024
+    assert max(map(len, _cached_keys(server.data)), default=0) <= 1024  # the limits are far below
+
+
+def test_padding_within_the_limits_still_works(client, stub, server_env):
+    from pciname.server.service import MAX_DEVICE_CHARS, MAX_PROFILE_CHARS
+
+    device = " 10de:2236 ".center(MAX_DEVICE_CHARS)
+    profile = " latest ".center(MAX_PROFILE_CHARS)
+    assert stub.Resolve(pb.ResolveRequest(device=device, profile=profile), timeout=10).resource_name == (
+        "nvidia.com/GA102GL_A10"
+    )
+    assert [r.resource_name for r in client.resolve_batch([device, "10de:2236"], profile)] == [
+        "nvidia.com/GA102GL_A10"
+    ] * 2
+    code, details = call_code(stub.Resolve, pb.ResolveRequest(device=device + " ", profile=profile))
+    assert code == INVALID and f"at most {MAX_DEVICE_CHARS}" in details
+
+
+def test_client_sees_the_real_code_for_huge_inputs(client, stub, server_env):
+    """Details echo at most a few dozen characters of any input, so they fit
+    the client's metadata limit: INVALID_ARGUMENT, never RESOURCE_EXHAUSTED."""
+    with pytest.raises(RemoteInvalidArgument) as caught:
+        client.resolve("1" * 3 * MB)
+    assert "…(3145728 bytes)" in str(caught.value) and len(str(caught.value)) < 300
+    with pytest.raises(RemoteInvalidArgument) as caught:
+        client.resolve("10de:2236", "x" * 100_000)
+    assert "…(100000 bytes)" in str(caught.value)
+    code, details = call_code(stub.PermittedHostDevices,
+                              pb.PermittedHostDevicesRequest(devices=["10de:2236"], format="helm" * 50_000))
+    assert code == INVALID and details.startswith("unknown format 'helmhelm") and "…(200000 bytes)" in details
+    code, details = call_code(stub.ListDevices, pb.ListDevicesRequest(vendor="ü" * 60))
+    assert code == INVALID and details.startswith("malformed vendor 'üüü")
+
+
+@pytest.mark.parametrize(
+    ("method", "raw"),
+    [
+        ("Resolve", b"\x0a\x02\xff\xfe"),  # device: not UTF-8
+        ("Resolve", b"\x0a\x10ab"),  # truncated: 16 bytes announced, 2 sent
+        ("Resolve", b"\xff\xff\xff\xff"),  # garbage
+        ("ResolveBatch", b"\x0a\x03abc\x0a\x01\x80"),  # the second device is not UTF-8
+        ("Reverse", b"\x12\x03\xc3\x28x"),  # profile: a broken two-byte sequence
+        ("Diff", b"\x0a"),  # a tag without its value
+        ("ListProfiles", b"\x0f"),  # field number 1, wire type 7: none such
+        ("PermittedHostDevices", b"\x12\x02\xed\xa0"),  # mdev_types: a UTF-16 surrogate in UTF-8
+        ("Lint", b"\x0a\x04\x0a\x02\xff\xfe"),  # files[0].name: not UTF-8
+        ("GpuOptions", b"\x12\x05\xf8\x88\x80\x80\x80"),  # kubevirt: a five-byte sequence
+    ],
+)
+def test_malformed_protobuf_is_invalid_argument(server, channel, server_env, method, raw):
+    call = channel.unary_unary(f"/pciname.v1.PciName/{method}", request_serializer=None, response_deserializer=None)
+    before = scrape(server.metrics_port)
+    code, details = call_code(call, raw)
+    assert code == INVALID, (code, details)
+    assert details.startswith("malformed request: not a valid pciname.v1.")
+    after = scrape(server.metrics_port)
+    assert metric(after, "pciname_rpc_errors_total", method=method, code="INVALID_ARGUMENT") - metric(
+        before, "pciname_rpc_errors_total", method=method, code="INVALID_ARGUMENT"
+    ) == 1
+
+
+def test_malformed_protobuf_on_the_stream_is_invalid_argument(channel, server_env):
+    stream = channel.unary_stream("/pciname.v1.PciName/ListDevices", request_serializer=None,
+                                  response_deserializer=None)
+    code, details = call_code(stream, b"\x0a\x02\xff\xfe")
+    assert code == INVALID and "pciname.v1.ListDevicesRequest" in details
+    raw = channel.unary_unary("/pciname.v1.PciName/Resolve", request_serializer=None, response_deserializer=None)
+    good = pb.ResolveRequest(device="10de:2236").SerializeToString()
+    assert pb.Resolution.FromString(raw(good, timeout=10)).resource_name == "nvidia.com/GA102GL_A10"

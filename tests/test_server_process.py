@@ -4,7 +4,9 @@ reload), the file watcher, JSON logs, exit codes, and the CLI's
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -44,8 +46,8 @@ def env(tmp_path, session_cache):
 def spawn():
     started: list[ServerProcess] = []
 
-    def spawn(args, env) -> ServerProcess:
-        process = ServerProcess(args, env)
+    def spawn(args, env, **kwargs) -> ServerProcess:
+        process = ServerProcess(args, env, **kwargs)
         started.append(process)
         return process
 
@@ -197,3 +199,123 @@ def test_cli_lookup_and_health_through_the_server(spawn, env):
     assert (unknown.returncode, unknown.stdout) == (1, "SERVICE_UNKNOWN\n")
     server.signal(signal.SIGINT)
     assert server.wait(15) == 0
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "needle"),
+    [
+        ("--watch-interval", "inf", "not a finite number of seconds"),
+        ("--max-connection-age", "inf", "not a finite number of seconds"),
+        ("--grace", "nan", "not a finite number of seconds"),
+        ("--max-connection-age", "1e10", "must be at most 2147483 seconds"),
+        ("--shutdown-delay", "-1", "cannot be negative"),
+        ("--max-recv-message-bytes", "99999999999999999999", "must be at most 2147483647"),
+        ("--max-send-message-bytes", "3000000000", "must be at most 2147483647"),
+        ("--pciids", "", "empty file name"),
+    ],
+)
+def test_serve_flag_values_are_usage_errors(env, flag, value, needle):
+    """Values gRPC or the clock cannot take used to end in OverflowError tracebacks."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pciname", "serve", "--listen", "127.0.0.1:0", "--insecure", flag, value],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
+    )
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"pciname serve: error: argument {flag}: {needle}"), proc.stderr
+
+
+def test_cli_client_addresses_are_checked(spawn, env):
+    server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--watch-interval", "0"], env).ready()
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env,
+                              cwd=REPO, timeout=60)
+
+    # A port out of range used to be taken modulo 65536: another server entirely.
+    wrapped = f"127.0.0.1:{server.port + 65536}"
+    for command in (("lookup", "10de:2236"), ("health",)):
+        for address, needle in [(wrapped, "a port from 1 to 65535"), ("", "empty address"),
+                                ("127.0.0.1", "expected HOST:PORT"), ("::1:50051", "IPv6 host in brackets")]:
+            proc = cli(*command, "--server", address)
+            assert proc.returncode == 2 and proc.stdout == "", (command, address, proc)
+            assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+            assert proc.stderr.startswith(f"pciname {command[0]}: error: argument --server: ") and needle in proc.stderr
+    ok = cli("lookup", "10de:2236", "--server", f"[::ffff:127.0.0.1]:{server.port}")
+    assert (ok.returncode, ok.stdout) == (0, "nvidia.com/GA102GL_A10\n"), ok.stderr
+
+
+# -- reloads never hold shutdown up ---------------------------------------------------------
+
+
+def _resolve_name(address: str) -> str:
+    with grpc.insecure_channel(address) as channel:
+        return pb_grpc.PciNameStub(channel).Resolve(pb.ResolveRequest(device="10de:2236"), timeout=10).name
+
+
+def test_fifo_in_place_of_the_pciids_file_is_rejected_and_sigterm_exits(spawn, env, tmp_path):
+    custom = tmp_path / "custom.ids"
+    write_atomically(custom, pciids_text("FIRST NAME"))
+    server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--pciids", str(custom), "--watch-interval", "0.2",
+                    "--default-profile", "custom"], env).ready()
+    custom.unlink()
+    os.mkfifo(custom)  # nobody ever writes to it: a blocking read would wait forever
+
+    rejected = server.wait_log("reload rejected", trigger="file-change")  # the watcher
+    assert "not a regular file" in rejected["error"] and str(custom) in rejected["error"]
+    server.signal(signal.SIGHUP)
+    rejected = server.wait_log("reload rejected", trigger="signal")
+    assert "not a regular file" in rejected["error"]
+    assert _resolve_name(server.address) == "FIRST_NAME"  # the old data keeps serving
+
+    server.signal(signal.SIGTERM)
+    assert server.wait(30) == 0
+    server.wait_log("stopped")
+    all_json(server)
+
+
+# In the server process: reads of pci.ids files block on a FIFO, as a plain
+# open() and read() do (or a hung network file system): the reload hangs.
+BLOCKING_READS = """
+import pciname.catalog
+
+def _blocking_read(path, limit, **kwargs):
+    with open(path, "rb") as handle:  # waits for a writer, then for data
+        return handle.read(limit + 1)
+
+pciname.catalog.read_bounded = _blocking_read
+"""
+
+
+def test_sigterm_does_not_wait_for_a_reload_that_hangs(spawn, env, tmp_path):
+    custom = tmp_path / "custom.ids"
+    write_atomically(custom, pciids_text("FIRST NAME"))
+    server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--pciids", str(custom), "--watch-interval", "0",
+                    "--default-profile", "custom"], env, prelude=BLOCKING_READS).ready()
+    custom.unlink()
+    os.mkfifo(custom)
+    server.signal(signal.SIGHUP)
+
+    # The reload has the FIFO open for reading once a non-blocking writer can open it.
+    writer = None
+    deadline = time.monotonic() + 60
+    while writer is None:
+        try:
+            writer = os.open(custom, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as error:
+            assert error.errno == errno.ENXIO, error
+            assert time.monotonic() < deadline, "the reload never opened the FIFO:\n" + "".join(server.lines)
+            time.sleep(0.05)
+    try:
+        # It now waits for data that never comes; the server still answers.
+        assert _resolve_name(server.address) == "FIRST_NAME"
+        server.signal(signal.SIGHUP)  # another reload while one runs: not queued up
+        server.signal(signal.SIGTERM)
+        assert server.wait(30) == 0
+        server.wait_log("reload still running; not waiting for it", trigger="signal")
+        server.wait_log("stopped")
+        assert not [e for e in server.logs if e.get("msg") in ("data loaded", "reload rejected")
+                    and e.get("trigger") == "signal"]
+    finally:
+        os.close(writer)
+    all_json(server)

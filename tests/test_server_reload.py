@@ -222,3 +222,190 @@ def test_first_load_failure_leaves_no_data(files):
         assert broken.data.generation == 1
     finally:
         broken.stop()
+
+
+# -- files that are no pci.ids file ----------------------------------------------------
+
+NOT_PCIIDS = {
+    "empty": (b"", "no header"),
+    "only-comments": (b"#\n#\tList of PCI ID's\n#\n# nothing else\n", "no header"),
+    "no-nvidia": (b"# Version: 2030.02.02\n8086  Intel Corporation\n\t1234  Some Intel device\n",
+                  "no NVIDIA vendor section"),
+    "no-header": (b"10de  NVIDIA Corporation\n\t2236  HEADERLESS\n", "no header"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_PCIIDS))
+def test_reload_refuses_a_file_that_is_no_pciids_file(server, files, caplog, case):
+    """A 0-byte, comment-only, NVIDIA-less or header-less --pciids file would
+    make every name nvidia.com/<id>: refused, counted, the old data serves."""
+    content, needle = NOT_PCIIDS[case]
+    generation = server.data.generation
+    files.custom.write_bytes(content)
+    with caplog.at_level("INFO", logger="pciname.server"):
+        assert reload_after_change(server) is False
+    (rejected,) = [r for r in caplog.records if r.getMessage() == "reload rejected"]
+    assert needle in rejected.fields["error"] and str(files.custom) in rejected.fields["error"]
+    assert server.data.generation == generation
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        stub = pb_grpc.PciNameStub(channel)
+        assert stub.Resolve(pb.ResolveRequest(device="10de:2236", profile="custom"), timeout=5).name == "OLD_NAME"
+    samples = scrape(server.metrics_port)
+    assert metric(samples, "pciname_reloads_total", trigger="file-change", result="failure") == 1
+    assert metric(samples, "pciname_last_reload_success") == 0
+
+
+def test_start_up_refuses_an_empty_pciids_file(files):
+    files.custom.write_bytes(b"")
+    empty = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, pciids=str(files.custom), watch_interval=0))
+    empty.start()
+    try:
+        assert empty.reload("startup") is False
+        assert empty.data is None
+    finally:
+        empty.stop()
+
+
+def test_headerless_plugin_snapshot_is_accepted_by_sha256(server, files):
+    """The plugin images' 2019-08-14 and 2021-12-02 files have no header:
+    known by sha256, they may still be served with --pciids."""
+    from .conftest import PLUGIN_PCIIDS
+
+    files.custom.write_bytes((PLUGIN_PCIIDS / "2021-12-02.ids").read_bytes())
+    assert reload_after_change(server) is True
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        stub = pb_grpc.PciNameStub(channel)
+        assert stub.Resolve(pb.ResolveRequest(device="10de:1eb8", profile="custom"), timeout=5).name
+
+
+# -- invalid UTF-8 in a served file ----------------------------------------------------
+
+INVALID_UTF8 = (
+    b"# Version: 2026\xff\n"
+    b"# Date:    2026-01-01 00:00:00\xfe\n"
+    b"10de  NVIDIA \xffCorporation\n"
+    b"\t2236  GA102GL [A10\xff]\n"
+    b"\t1eb8  TU104GL [Tesla T4]\n"
+    b"8086  Intel \xfe\xfd\n"
+    b"\t1234  Some \xc3Intel device\n"
+)
+
+
+def test_invalid_utf8_in_a_served_file_is_served_as_replacement_characters(files):
+    """Lone surrogates (surrogateescape) cannot go into protobuf strings:
+    every RPC on such a file used to fail INTERNAL. Undecodable bytes are
+    U+FFFD, as in `pciname describe -o json`."""
+    files.custom.write_bytes(INVALID_UTF8)
+    s = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, pciids=str(files.custom), watch_interval=0))
+    s.start()
+    try:
+        assert s.reload("startup") is True
+        with grpc.insecure_channel(f"127.0.0.1:{s.port}") as channel:
+            stub = pb_grpc.PciNameStub(channel)
+            profiles = stub.ListProfiles(pb.ListProfilesRequest(), timeout=10).profiles
+            (custom,) = [p for p in profiles if p.name == "custom"]
+            assert custom.pci_ids_version == "2026\ufffd"
+            r = stub.Resolve(pb.ResolveRequest(device="10de:2236", profile="custom"), timeout=10)
+            assert (r.name, r.device_name, r.vendor_name) == ("GA102GL_A10", "GA102GL [A10\ufffd]", "NVIDIA \ufffdCorporation")
+            assert r.pci_ids_version == "2026\ufffd"
+            unnamed = stub.Resolve(pb.ResolveRequest(device="10de:ffff", profile="custom"), timeout=10)
+            assert "pci.ids 2026\ufffd" in unnamed.warnings[0].message
+            batch = stub.ResolveBatch(pb.ResolveBatchRequest(devices=["10de:2236", "8086:1234"], profile="custom"),
+                                      timeout=10).results
+            assert (batch[1].vendor_name, batch[1].device_name) == ("Intel \ufffd\ufffd", "Some \ufffdIntel device")
+            intel = list(stub.ListDevices(pb.ListDevicesRequest(profile="custom", vendor="8086"), timeout=10))
+            assert [m.device_name for m in intel] == ["Some \ufffdIntel device"]
+            assert len(list(stub.ListDevices(pb.ListDevicesRequest(profile="custom"), timeout=30))) > 1000
+    finally:
+        s.stop()
+
+
+# -- other vendors' devices: parsed once per generation ----------------------------------
+
+
+def test_list_devices_of_another_vendor_parses_the_file_once(server, monkeypatch):
+    from pciname.pciids import loader
+    from pciname.server import data as data_module
+
+    parses = Counter()
+    real_load, real_table = loader.load_bytes, data_module._device_ids_by_vendor
+
+    def counting_load(*args, **kwargs):
+        parses["load_bytes"] += 1
+        return real_load(*args, **kwargs)
+
+    def counting_table(*args, **kwargs):
+        parses["table"] += 1
+        return real_table(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "load_bytes", counting_load)
+    monkeypatch.setattr(data_module, "_device_ids_by_vendor", counting_table)
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        stub = pb_grpc.PciNameStub(channel)
+
+        def intel(profile: str) -> list[str]:
+            request = pb.ListDevicesRequest(profile=profile, vendor="8086")
+            return [m.device for m in stub.ListDevices(request, timeout=60)]
+
+        first = intel("latest")  # a packaged snapshot: read from the archive's verified member
+        after_first = parses["load_bytes"]
+        assert intel("latest") == first and intel("kubevirt-gpu-device-plugin@v1.5.0") == first  # the same file
+        assert len(first) > 1000 and first == sorted(first)
+        assert parses["table"] == 1  # once per generation and file
+        assert parses["load_bytes"] == after_first  # later calls parse nothing
+        assert intel("custom") == ["8086:1234"]
+        assert parses["table"] == 2
+
+
+# -- byte-bounded caches --------------------------------------------------------------
+
+
+def test_encoded_answers_stay_within_their_byte_bound(server):
+    from pciname.server.data import (
+        CACHE_MAX_BYTES,
+        ENCODED_CACHE_MAX_BYTES,
+        MAX_CACHED_KEY_CHARS,
+        EncodedAnswers,
+    )
+
+    data = server.data
+    assert CACHE_MAX_BYTES == 64 << 20
+    assert data.encoded.maxsize + data._spellings.maxsize == CACHE_MAX_BYTES == ENCODED_CACHE_MAX_BYTES + (1 << 20)
+    custom = data.profile("custom")
+    expected = data.encode(custom, "10de:2236")
+
+    # A key over MAX_CACHED_KEY_CHARS is answered, never kept.
+    before = (len(data.encoded), data.encoded.currsize)
+    for width in range(MAX_CACHED_KEY_CHARS + 1, MAX_CACHED_KEY_CHARS + 200):
+        assert data.encode(custom, "10de:2236".rjust(width)) == expected
+    assert (len(data.encoded), data.encoded.currsize) == before
+    assert max(map(len, data.encoded.keys())) <= MAX_CACHED_KEY_CHARS
+
+    # Many distinct keys: the oldest go, the bytes stay within the bound.
+    data.encoded = small = EncodedAnswers(maxsize=64 * 1024)
+    keys = ["10de:2236".rjust(width).ljust(width + pad) for width in range(9, 100) for pad in range(10)]
+    for key in keys:
+        assert data.encode(custom, key) == expected
+        assert small.currsize <= small.maxsize
+    assert 0 < len(small) < len(keys) and small.currsize > small.maxsize // 2
+    assert small.currsize == sum(small.size(k, expected) for k in small.keys())  # noqa: SIM118 - a list, not a dict
+    assert small.keys() == keys[-len(small):]  # first in, first out
+    table = data.encoded_table(custom)
+    assert table.get(keys[0]) is None and table.get(keys[-1]) == expected
+
+
+def test_profile_spellings_stay_within_their_byte_bound(server):
+    from pciname.server.data import MAX_CACHED_KEY_CHARS
+
+    data = server.data
+    spellings = data._spellings
+    latest = data.profile("latest")
+    assert data.profile(" latest ".center(MAX_CACHED_KEY_CHARS + 50)) is latest
+    assert all(len(key) <= MAX_CACHED_KEY_CHARS for key in spellings)
+    asked = 0
+    for width in range(10, MAX_CACHED_KEY_CHARS + 1):
+        for pad in range(width - 5):
+            assert data.profile("latest".rjust(width - pad).ljust(width)) is latest
+            assert spellings.currsize <= spellings.maxsize
+            asked += 1
+    assert len(spellings) < asked and spellings.currsize > spellings.maxsize // 2

@@ -50,6 +50,26 @@ def scan_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def valid_text(text: str | None) -> str | None:
+    """``text`` as pciname shows it outside itself: valid UTF-8.
+
+    Names, the Version/Date header and paths are decoded with
+    ``surrogateescape``, so invalid UTF-8 in a pci.ids file (or a path)
+    survives as lone surrogates, which no UTF-8 stream, JSON document or
+    protobuf string can carry. Every maximal invalid byte sequence becomes
+    one U+FFFD REPLACEMENT CHARACTER (Python's ``errors="replace"``); valid
+    text and None are returned as they are. This is the one representation
+    of undecodable bytes in records, JSON, YAML, tables and gRPC answers.
+    """
+    if text is None or text.isascii():
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
 def trim_space(text: str) -> str:
     """``strings.TrimSpace``."""
     return text.strip(GO_SPACE)

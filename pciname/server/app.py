@@ -8,15 +8,21 @@ Life of a server (:class:`NameServer`):
    UNAVAILABLE while the data loads.
 2. :meth:`~NameServer.reload` (first at start-up) builds a whole new
    DataSet beside the old one and swaps the reference; health becomes
-   SERVING. A failed build (a malformed pci.ids line, an unreadable file)
-   is logged and counted, and the old data keeps serving. Triggers: SIGHUP,
-   and a change of ``data/pci.ids``, the ``--pciids`` file or a snapshot
-   directory seen by :meth:`~NameServer.poll` (every ``--watch-interval``
-   seconds; a change must be seen unchanged on two polls in a row, so a file
-   being written is not loaded half-way).
+   SERVING. A failed build (a malformed pci.ids line, an unreadable file, a
+   ``--pciids`` file without the pci.ids header or without an NVIDIA
+   section) is logged and counted, and the old data keeps serving.
+   Triggers: SIGHUP, and a change of ``data/pci.ids``, the ``--pciids``
+   file or a snapshot directory seen by :meth:`~NameServer.poll` (every
+   ``--watch-interval`` seconds; a change must be seen unchanged on two
+   polls in a row, so a file being written is not loaded half-way).
+   ``serve`` runs each reload in its own thread
+   (:meth:`~NameServer.start_reload`), one at a time, so signals are
+   handled while a reload runs.
 3. :meth:`~NameServer.drain` (SIGTERM, SIGINT): health goes NOT_SERVING,
    after ``--shutdown-delay`` the server stops taking RPCs, the ones in
-   flight get ``--grace`` seconds to finish, and ``serve`` returns 0.
+   flight get ``--grace`` seconds to finish, and ``serve`` returns 0. A
+   reload still running is not waited for (it is logged and abandoned; its
+   data is never swapped in).
 
 Health service names: ``""`` and ``pciname.v1.PciName`` are SERVING once
 data is loaded and until shutdown begins; ``liveness`` is SERVING from
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import threading
 import time
@@ -40,6 +47,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from ..errors import PcinameError
+from ..naming.gotext import valid_text
 from ..naming.profiles import DEFAULT_PROFILE
 from . import data as data_module
 from .data import DataSet, watch_signature
@@ -199,6 +207,8 @@ class NameServer:
         self._data: DataSet | None = None
         self._generation = 0
         self._reload_lock = threading.Lock()
+        self._reload_finished: threading.Event | None = None  # of the last start_reload()
+        self._reload_trigger: str | None = None
         self._loaded_signature: tuple | None = None
         self._seen_signature: tuple | None = None
         self._health_pool = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pciname-health")
@@ -338,12 +348,17 @@ class NameServer:
                 self.metrics.reloaded(trigger, False)
                 keeping = f"generation {self._generation} keeps serving" if self._data else "no data is loaded"
                 message = str(error) if isinstance(error, PcinameError) else f"{type(error).__name__}: {error}"
+                message = valid_text(message)  # paths and lines of a file may hold undecodable bytes
                 self.log.error(
                     "reload rejected",
                     exc_info=None if isinstance(error, PcinameError) else error,
                     extra=fields(trigger=trigger, error=message, keeping=keeping,
                                  seconds=round(time.monotonic() - started, 3)),
                 )
+                return False
+            if self._stopped.is_set():
+                self.log.info("reload discarded: shutting down",
+                              extra=fields(trigger=trigger, generation=self._generation))
                 return False
             first = self._data is None
             self._generation = data.generation
@@ -368,17 +383,51 @@ class NameServer:
                     self.health.set(service, health_pb2.HealthCheckResponse.SERVING)
             return True
 
-    def poll(self) -> bool | None:
-        """Reload if the watched files changed and have stayed unchanged since
-        the previous poll. Returns the reload's result, or None if none ran."""
+    @property
+    def reloading(self) -> bool:
+        """A reload started by :meth:`start_reload` is still running."""
+        finished = self._reload_finished
+        return finished is not None and not finished.is_set()
+
+    def start_reload(self, trigger: str, done=None) -> bool:
+        """Run :meth:`reload` in its own (daemon) thread and return at once;
+        ``done()`` is called when it ends. False if one is still running (or
+        the server is shutting down): reloads never queue up, and shutdown
+        never waits for one (a read that blocks cannot hold SIGTERM up)."""
+        if self.reloading or self._stopped.is_set():
+            return False
+
+        finished = threading.Event()
+
+        def run() -> None:
+            try:
+                self.reload(trigger)
+            finally:
+                finished.set()  # before done(): whoever it wakes sees the reload over
+                if done is not None:
+                    done()
+
+        self._reload_trigger = trigger
+        self._reload_finished = finished
+        threading.Thread(target=run, name=f"pciname-reload-{trigger}", daemon=True).start()
+        return True
+
+    def changed(self) -> bool:
+        """The watcher's test: the watched files changed and have stayed
+        unchanged since the previous call (only ``stat``, never a read)."""
         signature = watch_signature(self.config.pciids)
         if signature == self._loaded_signature:
             self._seen_signature = signature
-            return None
+            return False
         if signature != self._seen_signature:
             self._seen_signature = signature  # changed: wait one more poll for it to settle
-            return None
-        return self.reload("file-change")
+            return False
+        return True
+
+    def poll(self) -> bool | None:
+        """Reload if the watched files changed and have stayed unchanged since
+        the previous poll. Returns the reload's result, or None if none ran."""
+        return self.reload("file-change") if self.changed() else None
 
     # -- stop -----------------------------------------------------------------------
 
@@ -392,6 +441,9 @@ class NameServer:
         self._stopped.set()
         self.health.enter_graceful_shutdown()
         self.log.info("draining", extra=fields(shutdown_delay=delay, grace=grace))
+        if self.reloading:
+            self.log.warning("reload still running; not waiting for it",
+                             extra=fields(trigger=self._reload_trigger))
         if delay:
             time.sleep(delay)
         done = []
@@ -417,30 +469,86 @@ class NameServer:
 # -- the process ----------------------------------------------------------------------
 
 
+class _Wakeup:
+    """What :func:`serve`'s main loop sleeps on: a pipe the interpreter
+    writes the number of every signal to (:func:`signal.set_wakeup_fd`),
+    whichever thread the kernel delivered it to, and :meth:`set` writes 0 to
+    (a reload ended).
+
+    The loop reads the signal numbers from the pipe instead of relying on the
+    Python-level handlers alone: those run only when the main thread executes
+    bytecode, and a signal the kernel hands to another thread (one blocked
+    reading a file, say) does not interrupt a main thread asleep on a lock.
+    """
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+        self._previous = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+
+    def set(self) -> None:
+        try:
+            os.write(self._write, b"\0")
+        except OSError:  # full: the loop wakes anyway
+            pass
+
+    def wait(self, timeout: float | None) -> list[int]:
+        """What arrived within ``timeout`` seconds (None: until something
+        does): signal numbers, and 0 for each :meth:`set`."""
+        ready, _, _ = select.select([self._read], [], [], timeout)
+        received: list[int] = []
+        while ready:
+            try:
+                chunk = os.read(self._read, 4096)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            received.extend(chunk)
+        return received
+
+    def close(self) -> None:
+        signal.set_wakeup_fd(self._previous)
+        os.close(self._read)
+        os.close(self._write)
+
+
 def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
     """Run a server until SIGTERM/SIGINT; reload on SIGHUP and file changes.
 
     Exit status: 0 after a drain, 1 if the data cannot be loaded at start-up,
     2 if the server cannot start as configured.
+
+    Reloads run in their own thread (:meth:`NameServer.start_reload`); this
+    loop only waits for signals, the watcher's interval and reloads' ends,
+    so SIGTERM is acted on at once, whatever a reload is doing.
     """
     log = logger or logging.getLogger(LOGGER_NAME)
-    wake = threading.Event()
-    requested = {"stop": None, "reload": False}
+    requested: dict = {"stop": None, "reload": False}
+    stops = {signal.SIGTERM, signal.SIGINT}
+    hup = getattr(signal, "SIGHUP", None)  # not on Windows
 
     def on_stop(signum, frame):
-        requested["stop"] = signal.Signals(signum).name
-        wake.set()
+        requested["stop"] = requested["stop"] or signal.Signals(signum).name
 
     def on_reload(signum, frame):
         requested["reload"] = True
-        wake.set()
+
+    def note(received: list[int]) -> None:
+        for number in received:
+            if number in stops:
+                on_stop(number, None)
+            elif hup is not None and number == hup:
+                on_reload(number, None)
 
     previous = {
         signal.SIGTERM: signal.signal(signal.SIGTERM, on_stop),
         signal.SIGINT: signal.signal(signal.SIGINT, on_stop),
     }
-    if hasattr(signal, "SIGHUP"):  # not on Windows
-        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_reload)
+    if hup is not None:
+        previous[hup] = signal.signal(hup, on_reload)
+    wakeup = _Wakeup()
     try:
         server = NameServer(config, log)
         try:
@@ -449,27 +557,36 @@ def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
             log.error("cannot start", extra=fields(error=str(error)))
             server.stop()
             return 2
-        if not server.reload("startup"):
+        server.start_reload("startup", done=wakeup.set)
+        while requested["stop"] is None and server.reloading:
+            note(wakeup.wait(None))
+        if requested["stop"] is None and server.data is None:
             log.error("no data to serve; exiting")
             server.stop()
             return 1
-        interval = config.watch_interval or None
+        interval = config.watch_interval
+        next_poll = time.monotonic() + interval
         while requested["stop"] is None:
-            wake.wait(interval)
-            wake.clear()
-            if requested["stop"] is not None:
-                break
-            if requested["reload"]:
-                requested["reload"] = False
-                server.reload("signal")
-            elif interval:
-                server.poll()
+            if not server.reloading:  # else: a SIGHUP meanwhile is served when it ends (that wakes this loop)
+                if requested["reload"]:
+                    requested["reload"] = False
+                    server.start_reload("signal", done=wakeup.set)
+                elif interval and time.monotonic() >= next_poll:  # the watcher
+                    next_poll = time.monotonic() + interval
+                    if server.changed():
+                        server.start_reload("file-change", done=wakeup.set)
+            if server.reloading or not interval:
+                timeout = None
+            else:
+                timeout = max(0.0, next_poll - time.monotonic())
+            note(wakeup.wait(timeout))
         log.info("shutdown requested", extra=fields(signal=requested["stop"]))
         server.drain()
         return 0
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        wakeup.close()
 
 
 __all__ = [

@@ -2,11 +2,13 @@
 
 A :class:`DataSet` is one generation of the server's data: a pinned
 :class:`~pciname.api.Resolver` with every installed profile preloaded
-(strictly: a pci.ids file with a malformed line fails the build), which
-profiles are served and which are missing their snapshot, and caches of
-encoded answers. The server builds a new one beside the old on a reload and
-replaces a single reference, so a request in flight finishes on the
-generation it started with and nothing is ever half-loaded.
+(strictly: a pci.ids file with a malformed line fails the build, and so does
+a ``--pciids`` file that is no pci.ids file, see :func:`check_served_file`),
+which profiles are served and which are missing their snapshot, and caches
+of encoded answers, bounded in bytes (:data:`CACHE_MAX_BYTES`). The server
+builds a new one beside the old on a reload and replaces a single
+reference, so a request in flight finishes on the generation it started with
+and nothing is ever half-loaded.
 
 :func:`watch_signature` is what the reload watcher compares between polls:
 the identity of ``data/pci.ids`` and of a ``--pciids`` file, and the
@@ -16,22 +18,42 @@ listing of every snapshot directory.
 from __future__ import annotations
 
 import os
+import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from threading import Lock
+
+from cachetools import LRUCache
 
 from ..api import ProfileInfo, Resolution, Resolver
+from ..catalog import Catalog
 from ..errors import PciIdsError, SnapshotMissingError
+from ..naming.gotext import valid_text
 from ..naming.profiles import DEFAULT_PROFILE, Profile, canonical_name, custom_profile, load_registry
 from ..paths import embedded_pciids_path, snapshot_search_dirs
 from ._proto import pciname_pb2 as pb
 
 CUSTOM = "custom"
 
-# Encoded answers kept per generation (all profiles together); past this the
-# cache starts over. An entry is one encoded Resolution, about 0.5 KB.
-ENCODED_CACHE_MAX = 32_768
-_SPELLINGS_MAX = 4_096
+# -- cache bounds -----------------------------------------------------------------
+# All the caches of one generation together hold at most CACHE_MAX_BYTES
+# (keys and values, plus a fixed estimate per entry for the objects around
+# them): the spellings of profile names get _SPELLINGS_MAX_BYTES of it, the
+# encoded answers the rest. An encoded Resolution is about 0.5 KB, so the
+# encoded answers keep about 80,000 of them; past that the oldest go first.
+MIB = 1 << 20
+CACHE_MAX_BYTES = 64 * MIB
+_SPELLINGS_MAX_BYTES = 1 * MIB
+ENCODED_CACHE_MAX_BYTES = CACHE_MAX_BYTES - _SPELLINGS_MAX_BYTES
+# Keys are request text as sent; a longer one is answered but never cached
+# (the service refuses over-long fields before this, but the caches do not
+# rely on it).
+MAX_CACHED_KEY_CHARS = 128
+# Per entry beyond its key and value: str/bytes/tuple headers, a dict slot,
+# the eviction queue's record.
+_ENTRY_OVERHEAD = 256
 
 
 def resolution_message(r: Resolution) -> pb.Resolution:
@@ -71,6 +93,72 @@ def framed(message: bytes, field_number: int = 1) -> bytes:
     return _varint(field_number << 3 | 2) + _varint(len(message)) + message
 
 
+class EncodedAnswers:
+    """Encoded answers of one generation: profile name -> device text as
+    sent -> (element of a repeated Resolution field, length of its
+    tag+length header), at most ``maxsize`` bytes in all (``currsize``).
+
+    Reads are plain ``dict.get`` on :meth:`table`, without a lock: that is
+    the hot path (a ResolveBatch of 10,000 cached devices is 10,000 lookups).
+    :meth:`put` takes a lock, counts each entry's bytes and evicts the
+    oldest entries (first in, first out) until the new one fits. Not a
+    cachetools cache: those must not be read while another thread inserts,
+    and a locked cachetools lookup costs 5-10 times a ``dict.get``.
+    """
+
+    def __init__(self, maxsize: int = ENCODED_CACHE_MAX_BYTES) -> None:
+        self.maxsize = maxsize
+        self.currsize = 0
+        self._tables: dict[str, dict[str, tuple[bytes, int]]] = {}
+        self._order: deque[tuple[dict[str, tuple[bytes, int]], str, int]] = deque()
+        self._lock = Lock()
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def keys(self) -> list[str]:
+        """Every cached device text, of all profiles, oldest first."""
+        with self._lock:
+            return [key for _, key, _ in self._order]
+
+    def table(self, name: str) -> dict[str, tuple[bytes, int]]:
+        """The profile's answers, for reading (``.get(device)``)."""
+        table = self._tables.get(name)
+        if table is None:
+            with self._lock:
+                table = self._tables.setdefault(name, {})
+        return table
+
+    @staticmethod
+    def size(key: str, entry: tuple[bytes, int]) -> int:
+        return sys.getsizeof(key) + len(entry[0]) + _ENTRY_OVERHEAD
+
+    def put(self, name: str, key: str, entry: tuple[bytes, int]) -> bool:
+        """Keep ``entry``; False when it is not kept (key over
+        :data:`MAX_CACHED_KEY_CHARS`, or larger than the whole cache)."""
+        if len(key) > MAX_CACHED_KEY_CHARS:
+            return False
+        size = self.size(key, entry)
+        if size > self.maxsize:
+            return False
+        table = self.table(name)
+        with self._lock:
+            if key in table:
+                return True
+            while self.currsize + size > self.maxsize:
+                old_table, old_key, old_size = self._order.popleft()
+                old_table.pop(old_key, None)
+                self.currsize -= old_size
+            table[key] = entry
+            self._order.append((table, key, size))
+            self.currsize += size
+        return True
+
+
+def _spelling_size(value: tuple[str, ServedProfile]) -> int:
+    return sys.getsizeof(value[0]) + _ENTRY_OVERHEAD
+
+
 @dataclass
 class ServedProfile:
     """How the resolver knows a served profile: its canonical name, or the
@@ -92,12 +180,17 @@ class DataSet:
     files: dict[str, str]  # pci.ids path -> sha256, of the files in use
     loaded_at: float
     load_seconds: float
-    _spellings: dict[str, ServedProfile] = field(default_factory=dict)
-    # profile name -> device text as sent -> (element of a repeated Resolution
-    # field, length of its tag+length header)
-    _encoded: dict[str, dict[str, tuple[bytes, int]]] = field(default_factory=dict)
-    _encoded_count: int = 0
+    # profile spelling as sent -> (spelling, served profile); bytes-bounded
+    _spellings: LRUCache = field(
+        default_factory=lambda: LRUCache(maxsize=_SPELLINGS_MAX_BYTES, getsizeof=_spelling_size)
+    )
+    _spellings_lock: Lock = field(default_factory=Lock)
+    encoded: EncodedAnswers = field(default_factory=EncodedAnswers)
     _profiles_message: bytes | None = None
+    # pci.ids sha256 -> vendor id -> its device ids (parsed once per generation
+    # and file; profiles of one file share it: about 1.5 MB per file)
+    _vendor_ids: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    _vendor_lock: Lock = field(default_factory=Lock)
 
     # -- profiles -------------------------------------------------------------
 
@@ -108,9 +201,10 @@ class DataSet:
         without --pciids), SnapshotMissingError naming the file for known
         profiles whose pci.ids is not installed on this server.
         """
-        found = self._spellings.get(spelling)
-        if found is not None:
-            return found
+        with self._spellings_lock:
+            cached = self._spellings.get(spelling)
+        if cached is not None:
+            return cached[1]
         text = spelling.strip()
         if not text:
             found = self.default
@@ -131,29 +225,26 @@ class DataSet:
                     sha256=snap.sha256,
                     url=snap.url,
                 )
-        if len(self._spellings) < _SPELLINGS_MAX:
-            self._spellings[spelling] = found
+        if len(spelling) <= MAX_CACHED_KEY_CHARS:
+            with self._spellings_lock:
+                self._spellings[spelling] = (spelling, found)
         return found
 
     # -- encoded answers ------------------------------------------------------
 
     def encoded_table(self, profile: ServedProfile) -> dict[str, tuple[bytes, int]]:
-        table = self._encoded.get(profile.name)
-        if table is None:
-            table = self._encoded.setdefault(profile.name, {})
-        return table
+        """Cached answers of ``profile`` by device text as sent (read-only)."""
+        return self.encoded.table(profile.name)
 
     def encode(self, profile: ServedProfile, device: str) -> tuple[bytes, int]:
-        """Resolve ``device`` and keep its encoding (InvalidDeviceError if malformed)."""
+        """Resolve ``device`` and keep its encoding (InvalidDeviceError if
+        malformed); kept only within the byte bound and for keys of at most
+        :data:`MAX_CACHED_KEY_CHARS` characters."""
         (resolution,) = self.resolver.resolve_many([device], profile.key)
         message = resolution_message(resolution).SerializeToString()
         element = framed(message)
         entry = (element, len(element) - len(message))
-        if self._encoded_count >= ENCODED_CACHE_MAX:
-            self._encoded = {}
-            self._encoded_count = 0
-        self.encoded_table(profile)[device] = entry
-        self._encoded_count += 1
+        self.encoded.put(profile.name, device, entry)
         return entry
 
     def profiles_message(self) -> bytes:
@@ -164,14 +255,14 @@ class DataSet:
                     pb.ProfileInfo(
                         name=info.name,
                         kind=info.kind,
-                        released=info.released,
+                        released=valid_text(info.released),
                         algorithm=info.algorithm,
                         plugin_release=info.plugin_release,
-                        pci_ids_version=info.pci_ids_version,
+                        pci_ids_version=valid_text(info.pci_ids_version),
                         pci_ids_sha256=info.pci_ids_sha256,
                         installed=info.installed,
                         aliases=list(info.aliases),
-                        note=info.note,
+                        note=valid_text(info.note),
                         is_default=info.name == self.default.name,
                     )
                 )
@@ -184,15 +275,45 @@ class DataSet:
     def nvidia_devices(self, profile: ServedProfile) -> list[Resolution]:
         return self.resolver.devices(profile.key)
 
+    def vendor_device_ids(self, profile: ServedProfile) -> dict[str, tuple[str, ...]]:
+        """vendor id -> the device ids the profile's pci.ids lists under it.
+
+        The file is parsed once per generation (on first use: only
+        ListDevices of another vendor needs it; profiles with the same file
+        share it), from the bytes the catalog reads (a packaged snapshot's
+        verified member, a file's bounded read), which must still be the
+        bytes this generation loaded.
+        """
+        catalog = self.resolver.view(profile.key).catalog
+        table = self._vendor_ids.get(catalog.sha256)
+        if table is not None:
+            return table
+        with self._vendor_lock:
+            table = self._vendor_ids.get(catalog.sha256)
+            if table is None:
+                table = _device_ids_by_vendor(catalog, self.generation)
+                self._vendor_ids[catalog.sha256] = table
+        return table
+
     def vendor_devices(self, profile: ServedProfile, vendor: str) -> list[Resolution]:
         """Every device pci.ids lists under ``vendor`` (not NVIDIA)."""
-        from ..api import load
+        ids = self.vendor_device_ids(profile).get(vendor, ())
+        return self.resolver.resolve_many([f"{vendor}:{d}" for d in ids], profile.key)
 
-        db = load(self.catalog_path(profile))
-        entry = db.vendors.get(vendor)
-        if entry is None:
-            return []
-        return self.resolver.resolve_many([f"{vendor}:{d}" for d in sorted(entry.devices)], profile.key)
+
+def _device_ids_by_vendor(catalog: Catalog, generation: int) -> dict[str, tuple[str, ...]]:
+    import hashlib
+
+    from ..pciids.loader import load_bytes
+
+    data = catalog.read()  # PciIdsError if it cannot be read (also: a FIFO, too large)
+    if hashlib.sha256(data).hexdigest() != catalog.sha256:
+        raise PciIdsError(
+            f"{valid_text(str(catalog.path))}: changed since data generation {generation} was loaded; "
+            "the server loads the new file when it has settled (or on SIGHUP)"
+        )
+    db = load_bytes(data)
+    return {v.id: tuple(sorted(v.devices)) for v in db.vendors.values()}
 
 
 def _on_this_server(message: str) -> str:
@@ -208,8 +329,9 @@ def build(
 ) -> DataSet:
     """Load every installed profile (and the ``--pciids`` file) into a new
     pinned resolver. Raises PciIdsError (PciIdsSyntaxError for a malformed
-    line) or SnapshotMissingError when a file vanished while loading; the
-    caller keeps its old data then."""
+    line; a ``--pciids`` file that :func:`check_served_file` refuses) or
+    SnapshotMissingError when a file vanished while loading; the caller
+    keeps its old data then."""
     from ..api import profiles as profile_infos
     from ..catalog import verified_paths
     from ..snapshots import locate
@@ -231,6 +353,8 @@ def build(
         path = Path(pciids).absolute()
         profile = custom_profile(path, algorithm)._replace(name=CUSTOM)
         resolver.preload([profile], strict=True)  # type: ignore[list-item]
+        known = {p.snapshot.sha256 for p in registry.profiles.values() if p.snapshot is not None}
+        check_served_file(resolver.view(profile).catalog, known)
         custom = ServedProfile(CUSTOM, profile)
 
     files: dict[str, str] = {}
@@ -248,12 +372,12 @@ def build(
                 released=None,
                 algorithm=algorithm,
                 plugin_release=None,
-                pci_ids_version=catalog.version,
+                pci_ids_version=valid_text(catalog.version),
                 pci_ids_sha256=catalog.sha256,
                 installed=True,
-                path=str(catalog.path),
+                path=valid_text(str(catalog.path)),
                 aliases=(),
-                note=f"{algorithm} over {catalog.path} (--pciids)",
+                note=f"{algorithm} over {valid_text(str(catalog.path))} (--pciids)",
             )
         )
 
@@ -285,6 +409,31 @@ def build(
         loaded_at=time.time(),
         load_seconds=time.monotonic() - started,
     )
+
+
+def check_served_file(catalog: Catalog, known_sha256: set[str] | frozenset[str] = frozenset()) -> None:
+    """Refuse a ``--pciids`` file that is no pci.ids file for NVIDIA names
+    (PciIdsError), as an empty or truncated file would otherwise make every
+    name ``nvidia.com/<device id>``:
+
+    * it must have the pci.ids header: a comment line ``# Version: V`` (V not
+      empty; blanks around ``#`` and after the colon allowed) among the
+      comment and blank lines before the first entry, i.e. what
+      ``pciname check`` reports as the version. The plugin images' files
+      that lack one (2019-08-14, 2021-12-02) are accepted by sha256
+      (``known_sha256``);
+    * it must have a vendor section for NVIDIA: a line ``10de  <name>``.
+    """
+    where = valid_text(str(catalog.path))
+    if not catalog.version and catalog.sha256 not in known_sha256:
+        raise PciIdsError(
+            f"{where}: not a pci.ids file: no header (a '# Version: ...' comment line before the first entry)"
+        )
+    if catalog.nvidia_vendor_name is None:
+        raise PciIdsError(
+            f"{where}: no NVIDIA vendor section (a line '10de  NVIDIA Corporation'); "
+            "every device would be named by its id"
+        )
 
 
 # -- what the watcher compares ------------------------------------------------
@@ -332,4 +481,16 @@ def watch_signature(pciids: str | Path | None = None) -> tuple:
     )
 
 
-__all__ = ["CUSTOM", "DataSet", "ServedProfile", "build", "framed", "resolution_message", "watch_signature"]
+__all__ = [
+    "CACHE_MAX_BYTES",
+    "CUSTOM",
+    "MAX_CACHED_KEY_CHARS",
+    "DataSet",
+    "EncodedAnswers",
+    "ServedProfile",
+    "build",
+    "check_served_file",
+    "framed",
+    "resolution_message",
+    "watch_signature",
+]
