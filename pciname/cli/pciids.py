@@ -166,6 +166,7 @@ def run_describe(args: argparse.Namespace) -> int:
         _write("".join(f"{key}: {value}\n" for key, value in fields if value is not None))
         return 0
 
+    from ..naming.gotext import valid_text
     from .output import emit
 
     data = names.as_dict()
@@ -173,6 +174,6 @@ def run_describe(args: argparse.Namespace) -> int:
     # JSON and YAML carry text: invalid UTF-8 in a name becomes U+FFFD.
     for key, value in data.items():
         if isinstance(value, str):
-            data[key] = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            data[key] = valid_text(value)
     emit(data, args.output)
     return 0
