@@ -145,8 +145,11 @@ def corrupt(tables_dir: Path, op: tuple) -> None:
     files = sorted(tables_dir.glob("*.marshal"))
     target = files[a % len(files)]
     regular = [f for f in files if f.is_file() and not f.is_symlink()]
-    if kind in ("flip", "truncate", "swap") and (target not in regular or files[b % len(files)] not in regular):
-        return  # an earlier operation made it a link or a FIFO: reading it here would block
+    # Files this operation opens itself: an earlier operation may have made
+    # them a link or a FIFO, and opening a FIFO (to read or to write) blocks.
+    opened = {"flip": [target], "truncate": [target], "empty": [target], "swap": [target, files[b % len(files)]]}
+    if any(f not in regular for f in opened.get(kind, [])):
+        return
     if kind == "flip":
         data = bytearray(target.read_bytes())
         if data:
