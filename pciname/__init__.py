@@ -24,7 +24,7 @@ _EXPORTS = {
     "ProfileInfo": "api",
     "Resolution": "api",
     "Resolver": "api",
-    "Warning": "api",
+    "NameWarning": "api",
     "clear_caches": "api",
     "custom_profile": "api",
     "default_resolver": "api",
@@ -50,7 +50,11 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
+    if name == "Warning":  # deprecated alias of NameWarning, for one release (0.3)
+        from . import api
+
+        return api.Warning
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'pciname' has no attribute {name!r}")
@@ -72,7 +76,7 @@ if TYPE_CHECKING:
         ProfileInfo as ProfileInfo,
         Resolution as Resolution,
         Resolver as Resolver,
-        Warning as Warning,
+        NameWarning as NameWarning,
         clear_caches as clear_caches,
         custom_profile as custom_profile,
         default_resolver as default_resolver,

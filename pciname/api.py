@@ -8,23 +8,22 @@
 
 Everything here is pure with respect to its inputs and the pci.ids files,
 and cached: the second ``resolve`` of the same device and profile is a
-dictionary lookup. The work is done by :mod:`pciname.resolver`; this module
-gives it typed results.
+dictionary lookup. The work is done by :mod:`pciname.resolver`; the typed
+results are those of :mod:`pciname.results`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .catalog import FileCache, catalog_for, catalogs
-from .naming import checks
-from .naming.checks import Warning
+from .naming.checks import NameWarning
 from .naming.profiles import DEFAULT_PROFILE, PREVIEW, custom_profile, load_registry
 from .paths import embedded_pciids_path
-from .resolver import DeviceId, ProfileLike, Record, Resolver, default_resolver, parse_device
+from .resolver import DeviceId, ProfileLike, Resolver, default_resolver, parse_device
+from .results import DiffEntry, ProfileInfo, Resolution
 
 if TYPE_CHECKING:
     from .pciids.model import PciDatabase
@@ -35,7 +34,7 @@ __all__ = [
     "ProfileInfo",
     "Resolution",
     "Resolver",
-    "Warning",
+    "NameWarning",
     "custom_profile",
     "default_resolver",
     "devices",
@@ -48,64 +47,8 @@ __all__ = [
     "reverse",
 ]
 
-@dataclass(frozen=True, slots=True)
-class Resolution:
-    """What a profile makes of one PCI device.
-
-    ``resource_name`` is what the plugin registers with kubelet (None: it
-    advertises nothing for this device); ``name`` is the name the plugin
-    derived from pci.ids (``""``: none, so v1.0.1+ fall back to the id).
-    ``advertised`` is False also when kubelet would refuse the name.
-    """
-
-    device: str
-    profile: str
-    algorithm: str
-    plugin_release: str | None
-    name: str
-    resource_name: str | None
-    vendor_name: str | None
-    device_name: str | None
-    pci_ids_version: str | None
-    pci_ids_sha256: str | None
-    env_var: str | None
-    socket_path: str | None
-    warnings: tuple[Warning, ...] = field(default=())
-
-    @classmethod
-    def from_record(cls, record: Record) -> Resolution:
-        """From the engine's plain-data form (:meth:`to_dict`'s shape)."""
-        fields = {k: v for k, v in record.items() if k not in ("advertised", "warnings")}
-        return cls(**fields, warnings=tuple(Warning(w["code"], w["message"]) for w in record["warnings"]))
-
-    @property
-    def advertised(self) -> bool:
-        return checks.is_advertised(self.resource_name, self.warning_codes)
-
-    @property
-    def warning_codes(self) -> tuple[str, ...]:
-        return tuple(w.code for w in self.warnings)
-
-    def to_dict(self) -> dict:
-        return {
-            "device": self.device,
-            "profile": self.profile,
-            "algorithm": self.algorithm,
-            "plugin_release": self.plugin_release,
-            "name": self.name,
-            "resource_name": self.resource_name,
-            "advertised": self.advertised,
-            "vendor_name": self.vendor_name,
-            "device_name": self.device_name,
-            "pci_ids_version": self.pci_ids_version,
-            "pci_ids_sha256": self.pci_ids_sha256,
-            "env_var": self.env_var,
-            "socket_path": self.socket_path,
-            "warnings": [w.to_dict() for w in self.warnings],
-        }
-
-
 _default = default_resolver()
+_remembered = _default.remembered
 
 
 def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
@@ -118,9 +61,10 @@ def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
     SnapshotMissingError.
     """
     try:
-        return _default._memo[(device, profile)]
-    except (KeyError, TypeError):
-        return _default.resolve(device, profile)
+        hit = _remembered((device, profile))
+    except TypeError:  # an unhashable profile: resolve() says what is wrong
+        hit = None
+    return hit if hit is not None else _default.resolve(device, profile)
 
 
 def resolve_many(devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
@@ -144,56 +88,6 @@ def diff(old: ProfileLike, new: ProfileLike) -> list[DiffEntry]:
 def devices(profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
     """A resolution for every NVIDIA device id the profile knows of."""
     return _default.devices(profile)
-
-
-@dataclass(frozen=True, slots=True)
-class DiffEntry:
-    """One device whose resource differs between two profiles."""
-
-    device: str
-    old: str | None
-    new: str | None
-
-    @property
-    def change(self) -> str:
-        if self.old is None:
-            return "appears"
-        if self.new is None:
-            return "vanishes"
-        return "renamed"
-
-    def to_dict(self) -> dict:
-        return {"device": self.device, "change": self.change, "old": self.old, "new": self.new}
-
-
-@dataclass(frozen=True, slots=True)
-class ProfileInfo:
-    name: str
-    kind: str
-    released: str | None
-    algorithm: str
-    plugin_release: str | None
-    pci_ids_version: str | None
-    pci_ids_sha256: str | None
-    installed: bool
-    path: str | None
-    aliases: tuple[str, ...]
-    note: str
-
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "released": self.released,
-            "algorithm": self.algorithm,
-            "plugin_release": self.plugin_release,
-            "pci_ids_version": self.pci_ids_version,
-            "pci_ids_sha256": self.pci_ids_sha256,
-            "installed": self.installed,
-            "path": self.path,
-            "aliases": list(self.aliases),
-            "note": self.note,
-        }
 
 
 def profiles() -> list[ProfileInfo]:
@@ -254,3 +148,12 @@ def clear_caches() -> None:
     _default.clear()
     _databases.clear()
     catalogs.clear()
+
+
+def __getattr__(name: str) -> object:
+    if name == "Warning":  # the name before 0.3, which shadowed the builtin
+        import warnings
+
+        warnings.warn("pciname.Warning is deprecated: use pciname.NameWarning", DeprecationWarning, stacklevel=2)
+        return NameWarning
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

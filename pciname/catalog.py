@@ -32,8 +32,9 @@ from cachetools import LRUCache
 from ._version import __version__
 from .errors import PciIdsError
 from .files import MAX_PCIIDS_BYTES, read_bounded
-from .naming.algorithms import ALGORITHMS, NVIDIA_VENDOR_ID, NameIndex, check_algorithm, is_indexed_id
+from .naming.algorithms import ALGORITHMS, NameIndex, check_algorithm, is_indexed_id
 from .naming.gotext import scan_lines, valid_text
+from .pciids.ids import NVIDIA_VENDOR_ID
 from .paths import cache_dir
 
 if TYPE_CHECKING:

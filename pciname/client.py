@@ -5,8 +5,8 @@
 ...     client.resolve("10de:2236").resource_name
 'nvidia.com/GA102GL_A10'
 
-Answers come back as the library's own types (:class:`~pciname.api.Resolution`,
-:class:`~pciname.api.DiffEntry`, :class:`~pciname.api.ProfileInfo`), so code
+Answers come back as the library's own types (:class:`~pciname.results.Resolution`,
+:class:`~pciname.results.DiffEntry`, :class:`~pciname.results.ProfileInfo`), so code
 can switch between ``pciname.resolve`` and a server. gRPC errors become
 pciname exceptions with one-line messages: INVALID_ARGUMENT
 :class:`RemoteInvalidArgument` (an InvalidDeviceError), NOT_FOUND
@@ -39,9 +39,16 @@ from urllib.parse import unquote
 
 import grpc
 
-from .api import DiffEntry, ProfileInfo, Resolution
-from .errors import InvalidDeviceError, PcinameError, SnapshotMissingError, UnknownProfileError
-from .naming.checks import Warning
+from .results import DiffEntry, ProfileInfo, Resolution
+from .errors import (
+    RemoteClusterError,
+    RemoteInvalidArgument,
+    RemoteLintInputError,
+    RemoteSnapshotMissing,
+    RemoteUnknownProfile,
+    ServiceError,
+)
+from .naming.checks import NameWarning
 
 __all__ = [
     "Client",
@@ -66,59 +73,6 @@ BATCH_CHUNK = 5_000
 _MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 
 
-class ServiceError(PcinameError):
-    """The server answered with an error status (``code``: e.g. "UNAVAILABLE")."""
-
-    def __init__(self, message: str, code: str = "UNKNOWN") -> None:
-        Exception.__init__(self, message)  # not the kw-only __init__ of a sibling base
-        self.code = code
-
-
-class RemoteInvalidArgument(ServiceError, InvalidDeviceError):
-    """INVALID_ARGUMENT: a malformed device, an empty or too large request."""
-
-
-class RemoteUnknownProfile(ServiceError, UnknownProfileError):
-    """NOT_FOUND: the server knows no such profile."""
-
-
-class RemoteSnapshotMissing(ServiceError, SnapshotMissingError):
-    """FAILED_PRECONDITION: the profile's pci.ids is not installed on the server."""
-
-    def __init__(self, message: str, code: str = "FAILED_PRECONDITION", *, snapshot: str = "", sha256: str = "",
-                 url: str = "") -> None:
-        ServiceError.__init__(self, message, code)
-        self.snapshot, self.sha256, self.url = snapshot, sha256, url
-
-
-class RemoteClusterError(ServiceError):
-    """GpuOptions could not use the cluster: ``reason`` is the server's
-    ``pciname-error`` (cluster-disabled, cluster-config, cluster-unreachable,
-    cluster-refused, no-kubevirt, kubevirt-not-found, kubevirt-ambiguous)."""
-
-    def __init__(self, message: str, code: str = "UNKNOWN", *, reason: str = "") -> None:
-        ServiceError.__init__(self, message, code)
-        self.reason = reason
-
-
-def _lint_input_error_class():
-    from .kube.lint import LintInputError
-
-    class RemoteLintInputError(RemoteInvalidArgument, LintInputError):
-        """INVALID_ARGUMENT: a file sent to Lint is not YAML (``file``,
-        ``line`` of the first such file)."""
-
-        def __init__(self, message: str, code: str = "INVALID_ARGUMENT", *, file: str = "",
-                     line: int | None = None) -> None:
-            ServiceError.__init__(self, message, code)
-            self.file = file
-            self.line = line
-
-    return RemoteLintInputError
-
-
-RemoteLintInputError = _lint_input_error_class()
-
 _CLUSTER_REASONS = (
     "cluster-disabled", "cluster-config", "cluster-unreachable", "cluster-refused", "no-kubevirt",
     "kubevirt-not-found", "kubevirt-ambiguous",
@@ -132,7 +86,7 @@ class SkippedItem:
     item: str
     kind: str
     resource_name: str | None
-    reasons: tuple[Warning, ...]
+    reasons: tuple[NameWarning, ...]
 
 
 @dataclass(frozen=True)
@@ -310,12 +264,12 @@ def resolution_from_message(m) -> Resolution:
         pci_ids_sha256=_optional(m, "pci_ids_sha256"),
         env_var=_optional(m, "env_var"),
         socket_path=_optional(m, "socket_path"),
-        warnings=tuple(Warning(w.code, w.message) for w in m.warnings),
+        warnings=tuple(NameWarning(w.code, w.message) for w in m.warnings),
     )
 
 
 def _skipped_item(m) -> SkippedItem:
-    return SkippedItem(m.item, m.kind, _optional(m, "resource_name"), tuple(Warning(w.code, w.message) for w in m.reasons))
+    return SkippedItem(m.item, m.kind, _optional(m, "resource_name"), tuple(NameWarning(w.code, w.message) for w in m.reasons))
 
 
 class Client:

@@ -1,7 +1,8 @@
-"""Every error pciname raises on bad input: one clear line each.
+"""Every error pciname raises: one clear line each, for a person.
 
 The CLI prints ``str(error)`` and exits 2; the gRPC service maps the classes
-to status codes. Anything else escaping is a bug.
+to status codes (:mod:`pciname.server.wire`), and the client maps status
+codes back to the ``Remote*`` classes. Anything else escaping is a bug.
 """
 
 from __future__ import annotations
@@ -57,3 +58,92 @@ class PciIdsSyntaxError(PciIdsError):
         super().__init__(issue.format(filename))
         self.issue = issue
         self.filename = filename
+
+
+# -- files ----------------------------------------------------------------
+
+
+class FileLimitError(OSError):
+    """A file that is not a regular file, or larger than allowed
+    (``strerror`` says which, without the path)."""
+
+
+# -- Kubernetes: lint input, the cluster --------------------------------------
+
+
+class LintInputError(PcinameError):
+    """Input that cannot be linted: unreadable, or not YAML (``FILE:LINE:COL: ...``)."""
+
+    def __init__(self, message: str, *, file: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+
+
+class ApplyRefused(PcinameError):
+    """pciname will not (or the server did not) apply: the reason is the message."""
+
+
+class ClusterError(PcinameError):
+    """Reading the cluster failed. ``reason``: ``unreachable`` (no answer,
+    a timeout, or an answer that is not JSON), ``refused`` (the API server
+    answered ``status``, e.g. 403), ``not-found`` (no KubeVirt CR of the
+    name asked for) or ``ambiguous`` (several KubeVirt CRs and no name)."""
+
+    def __init__(self, message: str, *, reason: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.status = status
+
+
+# -- the gRPC server and its client -------------------------------------------
+
+
+class ServeError(PcinameError):
+    """The server cannot start as configured (bad flags, port in use, unreadable certificates)."""
+
+
+class ServiceError(PcinameError):
+    """The server answered with an error status (``code``: e.g. "UNAVAILABLE")."""
+
+    def __init__(self, message: str, code: str = "UNKNOWN") -> None:
+        Exception.__init__(self, message)  # not the kw-only __init__ of a sibling base
+        self.code = code
+
+
+class RemoteInvalidArgument(ServiceError, InvalidDeviceError):
+    """INVALID_ARGUMENT: a malformed device, an empty or too large request."""
+
+
+class RemoteUnknownProfile(ServiceError, UnknownProfileError):
+    """NOT_FOUND: the server knows no such profile."""
+
+
+class RemoteSnapshotMissing(ServiceError, SnapshotMissingError):
+    """FAILED_PRECONDITION: the profile's pci.ids is not installed on the server."""
+
+    def __init__(self, message: str, code: str = "FAILED_PRECONDITION", *, snapshot: str = "", sha256: str = "",
+                 url: str = "") -> None:
+        ServiceError.__init__(self, message, code)
+        self.snapshot, self.sha256, self.url = snapshot, sha256, url
+
+
+class RemoteClusterError(ServiceError):
+    """GpuOptions could not use the cluster: ``reason`` is the server's
+    ``pciname-error`` (cluster-disabled, cluster-config, cluster-unreachable,
+    cluster-refused, no-kubevirt, kubevirt-not-found, kubevirt-ambiguous)."""
+
+    def __init__(self, message: str, code: str = "UNKNOWN", *, reason: str = "") -> None:
+        ServiceError.__init__(self, message, code)
+        self.reason = reason
+
+
+class RemoteLintInputError(RemoteInvalidArgument, LintInputError):
+    """INVALID_ARGUMENT: a file sent to Lint is not YAML (``file``, ``line``
+    of the first such file)."""
+
+    def __init__(self, message: str, code: str = "INVALID_ARGUMENT", *, file: str = "",
+                 line: int | None = None) -> None:
+        ServiceError.__init__(self, message, code)
+        self.file = file
+        self.line = line

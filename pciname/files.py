@@ -20,6 +20,8 @@ import errno
 import os
 import stat
 
+from .errors import FileLimitError
+
 MIB = 1 << 20
 
 # The real pci.ids is about 1.7 MB; refuse anything far past that.
@@ -38,11 +40,6 @@ MAX_KUBECONFIG_BYTES = 4 * MIB
 
 # A sysfs attribute is at most a page (4 KiB); leave room, refuse the rest.
 MAX_SYSFS_ATTR_BYTES = 64 * 1024
-
-
-class FileLimitError(OSError):
-    """A file that is not a regular file, or larger than allowed
-    (``strerror`` says which, without the path)."""
 
 
 def read_bounded(path: str | os.PathLike, limit: int, *, follow_symlinks: bool = True) -> bytes:

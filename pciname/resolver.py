@@ -1,10 +1,11 @@
 """The resolution engine: profiles bound to their data, answers as records.
 
 A *record* is one device's resolution as plain data (the ``to_dict()`` form
-of :class:`pciname.api.Resolution`): what the CLI prints and a server sends.
-The typed objects of :mod:`pciname.api` are built from records. The engine
-itself uses no dataclasses, so a ``pciname lookup`` process never pays for
-creating them (start-up time is measured against ``python -c pass``).
+of :class:`pciname.results.Resolution`): what the CLI prints and a server
+sends. The typed results of :mod:`pciname.results` are built from records,
+and imported only when asked for, so a ``pciname lookup`` process never pays
+for creating their dataclasses (start-up time is measured against
+``python -c pass``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from cachetools import LRUCache
 
 from .catalog import Catalog, catalog_for
 from .naming import checks
-from .naming.algorithms import NVIDIA_VENDOR_ID
 from .naming.gotext import valid_text
 from .naming.profiles import (
     DEFAULT_PROFILE,
@@ -30,13 +30,12 @@ from .naming.profiles import (
     load_registry,
 )
 from .paths import embedded_pciids_path
-from .pciids.ids import parse_device_id
+from .pciids.ids import NVIDIA_VENDOR_ID, parse_device_id
 
 if TYPE_CHECKING:
-    from .api import DiffEntry, Resolution
+    from .results import DiffEntry, Record, Resolution
 
 ProfileLike = str | Profile
-Record = dict
 
 _MEMO_MAX = 100_000
 
@@ -131,7 +130,7 @@ class ProfileView:
         never hold them (the algorithms' filters drop them).
         """
         profile, catalog = self.profile, self.catalog
-        warnings: list[checks.Warning] = []
+        warnings: list[checks.NameWarning] = []
         if device.vendor == NVIDIA_VENDOR_ID:
             vendor_name = catalog.nvidia_vendor_name
             device_name = catalog.nvidia_devices.get(device.device)
@@ -143,18 +142,18 @@ class ProfileView:
                         f"{self.file_label()} does not name {device}, "
                         f"and {profile.plugin_release or profile.name} skips devices it cannot name"
                     )
-                    warnings.append(checks.Warning(checks.NOT_ADVERTISED, message))
+                    warnings.append(checks.NameWarning(checks.NOT_ADVERTISED, message))
                 else:
                     message = (
                         f"{self.file_label()} gives no name for {device}; "
                         f"the plugin falls back to the device id: {resource}"
                     )
-                    warnings.append(checks.Warning(checks.UNNAMED_DEVICE, message))
+                    warnings.append(checks.NameWarning(checks.UNNAMED_DEVICE, message))
         else:
             vendor_name, device_name = catalog.other_names(device.vendor, device.device)
             name, resource = "", None
             message = f"vendor {device.vendor} is not NVIDIA (10de); the plugin only advertises NVIDIA devices"
-            warnings.append(checks.Warning(checks.NOT_ADVERTISED, message))
+            warnings.append(checks.NameWarning(checks.NOT_ADVERTISED, message))
         env = socket = None
         if resource is not None:
             advertised_name = resource.partition("/")[2]
@@ -201,6 +200,10 @@ class Resolver:
         self._views: dict | LRUCache = {} if pinned else LRUCache(maxsize=64)
         self._lock = Lock()
         self._memo: dict[tuple[str, ProfileLike], Resolution] = {}
+        #: The fast path: ``remembered((device, profile))`` is the Resolution
+        #: an earlier :meth:`resolve` of exactly these arguments gave, or None
+        #: (TypeError for an unhashable profile). One dict lookup, no locking.
+        self.remembered = self._memo.get
 
     def view(self, profile: ProfileLike) -> ProfileView:
         key: object
@@ -248,10 +251,10 @@ class Resolver:
         parsed = [parse_device(device) for device in devices]
         return [view.record(device) for device in parsed]
 
-    # -- typed results (pciname.api) ---------------------------------------
+    # -- typed results (pciname.results) -----------------------------------
 
     def resolve(self, device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
-        from .api import Resolution
+        from .results import Resolution
 
         key = (device, profile)
         try:
@@ -267,13 +270,13 @@ class Resolver:
         return result
 
     def resolve_many(self, devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
-        from .api import Resolution
+        from .results import Resolution
 
         return [Resolution.from_record(record) for record in self.records(devices, profile)]
 
     def devices(self, profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
         """A resolution for every NVIDIA device id the profile knows of."""
-        from .api import Resolution
+        from .results import Resolution
 
         view = self.view(profile)
         return [Resolution.from_record(view.record(DeviceId(NVIDIA_VENDOR_ID, i))) for i in view.universe()]
@@ -289,7 +292,7 @@ class Resolver:
         return [f"{NVIDIA_VENDOR_ID}:{device_id}" for device_id in sorted(ids)]
 
     def diff(self, old: ProfileLike, new: ProfileLike) -> list[DiffEntry]:
-        from .api import DiffEntry
+        from .results import DiffEntry
 
         before, after = self.view(old), self.view(new)
         entries = []

@@ -31,7 +31,7 @@ from pciname.pciids.names import (
     describe,
     device_name,
     parse_class_code,
-    parse_device,
+    parse_device_numbers,
     parse_subsystem,
     prog_if_name,
     subsystem_device_name,
@@ -152,14 +152,14 @@ def test_describe(embedded_db):
 
 
 @pytest.mark.parametrize("text", ["10de:2236", "10DE:2236", "0x10de:0x2236", "0X10DE:0x2236", " 10de:2236\n", "2236"])
-def test_parse_device(text):
-    assert parse_device(text) == (0x10DE, 0x2236)
+def test_parse_device_numbers(text):
+    assert parse_device_numbers(text) == (0x10DE, 0x2236)
 
 
 @pytest.mark.parametrize("text", ["", "10de:22", "10de2236", "10de:2236:1", "g0de:2236", "10de-2236", "0x:2236", "1 0de:2236"])
 def test_parse_device_rejects(text):
     with pytest.raises(InvalidDeviceError, match="malformed device"):
-        parse_device(text)
+        parse_device_numbers(text)
 
 
 def test_parse_subsystem_and_class():

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .output import add_output_option, emit, table
-
-ALGORITHM_CHOICES = ("whole-file-2019", "whole-file-upper", "whole-file-anchored", "vendor-section")
+from ..render import emit, table
+from ..naming.algorithms import ALGORITHMS
+from .output import add_output_option
 
 
 def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True) -> None:
     """``--profile P`` or ``--pciids FILE [--algorithm A]`` (shared by commands)."""
-    from ..naming.profiles import PREVIEW, default_profile_help
+    from ..naming.profiles import CUSTOM_ALGORITHM, PREVIEW, default_profile_help
 
     parser.add_argument(
         "-p",
@@ -24,14 +24,14 @@ def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True)
         parser.add_argument("--pciids", metavar="FILE", help="use this pci.ids file instead of a profile's")
         parser.add_argument(
             "--algorithm",
-            choices=ALGORITHM_CHOICES,
-            help="name algorithm to run on --pciids (default: vendor-section)",
+            choices=ALGORITHMS,
+            help=f"name algorithm to run on --pciids (default: {CUSTOM_ALGORITHM})",
         )
 
 
 def profile_from_args(args: argparse.Namespace):
     """The profile the options select (a name or a custom Profile)."""
-    from ..naming.profiles import DEFAULT_PROFILE, custom_profile
+    from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, custom_profile
     from ..paths import embedded_pciids_path
 
     pciids = getattr(args, "pciids", None)
@@ -41,7 +41,7 @@ def profile_from_args(args: argparse.Namespace):
     if pciids or algorithm:
         if args.profile:
             raise _usage("--profile cannot be combined with --pciids/--algorithm")
-        return custom_profile(pciids or embedded_pciids_path(), algorithm or "vendor-section")
+        return custom_profile(pciids or embedded_pciids_path(), algorithm or CUSTOM_ALGORITHM)
     return args.profile or DEFAULT_PROFILE
 
 

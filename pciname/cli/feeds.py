@@ -18,7 +18,8 @@ import argparse
 import sys
 
 from .core import add_profile_options, profile_from_args
-from .output import add_output_option, emit, table
+from ..render import emit, table
+from .output import add_output_option
 
 CLUSTER_PROFILE_NOTE = " --profile auto infers the plugin release from the names the nodes advertise."
 
@@ -350,7 +351,8 @@ def run_mdev_name(args: argparse.Namespace) -> int:
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    from ..kube.lint import LintInputError, Linter, read_input
+    from ..errors import LintInputError
+    from ..kube.lint import Linter, read_input
 
     if args.files.count("-") > 1:
         raise _fail("standard input (-) can be linted only once")
@@ -531,7 +533,8 @@ def run_gpu_options(args: argparse.Namespace) -> int:
 
 
 def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
-    from ..kube.cluster import FIELD_MANAGER, ApplyRefused, apply_permitted_host_devices, choose_profile
+    from ..errors import ApplyRefused
+    from ..kube.cluster import FIELD_MANAGER, apply_permitted_host_devices, choose_profile
     from ..kube.generate import permitted_host_devices
 
     if not args.devices and not args.mdev:

@@ -86,7 +86,8 @@ def _read(name: str) -> bytes:
     """A pci.ids file's bytes (``-``: stdin), at most MAX_PCIIDS_BYTES of
     them; a regular file only (never blocks on a FIFO or a device)."""
     from ..errors import PciIdsError
-    from ..files import MAX_PCIIDS_BYTES, FileLimitError, read_bounded
+    from ..errors import FileLimitError
+    from ..files import MAX_PCIIDS_BYTES, read_bounded
 
     try:
         if name != "-":
@@ -139,9 +140,9 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_describe(args: argparse.Namespace) -> int:
     from ..pciids.loader import load_bytes
-    from ..pciids.names import describe, parse_class_code, parse_device, parse_subsystem
+    from ..pciids.names import describe, parse_class_code, parse_device_numbers, parse_subsystem
 
-    vendor, device = parse_device(args.device)
+    vendor, device = parse_device_numbers(args.device)
     subsystem = parse_subsystem(args.subsystem) if args.subsystem is not None else None
     class_code = parse_class_code(args.class_code) if args.class_code is not None else None
     if args.pciids is not None:
@@ -167,7 +168,7 @@ def run_describe(args: argparse.Namespace) -> int:
         return 0
 
     from ..naming.gotext import valid_text
-    from .output import emit
+    from ..render import emit
 
     data = names.as_dict()
     data["pciids"] = path

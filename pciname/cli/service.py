@@ -10,8 +10,8 @@ import argparse
 import math
 import re
 
-from ..naming.profiles import DEFAULT_PROFILE, default_profile_help
-from .core import ALGORITHM_CHOICES
+from ..naming.algorithms import ALGORITHMS
+from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, default_profile_help
 
 DEFAULT_LISTEN = "[::]:50051"  # keep in step with pciname.server.app.DEFAULT_LISTEN
 DEFAULT_SERVER = "localhost:50051"
@@ -125,7 +125,7 @@ def register(sub) -> None:
 
     data = serve.add_argument_group("data")
     data.add_argument("--pciids", type=_file_name, metavar="FILE", help="also serve this pci.ids file as profile 'custom'")
-    data.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="vendor-section",
+    data.add_argument("--algorithm", choices=ALGORITHMS, default=CUSTOM_ALGORITHM,
                       help="name algorithm of the custom profile (default vendor-section)")
     data.add_argument("--default-profile", default=DEFAULT_PROFILE, metavar="PROFILE",
                       help=f"profile of requests that name none ({default_profile_help()}; 'custom' for --pciids)")

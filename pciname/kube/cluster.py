@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..errors import PcinameError
+from ..errors import ApplyRefused, ClusterError, PcinameError
 from ..naming import checks
 from ..naming.profiles import DEFAULT_PROFILE
 
@@ -50,22 +50,6 @@ CONTAINER_PREFIXES = ("nvidia.com/mig-",)
 # Audit finding codes (besides the lint codes of the CR's entries).
 PERMITTED_NOT_ADVERTISED = "permitted-not-advertised"
 ADVERTISED_NOT_PERMITTED = "advertised-not-permitted"
-
-
-class ApplyRefused(PcinameError):
-    """pciname will not (or the server did not) apply: the reason is the message."""
-
-
-class ClusterError(PcinameError):
-    """Reading the cluster failed. ``reason``: ``unreachable`` (no answer,
-    a timeout, or an answer that is not JSON), ``refused`` (the API server
-    answered ``status``, e.g. 403), ``not-found`` (no KubeVirt CR of the
-    name asked for) or ``ambiguous`` (several KubeVirt CRs and no name)."""
-
-    def __init__(self, message: str, *, reason: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.status = status
 
 
 # -- plain data ---------------------------------------------------------------

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from ..errors import PcinameError
 from ..naming import checks
-from ..naming.checks import Warning
+from ..naming.checks import NameWarning
 from ..naming.profiles import DEFAULT_PROFILE
 
 FORMATS = ("kubevirt", "cozystack", "patch")
@@ -53,7 +53,7 @@ class Skipped:
     item: str  # "10de:24fa", an mdev type "GRID T4-1Q", or a resource name
     kind: str  # "pci", "mdev" or "resource"
     resource_name: str | None
-    reasons: tuple[Warning, ...]
+    reasons: tuple[NameWarning, ...]
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -135,7 +135,7 @@ def _is_resource_name(item: str) -> bool:
     return "/" in item
 
 
-def _resource_warnings(resource: str) -> list[Warning]:
+def _resource_warnings(resource: str) -> list[NameWarning]:
     domain, _, name = resource.partition("/")
     if domain != checks.RESOURCE_DOMAIN:
         return []
@@ -178,7 +178,7 @@ def permitted_host_devices(
         requested_twins = [d for d in by_resource.get(r.resource_name, ()) if d != r.device]
         if requested_twins:
             broken.append(
-                Warning(
+                NameWarning(
                     checks.NAME_COLLISION,
                     f"{r.resource_name} is also the name of {', '.join(requested_twins)}, requested too; "
                     "on a node with both, the plugins share one socket and only one of them is advertised",
@@ -198,7 +198,7 @@ def permitted_host_devices(
 
     mdev_entries = []
     for info in mdev_names(dict.fromkeys(mdevs)):
-        reasons = tuple(Warning(**w) for w in info["warnings"])
+        reasons = tuple(NameWarning(**w) for w in info["warnings"])
         if reasons:
             left_out.append(Skipped(info["mdev_type"], "mdev", info["resource_name"], reasons))
             if not include_broken:
@@ -294,7 +294,7 @@ def _resolve_requests(
     left_out: list[Skipped] = []
     notes: list[Skipped] = []
 
-    def take(item: str, kind: str, resource: str | None, reasons: list[Warning], noted: list[Warning], count: int):
+    def take(item: str, kind: str, resource: str | None, reasons: list[NameWarning], noted: list[NameWarning], count: int):
         if reasons:
             left_out.append(Skipped(item, kind, resource, tuple(reasons)))
             if not include_broken or resource is None:

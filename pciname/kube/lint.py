@@ -60,7 +60,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ..errors import PcinameError
+from ..errors import LintInputError
 from ..naming import checks
 from ..naming.profiles import DEFAULT_PROFILE
 
@@ -94,15 +94,6 @@ STDIN_NAME = "<stdin>"
 _PREFIX = checks.RESOURCE_DOMAIN + "/"
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
-
-
-class LintInputError(PcinameError):
-    """Input that cannot be linted: unreadable, or not YAML (``FILE:LINE:COL: ...``)."""
-
-    def __init__(self, message: str, *, file: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.file = file
-        self.line = line
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import UnknownAlgorithmError
+from ..pciids.ids import NVIDIA_VENDOR_ID
 from .gotext import (
     filter_2019,
     filter_upper,
@@ -34,8 +35,6 @@ WHOLE_FILE_UPPER = "whole-file-upper"
 WHOLE_FILE_ANCHORED = "whole-file-anchored"
 VENDOR_SECTION = "vendor-section"
 ALGORITHMS = (WHOLE_FILE_2019, WHOLE_FILE_UPPER, WHOLE_FILE_ANCHORED, VENDOR_SECTION)
-
-NVIDIA_VENDOR_ID = "10de"
 
 
 # -- the name a matched line yields -------------------------------------------

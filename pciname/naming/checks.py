@@ -29,8 +29,11 @@ UNNAMED_DEVICE = "unnamed-device"
 NOT_ADVERTISED = "not-advertised"
 
 
-class Warning(namedtuple("Warning", "code message")):
-    """A reason a resource name may not work, with a stable ``code``."""
+class NameWarning(namedtuple("NameWarning", "code message")):
+    """A reason a resource name may not work, with a stable ``code``.
+
+    (Called ``Warning`` before 0.3, which shadowed the builtin; ``pciname.Warning``
+    stays as a deprecated alias for one release.)"""
 
     __slots__ = ()
 
@@ -83,13 +86,13 @@ def name_part_problem(name: str) -> str | None:
     return None
 
 
-def name_warnings(name: str) -> list[Warning]:
+def name_warnings(name: str) -> list[NameWarning]:
     """kubelet validity and socket length of an advertised ``name``."""
     found = []
     problem = name_part_problem(name)
     if problem:
         found.append(
-            Warning(
+            NameWarning(
                 INVALID_RESOURCE_NAME,
                 f"kubelet refuses {resource_name(name)}: {problem}; the plugin's registration fails "
                 "and the GPU is never advertised",
@@ -99,7 +102,7 @@ def name_warnings(name: str) -> list[Warning]:
     size = len(path.encode("utf-8", "surrogateescape"))
     if size > SOCKET_PATH_MAX_BYTES:
         found.append(
-            Warning(
+            NameWarning(
                 SOCKET_PATH_TOO_LONG,
                 f"plugin socket {path} is {size} bytes, more than the {SOCKET_PATH_MAX_BYTES} a unix socket "
                 "path may have; the plugin cannot create it",
@@ -117,12 +120,12 @@ def collisions(resources: Mapping[str, str | None]) -> dict[str, list[str]]:
     return {r: sorted(ids) for r, ids in by_resource.items() if len(ids) > 1}
 
 
-def collision_warning(device_id: str, resource: str, sharing: Iterable[str]) -> Warning | None:
+def collision_warning(device_id: str, resource: str, sharing: Iterable[str]) -> NameWarning | None:
     others = [other for other in sharing if other != device_id]
     if not others:
         return None
     listed = ", ".join(f"10de:{other}" for other in others)
-    return Warning(
+    return NameWarning(
         NAME_COLLISION,
         f"{resource} is also the name of {listed} in this profile; on a node with both, "
         "the plugins share one socket and only one of them is advertised",

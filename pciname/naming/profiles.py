@@ -221,7 +221,12 @@ def default_profile_help() -> str:
     return f"{LATEST}, the newest plugin release: {canonical_name(LATEST)}"
 
 
-def custom_profile(path: str | Path, algorithm: str) -> Profile:
+#: The algorithm a pci.ids file of one's own is named with unless one is
+#: given: the newest releases' (``--pciids FILE`` without ``--algorithm``).
+CUSTOM_ALGORITHM = VENDOR_SECTION
+
+
+def custom_profile(path: str | Path, algorithm: str = CUSTOM_ALGORITHM) -> Profile:
     """Any of the four algorithms over any pci.ids file."""
     check_algorithm(algorithm)
     resolved = Path(path)

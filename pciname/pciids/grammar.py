@@ -83,6 +83,11 @@ from typing import Iterator
 import pyparsing as pp
 
 from .model import (
+    DUPLICATE,
+    LINE_BUFFER,
+    LINE_TOO_LONG,
+    NO_VENDOR,
+    PARSE_ERROR,
     Device,
     DeviceClass,
     PciDatabase,
@@ -114,12 +119,6 @@ __all__ = [
     "HEADER_LINE",
 ]
 
-PARSE_ERROR = "Parse error"
-LINE_TOO_LONG = "Line too long"
-DUPLICATE = "Duplicate entry"
-NO_VENDOR = "Vendor does not exist"
-
-LINE_BUFFER = 1024  # pciutils' MAX_LINE: fgets reads at most 1023 bytes
 
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,9 @@ import re
 
 from ..errors import InvalidDeviceError
 
-NVIDIA = "10de"
+#: NVIDIA's PCI vendor id: the one vendor the plugin advertises, and the
+#: vendor a bare device id (``2236``) means. Defined here only.
+NVIDIA_VENDOR_ID = "10de"
 
 _HEX4 = r"(?:0[xX])?([0-9a-fA-F]{4})"
 _PAIR = re.compile(rf"\s*{_HEX4}:{_HEX4}\s*\Z")
@@ -26,7 +28,7 @@ def parse_device_id(text: str) -> tuple[str, str]:
             return pair.group(1).lower(), pair.group(2).lower()
         bare = _BARE.match(text)
         if bare:
-            return NVIDIA, bare.group(1).lower()
+            return NVIDIA_VENDOR_ID, bare.group(1).lower()
     raise InvalidDeviceError(
         f"malformed device {text!r}: expected VENDOR:DEVICE as 4 hex digits each, e.g. 10de:2236 (or 0x10de:0x2236)"
     )

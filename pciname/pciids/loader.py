@@ -32,6 +32,11 @@ from collections.abc import Iterable, Iterator
 
 from ..errors import PciIdsSyntaxError
 from .model import (
+    DUPLICATE,
+    LINE_TOO_LONG,
+    MAX_LINE_BYTES,
+    NO_VENDOR,
+    PARSE_ERROR,
     DeviceClass,
     Device,
     PciDatabase,
@@ -42,16 +47,10 @@ from .model import (
     Vendor,
 )
 
-MAX_LINE_BYTES = 1023  # pciutils reads lines with fgets into a 1024-byte buffer
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _BLANK = " \t"
 _HEADER = re.compile(r"[ \t]*#[ \t]*(Version|Date):[ \t]*(.*?)[ \t]*\Z")
-
-PARSE_ERROR = "Parse error"
-LINE_TOO_LONG = "Line too long"
-DUPLICATE = "Duplicate entry"
-NO_VENDOR = "Vendor does not exist"
 
 
 def decode(data: bytes) -> str:

@@ -64,6 +64,19 @@ class DeviceClass:
     subclasses: dict[str, Subclass] = field(default_factory=dict)
 
 
+# What pciutils (lib/names-parse.c) says of a malformed line, word for word;
+# both readers (the pyparsing grammar and the fast loader) report these.
+PARSE_ERROR = "Parse error"
+LINE_TOO_LONG = "Line too long"
+DUPLICATE = "Duplicate entry"
+NO_VENDOR = "Vendor does not exist"
+
+#: pciutils reads lines with fgets into a 1024-byte buffer (MAX_LINE): at
+#: most 1023 bytes of a line, its newline included, come in one read.
+LINE_BUFFER = 1024
+MAX_LINE_BYTES = LINE_BUFFER - 1
+
+
 @dataclass(slots=True, frozen=True)
 class SyntaxIssue:
     """One malformed line: 1-based line and column, and what is wrong."""

@@ -41,7 +41,7 @@ __all__ = [
     "describe",
     "device_name",
     "parse_class_code",
-    "parse_device",
+    "parse_device_numbers",
     "parse_subsystem",
     "prog_if_name",
     "subsystem_device_name",
@@ -370,7 +370,7 @@ def _check_id(value: int, top: int, what: str) -> None:
 
 _CLASS = re.compile(r"(?:0[xX])?([0-9a-fA-F]{4}|[0-9a-fA-F]{6})")
 
-def parse_device(text: str) -> tuple[int, int]:
+def parse_device_numbers(text: str) -> tuple[int, int]:
     """``10de:2236``, ``10DE:2236``, ``0x10de:0x2236``, or a bare ``2236``
     (vendor 10de, as elsewhere in pciname) -> ``(0x10de, 0x2236)``."""
     vendor, device = parse_device_id(text)

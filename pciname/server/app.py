@@ -46,9 +46,9 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from ..errors import PcinameError
+from ..errors import PcinameError, ServeError
 from ..naming.gotext import valid_text
-from ..naming.profiles import DEFAULT_PROFILE
+from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE
 from . import data as data_module
 from .data import DataSet, watch_signature
 from .feeds import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_FILES, ClusterAccess
@@ -60,10 +60,6 @@ DEFAULT_LISTEN = "[::]:50051"
 DEFAULT_PORT = 50051
 LIVENESS_SERVICE = "liveness"
 READINESS_SERVICES = ("", SERVICE_NAME)
-
-
-class ServeError(PcinameError):
-    """The server cannot start as configured (bad flags, port in use, unreadable certificates)."""
 
 
 @dataclass
@@ -83,7 +79,7 @@ class ServeConfig:
     shutdown_delay: float = 0.0
     watch_interval: float = 2.0
     pciids: str | None = None
-    algorithm: str = "vendor-section"
+    algorithm: str = CUSTOM_ALGORITHM
     default_profile: str = DEFAULT_PROFILE
     metrics_listen: str | None = None
     health_listen: str | None = None

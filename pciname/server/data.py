@@ -1,7 +1,7 @@
 """The data a server answers from, built whole and swapped whole.
 
 A :class:`DataSet` is one generation of the server's data: a pinned
-:class:`~pciname.api.Resolver` with every installed profile preloaded
+:class:`~pciname.resolver.Resolver` with every installed profile preloaded
 (strictly: a pci.ids file with a malformed line fails the build, and so does
 a ``--pciids`` file that is no pci.ids file, see :func:`check_served_file`),
 which profiles are served and which are missing their snapshot, and caches
@@ -27,11 +27,12 @@ from threading import Lock
 
 from cachetools import LRUCache
 
-from ..api import ProfileInfo, Resolution, Resolver
+from ..api import Resolver
+from ..results import ProfileInfo, Resolution
 from ..catalog import Catalog
 from ..errors import PciIdsError, SnapshotMissingError
 from ..naming.gotext import valid_text
-from ..naming.profiles import DEFAULT_PROFILE, Profile, canonical_name, custom_profile, load_registry
+from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, Profile, canonical_name, custom_profile, load_registry
 from ..paths import embedded_pciids_path, snapshot_search_dirs
 from ._proto import pciname_pb2 as pb
 
@@ -325,7 +326,7 @@ def build(
     *,
     default_profile: str = DEFAULT_PROFILE,
     pciids: str | Path | None = None,
-    algorithm: str = "vendor-section",
+    algorithm: str = CUSTOM_ALGORITHM,
 ) -> DataSet:
     """Load every installed profile (and the ``--pciids`` file) into a new
     pinned resolver. Raises PciIdsError (PciIdsSyntaxError for a malformed

@@ -86,7 +86,7 @@ def render_texts(block: dict, fmt: str, replace_defaults: bool) -> tuple[str, st
     says, exactly as ``pciname permitted-host-devices -o yaml|json`` prints it."""
     import io
 
-    from ..cli.output import dump_json, dump_yaml
+    from ..render import dump_json, dump_yaml
     from ..kube.generate import render
 
     data = render(block, fmt, replace_defaults=True if replace_defaults else None)
@@ -158,7 +158,8 @@ def lint(
     max_bytes: int,
     check_deadline,
 ) -> pb.LintResponse:
-    from ..kube.lint import LintInputError, Linter
+    from ..errors import LintInputError
+    from ..kube.lint import Linter
 
     files = request.files
     if not files:
@@ -474,7 +475,7 @@ def cluster_failure(error, context: grpc.ServicerContext) -> RpcFailure:
 
 
 def read_from_cluster(cluster: ClusterAccess | None, name: str | None, context, log: logging.Logger):
-    from ..kube.cluster import ClusterError
+    from ..errors import ClusterError
 
     if cluster is None:
         raise _failure(

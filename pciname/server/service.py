@@ -43,7 +43,7 @@ from ..errors import (
     UnknownProfileError,
 )
 from ..naming import checks
-from ..naming.algorithms import NVIDIA_VENDOR_ID
+from ..pciids.ids import NVIDIA_VENDOR_ID
 from ._proto import pciname_pb2 as pb
 from .data import DataSet, resolution_message
 from .metrics import Metrics
