@@ -22,7 +22,7 @@ from .catalog import FileCache, catalog_for, catalogs
 from .naming.checks import NameWarning
 from .naming.profiles import DEFAULT_PROFILE, PREVIEW, custom_profile, load_registry
 from .paths import embedded_pciids_path
-from .resolver import DeviceId, ProfileLike, Resolver, default_resolver, parse_device
+from .resolver import DeviceId, ProfileLike, Resolver, ResolverLike, default_resolver, parse_device
 from .results import DiffEntry, ProfileInfo, Resolution
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ __all__ = [
     "ProfileInfo",
     "Resolution",
     "Resolver",
+    "ResolverLike",
     "NameWarning",
     "custom_profile",
     "default_resolver",

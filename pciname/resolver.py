@@ -14,7 +14,7 @@ import re
 from collections import namedtuple
 from collections.abc import Iterable
 from threading import Lock
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from cachetools import LRUCache
 
@@ -179,6 +179,29 @@ class ProfileView:
             "socket_path": socket,
             "warnings": [w.to_dict() for w in warnings],
         }
+
+
+class ResolverLike(Protocol):
+    """What the surfaces (kube, host, server) need of a resolver: a
+    :class:`Resolver`, or anything answering the same way (a test double,
+    a server's pinned generation). Pass one as ``resolver=``; None means
+    the library's shared default."""
+
+    def view(self, profile: ProfileLike) -> ProfileView: ...
+
+    def preload(self, profile_names: Iterable[ProfileLike] | None = None, *, strict: bool = True) -> list[str]: ...
+
+    def records(self, devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Record]: ...
+
+    def resolve(self, device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution: ...
+
+    def resolve_many(self, devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]: ...
+
+    def devices(self, profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]: ...
+
+    def reverse(self, resource: str, profile: ProfileLike = DEFAULT_PROFILE) -> list[str]: ...
+
+    def diff(self, old: ProfileLike, new: ProfileLike) -> list[DiffEntry]: ...
 
 
 class Resolver:
