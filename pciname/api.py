@@ -130,7 +130,7 @@ def profiles() -> list[ProfileInfo]:
     return infos
 
 
-_databases = FileCache(maxsize=16)
+_databases: FileCache[PciDatabase] = FileCache(maxsize=16)
 
 
 def load(path: str | Path | None = None) -> PciDatabase:

@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from threading import Lock
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cachetools import LRUCache
 
@@ -55,7 +55,7 @@ def file_identity(path: Path) -> Identity:
 
 
 @lru_cache(maxsize=1)
-def _code_identity() -> tuple:
+def _code_identity() -> tuple[object, ...]:
     package = Path(__file__).resolve().parent
     stamps = []
     for name in _CODE_FILES:
@@ -260,7 +260,7 @@ def _cache_file(identity: Identity) -> Path | None:
     return tables / f"{key:08x}.marshal"
 
 
-def _read_table(path: Path) -> dict | None:
+def _read_table(path: Path) -> dict[str, Any] | None:
     """The payload of a table file, or None if anything about it is wrong."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -316,7 +316,7 @@ def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) ->
         return None
 
 
-def _issues(saved: list) -> list[SyntaxIssue]:
+def _issues(saved: list[tuple[int, int, str]]) -> list[SyntaxIssue]:
     if not saved:
         return []
     from .pciids.model import SyntaxIssue  # the model costs start-up time: only when needed
@@ -367,15 +367,18 @@ def _save(catalog: Catalog) -> None:
 # -- in-process cache ----------------------------------------------------------
 
 
-class FileCache:
+T = TypeVar("T")
+
+
+class FileCache(Generic[T]):
     """Objects built from a file, kept per file identity (a cachetools LRU,
     thread-safe): a changed file gets a new identity and a fresh object."""
 
     def __init__(self, maxsize: int) -> None:
-        self._cache: LRUCache = LRUCache(maxsize=maxsize)
+        self._cache: LRUCache[Identity, T] = LRUCache(maxsize=maxsize)
         self._lock = Lock()
 
-    def get(self, path: Path, build, identity: Identity | None = None):
+    def get(self, path: Path, build: Callable[[Path, Identity], T], identity: Identity | None = None) -> T:
         """The object for ``path``, from ``build(path, identity)`` on a miss;
         ``identity`` defaults to the file's own (:func:`identity_of`)."""
         if identity is None:
@@ -386,11 +389,11 @@ class FileCache:
             self.put(identity, value)
         return value
 
-    def peek(self, identity: Identity):
+    def peek(self, identity: Identity) -> T | None:
         with self._lock:
             return self._cache.get(identity)
 
-    def put(self, identity: Identity, value) -> None:
+    def put(self, identity: Identity, value: T) -> None:
         with self._lock:
             self._cache[identity] = value
 
@@ -415,7 +418,7 @@ def _load_or_build(path: Path, identity: Identity, reader: Reader | None = None)
     return catalog
 
 
-catalogs = FileCache(maxsize=32)
+catalogs: FileCache[Catalog] = FileCache(maxsize=32)
 
 
 def catalog_for(path: str | Path, *, identity: Identity | None = None, reader: Reader | None = None) -> Catalog:

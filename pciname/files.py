@@ -42,7 +42,7 @@ MAX_KUBECONFIG_BYTES = 4 * MIB
 MAX_SYSFS_ATTR_BYTES = 64 * 1024
 
 
-def read_bounded(path: str | os.PathLike, limit: int, *, follow_symlinks: bool = True) -> bytes:
+def read_bounded(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them.
 
     Raises OSError (FileLimitError for a file that is not regular or is too

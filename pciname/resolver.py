@@ -220,7 +220,7 @@ class Resolver:
         self.pinned = pinned
         # Pinned: one view per profile for the resolver's life, never evicted
         # (an evicted view would be rebuilt from whatever is on disk then).
-        self._views: dict | LRUCache = {} if pinned else LRUCache(maxsize=64)
+        self._views: dict[object, ProfileView] | LRUCache[object, ProfileView] = {} if pinned else LRUCache(maxsize=64)
         self._lock = Lock()
         self._memo: dict[tuple[str, ProfileLike], Resolution] = {}
         #: The fast path: ``remembered((device, profile))`` is the Resolution

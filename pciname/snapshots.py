@@ -24,13 +24,17 @@ import os
 from collections import namedtuple
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from .errors import SnapshotCacheError, SnapshotMissingError, SnapshotVerifyError
 from .naming.profiles import Profile, Snapshot, load_registry
 from .paths import packaged_manifest_path, packaged_snapshots_path, snapshot_cache_dir, snapshot_search_dirs
 
 if TYPE_CHECKING:
+    import http.client
+    import socket
+    import urllib.request
+
     from collections.abc import Iterator
 
     from .catalog import Catalog
@@ -253,7 +257,9 @@ def pack(paths: list[Path], directory: Path, *, complete: bool = True) -> list[S
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".pack-")
     try:
         with os.fdopen(fd, "wb") as out:
-            with tarfile.open(fileobj=out, mode="w:xz", format=tarfile.USTAR_FORMAT, preset=9 | lzma.PRESET_EXTREME) as archive:
+            # typeshed types preset as 0-9 only; xz's "extreme" flag is a bit above them.
+            extreme = cast(Literal[9], 9 | lzma.PRESET_EXTREME)
+            with tarfile.open(fileobj=out, mode="w:xz", format=tarfile.USTAR_FORMAT, preset=extreme) as archive:
                 for snap in ordered:
                     data = found[snap.sha256].read_bytes()
                     info = tarfile.TarInfo(snap.filename)
@@ -524,7 +530,7 @@ class _Deadline:
         self._clock = time.monotonic
         self._end = self._clock() + seconds
         self._lock = threading.Lock()
-        self._sockets: list = []
+        self._sockets: list[socket.socket] = []
         self._stopped = False
         self.expired = False
         self._timer = threading.Timer(seconds, self._expire)
@@ -534,7 +540,7 @@ class _Deadline:
         self._timer.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
         with self._lock:
             self._stopped = True
@@ -545,7 +551,7 @@ class _Deadline:
     def remaining(self) -> float:
         return max(0.0, self._end - self._clock())
 
-    def watch(self, sock) -> None:
+    def watch(self, sock: socket.socket) -> None:
         import socket
 
         with self._lock:
@@ -576,27 +582,27 @@ class _Deadline:
         return _DownloadError(f"no complete download within the {self.seconds:g} s deadline")
 
 
-def _opener(deadline: _Deadline):
+def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
     """A urllib opener for http, https and file URLs whose connections the
     deadline watches (no ftp: it could not be)."""
     import urllib.request
 
-    def watched(connection_class):
-        class Connection(connection_class):
-            def __init__(self, *args, **kwargs) -> None:
+    def watched(connection_class: type[http.client.HTTPConnection]) -> type[http.client.HTTPConnection]:
+        class Connection(connection_class):  # type: ignore[valid-type,misc]  # a class chosen at run time
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 # http.client's hook for making the TCP connection (before
                 # any TLS): the deadline gets the raw socket, and the connect
                 # itself waits no longer than the deadline allows.
                 create = getattr(self, "_create_connection")  # getattr: mypy cannot type it
 
-                def create_watched(address, timeout=None, *args, **kwargs):
+                def create_watched(address: Any, timeout: Any = None, *args: Any, **kwargs: Any) -> socket.socket:
                     left = deadline.remaining()
                     if left <= 0:
                         raise TimeoutError("deadline passed")
                     if isinstance(timeout, (int, float)):
                         left = min(left, timeout)
-                    sock = create(address, left, *args, **kwargs)
+                    sock: socket.socket = create(address, left, *args, **kwargs)
                     deadline.watch(sock)
                     return sock
 
@@ -605,10 +611,10 @@ def _opener(deadline: _Deadline):
         return Connection
 
     class HTTP(urllib.request.HTTPHandler):
-        def do_open(self, http_class, req, **kwargs):
+        def do_open(self, http_class: Any, req: urllib.request.Request, **kwargs: Any) -> http.client.HTTPResponse:
             return super().do_open(watched(http_class), req, **kwargs)
 
-    handlers: list = [
+    handlers: list[urllib.request.BaseHandler] = [
         urllib.request.ProxyHandler(),
         urllib.request.UnknownHandler(),
         HTTP(),
@@ -620,7 +626,7 @@ def _opener(deadline: _Deadline):
     if hasattr(urllib.request, "HTTPSHandler"):  # Python built with ssl
 
         class HTTPS(urllib.request.HTTPSHandler):
-            def do_open(self, http_class, req, **kwargs):
+            def do_open(self, http_class: Any, req: urllib.request.Request, **kwargs: Any) -> http.client.HTTPResponse:
                 return super().do_open(watched(http_class), req, **kwargs)
 
         handlers.append(HTTPS())

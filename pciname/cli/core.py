@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..render import emit, table
 from ..naming.algorithms import ALGORITHMS
 from .output import add_output_option
+
+if TYPE_CHECKING:
+    from ..naming.profiles import Profile
+    from .output import Subcommands
 
 
 def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True) -> None:
@@ -29,7 +34,7 @@ def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True)
         )
 
 
-def profile_from_args(args: argparse.Namespace):
+def profile_from_args(args: argparse.Namespace) -> str | Profile:
     """The profile the options select (a name or a custom Profile)."""
     from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, custom_profile
     from ..paths import embedded_pciids_path
@@ -45,7 +50,7 @@ def profile_from_args(args: argparse.Namespace):
     return args.profile or DEFAULT_PROFILE
 
 
-def _usage(message: str):
+def _usage(message: str) -> Exception:
     from ..errors import PcinameError
 
     return PcinameError(message)
@@ -54,7 +59,7 @@ def _usage(message: str):
 # -- lookup -----------------------------------------------------------------
 
 
-def register(sub) -> None:
+def register(sub: Subcommands) -> None:
     lookup = sub.add_parser(
         "lookup",
         help="resource names of devices",
@@ -187,7 +192,7 @@ def run_lookup(args: argparse.Namespace) -> int:
     return 0 if all(r["advertised"] for r in records) else 1
 
 
-def print_records(records: list[dict], fmt: str) -> None:
+def print_records(records: list[dict[str, Any]], fmt: str) -> None:
     """Resolutions in their plain-data form (``Resolution.to_dict()``)."""
     if fmt == "name":
         out, err = sys.stdout, sys.stderr
@@ -345,10 +350,10 @@ class _SigtermCleanup:
             self._previous = signal.signal(signal.SIGTERM, self._terminate)
 
     @staticmethod
-    def _terminate(signum, frame) -> None:
+    def _terminate(signum: int, frame: object) -> NoReturn:
         raise SystemExit(128 + signum)
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         import signal
 
         if self._installed:

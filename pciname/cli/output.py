@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    #: What each command module's ``register(sub)`` receives.
+    Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 FORMATS = ("json", "yaml", "table")
 

@@ -11,6 +11,11 @@ import argparse
 import errno
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pciids.grammar import CheckReport
+    from .output import Subcommands
 
 CHECK_DESCRIPTION = """\
 Check pci.ids files against the format's grammar (pciutils' rules).
@@ -30,7 +35,7 @@ the subsystem vendor is 0000 or ffff, as lspci), with --class Class and
 ProgIf (what lspci -v shows in "(prog-if ...)", when it shows it)."""
 
 
-def register(sub) -> None:
+def register(sub: Subcommands) -> None:
     check = sub.add_parser(
         "check",
         help="check pci.ids files; list every malformed line",
@@ -110,7 +115,7 @@ def _read(name: str) -> bytes:
 # -- check ------------------------------------------------------------------------
 
 
-def summary(filename: str, report) -> str:
+def summary(filename: str, report: CheckReport) -> str:
     """The one-line verdict on a file, with its Version/Date header."""
     count = len(report.issues)
     verdict = "ok" if not count else f"{count} malformed line{'s' if count != 1 else ''}"

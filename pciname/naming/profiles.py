@@ -25,6 +25,7 @@ import re
 from collections import namedtuple
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..errors import UnknownProfileError
 from ..paths import embedded_pciids_path, embedded_profiles_path
@@ -149,7 +150,7 @@ def _unknown_message(spelling: str, registry: Registry) -> str:
     )
 
 
-def build_registry(facts: dict) -> Registry:
+def build_registry(facts: dict[str, Any]) -> Registry:
     """The registry from the contents of profiles.json."""
     snapshots = {
         key: Snapshot(key, entry["sha256"], int(entry["bytes"]), entry["upstream_url"], entry.get("note", ""))

@@ -78,7 +78,8 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar, cast
 
 import pyparsing as pp
 
@@ -181,7 +182,7 @@ class HexId(pp.Token):
         self.width = width
         self.set_name(f"{width} hex digits")
 
-    def parseImpl(self, instring, loc, do_actions=True):  # noqa: N802 (pyparsing's API)
+    def parseImpl(self, instring: str, loc: int, do_actions: bool = True) -> tuple[int, str]:  # noqa: N802 (pyparsing's API)
         end = loc + self.width
         for index in range(loc, end):
             if index >= len(instring) or instring[index] not in HEX_DIGITS:
@@ -196,7 +197,7 @@ class Blank(pp.Token):
         super().__init__()
         self.set_name("blank")
 
-    def parseImpl(self, instring, loc, do_actions=True):  # noqa: N802
+    def parseImpl(self, instring: str, loc: int, do_actions: bool = True) -> tuple[int, list[str]]:  # noqa: N802
         if loc < len(instring) and instring[loc] in " \t":
             return loc + 1, []
         raise pp.ParseException(instring, loc, self.errmsg, self)
@@ -212,7 +213,7 @@ class Name(pp.Token):
         super().__init__()
         self.set_name("name")
 
-    def parseImpl(self, instring, loc, do_actions=True):  # noqa: N802
+    def parseImpl(self, instring: str, loc: int, do_actions: bool = True) -> tuple[int, str]:  # noqa: N802
         start = loc
         end = len(instring)
         while start < end and instring[start] in " \t":
@@ -222,9 +223,12 @@ class Name(pp.Token):
         return end, instring[start:]
 
 
-def _line(expr: pp.ParserElement, name: str) -> pp.ParserElement:
+_Element = TypeVar("_Element", bound=pp.ParserElement)
+
+
+def _line(expr: _Element, name: str) -> _Element:
     """A whole line: no implicit whitespace skipping, tabs kept."""
-    expr = expr.set_name(name)
+    expr.set_name(name)
     expr.leave_whitespace(recursive=True)
     expr.parse_with_tabs()
     return expr
@@ -242,7 +246,9 @@ END = pp.StringEnd()
 # Level 0
 CLASS_LINE = _line(pp.Literal("C ") - HexId(2)("class") - BLANK - NAME, "class line")
 GENERIC_LINE = _line(pp.Literal("S ") - HexId(4)("generic") - END, "generic subsystem block line")
-UNKNOWN_LINE = _line(pp.Regex(r"[A-Z] .*")("unknown"), "unknown block line")
+# (Naming the result copies the element, typed as any ParserElement: these
+# stay Regex, whose compiled .re the checker below uses.)
+UNKNOWN_LINE = _line(cast(pp.Regex, pp.Regex(r"[A-Z] .*")("unknown")), "unknown block line")
 VENDOR_LINE = _line(HexId(4)("vendor") - BLANK - NAME, "vendor line")
 TOP_LEVEL_LINE = _line(CLASS_LINE | GENERIC_LINE | UNKNOWN_LINE | VENDOR_LINE, "top-level line")
 
@@ -259,7 +265,7 @@ SUBSYSTEM_LINE = _line(
 PROG_IF_LINE = _line(pp.Literal("\t\t") + HexId(2)("id") - BLANK - NAME, "prog-if line")
 
 # Ignored lines (blank, or a comment at any nesting), and the header fields.
-IGNORED_LINE = _line(pp.Regex(r"[ \t]*(?:#.*)?\Z")("ignored"), "blank line or comment")
+IGNORED_LINE = _line(cast(pp.Regex, pp.Regex(r"[ \t]*(?:#.*)?\Z")("ignored")), "blank line or comment")
 HEADER_LINE = _line(
     pp.Regex(r"[ \t]*#[ \t]*(?P<key>Version|Date):[ \t]*(?P<value>.*?)[ \t]*\Z"),
     "header field",
@@ -306,7 +312,7 @@ _NAMED = r"[ \t]+(?P<name>[^ \t].*)"  # BLANK - NAME: blanks, then a rest that i
 
 def _form(pattern: str, name: str) -> pp.Regex:
     form = pp.Regex(pattern, flags=re.DOTALL)
-    return _line(form, name)  # type: ignore[return-value]
+    return _line(form, name)
 
 
 VENDOR_FORM = _form(rf"(?P<vendor>{_HEX4}){_NAMED}", "well-formed vendor line")
@@ -439,7 +445,9 @@ class _Builder:
         elif nest == 1:
             self.level1_kind, self.level1 = "skip", None
 
-    def _entry(self, number: int, form, expr: pp.ParserElement, text: str) -> dict[str, str]:
+    def _entry(
+        self, number: int, form: Callable[[str], re.Match[str] | None], expr: pp.ParserElement, text: str
+    ) -> dict[str, str]:
         """The fields of the entry on the line (not blank, not a comment):
         from its form when it is well formed, else from the expression, which
         says where it goes wrong (then the issue is recorded: _Bad)."""
@@ -450,7 +458,8 @@ class _Builder:
         loc = self.failures.get(key)
         if loc is None:
             try:
-                return expr.parse_string(text).as_dict()
+                fields: dict[str, str] = expr.parse_string(text).as_dict()
+                return fields
             except pp.ParseBaseException as error:
                 loc = error.loc
             if len(self.failures) >= _FAILURES_KEPT:

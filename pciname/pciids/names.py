@@ -301,7 +301,7 @@ class LspciNames:
     class_name: str | None
     prog_if: str | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         """Plain data; ids as lower-case hex strings."""
         data = asdict(self)
         data["vendor_id"] = f"{self.vendor_id:04x}"
