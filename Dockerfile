@@ -2,9 +2,9 @@
 #
 # pciname's gRPC name service.
 #
-#   docker build -t pciname:0.2.0 .
-#   docker run --rm -p 50051:50051 pciname:0.2.0          # plaintext (CMD says --insecure)
-#   docker run --rm pciname:0.2.0 lookup 10de:2236         # any other pciname command
+#   docker build -t pciname:0.3.0 .
+#   docker run --rm -p 50051:50051 pciname:0.3.0          # plaintext (CMD says --insecure)
+#   docker run --rm pciname:0.3.0 lookup 10de:2236         # any other pciname command
 #
 # The build downloads nothing but the base image and PyPI packages: every
 # plugin release's pci.ids ships inside the pciname wheel
@@ -22,7 +22,7 @@
 # and this HEALTHCHECK speak plaintext: point them at --health-listen).
 
 ARG PYTHON_VERSION=3.11
-ARG PCINAME_VERSION=0.2.0
+ARG PCINAME_VERSION=0.3.0
 
 FROM python:${PYTHON_VERSION}-slim AS build
 ARG PCINAME_VERSION
