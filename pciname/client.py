@@ -41,6 +41,7 @@ import grpc
 
 from .results import DiffEntry, ProfileInfo, Resolution
 from .errors import (
+    PcinameError,
     RemoteClusterError,
     RemoteInvalidArgument,
     RemoteLintInputError,
