@@ -438,10 +438,11 @@ def test_serves_help_shows_serveconfigs_defaults(capsys):
     assert f"(default {ServeConfig.max_workers})" in shown and f"(default {ServeConfig.max_batch})" in shown
 
 
-def test_the_log_choices_are_serveconfigs():
+def test_the_log_choices_and_healths_port_are_serveconfigs():
     from pciname.cli import service
 
     assert (service.LOG_FORMATS, service.LOG_LEVELS) == (config.LOG_FORMATS, config.LOG_LEVELS)
+    assert service.DEFAULT_SERVER == f"localhost:{config.DEFAULT_PORT}"
     assert config.DEFAULT_LOG_FORMAT in config.LOG_FORMATS and config.DEFAULT_LOG_LEVEL in config.LOG_LEVELS
 
 

@@ -19,7 +19,9 @@ from typing import Any, TypeVar
 from ..naming.algorithms import ALGORITHMS
 from ..naming.profiles import default_profile_help
 
-DEFAULT_SERVER = "localhost:50051"  # where health (a probe next to the server) asks
+# Where health (a probe next to the server) asks: pciname.server.config's
+# DEFAULT_PORT (tests/test_server_wire.py checks), spelled out for the help.
+DEFAULT_SERVER = "localhost:50051"
 
 # Targets gRPC resolves itself ("unix:/run/pciname.sock", "dns:///host:port"), passed as they are.
 _TARGET_SCHEMES = ("unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:")
@@ -37,7 +39,10 @@ class _Deferred(str):
     :func:`pciname.server.config.flag_default`'s value. argparse runs a
     string default through the flag's ``type`` when the flag is not given
     (:func:`_or_default` returns the value then), and shows it in the help
-    with ``str()`` (``%(default)s``)."""
+    with ``str()`` (``%(default)s``): both happen only when a command line
+    is parsed (an argparse that formatted help texts while the parser is
+    built would load pciname.server then, which
+    tests/test_server_proto.py's start-up test would catch)."""
 
     @property
     def value(self) -> Any:
@@ -68,6 +73,7 @@ def _or_default(convert: Callable[[str], T]) -> Callable[[str], T]:
 
 
 def _as_is(text: str) -> str:
+    """The ``type`` of flags taken as written."""
     return text
 
 
@@ -132,8 +138,11 @@ def register(sub: Any) -> None:
         "hot reload of the pci.ids data (file changes, SIGHUP) and a graceful drain on SIGTERM. "
         "TLS with --tls-cert/--tls-key (mutual TLS with --tls-client-ca); plaintext only with --insecure.",
     )
+    # Each flag with a default of pciname.server.config's: a _Deferred, and a type that passes it on.
+    count, seconds, text = _or_default(_positive_int), _or_default(_seconds), _or_default(_as_is)
+
     net = serve.add_argument_group("network")
-    net.add_argument("--listen", type=_or_default(_as_is), default=_Deferred("listen"), metavar="HOST:PORT",
+    net.add_argument("--listen", type=text, default=_Deferred("listen"), metavar="HOST:PORT",
                      help="gRPC address (default %(default)s; port 0 picks a free one)")
     net.add_argument("--insecure", action="store_true", help="serve plaintext (required when no TLS files are given)")
     net.add_argument("--tls-cert", metavar="FILE", help="server certificate chain (PEM)")
@@ -146,7 +155,6 @@ def register(sub: Any) -> None:
                      help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)")
 
     limits = serve.add_argument_group("limits")
-    count, seconds, text = _or_default(_positive_int), _or_default(_seconds), _or_default(_as_is)
     limits.add_argument("--max-workers", type=count, default=_Deferred("max_workers"), metavar="N",
                         help="threads handling RPCs (default %(default)s)")
     limits.add_argument("--max-concurrent-rpcs", type=count, default=_Deferred("max_concurrent_rpcs"), metavar="N",
