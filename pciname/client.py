@@ -1,4 +1,5 @@
-"""A typed client of the pciname gRPC service.
+"""A typed client of the pciname gRPC service: requests out, library values
+back (every message and status is read by :mod:`pciname.server.wire`).
 
 >>> from pciname.client import Client
 >>> with Client("pciname.example:50051") as client:          # doctest: +SKIP
@@ -14,7 +15,7 @@ pciname exceptions with one-line messages: INVALID_ARGUMENT
 :class:`RemoteSnapshotMissing` (a SnapshotMissingError), anything else
 :class:`ServiceError`.
 
-Errors of the feed RPCs that are not about profiles come with a reason
+Errors of the KubeVirt RPCs that are not about profiles come with a reason
 (the ``pciname-error`` trailing metadata): a file that is not YAML raises
 :class:`RemoteLintInputError` (a :class:`~pciname.kube.lint.LintInputError`
 too), objects that are not JSON/YAML or not the right kind
@@ -31,16 +32,15 @@ one-line :class:`~pciname.errors.PcinameError`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote
+from types import TracebackType
+from typing import Any, TypeGuard
 
 import grpc
 
-from .results import DiffEntry, ProfileInfo, Resolution
 from .errors import (
+    PcinameError,
     RemoteClusterError,
     RemoteInvalidArgument,
     RemoteLintInputError,
@@ -48,7 +48,11 @@ from .errors import (
     RemoteUnknownProfile,
     ServiceError,
 )
-from .naming.checks import NameWarning
+from .results import DiffEntry, ProfileInfo, Resolution
+from .server import wire
+from .server._proto import pciname_pb2 as pb
+from .server._proto import pciname_pb2_grpc as pb_grpc
+from .server.wire import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
 
 __all__ = [
     "Client",
@@ -72,113 +76,7 @@ DEFAULT_TIMEOUT = 30.0
 BATCH_CHUNK = 5_000
 _MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 
-
-_CLUSTER_REASONS = (
-    "cluster-disabled", "cluster-config", "cluster-unreachable", "cluster-refused", "no-kubevirt",
-    "kubevirt-not-found", "kubevirt-ambiguous",
-)
-
-
-@dataclass(frozen=True)
-class SkippedItem:
-    """An input whose name is a problem (``kind`` "pci" or "mdev"), and why."""
-
-    item: str
-    kind: str
-    resource_name: str | None
-    reasons: tuple[NameWarning, ...]
-
-
-@dataclass(frozen=True)
-class PermittedHostDevices:
-    """KubeVirt permittedHostDevices entries as the server built them."""
-
-    profile: str
-    pci_host_devices: list[dict] = field(default_factory=list)
-    mediated_devices: list[dict] = field(default_factory=list)
-    yaml: str = ""
-    left_out: list[SkippedItem] = field(default_factory=list)
-    notes: list[SkippedItem] = field(default_factory=list)
-    json: str = ""  # the same as yaml, as JSON
-    format: str = "kubevirt"  # where yaml and json put the entries: kubevirt, cozystack or patch
-
-    def to_dict(self) -> dict:
-        """``{"permittedHostDevices": {...}}`` (a list only when it has entries),
-        whatever the format of ``yaml`` and ``json``."""
-        block: dict = {}
-        if self.pci_host_devices:
-            block["pciHostDevices"] = [dict(e) for e in self.pci_host_devices]
-        if self.mediated_devices:
-            block["mediatedDevices"] = [dict(e) for e in self.mediated_devices]
-        return {"permittedHostDevices": block}
-
-
-@dataclass(frozen=True)
-class LintResult:
-    """What Lint found: the library's own :class:`~pciname.kube.lint.Finding` objects."""
-
-    findings: list
-    profile: str
-    upgrade_to: str | None = None
-    documents: int = 0
-    text: str = ""  # pciname lint's output: FILE:LINE: code: PATH: message lines
-
-
-@dataclass(frozen=True)
-class GpuOptions:
-    """What a tenant node pool may ask for: ``options`` are the dicts
-    :func:`pciname.kube.cluster.gpu_options` returns."""
-
-    options: list[dict]
-    profile: str
-    profile_source: str = "given"
-    kubevirt: str = ""
-
-
-def _plain(value) -> Any:
-    """A google.protobuf.Value as plain data (None when unset); whole numbers as int."""
-    kind = value.WhichOneof("kind")
-    if kind is None or kind == "null_value":
-        return None
-    if kind == "number_value":
-        number = value.number_value
-        return int(number) if number.is_integer() else number
-    if kind == "list_value":
-        return [_plain(v) for v in value.list_value.values]
-    if kind == "struct_value":
-        return {k: _plain(v) for k, v in value.struct_value.fields.items()}
-    return getattr(value, kind)
-
-
-def _finding(m):
-    from .kube.lint import Finding
-
-    return Finding(
-        file=m.file,
-        line=m.line,
-        column=m.column,
-        document=m.document,
-        path=m.path,
-        value=_plain(m.value) if m.HasField("value") else None,
-        code=m.code,
-        message=m.message,
-        expected=_plain(m.expected) if m.HasField("expected") else None,
-    )
-
-
-def _option(m) -> dict:
-    return {
-        "resource_name": m.resource_name,
-        "kind": m.kind,
-        "selectors": list(m.selectors),
-        "devices": list(m.devices),
-        "models": list(m.models),
-        "allocatable": m.allocatable,
-        "nodes": [{"name": n.name, "allocatable": n.allocatable} for n in m.nodes],
-    }
-
-
-def _objects_text(value, *, as_list: bool) -> str:
+def _objects_text(value: object, *, as_list: bool) -> str:
     """JSON/YAML text as is; objects (a dict, or a list of them) as JSON."""
     if value is None:
         return ""
@@ -246,32 +144,6 @@ def _read(value: bytes | str | Path | None) -> bytes | None:
         raise PcinameError(f"{value}: cannot read: {error.strerror or error}") from None
 
 
-def _optional(message, name: str) -> str | None:
-    return getattr(message, name) if message.HasField(name) else None
-
-
-def resolution_from_message(m) -> Resolution:
-    return Resolution(
-        device=m.device,
-        profile=m.profile,
-        algorithm=m.algorithm,
-        plugin_release=_optional(m, "plugin_release"),
-        name=m.name,
-        resource_name=_optional(m, "resource_name"),
-        vendor_name=_optional(m, "vendor_name"),
-        device_name=_optional(m, "device_name"),
-        pci_ids_version=_optional(m, "pci_ids_version"),
-        pci_ids_sha256=_optional(m, "pci_ids_sha256"),
-        env_var=_optional(m, "env_var"),
-        socket_path=_optional(m, "socket_path"),
-        warnings=tuple(NameWarning(w.code, w.message) for w in m.warnings),
-    )
-
-
-def _skipped_item(m) -> SkippedItem:
-    return SkippedItem(m.item, m.kind, _optional(m, "resource_name"), tuple(NameWarning(w.code, w.message) for w in m.reasons))
-
-
 class Client:
     """Calls a pciname server at ``target`` ("host:port").
 
@@ -293,11 +165,9 @@ class Client:
         options: Sequence[tuple[str, object]] = (),
         channel: grpc.Channel | None = None,
     ) -> None:
-        from .server._proto import pciname_pb2, pciname_pb2_grpc
-
         self.target = target
         self.timeout = timeout
-        self._pb = pciname_pb2
+        self._pb = pb
         all_options = [("grpc.max_receive_message_length", _MAX_RESPONSE_BYTES), *options]
         if server_name:
             all_options.append(("grpc.ssl_target_name_override", server_name))
@@ -306,11 +176,10 @@ class Client:
                 if bool(certificate_chain) != bool(private_key):
                     # gRPC aborts the process on one without the other.
                     raise PcinameError("certificate_chain and private_key go together (mutual TLS needs both)")
-                paths = all(isinstance(v, (str, Path)) for v in (certificate_chain, private_key))
                 check_tls_files(
-                    certificate_chain if paths else None,
-                    private_key if paths else None,
-                    root_certificates if isinstance(root_certificates, (str, Path)) else None,
+                    certificate_chain if _is_path(certificate_chain) and _is_path(private_key) else None,
+                    private_key if _is_path(certificate_chain) and _is_path(private_key) else None,
+                    root_certificates if _is_path(root_certificates) else None,
                 )
                 credentials = grpc.ssl_channel_credentials(
                     root_certificates=_read(root_certificates),
@@ -324,7 +193,8 @@ class Client:
         else:
             self._owns_channel = False
         self.channel = channel
-        self.stub = pciname_pb2_grpc.PciNameStub(channel)
+        # grpc's protoc plugin writes no type annotations (and no .pyi).
+        self.stub = pb_grpc.PciNameStub(channel)  # type: ignore[no-untyped-call]
 
     # -- plumbing ------------------------------------------------------------------
 
@@ -335,42 +205,22 @@ class Client:
     def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         self.close()
 
     def _error(self, error: grpc.RpcError) -> PcinameError:
+        """The pciname exception for a failed call (:func:`pciname.server.wire.remote_error`)."""
         code = error.code() if hasattr(error, "code") else None
         details = (error.details() if hasattr(error, "details") else None) or str(error)
-        details = " ".join(str(details).split())
-        name = code.name if code is not None else "UNKNOWN"
         try:
             meta = dict(error.trailing_metadata() or ()) if hasattr(error, "trailing_metadata") else {}
         except Exception:  # noqa: BLE001 - a channel-level error may carry none
             meta = {}
-        reason = meta.get("pciname-error", "")
-        if reason == "lint-input":
-            line = meta.get("pciname-line", "")
-            return RemoteLintInputError(
-                details, name, file=unquote(meta.get("pciname-file", "")), line=int(line) if line.isdigit() else None
-            )
-        if reason in _CLUSTER_REASONS:
-            return RemoteClusterError(details, name, reason=reason)
-        if code is grpc.StatusCode.INVALID_ARGUMENT:
-            return RemoteInvalidArgument(details, name)
-        if code is grpc.StatusCode.NOT_FOUND:
-            return RemoteUnknownProfile(details, name)
-        if code is grpc.StatusCode.FAILED_PRECONDITION:
-            return RemoteSnapshotMissing(
-                details, name, snapshot=meta.get("pciname-snapshot", ""), sha256=meta.get("pciname-sha256", ""),
-                url=meta.get("pciname-url", ""),
-            )
-        if code is grpc.StatusCode.UNAVAILABLE:
-            return ServiceError(f"pciname server {self.target} is unavailable: {details}", name)
-        if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-            return ServiceError(f"pciname server {self.target} did not answer in time ({details})", name)
-        return ServiceError(f"pciname server {self.target}: {name}: {details}", name)
+        return wire.remote_error(code, str(details), meta, self.target)
 
-    def _call(self, method, request):
+    def _call(self, method: Any, request: Any) -> Any:
         try:
             return method(request, timeout=self.timeout)
         except grpc.RpcError as error:
@@ -380,7 +230,8 @@ class Client:
 
     def resolve(self, device: str, profile: str = "") -> Resolution:
         """One device ("10de:2236"); profile "" is the server's default."""
-        return resolution_from_message(self._call(self.stub.Resolve, self._pb.ResolveRequest(device=device, profile=profile)))
+        response = self._call(self.stub.Resolve, pb.ResolveRequest(device=device, profile=profile))
+        return wire.resolution_from_message(response)
 
     def resolve_batch(self, devices: Iterable[str], profile: str = "", *, chunk: int = BATCH_CHUNK) -> list[Resolution]:
         """Each device, in order (sent in chunks of ``chunk`` devices)."""
@@ -389,47 +240,28 @@ class Client:
             raise RemoteInvalidArgument("no devices given", "INVALID_ARGUMENT")
         results: list[Resolution] = []
         for start in range(0, len(devices), chunk):
-            request = self._pb.ResolveBatchRequest(devices=devices[start : start + chunk], profile=profile)
+            request = pb.ResolveBatchRequest(devices=devices[start : start + chunk], profile=profile)
             response = self._call(self.stub.ResolveBatch, request)
-            results.extend(resolution_from_message(m) for m in response.results)
+            results.extend(wire.resolution_from_message(m) for m in response.results)
         return results
 
     def reverse(self, resource_name: str, profile: str = "") -> list[str]:
-        response = self._call(self.stub.Reverse, self._pb.ReverseRequest(resource_name=resource_name, profile=profile))
+        response = self._call(self.stub.Reverse, pb.ReverseRequest(resource_name=resource_name, profile=profile))
         return list(response.devices)
 
     def diff(self, from_profile: str, to_profile: str) -> list[DiffEntry]:
-        response = self._call(self.stub.Diff, self._pb.DiffRequest(from_profile=from_profile, to_profile=to_profile))
-        return [
-            DiffEntry(e.device, _optional(e, "old_resource_name"), _optional(e, "new_resource_name"))
-            for e in response.changes
-        ]
+        response = self._call(self.stub.Diff, pb.DiffRequest(from_profile=from_profile, to_profile=to_profile))
+        return wire.diff_from_response(response)
 
     def list_profiles(self) -> list[ProfileInfo]:
-        response = self._call(self.stub.ListProfiles, self._pb.ListProfilesRequest())
-        return [
-            ProfileInfo(
-                name=p.name,
-                kind=p.kind,
-                released=_optional(p, "released"),
-                algorithm=p.algorithm,
-                plugin_release=_optional(p, "plugin_release"),
-                pci_ids_version=_optional(p, "pci_ids_version"),
-                pci_ids_sha256=_optional(p, "pci_ids_sha256"),
-                installed=p.installed,
-                path=None,
-                aliases=tuple(p.aliases),
-                note=p.note,
-            )
-            for p in response.profiles
-        ]
+        return wire.profiles_from_response(self._call(self.stub.ListProfiles, pb.ListProfilesRequest()))
 
     def list_devices(self, profile: str = "", vendor: str = "") -> Iterator[Resolution]:
         """Every device of ``vendor`` (default NVIDIA) the profile knows, streamed."""
-        request = self._pb.ListDevicesRequest(profile=profile, vendor=vendor)
+        request = pb.ListDevicesRequest(profile=profile, vendor=vendor)
         try:
             for message in self.stub.ListDevices(request, timeout=self.timeout):
-                yield resolution_from_message(message)
+                yield wire.resolution_from_message(message)
         except grpc.RpcError as error:
             raise self._error(error) from None
 
@@ -444,7 +276,7 @@ class Client:
         replace_defaults: bool = False,
     ) -> PermittedHostDevices:
         """``format``: kubevirt, cozystack or patch (where ``yaml`` and ``json`` put the entries)."""
-        request = self._pb.PermittedHostDevicesRequest(
+        request = pb.PermittedHostDevicesRequest(
             devices=list(devices),
             mdev_types=list(mdev_types),
             profile=profile,
@@ -452,31 +284,7 @@ class Client:
             format=format,
             replace_defaults=replace_defaults,
         )
-        response = self._call(self.stub.PermittedHostDevices, request)
-        return PermittedHostDevices(
-            profile=response.profile,
-            json=response.json,
-            format=response.format,
-            pci_host_devices=[
-                {
-                    "pciVendorSelector": e.pci_vendor_selector,
-                    "resourceName": e.resource_name,
-                    "externalResourceProvider": e.external_resource_provider,
-                }
-                for e in response.pci_host_devices
-            ],
-            mediated_devices=[
-                {
-                    "mdevNameSelector": e.mdev_name_selector,
-                    "resourceName": e.resource_name,
-                    "externalResourceProvider": e.external_resource_provider,
-                }
-                for e in response.mediated_devices
-            ],
-            yaml=response.yaml,
-            left_out=[_skipped_item(s) for s in response.left_out],
-            notes=[_skipped_item(s) for s in response.notes],
-        )
+        return wire.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
 
     def lint(
         self,
@@ -489,25 +297,18 @@ class Client:
         as ``pciname lint`` does. A file that is not YAML raises
         :class:`RemoteLintInputError`."""
         items = files.items() if isinstance(files, dict) else files
-        request = self._pb.LintRequest(profile=profile, upgrade_to=upgrade_to)
+        request = pb.LintRequest(profile=profile, upgrade_to=upgrade_to)
         for name, content in items:
             if isinstance(content, bytes):
                 request.files.add(name=name, data=content)
             else:
                 request.files.add(name=name, text=content)
-        response = self._call(self.stub.Lint, request)
-        return LintResult(
-            findings=[_finding(m) for m in response.findings],
-            profile=response.profile,
-            upgrade_to=_optional(response, "upgrade_to"),
-            documents=response.documents,
-            text=response.text,
-        )
+        return wire.lint_from_response(self._call(self.stub.Lint, request))
 
     def gpu_options(
         self,
-        kubevirt: dict | str | bytes | None = None,
-        nodes: Sequence[dict] | dict | str | bytes | None = None,
+        kubevirt: Mapping[str, Any] | str | bytes | None = None,
+        nodes: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | bytes | None = None,
         profile: str = "",
         *,
         from_cluster: bool = False,
@@ -518,20 +319,14 @@ class Client:
         ``from_cluster`` the server reads them from its cluster instead (only
         servers started with ``--kube``). ``profile`` "auto" infers the
         plugin release from the nodes."""
-        request = self._pb.GpuOptionsRequest(
+        request = pb.GpuOptionsRequest(
             profile=profile,
             kubevirt=_objects_text(kubevirt, as_list=False),
             nodes=_objects_text(nodes, as_list=True),
             from_cluster=from_cluster,
             kubevirt_name=kubevirt_name,
         )
-        response = self._call(self.stub.GpuOptions, request)
-        return GpuOptions(
-            options=[_option(m) for m in response.options],
-            profile=response.profile,
-            profile_source=response.profile_source,
-            kubevirt=response.kubevirt,
-        )
+        return wire.gpu_options_from_response(self._call(self.stub.GpuOptions, request))
 
     def health(self, service: str = "") -> str:
         """The grpc.health.v1 status name ("SERVING", "NOT_SERVING", ...)."""
@@ -544,7 +339,11 @@ class Client:
             if error.code() is grpc.StatusCode.NOT_FOUND:
                 return "SERVICE_UNKNOWN"
             raise self._error(error) from None
-        return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+        return str(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
+
+
+def _is_path(value: object) -> TypeGuard[str | Path]:
+    return isinstance(value, (str, Path))
 
 
 def lookup_via_server(server: str, devices: list[str], profile: str, **options: Any) -> list[Resolution]:

@@ -575,7 +575,7 @@ def test_oversized_fields_are_refused_before_anything_is_cached(server, stub, se
 
 
 def test_padding_within_the_limits_still_works(client, stub, server_env):
-    from pciname.server.service import MAX_DEVICE_CHARS, MAX_PROFILE_CHARS
+    from pciname.server.wire import MAX_DEVICE_CHARS, MAX_PROFILE_CHARS
 
     device = " 10de:2236 ".center(MAX_DEVICE_CHARS)
     profile = " latest ".center(MAX_PROFILE_CHARS)

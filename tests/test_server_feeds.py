@@ -30,7 +30,7 @@ from pciname.kube.lint import LintInputError, Linter
 from pciname.server import NameServer, ServeConfig, ServeError
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from pciname.server.feeds import ClusterAccess
+from pciname.server.kube_rpcs import ClusterAccess
 
 from .fake_kube import FakeKube, kubevirt, node
 from .conftest import package_only

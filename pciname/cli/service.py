@@ -1,58 +1,114 @@
-"""Service commands: ``serve`` (the gRPC name service) and ``health`` (its probe).
+"""The ``serve`` and ``health`` commands: their flags and what they run.
 
-grpc is imported only when one of these runs, so other commands never pay
-for it.
+``serve``'s defaults, and the checks of its flag values, are
+:mod:`pciname.server.config`'s (the Python API's :class:`ServeConfig` has the
+same ones). Building the parser must not import :mod:`pciname.server` (nor
+grpc, which only these commands need), so a default stands in as a
+:class:`_Deferred` and is looked up when a command line is parsed or the
+help is shown.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import functools
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..naming.algorithms import ALGORITHMS
-from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, default_profile_help
+from ..naming.profiles import default_profile_help
 
-DEFAULT_LISTEN = "[::]:50051"  # keep in step with pciname.server.app.DEFAULT_LISTEN
+# Where health (a probe next to the server) asks: pciname.server.config's
+# DEFAULT_PORT (tests/test_server_wire.py checks), spelled out for the help.
 DEFAULT_SERVER = "localhost:50051"
 
-# gRPC takes sizes and counts as C ints and durations as 32-bit milliseconds.
-MAX_INT = 2**31 - 1
-MAX_SECONDS = MAX_INT // 1000  # 2147483 s, about 24 days
 # Targets gRPC resolves itself ("unix:/run/pciname.sock", "dns:///host:port"), passed as they are.
 _TARGET_SCHEMES = ("unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:")
 _PORT = re.compile(r"[0-9]{1,5}")
+_MIB = 1 << 20
+# pciname.server.config's LOG_FORMATS and LOG_LEVELS (see register()).
+LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+T = TypeVar("T")
+
+
+class _Deferred(str):
+    """A ``serve`` flag's default, named by the flag's dest, standing in for
+    :func:`pciname.server.config.flag_default`'s value. argparse runs a
+    string default through the flag's ``type`` when the flag is not given
+    (:func:`_or_default` returns the value then), and shows it in the help
+    with ``str()`` (``%(default)s``): both happen only when a command line
+    is parsed (an argparse that formatted help texts while the parser is
+    built would load pciname.server then, which
+    tests/test_server_proto.py's start-up test would catch)."""
+
+    @property
+    def value(self) -> Any:
+        from ..server.config import flag_default
+
+        return flag_default(str.__str__(self))
+
+    def __str__(self) -> str:
+        value = self.value
+        if isinstance(value, float):
+            return f"{value:g}"
+        if str.__str__(self).endswith("_bytes") and isinstance(value, int) and value >= _MIB and not value % _MIB:
+            return f"{value // _MIB} MiB"
+        return str(value)
+
+
+def _or_default(convert: Callable[[str], T]) -> Callable[[str], T]:
+    """The flag's ``type``: ``convert``, but a :class:`_Deferred` default's value as it is."""
+
+    @functools.wraps(convert)
+    def parse(text: str) -> T:
+        if isinstance(text, _Deferred):
+            value: T = text.value
+            return value
+        return convert(text)
+
+    return parse
+
+
+def _as_is(text: str) -> str:
+    """The ``type`` of flags taken as written."""
+    return text
 
 
 def _positive_int(text: str) -> int:
+    from ..server.config import count_problem
+
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    if value > MAX_INT:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_INT}: {text!r}")
+    problem = count_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{problem}: {text!r}")
     return value
 
 
 def _seconds(text: str) -> float:
+    from ..server.config import seconds_problem
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"not a finite number of seconds: {text!r}")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"cannot be negative: {text!r}")
-    if value > MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_SECONDS} seconds (about 24 days): {text!r}")
+    problem = seconds_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{problem}: {text!r}")
     return value
 
 
 def _file_name(text: str) -> str:
-    if not text:
-        raise argparse.ArgumentTypeError("empty file name")
+    from ..server.config import file_name_problem
+
+    problem = file_name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 
@@ -73,7 +129,8 @@ def server_address(text: str) -> str:
     return text
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
+    """Add ``serve`` and ``health`` to the subparsers ``sub``."""
     serve = sub.add_parser(
         "serve",
         help="run the gRPC name service",
@@ -81,9 +138,12 @@ def register(sub) -> None:
         "hot reload of the pci.ids data (file changes, SIGHUP) and a graceful drain on SIGTERM. "
         "TLS with --tls-cert/--tls-key (mutual TLS with --tls-client-ca); plaintext only with --insecure.",
     )
+    # Each flag with a default of pciname.server.config's: a _Deferred, and a type that passes it on.
+    count, seconds, text = _or_default(_positive_int), _or_default(_seconds), _or_default(_as_is)
+
     net = serve.add_argument_group("network")
-    net.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
-                     help=f"gRPC address (default {DEFAULT_LISTEN}; port 0 picks a free one)")
+    net.add_argument("--listen", type=text, default=_Deferred("listen"), metavar="HOST:PORT",
+                     help="gRPC address (default %(default)s; port 0 picks a free one)")
     net.add_argument("--insecure", action="store_true", help="serve plaintext (required when no TLS files are given)")
     net.add_argument("--tls-cert", metavar="FILE", help="server certificate chain (PEM)")
     net.add_argument("--tls-key", metavar="FILE", help="server private key (PEM)")
@@ -95,39 +155,40 @@ def register(sub) -> None:
                      help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)")
 
     limits = serve.add_argument_group("limits")
-    limits.add_argument("--max-workers", type=_positive_int, default=16, metavar="N",
-                        help="threads handling RPCs (default 16)")
-    limits.add_argument("--max-concurrent-rpcs", type=_positive_int, default=256, metavar="N",
-                        help="RPCs accepted at once, beyond which RESOURCE_EXHAUSTED (default 256)")
-    limits.add_argument("--max-batch", type=_positive_int, default=10_000, metavar="N",
-                        help="devices per ResolveBatch/PermittedHostDevices request (default 10000)")
-    limits.add_argument("--max-recv-message-bytes", type=_positive_int, default=4 * 1024 * 1024, metavar="N",
-                        help="largest request message (default 4 MiB)")
-    limits.add_argument("--max-connection-age", type=_seconds, default=0.0, metavar="SECONDS",
+    limits.add_argument("--max-workers", type=count, default=_Deferred("max_workers"), metavar="N",
+                        help="threads handling RPCs (default %(default)s)")
+    limits.add_argument("--max-concurrent-rpcs", type=count, default=_Deferred("max_concurrent_rpcs"), metavar="N",
+                        help="RPCs accepted at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)")
+    limits.add_argument("--max-batch", type=count, default=_Deferred("max_batch"), metavar="N",
+                        help="devices per ResolveBatch/PermittedHostDevices request (default %(default)s)")
+    limits.add_argument("--max-recv-message-bytes", type=count, default=_Deferred("max_recv_message_bytes"),
+                        metavar="N", help="largest request message (default %(default)s)")
+    limits.add_argument("--max-connection-age", type=seconds, default=_Deferred("max_connection_age"),
+                        metavar="SECONDS",
                         help="close client connections after this long (gracefully) so clients re-balance "
-                        "across replicas; 0: never (default 0)")
-    limits.add_argument("--max-send-message-bytes", type=_positive_int, default=64 * 1024 * 1024, metavar="N",
-                        help="largest response message (default 64 MiB)")
-    limits.add_argument("--max-lint-files", type=_positive_int, default=100, metavar="N",
-                        help="files per Lint request (default 100)")
-    limits.add_argument("--max-lint-bytes", type=_positive_int, default=1024 * 1024, metavar="N",
-                        help="bytes of YAML per Lint request, all files together (default 1 MiB)")
+                        "across replicas; 0: never (default %(default)s)")
+    limits.add_argument("--max-send-message-bytes", type=count, default=_Deferred("max_send_message_bytes"),
+                        metavar="N", help="largest response message (default %(default)s)")
+    limits.add_argument("--max-lint-files", type=count, default=_Deferred("max_lint_files"), metavar="N",
+                        help="files per Lint request (default %(default)s)")
+    limits.add_argument("--max-lint-bytes", type=count, default=_Deferred("max_lint_bytes"), metavar="N",
+                        help="bytes of YAML per Lint request, all files together (default %(default)s)")
 
     life = serve.add_argument_group("lifecycle")
-    life.add_argument("--grace", type=_seconds, default=10.0, metavar="SECONDS",
-                      help="on SIGTERM, how long RPCs in flight may take to finish (default 10)")
-    life.add_argument("--shutdown-delay", type=_seconds, default=0.0, metavar="SECONDS",
+    life.add_argument("--grace", type=seconds, default=_Deferred("grace"), metavar="SECONDS",
+                      help="on SIGTERM, how long RPCs in flight may take to finish (default %(default)s)")
+    life.add_argument("--shutdown-delay", type=seconds, default=_Deferred("shutdown_delay"), metavar="SECONDS",
                       help="on SIGTERM, keep serving this long with health NOT_SERVING before refusing new RPCs, "
-                      "so load balancers notice first (default 0)")
-    life.add_argument("--watch-interval", type=_seconds, default=2.0, metavar="SECONDS",
+                      "so load balancers notice first (default %(default)s)")
+    life.add_argument("--watch-interval", type=seconds, default=_Deferred("watch_interval"), metavar="SECONDS",
                       help="poll data/pci.ids, --pciids and the snapshot dirs this often and reload on change; "
-                      "0 disables (SIGHUP still reloads) (default 2)")
+                      "0 disables (SIGHUP still reloads) (default %(default)s)")
 
     data = serve.add_argument_group("data")
     data.add_argument("--pciids", type=_file_name, metavar="FILE", help="also serve this pci.ids file as profile 'custom'")
-    data.add_argument("--algorithm", choices=ALGORITHMS, default=CUSTOM_ALGORITHM,
-                      help="name algorithm of the custom profile (default vendor-section)")
-    data.add_argument("--default-profile", default=DEFAULT_PROFILE, metavar="PROFILE",
+    data.add_argument("--algorithm", type=text, choices=ALGORITHMS, default=_Deferred("algorithm"),
+                      help="name algorithm of the custom profile (default %(default)s)")
+    data.add_argument("--default-profile", type=text, default=_Deferred("default_profile"), metavar="PROFILE",
                       help=f"profile of requests that name none ({default_profile_help()}; 'custom' for --pciids)")
 
     cluster = serve.add_argument_group("cluster (GpuOptions from_cluster)")
@@ -138,13 +199,16 @@ def register(sub) -> None:
                          help="with --kube: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
                          "service account)")
     cluster.add_argument("--kube-context", metavar="NAME", help="with --kube: kubeconfig context (default: the current one)")
-    cluster.add_argument("--kube-timeout", type=_seconds, default=10.0, metavar="SECONDS",
-                         help="with --kube: timeout of each API request (default 10)")
+    cluster.add_argument("--kube-timeout", type=seconds, default=_Deferred("kube_timeout"), metavar="SECONDS",
+                         help="with --kube: timeout of each API request (default %(default)s)")
 
+    # The choices are shown in the usage line, which argparse builds as the
+    # flag is added: they cannot wait, so tests/test_server_wire.py checks
+    # that they are pciname.server.config's LOG_FORMATS and LOG_LEVELS.
     logs = serve.add_argument_group("logging")
-    logs.add_argument("--log-format", choices=("text", "json"), default="text",
-                      help="text, or json: one JSON object per line (default text)")
-    logs.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    logs.add_argument("--log-format", type=text, choices=LOG_FORMATS, default=_Deferred("log_format"),
+                      help="text, or json: one JSON object per line (default %(default)s)")
+    logs.add_argument("--log-level", type=text, choices=LOG_LEVELS, default=_Deferred("log_level"))
     serve.set_defaults(func=run_serve)
 
     check = sub.add_parser(
@@ -183,7 +247,7 @@ def client_tls_asked(args: argparse.Namespace) -> bool:
     return bool(args.tls) or any(getattr(args, name) is not None for name in _CLIENT_TLS_OPTIONS)
 
 
-def client_options(args: argparse.Namespace) -> dict:
+def client_options(args: argparse.Namespace) -> dict[str, Any]:
     """pciname.client.Client's keyword arguments from add_client_tls_options'
     options, checked first: --tls-cert and --tls-key go together, and every
     file must be PEM gRPC can use (PcinameError: one line, exit 2)."""
@@ -203,36 +267,12 @@ def client_options(args: argparse.Namespace) -> dict:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from dataclasses import fields
+
     from ..server.app import ServeConfig, serve
     from ..server.logs import configure
 
-    config = ServeConfig(
-        listen=args.listen,
-        insecure=args.insecure,
-        tls_cert=args.tls_cert,
-        tls_key=args.tls_key,
-        tls_client_ca=args.tls_client_ca,
-        max_workers=args.max_workers,
-        max_concurrent_rpcs=args.max_concurrent_rpcs,
-        max_batch=args.max_batch,
-        max_recv_message_bytes=args.max_recv_message_bytes,
-        max_send_message_bytes=args.max_send_message_bytes,
-        max_connection_age=args.max_connection_age,
-        grace=args.grace,
-        shutdown_delay=args.shutdown_delay,
-        watch_interval=args.watch_interval,
-        pciids=args.pciids,
-        algorithm=args.algorithm,
-        default_profile=args.default_profile,
-        metrics_listen=args.metrics_listen,
-        health_listen=args.health_listen,
-        max_lint_files=args.max_lint_files,
-        max_lint_bytes=args.max_lint_bytes,
-        kube=args.kube,
-        kubeconfig=args.kubeconfig,
-        kube_context=args.kube_context,
-        kube_timeout=args.kube_timeout,
-    )
+    config = ServeConfig(**{field.name: getattr(args, field.name) for field in fields(ServeConfig)})
     config.validate()  # a usage error: one line, exit 2
     if config.tls_cert and config.tls_key:
         from ..client import check_tls_files

@@ -1,4 +1,6 @@
-"""``pciname serve``: the gRPC name service, its health, reload and shutdown.
+"""The life of a ``pciname serve`` server: start, health, reload, drain
+(what it is told is :mod:`pciname.server.config`'s; what it answers,
+:mod:`pciname.server.service`'s).
 
 Life of a server (:class:`NameServer`):
 
@@ -39,8 +41,11 @@ import signal
 import threading
 import time
 from concurrent import futures
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -48,90 +53,17 @@ from grpc_reflection.v1alpha import reflection
 
 from ..errors import PcinameError, ServeError
 from ..naming.gotext import valid_text
-from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE
 from . import data as data_module
-from .data import DataSet, watch_signature
-from .feeds import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_FILES, ClusterAccess
+from .config import DEFAULT_LISTEN, DEFAULT_PORT, ServeConfig, grpc_address, split_address
+from .data import DataSet, Signature, watch_signature
+from .kube_rpcs import ClusterAccess
 from .logs import LOGGER_NAME, fields
 from .metrics import Metrics, start_http
-from .service import DEFAULT_MAX_BATCH, SERVICE_NAME, PciNameService
+from .service import PciNameService
+from .wire import SERVICE_NAME
 
-DEFAULT_LISTEN = "[::]:50051"
-DEFAULT_PORT = 50051
 LIVENESS_SERVICE = "liveness"
 READINESS_SERVICES = ("", SERVICE_NAME)
-
-
-@dataclass
-class ServeConfig:
-    listen: str = DEFAULT_LISTEN
-    insecure: bool = False
-    tls_cert: str | None = None
-    tls_key: str | None = None
-    tls_client_ca: str | None = None
-    max_workers: int = 16
-    max_concurrent_rpcs: int = 256
-    max_batch: int = DEFAULT_MAX_BATCH
-    max_recv_message_bytes: int = 4 * 1024 * 1024
-    max_send_message_bytes: int = 64 * 1024 * 1024
-    max_connection_age: float = 0.0  # seconds; 0: connections live as long as clients keep them
-    grace: float = 10.0
-    shutdown_delay: float = 0.0
-    watch_interval: float = 2.0
-    pciids: str | None = None
-    algorithm: str = CUSTOM_ALGORITHM
-    default_profile: str = DEFAULT_PROFILE
-    metrics_listen: str | None = None
-    health_listen: str | None = None
-    max_lint_files: int = DEFAULT_MAX_LINT_FILES
-    max_lint_bytes: int = DEFAULT_MAX_LINT_BYTES
-    # GpuOptions may read the cluster (read-only) only with kube=True.
-    kube: bool = False
-    kubeconfig: str | None = None
-    kube_context: str | None = None
-    kube_timeout: float = DEFAULT_KUBE_TIMEOUT
-
-    def validate(self) -> None:
-        if self.tls_cert or self.tls_key or self.tls_client_ca:
-            if not (self.tls_cert and self.tls_key):
-                raise ServeError("--tls-cert and --tls-key go together (and --tls-client-ca needs both)")
-            if self.insecure:
-                raise ServeError("--insecure cannot be combined with --tls-cert/--tls-key")
-        elif not self.insecure:
-            raise ServeError(
-                "no TLS certificate: give --tls-cert FILE --tls-key FILE (and --tls-client-ca FILE for mutual TLS), "
-                "or --insecure to serve plaintext"
-            )
-        for name in ("max_workers", "max_concurrent_rpcs", "max_batch", "max_recv_message_bytes",
-                     "max_send_message_bytes", "max_lint_files", "max_lint_bytes"):
-            if getattr(self, name) < 1:
-                raise ServeError(f"--{name.replace('_', '-')} must be at least 1")
-        if (self.kubeconfig or self.kube_context) and not self.kube:
-            raise ServeError("--kubeconfig and --kube-context go with --kube (reading the cluster is off without it)")
-        if not self.kube_timeout > 0:
-            raise ServeError("--kube-timeout must be more than 0")
-        for name in ("grace", "shutdown_delay", "watch_interval", "max_connection_age"):
-            if getattr(self, name) < 0:
-                raise ServeError(f"--{name.replace('_', '-')} cannot be negative")
-        split_address(self.listen)
-        if self.metrics_listen:
-            split_address(self.metrics_listen)
-        if self.health_listen:
-            split_address(self.health_listen)
-
-
-def split_address(address: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::]:50051``, ``0.0.0.0:9090``, ``:9090``) -> (host, port)."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or int(port) > 65535:
-        raise ServeError(f"bad address {address!r}: expected HOST:PORT, e.g. [::]:50051 or 127.0.0.1:0")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    return host or "::", int(port)
-
-
-def grpc_address(address: str) -> str:
-    host, port = split_address(address)
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 # -- TLS ----------------------------------------------------------------------
@@ -148,8 +80,8 @@ class _CertificateFiles:
         self._state = self._stat()
         self.initial = self._configuration()
 
-    def _stat(self) -> tuple:
-        states = []
+    def _stat(self) -> tuple[tuple[int, int, int] | None, ...]:
+        states: list[tuple[int, int, int] | None] = []
         for path in self.paths:
             try:
                 st = os.stat(path)
@@ -205,8 +137,8 @@ class NameServer:
         self._reload_lock = threading.Lock()
         self._reload_finished: threading.Event | None = None  # of the last start_reload()
         self._reload_trigger: str | None = None
-        self._loaded_signature: tuple | None = None
-        self._seen_signature: tuple | None = None
+        self._loaded_signature: Signature | None = None
+        self._seen_signature: Signature | None = None
         self._health_pool = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pciname-health")
         self.health = health.HealthServicer(experimental_non_blocking=True, experimental_thread_pool=self._health_pool)
         self.cluster = (
@@ -223,7 +155,7 @@ class NameServer:
         )
         self._server: grpc.Server | None = None
         self._health_server: grpc.Server | None = None
-        self._metrics_http = None
+        self._metrics_http: tuple[WSGIServer, threading.Thread] | None = None
         self.port: int | None = None
         self.health_port: int | None = None
         self.metrics_port: int | None = None
@@ -256,7 +188,7 @@ class NameServer:
             raise ServeError(f"cannot listen on {address}: {error}") from None
         if not port:
             raise ServeError(f"cannot listen on {address} (address in use or not available)")
-        return port
+        return int(port)
 
     def start(self) -> int:
         """Bind and start serving (health NOT_SERVING until data is loaded). Returns the port."""
@@ -344,7 +276,7 @@ class NameServer:
                 self.metrics.reloaded(trigger, False)
                 keeping = f"generation {self._generation} keeps serving" if self._data else "no data is loaded"
                 message = str(error) if isinstance(error, PcinameError) else f"{type(error).__name__}: {error}"
-                message = valid_text(message)  # paths and lines of a file may hold undecodable bytes
+                message = valid_text(message) or message  # paths and lines of a file may hold undecodable bytes
                 self.log.error(
                     "reload rejected",
                     exc_info=None if isinstance(error, PcinameError) else error,
@@ -385,7 +317,7 @@ class NameServer:
         finished = self._reload_finished
         return finished is not None and not finished.is_set()
 
-    def start_reload(self, trigger: str, done=None) -> bool:
+    def start_reload(self, trigger: str, done: Callable[[], object] | None = None) -> bool:
         """Run :meth:`reload` in its own (daemon) thread and return at once;
         ``done()`` is called when it ends. False if one is still running (or
         the server is shutting down): reloads never queue up, and shutdown
@@ -521,14 +453,14 @@ def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
     so SIGTERM is acted on at once, whatever a reload is doing.
     """
     log = logger or logging.getLogger(LOGGER_NAME)
-    requested: dict = {"stop": None, "reload": False}
+    requested: dict[str, Any] = {"stop": None, "reload": False}
     stops = {signal.SIGTERM, signal.SIGINT}
     hup = getattr(signal, "SIGHUP", None)  # not on Windows
 
-    def on_stop(signum, frame):
+    def on_stop(signum: int, frame: FrameType | None) -> None:
         requested["stop"] = requested["stop"] or signal.Signals(signum).name
 
-    def on_reload(signum, frame):
+    def on_reload(signum: int, frame: FrameType | None) -> None:
         requested["reload"] = True
 
     def note(received: list[int]) -> None:
@@ -585,6 +517,8 @@ def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
         wakeup.close()
 
 
+# DEFAULT_LISTEN, DEFAULT_PORT, ServeConfig and split_address are
+# pciname.server.config's, importable from here as well.
 __all__ = [
     "DEFAULT_LISTEN",
     "DEFAULT_PORT",

@@ -28,13 +28,13 @@ from threading import Lock
 from cachetools import LRUCache
 
 from ..api import Resolver
-from ..results import ProfileInfo, Resolution
 from ..catalog import Catalog
 from ..errors import PciIdsError, SnapshotMissingError
 from ..naming.gotext import valid_text
 from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, Profile, canonical_name, custom_profile, load_registry
 from ..paths import embedded_pciids_path, snapshot_search_dirs
-from ._proto import pciname_pb2 as pb
+from ..results import ProfileInfo, Resolution
+from .wire import MAX_PROFILE_CHARS, check_length, framed, profiles_response, resolution_message
 
 CUSTOM = "custom"
 
@@ -55,43 +55,6 @@ MAX_CACHED_KEY_CHARS = 128
 # Per entry beyond its key and value: str/bytes/tuple headers, a dict slot,
 # the eviction queue's record.
 _ENTRY_OVERHEAD = 256
-
-
-def resolution_message(r: Resolution) -> pb.Resolution:
-    return pb.Resolution(
-        device=r.device,
-        profile=r.profile,
-        resource_name=r.resource_name,
-        name=r.name,
-        device_name=r.device_name,
-        pci_ids_version=r.pci_ids_version,
-        env_var=r.env_var,
-        socket_path=r.socket_path,
-        warnings=[pb.Warning(code=w.code, message=w.message) for w in r.warnings],
-        advertised=r.advertised,
-        vendor_name=r.vendor_name,
-        algorithm=r.algorithm,
-        plugin_release=r.plugin_release,
-        pci_ids_sha256=r.pci_ids_sha256,
-    )
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        low = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
-def framed(message: bytes, field_number: int = 1) -> bytes:
-    """``message`` as one element of a repeated message field (tag, length,
-    bytes): concatenating these is the encoding of the repeated field."""
-    return _varint(field_number << 3 | 2) + _varint(len(message)) + message
 
 
 class EncodedAnswers:
@@ -182,7 +145,7 @@ class DataSet:
     loaded_at: float
     load_seconds: float
     # profile spelling as sent -> (spelling, served profile); bytes-bounded
-    _spellings: LRUCache = field(
+    _spellings: LRUCache[str, tuple[str, ServedProfile]] = field(
         default_factory=lambda: LRUCache(maxsize=_SPELLINGS_MAX_BYTES, getsizeof=_spelling_size)
     )
     _spellings_lock: Lock = field(default_factory=Lock)
@@ -213,8 +176,8 @@ class DataSet:
             found = self.custom
         else:
             name = canonical_name(text)  # UnknownProfileError
-            found = self.served.get(name)
-            if found is None:
+            served = self.served.get(name)
+            if served is None:
                 from ..snapshots import missing_message
 
                 profile = self.missing[name]
@@ -226,6 +189,7 @@ class DataSet:
                     sha256=snap.sha256,
                     url=snap.url,
                 )
+            found = served
         if len(spelling) <= MAX_CACHED_KEY_CHARS:
             with self._spellings_lock:
                 self._spellings[spelling] = (spelling, found)
@@ -249,24 +213,9 @@ class DataSet:
         return entry
 
     def profiles_message(self) -> bytes:
+        """ListProfiles' answer, encoded once per generation."""
         if self._profiles_message is None:
-            response = pb.ListProfilesResponse(data_generation=self.generation)
-            for info in self.infos:
-                response.profiles.append(
-                    pb.ProfileInfo(
-                        name=info.name,
-                        kind=info.kind,
-                        released=valid_text(info.released),
-                        algorithm=info.algorithm,
-                        plugin_release=info.plugin_release,
-                        pci_ids_version=valid_text(info.pci_ids_version),
-                        pci_ids_sha256=info.pci_ids_sha256,
-                        installed=info.installed,
-                        aliases=list(info.aliases),
-                        note=valid_text(info.note),
-                        is_default=info.name == self.default.name,
-                    )
-                )
+            response = profiles_response(self.infos, self.default.name, self.generation)
             self._profiles_message = response.SerializeToString()
         return self._profiles_message
 
@@ -300,6 +249,12 @@ class DataSet:
         """Every device pci.ids lists under ``vendor`` (not NVIDIA)."""
         ids = self.vendor_device_ids(profile).get(vendor, ())
         return self.resolver.resolve_many([f"{vendor}:{d}" for d in ids], profile.key)
+
+
+def served_profile(data: DataSet, spelling: str, what: str = "profile") -> ServedProfile:
+    """The served profile a request's profile field (named ``what``) names;
+    its length is checked first (INVALID_ARGUMENT, before any lookup)."""
+    return data.profile(check_length(spelling, what, MAX_PROFILE_CHARS))
 
 
 def _device_ids_by_vendor(catalog: Catalog, generation: int) -> dict[str, tuple[str, ...]]:
@@ -353,7 +308,7 @@ def build(
     if pciids is not None:
         path = Path(pciids).absolute()
         profile = custom_profile(path, algorithm)._replace(name=CUSTOM)
-        resolver.preload([profile], strict=True)  # type: ignore[list-item]
+        resolver.preload([profile], strict=True)
         known = {p.snapshot.sha256 for p in registry.profiles.values() if p.snapshot is not None}
         check_served_file(resolver.view(profile).catalog, known)
         custom = ServedProfile(CUSTOM, profile)
@@ -440,7 +395,10 @@ def check_served_file(catalog: Catalog, known_sha256: set[str] | frozenset[str] 
 # -- what the watcher compares ------------------------------------------------
 
 
-def _file_state(path: Path) -> tuple:
+Signature = tuple[object, ...]
+
+
+def _file_state(path: Path) -> Signature:
     try:
         st = os.stat(path)
     except OSError as error:
@@ -448,7 +406,7 @@ def _file_state(path: Path) -> tuple:
     return (str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _dir_state(directory: Path) -> tuple:
+def _dir_state(directory: Path) -> Signature:
     try:
         entries = list(os.scandir(directory))
     except OSError as error:
@@ -474,7 +432,7 @@ def watched_files(pciids: str | Path | None = None) -> list[Path]:
     return files
 
 
-def watch_signature(pciids: str | Path | None = None) -> tuple:
+def watch_signature(pciids: str | Path | None = None) -> Signature:
     """Changes whenever a file the server's data comes from may have changed."""
     return (
         tuple(_file_state(path) for path in watched_files(pciids)),
@@ -491,7 +449,6 @@ __all__ = [
     "ServedProfile",
     "build",
     "check_served_file",
-    "framed",
-    "resolution_message",
+    "served_profile",
     "watch_signature",
 ]

@@ -1,4 +1,4 @@
-"""Logging for ``pciname serve``: text for people, one JSON object per line for machines.
+"""The server's log: text for people, one JSON object per line for machines.
 
 Call sites pass structured fields as ``extra={"fields": {...}}``; the text
 format prints them as ``key=value`` after the message, the JSON format as
@@ -13,8 +13,9 @@ import sys
 import time
 from typing import Any, TextIO
 
+from .config import DEFAULT_LOG_FORMAT, DEFAULT_LOG_LEVEL, LOG_FORMATS
+
 LOGGER_NAME = "pciname.server"
-FORMATS = ("text", "json")
 
 
 def _timestamp(created: float) -> str:
@@ -61,10 +62,12 @@ def _text_value(value: Any) -> str:
     return json.dumps(text, ensure_ascii=False) if (not text or any(c in text for c in " \"=\n")) else text
 
 
-def configure(fmt: str = "text", level: str = "info", stream: TextIO | None = None) -> logging.Logger:
+def configure(
+    fmt: str = DEFAULT_LOG_FORMAT, level: str = DEFAULT_LOG_LEVEL, stream: TextIO | None = None
+) -> logging.Logger:
     """The server's logger, writing to ``stream`` (default stderr) in ``fmt``."""
-    if fmt not in FORMATS:
-        raise ValueError(f"log format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if fmt not in LOG_FORMATS:
+        raise ValueError(f"log format must be one of {', '.join(LOG_FORMATS)}, not {fmt!r}")
     logger = logging.getLogger(LOGGER_NAME)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)

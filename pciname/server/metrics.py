@@ -1,4 +1,4 @@
-"""Prometheus metrics of the name service (prometheus-client).
+"""The name service's Prometheus metrics (prometheus-client).
 
 Each server has its own registry, served on ``--metrics-listen``:
 
@@ -16,12 +16,12 @@ Each server has its own registry, served on ``--metrics-listen``:
 
 from __future__ import annotations
 
+import threading
+from wsgiref.simple_server import WSGIServer
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-METHODS = (
-    "Resolve", "ResolveBatch", "Reverse", "Diff", "ListProfiles", "ListDevices", "PermittedHostDevices", "Lint",
-    "GpuOptions",
-)
+from .wire import METHODS
 
 # Latency buckets from 100 us (a cached Resolve) to 10 s (a stalled stream).
 _BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -76,7 +76,7 @@ class Metrics:
                 self.profiles_served.set(profiles)
 
 
-def start_http(metrics: Metrics, host: str, port: int):
+def start_http(metrics: Metrics, host: str, port: int) -> tuple[WSGIServer, threading.Thread]:
     """Serve ``/metrics`` on host:port; returns (http server, thread)."""
     from prometheus_client import start_http_server
 

@@ -1,4 +1,10 @@
-"""The ``pciname.v1.PciName`` servicer.
+"""The ``pciname.v1.PciName`` servicer: one handler per RPC of the .proto
+(:meth:`PciNameService.rpcs`), the plumbing every handler shares (metrics,
+deadlines, errors as status codes), and the RPCs over the names: Resolve,
+ResolveBatch, Reverse, Diff, ListProfiles and ListDevices. The RPCs over
+:mod:`pciname.kube` (PermittedHostDevices, Lint, GpuOptions) are in
+:mod:`pciname.server.kube_rpcs`; every message and status is built by
+:mod:`pciname.server.wire`.
 
 Every handler reads the current :class:`~pciname.server.data.DataSet` once,
 so a reload never changes the data under a request in flight. Answers are
@@ -7,19 +13,16 @@ seen before costs a dictionary lookup, and a ``ResolveBatch`` response is
 the concatenation of its elements' encodings (a repeated field's wire
 format), which the handlers return to gRPC as-is.
 
-Errors become status codes with one line of details (see the .proto):
-InvalidDeviceError and bad requests INVALID_ARGUMENT, UnknownProfileError
-NOT_FOUND, SnapshotMissingError FAILED_PRECONDITION; anything unexpected is
-logged with its traceback and answered INTERNAL, never UNKNOWN.
+Errors become status codes with one line of details
+(:func:`~pciname.server.wire.status_of`); anything unexpected is logged with
+its traceback and answered INTERNAL, never UNKNOWN.
 
 Requests are parsed in the handlers (gRPC gets no deserializer), so a
 message that is not protobuf, is truncated or has a string field that is not
-UTF-8 is INVALID_ARGUMENT rather than gRPC's INTERNAL. Every device, profile
-and name field is checked against the limits below before anything is looked
-up or cached (the caches are keyed on the text as sent), and error details
-show at most :data:`ECHO_CHARS` characters of any input (:func:`shown`) and
-:data:`MAX_DETAILS_BYTES` in all, so they always fit a client's metadata
-limit.
+UTF-8 is INVALID_ARGUMENT rather than gRPC's INTERNAL
+(:func:`~pciname.server.wire.parse_request`). Every device, profile and name
+field is checked against the wire's limits before anything is looked up or
+cached (the caches are keyed on the text as sent).
 """
 
 from __future__ import annotations
@@ -31,125 +34,52 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf.message import Message
 
-from ..errors import (
-    InvalidDeviceError,
-    PciIdsError,
-    PcinameError,
-    SnapshotMissingError,
-    SnapshotVerifyError,
-    UnknownAlgorithmError,
-    UnknownProfileError,
-)
 from ..naming import checks
 from ..pciids.ids import NVIDIA_VENDOR_ID
+from . import kube_rpcs
 from ._proto import pciname_pb2 as pb
-from .data import DataSet, resolution_message
+from .config import DEFAULT_MAX_BATCH, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_FILES
+from .data import DataSet, served_profile
+from .kube_rpcs import ClusterAccess
 from .metrics import Metrics
+from .wire import (
+    MAX_DEVICE_CHARS,
+    MAX_NAME_CHARS,
+    MAX_PROFILE_CHARS,
+    SERVICE_NAME,
+    RpcFailure,
+    check_batch,
+    check_deadline,
+    check_length,
+    diff_response,
+    parse_request,
+    resolution_message,
+    shown,
+    status_of,
+    trailing_metadata,
+)
 
-SERVICE_NAME = pb.DESCRIPTOR.services_by_name["PciName"].full_name  # "pciname.v1.PciName"
-DEFAULT_MAX_BATCH = 10_000
+# A handler: (request, context, data) -> (the response, or its encoding, and
+# how many devices it answered); a streaming one yields encoded messages.
+Unary = Callable[[Any, grpc.ServicerContext, DataSet], tuple[Message | bytes, int]]
+Streaming = Callable[[Any, grpc.ServicerContext, DataSet], Iterator[bytes]]
 
-# -- what a request may carry ------------------------------------------------------
-# Longer fields are INVALID_ARGUMENT before anything is looked up or cached.
-MAX_DEVICE_CHARS = 64  # a device or vendor id: "0x10de:0x2236", with room for white space
-MAX_PROFILE_CHARS = 128  # a profile name: "kubevirt-gpu-device-plugin@v1.6.0"
-MAX_NAME_CHARS = 320  # a resource name, mdev type name or [NAMESPACE/]NAME (63 + 1 + 253)
-# What error details show of an input, and their size in all: a client
-# refuses trailing metadata over 8-16 KB, and percent-encoding can triple it.
-ECHO_CHARS = 64
-MAX_DETAILS_BYTES = 1024
+STREAMING = frozenset({"ListDevices"})  # the RPCs that return a stream
 
 _VENDOR = re.compile(r"\s*(?:0[xX])?([0-9a-fA-F]{4})\s*\Z")
 _DEADLINE_CHECK_EVERY = 256
-_CHANGES = {"renamed": pb.DiffEntry.RENAMED, "appears": pb.DiffEntry.APPEARS, "vanishes": pb.DiffEntry.VANISHES}
 
 
-class RpcFailure(Exception):
-    """A request the service refuses: a status code, one line, and trailing
-    metadata (e.g. ``pciname-error``)."""
-
-    def __init__(self, code: grpc.StatusCode, details: str, *, metadata: tuple[tuple[str, str], ...] = ()) -> None:
-        super().__init__(details)
-        self.code = code
-        self.details = details
-        self.metadata = metadata
-
-
-def shown(text: str, limit: int = ECHO_CHARS, *, quote: bool = True) -> str:
-    """``text`` as error details show an input: quoted (``repr``), and past
-    ``limit`` characters cut, with its size: ``'10de:22'…(1048576 bytes)``."""
-    if len(text) <= limit:
-        return repr(text) if quote else text
-    size = len(text.encode("utf-8", "surrogatepass"))
-    head = repr(text[:limit]) if quote else text[:limit]
-    return f"{head}…({size} bytes)"
-
-
-def details_text(text: str) -> str:
-    """Status details: one line of at most :data:`MAX_DETAILS_BYTES` bytes of UTF-8."""
-    if "\n" in text or "\r" in text:
-        text = " ".join(text.split())
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= MAX_DETAILS_BYTES:
-        return text
-    return f"{data[:MAX_DETAILS_BYTES].decode('utf-8', 'ignore')}…({len(data)} bytes)"
-
-
-def check_length(value: str, field: str, limit: int) -> str:
-    """``value`` if it has at most ``limit`` characters, else INVALID_ARGUMENT."""
-    if len(value) > limit:
-        raise RpcFailure(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            f"{field} is too long ({len(value)} characters, at most {limit}): {shown(value)}",
-        )
-    return value
-
-
-def served_profile(data: DataSet, spelling: str, field: str = "profile"):
-    """The served profile a request's profile field names (its length checked first)."""
-    return data.profile(check_length(spelling, field, MAX_PROFILE_CHARS))
-
-
-def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
-    """The status code and details (one bounded line) for an exception a handler raised."""
-    if isinstance(error, RpcFailure):
-        code, details = error.code, error.details
-    elif isinstance(error, (InvalidDeviceError, UnknownAlgorithmError)):
-        code, details = grpc.StatusCode.INVALID_ARGUMENT, str(error)
-    elif isinstance(error, UnknownProfileError):
-        code, details = grpc.StatusCode.NOT_FOUND, str(error)
-    elif isinstance(error, (SnapshotMissingError, SnapshotVerifyError, PciIdsError)):
-        code, details = grpc.StatusCode.FAILED_PRECONDITION, str(error)
-    elif isinstance(error, PcinameError):
-        code, details = grpc.StatusCode.INVALID_ARGUMENT, str(error)
-    else:
-        code, details = grpc.StatusCode.INTERNAL, f"internal error: {type(error).__name__}: {error}"
-    return code, details_text(details)
-
-
-def parse_request(request_type, raw: bytes):
-    """A request message from its bytes; INVALID_ARGUMENT if they are not one
-    (gRPC would answer a deserializer's exception with INTERNAL)."""
-    try:
-        return request_type.FromString(raw)
-    except (DecodeError, RecursionError):
-        raise RpcFailure(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            f"malformed request: not a valid {request_type.DESCRIPTOR.full_name} message "
-            "(truncated, not protobuf, or a string field that is not UTF-8)",
-        ) from None
-
-
-def _serialize(response: Any) -> bytes:
+def _serialize(response: Message | bytes) -> bytes:
     return response if isinstance(response, bytes) else response.SerializeToString()
 
 
 class PciNameService:
-    """Handlers of the nine RPCs over a swappable DataSet.
+    """Handlers of the RPCs over a swappable DataSet.
 
-    ``cluster`` (a :class:`~pciname.server.feeds.ClusterAccess`, from
+    ``cluster`` (a :class:`~pciname.server.kube_rpcs.ClusterAccess`, from
     ``--kube``) lets GpuOptions read the cluster; None refuses that."""
 
     def __init__(
@@ -159,9 +89,9 @@ class PciNameService:
         logger: logging.Logger,
         *,
         max_batch: int = DEFAULT_MAX_BATCH,
-        max_lint_files: int = 100,
-        max_lint_bytes: int = 1024 * 1024,
-        cluster=None,
+        max_lint_files: int = DEFAULT_MAX_LINT_FILES,
+        max_lint_bytes: int = DEFAULT_MAX_LINT_BYTES,
+        cluster: ClusterAccess | None = None,
     ) -> None:
         self._data = data_source
         self.metrics = metrics
@@ -173,29 +103,34 @@ class PciNameService:
 
     # -- plumbing -----------------------------------------------------------------
 
-    def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
-        unary = {
+    def rpcs(self) -> dict[str, tuple[Callable[..., Any], type[Message]]]:
+        """Every RPC of the service: its handler and request type, by method name."""
+        return {
             "Resolve": (self.resolve, pb.ResolveRequest),
             "ResolveBatch": (self.resolve_batch, pb.ResolveBatchRequest),
             "Reverse": (self.reverse, pb.ReverseRequest),
             "Diff": (self.diff, pb.DiffRequest),
             "ListProfiles": (self.list_profiles, pb.ListProfilesRequest),
+            "ListDevices": (self.list_devices, pb.ListDevicesRequest),
             "PermittedHostDevices": (self.permitted_host_devices, pb.PermittedHostDevicesRequest),
             "Lint": (self.lint, pb.LintRequest),
             "GpuOptions": (self.gpu_options, pb.GpuOptionsRequest),
         }
-        # No request_deserializer: the handlers get the bytes and parse them
-        # (parse_request), so a malformed message is INVALID_ARGUMENT.
-        handlers = {
-            name: grpc.unary_unary_rpc_method_handler(
-                self._unary(name, fn, request), response_serializer=_serialize
-            )
-            for name, (fn, request) in unary.items()
-        }
-        handlers["ListDevices"] = grpc.unary_stream_rpc_method_handler(
-            self._streaming("ListDevices", self.list_devices, pb.ListDevicesRequest),
-            response_serializer=_serialize,
-        )
+
+    def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
+        """gRPC's handlers of :meth:`rpcs`. No request_deserializer: the
+        handlers get the bytes and parse them (parse_request), so a
+        malformed message is INVALID_ARGUMENT."""
+        handlers = {}
+        for name, (fn, request_type) in self.rpcs().items():
+            if name in STREAMING:
+                handlers[name] = grpc.unary_stream_rpc_method_handler(
+                    self._streaming(name, fn, request_type), response_serializer=_serialize
+                )
+            else:
+                handlers[name] = grpc.unary_unary_rpc_method_handler(
+                    self._unary(name, fn, request_type), response_serializer=_serialize
+                )
         return handlers
 
     def _current(self) -> DataSet:
@@ -208,25 +143,20 @@ class PciNameService:
         code, details = status_of(error)
         if code is grpc.StatusCode.INTERNAL:
             self.log.error("internal error in %s", method, exc_info=error, extra={"fields": {"method": method}})
-        if isinstance(error, SnapshotMissingError):
-            context.set_trailing_metadata(
-                (("pciname-snapshot", error.snapshot), ("pciname-sha256", error.sha256), ("pciname-url", error.url))
-            )
-        elif isinstance(error, RpcFailure) and error.metadata:
-            context.set_trailing_metadata(error.metadata)
+        metadata = trailing_metadata(error)
+        if metadata:
+            context.set_trailing_metadata(metadata)
         self.metrics.error(method, code.name)
         context.abort(code, details)
 
-    def _unary(
-        self, method: str, fn: Callable[[Any, grpc.ServicerContext, DataSet], tuple[bytes | Any, int]], request_type
-    ):
+    def _unary(self, method: str, fn: Unary, request_type: type[Message]) -> Callable[[bytes, Any], Message | bytes]:
         ok = self.metrics.ok[method]
         timer = self.metrics.timers[method]
         counted = self.metrics.device_counts[method]
         in_flight = self.metrics.in_flight
         perf = time.perf_counter
 
-        def handler(raw, context):
+        def handler(raw: bytes, context: grpc.ServicerContext) -> Message | bytes:
             started = perf()
             in_flight.inc()
             try:
@@ -249,14 +179,14 @@ class PciNameService:
         return handler
 
     def _streaming(
-        self, method: str, fn: Callable[[Any, grpc.ServicerContext, DataSet], Iterator[bytes]], request_type
-    ):
+        self, method: str, fn: Streaming, request_type: type[Message]
+    ) -> Callable[[bytes, Any], Iterator[bytes]]:
         ok = self.metrics.ok[method]
         timer = self.metrics.timers[method]
         counted = self.metrics.device_counts[method]
         in_flight = self.metrics.in_flight
 
-        def handler(raw, context):
+        def handler(raw: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
             started = time.perf_counter()
             in_flight.inc()
             sent = 0
@@ -289,21 +219,9 @@ class PciNameService:
 
         return handler
 
-    def _check_deadline(self, context: grpc.ServicerContext) -> None:
-        if context.time_remaining() <= 0:
-            raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the work was done")
+    # -- the RPCs over the names ----------------------------------------------------
 
-    def _check_batch(self, count: int, what: str) -> None:
-        if count > self.max_batch:
-            raise RpcFailure(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"{count} {what} in one request, more than this server's maximum of {self.max_batch} (--max-batch); "
-                "split the request",
-            )
-
-    # -- the RPCs ----------------------------------------------------------------
-
-    def resolve(self, request: pb.ResolveRequest, context, data: DataSet):
+    def resolve(self, request: pb.ResolveRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[bytes, int]:
         device = request.device
         if not device:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no device given (e.g. 10de:2236)")
@@ -315,16 +233,18 @@ class PciNameService:
         element, header = entry
         return element[header:], 1
 
-    def resolve_batch(self, request: pb.ResolveBatchRequest, context, data: DataSet):
+    def resolve_batch(
+        self, request: pb.ResolveBatchRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[bytes, int]:
         devices = request.devices
         count = len(devices)
         if not count:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no devices given")
-        self._check_batch(count, "devices")
+        check_batch(count, "devices", self.max_batch)
         profile = served_profile(data, request.profile)
         table = data.encoded_table(profile)
         get = table.get
-        parts = []
+        parts: list[bytes] = []
         append = parts.append
         misses = 0
         for device in devices:
@@ -335,12 +255,14 @@ class PciNameService:
                     check_length(device, f"devices[{list(devices).index(device)}]", MAX_DEVICE_CHARS)
                 misses += 1
                 if misses % _DEADLINE_CHECK_EVERY == 0:
-                    self._check_deadline(context)
+                    check_deadline(context)
                 entry = data.encode(profile, device)
             append(entry[0])
         return b"".join(parts), count
 
-    def reverse(self, request: pb.ReverseRequest, context, data: DataSet):
+    def reverse(
+        self, request: pb.ReverseRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.ReverseResponse, int]:
         resource = check_length(request.resource_name, "resource_name", MAX_NAME_CHARS).strip()
         if not resource:
             raise RpcFailure(
@@ -351,7 +273,7 @@ class PciNameService:
         wanted = resource if "/" in resource else checks.resource_name(resource)
         return pb.ReverseResponse(resource_name=wanted, profile=profile.name, devices=devices), 0
 
-    def diff(self, request: pb.DiffRequest, context, data: DataSet):
+    def diff(self, request: pb.DiffRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[pb.DiffResponse, int]:
         check_length(request.from_profile, "from_profile", MAX_PROFILE_CHARS)
         check_length(request.to_profile, "to_profile", MAX_PROFILE_CHARS)
         if not request.from_profile.strip() or not request.to_profile.strip():
@@ -361,18 +283,17 @@ class PciNameService:
         old = served_profile(data, request.from_profile, "from_profile")
         new = served_profile(data, request.to_profile, "to_profile")
         entries = data.resolver.diff(old.key, new.key)
-        self._check_deadline(context)
-        response = pb.DiffResponse(from_profile=old.name, to_profile=new.name)
-        response.changes.extend(
-            pb.DiffEntry(device=e.device, change=_CHANGES[e.change], old_resource_name=e.old, new_resource_name=e.new)
-            for e in entries
-        )
-        return response, 0
+        check_deadline(context)
+        return diff_response(old.name, new.name, entries), 0
 
-    def list_profiles(self, request: pb.ListProfilesRequest, context, data: DataSet):
+    def list_profiles(
+        self, request: pb.ListProfilesRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[bytes, int]:
         return data.profiles_message(), 0
 
-    def list_devices(self, request: pb.ListDevicesRequest, context, data: DataSet) -> Iterator[bytes]:
+    def list_devices(
+        self, request: pb.ListDevicesRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> Iterator[bytes]:
         vendor = NVIDIA_VENDOR_ID
         check_length(request.vendor, "vendor", MAX_DEVICE_CHARS)
         if request.vendor.strip():
@@ -390,91 +311,23 @@ class PciNameService:
             resolutions = data.vendor_devices(profile, vendor)
         return (resolution_message(r).SerializeToString() for r in resolutions)
 
-    def permitted_host_devices(self, request: pb.PermittedHostDevicesRequest, context, data: DataSet):
-        from ..kube.generate import permitted_host_devices
-        from .feeds import no_auto, permitted_format, render_texts
+    # -- the RPCs over pciname.kube (kube_rpcs) ---------------------------------------
 
-        devices = list(request.devices)
-        mdev_types = list(request.mdev_types)
-        if not devices and not mdev_types:
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no devices and no mdev_types given")
-        self._check_batch(len(devices) + len(mdev_types), "devices and mdev types")
-        for i, device in enumerate(devices):
-            check_length(device, f"devices[{i}]", MAX_DEVICE_CHARS)
-        for i, mdev_type in enumerate(mdev_types):
-            check_length(mdev_type, f"mdev_types[{i}]", MAX_NAME_CHARS)
-        check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-        fmt = permitted_format(request)
-        no_auto(request.profile)
-        profile = served_profile(data, request.profile)
-        snippet = permitted_host_devices(
-            devices, mdev_types, profile.key, request.include_broken, resolver=data.resolver
-        )
-        block = snippet.data
-        yaml_text, json_text = render_texts(block, fmt, request.replace_defaults)
-        response = pb.PermittedHostDevicesResponse(yaml=yaml_text, json=json_text, format=fmt, profile=profile.name)
-        response.pci_host_devices.extend(
-            pb.PciHostDevice(
-                pci_vendor_selector=e["pciVendorSelector"],
-                resource_name=e["resourceName"],
-                external_resource_provider=e["externalResourceProvider"],
-            )
-            for e in block.get("pciHostDevices", ())
-        )
-        response.mediated_devices.extend(
-            pb.MediatedDevice(
-                mdev_name_selector=e["mdevNameSelector"],
-                resource_name=e["resourceName"],
-                external_resource_provider=e["externalResourceProvider"],
-            )
-            for e in block.get("mediatedDevices", ())
-        )
-        response.left_out.extend(_skipped(s) for s in snippet.left_out)
-        response.notes.extend(_skipped(s) for s in snippet.notes)
-        return response, len(devices) + len(mdev_types)
+    def permitted_host_devices(
+        self, request: pb.PermittedHostDevicesRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.PermittedHostDevicesResponse, int]:
+        return kube_rpcs.permitted_host_devices(request, data, max_batch=self.max_batch)
 
-    def lint(self, request: pb.LintRequest, context, data: DataSet):
-        from . import feeds
-
-        response = feeds.lint(
-            request,
-            context,
-            data,
-            max_files=self.max_lint_files,
-            max_bytes=self.max_lint_bytes,
-            check_deadline=self._check_deadline,
+    def lint(self, request: pb.LintRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[pb.LintResponse, int]:
+        response = kube_rpcs.lint(
+            request, context, data, max_files=self.max_lint_files, max_bytes=self.max_lint_bytes
         )
         return response, 0
 
-    def gpu_options(self, request: pb.GpuOptionsRequest, context, data: DataSet):
-        from . import feeds
-
-        return feeds.gpu_options(request, context, data, cluster=self.cluster, log=self.log)
-
-
-def _skipped(entry) -> pb.SkippedEntry:
-    return pb.SkippedEntry(
-        item=entry.item,
-        kind=entry.kind,
-        resource_name=entry.resource_name,
-        reasons=[pb.Warning(code=w.code, message=w.message) for w in entry.reasons],
-    )
+    def gpu_options(
+        self, request: pb.GpuOptionsRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.GpuOptionsResponse, int]:
+        return kube_rpcs.gpu_options(request, context, data, cluster=self.cluster, log=self.log), 0
 
 
-__all__ = [
-    "DEFAULT_MAX_BATCH",
-    "ECHO_CHARS",
-    "MAX_DETAILS_BYTES",
-    "MAX_DEVICE_CHARS",
-    "MAX_NAME_CHARS",
-    "MAX_PROFILE_CHARS",
-    "PciNameService",
-    "RpcFailure",
-    "SERVICE_NAME",
-    "check_length",
-    "details_text",
-    "parse_request",
-    "served_profile",
-    "shown",
-    "status_of",
-]
+__all__ = ["PciNameService", "SERVICE_NAME", "STREAMING"]

@@ -1,17 +1,21 @@
-"""The feed RPCs: ``Lint`` and ``GpuOptions`` (and the formats of
-``PermittedHostDevices``), over :mod:`pciname.kube`.
+"""The RPCs over :mod:`pciname.kube`: ``PermittedHostDevices``, ``Lint``
+and ``GpuOptions`` (the servicer, :mod:`pciname.server.service`, calls
+them), and the server's read-only access to its cluster.
 
 Each answers what the matching command answers for the same input:
-``Lint`` runs :class:`pciname.kube.lint.Linter` over the files sent, all
-together; ``GpuOptions`` runs :func:`pciname.kube.cluster.gpu_options` over
-the KubeVirt CR and Nodes the caller sends, or, on a server started with
+``PermittedHostDevices`` runs
+:func:`pciname.kube.generate.permitted_host_devices` and renders it as
+``pciname permitted-host-devices --format F`` prints it; ``Lint`` runs
+:class:`pciname.kube.lint.Linter` over the files sent, all together;
+``GpuOptions`` runs :func:`pciname.kube.cluster.gpu_options` over the
+KubeVirt CR and Nodes the caller sends, or, on a server started with
 ``--kube``, over the ones :func:`pciname.kube.cluster.read_cluster` reads
 (read-only, with the server's kubeconfig or in-cluster service account).
 
-Errors that are not about profiles are :class:`RpcFailure` with a stable
-reason in the trailing metadata ``pciname-error`` (see the .proto). Inputs
-they echo go through :func:`~pciname.server.service.shown` (at most
-``ECHO_CHARS`` characters each), so details stay short whatever was sent.
+Errors that are not about profiles are :class:`~pciname.server.wire.RpcFailure`
+with a stable reason in the trailing metadata ``pciname-error``
+(:mod:`pciname.server.wire` defines them). Inputs they echo go through
+:func:`~pciname.server.wire.shown`, so details stay short whatever was sent.
 """
 
 from __future__ import annotations
@@ -20,74 +24,98 @@ import json
 import logging
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import quote
 
 import grpc
 
 from ..errors import PcinameError
 from ._proto import pciname_pb2 as pb
+from .config import DEFAULT_KUBE_TIMEOUT
+from .data import DataSet, served_profile
 from .logs import fields
-from .service import (
+from .wire import (
+    CLUSTER_CONFIG,
+    CLUSTER_DISABLED,
+    CLUSTER_REFUSED,
+    CLUSTER_UNREACHABLE,
+    FILE_KEY,
+    KUBEVIRT_AMBIGUOUS,
+    KUBEVIRT_NOT_FOUND,
+    LINE_KEY,
+    LINT_INPUT,
+    MAX_DEVICE_CHARS,
     MAX_NAME_CHARS,
     MAX_PROFILE_CHARS,
+    NO_KUBEVIRT,
+    OBJECTS_INPUT,
     RpcFailure,
+    check_batch,
+    check_deadline,
     check_length,
-    served_profile,
+    failure,
+    gpu_options_response,
+    lint_response,
+    metadata_text,
+    permitted_response,
     shown,
 )
 
-DEFAULT_MAX_LINT_FILES = 100
-DEFAULT_MAX_LINT_BYTES = 1024 * 1024
-DEFAULT_KUBE_TIMEOUT = 10.0
 AUTO = "auto"
-
-# Values of the "pciname-error" trailing metadata.
-LINT_INPUT = "lint-input"
-OBJECTS_INPUT = "objects-input"
-CLUSTER_DISABLED = "cluster-disabled"
-CLUSTER_CONFIG = "cluster-config"
-CLUSTER_UNREACHABLE = "cluster-unreachable"
-CLUSTER_REFUSED = "cluster-refused"
-NO_KUBEVIRT = "no-kubevirt"
-KUBEVIRT_NOT_FOUND = "kubevirt-not-found"
-KUBEVIRT_AMBIGUOUS = "kubevirt-ambiguous"
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 
-# Printable ASCII but '%': what a metadata value carries as is.
-_METADATA_SAFE = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
-# At most this much of an input goes into a metadata value (pciname-file).
-_METADATA_CHARS = 256
-
-
-def _failure(code: grpc.StatusCode, details: str, reason: str, *extra: tuple[str, str]) -> RpcFailure:
-    return RpcFailure(code, details, metadata=(("pciname-error", reason), *extra))
-
-
-def metadata_text(text: str) -> str:
-    """``text`` for a metadata value: percent-encoded (UTF-8) where it is not
-    printable ASCII, and cut (:func:`shown`) when it is long."""
-    return quote(shown(text, _METADATA_CHARS, quote=False), safe=_METADATA_SAFE)
-
 
 def no_auto(profile: str, what: str = "profile") -> None:
+    """INVALID_ARGUMENT for profile ``auto`` where there is no cluster to infer from."""
     if profile.strip().lower() == AUTO:
         raise RpcFailure(
             INVALID, f"{what} auto needs a cluster to infer from: it works with GpuOptions; name a profile"
         )
 
 
-# -- PermittedHostDevices formats ---------------------------------------------------
+# -- PermittedHostDevices -------------------------------------------------------------------
 
 
-def render_texts(block: dict, fmt: str, replace_defaults: bool) -> tuple[str, str]:
+def permitted_host_devices(
+    request: pb.PermittedHostDevicesRequest, data: DataSet, *, max_batch: int
+) -> tuple[pb.PermittedHostDevicesResponse, int]:
+    """The answer, and how many devices and mdev types it names."""
+    from ..kube.generate import permitted_host_devices as generate
+
+    devices = list(request.devices)
+    mdev_types = list(request.mdev_types)
+    if not devices and not mdev_types:
+        raise RpcFailure(INVALID, "empty request: no devices and no mdev_types given")
+    check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
+    for i, device in enumerate(devices):
+        check_length(device, f"devices[{i}]", MAX_DEVICE_CHARS)
+    for i, mdev_type in enumerate(mdev_types):
+        check_length(mdev_type, f"mdev_types[{i}]", MAX_NAME_CHARS)
+    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    fmt = permitted_format(request)
+    no_auto(request.profile)
+    profile = served_profile(data, request.profile)
+    snippet = generate(devices, mdev_types, profile.key, request.include_broken, resolver=data.resolver)
+    yaml_text, json_text = render_texts(snippet.data, fmt, request.replace_defaults)
+    response = permitted_response(
+        snippet.data,
+        profile=profile.name,
+        yaml=yaml_text,
+        json=json_text,
+        format=fmt,
+        left_out=snippet.left_out,
+        notes=snippet.notes,
+    )
+    return response, len(devices) + len(mdev_types)
+
+
+def render_texts(block: dict[str, Any], fmt: str, replace_defaults: bool) -> tuple[str, str]:
     """(YAML, JSON) of the permittedHostDevices ``block`` placed as ``fmt``
     says, exactly as ``pciname permitted-host-devices -o yaml|json`` prints it."""
     import io
 
-    from ..render import dump_json, dump_yaml
     from ..kube.generate import render
+    from ..render import dump_json, dump_yaml
 
     data = render(block, fmt, replace_defaults=True if replace_defaults else None)
     yaml_text, json_text = io.StringIO(), io.StringIO()
@@ -97,6 +125,7 @@ def render_texts(block: dict, fmt: str, replace_defaults: bool) -> tuple[str, st
 
 
 def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
+    """The request's format (kubevirt when empty); INVALID_ARGUMENT for another."""
     from ..kube.generate import FORMATS
 
     fmt = request.format.strip().lower() or "kubevirt"
@@ -110,39 +139,6 @@ def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
 # -- Lint --------------------------------------------------------------------------------
 
 
-def _json_value(target, value: Any) -> None:
-    """Set a google.protobuf.Value field from plain data (None leaves it unset)."""
-    if value is None:
-        return
-    if isinstance(value, bool):
-        target.bool_value = value
-    elif isinstance(value, (int, float)):
-        target.number_value = value
-    elif isinstance(value, str):
-        target.string_value = value
-    elif isinstance(value, (list, tuple)):
-        target.list_value.extend([v if isinstance(v, (str, bool, int, float)) or v is None else str(v) for v in value])
-        if not value:
-            target.list_value.SetInParent()
-    else:
-        target.string_value = str(value)
-
-
-def finding_message(finding) -> pb.Finding:
-    message = pb.Finding(
-        file=finding.file,
-        line=finding.line,
-        column=finding.column,
-        document=finding.document,
-        path=finding.path,
-        code=finding.code,
-        message=finding.message,
-    )
-    _json_value(message.value, finding.value)
-    _json_value(message.expected, finding.expected)
-    return message
-
-
 def _file_name(file: pb.LintFile, index: int, count: int) -> str:
     if file.name:
         return file.name
@@ -152,11 +148,10 @@ def _file_name(file: pb.LintFile, index: int, count: int) -> str:
 def lint(
     request: pb.LintRequest,
     context: grpc.ServicerContext,
-    data,
+    data: DataSet,
     *,
     max_files: int,
     max_bytes: int,
-    check_deadline,
 ) -> pb.LintResponse:
     from ..errors import LintInputError
     from ..kube.lint import Linter
@@ -202,31 +197,26 @@ def lint(
             errors.append(LintInputError(f"{shown(name, quote=False)}: nested too deeply to read as YAML", file=name))
     if errors:
         first = errors[0]
-        extra = [("pciname-file", metadata_text(first.file))]
+        extra = [(FILE_KEY, metadata_text(first.file))]
         if first.line is not None:
-            extra.append(("pciname-line", str(first.line)))
-        raise _failure(INVALID, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
+            extra.append((LINE_KEY, str(first.line)))
+        raise failure(INVALID, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
     check_deadline(context)
     try:
         findings = linter.run()
     except RecursionError:
-        raise _failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
+        raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
     check_deadline(context)
-    response = pb.LintResponse(
-        profile=profile.name,
-        upgrade_to=upgrade.name if upgrade is not None else None,
-        documents=documents,
-        text="".join(f.format() + "\n" for f in findings),
+    return lint_response(
+        findings, profile=profile.name, upgrade_to=upgrade.name if upgrade is not None else None, documents=documents
     )
-    response.findings.extend(finding_message(f) for f in findings)
-    return response
 
 
 # -- GpuOptions: objects the caller sends ---------------------------------------------------
 
 
 def _objects_error(message: str) -> RpcFailure:
-    return _failure(INVALID, message, OBJECTS_INPUT)
+    return failure(INVALID, message, OBJECTS_INPUT)
 
 
 def _type_name(value: Any) -> str:
@@ -236,10 +226,10 @@ def _type_name(value: Any) -> str:
             float: "a number"}.get(type(value), type(value).__name__)
 
 
-_LOADER = None
+_LOADER: type[Any] | None = None
 
 
-def _loader():
+def _loader() -> type[Any]:
     """yaml.SafeLoader whose scalar constructors' own errors (``0x_``,
     ``!!float x``, ``!!timestamp 2020-13-45``: ValueError and the like)
     become ConstructorErrors marked with the value's place."""
@@ -248,7 +238,7 @@ def _loader():
         import yaml
 
         class Loader(yaml.SafeLoader):
-            def construct_object(self, node, deep=False):
+            def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
                 try:
                     return super().construct_object(node, deep)
                 except (ValueError, TypeError, ArithmeticError, LookupError) as error:
@@ -263,7 +253,7 @@ def _loader():
     return _LOADER
 
 
-def _yaml_documents(text: str, field: str) -> list:
+def _yaml_documents(text: str, field: str) -> list[Any]:
     import yaml
 
     # The pure-Python loader: libyaml's (CSafeLoader) recurses in C and
@@ -283,7 +273,7 @@ def _yaml_documents(text: str, field: str) -> list:
         raise _objects_error(f"{field}: not valid YAML: {type(error).__name__}: {error}") from None
 
 
-def parse_objects(text: str, field: str) -> list[dict]:
+def parse_objects(text: str, field: str) -> list[dict[str, Any]]:
     """Kubernetes objects from JSON or YAML text: one object, a ``*List``
     (``items``), a JSON/YAML list, or several YAML documents."""
     if not text.strip():
@@ -295,7 +285,7 @@ def parse_objects(text: str, field: str) -> list[dict]:
             documents = _yaml_documents(text, field)
     except RecursionError:
         raise _objects_error(f"{field}: nested too deeply to read") from None
-    objects: list[dict] = []
+    objects: list[dict[str, Any]] = []
     for document in documents:
         if document is None:
             continue
@@ -316,7 +306,7 @@ def parse_objects(text: str, field: str) -> list[dict]:
     return objects
 
 
-def _mapping(value: Any, where: str) -> dict:
+def _mapping(value: Any, where: str) -> dict[Any, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -329,21 +319,21 @@ def _text(value: Any, where: str) -> None:
         raise _objects_error(f"{where}: expected a string, got {_type_name(value)}")
 
 
-def _check_kind(obj: dict, kind: str, where: str) -> None:
+def _check_kind(obj: dict[str, Any], kind: str, where: str) -> None:
     found = obj.get("kind")
     if found is not None and found != kind:
         got = shown(found, quote=False) if isinstance(found, str) else _type_name(found)
         raise _objects_error(f"{where}: expected a {kind}, got {got}")
 
 
-def _check_metadata(obj: dict, where: str) -> dict:
+def _check_metadata(obj: dict[str, Any], where: str) -> dict[Any, Any]:
     meta = _mapping(obj.get("metadata"), f"{where}.metadata")
     for key in ("name", "namespace"):
         _text(meta.get(key), f"{where}.metadata.{key}")
     return meta
 
 
-def check_kubevirt(obj: dict, where: str = "kubevirt") -> None:
+def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
     """The fields gpu_options reads have the types it expects."""
     _check_kind(obj, "KubeVirt", where)
     _check_metadata(obj, where)
@@ -363,7 +353,7 @@ def check_kubevirt(obj: dict, where: str = "kubevirt") -> None:
                 _text(entry.get(key), f"{path}.{list_key}[{i}].{key}")
 
 
-def check_node(obj: dict, where: str) -> None:
+def check_node(obj: dict[str, Any], where: str) -> None:
     _check_kind(obj, "Node", where)
     _check_metadata(obj, where)
     status = _mapping(obj.get("status"), f"{where}.status")
@@ -374,12 +364,12 @@ def check_node(obj: dict, where: str) -> None:
                 raise _objects_error(f"{where}.status.{key}: resource names must be strings, got {_type_name(name)}")
 
 
-def _ref(obj: dict) -> str:
+def _ref(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
 
 
-def pick_kubevirt(objects: Sequence[dict], name: str | None) -> dict:
+def pick_kubevirt(objects: Sequence[dict[str, Any]], name: str | None) -> dict[str, Any]:
     """The one KubeVirt CR among the objects sent (``name``: [NAMESPACE/]NAME)."""
     if not objects:
         raise _objects_error("kubevirt: no object in it; send the KubeVirt CR (kubectl get kubevirt -A -o json)")
@@ -397,7 +387,7 @@ def pick_kubevirt(objects: Sequence[dict], name: str | None) -> dict:
             raise _objects_error(f"kubevirt: no KubeVirt CR {shown(name, quote=False)} among the {len(objects)} sent")
     if len(candidates) > 1:
         names = ", ".join(shown(_ref(o), quote=False) for o in candidates)
-        raise _failure(
+        raise failure(
             INVALID,
             f"kubevirt holds several KubeVirt CRs ({names}): choose one with kubevirt_name NAMESPACE/NAME",
             KUBEVIRT_AMBIGUOUS,
@@ -405,7 +395,7 @@ def pick_kubevirt(objects: Sequence[dict], name: str | None) -> dict:
     return candidates[0]
 
 
-def pick_nodes(objects: Sequence[dict]) -> list[dict]:
+def pick_nodes(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for i, obj in enumerate(objects):
         check_node(obj, f"nodes[{i}]")
     return list(objects)
@@ -428,7 +418,7 @@ class ClusterAccess:
         self.context = context
         self.timeout = timeout
 
-    def _connect(self):
+    def _connect(self) -> Any:
         from ..kube.cluster import connect
 
         return connect(self.kubeconfig, self.context)
@@ -437,48 +427,52 @@ class ClusterAccess:
         """Load the configuration once (at start-up): PcinameError if it cannot be."""
         self._connect().close()
 
-    def read(self, kubevirt_name: str | None, timeout: float):
+    def read(self, kubevirt_name: str | None, timeout: float) -> Any:
+        """The cluster's :class:`~pciname.kube.cluster.ClusterState`."""
         from ..kube.cluster import read_cluster
 
         try:
             api = self._connect()
         except PcinameError as error:
-            raise _failure(PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG) from None
+            raise failure(PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG) from None
         try:
             return read_cluster(api, kubevirt_name, timeout=min(self.timeout, timeout))
         finally:
             api.close()
 
 
-def cluster_failure(error, context: grpc.ServicerContext) -> RpcFailure:
-    """The status for a :class:`pciname.kube.cluster.ClusterError`."""
+def cluster_failure(error: Any, context: grpc.ServicerContext) -> RpcFailure:
+    """The status for a :class:`pciname.errors.ClusterError`."""
     message = str(error)
     if error.reason == "not-found":
-        return _failure(grpc.StatusCode.NOT_FOUND, message, KUBEVIRT_NOT_FOUND)
+        return failure(grpc.StatusCode.NOT_FOUND, message, KUBEVIRT_NOT_FOUND)
     if error.reason == "ambiguous":
         message = message.replace("--kubevirt NAMESPACE/NAME", "kubevirt_name NAMESPACE/NAME")
-        return _failure(INVALID, message, KUBEVIRT_AMBIGUOUS)
+        return failure(INVALID, message, KUBEVIRT_AMBIGUOUS)
     if error.reason == "refused":
         status = error.status or 0
         if status in (401, 403):
-            return _failure(
+            return failure(
                 PRECONDITION,
                 f"{message}; the server's credentials need get and list on nodes and kubevirts.kubevirt.io",
                 CLUSTER_REFUSED,
             )
         if status == 429 or status >= 500:
-            return _failure(grpc.StatusCode.UNAVAILABLE, message, CLUSTER_REFUSED)
-        return _failure(PRECONDITION, message, CLUSTER_REFUSED)
+            return failure(grpc.StatusCode.UNAVAILABLE, message, CLUSTER_REFUSED)
+        return failure(PRECONDITION, message, CLUSTER_REFUSED)
     if context.time_remaining() <= 0:
-        return _failure(grpc.StatusCode.DEADLINE_EXCEEDED, message, CLUSTER_UNREACHABLE)
-    return _failure(grpc.StatusCode.UNAVAILABLE, message, CLUSTER_UNREACHABLE)
+        return failure(grpc.StatusCode.DEADLINE_EXCEEDED, message, CLUSTER_UNREACHABLE)
+    return failure(grpc.StatusCode.UNAVAILABLE, message, CLUSTER_UNREACHABLE)
 
 
-def read_from_cluster(cluster: ClusterAccess | None, name: str | None, context, log: logging.Logger):
+def read_from_cluster(
+    cluster: ClusterAccess | None, name: str | None, context: grpc.ServicerContext, log: logging.Logger
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The cluster's KubeVirt CR and Nodes (FAILED_PRECONDITION without ``--kube``)."""
     from ..errors import ClusterError
 
     if cluster is None:
-        raise _failure(
+        raise failure(
             PRECONDITION,
             "this server does not read the cluster (it was started without --kube): send the KubeVirt CR "
             "and the Nodes in kubevirt and nodes",
@@ -487,47 +481,28 @@ def read_from_cluster(cluster: ClusterAccess | None, name: str | None, context, 
     try:
         state = cluster.read(name, context.time_remaining())
     except ClusterError as error:
-        failure = cluster_failure(error, context)
+        reason = cluster_failure(error, context)
         if error.reason in ("unreachable", "refused"):
             log.warning("cannot read the cluster", extra=fields(method="GpuOptions", error=str(error),
-                                                               code=failure.code.name))
-        raise failure from None
-    except RpcFailure as failure:
-        log.warning("cannot read the cluster", extra=fields(method="GpuOptions", error=failure.details,
-                                                           code=failure.code.name))
+                                                               code=reason.code.name))
+        raise reason from None
+    except RpcFailure as refused:
+        log.warning("cannot read the cluster", extra=fields(method="GpuOptions", error=refused.details,
+                                                           code=refused.code.name))
         raise
     if state.kubevirt is None:
-        raise _failure(PRECONDITION, "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)", NO_KUBEVIRT)
+        raise failure(PRECONDITION, "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)", NO_KUBEVIRT)
     return state.kubevirt, state.nodes
-
-
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-def _int64(value: int) -> int:
-    return min(max(value, _INT64[0]), _INT64[1])
-
-
-def option_message(option: dict) -> pb.GpuOption:
-    return pb.GpuOption(
-        resource_name=option["resource_name"],
-        kind=option["kind"],
-        selectors=option["selectors"],
-        devices=option["devices"],
-        models=option["models"],
-        allocatable=_int64(option["allocatable"]),
-        nodes=[pb.NodeAllocatable(name=str(n["name"]), allocatable=_int64(n["allocatable"])) for n in option["nodes"]],
-    )
 
 
 def gpu_options(
     request: pb.GpuOptionsRequest,
     context: grpc.ServicerContext,
-    data,
+    data: DataSet,
     *,
     cluster: ClusterAccess | None,
     log: logging.Logger,
-) -> tuple[pb.GpuOptionsResponse, int]:
+) -> pb.GpuOptionsResponse:
     from ..kube.cluster import choose_profile
     from ..kube.cluster import gpu_options as options_of
 
@@ -552,21 +527,19 @@ def gpu_options(
         profile, how = given, "given"
     else:
         chosen, how, _ = choose_profile(AUTO, nodes, resolver=data.resolver)
-        profile = data.profile(chosen) if how == "inferred" else data.default
+        profile = data.profile(str(chosen)) if how == "inferred" else data.default
     options = options_of(kubevirt, nodes, profile.key, resolver=data.resolver)
-    response = pb.GpuOptionsResponse(profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
-    response.options.extend(option_message(o) for o in options)
-    return response, 0
+    return gpu_options_response(options, profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
 
 
 __all__ = [
+    "AUTO",
     "ClusterAccess",
-    "DEFAULT_KUBE_TIMEOUT",
-    "DEFAULT_MAX_LINT_BYTES",
-    "DEFAULT_MAX_LINT_FILES",
     "gpu_options",
     "lint",
+    "no_auto",
     "parse_objects",
     "permitted_format",
+    "permitted_host_devices",
     "render_texts",
 ]
