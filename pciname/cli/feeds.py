@@ -352,7 +352,8 @@ def run_mdev_name(args: argparse.Namespace) -> int:
 
 def run_lint(args: argparse.Namespace) -> int:
     from ..errors import LintInputError
-    from ..kube.lint import Linter, read_input
+    from ..kube.inputs import read_input
+    from ..kube.lint import Linter
 
     if args.files.count("-") > 1:
         raise _fail("standard input (-) can be linted only once")
@@ -453,7 +454,7 @@ def _cluster(args: argparse.Namespace):
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from ..kube.cluster import audit
+    from ..kube.audit import audit
 
     _, state = _cluster(args)
     report = audit(state.kubevirt, state.nodes, _profile(args, allow_auto=True))
@@ -504,7 +505,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 
 def run_gpu_options(args: argparse.Namespace) -> int:
-    from ..kube.cluster import gpu_options
+    from ..kube.audit import gpu_options
 
     _, state = _cluster(args)
     if state.kubevirt is None:
@@ -534,7 +535,9 @@ def run_gpu_options(args: argparse.Namespace) -> int:
 
 def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
     from ..errors import ApplyRefused
-    from ..kube.cluster import FIELD_MANAGER, apply_permitted_host_devices, choose_profile
+    from ..kube.audit import choose_profile
+    from ..kube.cluster import apply_permitted_host_devices
+    from ..kube.objects import FIELD_MANAGER
     from ..kube.generate import permitted_host_devices
 
     if not args.devices and not args.mdev:
