@@ -23,7 +23,8 @@ from ..errors import ApplyRefused, ClusterError, PcinameError
 from .objects import FIELD_MANAGER, GROUP, PLURAL, VERSION, KubeObject, apply_body, object_ref, refusal
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    # What connect() returns and the other functions take (re-exported for callers' annotations).
+    from kubernetes.client import ApiClient as ApiClient
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 
