@@ -1,5 +1,6 @@
 """The rooms of pciname.kube, read from the source with ``ast``: only the I/O
-module talks to Kubernetes, and every module says what its one job is."""
+module talks to Kubernetes (the commands in pciname.cli go through it too),
+and every module says what its one job is."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-KUBE = Path(__file__).resolve().parents[1] / "pciname" / "kube"
-MODULES = sorted(KUBE.glob("*.py"))
+PACKAGE = Path(__file__).resolve().parents[1] / "pciname"
+MODULES = sorted((PACKAGE / "kube").glob("*.py"))
+CLI_MODULES = sorted((PACKAGE / "cli").glob("*.py"))
 
 #: The one module that talks to a cluster through the kubernetes client.
-IO_MODULE = "cluster.py"
+IO_MODULE = PACKAGE / "kube" / "cluster.py"
 #: The client and the HTTP library under it.
 CLIENT_PACKAGES = ("kubernetes", "urllib3")
 
@@ -30,17 +32,22 @@ def imported_packages(path: Path) -> set[str]:
 
 
 def test_the_modules_are_found():
-    names = {path.name for path in MODULES}
-    assert {IO_MODULE, "audit.py", "objects.py", "generate.py", "lint.py"} <= names
+    assert IO_MODULE in MODULES
+    assert {"audit.py", "objects.py", "generate.py", "lint.py"} <= {path.name for path in MODULES}
+    assert {"generate.py", "lint.py", "scan.py", "cluster.py"} <= {path.name for path in CLI_MODULES}
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def _shown(path: Path) -> str:
+    return str(path.relative_to(PACKAGE.parent))
+
+
+@pytest.mark.parametrize("path", MODULES + CLI_MODULES, ids=_shown)
 def test_only_the_io_module_imports_the_kubernetes_client(path):
     client = imported_packages(path) & set(CLIENT_PACKAGES)
-    if path.name == IO_MODULE:
+    if path == IO_MODULE:
         assert "kubernetes" in client, "the I/O module is the one that talks to the cluster"
     else:
-        assert not client, f"pciname/kube/{path.name} imports {', '.join(sorted(client))}: only {IO_MODULE} may"
+        assert not client, f"{_shown(path)} imports {', '.join(sorted(client))}: only {_shown(IO_MODULE)} may"
 
 
 def test_the_check_sees_an_import_inside_a_function(tmp_path):
@@ -49,7 +56,7 @@ def test_the_check_sees_an_import_inside_a_function(tmp_path):
     assert imported_packages(planted) >= {"kubernetes", "urllib3"}
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MODULES, ids=_shown)
 def test_every_module_opens_with_a_docstring(path):
     docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
-    assert docstring and docstring.strip(), f"pciname/kube/{path.name} has no docstring naming its job"
+    assert docstring and docstring.strip(), f"{_shown(path)} has no docstring naming its job"
