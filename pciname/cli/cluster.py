@@ -187,7 +187,7 @@ def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
     from ..kube.audit import choose_profile
     from ..kube.cluster import apply_permitted_host_devices
     from ..kube.generate import permitted_host_devices
-    from ..kube.objects import FIELD_MANAGER
+    from ..kube.objects import FIELD_MANAGER, object_ref
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_DEVICES)
@@ -206,8 +206,7 @@ def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
     except ApplyRefused as refused:
         say(str(refused))
         return 1
-    meta = state.kubevirt.get("metadata") or {}
-    ref = f"{meta.get('namespace')}/{meta.get('name')}"
+    ref = object_ref(state.kubevirt)  # the apply above needed its namespace and name
     result = {
         "kubevirt": ref,
         "field_manager": FIELD_MANAGER,
