@@ -10,17 +10,10 @@ import socket
 import pytest
 
 from pciname.cli import main
-from pciname.kube.cluster import (
-    advertised,
-    apply_body,
-    audit,
-    connect,
-    gpu_options,
-    infer_profiles,
-    management,
-    read_cluster,
-    resource_kind,
-)
+from pciname.kube.audit import audit, gpu_options, infer_profiles
+from pciname.kube.cluster import connect, read_cluster
+from pciname.kube.objects import advertised, apply_body, management
+from pciname.kube.resources import resource_kind
 
 from .fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node
 

@@ -20,7 +20,7 @@ from .._version import __version__
 from ..errors import PcinameError
 
 # Command modules, in the order their commands appear in --help.
-COMMAND_MODULES = ("core", "pciids", "service", "feeds")
+COMMAND_MODULES = ("core", "pciids", "service", "generate", "lint", "scan", "cluster")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,11 +1,24 @@
 """Where resource names are used: KubeVirt and Cozystack configuration.
 
+Pure (plain data in, plain data out):
+
+* :mod:`pciname.kube.resources`: which kind of resource a name is (PCI,
+  vGPU, container, not NVIDIA's), for the modules below;
 * :mod:`pciname.kube.generate`: permittedHostDevices blocks, Cozystack values,
-  VM and node-pool snippets (pure functions, plain data).
+  VM and node-pool snippets;
 * :mod:`pciname.kube.lint`: checks the resource names in YAML manifests and
-  values files, with line numbers.
+  values files, with line numbers;
+* :mod:`pciname.kube.objects`: the KubeVirt CR and Nodes as plain dicts:
+  what is permitted, what is advertised, who manages the CR, the apply object;
+* :mod:`pciname.kube.audit`: audit, GPU options for tenant node pools, which
+  plugin release the nodes run (``--profile auto``).
+
+I/O:
+
+* :mod:`pciname.kube.inputs`: the files (or stdin) to lint;
 * :mod:`pciname.kube.cluster`: a live cluster through the ``kubernetes``
-  client: audit, GPU options for tenant node pools, server-side apply.
+  client: connect, read, server-side apply. The only module that imports
+  ``kubernetes``.
 
 Nothing here imports ``kubernetes`` or ``yaml`` at module level except
 where the module is about them.

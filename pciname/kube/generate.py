@@ -27,13 +27,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
 from ..naming import checks
 from ..naming.checks import NameWarning
 from ..naming.profiles import DEFAULT_PROFILE
+from .resources import resource_warnings
 
+if TYPE_CHECKING:
+    from ..resolver import ProfileLike, ResolverLike
+
+#: Where :func:`render` puts a permittedHostDevices block; the first is the default.
 FORMATS = ("kubevirt", "cozystack", "patch")
+DEFAULT_FORMAT = FORMATS[0]
 
 #: Warning codes that mean the name will not work on any node.
 BROKEN_CODES = (checks.NOT_ADVERTISED, checks.INVALID_RESOURCE_NAME, checks.SOCKET_PATH_TOO_LONG)
@@ -43,7 +50,6 @@ BROKEN_CODES = (checks.NOT_ADVERTISED, checks.INVALID_RESOURCE_NAME, checks.SOCK
 #: added up. Far above any real node (8 to 16 GPUs, a few hundred vGPUs);
 #: far below what would exhaust memory.
 MAX_GPUS = 1024
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +65,7 @@ class Skipped:
     def codes(self) -> tuple[str, ...]:
         return tuple(w.code for w in self.reasons)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "item": self.item,
             "kind": self.kind,
@@ -77,12 +83,12 @@ class Snippet:
     """Generated configuration (``data``), what was left out and why, and
     notes about entries that were kept but deserve a look."""
 
-    data: dict
+    data: dict[str, Any]
     profile: str
     left_out: tuple[Skipped, ...] = field(default=())
     notes: tuple[Skipped, ...] = field(default=())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "profile": self.profile,
             "data": self.data,
@@ -94,17 +100,18 @@ class Snippet:
 # -- inputs -------------------------------------------------------------------
 
 
-def parse_request(text: str) -> tuple[str, int]:
-    """``DEVICE`` or ``DEVICE=COUNT`` -> (DEVICE, COUNT); COUNT defaults to 1."""
+def parse_request(text: object) -> tuple[str, int]:
+    """``DEVICE`` or ``DEVICE=COUNT`` -> (DEVICE, COUNT); COUNT defaults to 1.
+    Anything else (not a string, no DEVICE, a bad COUNT) is a PcinameError."""
     if not isinstance(text, str):
         raise PcinameError(f"malformed request {text!r}: expected DEVICE or DEVICE=COUNT, e.g. 10de:2236=2")
     item, sep, count = text.strip().rpartition("=")
     if not sep:
-        item, count = count, None
+        item = count
     item = item.strip()
     if not item:
         raise PcinameError(f"malformed request {text!r}: expected DEVICE or DEVICE=COUNT, e.g. 10de:2236=2")
-    if count is None:
+    if not sep:
         return item, 1
     digits = count.strip()
     if not (digits.isascii() and digits.isdigit()) or not digits.strip("0"):
@@ -123,23 +130,17 @@ def pci_selector(device: str) -> str:
     return f"{parsed.vendor}:{parsed.device}".upper()
 
 
-def _resolver(resolver):
+def _resolver(resolver: ResolverLike | None) -> ResolverLike:
     if resolver is not None:
         return resolver
-    from ..api import default_resolver
+    from ..resolver import default_resolver
 
     return default_resolver()
 
 
 def _is_resource_name(item: str) -> bool:
+    """A node-pool or VM request names a resource (``nvidia.com/...``), not a device."""
     return "/" in item
-
-
-def _resource_warnings(resource: str) -> list[NameWarning]:
-    domain, _, name = resource.partition("/")
-    if domain != checks.RESOURCE_DOMAIN:
-        return []
-    return checks.name_warnings(name)
 
 
 # -- permittedHostDevices -----------------------------------------------------
@@ -148,10 +149,10 @@ def _resource_warnings(resource: str) -> list[NameWarning]:
 def permitted_host_devices(
     devices: Iterable[str],
     mdevs: Iterable[str] = (),
-    profile=DEFAULT_PROFILE,
+    profile: ProfileLike = DEFAULT_PROFILE,
     include_broken: bool = False,
     *,
-    resolver=None,
+    resolver: ResolverLike | None = None,
 ) -> Snippet:
     """The KubeVirt ``permittedHostDevices`` block for these PCI devices and
     vGPU (mdev) types, as the given profile names them.
@@ -166,12 +167,14 @@ def permitted_host_devices(
     resolutions = resolver.resolve_many(device_list, profile)
     canonical = resolutions[0].profile if resolutions else _canonical(profile, resolver)
 
-    by_resource: dict[str, list[str]] = {}
+    by_resource: dict[str | None, list[str]] = {}
     for r in resolutions:
         if r.resource_name is not None:
             by_resource.setdefault(r.resource_name, []).append(r.device)
 
-    pci_entries, left_out, notes = [], [], []
+    pci_entries: list[dict[str, Any]] = []
+    left_out: list[Skipped] = []
+    notes: list[Skipped] = []
     for selector, r in zip(device_list, resolutions):
         broken = [w for w in r.warnings if w.code in BROKEN_CODES]
         noted = [w for w in r.warnings if w.code == checks.UNNAMED_DEVICE]
@@ -211,7 +214,7 @@ def permitted_host_devices(
             }
         )
 
-    data: dict = {}
+    data: dict[str, Any] = {}
     if pci_entries:
         data["pciHostDevices"] = pci_entries
     if mdev_entries:
@@ -219,7 +222,9 @@ def permitted_host_devices(
     return Snippet(data, canonical, tuple(left_out), tuple(notes))
 
 
-def render(permitted: dict, fmt: str = "kubevirt", *, replace_defaults: bool | None = None) -> dict:
+def render(
+    permitted: dict[str, Any], fmt: str = DEFAULT_FORMAT, *, replace_defaults: bool | None = None
+) -> dict[str, Any]:
     """Put a ``permittedHostDevices`` block where ``fmt`` wants it:
 
     * ``kubevirt``: ``{"permittedHostDevices": ...}``, to go under the
@@ -234,7 +239,7 @@ def render(permitted: dict, fmt: str = "kubevirt", *, replace_defaults: bool | N
     if fmt == "kubevirt":
         return {"permittedHostDevices": permitted}
     if fmt == "cozystack":
-        gpu: dict = {}
+        gpu: dict[str, Any] = {}
         if replace_defaults is not None:
             gpu["replaceDefaults"] = bool(replace_defaults)
         gpu["permittedHostDevices"] = permitted
@@ -244,21 +249,22 @@ def render(permitted: dict, fmt: str = "kubevirt", *, replace_defaults: bool | N
     raise PcinameError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
 
 
-def _canonical(profile, resolver) -> str:
-    return resolver.view(profile).profile.name
+def _canonical(profile: ProfileLike, resolver: ResolverLike) -> str:
+    name: str = resolver.view(profile).profile.name
+    return name
 
 
 # -- vGPU types ---------------------------------------------------------------
 
 
-def mdev_names(types: Iterable[str]) -> list[dict]:
+def mdev_names(types: Iterable[str]) -> list[dict[str, Any]]:
     """For each vGPU type name (``mdev_type/name``, e.g. ``GRID T4-1Q``): the
     resource the plugin advertises (``nvidia.com/GRID_T4-1Q``), the variable
     KubeVirt reads, whether kubelet accepts it, and warnings."""
     results = []
     for type_name in types:
         resource = checks.mdev_resource_name(type_name)
-        warnings = _resource_warnings(resource)
+        warnings = resource_warnings(resource)
         results.append(
             {
                 "mdev_type": type_name,
@@ -278,10 +284,10 @@ def mdev_names(types: Iterable[str]) -> list[dict]:
 def _resolve_requests(
     requests: Sequence[tuple[str, int]],
     mdevs: Sequence[tuple[str, int]],
-    profile,
+    profile: ProfileLike,
     include_broken: bool,
-    resolver,
-) -> tuple[list[tuple[str, int]], list[Skipped], list[Skipped], str]:
+    resolver: ResolverLike | None,
+) -> tuple[list[tuple[str | None, int]], list[Skipped], list[Skipped], str]:
     """(resource, count) for each request in order, plus left-out and notes."""
     total = sum(count for _, count in requests) + sum(count for _, count in mdevs)
     if total > MAX_GPUS:
@@ -290,11 +296,13 @@ def _resolve_requests(
     device_items = [item for item, _ in requests if not _is_resource_name(item)]
     resolutions = iter(resolver.resolve_many(device_items, profile))
     canonical = _canonical(profile, resolver)
-    wanted: list[tuple[str, int]] = []
+    wanted: list[tuple[str | None, int]] = []
     left_out: list[Skipped] = []
     notes: list[Skipped] = []
 
-    def take(item: str, kind: str, resource: str | None, reasons: list[NameWarning], noted: list[NameWarning], count: int):
+    def take(
+        item: str, kind: str, resource: str | None, reasons: list[NameWarning], noted: list[NameWarning], count: int
+    ) -> None:
         if reasons:
             left_out.append(Skipped(item, kind, resource, tuple(reasons)))
             if not include_broken or resource is None:
@@ -305,7 +313,7 @@ def _resolve_requests(
 
     for item, count in requests:
         if _is_resource_name(item):
-            take(item, "resource", item, _resource_warnings(item), [], count)
+            take(item, "resource", item, resource_warnings(item), [], count)
         else:
             r = next(resolutions)
             broken = [w for w in r.warnings if w.code in BROKEN_CODES]
@@ -313,18 +321,18 @@ def _resolve_requests(
             take(r.device, "pci", r.resource_name, broken, noted, count)
     for type_name, count in mdevs:
         resource = checks.mdev_resource_name(type_name)
-        take(type_name, "mdev", resource, _resource_warnings(resource), [], count)
+        take(type_name, "mdev", resource, resource_warnings(resource), [], count)
     return wanted, left_out, notes, canonical
 
 
 def node_pool(
     group: str,
     requests: Sequence[tuple[str, int]],
-    profile=DEFAULT_PROFILE,
+    profile: ProfileLike = DEFAULT_PROFILE,
     include_broken: bool = False,
     *,
     mdevs: Sequence[tuple[str, int]] = (),
-    resolver=None,
+    resolver: ResolverLike | None = None,
 ) -> Snippet:
     """Cozystack tenant Kubernetes values asking for GPUs in node group
     ``group``: ``{"nodeGroups": {group: {"gpus": [{"name": ...}, ...]}}}``,
@@ -341,12 +349,12 @@ def node_pool(
 
 def vm_gpus(
     requests: Sequence[tuple[str, int]],
-    profile=DEFAULT_PROFILE,
+    profile: ProfileLike = DEFAULT_PROFILE,
     include_broken: bool = False,
     *,
     mdevs: Sequence[tuple[str, int]] = (),
     prefix: str = "gpu",
-    resolver=None,
+    resolver: ResolverLike | None = None,
 ) -> Snippet:
     """``spec.domain.devices.gpus[]`` entries of a KubeVirt VM:
     ``{"gpus": [{"name": "gpu1", "deviceName": "nvidia.com/..."}, ...]}``, one

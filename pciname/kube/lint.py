@@ -1,5 +1,8 @@
 """Lint the GPU resource names in KubeVirt / Cozystack YAML, with line numbers.
 
+Pure: YAML text in, :class:`Finding` objects out; reading files and standard
+input is :mod:`pciname.kube.inputs`.
+
 The YAML is composed (``yaml.compose_all``), not loaded, so every value keeps
 the line and column it came from. Documents are recognised by shape, at any
 depth, so the same rules cover a KubeVirt CR, an OpenShift HyperConverged CR,
@@ -55,14 +58,20 @@ import difflib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import LintInputError
 from ..naming import checks
+from ..naming.checks import NameWarning
 from ..naming.profiles import DEFAULT_PROFILE
+from .resources import PREFIX, is_mdev_name, is_nvidia, resource_warnings
+
+if TYPE_CHECKING:
+    from ..resolver import ProfileLike, ResolverLike
+    from ..results import Resolution
 
 WRONG_RESOURCE_NAME = "wrong-resource-name"
 UNKNOWN_RESOURCE_NAME = "unknown-resource-name"
@@ -90,10 +99,13 @@ CODES = (
     RENAMED_BY_UPGRADE,
 )
 
-STDIN_NAME = "<stdin>"
-_PREFIX = checks.RESOURCE_DOMAIN + "/"
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+_TRUE = ("true", "yes", "on")  # YAML 1.1's spellings of true, in any case
+
+#: Where a value is in a document: mapping keys and sequence indexes.
+YamlPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +124,7 @@ class Finding:
     message: str
     expected: Any = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "line": self.line,
@@ -130,7 +142,7 @@ class Finding:
         return f"{self.file}:{self.line}: {self.code}: {self.path}: {self.message}"
 
 
-# -- reading ------------------------------------------------------------------
+# -- composing ----------------------------------------------------------------
 
 
 def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
@@ -157,28 +169,6 @@ def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
         raise LintInputError(f"{filename}: YAML nested too deeply to read", file=filename) from None
 
 
-def read_input(path: str) -> tuple[bytes, str]:
-    """The bytes of ``path`` (``-``: standard input) and its display name:
-    a regular file (never blocks on a FIFO or a device) or stdin, of at most
-    :data:`~pciname.files.MAX_YAML_BYTES`."""
-    import sys
-
-    from ..files import MAX_YAML_BYTES, read_bounded
-
-    name = STDIN_NAME if path == "-" else path
-    try:
-        if path != "-":
-            return read_bounded(path, MAX_YAML_BYTES), name
-        if sys.stdin is None:
-            raise OSError("standard input is closed")
-        data = sys.stdin.buffer.read(MAX_YAML_BYTES + 1)
-        if len(data) > MAX_YAML_BYTES:
-            raise OSError(f"more than the {MAX_YAML_BYTES} bytes allowed")
-        return data, name
-    except OSError as error:
-        raise LintInputError(f"{name}: cannot read: {error.strerror or error}", file=name) from None
-
-
 # -- node helpers -------------------------------------------------------------
 
 
@@ -198,12 +188,13 @@ def _get(node: Node, key: str) -> Node | None:
 
 def _scalar(node: Node | None) -> str | None:
     if isinstance(node, ScalarNode) and not node.tag.endswith(":null"):
-        return node.value
+        value: str = node.value
+        return value
     return None
 
 
 def _is_true(node: Node | None) -> bool:
-    return isinstance(node, ScalarNode) and node.tag.endswith(":bool") and node.value.lower() in ("true", "yes", "on")
+    return isinstance(node, ScalarNode) and node.tag.endswith(":bool") and str(node.value).lower() in _TRUE
 
 
 def _value(node: Node | None) -> Any:
@@ -211,7 +202,7 @@ def _value(node: Node | None) -> Any:
     if not isinstance(node, ScalarNode):
         return None
     if node.tag.endswith(":bool"):
-        return node.value.lower() in ("true", "yes", "on")
+        return str(node.value).lower() in _TRUE
     if node.tag.endswith(":null"):
         return None
     if node.tag.endswith(":int"):
@@ -251,7 +242,7 @@ class _Entry:
 
     doc: _Doc
     node: Node
-    path: tuple
+    path: YamlPath
     list_kind: str  # "pci" or "mdev"
     hyperconverged: bool
 
@@ -262,19 +253,19 @@ class _Reference:
 
     doc: _Doc
     node: Node
-    path: tuple
+    path: YamlPath
 
 
 @dataclass
 class _Sites:
-    blocks: list[tuple[_Doc, Node, tuple]] = field(default_factory=list)
+    blocks: list[tuple[_Doc, Node, YamlPath]] = field(default_factory=list)
     references: list[_Reference] = field(default_factory=list)
 
 
 def _walk(doc: _Doc, sites: _Sites) -> None:
     seen: set[int] = set()
 
-    def visit(node: Node, path: tuple) -> None:
+    def visit(node: Node, path: YamlPath) -> None:
         if id(node) in seen:  # aliases: visit each node once
             return
         seen.add(id(node))
@@ -297,7 +288,7 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
     visit(root, ())
 
 
-def _is_reference(path: tuple, key: str) -> bool:
+def _is_reference(path: YamlPath, key: str) -> bool:
     """``...domain.devices.{gpus,hostDevices}[i].deviceName`` or
     ``...nodeGroups.<group>.gpus[i].name``."""
     if len(path) < 4 or not isinstance(path[-1], int):
@@ -307,7 +298,7 @@ def _is_reference(path: tuple, key: str) -> bool:
     return path[-2] == "gpus" and path[-4] == "nodeGroups"
 
 
-def _entries(doc: _Doc, block: Node, path: tuple) -> Iterator[_Entry]:
+def _entries(doc: _Doc, block: Node, path: YamlPath) -> Iterator[_Entry]:
     hyperconverged = doc.kind == "HyperConverged"
     for list_key, list_kind in (("pciHostDevices", "pci"), ("mediatedDevices", "mdev")):
         seq = _get(block, list_key)
@@ -329,18 +320,24 @@ class Linter:
     >>> findings = linter.run()                      # doctest: +SKIP
     """
 
-    def __init__(self, profile=DEFAULT_PROFILE, upgrade_to=None, *, resolver=None) -> None:
+    def __init__(
+        self,
+        profile: ProfileLike = DEFAULT_PROFILE,
+        upgrade_to: ProfileLike | None = None,
+        *,
+        resolver: ResolverLike | None = None,
+    ) -> None:
         if resolver is None:
-            from ..api import default_resolver
+            from ..resolver import default_resolver
 
             resolver = default_resolver()
-        self.resolver = resolver
+        self.resolver: ResolverLike = resolver
         self.profile = profile
         self.upgrade_to = upgrade_to
         self.profile_name = resolver.view(profile).profile.name
         self.upgrade_name = resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
         self._docs: list[_Doc] = []
-        self._name_index: dict[str, list] | None = None
+        self._name_index: dict[str, list[Resolution]] | None = None
 
     # inputs
 
@@ -354,6 +351,10 @@ class Linter:
         return len(roots)
 
     def add_file(self, path: str) -> int:
+        """:meth:`add_text` of a file (``-``: standard input), read by
+        :func:`pciname.kube.inputs.read_input`."""
+        from .inputs import read_input
+
         data, name = read_input(path)
         return self.add_text(data, name)
 
@@ -382,7 +383,9 @@ class Linter:
         findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
         return findings
 
-    def _finding(self, doc: _Doc, node: Node, path: tuple, code: str, message: str, expected=None, value=None):
+    def _finding(
+        self, doc: _Doc, node: Node, path: YamlPath, code: str, message: str, expected: Any = None, value: Any = None
+    ) -> Finding:
         mark = node.start_mark
         return Finding(
             file=doc.file,
@@ -396,7 +399,7 @@ class Linter:
             expected=expected,
         )
 
-    def _common(self, entry: _Entry, name_node: Node, name: str) -> list[Finding]:
+    def _common(self, entry: _Entry, name: str) -> list[Finding]:
         """externalResourceProvider of an nvidia.com entry."""
         erp = _get(entry.node, "externalResourceProvider")
         if _is_true(erp):
@@ -417,7 +420,9 @@ class Linter:
             )
         ]
 
-    def _duplicate(self, entry: _Entry, node: Node, path: tuple, key: tuple[str, str], seen: dict, shown: str):
+    def _duplicate(
+        self, entry: _Entry, node: Node, path: YamlPath, key: tuple[str, str], seen: dict[tuple[str, str], int], shown: str
+    ) -> list[Finding]:
         first = seen.get(key)
         if first is None:
             seen[key] = node.start_mark.line + 1
@@ -432,7 +437,7 @@ class Linter:
             )
         ]
 
-    def _check_pci(self, entry: _Entry, seen: dict, wrong_pci: dict) -> list[Finding]:
+    def _check_pci(self, entry: _Entry, seen: dict[tuple[str, str], int], wrong_pci: dict[str, str]) -> list[Finding]:
         node = entry.node
         if _is_true(_get(node, "disabled")):
             return []
@@ -442,29 +447,29 @@ class Linter:
             ("pciDeviceSelector", "pciVendorSelector") if entry.hyperconverged else ("pciVendorSelector", "pciDeviceSelector")
         )
         selector_node = _get(node, own_field)
-        misplaced = selector_node is None and _get(node, other_field) is not None
-        if misplaced:
-            selector_node = _get(node, other_field)
+        misplaced = _get(node, other_field) if selector_node is None else None
+        if misplaced is not None:
+            selector_node = misplaced
         selector = _scalar(selector_node)
-        if name is None or not name.startswith(_PREFIX):
+        if name_node is None or name is None or not is_nvidia(name):
             return []
         found: list[Finding] = []
-        found.extend(self._common(entry, name_node, name))
-        if misplaced:
+        found.extend(self._common(entry, name))
+        if misplaced is not None:
             what = "a HyperConverged CR" if entry.hyperconverged else "KubeVirt"
             found.append(
                 self._finding(
                     entry.doc,
-                    selector_node,
+                    misplaced,
                     entry.path + (other_field,),
                     WRONG_SELECTOR_FIELD,
                     f"{what} reads {own_field}, not {other_field}: this entry selects no device",
                     expected=own_field,
                 )
             )
-        selector_path = entry.path + (other_field if misplaced else own_field,)
+        selector_path = entry.path + (other_field if misplaced is not None else own_field,)
         match = _SELECTOR.match(selector) if selector is not None else None
-        if not match:
+        if not match or selector_node is None:
             where = selector_node if selector_node is not None else node
             found.append(
                 self._finding(
@@ -529,25 +534,27 @@ class Linter:
                 )
         return found
 
-    def _name_problems(self, doc: _Doc, node: Node, path: tuple, warnings) -> list[Finding]:
+    def _name_problems(self, doc: _Doc, node: Node, path: YamlPath, warnings: Iterable[NameWarning]) -> list[Finding]:
         return [
             self._finding(doc, node, path, w.code, w.message)
             for w in warnings
             if w.code in (INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG)
         ]
 
-    def _check_mdev(self, entry: _Entry, seen: dict, wrong_mdev: dict, permitted: set) -> list[Finding]:
+    def _check_mdev(
+        self, entry: _Entry, seen: dict[tuple[str, str], int], wrong_mdev: dict[str, str], permitted: set[str]
+    ) -> list[Finding]:
         node = entry.node
         if _is_true(_get(node, "disabled")):
             return []
         name_node = _get(node, "resourceName")
         name = _scalar(name_node)
-        if name is None or not name.startswith(_PREFIX):
+        if name_node is None or name is None or not is_nvidia(name):
             return []
-        found = self._common(entry, name_node, name)
+        found = self._common(entry, name)
         selector_node = _get(node, "mdevNameSelector")
         selector = _scalar(selector_node)
-        if selector is None:
+        if selector_node is None or selector is None:
             found.append(
                 self._finding(
                     entry.doc,
@@ -579,7 +586,7 @@ class Linter:
                 )
             )
             return found
-        problems = self._name_problems(entry.doc, name_node, path, checks.name_warnings(name[len(_PREFIX):]))
+        problems = self._name_problems(entry.doc, name_node, path, resource_warnings(name))
         if not problems:
             permitted.add(name)
         found.extend(problems)
@@ -587,10 +594,10 @@ class Linter:
 
     # references from VMs and node pools
 
-    def _names(self) -> dict[str, list]:
+    def _names(self) -> dict[str, list[Resolution]]:
         """resource name -> resolutions of the devices with that name."""
         if self._name_index is None:
-            names: dict[str, list] = {}
+            names: dict[str, list[Resolution]] = {}
             for r in self.resolver.devices(self.profile):
                 if r.resource_name is not None:
                     names.setdefault(r.resource_name, []).append(r)
@@ -600,18 +607,18 @@ class Linter:
     def _suggest(self, name: str, extra: Iterable[str] = ()) -> list[str]:
         candidates = {n for n, rs in self._names().items() if any(r.advertised for r in rs)}
         candidates.update(extra)
-        upper = {c[len(_PREFIX):].upper(): c for c in candidates if c.startswith(_PREFIX)}
-        close = difflib.get_close_matches(name[len(_PREFIX):].upper(), list(upper), n=3, cutoff=0.6)
+        upper = {c[len(PREFIX):].upper(): c for c in candidates if is_nvidia(c)}
+        close = difflib.get_close_matches(name[len(PREFIX):].upper(), list(upper), n=3, cutoff=0.6)
         return [upper[c] for c in close]
 
-    def _check_reference(self, ref: _Reference, wrong_pci: dict, wrong_mdev: dict, permitted_mdev: set) -> list[Finding]:
+    def _check_reference(
+        self, ref: _Reference, wrong_pci: dict[str, str], wrong_mdev: dict[str, str], permitted_mdev: set[str]
+    ) -> list[Finding]:
         name = _scalar(ref.node)
-        if name is None or not name.startswith(_PREFIX):
+        if name is None or not is_nvidia(name):
             return []
-        part = name[len(_PREFIX):]
         doc, node, path = ref.doc, ref.node, ref.path
-        if "-" in part:
-            # pci names never contain '-' (both filters drop it): a vGPU type.
+        if is_mdev_name(name):
             if name in wrong_mdev:
                 return [
                     self._finding(
@@ -621,7 +628,7 @@ class Linter:
                         expected=wrong_mdev[name],
                     )
                 ]
-            problems = self._name_problems(doc, node, path, checks.name_warnings(part))
+            problems = self._name_problems(doc, node, path, resource_warnings(name))
             if problems:
                 return problems
             if permitted_mdev and name not in permitted_mdev:
@@ -649,7 +656,7 @@ class Linter:
             devices = self.resolver.reverse(name, self.profile)  # the bare-id fallback, e.g. nvidia.com/2335
             resolutions = [self.resolver.resolve(d, self.profile) for d in devices]
         if not resolutions:
-            problems = self._name_problems(doc, node, path, checks.name_warnings(part))
+            problems = self._name_problems(doc, node, path, resource_warnings(name))
             if problems:
                 return problems
             suggestions = self._suggest(name)
@@ -672,11 +679,11 @@ class Linter:
                 }
             )
             if name not in after:
-                devices = ", ".join(r.device for r in resolutions)
+                listed = ", ".join(r.device for r in resolutions)
                 return [
                     self._finding(
                         doc, node, path, RENAMED_BY_UPGRADE,
-                        f"{self.upgrade_name} advertises {devices} as {', '.join(after)}: after the upgrade "
+                        f"{self.upgrade_name} advertises {listed} as {', '.join(after)}: after the upgrade "
                         f"nothing is advertised as {name}",
                         expected=after[0] if len(after) == 1 else after,
                     )
@@ -684,14 +691,28 @@ class Linter:
         return []
 
 
-def lint_text(text: str | bytes, filename: str = "<input>", profile=DEFAULT_PROFILE, upgrade_to=None, *, resolver=None) -> list[Finding]:
+def lint_text(
+    text: str | bytes,
+    filename: str = "<input>",
+    profile: ProfileLike = DEFAULT_PROFILE,
+    upgrade_to: ProfileLike | None = None,
+    *,
+    resolver: ResolverLike | None = None,
+) -> list[Finding]:
     """Findings for one YAML text (multi-document). Raises LintInputError."""
     linter = Linter(profile, upgrade_to, resolver=resolver)
     linter.add_text(text, filename)
     return linter.run()
 
 
-def lint_data(data: Any, filename: str, profile=DEFAULT_PROFILE, upgrade_to=None, *, resolver=None) -> list[Finding]:
+def lint_data(
+    data: Any,
+    filename: str,
+    profile: ProfileLike = DEFAULT_PROFILE,
+    upgrade_to: ProfileLike | None = None,
+    *,
+    resolver: ResolverLike | None = None,
+) -> list[Finding]:
     """Findings for plain data (e.g. an object read from the cluster); lines
     refer to its YAML dump."""
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

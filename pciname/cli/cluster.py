@@ -1,0 +1,229 @@
+"""Cluster commands: read a live cluster, and change it only when asked.
+
+    audit  gpu-options  apply permitted-host-devices
+
+Each takes the kubeconfig options, ``--profile`` (``auto``: inferred from
+the names the nodes advertise) and ``-o``. Exit codes: 0 fine, 1 audit
+findings or apply refused (or devices left out), 2 bad usage or the cluster
+cannot be read. What the objects mean is :mod:`pciname.kube.audit`; the
+client I/O is :mod:`pciname.kube.cluster`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PcinameError
+from ..render import emit, table
+from .core import add_profile_options
+from .output import add_output_option
+from .shared import NO_DEVICES, add_request_options, profile_arg, report, say
+
+if TYPE_CHECKING:
+    from ..kube.cluster import ApiClient, ClusterState
+
+CLUSTER_PROFILE_NOTE = " --profile auto infers the plugin release from the names the nodes advertise."
+NO_KUBEVIRT = "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)"
+
+
+def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
+    parser.add_argument(
+        "--kubevirt", metavar="[NAMESPACE/]NAME", help="which KubeVirt CR, when the cluster has several"
+    )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    audit = sub.add_parser(
+        "audit",
+        help="compare the KubeVirt CR, the nodes and the profile",
+        description="Read the KubeVirt CR and the Nodes (read-only) and report permitted names no node "
+        "advertises, advertised nvidia.com names not permitted, permitted names that do not match the profile, "
+        "and which plugin releases are consistent with the advertised names." + CLUSTER_PROFILE_NOTE
+        + " Exit 0 clean, 1 findings, 2 errors.",
+    )
+    _add_cluster_options(audit)
+    add_profile_options(audit)
+    add_output_option(audit)
+    audit.set_defaults(func=run_audit)
+
+    options = sub.add_parser(
+        "gpu-options",
+        help="what a tenant node pool may ask for",
+        description="Every permitted resource name with its GPU model and how many are allocatable on which "
+        "nodes, like Cozystack's dashboard offers for nodeGroups.<group>.gpus." + CLUSTER_PROFILE_NOTE,
+    )
+    _add_cluster_options(options)
+    add_profile_options(options)
+    add_output_option(options)
+    options.set_defaults(func=run_gpu_options)
+
+    apply = sub.add_parser("apply", help="change the cluster (only when asked)")
+    apply_sub = apply.add_subparsers(dest="apply_command", metavar="WHAT", parser_class=sub._parser_class)
+    apply_sub.required = True
+    aphd = apply_sub.add_parser(
+        "permitted-host-devices",
+        help="server-side apply permittedHostDevices to the KubeVirt CR",
+        description="Server-side apply (field manager pciname) of the permittedHostDevices for these devices to "
+        "the KubeVirt CR. Refused when Cozystack or the HyperConverged operator manages the CR, and when another "
+        "field manager owns the field (unless --force)." + CLUSTER_PROFILE_NOTE
+        + " Exit 0 applied, 1 refused or some devices left out, 2 errors.",
+    )
+    aphd.add_argument("devices", nargs="*", metavar="DEVICE")
+    add_request_options(aphd, counts=False)
+    aphd.add_argument("--force", action="store_true", help="take over the field from other field managers")
+    aphd.add_argument("--dry-run", action="store_true", help="let the server check the apply without persisting it")
+    _add_cluster_options(aphd)
+    add_profile_options(aphd)
+    add_output_option(aphd)
+    aphd.set_defaults(func=run_apply_permitted_host_devices)
+
+
+def _cluster(args: argparse.Namespace) -> tuple[ApiClient, ClusterState]:
+    from ..kube.cluster import connect, read_cluster
+
+    client = connect(args.kubeconfig, args.context)
+    return client, read_cluster(client, args.kubevirt)
+
+
+# -- audit ----------------------------------------------------------------------------
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from ..kube.audit import audit
+
+    _, state = _cluster(args)
+    result = audit(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True))
+    if args.output == "table":
+        _audit_table(result)
+    else:
+        emit(result, args.output)
+    return 1 if result["findings"] else 0
+
+
+def _audit_table(result: dict[str, Any]) -> None:
+    out = sys.stdout
+    manager = result["management"]["manager"]
+    out.write(f"KubeVirt CR: {result['kubevirt'] or 'none found'}")
+    out.write(f" (managed by {manager})\n" if manager else "\n")
+    out.write(f"profile: {result['profile']} ({result['profile_source']})\n")
+    inference = result["inference"]
+    if inference["names"]:
+        releases = [n.partition("@")[2] for n in inference["consistent"]]
+        out.write(f"plugin releases consistent with the advertised names: {', '.join(releases) or 'none'}\n")
+    if result["permitted"]:
+        out.write("\n")
+        table(
+            [
+                (
+                    p["kind"],
+                    p["selector"],
+                    p["resource_name"],
+                    p["expected"] if p["expected"] != p["resource_name"] else "=",
+                    ",".join(f"{n}={c}" for n, c in p["nodes"].items()) or None,
+                )
+                for p in result["permitted"]
+            ],
+            ("KIND", "SELECTOR", "PERMITTED", "EXPECTED", "ALLOCATABLE"),
+        )
+    if result["advertised"]:
+        out.write("\n")
+        table(
+            [
+                (a["resource_name"], a["kind"], "yes" if a["permitted"] else "no", ",".join(f"{n}={c}" for n, c in a["nodes"].items()))
+                for a in result["advertised"]
+            ],
+            ("ADVERTISED", "KIND", "PERMITTED", "ALLOCATABLE"),
+        )
+    if result["findings"]:
+        out.write("\n")
+        for f in result["findings"]:
+            where = f" {f['path']}:" if f.get("path") else ""
+            out.write(f"{f['code']}:{where} {f['message']}\n")
+    else:
+        out.write("\nno findings\n")
+
+
+# -- gpu-options ----------------------------------------------------------------------
+
+
+def run_gpu_options(args: argparse.Namespace) -> int:
+    from ..kube.audit import gpu_options
+
+    _, state = _cluster(args)
+    if state.kubevirt is None:
+        raise PcinameError(NO_KUBEVIRT)
+    options = gpu_options(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True))
+    if args.output == "table":
+        if options:
+            table(
+                [
+                    (
+                        o["resource_name"],
+                        "; ".join(o["models"]) or None,
+                        ",".join(o["devices"] or o["selectors"]) or None,
+                        o["allocatable"],
+                        ",".join(f"{n['name']}={n['allocatable']}" for n in o["nodes"]) or None,
+                    )
+                    for o in options
+                ],
+                ("RESOURCE", "MODEL", "DEVICE", "ALLOCATABLE", "NODES"),
+            )
+        else:
+            print("the KubeVirt CR permits no host devices")
+    else:
+        emit(options, args.output)
+    return 0
+
+
+# -- apply ----------------------------------------------------------------------------
+
+
+def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
+    from ..errors import ApplyRefused
+    from ..kube.audit import choose_profile
+    from ..kube.cluster import apply_permitted_host_devices
+    from ..kube.generate import permitted_host_devices
+    from ..kube.objects import FIELD_MANAGER, object_ref
+
+    if not args.devices and not args.mdev:
+        raise PcinameError(NO_DEVICES)
+    client, state = _cluster(args)
+    if state.kubevirt is None:
+        raise PcinameError(f"{NO_KUBEVIRT} to apply to")
+    profile, how, _ = choose_profile(profile_arg(args, allow_auto=True), state.nodes)
+    snippet = permitted_host_devices(args.devices, args.mdev, profile, args.include_broken)
+    broken = report(snippet)
+    if not snippet.data:
+        raise PcinameError("nothing to apply: every device was left out")
+    try:
+        applied = apply_permitted_host_devices(
+            client, state.kubevirt, snippet.data, force=args.force, dry_run=args.dry_run
+        )
+    except ApplyRefused as refused:
+        say(str(refused))
+        return 1
+    ref = object_ref(state.kubevirt)  # the apply above needed its namespace and name
+    result = {
+        "kubevirt": ref,
+        "field_manager": FIELD_MANAGER,
+        "force": bool(args.force),
+        "dry_run": bool(args.dry_run),
+        "profile": snippet.profile,
+        "profile_source": how,
+        "permittedHostDevices": applied,
+        "left_out": [s.to_dict() for s in snippet.left_out],
+    }
+    if args.output == "table":
+        pci, mdev = len(applied.get("pciHostDevices", [])), len(applied.get("mediatedDevices", []))
+        print(
+            f"applied {pci} pciHostDevices and {mdev} mediatedDevices entries to KubeVirt {ref} "
+            f"(field manager {FIELD_MANAGER}{', forced' if args.force else ''}{', dry run' if args.dry_run else ''}; "
+            f"profile {snippet.profile})"
+        )
+    else:
+        emit(result, args.output)
+    return 1 if broken else 0

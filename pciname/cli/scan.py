@@ -1,0 +1,74 @@
+"""The scan command: what NVIDIA's KubeVirt device plugin finds on this node.
+
+Exit codes: 0 fine, 1 something is wrong with the node, 2 no sysfs under
+``--sysfs-root`` or bad usage. The walk itself is :mod:`pciname.host.sysfs`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..render import emit, table
+from .core import add_profile_options
+from .output import add_output_option
+from .shared import profile_arg
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    scan = sub.add_parser(
+        "scan",
+        help="what the device plugin finds on this node",
+        description="Walk DIR/sys/bus/pci/devices and DIR/sys/bus/mdev/devices as the plugin does: every NVIDIA "
+        "function with its device id, driver, IOMMU group, NUMA node and the resource it is advertised as (or "
+        "why not), and what is wrong with the node. Exit 0, 1 when something is wrong, 2 when DIR has no sysfs.",
+    )
+    scan.add_argument("--sysfs-root", metavar="DIR", default="/", help="the directory holding sys/ (default: /)")
+    add_profile_options(scan)
+    add_output_option(scan)
+    scan.set_defaults(func=run_scan)
+
+
+def run_scan(args: argparse.Namespace) -> int:
+    from ..host.sysfs import scan
+
+    result = scan(args.sysfs_root, profile_arg(args))
+    if args.output == "table":
+        out = sys.stdout
+        out.write(f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}\n\n")
+        if result.functions:
+            table(
+                [
+                    (
+                        f.address,
+                        f"{f.vendor}:{f.device}" if f.device else "?",
+                        f.driver,
+                        f.iommu_group,
+                        f.numa_node,
+                        f.status,
+                    )
+                    for f in result.functions
+                ],
+                ("ADDRESS", "DEVICE", "DRIVER", "IOMMU", "NUMA", "RESOURCE OR WHY NOT"),
+            )
+        else:
+            out.write("no NVIDIA PCI functions\n")
+        if result.mdevs:
+            out.write("\n")
+            table(
+                [(m.uuid, m.type_name, m.parent, m.status) for m in result.mdevs],
+                ("MDEV", "TYPE", "PARENT", "RESOURCE OR WHY NOT"),
+            )
+        if result.resources:
+            out.write("\n")
+            table(
+                [(r.resource_name, r.kind, r.source, r.count, "yes" if r.works else "no") for r in result.resources],
+                ("RESOURCE", "KIND", "FROM", "COUNT", "WORKS"),
+            )
+        if result.diagnoses:
+            out.write("\n")
+            for d in result.diagnoses:
+                out.write(f"{d.severity}: {d.code}: {d.subject}: {d.message}\n")
+    else:
+        emit(result.to_dict(), args.output)
+    return 1 if result.errors else 0
