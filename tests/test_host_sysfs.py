@@ -525,3 +525,86 @@ def test_cli_scan_of_a_planted_tree(tree, secret, capsys):
         assert code == 1 and err == ""
         assert "Traceback" not in out and "TOPSECRET" not in out
         assert "unreadable-device-id" in out and "unreadable-file" in out and "mdev-without-type" in out
+
+
+
+# -- paths the tests above do not reach, pinned before the scan was split into phases ----
+
+
+def test_mdev_entries_the_plugin_skips_or_dies_on(tree):
+    tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "GRID T4-1Q\n")
+    devices = tree.sys / "bus/mdev/devices"
+    # A directory among the links, with a readable type: not a device.
+    (devices / "real/mdev_type").mkdir(parents=True)
+    (devices / "real/mdev_type/name").write_text("GRID T4-2Q\n")
+    # A link whose target has no "/": the plugin's readGpuIDForVgpu indexes out of range.
+    os.symlink("real", devices / "22222222-0000-4000-8000-000000000002")
+    result = scan(tree.root)
+    assert [(d.code, d.severity, d.subject) for d in result.diagnoses] == [
+        ("plugin-crash", "error", "22222222-0000-4000-8000-000000000002"),
+        ("not-a-device-link", "warning", "real"),
+    ]
+    assert "links to a target without '/'" in result.diagnoses[0].message
+    assert [(m.uuid, m.type_name, m.parent, m.resource_name) for m in result.mdevs] == [
+        ("11111111-0000-4000-8000-000000000001", "GRID T4-1Q", "0000:86:00.0", "nvidia.com/GRID_T4-1Q"),
+        ("22222222-0000-4000-8000-000000000002", "GRID T4-2Q", None, None),
+    ]
+    assert result.mdevs[1].status == "link target without '/': the plugin panics"
+    # The plugin dies: nothing it would register works.
+    assert resources(result) == {
+        "nvidia.com/GA102GL_A10": ("10de:2236", 1, False),
+        "nvidia.com/GRID_T4-1Q": ("GRID T4-1Q", 1, False),
+    }
+    assert result.errors == [result.diagnoses[0]]
+
+
+def test_mdev_type_names_are_trimmed_of_newlines_at_both_ends(tree):
+    # mdev_type/name: "\n" trimmed from both ends, then white-space runs to "_".
+    tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "\nGRID  T4-1Q\n\n", "nvidia-222")
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:86:00.0", "\n GRID T4-2Q\n", "nvidia-223")
+    result = scan(tree.root)
+    assert [m.type_name for m in result.mdevs] == ["GRID  T4-1Q", " GRID T4-2Q"]
+    assert resources(result) == {
+        "nvidia.com/GRID_T4-1Q": ("GRID  T4-1Q", 1, True),
+        "nvidia.com/_GRID_T4-2Q": (" GRID T4-2Q", 1, False),
+    }
+    assert [(d.code, d.subject) for d in result.diagnoses] == [("invalid-resource-name", "nvidia.com/_GRID_T4-2Q")]
+    assert result.mdevs[1].status == "nvidia.com/_GRID_T4-2Q is refused: never advertised"
+
+
+def test_report_only_attributes(tree):
+    # class and numa_node are only for the report: absent or odd, nothing is diagnosed.
+    tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12", numa_node="-1\n")
+    tree.add_function("0000:5e:00.0", device="0x2236\n", iommu_group="40", numa_node="x\n", pci_class=None)
+    tree.add_function("0000:af:00.0", device="0x2236\n", iommu_group="87", numa_node=None)
+    result = scan(tree.root)
+    assert result.diagnoses == []
+    assert [(f.pci_class, f.numa_node) for f in result.functions] == [("0x030200", -1), (None, None), ("0x030200", None)]
+    assert resources(result) == {"nvidia.com/GA102GL_A10": ("10de:2236", 3, True)}
+
+
+def test_nvidia_function_without_a_device_file_in_a_taken_group(tree):
+    # The plugin reads `device` only for the first function of a group: a
+    # later one without it rides along, undiagnosed.
+    tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    tree.add_function("0000:3b:00.1", device=None, pci_class="0x040300\n", iommu_group="12")
+    result = scan(tree.root)
+    assert result.diagnoses == []
+    audio = result.functions[1]
+    assert (audio.device, audio.counted, audio.registers_group) == (None, True, False)
+    assert audio.status == "in IOMMU group 12 with 0000:3b:00.0: passed through with it"
+    assert audio.to_dict()["device"] is None
+
+
+def test_short_device_file_of_a_group_s_first_function(tree):
+    tree.add_function("0000:3b:00.0", device="0", iommu_group="12")
+    tree.add_function("0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group="12")
+    result = scan(tree.root)
+    assert [(d.code, d.subject) for d in result.diagnoses] == [("plugin-crash", "0000:3b:00.0")]
+    assert "device has fewer than 2 bytes" in result.diagnoses[0].message
+    assert result.functions[0].status == "device file shorter than 2 bytes: the plugin panics"
+    assert not result.functions[0].counted
+    assert resources(result) == {"nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER": ("10de:1aef", 1, False)}
