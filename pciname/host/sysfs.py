@@ -66,17 +66,26 @@ blocks.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PcinameError
-from ..files import MAX_SYSFS_ATTR_BYTES, read_bounded
 from ..naming import checks
 from ..naming.profiles import DEFAULT_PROFILE
+from .rootfs import (
+    ShortFile as _ShortFile,
+    components as _walk,
+    directory as _directory,
+    entries as _entries,
+    link_base as _link_base,
+    missing as _missing,
+    read_attr as _read_attr,
+    read_id as _read_id,
+    reason as _reason,
+    resolve_in_root as _resolve_in_root,
+)
 
 NVIDIA = "10de"
 VFIO_PCI = "vfio-pci"
@@ -90,8 +99,6 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 
 _GO_SPACES = re.compile(r"[\t\n\f\r ]+")
 _DEVICE_ID = re.compile(r"[0-9a-f]{4}\Z")
-#: Symbolic links followed while resolving one path (Linux's MAXSYMLINKS).
-MAX_SYMLINKS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,86 +216,6 @@ class ScanResult:
 # -- what the plugin reads ----------------------------------------------------
 
 
-class _ShortFile(Exception):
-    pass
-
-
-def _resolve_in_root(root: Path, path: str, *, follow_last: bool = True) -> Path:
-    """``path`` (relative to ``root``, or absolute meaning under it) resolved
-    the way the kernel would if ``root`` were ``/``: every symlink is
-    followed, an absolute target ``/x/y`` means ``root/x/y`` and ``..`` never
-    climbs above ``root``. With ``follow_last=False`` a link in the last
-    component is kept (to ``readlink`` it).
-
-    The result is ``root`` joined with components that were checked to be
-    directories, not symlinks (the last one: not a symlink, unless kept), so
-    it names a file inside ``root``. Raises OSError: a missing component, a
-    non-directory in the middle, more than :data:`MAX_SYMLINKS` links
-    (``ELOOP``).
-    """
-    return root.joinpath(*_walk(root, path, follow_last))
-
-
-def _walk(root: Path, path: str, follow_last: bool = True) -> list[str]:
-    """The components of :func:`_resolve_in_root`'s answer, below ``root``."""
-    pending = [p for p in reversed(path.split("/")) if p not in ("", ".")]
-    done: list[str] = []
-    links = 0
-    while pending:
-        part = pending.pop()
-        if part == "..":
-            if done:
-                done.pop()
-            continue
-        if not pending and not follow_last:
-            done.append(part)
-            break
-        candidate = root.joinpath(*done, part)
-        st = os.lstat(candidate)
-        if stat.S_ISLNK(st.st_mode):
-            links += 1
-            if links > MAX_SYMLINKS:
-                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), os.fspath(root.joinpath(path.lstrip("/"))))
-            target = os.readlink(candidate)
-            if target.startswith("/"):
-                done.clear()
-            pending.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
-            continue
-        if pending and not stat.S_ISDIR(st.st_mode):
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(candidate))
-        done.append(part)
-    return done
-
-
-def _read_attr(root: Path, path: str) -> bytes:
-    """The bytes of the sysfs attribute ``path`` (relative to ``root``),
-    resolved inside ``root``: a regular file of at most
-    MAX_SYSFS_ATTR_BYTES, opened without blocking. Raises OSError."""
-    return read_bounded(_resolve_in_root(root, path), MAX_SYSFS_ATTR_BYTES, follow_symlinks=False)
-
-
-def _missing(exc: OSError) -> bool:
-    """Absent, as opposed to present but refused (not regular, too large, a loop)."""
-    return isinstance(exc, (FileNotFoundError, NotADirectoryError))
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
-def _read_id(root: Path, path: str) -> str:
-    """The plugin's readIDFromFile: bytes[2:], ``\\n`` trimmed from both ends."""
-    data = _read_attr(root, path)
-    if len(data) < 2:
-        raise _ShortFile(path)
-    return data[2:].decode("utf-8", "surrogateescape").strip("\n")
-
-
-def _link_base(root: Path, path: str) -> str:
-    """The plugin's readLink: the last component of the link target."""
-    return os.readlink(_resolve_in_root(root, path, follow_last=False)).rpartition("/")[2]
-
-
 def _unreadable(subject: str, shown: Path, exc: OSError, consequence: str) -> Diagnosis:
     return Diagnosis("unreadable-file", WARNING, subject, f"cannot read {shown} ({_reason(exc)}): {consequence}")
 
@@ -302,11 +229,6 @@ def _read_text(root: Path, path: str, shown: Path, subject: str, diagnoses: list
         if not _missing(exc):
             diagnoses.append(_unreadable(subject, shown, exc, "left out of the report"))
         return None
-
-
-def _entries(directory: Path) -> list[os.DirEntry]:
-    with os.scandir(directory) as it:
-        return sorted(it, key=lambda e: e.name.encode("utf-8", "surrogateescape"))
 
 
 def vfio_drivers(profile) -> tuple[str, ...]:
@@ -523,15 +445,6 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
         ]
 
     return ScanResult(str(root_path), profile_name, accepted, nvidia, mdevs, resources, diagnoses)
-
-
-def _directory(root: Path, path: str) -> str:
-    """``path`` resolved inside ``root`` (relative to it), which must be a
-    directory. Raises OSError (FileNotFoundError when it is none)."""
-    real = "/".join(_walk(root, path))
-    if not stat.S_ISDIR(os.lstat(root.joinpath(real)).st_mode):
-        raise FileNotFoundError(errno.ENOENT, "not a directory", os.fspath(root.joinpath(path)))
-    return real
 
 
 def _numa(root: Path, dev: str, shown: Path, subject: str, diagnoses: list) -> int | None:
