@@ -74,6 +74,28 @@ from pathlib import Path
 from ..errors import PcinameError
 from ..naming import checks
 from ..naming.profiles import DEFAULT_PROFILE
+from . import rootfs
+from .diagnoses import (
+    ERROR,
+    HOST_DRIVER,
+    INFO,
+    IOMMU_GROUP_SPLIT,
+    MDEV_PARENT_UNKNOWN,
+    MDEV_WITHOUT_TYPE,
+    NAME_COLLISION,
+    NO_DRIVER,
+    NO_IOMMU_GROUP,
+    NON_NVIDIA_MDEV,
+    NOT_A_DEVICE_LINK,
+    NOT_ADVERTISED,
+    PLUGIN_CRASH,
+    UNREADABLE_DEVICE_ID,
+    UNREADABLE_FILE,
+    UNSUPPORTED_VFIO_DRIVER,
+    UNUSUAL_DEVICE_ID,
+    WARNING,
+    Diagnosis,
+)
 from .rootfs import (
     ShortFile as _ShortFile,
     components as _walk,
@@ -95,21 +117,8 @@ NVGRACE_SINCE = (1, 5, 0)
 VIABLE_DRIVERS = frozenset({"pci-stub", "pcieport"})
 HOST_GPU_DRIVERS = frozenset({"nvidia", "nouveau", "nvidiafb", "nvidia-drm", "nvidia_drm"})
 
-ERROR, WARNING, INFO = "error", "warning", "info"
-
 _GO_SPACES = re.compile(r"[\t\n\f\r ]+")
 _DEVICE_ID = re.compile(r"[0-9a-f]{4}\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class Diagnosis:
-    code: str
-    severity: str  # "error", "warning" or "info"
-    subject: str  # a PCI address, an mdev uuid, a group or a resource name
-    message: str
-
-    def to_dict(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "subject": self.subject, "message": self.message}
 
 
 @dataclass(slots=True)
@@ -217,7 +226,7 @@ class ScanResult:
 
 
 def _unreadable(subject: str, shown: Path, exc: OSError, consequence: str) -> Diagnosis:
-    return Diagnosis("unreadable-file", WARNING, subject, f"cannot read {shown} ({_reason(exc)}): {consequence}")
+    return Diagnosis.of(UNREADABLE_FILE, subject, f"cannot read {shown} ({_reason(exc)}): {consequence}")
 
 
 def _read_text(root: Path, path: str, shown: Path, subject: str, diagnoses: list) -> str | None:
@@ -279,7 +288,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
         path = pci_dir / entry.name
         if entry.is_dir(follow_symlinks=False):
             diagnoses.append(
-                Diagnosis("not-a-device-link", WARNING, entry.name, f"{path} is a directory, not a link to a device; the plugin skips it")
+                Diagnosis.of(NOT_A_DEVICE_LINK, entry.name, f"{path} is a directory, not a link to a device; the plugin skips it")
             )
             continue
         func = PciFunction(entry.name, None, None, None, None, None, None)
@@ -304,7 +313,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
             func.vendor = _read_id(root_path, f"{dev}/vendor")
         except _ShortFile:
             diagnoses.append(
-                Diagnosis("plugin-crash", ERROR, entry.name, f"{path / 'vendor'} has fewer than 2 bytes: the plugin's readIDFromFile panics (slice out of range) and no GPU on the node is advertised")
+                Diagnosis.of(PLUGIN_CRASH, entry.name, f"{path / 'vendor'} has fewer than 2 bytes: the plugin's readIDFromFile panics (slice out of range) and no GPU on the node is advertised")
             )
             every.append(func)
             continue
@@ -340,7 +349,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
         if func.iommu_group is None:
             func.status = "no IOMMU group: skipped"
             diagnoses.append(
-                Diagnosis("no-iommu-group", ERROR, entry.name, f"{entry.name} is bound to {func.driver} but has no iommu_group link (IOMMU off?); the plugin skips it")
+                Diagnosis.of(NO_IOMMU_GROUP, entry.name, f"{entry.name} is bound to {func.driver} but has no iommu_group link (IOMMU off?); the plugin skips it")
             )
             continue
         func.counted = True
@@ -353,14 +362,14 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
             func.counted = False
             func.status = "device file shorter than 2 bytes: the plugin panics"
             diagnoses.append(
-                Diagnosis("plugin-crash", ERROR, entry.name, f"{path / 'device'} has fewer than 2 bytes: the plugin's readIDFromFile panics")
+                Diagnosis.of(PLUGIN_CRASH, entry.name, f"{path / 'device'} has fewer than 2 bytes: the plugin's readIDFromFile panics")
             )
             continue
         if device_problem == "unreadable":
             func.counted = False
             func.status = "device file unreadable: skipped"
             diagnoses.append(
-                Diagnosis("unreadable-device-id", ERROR, entry.name, f"cannot read {path / 'device'} ({device_reason}): the plugin skips {entry.name}")
+                Diagnosis.of(UNREADABLE_DEVICE_ID, entry.name, f"cannot read {path / 'device'} ({device_reason}): the plugin skips {entry.name}")
             )
             continue
         group_first[func.iommu_group] = func
@@ -374,10 +383,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
     for device_id, groups in device_groups.items():
         if not _DEVICE_ID.match(device_id):
             diagnoses.append(
-                Diagnosis(
-                    "unusual-device-id",
-                    ERROR,
-                    device_id,
+                Diagnosis.of(UNUSUAL_DEVICE_ID, device_id,
                     f"device file reads {device_id!r}, not 4 lower-case hex digits; the plugin looks it up verbatim "
                     f"and will most likely advertise nvidia.com/{device_id}",
                 )
@@ -393,18 +399,16 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
             continue
         subject = f"{NVIDIA}:{device_id}"
         for w in r.warnings:
-            if w.code == checks.NAME_COLLISION:
+            if w.code == NAME_COLLISION:
                 continue  # only collisions on this node matter; computed below
-            severity = WARNING if w.code == checks.UNNAMED_DEVICE else ERROR
-            diagnoses.append(Diagnosis(w.code, severity, subject, w.message))
+            diagnoses.append(Diagnosis.of(w.code, subject, w.message))
         if r.resource_name is None:
             continue
         twins = [d for d in by_resource[r.resource_name] if d != device_id]
         if twins:
             diagnoses.append(
-                Diagnosis(
-                    checks.NAME_COLLISION,
-                    ERROR,
+                Diagnosis.of(
+                    NAME_COLLISION,
                     subject,
                     f"{r.resource_name} is also the name of {', '.join(f'{NVIDIA}:{t}' for t in twins)} on this node: "
                     f"both plugins use {r.socket_path} and only one of them is advertised",
@@ -420,7 +424,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
             if r is None:
                 func.status = "unusual device id"
             elif r.resource_name is None:
-                func.status = "not advertised: " + next((w.message for w in r.warnings if w.code == checks.NOT_ADVERTISED), "")
+                func.status = "not advertised: " + next((w.message for w in r.warnings if w.code == NOT_ADVERTISED), "")
             elif r.advertised:
                 func.status = f"advertised as {r.resource_name}"
             else:
@@ -438,7 +442,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
     # -- node-level diagnoses
     _diagnose_drivers(nvidia, accepted, profile_name, diagnoses)
     _diagnose_groups(every, accepted, diagnoses)
-    if any(d.code == "plugin-crash" for d in diagnoses):
+    if any(d.code == PLUGIN_CRASH for d in diagnoses):
         # The plugin dies before it registers anything.
         resources = [
             AdvertisedResource(r.resource_name, r.kind, r.source, r.count, r.members, False) for r in resources
@@ -469,7 +473,7 @@ def _scan_mdevs(root: Path, every, diagnoses, resources) -> list[MdevDevice]:
         path = mdev_dir / entry.name
         if entry.is_dir(follow_symlinks=False):
             diagnoses.append(
-                Diagnosis("not-a-device-link", WARNING, entry.name, f"{path} is a directory, not a link to an mdev; the plugin skips it")
+                Diagnosis.of(NOT_A_DEVICE_LINK, entry.name, f"{path} is a directory, not a link to an mdev; the plugin skips it")
             )
             continue
         mdev = MdevDevice(entry.name, None, None, None)
@@ -479,23 +483,23 @@ def _scan_mdevs(root: Path, every, diagnoses, resources) -> list[MdevDevice]:
         except OSError as exc:
             mdev.status = "no mdev_type/name: skipped"
             diagnoses.append(
-                Diagnosis("mdev-without-type", ERROR, entry.name, f"cannot read {path / 'mdev_type' / 'name'} ({_reason(exc)}): the plugin skips this vGPU")
+                Diagnosis.of(MDEV_WITHOUT_TYPE, entry.name, f"cannot read {path / 'mdev_type' / 'name'} ({_reason(exc)}): the plugin skips this vGPU")
             )
             continue
         mdev.type_name = raw.strip("\n")
         try:
             # The entry itself, in the resolved directory: read, not followed.
-            parts = os.readlink(root.joinpath(mdev_real, entry.name)).split("/")
+            parts = rootfs.link_target(root, mdev_real, entry.name).split("/")
         except OSError:
             mdev.status = "not a link: skipped"
             diagnoses.append(
-                Diagnosis("mdev-parent-unknown", ERROR, entry.name, f"{path} is not a link; the plugin cannot find the parent GPU and skips this vGPU")
+                Diagnosis.of(MDEV_PARENT_UNKNOWN, entry.name, f"{path} is not a link; the plugin cannot find the parent GPU and skips this vGPU")
             )
             continue
         if len(parts) < 2:
             mdev.status = "link target without '/': the plugin panics"
             diagnoses.append(
-                Diagnosis("plugin-crash", ERROR, entry.name, f"{path} links to a target without '/': the plugin's readGpuIDForVgpu panics (index out of range)")
+                Diagnosis.of(PLUGIN_CRASH, entry.name, f"{path} links to a target without '/': the plugin's readGpuIDForVgpu panics (index out of range)")
             )
             continue
         mdev.parent = parts[-2].strip("\n")
@@ -507,10 +511,7 @@ def _scan_mdevs(root: Path, every, diagnoses, resources) -> list[MdevDevice]:
             parent.mdevs.append(entry.name)
         else:
             diagnoses.append(
-                Diagnosis(
-                    "non-nvidia-mdev",
-                    WARNING,
-                    entry.name,
+                Diagnosis.of(NON_NVIDIA_MDEV, entry.name,
                     f"the parent {mdev.parent or '?'} of vGPU {entry.name} is not an NVIDIA function; the plugin "
                     f"advertises it as {mdev.resource_name} all the same",
                 )
@@ -521,7 +522,7 @@ def _scan_mdevs(root: Path, every, diagnoses, resources) -> list[MdevDevice]:
         resource = checks.resource_name(name)
         warnings = checks.name_warnings(name)
         for w in warnings:
-            diagnoses.append(Diagnosis(w.code, ERROR, resource, w.message))
+            diagnoses.append(Diagnosis.of(w.code, resource, w.message))
         resources.append(AdvertisedResource(resource, "mdev", type_name, len(uuids), tuple(uuids), not warnings))
     return found
 
@@ -533,18 +534,15 @@ def _diagnose_drivers(nvidia, accepted, profile_name, diagnoses) -> None:
             continue
         if func.driver is None:
             diagnoses.append(
-                Diagnosis("no-driver", WARNING, func.address, f"GPU {func.address} is bound to no driver: the plugin advertises it only when bound to {' or '.join(accepted)}")
+                Diagnosis.of(NO_DRIVER, func.address, f"GPU {func.address} is bound to no driver: the plugin advertises it only when bound to {' or '.join(accepted)}")
             )
         elif func.driver == NVGRACE_VFIO and NVGRACE_VFIO not in accepted:
             diagnoses.append(
-                Diagnosis("unsupported-vfio-driver", ERROR, func.address, f"GPU {func.address} is bound to {NVGRACE_VFIO}, which {profile_name} does not recognise (plugin v1.5.0 and later do): nothing is advertised for it")
+                Diagnosis.of(UNSUPPORTED_VFIO_DRIVER, func.address, f"GPU {func.address} is bound to {NVGRACE_VFIO}, which {profile_name} does not recognise (plugin v1.5.0 and later do): nothing is advertised for it")
             )
         elif func.driver not in accepted and not func.mdevs:
             diagnoses.append(
-                Diagnosis(
-                    "host-driver",
-                    ERROR,
-                    func.address,
+                Diagnosis.of(HOST_DRIVER, func.address,
                     f"GPU {func.address} is bound to the host driver {func.driver}: nothing is advertised for it on a "
                     f"passthrough node (bind it to vfio-pci{', or use vGPU' if func.driver == 'nvidia' else ''})",
                 )
@@ -573,10 +571,7 @@ def _diagnose_groups(every, accepted, diagnoses) -> None:
             vf = ", ".join(f"{f.address} ({f.driver})" for f in on_vfio)
             hs = ", ".join(f"{f.address} ({f.driver})" for f in hosts)
             diagnoses.append(
-                Diagnosis(
-                    "iommu-group-split",
-                    ERROR,
-                    f"iommu_group {group}",
+                Diagnosis.of(IOMMU_GROUP_SPLIT, f"iommu_group {group}",
                     f"IOMMU group {group} mixes {vf} with {hs}: VFIO needs every function of a group on a VFIO "
                     "driver (or none), so a VM given this group fails to start; bind them all to vfio-pci",
                 )
