@@ -73,7 +73,9 @@ from pathlib import Path
 
 from ..errors import PcinameError
 from ..naming import checks
+from ..naming.algorithms import is_indexed_id
 from ..naming.profiles import DEFAULT_PROFILE
+from ..pciids.ids import NVIDIA_VENDOR_ID
 from . import rootfs
 from .diagnoses import (
     ERROR,
@@ -109,7 +111,6 @@ from .rootfs import (
     resolve_in_root as _resolve_in_root,
 )
 
-NVIDIA = "10de"
 VFIO_PCI = "vfio-pci"
 NVGRACE_VFIO = "nvgrace_gpu_vfio_pci"
 NVGRACE_SINCE = (1, 5, 0)
@@ -117,8 +118,6 @@ NVGRACE_SINCE = (1, 5, 0)
 VIABLE_DRIVERS = frozenset({"pci-stub", "pcieport"})
 HOST_GPU_DRIVERS = frozenset({"nvidia", "nouveau", "nvidiafb", "nvidia-drm", "nvidia_drm"})
 
-_GO_SPACES = re.compile(r"[\t\n\f\r ]+")
-_DEVICE_ID = re.compile(r"[0-9a-f]{4}\Z")
 
 
 @dataclass(slots=True)
@@ -225,6 +224,11 @@ class ScanResult:
 # -- what the plugin reads ----------------------------------------------------
 
 
+def _name_part(resource: str) -> str:
+    """``nvidia.com/<name>`` -> ``<name>``: what kubelet and the socket path check."""
+    return resource.partition("/")[2]
+
+
 def _unreadable(subject: str, shown: Path, exc: OSError, consequence: str) -> Diagnosis:
     return Diagnosis.of(UNREADABLE_FILE, subject, f"cannot read {shown} ({_reason(exc)}): {consequence}")
 
@@ -323,7 +327,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
             every.append(func)
             continue
         every.append(func)
-        if func.vendor != NVIDIA:
+        if func.vendor != NVIDIA_VENDOR_ID:
             continue
         nvidia.append(func)
         try:
@@ -381,7 +385,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
     by_resource: dict[str, list[str]] = {}
     resolved: dict[str, object] = {}
     for device_id, groups in device_groups.items():
-        if not _DEVICE_ID.match(device_id):
+        if not is_indexed_id(device_id):
             diagnoses.append(
                 Diagnosis.of(UNUSUAL_DEVICE_ID, device_id,
                     f"device file reads {device_id!r}, not 4 lower-case hex digits; the plugin looks it up verbatim "
@@ -389,7 +393,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
                 )
             )
             continue
-        r = resolver.resolve(f"{NVIDIA}:{device_id}", profile)
+        r = resolver.resolve(f"{NVIDIA_VENDOR_ID}:{device_id}", profile)
         resolved[device_id] = r
         if r.resource_name is not None:
             by_resource.setdefault(r.resource_name, []).append(device_id)
@@ -397,7 +401,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
         r = resolved.get(device_id)
         if r is None:
             continue
-        subject = f"{NVIDIA}:{device_id}"
+        subject = f"{NVIDIA_VENDOR_ID}:{device_id}"
         for w in r.warnings:
             if w.code == NAME_COLLISION:
                 continue  # only collisions on this node matter; computed below
@@ -410,7 +414,7 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
                 Diagnosis.of(
                     NAME_COLLISION,
                     subject,
-                    f"{r.resource_name} is also the name of {', '.join(f'{NVIDIA}:{t}' for t in twins)} on this node: "
+                    f"{r.resource_name} is also the name of {', '.join(f'{NVIDIA_VENDOR_ID}:{t}' for t in twins)} on this node: "
                     f"both plugins use {r.socket_path} and only one of them is advertised",
                 )
             )
@@ -503,11 +507,11 @@ def _scan_mdevs(root: Path, every, diagnoses, resources) -> list[MdevDevice]:
             )
             continue
         mdev.parent = parts[-2].strip("\n")
-        name = _GO_SPACES.sub("_", mdev.type_name)
-        mdev.resource_name = checks.resource_name(name)
+        mdev.resource_name = checks.mdev_resource_name(mdev.type_name)
+        name = _name_part(mdev.resource_name)
         types.setdefault(name, (mdev.type_name, []))[1].append(entry.name)
         parent = by_address.get(mdev.parent)
-        if parent is not None and parent.vendor == NVIDIA:
+        if parent is not None and parent.vendor == NVIDIA_VENDOR_ID:
             parent.mdevs.append(entry.name)
         else:
             diagnoses.append(
