@@ -13,11 +13,11 @@ from pciname.cli import main
 from pciname.errors import PcinameError
 from pciname.files import MAX_SYSFS_ATTR_BYTES
 from pciname.host import diagnoses, rootfs
+from pciname.host.rootfs import resolve_in_root as _resolve_in_root
 from pciname.host.diagnoses import CODES
 from pciname.host.sysfs import (
     NVGRACE_VFIO,
     VFIO_PCI,
-    _resolve_in_root,
     scan,
     vfio_drivers,
 )

@@ -56,34 +56,58 @@ CODES: dict[str, Code] = {
         "a vendor or device file shorter than 2 bytes, or a vGPU link to a target without '/': "
         "the plugin panics and nothing on the node is advertised",
     ),
-    UNREADABLE_DEVICE_ID: Code(ERROR, "the device file of a function the plugin takes cannot be read: it skips the function"),
-    UNUSUAL_DEVICE_ID: Code(ERROR, "a device file that is not 4 lower-case hex digits: the plugin looks it up verbatim"),
+    UNREADABLE_DEVICE_ID: Code(
+        ERROR,
+        "the device file of a function the plugin takes cannot be read: it skips the function",
+    ),
+    UNUSUAL_DEVICE_ID: Code(
+        ERROR,
+        "a device file that is not 4 lower-case hex digits: the plugin looks it up verbatim",
+    ),
     NO_IOMMU_GROUP: Code(
-        ERROR, "an NVIDIA function bound to a VFIO driver without an iommu_group link (IOMMU off): the plugin skips it"
+        ERROR,
+        "an NVIDIA function bound to a VFIO driver without an iommu_group link (IOMMU off): "
+        "the plugin skips it",
     ),
     HOST_DRIVER: Code(
         ERROR,
-        "an NVIDIA GPU bound to a host driver (nvidia, nouveau, ...) with no vGPUs on it: nothing is advertised for passthrough",
+        "an NVIDIA GPU bound to a host driver (nvidia, nouveau, ...) with no vGPUs on it: "
+        "nothing is advertised for passthrough",
     ),
     UNSUPPORTED_VFIO_DRIVER: Code(
-        ERROR, "a GPU bound to nvgrace_gpu_vfio_pci, which the profile's plugin (before v1.5.0) does not look for"
+        ERROR,
+        "a GPU bound to nvgrace_gpu_vfio_pci, which the profile's plugin (before v1.5.0) does not look for",
     ),
     NO_DRIVER: Code(WARNING, "an NVIDIA GPU bound to no driver: nothing is advertised for it"),
     IOMMU_GROUP_SPLIT: Code(
         ERROR,
-        "one IOMMU group mixes functions on VFIO drivers with functions on host drivers: a VM given the group does not start",
+        "one IOMMU group mixes functions on VFIO drivers with functions on host drivers: "
+        "a VM given the group does not start",
     ),
-    INVALID_RESOURCE_NAME: Code(ERROR, "kubelet refuses the resource name (not a qualified name): it is never advertised"),
+    INVALID_RESOURCE_NAME: Code(
+        ERROR,
+        "kubelet refuses the resource name (not a qualified name): it is never advertised",
+    ),
     SOCKET_PATH_TOO_LONG: Code(
-        ERROR, f"the plugin's socket path for the name is over {checks.SOCKET_PATH_MAX_BYTES} bytes: it is never advertised"
+        ERROR,
+        f"the plugin's socket path for the name is over {checks.SOCKET_PATH_MAX_BYTES} bytes: "
+        "it is never advertised",
     ),
-    NOT_ADVERTISED: Code(ERROR, "the profile's plugin advertises nothing for the device (v1.0.0 skips unnamed devices)"),
+    NOT_ADVERTISED: Code(
+        ERROR,
+        "the profile's plugin advertises nothing for the device (v1.0.0 skips unnamed devices)",
+    ),
     NAME_COLLISION: Code(ERROR, "two device ids on this node get one name: only one of them is advertised"),
     UNNAMED_DEVICE: Code(WARNING, "pci.ids has no name for the device: it is advertised under the bare device id"),
     MDEV_WITHOUT_TYPE: Code(ERROR, "a vGPU whose mdev_type/name cannot be read: the plugin skips it"),
-    MDEV_PARENT_UNKNOWN: Code(ERROR, "a vGPU entry that is not a link, so its parent GPU is unknown: the plugin skips it"),
+    MDEV_PARENT_UNKNOWN: Code(
+        ERROR,
+        "a vGPU entry that is not a link, so its parent GPU is unknown: the plugin skips it",
+    ),
     NON_NVIDIA_MDEV: Code(
-        WARNING, "a vGPU whose parent is not an NVIDIA function: the plugin advertises it under nvidia.com/ all the same"
+        WARNING,
+        "a vGPU whose parent is not an NVIDIA function: "
+        "the plugin advertises it under nvidia.com/ all the same",
     ),
 }
 
