@@ -12,10 +12,12 @@ import pytest
 from pciname.cli import main
 from pciname.errors import PcinameError
 from pciname.files import MAX_SYSFS_ATTR_BYTES
+from pciname.host import diagnoses, rootfs
+from pciname.host.rootfs import resolve_in_root as _resolve_in_root
+from pciname.host.diagnoses import CODES
 from pciname.host.sysfs import (
     NVGRACE_VFIO,
     VFIO_PCI,
-    _resolve_in_root,
     scan,
     vfio_drivers,
 )
@@ -525,3 +527,184 @@ def test_cli_scan_of_a_planted_tree(tree, secret, capsys):
         assert code == 1 and err == ""
         assert "Traceback" not in out and "TOPSECRET" not in out
         assert "unreadable-device-id" in out and "unreadable-file" in out and "mdev-without-type" in out
+
+
+
+# -- paths the tests above do not reach, pinned before the scan was split into phases ----
+
+
+def test_mdev_entries_the_plugin_skips_or_dies_on(tree):
+    tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "GRID T4-1Q\n")
+    devices = tree.sys / "bus/mdev/devices"
+    # A directory among the links, with a readable type: not a device.
+    (devices / "real/mdev_type").mkdir(parents=True)
+    (devices / "real/mdev_type/name").write_text("GRID T4-2Q\n")
+    # A link whose target has no "/": the plugin's readGpuIDForVgpu indexes out of range.
+    os.symlink("real", devices / "22222222-0000-4000-8000-000000000002")
+    result = scan(tree.root)
+    assert [(d.code, d.severity, d.subject) for d in result.diagnoses] == [
+        ("plugin-crash", "error", "22222222-0000-4000-8000-000000000002"),
+        ("not-a-device-link", "warning", "real"),
+    ]
+    assert "links to a target without '/'" in result.diagnoses[0].message
+    assert [(m.uuid, m.type_name, m.parent, m.resource_name) for m in result.mdevs] == [
+        ("11111111-0000-4000-8000-000000000001", "GRID T4-1Q", "0000:86:00.0", "nvidia.com/GRID_T4-1Q"),
+        ("22222222-0000-4000-8000-000000000002", "GRID T4-2Q", None, None),
+    ]
+    assert result.mdevs[1].status == "link target without '/': the plugin panics"
+    # The plugin dies: nothing it would register works.
+    assert resources(result) == {
+        "nvidia.com/GA102GL_A10": ("10de:2236", 1, False),
+        "nvidia.com/GRID_T4-1Q": ("GRID T4-1Q", 1, False),
+    }
+    assert result.errors == [result.diagnoses[0]]
+
+
+def test_mdev_type_names_are_trimmed_of_newlines_at_both_ends(tree):
+    # mdev_type/name: "\n" trimmed from both ends, then white-space runs to "_".
+    tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "\nGRID  T4-1Q\n\n", "nvidia-222")
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:86:00.0", "\n GRID T4-2Q\n", "nvidia-223")
+    result = scan(tree.root)
+    assert [m.type_name for m in result.mdevs] == ["GRID  T4-1Q", " GRID T4-2Q"]
+    assert resources(result) == {
+        "nvidia.com/GRID_T4-1Q": ("GRID  T4-1Q", 1, True),
+        "nvidia.com/_GRID_T4-2Q": (" GRID T4-2Q", 1, False),
+    }
+    assert [(d.code, d.subject) for d in result.diagnoses] == [("invalid-resource-name", "nvidia.com/_GRID_T4-2Q")]
+    assert result.mdevs[1].status == "nvidia.com/_GRID_T4-2Q is refused: never advertised"
+
+
+def test_report_only_attributes(tree):
+    # class and numa_node are only for the report: absent or odd, nothing is diagnosed.
+    tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12", numa_node="-1\n")
+    tree.add_function("0000:5e:00.0", device="0x2236\n", iommu_group="40", numa_node="x\n", pci_class=None)
+    tree.add_function("0000:af:00.0", device="0x2236\n", iommu_group="87", numa_node=None)
+    result = scan(tree.root)
+    assert result.diagnoses == []
+    assert [(f.pci_class, f.numa_node) for f in result.functions] == [("0x030200", -1), (None, None), ("0x030200", None)]
+    assert resources(result) == {"nvidia.com/GA102GL_A10": ("10de:2236", 3, True)}
+
+
+def test_nvidia_function_without_a_device_file_in_a_taken_group(tree):
+    # The plugin reads `device` only for the first function of a group: a
+    # later one without it rides along, undiagnosed.
+    tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    tree.add_function("0000:3b:00.1", device=None, pci_class="0x040300\n", iommu_group="12")
+    result = scan(tree.root)
+    assert result.diagnoses == []
+    audio = result.functions[1]
+    assert (audio.device, audio.counted, audio.registers_group) == (None, True, False)
+    assert audio.status == "in IOMMU group 12 with 0000:3b:00.0: passed through with it"
+    assert audio.to_dict()["device"] is None
+
+
+def test_short_device_file_of_a_group_s_first_function(tree):
+    tree.add_function("0000:3b:00.0", device="0", iommu_group="12")
+    tree.add_function("0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group="12")
+    result = scan(tree.root)
+    assert [(d.code, d.subject) for d in result.diagnoses] == [("plugin-crash", "0000:3b:00.0")]
+    assert "device has fewer than 2 bytes" in result.diagnoses[0].message
+    assert result.functions[0].status == "device file shorter than 2 bytes: the plugin panics"
+    assert not result.functions[0].counted
+    assert resources(result) == {"nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER": ("10de:1aef", 1, False)}
+
+
+# -- the diagnosis codes: one list, in the code and in README.md ----------------------------
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_scan_codes():
+    """code -> (severity, meaning) from README.md's table of scan diagnoses:
+    the first table after the text about ``pciname scan [--sysfs-root DIR]``."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if "`pciname scan [--sysfs-root DIR]`" in line)
+    header = next(i for i in range(start, len(lines)) if lines[i].strip().startswith("|"))
+    assert [c.strip() for c in lines[header].strip().strip("|").split("|")] == ["code", "severity", "meaning"]
+    assert set(lines[header + 1].replace("|", "").split()) == {"---"}
+    rows = {}
+    for line in lines[header + 2 :]:
+        if not line.strip().startswith("|"):
+            break
+        code, severity, meaning = (c.strip().replace("`", "") for c in line.strip().strip("|").split("|"))
+        assert code not in rows, f"{code} is listed twice"
+        rows[code] = (severity, meaning)
+    return rows
+
+
+def test_readme_lists_exactly_the_scan_codes():
+    listed = readme_scan_codes()
+    assert sorted(set(CODES) - set(listed)) == [], "codes missing from README.md"
+    assert sorted(set(listed) - set(CODES)) == [], "codes in README.md the scan does not have"
+    assert list(listed) == list(CODES)  # in one order
+    for code, (severity, meaning) in listed.items():
+        assert (severity, meaning) == tuple(CODES[code]), code
+
+
+def test_every_code_is_a_named_constant():
+    constants = {
+        value
+        for name, value in vars(diagnoses).items()
+        if name.isupper() and isinstance(value, str) and value not in (diagnoses.ERROR, diagnoses.WARNING, diagnoses.INFO)
+    }
+    assert constants == set(CODES)
+    assert {c.severity for c in CODES.values()} <= {diagnoses.ERROR, diagnoses.WARNING, diagnoses.INFO}
+
+
+def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
+    seen = []
+
+    def note(result):
+        seen.extend((d.code, d.severity) for d in result.diagnoses)
+
+    node = SysfsTree(tmp_path / "node")
+    (node.sys / "bus/pci/devices/0000:99:00.0").mkdir()  # not-a-device-link
+    node.add_function("0000:01:00.0", pci_class="0x" + "3" * MAX_SYSFS_ATTR_BYTES, iommu_group="1")  # unreadable-file
+    node.add_function("0000:02:00.0", device="0x" + "2" * MAX_SYSFS_ATTR_BYTES, iommu_group="2")  # unreadable-device-id
+    node.add_function("0000:03:00.0", device="0x2236 \n", iommu_group="3")  # unusual-device-id
+    node.add_function("0000:04:00.0", iommu_group=None)  # no-iommu-group
+    node.add_function("0000:05:00.0", device="0x1eb8\n", driver="nouveau", iommu_group="5")  # host-driver
+    node.add_function("0000:06:00.0", device="0x1eb8\n", driver=None, iommu_group="6")  # no-driver
+    node.add_function("0000:07:00.0", device="0x20b1\n", iommu_group="7")  # name-collision
+    node.add_function("0000:08:00.0", device="0x20f1\n", iommu_group="8")
+    node.add_function("0000:08:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="8")
+    node.add_function("0000:09:00.0", device="0x24fa\n", iommu_group="9")  # invalid-resource-name (v1.5.0)
+    node.add_function("0000:0a:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="10")
+    node.add_mdev("11111111-0000-4000-8000-000000000001", "0000:0a:00.0", "A" * 63 + "\n", "nvidia-1")  # socket-path-too-long
+    node.add_mdev("11111111-0000-4000-8000-000000000002", "0000:0a:00.0", None, "nvidia-2")  # mdev-without-type
+    node.add_function("0000:0b:00.0", vendor="0x8086\n", device="0x3e92\n", driver="i915", iommu_group="11")
+    node.add_mdev("11111111-0000-4000-8000-000000000003", "0000:0b:00.0", "i915-GVTg_V5_4\n", "i915-4")  # non-nvidia-mdev
+    note(scan(node.root, "latest"))
+    note(scan(node.root, "v1.5.0"))
+
+    names = SysfsTree(tmp_path / "names")
+    names.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    note(scan(names.root, "v1.0.0"))  # not-advertised
+    note(scan(names.root, "v1.0.1"))  # unnamed-device
+
+    grace = SysfsTree(tmp_path / "grace")
+    grace.add_function("0009:01:00.0", device="0x2342\n", driver=NVGRACE_VFIO, iommu_group="9", bus="pci0009:00")
+    note(scan(grace.root, "v1.4.0"))  # unsupported-vfio-driver
+
+    crash = SysfsTree(tmp_path / "crash")
+    crash.add_function("0000:00:1f.0", vendor="8", device="0x0001\n", pci_class="0x060100\n", driver="lpc_ich", iommu_group="2")
+    note(scan(crash.root))  # plugin-crash
+
+    # An mdev entry that is no link but has a type: only a tree changing
+    # under the scan gives one; here readlink is made to fail.
+    parent = SysfsTree(tmp_path / "parent")
+    parent.add_function("0000:0a:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="10")
+    parent.add_mdev("11111111-0000-4000-8000-000000000001", "0000:0a:00.0", "GRID T4-1Q\n")
+
+    def no_link(*args):
+        raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+
+    monkeypatch.setattr(rootfs, "link_target", no_link)
+    note(scan(parent.root))  # mdev-parent-unknown
+    monkeypatch.undo()
+
+    assert {code for code, _ in seen} == set(CODES)
+    assert {(code, severity) for code, severity in seen} == {(code, c.severity) for code, c in CODES.items()}

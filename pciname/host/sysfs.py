@@ -16,69 +16,84 @@ exactly as the plugin does (``createIommuDeviceMap`` / ``createVgpuIDMap``):
   GPU's audio function in the same group adds no resource;
 * one plugin per device id, named by the profile, advertising one device
   per IOMMU group;
-* vGPUs: every ``/sys/bus/mdev/devices/<uuid>``: ``mdev_type/name`` with
-  ``\\n`` trimmed and white-space runs to ``_``; the parent GPU is the
+* vGPUs: every ``/sys/bus/mdev/devices/<uuid>``: ``mdev_type/name`` named
+  by :func:`~pciname.naming.checks.mdev_resource_name`; the parent GPU is the
   second-to-last component of the entry's link target.
 
 It also reads, for the report, ``class``, ``numa_node`` and every function's
-driver and IOMMU group, and diagnoses a broken node (codes are stable):
+driver and IOMMU group, and diagnoses a broken node: the stable codes, their
+severities and meanings are :data:`pciname.host.diagnoses.CODES` (and the
+table in README.md).
 
-``host-driver``
-    an NVIDIA GPU bound to a host driver (``nvidia``, ``nouveau``, ...) with
-    no vGPUs on it: nothing is advertised for passthrough;
-``unsupported-vfio-driver``
-    bound to ``nvgrace_gpu_vfio_pci`` but the profile's plugin predates v1.5.0;
-``no-driver``
-    an NVIDIA GPU bound to no driver;
-``no-iommu-group``
-    bound to vfio-pci without an ``iommu_group`` (IOMMU off): skipped;
-``iommu-group-split``
-    one IOMMU group mixes VFIO-bound functions with functions on host
-    drivers: VFIO refuses the group, the VM does not start;
-``invalid-resource-name`` / ``socket-path-too-long`` / ``not-advertised``
-    the name the profile gives will not work (see docs/naming.md, section 5);
-``name-collision``
-    two device ids on this node share one name: only one is advertised;
-``unnamed-device``
-    pci.ids has no name: advertised under the bare device id;
-``plugin-crash``
-    a ``vendor``/``device`` file shorter than two bytes: the plugin panics;
-``unreadable-device-id`` / ``unusual-device-id``
-    the ``device`` file cannot be read, or is not 4 lower-case hex digits;
-``not-a-device-link``
-    a directory where the plugin expects a symlink (it skips it);
-``unreadable-file``
-    a ``vendor``, ``class`` or ``numa_node`` file, or a device link, that
-    exists but is not read: not a regular file (a FIFO, a device), larger
-    than :data:`~pciname.files.MAX_SYSFS_ATTR_BYTES`, a symlink loop or no
-    permission;
-``mdev-without-type`` / ``mdev-parent-unknown`` / ``non-nvidia-mdev``
-    a vGPU the plugin skips, or advertises under ``nvidia.com/`` although
-    its parent is not an NVIDIA GPU.
+The scan runs in four phases, one function each:
 
-Every path is resolved inside the root as a chroot would
-(:func:`_resolve_in_root`): an absolute link target ``/x`` means
-``ROOT/x`` and ``..`` stops at the root, so a tree cannot make the scan read
-anything outside it. Only regular files of at most
-:data:`~pciname.files.MAX_SYSFS_ATTR_BYTES` are read, with an open that never
-blocks.
+1. **walk** (:func:`_walk`): every entry of the two directories, as read;
+2. **group** (:func:`_group_functions`, :func:`_group_vgpus`): what the
+   plugin takes, keyed as it keys it (its ``deviceMap`` and ``vGpuMap``);
+3. **name** (:func:`_name_functions`, :func:`_name_vgpus`): the resources,
+   named by the resolver (PCI) or the mdev rule (vGPUs);
+4. **diagnose** (:func:`_diagnose_node`): what is wrong with the node as a
+   whole (drivers, IOMMU groups, a plugin that crashes).
+
+Every path is resolved inside the root as a chroot would, and only regular
+files of at most :data:`~pciname.files.MAX_SYSFS_ATTR_BYTES` are read
+(:mod:`pciname.host.rootfs`), so a tree cannot make the scan read anything
+outside it, block or exhaust memory.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
-from ..files import MAX_SYSFS_ATTR_BYTES, read_bounded
 from ..naming import checks
-from ..naming.profiles import DEFAULT_PROFILE
+from ..naming.algorithms import is_indexed_id
+from ..naming.profiles import DEFAULT_PROFILE, get_profile
+from ..pciids.ids import NVIDIA_VENDOR_ID
+from . import rootfs
+from .diagnoses import (
+    ERROR,
+    HOST_DRIVER,
+    IOMMU_GROUP_SPLIT,
+    MDEV_PARENT_UNKNOWN,
+    MDEV_WITHOUT_TYPE,
+    NAME_COLLISION,
+    NO_DRIVER,
+    NO_IOMMU_GROUP,
+    NON_NVIDIA_MDEV,
+    NOT_A_DEVICE_LINK,
+    NOT_ADVERTISED,
+    PLUGIN_CRASH,
+    UNREADABLE_DEVICE_ID,
+    UNREADABLE_FILE,
+    UNSUPPORTED_VFIO_DRIVER,
+    UNUSUAL_DEVICE_ID,
+    Diagnosis,
+)
 
-NVIDIA = "10de"
+if TYPE_CHECKING:
+    from ..resolver import ProfileLike, ResolverLike
+    from ..results import Resolution
+
+__all__ = [
+    "HOST_GPU_DRIVERS",
+    "NVGRACE_SINCE",
+    "NVGRACE_VFIO",
+    "VFIO_PCI",
+    "VIABLE_DRIVERS",
+    "AdvertisedResource",
+    "Diagnosis",
+    "MdevDevice",
+    "PciFunction",
+    "ScanResult",
+    "scan",
+    "vfio_drivers",
+]
+
 VFIO_PCI = "vfio-pci"
 NVGRACE_VFIO = "nvgrace_gpu_vfio_pci"
 NVGRACE_SINCE = (1, 5, 0)
@@ -86,23 +101,12 @@ NVGRACE_SINCE = (1, 5, 0)
 VIABLE_DRIVERS = frozenset({"pci-stub", "pcieport"})
 HOST_GPU_DRIVERS = frozenset({"nvidia", "nouveau", "nvidiafb", "nvidia-drm", "nvidia_drm"})
 
-ERROR, WARNING, INFO = "error", "warning", "info"
-
-_GO_SPACES = re.compile(r"[\t\n\f\r ]+")
-_DEVICE_ID = re.compile(r"[0-9a-f]{4}\Z")
-#: Symbolic links followed while resolving one path (Linux's MAXSYMLINKS).
-MAX_SYMLINKS = 40
+# Where the plugin looks, relative to the root.
+_PCI_DEVICES = "sys/bus/pci/devices"
+_MDEV_DEVICES = "sys/bus/mdev/devices"
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnosis:
-    code: str
-    severity: str  # "error", "warning" or "info"
-    subject: str  # a PCI address, an mdev uuid, a group or a resource name
-    message: str
-
-    def to_dict(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "subject": self.subject, "message": self.message}
+# -- the result ---------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -124,7 +128,7 @@ class PciFunction:
     def is_gpu(self) -> bool:
         return self.pci_class is not None and self.pci_class.lower().startswith(("0x0300", "0x0302", "0x0380"))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "address": self.address,
             "vendor": self.vendor,
@@ -148,7 +152,7 @@ class MdevDevice:
     resource_name: str | None
     status: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "uuid": self.uuid,
             "type_name": self.type_name,
@@ -169,7 +173,7 @@ class AdvertisedResource:
     members: tuple[str, ...]  # group ids or mdev uuids
     works: bool  # False: kubelet refuses it, socket too long, or lost to a collision
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "resource_name": self.resource_name,
             "kind": self.kind,
@@ -194,7 +198,7 @@ class ScanResult:
     def errors(self) -> list[Diagnosis]:
         return [d for d in self.diagnoses if d.severity == ERROR]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "root": self.root,
             "profile": self.profile,
@@ -206,115 +210,10 @@ class ScanResult:
         }
 
 
-# -- what the plugin reads ----------------------------------------------------
-
-
-class _ShortFile(Exception):
-    pass
-
-
-def _resolve_in_root(root: Path, path: str, *, follow_last: bool = True) -> Path:
-    """``path`` (relative to ``root``, or absolute meaning under it) resolved
-    the way the kernel would if ``root`` were ``/``: every symlink is
-    followed, an absolute target ``/x/y`` means ``root/x/y`` and ``..`` never
-    climbs above ``root``. With ``follow_last=False`` a link in the last
-    component is kept (to ``readlink`` it).
-
-    The result is ``root`` joined with components that were checked to be
-    directories, not symlinks (the last one: not a symlink, unless kept), so
-    it names a file inside ``root``. Raises OSError: a missing component, a
-    non-directory in the middle, more than :data:`MAX_SYMLINKS` links
-    (``ELOOP``).
-    """
-    return root.joinpath(*_walk(root, path, follow_last))
-
-
-def _walk(root: Path, path: str, follow_last: bool = True) -> list[str]:
-    """The components of :func:`_resolve_in_root`'s answer, below ``root``."""
-    pending = [p for p in reversed(path.split("/")) if p not in ("", ".")]
-    done: list[str] = []
-    links = 0
-    while pending:
-        part = pending.pop()
-        if part == "..":
-            if done:
-                done.pop()
-            continue
-        if not pending and not follow_last:
-            done.append(part)
-            break
-        candidate = root.joinpath(*done, part)
-        st = os.lstat(candidate)
-        if stat.S_ISLNK(st.st_mode):
-            links += 1
-            if links > MAX_SYMLINKS:
-                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), os.fspath(root.joinpath(path.lstrip("/"))))
-            target = os.readlink(candidate)
-            if target.startswith("/"):
-                done.clear()
-            pending.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
-            continue
-        if pending and not stat.S_ISDIR(st.st_mode):
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(candidate))
-        done.append(part)
-    return done
-
-
-def _read_attr(root: Path, path: str) -> bytes:
-    """The bytes of the sysfs attribute ``path`` (relative to ``root``),
-    resolved inside ``root``: a regular file of at most
-    MAX_SYSFS_ATTR_BYTES, opened without blocking. Raises OSError."""
-    return read_bounded(_resolve_in_root(root, path), MAX_SYSFS_ATTR_BYTES, follow_symlinks=False)
-
-
-def _missing(exc: OSError) -> bool:
-    """Absent, as opposed to present but refused (not regular, too large, a loop)."""
-    return isinstance(exc, (FileNotFoundError, NotADirectoryError))
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
-def _read_id(root: Path, path: str) -> str:
-    """The plugin's readIDFromFile: bytes[2:], ``\\n`` trimmed from both ends."""
-    data = _read_attr(root, path)
-    if len(data) < 2:
-        raise _ShortFile(path)
-    return data[2:].decode("utf-8", "surrogateescape").strip("\n")
-
-
-def _link_base(root: Path, path: str) -> str:
-    """The plugin's readLink: the last component of the link target."""
-    return os.readlink(_resolve_in_root(root, path, follow_last=False)).rpartition("/")[2]
-
-
-def _unreadable(subject: str, shown: Path, exc: OSError, consequence: str) -> Diagnosis:
-    return Diagnosis("unreadable-file", WARNING, subject, f"cannot read {shown} ({_reason(exc)}): {consequence}")
-
-
-def _read_text(root: Path, path: str, shown: Path, subject: str, diagnoses: list) -> str | None:
-    """An attribute for the report; None when it cannot be read (reported
-    unless it is simply absent)."""
-    try:
-        return _read_attr(root, path).decode("utf-8", "surrogateescape").strip()
-    except OSError as exc:
-        if not _missing(exc):
-            diagnoses.append(_unreadable(subject, shown, exc, "left out of the report"))
-        return None
-
-
-def _entries(directory: Path) -> list[os.DirEntry]:
-    with os.scandir(directory) as it:
-        return sorted(it, key=lambda e: e.name.encode("utf-8", "surrogateescape"))
-
-
-def vfio_drivers(profile) -> tuple[str, ...]:
+def vfio_drivers(profile: ProfileLike) -> tuple[str, ...]:
     """Driver names the profile's plugin accepts: ``vfio-pci``, plus
     ``nvgrace_gpu_vfio_pci`` from v1.5.0 (and for ``embedded`` and custom
     profiles, which follow the newest plugin)."""
-    from ..naming.profiles import get_profile
-
     resolved = profile if not isinstance(profile, str) else get_profile(profile)
     release = resolved.plugin_release
     if release is None:
@@ -326,7 +225,12 @@ def vfio_drivers(profile) -> tuple[str, ...]:
 # -- the scan -----------------------------------------------------------------
 
 
-def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=None) -> ScanResult:
+def scan(
+    root: str | os.PathLike[str] = "/",
+    profile: ProfileLike = DEFAULT_PROFILE,
+    *,
+    resolver: ResolverLike | None = None,
+) -> ScanResult:
     """What the plugin would advertise on the node whose sysfs is under
     ``root`` (``/`` on the node itself), named by ``profile``, and what is
     wrong. Raises PcinameError when ``root/sys/bus/pci/devices`` is missing."""
@@ -335,315 +239,523 @@ def scan(root: str | os.PathLike = "/", profile=DEFAULT_PROFILE, *, resolver=Non
 
         resolver = default_resolver()
     view = resolver.view(profile)
-    profile_name = view.profile.name
     accepted = vfio_drivers(view.profile)
-    root_path = Path(root)
-    pci_dir = root_path / "sys" / "bus" / "pci" / "devices"  # as shown in messages
+
+    profile_name = view.profile.name
+
+    node = _walk(Path(root))  # 1. walk
+    taken = _group_functions(node, accepted, profile_name)  # 2. group
+    vgpu_types = _group_vgpus(node)
+    pci_names = _name_functions(taken, node.nvidia, resolver, profile)  # 3. name
+    vgpu_names = _name_vgpus(vgpu_types, node.mdevs)
+    node_diagnoses = _diagnose_node(node, accepted, profile_name)  # 4. diagnose
+
+    # The report's order: PCI functions (as read and taken, then as named),
+    # then vGPUs (likewise), then the node as a whole.
+    diagnoses = [*taken.diagnoses, *pci_names.diagnoses, *vgpu_types.diagnoses, *vgpu_names.diagnoses, *node_diagnoses]
+    resources = _crashed(diagnoses, [*pci_names.resources, *vgpu_names.resources])
+    return ScanResult(str(node.root), profile_name, accepted, node.nvidia, node.mdevs, resources, diagnoses)
+
+
+# -- 1. walk: what is there -----------------------------------------------------
+
+
+@dataclass(slots=True)
+class _PciEntry:
+    """One entry of ``sys/bus/pci/devices``, as the walk read it."""
+
+    name: str
+    shown: Path  # ROOT/sys/bus/pci/devices/<name>, as messages show it
+    function: PciFunction | None  # None: a directory, not a device
+    device_error: Exception | None = None  # why an NVIDIA function's `device` was not read
+    notes: list[Diagnosis] = field(default_factory=list)  # what reading it found wrong
+
+
+@dataclass(slots=True)
+class _MdevEntry:
+    """One entry of ``sys/bus/mdev/devices``, as the walk read it."""
+
+    name: str
+    mdev: MdevDevice | None  # None: a directory, not a device
+    notes: list[Diagnosis] = field(default_factory=list)  # what reading it found wrong
+
+
+@dataclass(slots=True)
+class _Node:
+    """The walk's answer: the entries of both directories, in the plugin's order."""
+
+    root: Path
+    pci_entries: list[_PciEntry]
+    mdev_entries: list[_MdevEntry]
+
+    @property
+    def functions(self) -> list[PciFunction]:
+        """Every PCI function, all vendors (for IOMMU group membership)."""
+        return [e.function for e in self.pci_entries if e.function is not None]
+
+    @property
+    def nvidia(self) -> list[PciFunction]:
+        """The functions whose ``vendor`` reads ``10de``: those the report lists."""
+        return [f for f in self.functions if f.vendor == NVIDIA_VENDOR_ID]
+
+    @property
+    def mdevs(self) -> list[MdevDevice]:
+        """Every vGPU entry that is a link (the report lists them all)."""
+        return [e.mdev for e in self.mdev_entries if e.mdev is not None]
+
+
+def _walk(root: Path) -> _Node:
+    """Every entry of the PCI and mdev device directories under ``root``,
+    read as the plugin reads it. Raises PcinameError when the PCI devices
+    directory is missing or cannot be listed."""
+    pci = _walk_functions(root)  # first: without it there is no node to walk
+    return _Node(root, pci, _walk_mdevs(root))
+
+
+def _walk_functions(root: Path) -> list[_PciEntry]:
+    """The entries of ``ROOT/sys/bus/pci/devices``, each read by
+    :func:`_read_function`."""
+    shown = root / _PCI_DEVICES  # as messages show it
     try:
-        pci_real = _directory(root_path, "sys/bus/pci/devices")
-        pci_entries = _entries(root_path.joinpath(pci_real))
+        real = rootfs.directory(root, _PCI_DEVICES)
+        listed = rootfs.entries(root.joinpath(real))
     except (FileNotFoundError, NotADirectoryError):
-        raise PcinameError(f"{pci_dir}: no such directory (is --sysfs-root the directory that holds sys/?)") from None
+        raise PcinameError(f"{shown}: no such directory (is --sysfs-root the directory that holds sys/?)") from None
     except OSError as exc:
-        raise PcinameError(f"{pci_dir}: cannot list it ({_reason(exc)})") from None
+        raise PcinameError(f"{shown}: cannot list it ({rootfs.reason(exc)})") from None
+    return [_read_function(root, real, entry, shown / entry.name) for entry in listed]
 
-    diagnoses: list[Diagnosis] = []
-    every: list[PciFunction] = []  # all vendors: for IOMMU group membership
-    nvidia: list[PciFunction] = []
-    group_first: dict[str, PciFunction] = {}
-    device_groups: dict[str, list[str]] = {}  # the plugin's deviceMap
 
-    for entry in pci_entries:
-        path = pci_dir / entry.name
-        if entry.is_dir(follow_symlinks=False):
-            diagnoses.append(
-                Diagnosis("not-a-device-link", WARNING, entry.name, f"{path} is a directory, not a link to a device; the plugin skips it")
+def _read_function(root: Path, real_dir: str, entry: os.DirEntry[str], shown: Path) -> _PciEntry:
+    """One PCI entry: its ``class``, ``numa_node``, ``driver`` and
+    ``iommu_group`` for the report, its ``vendor`` and, for NVIDIA, its
+    ``device``, as the plugin reads them."""
+    name = entry.name
+    found = _PciEntry(name, shown, None)
+    if entry.is_dir(follow_symlinks=False):
+        found.notes.append(
+            Diagnosis.of(
+                NOT_A_DEVICE_LINK, name, f"{shown} is a directory, not a link to a device; the plugin skips it"
             )
-            continue
-        func = PciFunction(entry.name, None, None, None, None, None, None)
-        try:
-            dev = "/".join(_walk(root_path, f"{pci_real}/{entry.name}"))
-        except OSError as exc:
-            if not _missing(exc):
-                diagnoses.append(_unreadable(entry.name, path, exc, f"{entry.name} is left out"))
-            every.append(func)
-            continue
-        func.pci_class = _read_text(root_path, f"{dev}/class", path / "class", entry.name, diagnoses)
-        func.numa_node = _numa(root_path, dev, path, entry.name, diagnoses)
-        try:
-            func.driver = _link_base(root_path, f"{dev}/driver")
-        except OSError:
-            pass
-        try:
-            func.iommu_group = _link_base(root_path, f"{dev}/iommu_group")
-        except OSError:
-            pass
-        try:
-            func.vendor = _read_id(root_path, f"{dev}/vendor")
-        except _ShortFile:
-            diagnoses.append(
-                Diagnosis("plugin-crash", ERROR, entry.name, f"{path / 'vendor'} has fewer than 2 bytes: the plugin's readIDFromFile panics (slice out of range) and no GPU on the node is advertised")
-            )
-            every.append(func)
-            continue
-        except OSError as exc:
-            if not _missing(exc):
-                diagnoses.append(_unreadable(entry.name, path / "vendor", exc, f"{entry.name} is left out"))
-            every.append(func)
-            continue
-        every.append(func)
-        if func.vendor != NVIDIA:
-            continue
-        nvidia.append(func)
-        try:
-            func.device = _read_id(root_path, f"{dev}/device")
-        except _ShortFile:
-            func.device = None
-            device_problem = "short"
-        except OSError as exc:
-            func.device = None
-            device_problem = "unreadable"
-            device_reason = _reason(exc)
-        else:
-            device_problem = None
-        if func.driver is None:
-            func.status = "bound to no driver: skipped"
-            continue
-        if func.driver not in accepted:
-            if func.driver == NVGRACE_VFIO:
-                func.status = f"bound to {NVGRACE_VFIO}, which {profile_name} does not look for: skipped"
-            else:
-                func.status = f"bound to {func.driver}: skipped (the plugin needs {' or '.join(accepted)})"
-            continue
-        if func.iommu_group is None:
-            func.status = "no IOMMU group: skipped"
-            diagnoses.append(
-                Diagnosis("no-iommu-group", ERROR, entry.name, f"{entry.name} is bound to {func.driver} but has no iommu_group link (IOMMU off?); the plugin skips it")
-            )
-            continue
-        func.counted = True
-        first = group_first.get(func.iommu_group)
-        if first is not None:
-            func.status = f"in IOMMU group {func.iommu_group} with {first.address}: passed through with it"
-            continue
-        # The plugin reads `device` only for the first function of a group.
-        if device_problem == "short":
-            func.counted = False
-            func.status = "device file shorter than 2 bytes: the plugin panics"
-            diagnoses.append(
-                Diagnosis("plugin-crash", ERROR, entry.name, f"{path / 'device'} has fewer than 2 bytes: the plugin's readIDFromFile panics")
-            )
-            continue
-        if device_problem == "unreadable":
-            func.counted = False
-            func.status = "device file unreadable: skipped"
-            diagnoses.append(
-                Diagnosis("unreadable-device-id", ERROR, entry.name, f"cannot read {path / 'device'} ({device_reason}): the plugin skips {entry.name}")
-            )
-            continue
-        group_first[func.iommu_group] = func
-        func.registers_group = True
-        device_groups.setdefault(func.device, []).append(func.iommu_group)
-
-    # -- names, one plugin per device id
-    resources: list[AdvertisedResource] = []
-    by_resource: dict[str, list[str]] = {}
-    resolved: dict[str, object] = {}
-    for device_id, groups in device_groups.items():
-        if not _DEVICE_ID.match(device_id):
-            diagnoses.append(
-                Diagnosis(
-                    "unusual-device-id",
-                    ERROR,
-                    device_id,
-                    f"device file reads {device_id!r}, not 4 lower-case hex digits; the plugin looks it up verbatim "
-                    f"and will most likely advertise nvidia.com/{device_id}",
-                )
-            )
-            continue
-        r = resolver.resolve(f"{NVIDIA}:{device_id}", profile)
-        resolved[device_id] = r
-        if r.resource_name is not None:
-            by_resource.setdefault(r.resource_name, []).append(device_id)
-    for device_id, groups in device_groups.items():
-        r = resolved.get(device_id)
-        if r is None:
-            continue
-        subject = f"{NVIDIA}:{device_id}"
-        for w in r.warnings:
-            if w.code == checks.NAME_COLLISION:
-                continue  # only collisions on this node matter; computed below
-            severity = WARNING if w.code == checks.UNNAMED_DEVICE else ERROR
-            diagnoses.append(Diagnosis(w.code, severity, subject, w.message))
-        if r.resource_name is None:
-            continue
-        twins = [d for d in by_resource[r.resource_name] if d != device_id]
-        if twins:
-            diagnoses.append(
-                Diagnosis(
-                    checks.NAME_COLLISION,
-                    ERROR,
-                    subject,
-                    f"{r.resource_name} is also the name of {', '.join(f'{NVIDIA}:{t}' for t in twins)} on this node: "
-                    f"both plugins use {r.socket_path} and only one of them is advertised",
-                )
-            )
-        resources.append(
-            AdvertisedResource(r.resource_name, "pci", subject, len(groups), tuple(groups), r.advertised and not twins)
         )
-    for func in nvidia:
-        if func.registers_group:
-            r = resolved.get(func.device)
-            func.resource_name = r.resource_name if r is not None else None
-            if r is None:
-                func.status = "unusual device id"
-            elif r.resource_name is None:
-                func.status = "not advertised: " + next((w.message for w in r.warnings if w.code == checks.NOT_ADVERTISED), "")
-            elif r.advertised:
-                func.status = f"advertised as {r.resource_name}"
-            else:
-                func.status = f"{r.resource_name} is refused: never advertised"
-
-    # -- vGPUs
-    mdevs = _scan_mdevs(root_path, every, diagnoses, resources)
-    for func in nvidia:
-        if func.mdevs and not func.counted:
-            func.status = (
-                f"bound to {func.driver or 'no driver'}, parent of {len(func.mdevs)} vGPU(s): "
-                "the vGPUs are advertised, not the GPU"
+        return found
+    func = found.function = PciFunction(name, None, None, None, None, None, None)
+    try:
+        dev = rootfs.resolved(root, f"{real_dir}/{name}")
+    except OSError as exc:
+        if not rootfs.missing(exc):
+            found.notes.append(_unreadable(name, shown, exc, f"{name} is left out"))
+        return found
+    func.pci_class = _report_attr(root, f"{dev}/class", shown / "class", found)
+    func.numa_node = _numa(_report_attr(root, f"{dev}/numa_node", shown / "numa_node", found))
+    func.driver = _link_base_or_none(root, f"{dev}/driver")
+    func.iommu_group = _link_base_or_none(root, f"{dev}/iommu_group")
+    try:
+        func.vendor = rootfs.read_id(root, f"{dev}/vendor")
+    except rootfs.ShortFile:
+        found.notes.append(
+            Diagnosis.of(
+                PLUGIN_CRASH,
+                name,
+                f"{shown / 'vendor'} has fewer than 2 bytes: the plugin's readIDFromFile panics (slice out of range) "
+                "and no GPU on the node is advertised",
             )
-
-    # -- node-level diagnoses
-    _diagnose_drivers(nvidia, accepted, profile_name, diagnoses)
-    _diagnose_groups(every, accepted, diagnoses)
-    if any(d.code == "plugin-crash" for d in diagnoses):
-        # The plugin dies before it registers anything.
-        resources = [
-            AdvertisedResource(r.resource_name, r.kind, r.source, r.count, r.members, False) for r in resources
-        ]
-
-    return ScanResult(str(root_path), profile_name, accepted, nvidia, mdevs, resources, diagnoses)
-
-
-def _directory(root: Path, path: str) -> str:
-    """``path`` resolved inside ``root`` (relative to it), which must be a
-    directory. Raises OSError (FileNotFoundError when it is none)."""
-    real = "/".join(_walk(root, path))
-    if not stat.S_ISDIR(os.lstat(root.joinpath(real)).st_mode):
-        raise FileNotFoundError(errno.ENOENT, "not a directory", os.fspath(root.joinpath(path)))
-    return real
+        )
+        return found
+    except OSError as exc:
+        if not rootfs.missing(exc):
+            found.notes.append(_unreadable(name, shown / "vendor", exc, f"{name} is left out"))
+        return found
+    if func.vendor == NVIDIA_VENDOR_ID:
+        try:
+            func.device = rootfs.read_id(root, f"{dev}/device")
+        except (rootfs.ShortFile, OSError) as exc:
+            found.device_error = exc
+    return found
 
 
-def _numa(root: Path, dev: str, shown: Path, subject: str, diagnoses: list) -> int | None:
-    text = _read_text(root, f"{dev}/numa_node", shown / "numa_node", subject, diagnoses)
+def _walk_mdevs(root: Path) -> list[_MdevEntry]:
+    """The entries of ``ROOT/sys/bus/mdev/devices`` (none without the
+    directory: a node without vGPUs), each read by :func:`_read_mdev`."""
+    shown = root / _MDEV_DEVICES  # as messages show it
+    try:
+        real = rootfs.directory(root, _MDEV_DEVICES)
+        listed = rootfs.entries(root.joinpath(real))
+    except OSError:
+        return []
+    return [_read_mdev(root, real, entry, shown / entry.name) for entry in listed]
+
+
+def _read_mdev(root: Path, real_dir: str, entry: os.DirEntry[str], shown: Path) -> _MdevEntry:
+    """One vGPU: its ``mdev_type/name`` and its parent (the second-to-last
+    component of its link's target), as the plugin reads them."""
+    uuid = entry.name
+    found = _MdevEntry(uuid, None)
+    if entry.is_dir(follow_symlinks=False):
+        found.notes.append(
+            Diagnosis.of(NOT_A_DEVICE_LINK, uuid, f"{shown} is a directory, not a link to an mdev; the plugin skips it")
+        )
+        return found
+    mdev = found.mdev = MdevDevice(uuid, None, None, None)
+    try:
+        raw = rootfs.read_attr(root, f"{real_dir}/{uuid}/mdev_type/name").decode("utf-8", "surrogateescape")
+    except OSError as exc:
+        mdev.status = "no mdev_type/name: skipped"
+        found.notes.append(
+            Diagnosis.of(
+                MDEV_WITHOUT_TYPE,
+                uuid,
+                f"cannot read {shown / 'mdev_type' / 'name'} ({rootfs.reason(exc)}): the plugin skips this vGPU",
+            )
+        )
+        return found
+    mdev.type_name = raw.strip("\n")
+    try:
+        # The entry itself, in the resolved directory: read, not followed.
+        parts = rootfs.link_target(root, real_dir, uuid).split("/")
+    except OSError:
+        mdev.status = "not a link: skipped"
+        found.notes.append(
+            Diagnosis.of(
+                MDEV_PARENT_UNKNOWN,
+                uuid,
+                f"{shown} is not a link; the plugin cannot find the parent GPU and skips this vGPU",
+            )
+        )
+        return found
+    if len(parts) < 2:
+        mdev.status = "link target without '/': the plugin panics"
+        found.notes.append(
+            Diagnosis.of(
+                PLUGIN_CRASH,
+                uuid,
+                f"{shown} links to a target without '/': the plugin's readGpuIDForVgpu panics (index out of range)",
+            )
+        )
+        return found
+    mdev.parent = parts[-2].strip("\n")
+    return found
+
+
+def _report_attr(root: Path, path: str, shown: Path, found: _PciEntry) -> str | None:
+    """An attribute only the report uses; None when it cannot be read
+    (noted unless it is simply absent)."""
+    try:
+        return rootfs.read_text(root, path)
+    except OSError as exc:
+        if not rootfs.missing(exc):
+            found.notes.append(_unreadable(found.name, shown, exc, "left out of the report"))
+        return None
+
+
+def _numa(text: str | None) -> int | None:
+    """``numa_node`` as a number; None when absent or not a number."""
     try:
         return int(text) if text is not None else None
     except ValueError:
         return None
 
 
-def _scan_mdevs(root: Path, every, diagnoses, resources) -> list[MdevDevice]:
-    mdev_dir = root / "sys" / "bus" / "mdev" / "devices"  # as shown in messages
+def _link_base_or_none(root: Path, path: str) -> str | None:
+    """The plugin's readLink of ``path``; None when there is no such link."""
     try:
-        mdev_real = _directory(root, "sys/bus/mdev/devices")
-        mdev_entries = _entries(root.joinpath(mdev_real))
+        return rootfs.link_base(root, path)
     except OSError:
-        return []
-    by_address = {f.address: f for f in every}
-    found: list[MdevDevice] = []
-    types: dict[str, tuple[str, list[str]]] = {}  # the plugin's vGpuMap: name -> (type as read, uuids)
-    for entry in mdev_entries:
-        path = mdev_dir / entry.name
-        if entry.is_dir(follow_symlinks=False):
-            diagnoses.append(
-                Diagnosis("not-a-device-link", WARNING, entry.name, f"{path} is a directory, not a link to an mdev; the plugin skips it")
-            )
+        return None
+
+
+def _unreadable(subject: str, shown: Path, exc: OSError, consequence: str) -> Diagnosis:
+    """A file that exists but is not read: why, and what is left out."""
+    return Diagnosis.of(UNREADABLE_FILE, subject, f"cannot read {shown} ({rootfs.reason(exc)}): {consequence}")
+
+
+# -- 2. group: what the plugin takes, keyed as it keys it --------------------
+
+
+@dataclass(slots=True)
+class _Taken:
+    """The PCI functions the plugin takes: its ``deviceMap``."""
+
+    device_groups: dict[str, list[str]]  # device id -> IOMMU groups, in registration order
+    diagnoses: list[Diagnosis]  # per entry: what reading it, then taking it, found wrong
+
+
+@dataclass(slots=True)
+class _VgpuTypes:
+    """The vGPUs the plugin takes: its ``vGpuMap``."""
+
+    types: dict[str, tuple[str, list[str]]]  # resource name -> (type as read, mdev uuids)
+    diagnoses: list[Diagnosis]  # per entry: what reading it, then placing it, found wrong
+
+
+def _group_functions(node: _Node, accepted: tuple[str, ...], profile_name: str) -> _Taken:
+    """Which NVIDIA functions the plugin takes (bound to an ``accepted``
+    driver, in an IOMMU group) and which of them registers its group under
+    its device id (the first of the group), with every function's status."""
+    taken = _Taken({}, [])
+    group_first: dict[str, PciFunction] = {}
+    for found in node.pci_entries:
+        taken.diagnoses += found.notes
+        func = found.function
+        if func is None or func.vendor != NVIDIA_VENDOR_ID:
             continue
-        mdev = MdevDevice(entry.name, None, None, None)
-        found.append(mdev)
-        try:
-            raw = _read_attr(root, f"{mdev_real}/{entry.name}/mdev_type/name").decode("utf-8", "surrogateescape")
-        except OSError as exc:
-            mdev.status = "no mdev_type/name: skipped"
-            diagnoses.append(
-                Diagnosis("mdev-without-type", ERROR, entry.name, f"cannot read {path / 'mdev_type' / 'name'} ({_reason(exc)}): the plugin skips this vGPU")
-            )
-            continue
-        mdev.type_name = raw.strip("\n")
-        try:
-            # The entry itself, in the resolved directory: read, not followed.
-            parts = os.readlink(root.joinpath(mdev_real, entry.name)).split("/")
-        except OSError:
-            mdev.status = "not a link: skipped"
-            diagnoses.append(
-                Diagnosis("mdev-parent-unknown", ERROR, entry.name, f"{path} is not a link; the plugin cannot find the parent GPU and skips this vGPU")
-            )
-            continue
-        if len(parts) < 2:
-            mdev.status = "link target without '/': the plugin panics"
-            diagnoses.append(
-                Diagnosis("plugin-crash", ERROR, entry.name, f"{path} links to a target without '/': the plugin's readGpuIDForVgpu panics (index out of range)")
-            )
-            continue
-        mdev.parent = parts[-2].strip("\n")
-        name = _GO_SPACES.sub("_", mdev.type_name)
-        mdev.resource_name = checks.resource_name(name)
-        types.setdefault(name, (mdev.type_name, []))[1].append(entry.name)
-        parent = by_address.get(mdev.parent)
-        if parent is not None and parent.vendor == NVIDIA:
-            parent.mdevs.append(entry.name)
+        problem = _take_function(func, found, accepted, profile_name, group_first)
+        if problem is not None:
+            taken.diagnoses.append(problem)
+        if func.registers_group:
+            assert func.device is not None and func.iommu_group is not None  # read, as registers_group says
+            group_first[func.iommu_group] = func
+            taken.device_groups.setdefault(func.device, []).append(func.iommu_group)
+    return taken
+
+
+def _take_function(
+    func: PciFunction,
+    found: _PciEntry,
+    accepted: tuple[str, ...],
+    profile_name: str,
+    group_first: dict[str, PciFunction],
+) -> Diagnosis | None:
+    """Whether the plugin takes ``func`` (``counted``) and registers its
+    group (``registers_group``), with its status; the diagnosis when the
+    plugin skips it or dies on it. ``found`` is its entry, as walked."""
+    address = func.address
+    if func.driver is None:
+        func.status = "bound to no driver: skipped"
+        return None
+    if func.driver not in accepted:
+        if func.driver == NVGRACE_VFIO:
+            func.status = f"bound to {NVGRACE_VFIO}, which {profile_name} does not look for: skipped"
         else:
-            diagnoses.append(
-                Diagnosis(
-                    "non-nvidia-mdev",
-                    WARNING,
-                    entry.name,
-                    f"the parent {mdev.parent or '?'} of vGPU {entry.name} is not an NVIDIA function; the plugin "
+            func.status = f"bound to {func.driver}: skipped (the plugin needs {' or '.join(accepted)})"
+        return None
+    if func.iommu_group is None:
+        func.status = "no IOMMU group: skipped"
+        return Diagnosis.of(
+            NO_IOMMU_GROUP,
+            address,
+            f"{address} is bound to {func.driver} but has no iommu_group link (IOMMU off?); the plugin skips it",
+        )
+    func.counted = True
+    first = group_first.get(func.iommu_group)
+    if first is not None:
+        func.status = f"in IOMMU group {func.iommu_group} with {first.address}: passed through with it"
+        return None
+    # The plugin reads `device` only for the first function of a group.
+    shown, device_error = found.shown / "device", found.device_error
+    if isinstance(device_error, rootfs.ShortFile):
+        func.counted = False
+        func.status = "device file shorter than 2 bytes: the plugin panics"
+        return Diagnosis.of(
+            PLUGIN_CRASH, address, f"{shown} has fewer than 2 bytes: the plugin's readIDFromFile panics"
+        )
+    if isinstance(device_error, OSError):
+        func.counted = False
+        func.status = "device file unreadable: skipped"
+        return Diagnosis.of(
+            UNREADABLE_DEVICE_ID,
+            address,
+            f"cannot read {shown} ({rootfs.reason(device_error)}): the plugin skips {address}",
+        )
+    func.registers_group = True
+    return None
+
+
+def _group_vgpus(node: _Node) -> _VgpuTypes:
+    """The vGPUs the plugin takes, by resource name (its ``vGpuMap``),
+    each listed on its NVIDIA parent function, with the parents' status."""
+    vgpus = _VgpuTypes({}, [])
+    by_address = {f.address: f for f in node.functions}
+    for found in node.mdev_entries:
+        vgpus.diagnoses += found.notes
+        mdev = found.mdev
+        if mdev is None or mdev.type_name is None or mdev.parent is None:
+            continue  # skipped by the plugin: noted by the walk
+        mdev.resource_name = checks.mdev_resource_name(mdev.type_name)
+        vgpus.types.setdefault(mdev.resource_name, (mdev.type_name, []))[1].append(mdev.uuid)
+        parent = by_address.get(mdev.parent)
+        if parent is not None and parent.vendor == NVIDIA_VENDOR_ID:
+            parent.mdevs.append(mdev.uuid)
+        else:
+            vgpus.diagnoses.append(
+                Diagnosis.of(
+                    NON_NVIDIA_MDEV,
+                    mdev.uuid,
+                    f"the parent {mdev.parent or '?'} of vGPU {mdev.uuid} is not an NVIDIA function; the plugin "
                     f"advertises it as {mdev.resource_name} all the same",
                 )
             )
-        refused = checks.name_warnings(name)
-        mdev.status = f"{mdev.resource_name} is refused: never advertised" if refused else f"advertised as {mdev.resource_name}"
-    for name, (type_name, uuids) in types.items():
-        resource = checks.resource_name(name)
-        warnings = checks.name_warnings(name)
-        for w in warnings:
-            diagnoses.append(Diagnosis(w.code, ERROR, resource, w.message))
-        resources.append(AdvertisedResource(resource, "mdev", type_name, len(uuids), tuple(uuids), not warnings))
-    return found
+    for func in node.nvidia:
+        if func.mdevs and not func.counted:
+            func.status = (
+                f"bound to {func.driver or 'no driver'}, parent of {len(func.mdevs)} vGPU(s): "
+                "the vGPUs are advertised, not the GPU"
+            )
+    return vgpus
 
 
-def _diagnose_drivers(nvidia, accepted, profile_name, diagnoses) -> None:
+# -- 3. name: what each resource is called ------------------------------------
+
+
+@dataclass(slots=True)
+class _Named:
+    """The resources of one kind (PCI or vGPU), and what is wrong with their names."""
+
+    resources: list[AdvertisedResource]
+    diagnoses: list[Diagnosis]
+
+
+def _name_functions(
+    taken: _Taken, nvidia: list[PciFunction], resolver: ResolverLike, profile: ProfileLike
+) -> _Named:
+    """One plugin per device id, named by the resolver, with the names'
+    problems (collisions: only between device ids on this node) and the
+    status of each function that registers a group."""
+    named = _Named([], [])
+    resolved: dict[str, Resolution] = {}
+    by_resource: dict[str, list[str]] = {}
+    for device_id in taken.device_groups:
+        if not is_indexed_id(device_id):
+            named.diagnoses.append(
+                Diagnosis.of(
+                    UNUSUAL_DEVICE_ID,
+                    device_id,
+                    f"device file reads {device_id!r}, not 4 lower-case hex digits; the plugin looks it up verbatim "
+                    f"and will most likely advertise nvidia.com/{device_id}",
+                )
+            )
+            continue
+        r = resolved[device_id] = resolver.resolve(f"{NVIDIA_VENDOR_ID}:{device_id}", profile)
+        if r.resource_name is not None:
+            by_resource.setdefault(r.resource_name, []).append(device_id)
+    for device_id, groups in taken.device_groups.items():
+        if device_id in resolved:
+            _name_device(device_id, groups, resolved[device_id], by_resource, named)
+    for func in nvidia:
+        if func.registers_group:
+            _function_status(func, resolved.get(func.device) if func.device is not None else None)
+    return named
+
+
+def _name_device(
+    device_id: str, groups: list[str], r: Resolution, by_resource: dict[str, list[str]], named: _Named
+) -> None:
+    """The resource of one device id and its diagnoses, added to ``named``."""
+    subject = f"{NVIDIA_VENDOR_ID}:{device_id}"
+    for w in r.warnings:
+        if w.code == NAME_COLLISION:
+            continue  # only collisions on this node matter; computed below
+        named.diagnoses.append(Diagnosis.of(w.code, subject, w.message))
+    if r.resource_name is None:
+        return
+    twins = [d for d in by_resource[r.resource_name] if d != device_id]
+    if twins:
+        named.diagnoses.append(
+            Diagnosis.of(
+                NAME_COLLISION,
+                subject,
+                f"{r.resource_name} is also the name of {', '.join(f'{NVIDIA_VENDOR_ID}:{t}' for t in twins)} "
+                f"on this node: both plugins use {r.socket_path} and only one of them is advertised",
+            )
+        )
+    named.resources.append(
+        AdvertisedResource(r.resource_name, "pci", subject, len(groups), tuple(groups), r.advertised and not twins)
+    )
+
+
+def _function_status(func: PciFunction, r: Resolution | None) -> None:
+    """The resource and status of a function that registers its group."""
+    func.resource_name = r.resource_name if r is not None else None
+    if r is None:
+        func.status = "unusual device id"
+    elif r.resource_name is None:
+        func.status = "not advertised: " + next((w.message for w in r.warnings if w.code == NOT_ADVERTISED), "")
+    elif r.advertised:
+        func.status = f"advertised as {r.resource_name}"
+    else:
+        func.status = f"{r.resource_name} is refused: never advertised"
+
+
+def _name_vgpus(vgpu_types: _VgpuTypes, mdevs: list[MdevDevice]) -> _Named:
+    """One plugin per vGPU type name: whether kubelet takes the name, and
+    the status of each vGPU the plugin takes."""
+    named = _Named([], [])
+    refused: dict[str, bool] = {}
+    for resource, (type_name, uuids) in vgpu_types.types.items():
+        warnings = checks.name_warnings(_name_part(resource))
+        refused[resource] = bool(warnings)
+        named.diagnoses += [Diagnosis.of(w.code, resource, w.message) for w in warnings]
+        named.resources.append(AdvertisedResource(resource, "mdev", type_name, len(uuids), tuple(uuids), not warnings))
+    for mdev in mdevs:
+        if mdev.resource_name is not None:
+            mdev.status = (
+                f"{mdev.resource_name} is refused: never advertised"
+                if refused[mdev.resource_name]
+                else f"advertised as {mdev.resource_name}"
+            )
+    return named
+
+
+def _name_part(resource: str) -> str:
+    """``nvidia.com/<name>`` -> ``<name>``: what kubelet and the socket path check."""
+    return resource.partition("/")[2]
+
+
+# -- 4. diagnose: the node as a whole ---------------------------------------
+
+
+def _diagnose_node(node: _Node, accepted: tuple[str, ...], profile_name: str) -> list[Diagnosis]:
+    """What is wrong beyond single entries: GPUs on the wrong driver, and
+    IOMMU groups VFIO refuses."""
+    return _diagnose_drivers(node.nvidia, accepted, profile_name) + _diagnose_groups(node.functions, accepted)
+
+
+def _diagnose_drivers(nvidia: list[PciFunction], accepted: tuple[str, ...], profile_name: str) -> list[Diagnosis]:
+    """NVIDIA GPUs the plugin does not take, because of their driver."""
+    found: list[Diagnosis] = []
     for func in nvidia:
         looks_like_gpu = func.is_gpu or (func.pci_class is None and func.driver in HOST_GPU_DRIVERS)
         if not looks_like_gpu or func.counted:
             continue
         if func.driver is None:
-            diagnoses.append(
-                Diagnosis("no-driver", WARNING, func.address, f"GPU {func.address} is bound to no driver: the plugin advertises it only when bound to {' or '.join(accepted)}")
+            found.append(
+                Diagnosis.of(
+                    NO_DRIVER,
+                    func.address,
+                    f"GPU {func.address} is bound to no driver: the plugin advertises it only when bound to "
+                    f"{' or '.join(accepted)}",
+                )
             )
         elif func.driver == NVGRACE_VFIO and NVGRACE_VFIO not in accepted:
-            diagnoses.append(
-                Diagnosis("unsupported-vfio-driver", ERROR, func.address, f"GPU {func.address} is bound to {NVGRACE_VFIO}, which {profile_name} does not recognise (plugin v1.5.0 and later do): nothing is advertised for it")
+            found.append(
+                Diagnosis.of(
+                    UNSUPPORTED_VFIO_DRIVER,
+                    func.address,
+                    f"GPU {func.address} is bound to {NVGRACE_VFIO}, which {profile_name} does not recognise "
+                    "(plugin v1.5.0 and later do): nothing is advertised for it",
+                )
             )
         elif func.driver not in accepted and not func.mdevs:
-            diagnoses.append(
-                Diagnosis(
-                    "host-driver",
-                    ERROR,
+            found.append(
+                Diagnosis.of(
+                    HOST_DRIVER,
                     func.address,
                     f"GPU {func.address} is bound to the host driver {func.driver}: nothing is advertised for it on a "
                     f"passthrough node (bind it to vfio-pci{', or use vGPU' if func.driver == 'nvidia' else ''})",
                 )
             )
+    return found
 
 
-def _diagnose_groups(every, accepted, diagnoses) -> None:
+def _diagnose_groups(functions: list[PciFunction], accepted: tuple[str, ...]) -> list[Diagnosis]:
+    """IOMMU groups that mix functions on VFIO drivers with functions on
+    host drivers (bridges and ``pci-stub`` aside), by group id."""
     vfio = set(accepted) | {VFIO_PCI, NVGRACE_VFIO}
     groups: dict[str, list[PciFunction]] = {}
-    for func in every:
+    for func in functions:
         if func.iommu_group is not None:
             groups.setdefault(func.iommu_group, []).append(func)
+    found: list[Diagnosis] = []
     for group, members in sorted(groups.items(), key=lambda kv: kv[0]):
         on_vfio = [f for f in members if f.driver in vfio]
         if not on_vfio:
@@ -659,12 +771,20 @@ def _diagnose_groups(every, accepted, diagnoses) -> None:
         if hosts:
             vf = ", ".join(f"{f.address} ({f.driver})" for f in on_vfio)
             hs = ", ".join(f"{f.address} ({f.driver})" for f in hosts)
-            diagnoses.append(
-                Diagnosis(
-                    "iommu-group-split",
-                    ERROR,
+            found.append(
+                Diagnosis.of(
+                    IOMMU_GROUP_SPLIT,
                     f"iommu_group {group}",
                     f"IOMMU group {group} mixes {vf} with {hs}: VFIO needs every function of a group on a VFIO "
                     "driver (or none), so a VM given this group fails to start; bind them all to vfio-pci",
                 )
             )
+    return found
+
+
+def _crashed(diagnoses: list[Diagnosis], resources: list[AdvertisedResource]) -> list[AdvertisedResource]:
+    """``resources``, none of them working when the plugin crashes: it dies
+    before it registers anything."""
+    if not any(d.code == PLUGIN_CRASH for d in diagnoses):
+        return resources
+    return [AdvertisedResource(r.resource_name, r.kind, r.source, r.count, r.members, False) for r in resources]

@@ -1,0 +1,137 @@
+"""The host scan's diagnoses: every stable code, its severity and what it
+means (:data:`CODES`, mirrored by the table in README.md), and the
+:class:`Diagnosis` record the scan reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ..files import MAX_SYSFS_ATTR_BYTES
+from ..naming import checks
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+# -- what the plugin reads
+NOT_A_DEVICE_LINK = "not-a-device-link"
+UNREADABLE_FILE = "unreadable-file"
+PLUGIN_CRASH = "plugin-crash"
+UNREADABLE_DEVICE_ID = "unreadable-device-id"
+UNUSUAL_DEVICE_ID = "unusual-device-id"
+# -- what the plugin takes
+NO_IOMMU_GROUP = "no-iommu-group"
+HOST_DRIVER = "host-driver"
+UNSUPPORTED_VFIO_DRIVER = "unsupported-vfio-driver"
+NO_DRIVER = "no-driver"
+IOMMU_GROUP_SPLIT = "iommu-group-split"
+# -- the names (the resolver's codes, from pciname.naming.checks)
+INVALID_RESOURCE_NAME = checks.INVALID_RESOURCE_NAME
+SOCKET_PATH_TOO_LONG = checks.SOCKET_PATH_TOO_LONG
+NOT_ADVERTISED = checks.NOT_ADVERTISED
+NAME_COLLISION = checks.NAME_COLLISION
+UNNAMED_DEVICE = checks.UNNAMED_DEVICE
+# -- vGPUs
+MDEV_WITHOUT_TYPE = "mdev-without-type"
+MDEV_PARENT_UNKNOWN = "mdev-parent-unknown"
+NON_NVIDIA_MDEV = "non-nvidia-mdev"
+
+
+class Code(NamedTuple):
+    """How severe a diagnosis code is and what it means, in one line."""
+
+    severity: str
+    meaning: str
+
+
+#: Every code the scan reports, in the order README.md lists them.
+CODES: dict[str, Code] = {
+    NOT_A_DEVICE_LINK: Code(WARNING, "a directory where the plugin expects a link to a device: it skips it"),
+    UNREADABLE_FILE: Code(
+        WARNING,
+        "a vendor, class or numa_node file, or a device link, that exists but is not read "
+        f"(not a regular file, over {MAX_SYSFS_ATTR_BYTES // 1024} KiB, a symlink loop, no permission)",
+    ),
+    PLUGIN_CRASH: Code(
+        ERROR,
+        "a vendor or device file shorter than 2 bytes, or a vGPU link to a target without '/': "
+        "the plugin panics and nothing on the node is advertised",
+    ),
+    UNREADABLE_DEVICE_ID: Code(
+        ERROR,
+        "the device file of a function the plugin takes cannot be read: it skips the function",
+    ),
+    UNUSUAL_DEVICE_ID: Code(
+        ERROR,
+        "a device file that is not 4 lower-case hex digits: the plugin looks it up verbatim",
+    ),
+    NO_IOMMU_GROUP: Code(
+        ERROR,
+        "an NVIDIA function bound to a VFIO driver without an iommu_group link (IOMMU off): "
+        "the plugin skips it",
+    ),
+    HOST_DRIVER: Code(
+        ERROR,
+        "an NVIDIA GPU bound to a host driver (nvidia, nouveau, ...) with no vGPUs on it: "
+        "nothing is advertised for passthrough",
+    ),
+    UNSUPPORTED_VFIO_DRIVER: Code(
+        ERROR,
+        "a GPU bound to nvgrace_gpu_vfio_pci, which the profile's plugin (before v1.5.0) does not look for",
+    ),
+    NO_DRIVER: Code(WARNING, "an NVIDIA GPU bound to no driver: nothing is advertised for it"),
+    IOMMU_GROUP_SPLIT: Code(
+        ERROR,
+        "one IOMMU group mixes functions on VFIO drivers with functions on host drivers: "
+        "a VM given the group does not start",
+    ),
+    INVALID_RESOURCE_NAME: Code(
+        ERROR,
+        "kubelet refuses the resource name (not a qualified name): it is never advertised",
+    ),
+    SOCKET_PATH_TOO_LONG: Code(
+        ERROR,
+        f"the plugin's socket path for the name is over {checks.SOCKET_PATH_MAX_BYTES} bytes: "
+        "it is never advertised",
+    ),
+    NOT_ADVERTISED: Code(
+        ERROR,
+        "the profile's plugin advertises nothing for the device (v1.0.0 skips unnamed devices)",
+    ),
+    NAME_COLLISION: Code(ERROR, "two device ids on this node get one name: only one of them is advertised"),
+    UNNAMED_DEVICE: Code(WARNING, "pci.ids has no name for the device: it is advertised under the bare device id"),
+    MDEV_WITHOUT_TYPE: Code(ERROR, "a vGPU whose mdev_type/name cannot be read: the plugin skips it"),
+    MDEV_PARENT_UNKNOWN: Code(
+        ERROR,
+        "a vGPU entry that is not a link, so its parent GPU is unknown: the plugin skips it",
+    ),
+    NON_NVIDIA_MDEV: Code(
+        WARNING,
+        "a vGPU whose parent is not an NVIDIA function: "
+        "the plugin advertises it under nvidia.com/ all the same",
+    ),
+}
+
+
+def severity_of(code: str) -> str:
+    """The severity of ``code``; a code the scan does not list (a
+    resolver's own) is an error."""
+    known = CODES.get(code)
+    return known.severity if known is not None else ERROR
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """One thing wrong on the node, with a stable :data:`code <CODES>`."""
+
+    code: str
+    severity: str  # "error", "warning" or "info"
+    subject: str  # a PCI address, an mdev uuid, a group or a resource name
+    message: str
+
+    @classmethod
+    def of(cls, code: str, subject: str, message: str) -> Diagnosis:
+        """A diagnosis with the severity :data:`CODES` gives ``code``."""
+        return cls(code, severity_of(code), subject, message)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "severity": self.severity, "subject": self.subject, "message": self.message}
