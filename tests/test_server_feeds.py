@@ -24,7 +24,8 @@ from pciname.client import (
     RemoteLintInputError,
     RemoteUnknownProfile,
 )
-from pciname.kube.cluster import connect, gpu_options, read_cluster
+from pciname.kube.audit import gpu_options
+from pciname.kube.cluster import connect, read_cluster
 from pciname.kube.generate import permitted_host_devices, render
 from pciname.kube.lint import LintInputError, Linter
 from pciname.server import NameServer, ServeConfig, ServeError

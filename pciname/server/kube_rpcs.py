@@ -7,7 +7,7 @@ Each answers what the matching command answers for the same input:
 :func:`pciname.kube.generate.permitted_host_devices` and renders it as
 ``pciname permitted-host-devices --format F`` prints it; ``Lint`` runs
 :class:`pciname.kube.lint.Linter` over the files sent, all together;
-``GpuOptions`` runs :func:`pciname.kube.cluster.gpu_options` over the
+``GpuOptions`` runs :func:`pciname.kube.audit.gpu_options` over the
 KubeVirt CR and Nodes the caller sends, or, on a server started with
 ``--kube``, over the ones :func:`pciname.kube.cluster.read_cluster` reads
 (read-only, with the server's kubeconfig or in-cluster service account).
@@ -503,8 +503,8 @@ def gpu_options(
     cluster: ClusterAccess | None,
     log: logging.Logger,
 ) -> pb.GpuOptionsResponse:
-    from ..kube.cluster import choose_profile
-    from ..kube.cluster import gpu_options as options_of
+    from ..kube.audit import choose_profile
+    from ..kube.audit import gpu_options as options_of
 
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     name = check_length(request.kubevirt_name, "kubevirt_name", MAX_NAME_CHARS).strip() or None

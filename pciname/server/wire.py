@@ -300,7 +300,7 @@ class LintResult:
 @dataclass(frozen=True)
 class GpuOptions:
     """What a tenant node pool may ask for: ``options`` are the dicts
-    :func:`pciname.kube.cluster.gpu_options` returns."""
+    :func:`pciname.kube.audit.gpu_options` returns."""
 
     options: list[dict[str, Any]]
     profile: str
@@ -648,7 +648,7 @@ def _int64(value: int) -> int:
 
 
 def option_message(option: Mapping[str, Any]) -> pb.GpuOption:
-    """From one of :func:`pciname.kube.cluster.gpu_options`' dicts (counts
+    """From one of :func:`pciname.kube.audit.gpu_options`' dicts (counts
     beyond int64 are clamped)."""
     return pb.GpuOption(
         resource_name=option["resource_name"],
