@@ -1,3 +1,5 @@
+"""``python -m pciname``: the same command line as ``pciname``."""
+
 import sys
 
 from .cli import main
