@@ -337,3 +337,9 @@ _default = Resolver()
 def default_resolver() -> Resolver:
     """The resolver the library's module-level functions share."""
     return _default
+
+
+def resolver_or_default(resolver: ResolverLike | None) -> ResolverLike:
+    """``resolver``, or the shared default when None (what ``resolver=None``
+    means in every function that takes one)."""
+    return _default if resolver is None else resolver

@@ -234,10 +234,9 @@ def scan(
     """What the plugin would advertise on the node whose sysfs is under
     ``root`` (``/`` on the node itself), named by ``profile``, and what is
     wrong. Raises PcinameError when ``root/sys/bus/pci/devices`` is missing."""
-    if resolver is None:
-        from ..api import default_resolver
+    from ..resolver import resolver_or_default
 
-        resolver = default_resolver()
+    resolver = resolver_or_default(resolver)
     view = resolver.view(profile)
     accepted = vfio_drivers(view.profile)
 

@@ -42,11 +42,9 @@ def is_auto(profile: object) -> bool:
 
 
 def _resolver(resolver: ResolverLike | None) -> ResolverLike:
-    if resolver is not None:
-        return resolver
-    from ..resolver import default_resolver
+    from ..resolver import resolver_or_default  # the engine loads only when a name is needed
 
-    return default_resolver()
+    return resolver_or_default(resolver)
 
 
 # -- which plugin release is running ------------------------------------------

@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 FORMATS = ("kubevirt", "cozystack", "patch")
 DEFAULT_FORMAT = FORMATS[0]
 
-#: Warning codes that mean the name will not work on any node.
-BROKEN_CODES = (checks.NOT_ADVERTISED, checks.INVALID_RESOURCE_NAME, checks.SOCKET_PATH_TOO_LONG)
-
 #: GPUs one node may ask for: the most a ``DEVICE=COUNT`` request may count,
 #: and the most GPU entries one node-pool group (or one VM) may get, counts
 #: added up. Far above any real node (8 to 16 GPUs, a few hundred vGPUs);
@@ -131,11 +128,9 @@ def pci_selector(device: str) -> str:
 
 
 def _resolver(resolver: ResolverLike | None) -> ResolverLike:
-    if resolver is not None:
-        return resolver
-    from ..resolver import default_resolver
+    from ..resolver import resolver_or_default  # the engine loads only when a name is needed
 
-    return default_resolver()
+    return resolver_or_default(resolver)
 
 
 def _is_resource_name(item: str) -> bool:
@@ -176,7 +171,7 @@ def permitted_host_devices(
     left_out: list[Skipped] = []
     notes: list[Skipped] = []
     for selector, r in zip(device_list, resolutions):
-        broken = [w for w in r.warnings if w.code in BROKEN_CODES]
+        broken = [w for w in r.warnings if w.code in checks.BLOCKING_CODES]
         noted = [w for w in r.warnings if w.code == checks.UNNAMED_DEVICE]
         requested_twins = [d for d in by_resource.get(r.resource_name, ()) if d != r.device]
         if requested_twins:
@@ -316,7 +311,7 @@ def _resolve_requests(
             take(item, "resource", item, resource_warnings(item), [], count)
         else:
             r = next(resolutions)
-            broken = [w for w in r.warnings if w.code in BROKEN_CODES]
+            broken = [w for w in r.warnings if w.code in checks.BLOCKING_CODES]
             noted = [w for w in r.warnings if w.code == checks.UNNAMED_DEVICE]
             take(r.device, "pci", r.resource_name, broken, noted, count)
     for type_name, count in mdevs:

@@ -327,15 +327,13 @@ class Linter:
         *,
         resolver: ResolverLike | None = None,
     ) -> None:
-        if resolver is None:
-            from ..resolver import default_resolver
+        from ..resolver import resolver_or_default
 
-            resolver = default_resolver()
-        self.resolver: ResolverLike = resolver
+        self.resolver: ResolverLike = resolver_or_default(resolver)
         self.profile = profile
         self.upgrade_to = upgrade_to
-        self.profile_name = resolver.view(profile).profile.name
-        self.upgrade_name = resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
+        self.profile_name = self.resolver.view(profile).profile.name
+        self.upgrade_name = self.resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
         self._docs: list[_Doc] = []
         self._name_index: dict[str, list[Resolution]] | None = None
 

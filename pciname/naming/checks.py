@@ -41,13 +41,14 @@ class NameWarning(namedtuple("NameWarning", "code message")):
         return {"code": self.code, "message": self.message}
 
 
-# Codes after which the plugin's resource never reaches kubelet's node status.
-_BLOCKING = frozenset((NOT_ADVERTISED, INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG))
+#: Codes after which the plugin's resource never reaches kubelet's node
+#: status: a name with one of them will not work on any node.
+BLOCKING_CODES = frozenset((NOT_ADVERTISED, INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG))
 
 
 def is_advertised(resource: str | None, codes: Iterable[str]) -> bool:
     """Whether a node will really show ``resource``, given the warnings."""
-    return resource is not None and _BLOCKING.isdisjoint(codes)
+    return resource is not None and BLOCKING_CODES.isdisjoint(codes)
 
 
 def resource_name(name: str) -> str:
