@@ -27,6 +27,9 @@ SOCKET_PATH_TOO_LONG = "socket-path-too-long"
 NAME_COLLISION = "name-collision"
 UNNAMED_DEVICE = "unnamed-device"
 NOT_ADVERTISED = "not-advertised"
+#: The plugin panics (a v1.0.x plugin on a vGPU type name without a space),
+#: so nothing at all is advertised on a node where it happens.
+PLUGIN_CRASH = "plugin-crash"
 
 
 class NameWarning(namedtuple("NameWarning", "code message")):
@@ -43,7 +46,7 @@ class NameWarning(namedtuple("NameWarning", "code message")):
 
 #: Codes after which the plugin's resource never reaches kubelet's node
 #: status: a name with one of them will not work on any node.
-BLOCKING_CODES = frozenset((NOT_ADVERTISED, INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG))
+BLOCKING_CODES = frozenset((NOT_ADVERTISED, INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG, PLUGIN_CRASH))
 
 
 def is_advertised(resource: str | None, codes: Iterable[str]) -> bool:
@@ -65,10 +68,17 @@ def env_var(resource: str, *, mediated: bool = False) -> str:
     return prefix + resource.upper().replace("/", "_").replace(".", "_")
 
 
+def whitespace_runs_to_underscore(text: str) -> str:
+    """Every run of Go RE2 ``\\s`` (``[\\t\\n\\f\\r ]``) to ``_``."""
+    return _MDEV_SPACES.sub("_", text)
+
+
 def mdev_resource_name(type_name: str) -> str:
-    """``mdev_type/name`` -> resource: trailing newlines dropped, white-space
-    runs (Go ``\\s``) to ``_``, no upper-casing."""
-    return resource_name(_MDEV_SPACES.sub("_", type_name.strip("\n")))
+    """``mdev_type/name`` -> resource by the v1.1.x-and-later rule: newlines
+    dropped from both ends, white-space runs (Go ``\\s``) to ``_``, no
+    upper-casing. The rule of a given release (v1.0.x differs) is
+    :func:`pciname.naming.mdev.mdev_resource`."""
+    return resource_name(whitespace_runs_to_underscore(type_name.strip("\n")))
 
 
 def name_part_problem(name: str) -> str | None:

@@ -30,6 +30,7 @@ from typing import Any
 from ..errors import UnknownProfileError
 from ..paths import embedded_pciids_path, embedded_profiles_path
 from .algorithms import VENDOR_SECTION, check_algorithm
+from .mdev import DEFAULT_MDEV_NAME, check_mdev_rule
 
 PLUGIN = "kubevirt-gpu-device-plugin"
 GPU_OPERATOR = "gpu-operator"
@@ -67,8 +68,8 @@ class Snapshot(namedtuple("Snapshot", "key sha256 size url note", defaults=("",)
 class Profile(
     namedtuple(
         "Profile",
-        "name kind algorithm unnamed_device released plugin_release snapshot path note aliases",
-        defaults=(UNNAMED_DEVICE_ID, None, None, None, None, "", ()),
+        "name kind algorithm unnamed_device released plugin_release snapshot path note aliases mdev_name",
+        defaults=(UNNAMED_DEVICE_ID, None, None, None, None, "", (), DEFAULT_MDEV_NAME),
     )
 ):
     """One way of computing names: an algorithm over one pci.ids file.
@@ -76,7 +77,10 @@ class Profile(
     ``name`` is the canonical spelling; ``kind`` is ``plugin``,
     ``gpu-operator``, ``preview`` or ``custom``; ``plugin_release`` is the
     plugin release whose names these are; the file is ``snapshot`` (known by
-    sha256) or, when that is None, ``path``.
+    sha256) or, when that is None, ``path``; ``mdev_name`` is the rule its
+    plugin names vGPU types by (:mod:`pciname.naming.mdev`: ``second-field``
+    in v1.0.x, ``whitespace-runs`` after; custom and preview profiles follow
+    the newest releases).
     """
 
     __slots__ = ()
@@ -170,6 +174,7 @@ def build_registry(facts: dict[str, Any]) -> Registry:
             plugin_release=version,
             snapshot=snapshots[entry["snapshot"]],
             note=entry.get("note", ""),
+            mdev_name=check_mdev_rule(entry.get("mdev_name", DEFAULT_MDEV_NAME)),
         )
     latest_plugin = plugin_items[-1][0]
     latest = profiles[f"{PLUGIN}@{latest_plugin}"]
@@ -186,6 +191,7 @@ def build_registry(facts: dict[str, Any]) -> Registry:
             plugin_release=plugin.plugin_release,
             snapshot=plugin.snapshot,
             note=f"deploys {plugin.name}",
+            mdev_name=plugin.mdev_name,
         )
     return Registry(profiles, latest_plugin)
 
