@@ -93,8 +93,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "mdev-name",
         help="the resource a vGPU type is advertised as",
         description='The resource name the plugin advertises for a vGPU type: "NVIDIA A100-40C" -> '
-        "nvidia.com/NVIDIA_A100-40C (white-space runs to '_', nothing else). The same in every profile. "
-        "Exit 1 when kubelet would refuse a name.",
+        "nvidia.com/NVIDIA_A100-40C (white-space runs to '_', nothing else) from plugin v1.1.x on; v1.0.x "
+        'took the second space-separated field ("GRID T4-1Q" -> nvidia.com/T4-1Q) and panics on a name '
+        "without a space (plugin-crash). Exit 1 when kubelet would refuse a name or the plugin would crash.",
     )
     mdev.add_argument("types", nargs="+", metavar="TYPE")
     add_profile_options(mdev)
@@ -195,11 +196,10 @@ def run_vm_gpus(args: argparse.Namespace) -> int:
 def run_mdev_name(args: argparse.Namespace) -> int:
     from ..kube.generate import mdev_names
 
-    profile_arg(args)  # validated; vGPU names do not depend on it
-    results = mdev_names(args.types)
+    results = mdev_names(args.types, profile_arg(args))
     if args.output == "name":
         for r in results:
-            print(r["resource_name"])
+            print(r["resource_name"] or "")
             for w in r["warnings"]:
                 say(f"{r['mdev_type']}: {w['code']}: {w['message']}")
     elif args.output == "table":

@@ -53,8 +53,8 @@ CODES: dict[str, Code] = {
     ),
     PLUGIN_CRASH: Code(
         ERROR,
-        "a vendor or device file shorter than 2 bytes, or a vGPU link to a target without '/': "
-        "the plugin panics and nothing on the node is advertised",
+        "a vendor or device file shorter than 2 bytes, a vGPU link to a target without '/', or (v1.0.x) "
+        "a vGPU type name without a space: the plugin panics and nothing on the node is advertised",
     ),
     UNREADABLE_DEVICE_ID: Code(
         ERROR,

@@ -17,8 +17,10 @@ exactly as the plugin does (``createIommuDeviceMap`` / ``createVgpuIDMap``):
 * one plugin per device id, named by the profile, advertising one device
   per IOMMU group;
 * vGPUs: every ``/sys/bus/mdev/devices/<uuid>``: ``mdev_type/name`` named
-  by :func:`~pciname.naming.checks.mdev_resource_name`; the parent GPU is the
-  second-to-last component of the entry's link target.
+  by the release's rule (:func:`~pciname.naming.mdev.mdev_resource`: the
+  second space-separated field in v1.0.x, where a name without a space
+  crashes the plugin; white-space runs to ``_`` after); the parent GPU is
+  the second-to-last component of the entry's link target.
 
 It also reads, for the report, ``class``, ``numa_node`` and every function's
 driver and IOMMU group, and diagnoses a broken node: the stable codes, their
@@ -52,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PcinameError
 from ..naming import checks
 from ..naming.algorithms import is_indexed_id
+from ..naming.mdev import crash_warning, mdev_resource
 from ..naming.profiles import DEFAULT_PROFILE, get_profile
 from ..pciids.ids import NVIDIA_VENDOR_ID
 from . import rootfs
@@ -244,7 +247,7 @@ def scan(
 
     node = _walk(Path(root))  # 1. walk
     taken = _group_functions(node, accepted, profile_name)  # 2. group
-    vgpu_types = _group_vgpus(node)
+    vgpu_types = _group_vgpus(node, view.profile.mdev_name)
     pci_names = _name_functions(taken, node.nvidia, resolver, profile)  # 3. name
     vgpu_names = _name_vgpus(vgpu_types, node.mdevs)
     node_diagnoses = _diagnose_node(node, accepted, profile_name)  # 4. diagnose
@@ -560,17 +563,27 @@ def _take_function(
     return None
 
 
-def _group_vgpus(node: _Node) -> _VgpuTypes:
-    """The vGPUs the plugin takes, by resource name (its ``vGpuMap``),
-    each listed on its NVIDIA parent function, with the parents' status."""
+def _group_vgpus(node: _Node, rule: str) -> _VgpuTypes:
+    """The vGPUs the plugin takes, by resource name (its ``vGpuMap``; the
+    type named by the release's ``rule``, :mod:`pciname.naming.mdev`), each
+    listed on its NVIDIA parent function, with the parents' status."""
     vgpus = _VgpuTypes({}, [])
     by_address = {f.address: f for f in node.functions}
     for found in node.mdev_entries:
         vgpus.diagnoses += found.notes
         mdev = found.mdev
-        if mdev is None or mdev.type_name is None or mdev.parent is None:
+        if mdev is None or mdev.type_name is None:
             continue  # skipped by the plugin: noted by the walk
-        mdev.resource_name = checks.mdev_resource_name(mdev.type_name)
+        # The plugin names the type before it looks for the parent, so a
+        # type it panics on (v1.0.x, no space) brings it down either way.
+        resource = mdev_resource(mdev.type_name, rule)
+        if resource is None:
+            mdev.status = "type name without a space: the plugin panics"
+            vgpus.diagnoses.append(Diagnosis.of(PLUGIN_CRASH, mdev.uuid, crash_warning(mdev.type_name).message))
+            continue
+        if mdev.parent is None:
+            continue  # skipped by the plugin: noted by the walk
+        mdev.resource_name = resource
         vgpus.types.setdefault(mdev.resource_name, (mdev.type_name, []))[1].append(mdev.uuid)
         parent = by_address.get(mdev.parent)
         if parent is not None and parent.vendor == NVIDIA_VENDOR_ID:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PcinameError
 from ..naming import checks
 from ..naming.checks import NameWarning
+from ..naming.mdev import mdev_resource, mdev_warnings
 from ..naming.profiles import DEFAULT_PROFILE
 from .resources import resource_warnings
 
@@ -195,11 +196,11 @@ def permitted_host_devices(
         )
 
     mdev_entries = []
-    for info in mdev_names(dict.fromkeys(mdevs)):
+    for info in mdev_names(dict.fromkeys(mdevs), profile, resolver=resolver):
         reasons = tuple(NameWarning(**w) for w in info["warnings"])
         if reasons:
             left_out.append(Skipped(info["mdev_type"], "mdev", info["resource_name"], reasons))
-            if not include_broken:
+            if not include_broken or info["resource_name"] is None:
                 continue
         mdev_entries.append(
             {
@@ -252,20 +253,32 @@ def _canonical(profile: ProfileLike, resolver: ResolverLike) -> str:
 # -- vGPU types ---------------------------------------------------------------
 
 
-def mdev_names(types: Iterable[str]) -> list[dict[str, Any]]:
+def mdev_rule(profile: ProfileLike, resolver: ResolverLike | None = None) -> str:
+    """The rule the profile's plugin names vGPU types by (``second-field``
+    in v1.0.x, ``whitespace-runs`` after: :mod:`pciname.naming.mdev`)."""
+    rule: str = _resolver(resolver).view(profile).profile.mdev_name
+    return rule
+
+
+def mdev_names(
+    types: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE, *, resolver: ResolverLike | None = None
+) -> list[dict[str, Any]]:
     """For each vGPU type name (``mdev_type/name``, e.g. ``GRID T4-1Q``): the
-    resource the plugin advertises (``nvidia.com/GRID_T4-1Q``), the variable
-    KubeVirt reads, whether kubelet accepts it, and warnings."""
+    resource the profile's plugin advertises (``nvidia.com/GRID_T4-1Q``; in
+    v1.0.x ``nvidia.com/T4-1Q``), the variable KubeVirt reads, whether
+    kubelet accepts it, and warnings. A type the plugin panics on (v1.0.x,
+    no space) has no resource, variable or socket, and ``plugin-crash``."""
+    rule = mdev_rule(profile, resolver)
     results = []
     for type_name in types:
-        resource = checks.mdev_resource_name(type_name)
-        warnings = resource_warnings(resource)
+        resource = mdev_resource(type_name, rule)
+        warnings = mdev_warnings(type_name, rule)
         results.append(
             {
                 "mdev_type": type_name,
                 "resource_name": resource,
-                "env_var": checks.env_var(resource, mediated=True),
-                "socket_path": checks.socket_path(resource.partition("/")[2]),
+                "env_var": None if resource is None else checks.env_var(resource, mediated=True),
+                "socket_path": None if resource is None else checks.socket_path(resource.partition("/")[2]),
                 "advertised": not warnings,
                 "warnings": [w.to_dict() for w in warnings],
             }
@@ -314,9 +327,9 @@ def _resolve_requests(
             broken = [w for w in r.warnings if w.code in checks.BLOCKING_CODES]
             noted = [w for w in r.warnings if w.code == checks.UNNAMED_DEVICE]
             take(r.device, "pci", r.resource_name, broken, noted, count)
+    rule = mdev_rule(profile, resolver)
     for type_name, count in mdevs:
-        resource = checks.mdev_resource_name(type_name)
-        take(type_name, "mdev", resource, resource_warnings(resource), [], count)
+        take(type_name, "mdev", mdev_resource(type_name, rule), mdev_warnings(type_name, rule), [], count)
     return wanted, left_out, notes, canonical
 
 

@@ -64,7 +64,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import LintInputError
-from ..naming import checks
+from ..naming import checks, mdev
 from ..naming.checks import NameWarning
 from ..naming.profiles import DEFAULT_PROFILE
 from .resources import PREFIX, is_mdev_name, is_nvidia, resource_warnings
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
 WRONG_RESOURCE_NAME = "wrong-resource-name"
 UNKNOWN_RESOURCE_NAME = "unknown-resource-name"
 WRONG_MDEV_RESOURCE_NAME = "wrong-mdev-resource-name"
+PLUGIN_CRASH = checks.PLUGIN_CRASH  # a v1.0.x plugin on a vGPU type name without a space
 INVALID_RESOURCE_NAME = checks.INVALID_RESOURCE_NAME
 SOCKET_PATH_TOO_LONG = checks.SOCKET_PATH_TOO_LONG
 NOT_ADVERTISED = checks.NOT_ADVERTISED
@@ -89,6 +90,7 @@ CODES = (
     WRONG_RESOURCE_NAME,
     UNKNOWN_RESOURCE_NAME,
     WRONG_MDEV_RESOURCE_NAME,
+    PLUGIN_CRASH,
     INVALID_RESOURCE_NAME,
     SOCKET_PATH_TOO_LONG,
     NOT_ADVERTISED,
@@ -568,18 +570,32 @@ class Linter:
                 entry, selector_node, entry.path + ("mdevNameSelector",), ("mdev", selector), seen, repr(selector)
             )
         )
-        expected = checks.mdev_resource_name(selector)
+        rule = self.resolver.view(self.profile).profile.mdev_name
+        expected = mdev.mdev_resource(selector, rule)
+        if expected is None:
+            found.append(
+                self._finding(
+                    entry.doc,
+                    selector_node,
+                    entry.path + ("mdevNameSelector",),
+                    PLUGIN_CRASH,
+                    f"{self.profile_name}: {mdev.crash_warning(selector).message}",
+                )
+            )
+            return found
         path = entry.path + ("resourceName",)
         if name != expected:
             wrong_mdev.setdefault(name, expected)
+            how = "white space to '_', nothing else changed"
+            if rule == mdev.SECOND_FIELD:
+                how = "the second space-separated field"
             found.append(
                 self._finding(
                     entry.doc,
                     name_node,
                     path,
                     WRONG_MDEV_RESOURCE_NAME,
-                    f"the plugin advertises vGPU type {selector!r} as {expected}, not {name} "
-                    "(white space to '_', nothing else changed)",
+                    f"{self.profile_name} advertises vGPU type {selector!r} as {expected}, not {name} ({how})",
                     expected=expected,
                 )
             )
@@ -588,6 +604,21 @@ class Linter:
         if not problems:
             permitted.add(name)
         found.extend(problems)
+        if self.upgrade_to is not None:
+            after = mdev.mdev_resource(selector, self.resolver.view(self.upgrade_to).profile.mdev_name)
+            if after != name:
+                found.append(
+                    self._finding(
+                        entry.doc,
+                        name_node,
+                        path,
+                        RENAMED_BY_UPGRADE,
+                        f"{self.upgrade_name} advertises vGPU type {selector!r} as "
+                        f"{after or 'nothing (the plugin panics)'}: "
+                        f"after the upgrade, VMs asking for {name} stop scheduling",
+                        expected=after,
+                    )
+                )
         return found
 
     # references from VMs and node pools
