@@ -398,3 +398,16 @@ def test_several_kubevirts_need_a_choice(tmp_path, capsys):
         assert code == 0 and json.loads(out)[0]["resource_name"] == "nvidia.com/GA102GL_A10"
     finally:
         server.stop()
+
+
+def test_audit_names_vgpu_types_by_the_release_rule():
+    """v1.0.x names a vGPU type by its second space-separated field: a CR
+    permitting GRID T4-1Q as nvidia.com/T4-1Q is right there, and wrong
+    (GRID_T4-1Q expected) from v1.1 on."""
+    old_style = {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/T4-1Q", "externalResourceProvider": True}
+    nodes = [node("gpu-t4-1", {"nvidia.com/T4-1Q": "16"})]
+    old = audit(kubevirt({"mediatedDevices": [old_style]}), nodes, "kubevirt-gpu-device-plugin@v1.0.1")
+    assert old["findings"] == []
+    new = audit(kubevirt({"mediatedDevices": [old_style]}), nodes, "kubevirt-gpu-device-plugin@v1.6.0")
+    wrong = [f for f in new["findings"] if f["code"] == "wrong-mdev-resource-name"]
+    assert [(f["resource_name"], f["expected"]) for f in wrong] == [("nvidia.com/T4-1Q", "nvidia.com/GRID_T4-1Q")]

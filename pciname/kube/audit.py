@@ -205,8 +205,10 @@ def _expected(entry: dict[str, Any], profile: ProfileLike, resolver: ResolverLik
     selector = entry.get("selector")
     if not isinstance(selector, str):
         return None
-    if entry["kind"] == MDEV:
-        return checks.mdev_resource_name(selector)
+    if entry["kind"] == MDEV:  # the release's own vGPU rule (None: the plugin panics on it)
+        from ..naming.mdev import mdev_resource
+
+        return mdev_resource(selector, resolver.view(profile).profile.mdev_name)
     try:
         return resolver.resolve(selector, profile).resource_name
     except PcinameError:
