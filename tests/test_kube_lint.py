@@ -657,3 +657,37 @@ def test_readme_lint_codes_table_lists_every_code_in_order():
     section = readme.split("* `pciname lint FILE...", 1)[1].split("* `pciname scan", 1)[0]
     listed = [line.split("`")[1] for line in section.splitlines() if line.strip().startswith("| `")]
     assert listed == list(CODES)
+
+
+def test_who_advertises_follows_the_external_resource_provider_value():
+    def entry(erp: str, name: str = "nvidia.com/L40S-24Q") -> list[str]:
+        text = f'pciHostDevices:\n- pciVendorSelector: "10DE:26B9"\n  resourceName: {name}\n{erp}'
+        return sorted(codes(lint_text(text, "e.yaml", "latest")))
+
+    # KubeVirt's own plugin: missing, null or false.
+    for erp in ("", "  externalResourceProvider:\n", "  externalResourceProvider: false\n", "  externalResourceProvider: no\n"):
+        assert entry(erp) == [], erp
+    # NVIDIA's plugin: true; a value that is not a boolean is meant for it, and wrong.
+    assert entry("  externalResourceProvider: true\n") == ["wrong-resource-name"]
+    assert entry('  externalResourceProvider: "true"\n') == ["missing-external-resource-provider", "wrong-resource-name"]
+    assert entry("  externalResourceProvider: 1\n", "nvidia.com/AD102GL_L40S") == ["missing-external-resource-provider"]
+    assert entry("  externalResourceProvider: false\n", "nvidia.com/AD102GL_L40S") == ["missing-external-resource-provider"]
+
+
+def test_hyperconverged_sriov_entry_is_kubevirts_too():
+    text = y(
+        """
+        apiVersion: hco.kubevirt.io/v1beta1
+        kind: HyperConverged
+        metadata: {name: kubevirt-hyperconverged, namespace: openshift-cnv}
+        spec:
+          permittedHostDevices:
+            pciHostDevices:
+            - pciDeviceSelector: "10DE:26B9"
+              resourceName: nvidia.com/L40S-24Q
+            - pciVendorSelector: "10DE:26B5"
+              resourceName: nvidia.com/L40-24Q
+        """
+    )
+    findings = lint_text(text, "hco.yaml")
+    assert [(f.line, f.code, f.expected) for f in findings] == [(9, "wrong-selector-field", "pciDeviceSelector")]

@@ -24,7 +24,7 @@ other device plugins.
 Who advertises a ``pciHostDevices`` entry decides what its name must be.
 With ``externalResourceProvider: true`` NVIDIA's device plugin does, so the
 name must be the one the profile derives for the selector's device. Without
-it KubeVirt's own device plugin (in ``virt-handler``) advertises the entry
+it (missing, null or false) KubeVirt's own device plugin (in ``virt-handler``) advertises the entry
 under whatever name it gives: that is how the SR-IOV vGPU virtual functions
 of Ada Lovelace and Blackwell GPUs are permitted (kubevirt#16890, Cozystack's
 ``docs/gpu-vgpu.md``), e.g. ``10DE:26B9`` as ``nvidia.com/L40S-24Q``. Any
@@ -52,8 +52,10 @@ Finding codes (stable):
 ``missing-external-resource-provider``
     a ``pciHostDevices`` entry without ``externalResourceProvider: true``
     whose name is the one NVIDIA's device plugin gives its device (KubeVirt
-    would start its own plugin for that resource too); a
-    ``mediatedDevices`` ``nvidia.com/`` entry without it;
+    would start its own plugin for that resource too), or whose
+    ``externalResourceProvider`` is not a boolean (``"true"``, ``1``: meant
+    for NVIDIA's plugin, and checked as such); a ``mediatedDevices``
+    ``nvidia.com/`` entry without it;
 ``resource-name-conflict``
     a ``pciHostDevices`` entry KubeVirt advertises (no
     ``externalResourceProvider: true``) under the name NVIDIA's device
@@ -487,8 +489,14 @@ class Linter:
         selector = _scalar(selector_node)
         if name_node is None or name is None or not is_nvidia(name):
             return []
-        by_nvidia = _is_true(_get(node, "externalResourceProvider"))
-        found: list[Finding] = []
+        # true: NVIDIA's plugin. Missing, null or false: KubeVirt's own. Any
+        # other value (the string "true", 1) is meant for NVIDIA's plugin but
+        # is not a boolean: reported, and the entry checked as NVIDIA's.
+        erp = _get(node, "externalResourceProvider")
+        by_nvidia = erp is not None and not (
+            isinstance(erp, ScalarNode) and (erp.tag.endswith(":null") or (erp.tag.endswith(":bool") and not _is_true(erp)))
+        )
+        found: list[Finding] = self._common(entry, name) if by_nvidia else []
         if misplaced is not None:
             what = "a HyperConverged CR" if entry.hyperconverged else "KubeVirt"
             found.append(
