@@ -691,3 +691,29 @@ def test_hyperconverged_sriov_entry_is_kubevirts_too():
     )
     findings = lint_text(text, "hco.yaml")
     assert [(f.line, f.code, f.expected) for f in findings] == [(9, "wrong-selector-field", "pciDeviceSelector")]
+
+
+def test_a_kubevirt_pci_name_also_permitted_as_a_vgpu_type_is_a_conflict():
+    text = y(
+        """
+        permittedHostDevices:
+          pciHostDevices:
+          - pciVendorSelector: "10DE:26B9"
+            resourceName: nvidia.com/NVIDIA_L40S-24Q
+          mediatedDevices:
+          - mdevNameSelector: NVIDIA L40S-24Q
+            resourceName: nvidia.com/NVIDIA_L40S-24Q
+            externalResourceProvider: true
+        """
+    )
+    (finding,) = lint_text(text, "both.yaml")
+    assert (finding.line, finding.code, finding.path) == (
+        4,
+        "resource-name-conflict",
+        "permittedHostDevices.pciHostDevices[0].resourceName",
+    )
+    assert "mediatedDevices" in finding.message and "two plugins" in finding.message
+    # The mdev entry alone, or the pci entry alone, is fine.
+    pci, mdev = text.split("  mediatedDevices:\n")
+    assert lint_text(pci, "pci.yaml") == []
+    assert lint_text("permittedHostDevices:\n  mediatedDevices:\n" + mdev, "mdev.yaml") == []

@@ -59,7 +59,8 @@ Finding codes (stable):
 ``resource-name-conflict``
     a ``pciHostDevices`` entry KubeVirt advertises (no
     ``externalResourceProvider: true``) under the name NVIDIA's device
-    plugin gives *another* device: two plugins would register one resource;
+    plugin gives *another* device, or that a ``mediatedDevices`` entry
+    permits: two plugins would register one resource;
 ``duplicate-selector``
     the same selector twice in one list (for PCI entries under two names,
     the message says so: only one of them gets the devices);
@@ -388,7 +389,7 @@ class Linter:
         wrong_pci: dict[str, str] = {}
         wrong_mdev: dict[str, str] = {}
         permitted_mdev: set[str] = set()
-        kubevirt_pci: set[str] = set()  # valid names KubeVirt's own plugin advertises
+        kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = {}  # valid names KubeVirt's own plugin advertises
         for doc, block, path in sites.blocks:
             seen: dict[tuple[str, str], int] = {}
             pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
@@ -397,6 +398,7 @@ class Linter:
                     findings.extend(self._check_pci(entry, seen, wrong_pci, pci_names, kubevirt_pci))
                 else:
                     findings.extend(self._check_mdev(entry, seen, wrong_mdev, permitted_mdev))
+        findings.extend(self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev))
         for ref in sites.references:
             if _scalar(ref.node) in kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
@@ -467,7 +469,7 @@ class Linter:
         seen: dict[tuple[str, str], int],
         wrong_pci: dict[str, str],
         pci_names: dict[str, str],
-        kubevirt_pci: set[str],
+        kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]],
     ) -> list[Finding]:
         """One pciHostDevices entry. With ``externalResourceProvider: true``
         NVIDIA's plugin advertises it (the name must be the derived one);
@@ -589,7 +591,13 @@ class Linter:
         return found
 
     def _check_kubevirt_pci(
-        self, entry: _Entry, name_node: Node, name: str, shown: str, resolution: Resolution, permitted: set[str]
+        self,
+        entry: _Entry,
+        name_node: Node,
+        name: str,
+        shown: str,
+        resolution: Resolution,
+        permitted: dict[str, list[tuple[_Entry, Node, str]]],
     ) -> list[Finding]:
         """A pciHostDevices entry without ``externalResourceProvider: true``:
         KubeVirt's own plugin advertises the selected devices (SR-IOV vGPU
@@ -620,8 +628,29 @@ class Linter:
                 )
             )
         if not problems:
-            permitted.add(name)
+            permitted.setdefault(name, []).append((entry, name_node, shown))
         return problems
+
+    def _kubevirt_pci_and_mdev(
+        self, kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]], permitted_mdev: set[str]
+    ) -> list[Finding]:
+        """A name KubeVirt advertises for PCI devices that a mediatedDevices
+        entry permits too: two plugins would register one resource."""
+        found: list[Finding] = []
+        for name in sorted(kubevirt_pci.keys() & permitted_mdev):
+            for entry, name_node, shown in kubevirt_pci.pop(name):
+                found.append(
+                    self._finding(
+                        entry.doc,
+                        name_node,
+                        entry.path + ("resourceName",),
+                        RESOURCE_NAME_CONFLICT,
+                        f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, and a "
+                        "mediatedDevices entry permits a vGPU type under that name too: two plugins would "
+                        "register one resource",
+                    )
+                )
+        return found
 
     def _name_problems(self, doc: _Doc, node: Node, path: YamlPath, warnings: Iterable[NameWarning]) -> list[Finding]:
         return [
