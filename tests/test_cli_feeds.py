@@ -258,6 +258,14 @@ def test_lint_stdin_through_the_real_command(tmp_path):
     assert bad.stderr.decode().startswith("pciname: <stdin>:2:1: YAML syntax error")
 
 
+def test_lint_cozystacks_sriov_vgpu_example_is_clean(capsys):
+    """docs/gpu-vgpu.md's SR-IOV entry has no externalResourceProvider:
+    KubeVirt advertises the VFs as nvidia.com/L40S-24Q, no false alarm."""
+    fixture = REPO / "tests" / "data" / "cozystack-gpu-vgpu-sriov.yaml"
+    assert run(capsys, "lint", fixture) == (0, "", "")
+    assert run(capsys, "lint", fixture, "-p", "preview", "-o", "json") == (0, "[]\n", "")
+
+
 def test_lint_upgrade(capsys, tmp_path):
     path = tmp_path / "values.yaml"
     path.write_text(

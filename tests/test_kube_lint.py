@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -508,3 +509,211 @@ def test_lint_data_for_objects_from_a_cluster():
 def test_format_path():
     assert format_path(["spec", "nodeGroups", "gpu pool", "gpus", 0, "name"]) == 'spec.nodeGroups["gpu pool"].gpus[0].name'
     assert format_path([0, "a"]) == "[0].a"
+
+
+# -- SR-IOV vGPU: entries KubeVirt's own plugin advertises (issue 10, section 3) ----------------
+
+SRIOV_DOC = (Path(__file__).resolve().parent / "data" / "cozystack-gpu-vgpu-sriov.yaml").read_text()
+
+SRIOV_VALUES = y(
+    """
+    # Cozystack platform values for SR-IOV vGPU (docs/gpu-vgpu.md's entries
+    # in gpu.permittedHostDevices): no externalResourceProvider, any name.
+    gpu:
+      permittedHostDevices:
+        pciHostDevices:
+        - pciVendorSelector: "10DE:26B9"
+          resourceName: nvidia.com/L40S-24Q
+        - pciVendorSelector: "10DE:27B8"
+          resourceName: nvidia.com/L4-12Q
+          externalResourceProvider: false
+        - pciVendorSelector: "10DE:2236"
+          resourceName: nvidia.com/GA102GL_A10
+          externalResourceProvider: true
+    ---
+    apiVersion: apps.cozystack.io/v1alpha1
+    kind: Kubernetes
+    metadata: {name: vgpu, namespace: tenant-team}
+    spec:
+      nodeGroups:
+        vgpu:
+          gpus:
+          - name: nvidia.com/L40S-24Q
+          - name: nvidia.com/L4-12Q
+          - name: nvidia.com/GA102GL_A10
+    """
+)
+
+
+@pytest.mark.parametrize("profile", ["latest", "preview", "v1.0.1", "gpu-operator@v23.9.2"])
+def test_cozystacks_documented_sriov_example_has_no_findings(profile):
+    assert "externalResourceProvider" not in SRIOV_DOC.split("---")[0].split("# L40S")[1]
+    assert lint_text(SRIOV_DOC, "gpu-vgpu.yaml", profile) == []
+    assert lint_text(SRIOV_DOC, "gpu-vgpu.yaml", "v1.2.2", upgrade_to="latest") == []
+    assert lint_text(SRIOV_VALUES.replace("GA102GL_A10", "A10-4Q").replace("true", "false"), "values.yaml", profile) == []
+    assert lint_text(SRIOV_VALUES, "values.yaml", "latest") == []  # with the A10 under NVIDIA's name
+
+
+def test_sriov_names_are_permitted_for_vms_across_files_and_beside_mdev_types():
+    linter = Linter("latest")
+    linter.add_text(SRIOV_DOC, "gpu-vgpu.yaml")
+    # A permitted vGPU (mdev) type with a similar name would otherwise make
+    # nvidia.com/L40S-24Q look like a typo of it.
+    linter.add_text(
+        y(
+            """
+            permittedHostDevices:
+              mediatedDevices:
+              - mdevNameSelector: NVIDIA L40S-24Q
+                resourceName: nvidia.com/NVIDIA_L40S-24Q
+                externalResourceProvider: true
+            """
+        ),
+        "mdev.yaml",
+    )
+    assert linter.run() == []
+    # Without the SR-IOV entry, the same VM's name is still suspicious.
+    alone = Linter("latest")
+    alone.add_text(SRIOV_DOC.split("---")[1], "vm.yaml")
+    alone.add_text("mediatedDevices:\n- {mdevNameSelector: NVIDIA L40S-24Q, resourceName: nvidia.com/NVIDIA_L40S-24Q, "
+                   "externalResourceProvider: true}\n", "mdev.yaml")
+    assert [(f.file, f.code) for f in alone.run()] == [("vm.yaml", "unknown-resource-name")]
+
+
+def test_kubevirt_advertised_entries_still_catch_real_mistakes():
+    text = y(
+        """
+        pciHostDevices:
+        - pciVendorSelector: "10DE:26B9"
+          resourceName: nvidia.com/L40S-24Q
+        - pciVendorSelector: "10de:26b9"
+          resourceName: nvidia.com/L40S-12Q
+        - pciVendorSelector: "10DE:26B5"
+          resourceName: nvidia.com/L40-24Q_
+        - pciVendorSelector: "10DE:27B8"
+          resourceName: nvidia.com/GA102GL_A10
+        - pciVendorSelector: "10DE:2236"
+          resourceName: nvidia.com/GA102GL_A10
+          externalResourceProvider: false
+        - pciVendorSelector: "10DE:1EB8"
+          resourceName: nvidia.com/AN_EXTREMELY_LONG_NAME_FOR_A_VGPU_PROFILE_1234567890
+        - pciDeviceSelector: "10DE:2237"
+          resourceName: nvidia.com/A10G-4Q
+        - pciVendorSelector: "10DE:ZZZZ"
+          resourceName: nvidia.com/ZZ-1Q
+        - pciVendorSelector: "10DE:2330"
+          resourceName: nvidia.com/H100-80C
+          disabled: true
+        """
+    )
+    findings = lint_text(text, "sriov.yaml", "latest")
+    got = [(f.line, f.code, f.path, f.expected) for f in findings]
+    assert got == [
+        (4, "duplicate-selector", "pciHostDevices[1].pciVendorSelector", None),
+        (7, "invalid-resource-name", "pciHostDevices[2].resourceName", None),
+        (9, "resource-name-conflict", "pciHostDevices[3].resourceName", None),
+        (12, "missing-external-resource-provider", "pciHostDevices[4].externalResourceProvider", True),
+        (14, "socket-path-too-long", "pciHostDevices[5].resourceName", None),
+        (15, "wrong-selector-field", "pciHostDevices[6].pciDeviceSelector", "pciVendorSelector"),
+        (17, "invalid-selector", "pciHostDevices[7].pciVendorSelector", None),
+    ]
+    assert set(codes(findings)) <= set(CODES)
+    duplicate, invalid, conflict, missing, socket = findings[:5]
+    assert "already permitted at line 2" in duplicate.message
+    assert "nvidia.com/L40S-24Q, not nvidia.com/L40S-12Q" in duplicate.message
+    assert "KubeVirt" in invalid.message and "nvidia.com/AD102GL_L40" in invalid.message  # the note
+    assert "10DE:2236" in conflict.message and "two plugins" in conflict.message
+    assert "nvidia.com/AD104GL_L4" in conflict.message
+    assert missing.value is False and "comes from NVIDIA's device plugin" in missing.message
+    assert "kubevirt-nvidia.com-AN_EXTREMELY" in socket.message  # KubeVirt's socket, domain included
+    # The same names under externalResourceProvider: true are NVIDIA's, so wrong.
+    nvidia = text.replace("  resourceName: nvidia.com/L40S-24Q\n", "  resourceName: nvidia.com/L40S-24Q\n  externalResourceProvider: true\n")
+    first = lint_text(nvidia, "sriov.yaml", "latest")[0]
+    assert (first.line, first.code, first.expected) == (3, "wrong-resource-name", "nvidia.com/AD102GL_L40S")
+
+
+def test_vms_asking_for_a_broken_kubevirt_name_are_still_reported():
+    text = y(
+        """
+        pciHostDevices:
+        - {pciVendorSelector: "10DE:26B5", resourceName: nvidia.com/L40-24Q_}
+        - {pciVendorSelector: "10DE:26B9", resourceName: nvidia.com/L40S-24Q}
+        ---
+        nodeGroups:
+          gpu:
+            gpus:
+            - name: nvidia.com/L40-24Q_
+            - name: nvidia.com/L40S-24Q
+        """
+    )
+    assert [(f.document, f.line, f.code) for f in lint_text(text, "t.yaml")] == [
+        (1, 2, "invalid-resource-name"),
+        (2, 8, "invalid-resource-name"),
+    ]
+
+
+def test_readme_lint_codes_table_lists_every_code_in_order():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("* `pciname lint FILE...", 1)[1].split("* `pciname scan", 1)[0]
+    listed = [line.split("`")[1] for line in section.splitlines() if line.strip().startswith("| `")]
+    assert listed == list(CODES)
+
+
+def test_who_advertises_follows_the_external_resource_provider_value():
+    def entry(erp: str, name: str = "nvidia.com/L40S-24Q") -> list[str]:
+        text = f'pciHostDevices:\n- pciVendorSelector: "10DE:26B9"\n  resourceName: {name}\n{erp}'
+        return sorted(codes(lint_text(text, "e.yaml", "latest")))
+
+    # KubeVirt's own plugin: missing, null or false.
+    for erp in ("", "  externalResourceProvider:\n", "  externalResourceProvider: false\n", "  externalResourceProvider: no\n"):
+        assert entry(erp) == [], erp
+    # NVIDIA's plugin: true; a value that is not a boolean is meant for it, and wrong.
+    assert entry("  externalResourceProvider: true\n") == ["wrong-resource-name"]
+    assert entry('  externalResourceProvider: "true"\n') == ["missing-external-resource-provider", "wrong-resource-name"]
+    assert entry("  externalResourceProvider: 1\n", "nvidia.com/AD102GL_L40S") == ["missing-external-resource-provider"]
+    assert entry("  externalResourceProvider: false\n", "nvidia.com/AD102GL_L40S") == ["missing-external-resource-provider"]
+
+
+def test_hyperconverged_sriov_entry_is_kubevirts_too():
+    text = y(
+        """
+        apiVersion: hco.kubevirt.io/v1beta1
+        kind: HyperConverged
+        metadata: {name: kubevirt-hyperconverged, namespace: openshift-cnv}
+        spec:
+          permittedHostDevices:
+            pciHostDevices:
+            - pciDeviceSelector: "10DE:26B9"
+              resourceName: nvidia.com/L40S-24Q
+            - pciVendorSelector: "10DE:26B5"
+              resourceName: nvidia.com/L40-24Q
+        """
+    )
+    findings = lint_text(text, "hco.yaml")
+    assert [(f.line, f.code, f.expected) for f in findings] == [(9, "wrong-selector-field", "pciDeviceSelector")]
+
+
+def test_a_kubevirt_pci_name_also_permitted_as_a_vgpu_type_is_a_conflict():
+    text = y(
+        """
+        permittedHostDevices:
+          pciHostDevices:
+          - pciVendorSelector: "10DE:26B9"
+            resourceName: nvidia.com/NVIDIA_L40S-24Q
+          mediatedDevices:
+          - mdevNameSelector: NVIDIA L40S-24Q
+            resourceName: nvidia.com/NVIDIA_L40S-24Q
+            externalResourceProvider: true
+        """
+    )
+    (finding,) = lint_text(text, "both.yaml")
+    assert (finding.line, finding.code, finding.path) == (
+        4,
+        "resource-name-conflict",
+        "permittedHostDevices.pciHostDevices[0].resourceName",
+    )
+    assert "mediatedDevices" in finding.message and "two plugins" in finding.message
+    # The mdev entry alone, or the pci entry alone, is fine.
+    pci, mdev = text.split("  mediatedDevices:\n")
+    assert lint_text(pci, "pci.yaml") == []
+    assert lint_text("permittedHostDevices:\n  mediatedDevices:\n" + mdev, "mdev.yaml") == []

@@ -37,7 +37,7 @@ from .fake_kube import FakeKube, kubevirt, node
 from .conftest import package_only
 from .server_util import ALL_BUT_2019, metric, scrape, snapshot_dir
 from .test_kube_cluster import A10, GRID, T4_OLD, cluster_nodes
-from .test_kube_lint import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, TENANT, VMS
+from .test_kube_lint import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, TENANT, VMS
 
 OK = grpc.StatusCode.OK
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -169,6 +169,18 @@ def test_lint_value_and_expected_keep_their_types(client):
     vms = client.lint({"vms.yaml": VMS}, "latest").findings
     assert vms[3].expected == [] and isinstance(vms[0].expected, list)  # lists, even empty ones
     assert vms[2].expected is None  # nothing to suggest: unset
+
+
+def test_lint_rpc_takes_kubevirt_advertised_sriov_entries(client):
+    """Cozystack's SR-IOV vGPU example: KubeVirt advertises the VFs itself."""
+    clean = client.lint({"gpu-vgpu.yaml": SRIOV_DOC}, "latest")
+    assert (clean.findings, clean.text, clean.documents) == ([], "", 2)
+    conflict = SRIOV_DOC.replace("resourceName: nvidia.com/L40S-24Q", "resourceName: nvidia.com/GA102GL_A10")
+    got = client.lint({"c.yaml": conflict}, "latest").findings
+    want = Linter("latest")
+    want.add_text(conflict, "c.yaml")
+    assert got == want.run()
+    assert [f.code for f in got] == ["resource-name-conflict"]
 
 
 def test_lint_matches_the_cli(client, tmp_path, capsys):

@@ -19,8 +19,18 @@ and a bare defaults table:
   the ``spec`` of its ``Kubernetes`` application).
 
 Only names in the ``nvidia.com/`` domain are checked: other names belong to
-other device plugins (or to KubeVirt's own, without
-``externalResourceProvider``).
+other device plugins.
+
+Who advertises a ``pciHostDevices`` entry decides what its name must be.
+With ``externalResourceProvider: true`` NVIDIA's device plugin does, so the
+name must be the one the profile derives for the selector's device. Without
+it (missing, null or false) KubeVirt's own device plugin (in ``virt-handler``) advertises the entry
+under whatever name it gives: that is how the SR-IOV vGPU virtual functions
+of Ada Lovelace and Blackwell GPUs are permitted (kubevirt#16890, Cozystack's
+``docs/gpu-vgpu.md``), e.g. ``10DE:26B9`` as ``nvidia.com/L40S-24Q``. Any
+valid name works there; only an invalid name (or socket path), the name
+NVIDIA's plugin gives that device or another one, and a selector listed
+twice are reported, and VMs may ask for such a name.
 
 Finding codes (stable):
 
@@ -40,9 +50,20 @@ Finding codes (stable):
     the profile advertises nothing for the selector's device (not NVIDIA, or
     v1.0.0 and an unnamed device);
 ``missing-external-resource-provider``
-    an ``nvidia.com/`` entry without ``externalResourceProvider: true``;
+    a ``pciHostDevices`` entry without ``externalResourceProvider: true``
+    whose name is the one NVIDIA's device plugin gives its device (KubeVirt
+    would start its own plugin for that resource too), or whose
+    ``externalResourceProvider`` is not a boolean (``"true"``, ``1``: meant
+    for NVIDIA's plugin, and checked as such); a ``mediatedDevices``
+    ``nvidia.com/`` entry without it;
+``resource-name-conflict``
+    a ``pciHostDevices`` entry KubeVirt advertises (no
+    ``externalResourceProvider: true``) under the name NVIDIA's device
+    plugin gives *another* device, or that a ``mediatedDevices`` entry
+    permits: two plugins would register one resource;
 ``duplicate-selector``
-    the same selector twice in one list;
+    the same selector twice in one list (for PCI entries under two names,
+    the message says so: only one of them gets the devices);
 ``invalid-selector``
     a missing or malformed ``pciVendorSelector``;
 ``wrong-selector-field``
@@ -57,7 +78,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -81,6 +102,7 @@ INVALID_RESOURCE_NAME = checks.INVALID_RESOURCE_NAME
 SOCKET_PATH_TOO_LONG = checks.SOCKET_PATH_TOO_LONG
 NOT_ADVERTISED = checks.NOT_ADVERTISED
 MISSING_EXTERNAL_RESOURCE_PROVIDER = "missing-external-resource-provider"
+RESOURCE_NAME_CONFLICT = "resource-name-conflict"
 DUPLICATE_SELECTOR = "duplicate-selector"
 INVALID_SELECTOR = "invalid-selector"
 WRONG_SELECTOR_FIELD = "wrong-selector-field"
@@ -95,6 +117,7 @@ CODES = (
     SOCKET_PATH_TOO_LONG,
     NOT_ADVERTISED,
     MISSING_EXTERNAL_RESOURCE_PROVIDER,
+    RESOURCE_NAME_CONFLICT,
     DUPLICATE_SELECTOR,
     INVALID_SELECTOR,
     WRONG_SELECTOR_FIELD,
@@ -368,14 +391,19 @@ class Linter:
         wrong_pci: dict[str, str] = {}
         wrong_mdev: dict[str, str] = {}
         permitted_mdev: set[str] = set()
+        kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = {}  # valid names KubeVirt's own plugin advertises
         for doc, block, path in sites.blocks:
             seen: dict[tuple[str, str], int] = {}
+            pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
             for entry in _entries(doc, block, path):
                 if entry.list_kind == "pci":
-                    findings.extend(self._check_pci(entry, seen, wrong_pci))
+                    findings.extend(self._check_pci(entry, seen, wrong_pci, pci_names, kubevirt_pci))
                 else:
                     findings.extend(self._check_mdev(entry, seen, wrong_mdev, permitted_mdev))
+        findings.extend(self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev))
         for ref in sites.references:
+            if _scalar(ref.node) in kubevirt_pci:
+                continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
             findings.extend(self._check_reference(ref, wrong_pci, wrong_mdev, permitted_mdev))
         rank: dict[str, int] = {}
         for doc in self._docs:
@@ -437,7 +465,19 @@ class Linter:
             )
         ]
 
-    def _check_pci(self, entry: _Entry, seen: dict[tuple[str, str], int], wrong_pci: dict[str, str]) -> list[Finding]:
+    def _check_pci(
+        self,
+        entry: _Entry,
+        seen: dict[tuple[str, str], int],
+        wrong_pci: dict[str, str],
+        pci_names: dict[str, str],
+        kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]],
+    ) -> list[Finding]:
+        """One pciHostDevices entry. With ``externalResourceProvider: true``
+        NVIDIA's plugin advertises it (the name must be the derived one);
+        without, KubeVirt's own plugin does (:meth:`_check_kubevirt_pci`).
+        ``pci_names``: selector -> first name in this list; ``kubevirt_pci``
+        collects the valid names KubeVirt advertises (VMs may ask for them)."""
         node = entry.node
         if _is_true(_get(node, "disabled")):
             return []
@@ -453,8 +493,14 @@ class Linter:
         selector = _scalar(selector_node)
         if name_node is None or name is None or not is_nvidia(name):
             return []
-        found: list[Finding] = []
-        found.extend(self._common(entry, name))
+        # true: NVIDIA's plugin. Missing, null or false: KubeVirt's own. Any
+        # other value (the string "true", 1) is meant for NVIDIA's plugin but
+        # is not a boolean: reported, and the entry checked as NVIDIA's.
+        erp = _get(node, "externalResourceProvider")
+        by_nvidia = erp is not None and not (
+            isinstance(erp, ScalarNode) and (erp.tag.endswith(":null") or (erp.tag.endswith(":bool") and not _is_true(erp)))
+        )
+        found: list[Finding] = self._common(entry, name) if by_nvidia else []
         if misplaced is not None:
             what = "a HyperConverged CR" if entry.hyperconverged else "KubeVirt"
             found.append(
@@ -484,9 +530,21 @@ class Linter:
             return found
         vendor, device = (g.lower() for g in match.groups())
         shown = f"{vendor}:{device}".upper()
-        found.extend(self._duplicate(entry, selector_node, selector_path, ("pci", shown), seen, shown))
+        for duplicate in self._duplicate(entry, selector_node, selector_path, ("pci", shown), seen, shown):
+            first_name = pci_names.get(shown)
+            if first_name is not None and first_name != name:
+                duplicate = replace(
+                    duplicate,
+                    message=f"{duplicate.message}, and it names the device {first_name}, not {name}: "
+                    "a device gets one name, so VMs asking for the other never schedule",
+                )
+            found.append(duplicate)
+        pci_names.setdefault(shown, name)
         path = entry.path + ("resourceName",)
         resolution = self.resolver.resolve(f"{vendor}:{device}", self.profile)
+        if not by_nvidia:
+            found.extend(self._check_kubevirt_pci(entry, name_node, name, shown, resolution, kubevirt_pci))
+            return found
         expected = resolution.resource_name
         if expected is None:
             reason = next((w.message for w in resolution.warnings if w.code == NOT_ADVERTISED), "")
@@ -530,6 +588,68 @@ class Linter:
                         f"{self.upgrade_name} advertises {shown} as {after or 'nothing'}: "
                         f"after the upgrade, VMs asking for {name} stop scheduling",
                         expected=after,
+                    )
+                )
+        return found
+
+    def _check_kubevirt_pci(
+        self,
+        entry: _Entry,
+        name_node: Node,
+        name: str,
+        shown: str,
+        resolution: Resolution,
+        permitted: dict[str, list[tuple[_Entry, Node, str]]],
+    ) -> list[Finding]:
+        """A pciHostDevices entry without ``externalResourceProvider: true``:
+        KubeVirt's own plugin advertises the selected devices (SR-IOV vGPU
+        VFs, kubevirt#16890) as ``name``, and any valid name works. Reported:
+        the name NVIDIA's plugin gives this device (``missing-external-
+        resource-provider``) or another one (``resource-name-conflict``), and
+        a name kubelet refuses or whose socket path is too long."""
+        path = entry.path + ("resourceName",)
+        theirs = resolution.resource_name
+        if theirs is not None and name == theirs:
+            return self._common(entry, name)
+        note = f"NVIDIA's plugin would call {shown} {theirs}" if theirs else f"NVIDIA's plugin advertises nothing for {shown}"
+        problems = [
+            self._finding(entry.doc, name_node, path, w.code, f"{w.message} ({note})")
+            for w in kubevirt_name_warnings(name)
+        ]
+        others = sorted({r.device.upper() for r in self._names().get(name, []) if r.advertised})
+        if others:
+            problems.append(
+                self._finding(
+                    entry.doc,
+                    name_node,
+                    path,
+                    RESOURCE_NAME_CONFLICT,
+                    f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, the name "
+                    f"{self.profile_name} gives {', '.join(others)}: two plugins would register one resource "
+                    f"on a node with both ({note})",
+                )
+            )
+        if not problems:
+            permitted.setdefault(name, []).append((entry, name_node, shown))
+        return problems
+
+    def _kubevirt_pci_and_mdev(
+        self, kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]], permitted_mdev: set[str]
+    ) -> list[Finding]:
+        """A name KubeVirt advertises for PCI devices that a mediatedDevices
+        entry permits too: two plugins would register one resource."""
+        found: list[Finding] = []
+        for name in sorted(kubevirt_pci.keys() & permitted_mdev):
+            for entry, name_node, shown in kubevirt_pci.pop(name):
+                found.append(
+                    self._finding(
+                        entry.doc,
+                        name_node,
+                        entry.path + ("resourceName",),
+                        RESOURCE_NAME_CONFLICT,
+                        f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, and a "
+                        "mediatedDevices entry permits a vGPU type under that name too: two plugins would "
+                        "register one resource",
                     )
                 )
         return found
@@ -718,6 +838,39 @@ class Linter:
                     )
                 ]
         return []
+
+
+def kubevirt_socket_path(resource: str) -> str:
+    """The socket KubeVirt's own device plugin (virt-handler) serves a
+    permitted resource on: ``/`` becomes ``-`` and the domain stays."""
+    return f"{checks.DEVICE_PLUGIN_DIR}kubevirt-{resource.replace('/', '-')}.sock"
+
+
+def kubevirt_name_warnings(resource: str) -> list[NameWarning]:
+    """kubelet validity and socket length of a name KubeVirt's own plugin
+    registers (``nvidia.com/`` names only)."""
+    found: list[NameWarning] = []
+    if not is_nvidia(resource):
+        return found
+    problem = checks.name_part_problem(resource[len(PREFIX):])
+    if problem:
+        found.append(
+            NameWarning(
+                INVALID_RESOURCE_NAME,
+                f"kubelet refuses {resource}: {problem}; KubeVirt's device plugin cannot register it",
+            )
+        )
+    socket = kubevirt_socket_path(resource)
+    size = len(socket.encode("utf-8", "surrogateescape"))
+    if size > checks.SOCKET_PATH_MAX_BYTES:
+        found.append(
+            NameWarning(
+                SOCKET_PATH_TOO_LONG,
+                f"KubeVirt's plugin socket {socket} is {size} bytes, more than the {checks.SOCKET_PATH_MAX_BYTES} "
+                "a unix socket path may have; the plugin cannot create it",
+            )
+        )
+    return found
 
 
 def lint_text(
