@@ -717,3 +717,16 @@ def test_a_kubevirt_pci_name_also_permitted_as_a_vgpu_type_is_a_conflict():
     pci, mdev = text.split("  mediatedDevices:\n")
     assert lint_text(pci, "pci.yaml") == []
     assert lint_text("permittedHostDevices:\n  mediatedDevices:\n" + mdev, "mdev.yaml") == []
+
+
+def test_the_proto_lists_every_lint_code_in_order():
+    """Finding.code's comment in the .proto is what gRPC users read: it names
+    exactly lint's CODES, in their order."""
+    import re
+    from pathlib import Path
+
+    proto = (Path(__file__).resolve().parents[1] / "proto/pciname/v1/pciname.proto").read_text()
+    end = proto.index("(pciname.kube.lint.CODES)")
+    start = proto.rindex("// Stable code:", 0, end) + len("// Stable code:")
+    listed = [c.strip() for c in re.sub(r"\s*//\s*", " ", proto[start:end]).split(",")]
+    assert tuple(listed) == CODES
