@@ -1,0 +1,443 @@
+"""The fast path of ``pciname lookup``: plain lookups answered from a small
+per-profile answer table, importing almost nothing.
+
+``pciname lookup DEVICE... [-p PROFILE] [-o name|json]`` is what people and
+scripts run most; argparse, typing, pathlib and the catalog machinery cost
+several times ``python -c pass`` before the answer is printed. So the full
+path (:func:`pciname.cli.core.run_lookup`), after answering a plain lookup,
+saves the answer table of that profile spelling: for every NVIDIA device id
+the profile knows, the fields of its record, and the fields every record of
+the profile shares. The next plain lookup of that spelling reads that one
+table and prints exactly what the full path prints.
+
+:func:`lookup` answers only when it can answer exactly as argparse and the
+full path would; for anything else (another shape of command line, a device
+outside the table, a non-NVIDIA vendor, no valid table) it returns None and
+the caller runs the full path, which owns --help, every error and every
+other command.
+
+The table follows the trust model of :mod:`pciname.catalog`'s tables: it is
+believed only from a trusted cache dir, as a regular file of this user of
+at most :data:`MAX_ANSWERS_BYTES`, opened O_NOFOLLOW|O_NONBLOCK, starting
+with :data:`MAGIC` and a BLAKE2b digest of the rest that matches, and whose
+payload names this code (version, package dir, the identity of every source
+file the answers depend on) and the identity of every data file they come
+from (profiles.json, the packaged snapshots and their manifest, the embedded
+pci.ids). Anything else is "not here": the full path answers and rewrites
+it. Written to a mkstemp file and renamed into place.
+
+This module imports only ``os``, ``sys``, ``marshal`` and ``zlib`` at the
+top: the writer's imports are inside :func:`save`.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import zlib
+
+from .._version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ..resolver import ProfileView
+
+MAGIC = b"pciname-answers\x00\x01"
+FORMAT = 1
+DIGEST_BYTES = 32
+MAX_ANSWERS_BYTES = 4 << 20  # a real table is well under 1 MB
+_SUFFIX = ".answers"
+
+#: What the answers depend on, relative to the package dir: a change to any
+#: of these files gives them a new identity and the table is not believed.
+CODE_FILES = (
+    "_version.py",
+    "paths.py",
+    "files.py",
+    "errors.py",
+    "catalog.py",
+    "snapshots.py",
+    "resolver.py",
+    "naming/algorithms.py",
+    "naming/checks.py",
+    "naming/gotext.py",
+    "naming/profiles.py",
+    "pciids/ids.py",
+    "pciids/loader.py",
+    "pciids/model.py",
+    "cli/core.py",
+    "cli/fast.py",
+)
+#: The data files, relative to the data dir.
+DATA_FILES = ("profiles.json", "pci.ids", "snapshots.sha256", "snapshots.tar.xz")
+
+_OUTPUTS = ("name", "json")
+#: More devices than this go to the full path, which owns the limit
+#: (:data:`pciname.files.MAX_LOOKUP_DEVICES`, far above this).
+_MAX_FAST_DEVICES = 4096
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def package_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+def data_dir(package: str) -> str:
+    """:func:`pciname.paths.data_dir`, without pathlib."""
+    installed = os.path.join(package, "data")
+    if os.path.isfile(os.path.join(installed, "pci.ids")):
+        return installed
+    return os.path.join(os.path.dirname(package), "data")
+
+
+def _untrusted(directory: str) -> bool:
+    """:func:`pciname.paths.untrusted_reason` is not None (without pathlib)."""
+    try:
+        st = os.stat(directory)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        return True
+    return bool(st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX)
+
+
+def tables_dir() -> str | None:
+    """The cache dir's tables/ (as :func:`pciname.paths.cache_dir` finds it),
+    or None when it is not to be trusted or not known without pathlib."""
+    root = os.environ.get("PCINAME_CACHE_DIR")
+    if not root:
+        if not sys.platform.startswith("linux"):
+            return None
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "pciname")
+    tables = os.path.join(root, "tables")
+    if _untrusted(root) or _untrusted(tables):
+        return None
+    return tables
+
+
+def table_path(tables: str, spelling: str, package: str) -> str:
+    key = zlib.crc32(repr((FORMAT, __version__, package, spelling)).encode("utf-8", "surrogateescape"))
+    return os.path.join(tables, f"{key:08x}{_SUFFIX}")
+
+
+def _identity(path: str) -> tuple[int, int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def dependencies(package: str) -> list[tuple[str, tuple[int, int, int, int, int] | None]]:
+    """Every file the answers depend on, with its identity now."""
+    data = data_dir(package)
+    paths = [os.path.join(package, name) for name in CODE_FILES] + [os.path.join(data, name) for name in DATA_FILES]
+    return [(path, _identity(path)) for path in paths]
+
+
+def _digest(payload: bytes) -> bytes:
+    try:
+        from _blake2 import blake2b  # CPython's built-in: no OpenSSL load on the lookup path
+    except ImportError:  # pragma: no cover - builds without it
+        from hashlib import blake2b
+    return blake2b(payload, digest_size=DIGEST_BYTES).digest()
+
+
+def read_table(path: str) -> dict[str, Any] | None:
+    """The payload of an answer table file, or None if anything about it is wrong."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MAX_ANSWERS_BYTES:
+            return None
+        blob = os.read(fd, st.st_size + 1)  # a file that grew since fstat fails the digest
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head = len(MAGIC) + DIGEST_BYTES
+    if len(blob) > MAX_ANSWERS_BYTES or len(blob) < head or not blob.startswith(MAGIC):
+        return None
+    payload = blob[head:]
+    if blob[len(MAGIC) : head] != _digest(payload):
+        return None
+    try:
+        saved = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
+def load(spelling: str) -> dict[str, Any] | None:
+    """The trusted answer table of a profile spelling, or None."""
+    tables = tables_dir()
+    if tables is None:
+        return None
+    package = package_dir()
+    saved = read_table(table_path(tables, spelling, package))
+    if saved is None:
+        return None
+    try:
+        if (
+            saved["format"] != FORMAT
+            or saved["version"] != __version__
+            or saved["package"] != package
+            or saved["spelling"] != spelling
+            or saved["deps"] != dependencies(package)
+        ):
+            return None
+        header, fields, rows = saved["header"], saved["fields"], saved["rows"]
+        if not (isinstance(header, dict) and isinstance(fields, list) and isinstance(rows, dict)):
+            return None
+    except (KeyError, TypeError):
+        return None
+    return saved
+
+
+# -- the command line ---------------------------------------------------------
+
+
+def plain_lookup(argv: Sequence[str]) -> tuple[list[str], str, str] | None:
+    """``(devices, profile spelling, output)`` when ``argv`` is a plain
+    lookup the fast path may answer: ``lookup``, then device ids (4 hex
+    digits, a colon, 4 hex digits, each optionally 0x-prefixed) in one run,
+    and at most one of each of ``-p/--profile P`` (P not starting with
+    ``-``) and ``-o/--output name|json``; else None."""
+    if len(argv) < 2 or argv[0] != "lookup":
+        return None
+    devices: list[str] = []
+    profile: str | None = None
+    output: str | None = None
+    ended = False  # the run of devices is over
+    i, n = 1, len(argv)
+    while i < n:
+        token = argv[i]
+        if token.startswith("-"):
+            if devices:
+                ended = True
+            if token in ("-p", "--profile"):
+                if profile is not None or i + 1 >= n:
+                    return None
+                profile = argv[i + 1]
+            elif token in ("-o", "--output"):
+                if output is not None or i + 1 >= n:
+                    return None
+                output = argv[i + 1]
+                if output not in _OUTPUTS:
+                    return None
+            else:
+                return None
+            if argv[i + 1].startswith("-"):
+                return None
+            i += 2
+            continue
+        if ended or _device_id(token) is None:
+            return None
+        devices.append(token)
+        i += 1
+    if not devices or len(devices) > _MAX_FAST_DEVICES:
+        return None
+    return devices, profile or "latest", output or "name"
+
+
+def _hex4(text: str) -> str | None:
+    if text[:2] in ("0x", "0X"):
+        text = text[2:]
+    if len(text) == 4 and _HEX.issuperset(text):
+        return text.lower()
+    return None
+
+
+def _device_id(token: str) -> tuple[str, str] | None:
+    """``VENDOR:DEVICE`` as :func:`pciname.pciids.ids.parse_device_id` reads
+    it (without surrounding white space or the bare form), else None."""
+    vendor, sep, device = token.partition(":")
+    if not sep:
+        return None
+    v, d = _hex4(vendor), _hex4(device)
+    if v is None or d is None:
+        return None
+    return v, d
+
+
+def _row(table: dict[str, Any], device_id: str) -> tuple[Any, ...] | None:
+    """The saved fields of NVIDIA ``device_id`` (each row is unmarshalled
+    only when asked for: a lookup pays for the devices it names)."""
+    blob = table["rows"].get(device_id)
+    if blob is None:
+        return None
+    row = marshal.loads(blob)
+    return row if isinstance(row, tuple) and len(row) == len(table["fields"]) else None
+
+
+def record(table: dict[str, Any], device_id: str) -> dict[str, Any] | None:
+    """The record of NVIDIA ``device_id`` as the full path builds it, or None."""
+    row = _row(table, device_id)
+    if row is None:
+        return None
+    values = dict(table["header"])
+    values.update(zip(table["fields"], row))
+    values["device"] = f"10de:{device_id}"
+    values["warnings"] = [{"code": code, "message": message} for code, message in values["warnings"]]
+    resource = values["resource_name"]
+    # Derived as pciname.naming.checks does (save() checks every record).
+    if resource is None:
+        values["env_var"] = values["socket_path"] = None
+    else:
+        values["env_var"] = "PCI_RESOURCE_" + resource.upper().replace("/", "_").replace(".", "_")
+        values["socket_path"] = f"/var/lib/kubelet/device-plugins/kubevirt-{resource.partition('/')[2]}.sock"
+    return {key: values[key] for key in table["order"]}
+
+
+def lookup(argv: Sequence[str]) -> int | None:
+    """Answer a plain lookup from its answer table (the exit code), or None:
+    the full path must run. Prints nothing unless it answers."""
+    shape = plain_lookup(argv)
+    if shape is None:
+        return None
+    devices, spelling, output = shape
+    ids = []
+    for token in devices:
+        parsed = _device_id(token)
+        if parsed is None or parsed[0] != "10de":
+            return None
+        ids.append(parsed[1])
+    table = load(spelling)
+    if table is None:
+        return None
+    try:
+        if output == "name":
+            fields = table["fields"]
+            r_resource, r_advertised, r_warnings = (
+                fields.index("resource_name"),
+                fields.index("advertised"),
+                fields.index("warnings"),
+            )
+            found = []
+            for i in ids:
+                row = _row(table, i)
+                if row is None:
+                    return None
+                found.append(row)
+            out, err = sys.stdout, sys.stderr
+            for device_id, row in zip(ids, found):
+                out.write((row[r_resource] or "") + "\n")
+                for code, message in row[r_warnings]:
+                    err.write(f"pciname: 10de:{device_id}: {code}: {message}\n")
+            return 0 if all(row[r_advertised] for row in found) else 1
+        records = [record(table, i) for i in ids]
+    except (KeyError, TypeError, ValueError, IndexError, EOFError):
+        return None
+    if any(r is None for r in records):
+        return None
+    import json  # as pciname.render.dump_json writes it (render imports typing)
+
+    json.dump(records, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0 if all(r["advertised"] for r in records if r is not None) else 1
+
+
+# -- writing ------------------------------------------------------------------
+
+
+def save(spelling: str, view: ProfileView, deps: list[tuple[str, tuple[int, int, int, int, int] | None]]) -> bool:
+    """Write the answer table of ``spelling`` (which selected ``view``'s
+    profile), given the ``deps`` taken before the view was made; False when
+    it is not written (untrusted or unwritable cache, a profile whose file
+    is not the package's or the embedded one, files changed meanwhile)."""
+    from ..catalog import identity_of
+    from ..paths import embedded_pciids_path
+    from ..pciids.ids import NVIDIA_VENDOR_ID
+    from ..resolver import DeviceId
+    from ..snapshots import locate
+
+    tables = tables_dir()
+    if tables is None or any(identity is None for path, identity in deps if not path.endswith(".py")):
+        return False
+    profile = view.profile
+    source: tuple[object, ...]
+    if profile.snapshot is None:
+        if profile.kind != "preview":
+            return False
+        source = identity_of(embedded_pciids_path())
+    else:
+        location = locate(profile.snapshot)
+        if location is None or not location.packaged:
+            return False
+        real, *stat = identity_of(location.path)
+        source = (f"{real}#{location.member}", *stat)
+    if view.catalog.identity != source:
+        return False
+    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
+    if not records:
+        return False
+    order = list(records[0])
+    shared = ("profile", "algorithm", "plugin_release", "vendor_name", "pci_ids_version", "pci_ids_sha256")
+    header = {key: records[0][key] for key in shared}
+    derived = ("device", "env_var", "socket_path")
+    fields = [key for key in order if key not in shared and key not in derived]
+    rows = {}
+    for r in records:
+        if list(r) != order or any(r[key] != header[key] for key in shared):
+            return False
+        row = [r[key] for key in fields]
+        row[fields.index("warnings")] = [(w["code"], w["message"]) for w in r["warnings"]]
+        rows[r["device"].partition(":")[2]] = marshal.dumps(tuple(row))
+    table = {
+        "format": FORMAT,
+        "version": __version__,
+        "package": package_dir(),
+        "spelling": spelling,
+        "deps": deps,
+        "header": header,
+        "fields": fields,
+        "order": order,
+        "rows": rows,
+    }
+    # Never save what would answer differently from the full path.
+    if any(record(table, i) != r for i, r in zip(rows, records)):
+        return False
+    if dependencies(package_dir()) != deps:
+        return False
+    payload = marshal.dumps(table)
+    return _write(tables, table_path(tables, spelling, package_dir()), MAGIC + _digest(payload) + payload)
+
+
+def _write(tables: str, target: str, blob: bytes) -> bool:
+    import tempfile
+
+    try:
+        os.makedirs(os.path.dirname(tables), mode=0o700, exist_ok=True)
+        os.makedirs(tables, mode=0o700, exist_ok=True)
+        if tables_dir() != tables:  # created by someone else in the meantime
+            return False
+        fd, tmp = tempfile.mkstemp(dir=tables, prefix=".answers-", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
+        os.replace(tmp, target)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True
