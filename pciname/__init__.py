@@ -12,8 +12,6 @@ The names below are imported on first use (PEP 562), so that the
 ``pciname`` command loads only what the command it runs needs.
 """
 
-from __future__ import annotations
-
 from ._version import __version__
 
 # Not typing.TYPE_CHECKING: importing typing costs `pciname lookup` several

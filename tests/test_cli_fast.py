@@ -27,7 +27,7 @@ DEVICES = [
 FLAGS = [
     "-p", "--profile", "-o", "--output", "name", "json", "yaml", "table", "nonsense-profile", "",
     "--help", "-h", "--pciids", "--algorithm", "--prof", "--", "-x", "--server", "--profile=preview",
-    "--output=json", "lookup", "reverse",
+    "--output=json", "lookup", "reverse", "--warnings", "all", "auto",
 ]
 VOCABULARY = PROFILES + DEVICES + FLAGS
 

@@ -11,8 +11,6 @@ Exit codes: 0 success, 1 a negative answer (not advertised, findings), 2 bad
 usage or bad input, with one line on stderr and never a traceback.
 """
 
-from __future__ import annotations
-
 import sys
 
 from .._version import __version__
@@ -22,11 +20,14 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 
+# No `from __future__ import annotations` here, in pciname/__init__ or in
+# .fast (importing __future__ costs start-up time): type-only names are quoted.
+
 # Command modules, in the order their commands appear in --help.
 COMMAND_MODULES = ("core", "pciids", "service", "generate", "lint", "scan", "cluster")
 
 
-def _parser_class() -> type[argparse.ArgumentParser]:
+def _parser_class() -> "type[argparse.ArgumentParser]":
     import argparse
 
     class _Parser(argparse.ArgumentParser):
@@ -38,7 +39,7 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     return _Parser
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: "str | None" = None) -> "argparse.ArgumentParser":
     """The parser; with ``command``, only as many command modules as it takes
     to register that command (start-up time: ``lookup`` needs only core)."""
     import importlib
@@ -58,7 +59,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: "Sequence[str] | None" = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "lookup":
         from .fast import lookup

@@ -19,36 +19,37 @@ other command.
 The table follows the trust model of :mod:`pciname.catalog`'s tables: it is
 believed only from a trusted cache dir, as a regular file of this user of
 at most :data:`MAX_ANSWERS_BYTES`, opened O_NOFOLLOW|O_NONBLOCK, starting
-with :data:`MAGIC` and a BLAKE2b digest of the rest that matches, and whose
+with :data:`MAGIC` and a BLAKE2b digest of its index that matches (the
+index holds a BLAKE2b digest of each row, checked when the row is read), and whose
 payload names this code (version, package dir, the identity of every source
 file the answers depend on) and the identity of every data file they come
 from (profiles.json, the packaged snapshots and their manifest, the embedded
 pci.ids). Anything else is "not here": the full path answers and rewrites
 it. Written to a mkstemp file and renamed into place.
 
-This module imports only ``os``, ``sys``, ``marshal`` and ``zlib`` at the
-top: the writer's imports are inside :func:`save`.
+This module imports only ``os``, ``sys`` and ``marshal`` at the top (and
+``_blake2`` to check a table): the writer's imports are inside :func:`save`.
+No ``from __future__ import annotations`` either (importing ``__future__``
+costs start-up time): annotations naming type-only imports are strings.
 """
-
-from __future__ import annotations
 
 import marshal
 import os
 import sys
-import zlib
 
 from .._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
     from ..resolver import ProfileView
 
-MAGIC = b"pciname-answers\x00\x01"
+MAGIC = b"pciname-answers\x00\x02"
 FORMAT = 1
 DIGEST_BYTES = 32
+_ROW_DIGEST_BYTES = 16
 MAX_ANSWERS_BYTES = 4 << 20  # a real table is well under 1 MB
 _SUFFIX = ".answers"
 
@@ -76,9 +77,11 @@ CODE_FILES = (
 DATA_FILES = ("profiles.json", "pci.ids", "snapshots.sha256", "snapshots.tar.xz")
 
 _OUTPUTS = ("name", "json")
-#: More devices than this go to the full path, which owns the limit
-#: (:data:`pciname.files.MAX_LOOKUP_DEVICES`, far above this).
-_MAX_FAST_DEVICES = 4096
+#: ``lookup -o name`` lists warnings one line each for up to this many
+#: devices, and sums them up in one line beyond (``--warnings all``: always
+#: listed). The fast path answers only up to this many devices.
+LIST_WARNINGS_UP_TO = 20
+_MAX_FAST_DEVICES = LIST_WARNINGS_UP_TO
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -126,8 +129,8 @@ def tables_dir() -> str | None:
 
 
 def table_path(tables: str, spelling: str, package: str) -> str:
-    key = zlib.crc32(repr((FORMAT, __version__, package, spelling)).encode("utf-8", "surrogateescape"))
-    return os.path.join(tables, f"{key:08x}{_SUFFIX}")
+    key = _digest(repr((FORMAT, __version__, package, spelling)).encode("utf-8", "surrogateescape"))
+    return os.path.join(tables, f"{key[:8].hex()}{_SUFFIX}")
 
 
 def _identity(path: str) -> tuple[int, int, int, int, int] | None:
@@ -145,15 +148,15 @@ def dependencies(package: str) -> list[tuple[str, tuple[int, int, int, int, int]
     return [(path, _identity(path)) for path in paths]
 
 
-def _digest(payload: bytes) -> bytes:
+def _digest(payload: bytes, size: int = DIGEST_BYTES) -> bytes:
     try:
         from _blake2 import blake2b  # CPython's built-in: no OpenSSL load on the lookup path
     except ImportError:  # pragma: no cover - builds without it
         from hashlib import blake2b
-    return blake2b(payload, digest_size=DIGEST_BYTES).digest()
+    return blake2b(payload, digest_size=size).digest()
 
 
-def read_table(path: str) -> dict[str, Any] | None:
+def read_table(path: str) -> "dict[str, Any] | None":
     """The payload of an answer table file, or None if anything about it is wrong."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -171,21 +174,31 @@ def read_table(path: str) -> dict[str, Any] | None:
         return None
     finally:
         os.close(fd)
-    head = len(MAGIC) + DIGEST_BYTES
+    # MAGIC, the digest of the index, the index's length, the index
+    # (marshal), the rows: each row is checked against its own digest in
+    # the index when it is read (a lookup digests the index and its rows,
+    # not the whole table).
+    head = len(MAGIC) + DIGEST_BYTES + 4
     if len(blob) > MAX_ANSWERS_BYTES or len(blob) < head or not blob.startswith(MAGIC):
         return None
-    payload = blob[head:]
-    if blob[len(MAGIC) : head] != _digest(payload):
+    size = int.from_bytes(blob[head - 4 : head], "little")
+    payload = blob[head : head + size]
+    if len(payload) != size or blob[len(MAGIC) : head - 4] != _digest(payload):
         return None
     try:
         saved = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return None
-    return saved if isinstance(saved, dict) else None
+    if not isinstance(saved, dict):
+        return None
+    saved["rows"] = blob[head + size :]
+    return saved
 
 
-def load(spelling: str) -> dict[str, Any] | None:
-    """The trusted answer table of a profile spelling, or None."""
+def load(spelling: str, *, every_row: bool = False) -> "dict[str, Any] | None":
+    """The trusted answer table of a profile spelling, or None; with
+    ``every_row``, only if every row is intact too (else rows are checked
+    as they are read)."""
     tables = tables_dir()
     if tables is None:
         return None
@@ -202,10 +215,21 @@ def load(spelling: str) -> dict[str, Any] | None:
             or saved["deps"] != dependencies(package)
         ):
             return None
-        header, fields, rows = saved["header"], saved["fields"], saved["rows"]
-        if not (isinstance(header, dict) and isinstance(fields, list) and isinstance(rows, dict)):
+        header, fields, ids, ends, sums = (saved[k] for k in ("header", "fields", "ids", "ends", "sums"))
+        if not (
+            isinstance(header, dict)
+            and isinstance(fields, list)
+            and isinstance(ids, str)
+            and isinstance(ends, bytes)
+            and isinstance(sums, bytes)
+            and len(ids) % 4 == 0
+            and len(ends) == len(ids)  # 4 bytes per id of 4 characters
+            and len(sums) == len(ids) * _ROW_DIGEST_BYTES // 4
+        ):
             return None
-    except (KeyError, TypeError):
+        if every_row and any(_row(saved, ids[at : at + 4]) is None for at in range(0, len(ids), 4)):
+            return None
+    except (KeyError, TypeError, ValueError, EOFError):
         return None
     return saved
 
@@ -213,7 +237,7 @@ def load(spelling: str) -> dict[str, Any] | None:
 # -- the command line ---------------------------------------------------------
 
 
-def plain_lookup(argv: Sequence[str]) -> tuple[list[str], str, str] | None:
+def plain_lookup(argv: "Sequence[str]") -> "tuple[list[str], str, str] | None":
     """``(devices, profile spelling, output)`` when ``argv`` is a plain
     lookup the fast path may answer: ``lookup``, then device ids (4 hex
     digits, a colon, 4 hex digits, each optionally 0x-prefixed) in one run,
@@ -276,17 +300,25 @@ def _device_id(token: str) -> tuple[str, str] | None:
     return v, d
 
 
-def _row(table: dict[str, Any], device_id: str) -> tuple[Any, ...] | None:
+def _row(table: "dict[str, Any]", device_id: str) -> "tuple[Any, ...] | None":
     """The saved fields of NVIDIA ``device_id`` (each row is unmarshalled
     only when asked for: a lookup pays for the devices it names)."""
-    blob = table["rows"].get(device_id)
-    if blob is None:
+    ids, ends = table["ids"], table["ends"]
+    at = ids.find(device_id)
+    while at != -1 and at % 4:
+        at = ids.find(device_id, at + 1)
+    if at == -1 or len(device_id) != 4:
+        return None
+    start = int.from_bytes(ends[at - 4 : at], "little") if at else 0
+    blob = table["rows"][start : int.from_bytes(ends[at : at + 4], "little")]
+    k = at // 4 * _ROW_DIGEST_BYTES
+    if _digest(blob, _ROW_DIGEST_BYTES) != table["sums"][k : k + _ROW_DIGEST_BYTES]:
         return None
     row = marshal.loads(blob)
     return row if isinstance(row, tuple) and len(row) == len(table["fields"]) else None
 
 
-def record(table: dict[str, Any], device_id: str) -> dict[str, Any] | None:
+def record(table: "dict[str, Any]", device_id: str) -> "dict[str, Any] | None":
     """The record of NVIDIA ``device_id`` as the full path builds it, or None."""
     row = _row(table, device_id)
     if row is None:
@@ -305,7 +337,7 @@ def record(table: dict[str, Any], device_id: str) -> dict[str, Any] | None:
     return {key: values[key] for key in table["order"]}
 
 
-def lookup(argv: Sequence[str]) -> int | None:
+def lookup(argv: "Sequence[str]") -> "int | None":
     """Answer a plain lookup from its answer table (the exit code), or None:
     the full path must run. Prints nothing unless it answers."""
     shape = plain_lookup(argv)
@@ -356,7 +388,7 @@ def lookup(argv: Sequence[str]) -> int | None:
 # -- writing ------------------------------------------------------------------
 
 
-def save(spelling: str, view: ProfileView, deps: list[tuple[str, tuple[int, int, int, int, int] | None]]) -> bool:
+def save(spelling: str, view: "ProfileView", deps: "list[tuple[str, tuple[int, int, int, int, int] | None]]") -> bool:
     """Write the answer table of ``spelling`` (which selected ``view``'s
     profile), given the ``deps`` taken before the view was made; False when
     it is not written (untrusted or unwritable cache, a profile whose file
@@ -384,7 +416,10 @@ def save(spelling: str, view: ProfileView, deps: list[tuple[str, tuple[int, int,
         source = (f"{real}#{location.member}", *stat)
     if view.catalog.identity != source:
         return False
-    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
+    universe = view.universe()
+    if any(len(i) != 4 or not _HEX.issuperset(i) for i in universe):  # the index holds 4 characters per id
+        return False
+    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in universe]
     if not records:
         return False
     order = list(records[0])
@@ -392,7 +427,7 @@ def save(spelling: str, view: ProfileView, deps: list[tuple[str, tuple[int, int,
     header = {key: records[0][key] for key in shared}
     derived = ("device", "env_var", "socket_path")
     fields = [key for key in order if key not in shared and key not in derived]
-    rows = {}
+    rows: dict[str, bytes] = {}
     for r in records:
         if list(r) != order or any(r[key] != header[key] for key in shared):
             return False
@@ -408,15 +443,27 @@ def save(spelling: str, view: ProfileView, deps: list[tuple[str, tuple[int, int,
         "header": header,
         "fields": fields,
         "order": order,
-        "rows": rows,
+        "ids": "".join(rows),
+        "ends": b"".join(end.to_bytes(4, "little") for end in _ends(rows.values())),
+        "sums": b"".join(_digest(blob, _ROW_DIGEST_BYTES) for blob in rows.values()),
     }
+    index = marshal.dumps(table)
+    table["rows"] = all_rows = b"".join(rows.values())
     # Never save what would answer differently from the full path.
     if any(record(table, i) != r for i, r in zip(rows, records)):
         return False
     if dependencies(package_dir()) != deps:
         return False
-    payload = marshal.dumps(table)
-    return _write(tables, table_path(tables, spelling, package_dir()), MAGIC + _digest(payload) + payload)
+    blob = MAGIC + _digest(index) + len(index).to_bytes(4, "little") + index + all_rows
+    return _write(tables, table_path(tables, spelling, package_dir()), blob)
+
+
+def _ends(blobs: "Iterable[bytes]") -> "list[int]":
+    ends, end = [], 0
+    for blob in blobs:
+        end += len(blob)
+        ends.append(end)
+    return ends
 
 
 def _write(tables: str, target: str, blob: bytes) -> bool:
