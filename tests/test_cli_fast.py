@@ -145,3 +145,56 @@ def test_the_fast_path_imports_almost_nothing(argv, tmp_path):
                           timeout=120)
     assert proc.stdout == first.stdout
     assert proc.stderr == first.stderr + "0 []\n"
+
+
+def test_the_fast_paths_limits_are_pciname_files_limits():
+    from pciname import files
+
+    assert (fast.MAX_LOOKUP_DEVICES, fast.MAX_LOOKUP_STDIN_BYTES) == (
+        files.MAX_LOOKUP_DEVICES,
+        files.MAX_LOOKUP_STDIN_BYTES,
+    )
+
+
+def run_with_stdin(function, argv: list[str], data: bytes, monkeypatch) -> tuple[object, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    return run_in_process(function, argv)
+
+
+STDIN_TOKENS = DEVICES + ["10de:2236"] * 3 + ["10de:1eb8", "10de:2330", "2330"]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    tokens=st.lists(st.sampled_from(VOCABULARY), min_size=0, max_size=4),
+    lines=st.lists(st.sampled_from(STDIN_TOKENS), min_size=0, max_size=40),
+    separator=st.sampled_from(["\n", " ", "\t", "\r\n"]),
+)
+@example(tokens=[], lines=["10de:2236"] * 25, separator="\n")
+@example(tokens=["--warnings", "all"], lines=["10de:1eb8", "10de:2236"] * 15, separator=" ")
+@example(tokens=["-o", "json"], lines=["10de:2330"] * 21, separator="\n")
+@example(tokens=[], lines=[], separator="\n")
+def test_property_stdin_lookups_agree(tokens, lines, separator, warm_tables, monkeypatch):
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(warm_tables))
+    argv = ["lookup", "--stdin", *tokens]
+    data = separator.join(lines).encode()
+    expected = run_with_stdin(cli.full, argv, data, monkeypatch)
+    got = run_with_stdin(fast.lookup, argv, data, monkeypatch)
+    if got[0] is None:
+        assert got[1:] == ("", ""), "the fast path printed, then gave up"
+        # What the fast path read of stdin, the full path still gets.
+        assert sys.stdin.buffer.read() == data
+    else:
+        assert got == expected
+    assert run_with_stdin(cli.main, argv, data, monkeypatch) == expected
+
+
+def test_a_large_stdin_lookup_is_answered_by_the_fast_path(warm_tables, monkeypatch):
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(warm_tables))
+    table = fast.load("latest")
+    every = "\n".join(f"10de:{table['ids'][k:k + 4]}" for k in range(0, len(table["ids"]), 4)).encode()
+    for extra in ([], ["--warnings", "all"], ["-o", "name"]):
+        argv = ["lookup", "--stdin", *extra]
+        expected = run_with_stdin(cli.full, argv, every, monkeypatch)
+        got = run_with_stdin(fast.lookup, argv, every, monkeypatch)
+        assert got[0] is not None and got == expected

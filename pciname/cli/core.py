@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..render import emit, table
 from ..naming.algorithms import ALGORITHMS
-from .fast import LIST_WARNINGS_UP_TO
+from .fast import LIST_WARNINGS_UP_TO, warnings_summary
 from .output import add_output_option
 
 if TYPE_CHECKING:
@@ -228,12 +228,7 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
                 else:
                     counts[w["code"]] = counts.get(w["code"], 0) + 1
         if counts:
-            total = sum(counts.values())
-            by_code = ", ".join(f"{code} {n}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-            err.write(
-                f"pciname: {total} warning{'s' if total > 1 else ''} for {len(records)} devices ({by_code}); "
-                "--warnings all lists them\n"
-            )
+            err.write(warnings_summary(counts, len(records)))
     elif fmt == "table":
         table(
             [

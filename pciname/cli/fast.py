@@ -76,12 +76,16 @@ CODE_FILES = (
 #: The data files, relative to the data dir.
 DATA_FILES = ("profiles.json", "pci.ids", "snapshots.sha256", "snapshots.tar.xz")
 
-_OUTPUTS = ("name", "json")
+_OPTIONS = {"-p": "profile", "--profile": "profile", "-o": "output", "--output": "output", "--warnings": "warnings"}
+_CHOICES = {"output": ("name", "json"), "warnings": ("auto", "all")}
+#: pciname.files.MAX_LOOKUP_DEVICES and MAX_LOOKUP_STDIN_BYTES (files
+#: imports typing); a test keeps them equal.
+MAX_LOOKUP_DEVICES = 100_000
+MAX_LOOKUP_STDIN_BYTES = 64 * MAX_LOOKUP_DEVICES
 #: ``lookup -o name`` lists warnings one line each for up to this many
 #: devices, and sums them up in one line beyond (``--warnings all``: always
 #: listed). The fast path answers only up to this many devices.
 LIST_WARNINGS_UP_TO = 20
-_MAX_FAST_DEVICES = LIST_WARNINGS_UP_TO
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -237,17 +241,31 @@ def load(spelling: str, *, every_row: bool = False) -> "dict[str, Any] | None":
 # -- the command line ---------------------------------------------------------
 
 
-def plain_lookup(argv: "Sequence[str]") -> "tuple[list[str], str, str] | None":
-    """``(devices, profile spelling, output)`` when ``argv`` is a plain
-    lookup the fast path may answer: ``lookup``, then device ids (4 hex
-    digits, a colon, 4 hex digits, each optionally 0x-prefixed) in one run,
-    and at most one of each of ``-p/--profile P`` (P not starting with
-    ``-``) and ``-o/--output name|json``; else None."""
+class Plain:
+    """A plain lookup command line, as the fast path reads it."""
+
+    __slots__ = ("devices", "profile", "output", "stdin", "warnings")
+
+    def __init__(self, devices: "list[str]", profile: str, output: str, stdin: bool, warnings: str) -> None:
+        self.devices = devices
+        self.profile = profile
+        self.output = output
+        self.stdin = stdin
+        self.warnings = warnings
+
+
+def plain_lookup(argv: "Sequence[str]") -> "Plain | None":
+    """The plain lookup ``argv`` is, when the fast path may answer it:
+    ``lookup``, then device ids (``VENDOR:DEVICE`` or a bare ``DEVICE``, 4
+    hex digits each, optionally 0x-prefixed) in one run, and at most one
+    each of ``-p/--profile P`` (P not starting with ``-``), ``-o/--output
+    name|json``, ``--warnings auto|all`` and ``--stdin`` (then ``-o name``
+    only); else None."""
     if len(argv) < 2 or argv[0] != "lookup":
         return None
     devices: list[str] = []
-    profile: str | None = None
-    output: str | None = None
+    values: dict[str, str] = {}
+    stdin = False
     ended = False  # the run of devices is over
     i, n = 1, len(argv)
     while i < n:
@@ -255,29 +273,32 @@ def plain_lookup(argv: "Sequence[str]") -> "tuple[list[str], str, str] | None":
         if token.startswith("-"):
             if devices:
                 ended = True
-            if token in ("-p", "--profile"):
-                if profile is not None or i + 1 >= n:
+            if token == "--stdin":
+                if stdin:
                     return None
-                profile = argv[i + 1]
-            elif token in ("-o", "--output"):
-                if output is not None or i + 1 >= n:
-                    return None
-                output = argv[i + 1]
-                if output not in _OUTPUTS:
-                    return None
-            else:
+                stdin = True
+                i += 1
+                continue
+            option = _OPTIONS.get(token)
+            if option is None or option in values or i + 1 >= n:
                 return None
-            if argv[i + 1].startswith("-"):
+            value = argv[i + 1]
+            if value.startswith("-") or (option != "profile" and value not in _CHOICES[option]):
                 return None
+            values[option] = value
             i += 2
             continue
         if ended or _device_id(token) is None:
             return None
         devices.append(token)
         i += 1
-    if not devices or len(devices) > _MAX_FAST_DEVICES:
+    if not devices and not stdin:
         return None
-    return devices, profile or "latest", output or "name"
+    if stdin and values.get("output", "name") != "name":  # bulk JSON: the full path's
+        return None
+    return Plain(
+        devices, values.get("profile") or "latest", values.get("output", "name"), stdin, values.get("warnings", "auto")
+    )
 
 
 def _hex4(text: str) -> str | None:
@@ -289,11 +310,12 @@ def _hex4(text: str) -> str | None:
 
 
 def _device_id(token: str) -> tuple[str, str] | None:
-    """``VENDOR:DEVICE`` as :func:`pciname.pciids.ids.parse_device_id` reads
-    it (without surrounding white space or the bare form), else None."""
+    """``VENDOR:DEVICE`` or a bare ``DEVICE`` (vendor 10de) as
+    :func:`pciname.pciids.ids.parse_device_id` reads it (without surrounding
+    white space), else None."""
     vendor, sep, device = token.partition(":")
     if not sep:
-        return None
+        vendor, device = "10de", vendor
     v, d = _hex4(vendor), _hex4(device)
     if v is None or d is None:
         return None
@@ -337,43 +359,87 @@ def record(table: "dict[str, Any]", device_id: str) -> "dict[str, Any] | None":
     return {key: values[key] for key in table["order"]}
 
 
+def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
+    """The one stderr line that sums up the warnings of a large lookup."""
+    total = sum(counts.values())
+    by_code = ", ".join(f"{code} {n}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return (
+        f"pciname: {total} warning{'s' if total > 1 else ''} for {devices} devices ({by_code}); "
+        "--warnings all lists them\n"
+    )
+
+
 def lookup(argv: "Sequence[str]") -> "int | None":
     """Answer a plain lookup from its answer table (the exit code), or None:
-    the full path must run. Prints nothing unless it answers."""
-    shape = plain_lookup(argv)
-    if shape is None:
+    the full path must run. Prints nothing unless it answers; what it read
+    of stdin, it puts back for the full path."""
+    plain = plain_lookup(argv)
+    if plain is None:
         return None
-    devices, spelling, output = shape
+    devices = plain.devices
+    if plain.stdin:
+        if sys.stdin is None:
+            return None
+        data = sys.stdin.buffer.read(MAX_LOOKUP_STDIN_BYTES + 1)
+        code = _answer(plain, data)
+        if code is None:
+            import io
+
+            sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")
+        return code
+    return _answer(plain, None)
+
+
+def _answer(plain: Plain, data: "bytes | None") -> "int | None":
+    devices = plain.devices
+    if data is not None:
+        if len(data) > MAX_LOOKUP_STDIN_BYTES:
+            return None
+        devices = devices + data.decode("utf-8", "replace").split()
+    if not devices or len(devices) > MAX_LOOKUP_DEVICES:
+        return None
     ids = []
     for token in devices:
         parsed = _device_id(token)
         if parsed is None or parsed[0] != "10de":
             return None
         ids.append(parsed[1])
-    table = load(spelling)
+    table = load(plain.profile)
     if table is None:
         return None
     try:
-        if output == "name":
+        if plain.output == "name":
             fields = table["fields"]
             r_resource, r_advertised, r_warnings = (
                 fields.index("resource_name"),
                 fields.index("advertised"),
                 fields.index("warnings"),
             )
-            found = []
+            rows: dict[str, tuple[Any, ...]] = {}
             for i in ids:
-                row = _row(table, i)
-                if row is None:
-                    return None
-                found.append(row)
+                if i not in rows:
+                    row = _row(table, i)
+                    if row is None:
+                        return None
+                    rows[i] = row
+            found = [rows[i] for i in ids]
             out, err = sys.stdout, sys.stderr
-            for device_id, row in zip(ids, found):
-                out.write((row[r_resource] or "") + "\n")
-                for code, message in row[r_warnings]:
-                    err.write(f"pciname: 10de:{device_id}: {code}: {message}\n")
+            if plain.warnings == "all" or len(ids) <= LIST_WARNINGS_UP_TO:
+                for device_id, row in zip(ids, found):
+                    out.write((row[r_resource] or "") + "\n")
+                    for code, message in row[r_warnings]:
+                        err.write(f"pciname: 10de:{device_id}: {code}: {message}\n")
+            else:
+                counts: dict[str, int] = {}
+                out.write("".join((row[r_resource] or "") + "\n" for row in found))
+                for row in found:
+                    for code, _ in row[r_warnings]:
+                        counts[code] = counts.get(code, 0) + 1
+                if counts:
+                    err.write(warnings_summary(counts, len(ids)))
             return 0 if all(row[r_advertised] for row in found) else 1
-        records = [record(table, i) for i in ids]
+        unique = {i: record(table, i) for i in ids}
+        records = [unique[i] for i in ids]
     except (KeyError, TypeError, ValueError, IndexError, EOFError):
         return None
     if any(r is None for r in records):
