@@ -152,12 +152,18 @@ def dependencies(package: str) -> list[tuple[str, tuple[int, int, int, int, int]
     return [(path, _identity(path)) for path in paths]
 
 
+_blake2b: "Any" = None
+
+
 def _digest(payload: bytes, size: int = DIGEST_BYTES) -> bytes:
-    try:
-        from _blake2 import blake2b  # CPython's built-in: no OpenSSL load on the lookup path
-    except ImportError:  # pragma: no cover - builds without it
-        from hashlib import blake2b
-    return blake2b(payload, digest_size=size).digest()
+    global _blake2b
+    if _blake2b is None:
+        try:
+            from _blake2 import blake2b  # CPython's built-in: no OpenSSL load on the lookup path
+        except ImportError:  # pragma: no cover - builds without it
+            from hashlib import blake2b
+        _blake2b = blake2b
+    return _blake2b(payload, digest_size=size).digest()  # type: ignore[no-any-return]
 
 
 def read_table(path: str) -> "dict[str, Any] | None":
@@ -326,9 +332,13 @@ def _row(table: "dict[str, Any]", device_id: str) -> "tuple[Any, ...] | None":
     """The saved fields of NVIDIA ``device_id`` (each row is unmarshalled
     only when asked for: a lookup pays for the devices it names)."""
     ids, ends = table["ids"], table["ends"]
-    at = ids.find(device_id)
-    while at != -1 and at % 4:
-        at = ids.find(device_id, at + 1)
+    positions = table.get("positions")
+    if positions is not None:  # many devices: see _answer
+        at = positions.get(device_id, -1)
+    else:
+        at = ids.find(device_id)
+        while at != -1 and at % 4:
+            at = ids.find(device_id, at + 1)
     if at == -1 or len(device_id) != 4:
         return None
     start = int.from_bytes(ends[at - 4 : at], "little") if at else 0
@@ -408,6 +418,9 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
     if table is None:
         return None
     try:
+        if len(ids) > 64:  # one dict beats a scan of the id string per device
+            every = table["ids"]
+            table["positions"] = {every[at : at + 4]: at for at in range(0, len(every), 4)}
         if plain.output == "name":
             fields = table["fields"]
             r_resource, r_advertised, r_warnings = (
