@@ -352,3 +352,38 @@ def test_lookup_repeated_devices_resolve_once_and_print_each_time(monkeypatch, c
         assert [r["device"] for r in loaded[:3]] == ["10de:2236", "10de:230c", "10de:2236"]
         assert loaded[0] == loaded[2] == loaded[-1] and loaded[1]["warnings"][0]["code"] == "unnamed-device"
     assert asked == [["10de:2236", "10de:230c"]] * 2
+
+
+def test_lookup_sums_up_the_warnings_of_a_large_input_in_one_line(vectors):
+    """More than LIST_WARNINGS_UP_TO devices: one stderr line counting the
+    warnings by code; --warnings all lists each; the exit code and stdout
+    do not change."""
+    from pciname.cli.fast import LIST_WARNINGS_UP_TO
+
+    ids = "\n".join(f"10de:{i}" for i in sorted(vectors["kubevirt-gpu-device-plugin"]["v1.2.1"]))
+    summed = run("lookup", "--stdin", "-p", "kubevirt-gpu-device-plugin@v1.2.1", stdin=ids)
+    listed = run("lookup", "--stdin", "-p", "kubevirt-gpu-device-plugin@v1.2.1", "--warnings", "all", stdin=ids)
+    assert (summed.returncode, summed.stdout) == (listed.returncode, listed.stdout)
+    lines = listed.stderr.splitlines()
+    assert len(lines) > LIST_WARNINGS_UP_TO and all(line.startswith("pciname: 10de:") for line in lines)
+    codes: dict[str, int] = {}
+    for line in lines:
+        code = line.split(": ")[2]
+        codes[code] = codes.get(code, 0) + 1
+    by_code = ", ".join(f"{c} {n}" for c, n in sorted(codes.items(), key=lambda kv: (-kv[1], kv[0])))
+    n = len(ids.splitlines())
+    assert summed.stderr == f"pciname: {len(lines)} warnings for {n} devices ({by_code}); --warnings all lists them\n"
+
+
+def test_lookup_lists_the_warnings_of_a_small_input():
+    from pciname.cli.fast import LIST_WARNINGS_UP_TO
+
+    devices = ["10de:ffff"] * LIST_WARNINGS_UP_TO
+    proc = run("lookup", *devices, "-p", "kubevirt-gpu-device-plugin@v1.0.0")
+    assert proc.returncode == 1 and proc.stdout == "\n" * LIST_WARNINGS_UP_TO
+    assert len(proc.stderr.splitlines()) == LIST_WARNINGS_UP_TO
+    assert all(": not-advertised: " in line for line in proc.stderr.splitlines())
+    proc = run("lookup", *devices, "10de:ffff", "-p", "kubevirt-gpu-device-plugin@v1.0.0")
+    assert proc.returncode == 1
+    assert proc.stderr == f"pciname: {LIST_WARNINGS_UP_TO + 1} warnings for {LIST_WARNINGS_UP_TO + 1} devices " \
+        "(not-advertised 21); --warnings all lists them\n"

@@ -4,43 +4,53 @@ Each group of commands lives in its own module with a ``register(sub)``
 function that adds its sub-parsers; a sub-parser's ``func`` default takes the
 parsed arguments and returns the exit code. Command modules import only what
 they need at call time, so ``pciname lookup`` never pays for grpc or
-kubernetes.
+kubernetes; and a plain ``pciname lookup DEVICE...`` is answered first by
+:mod:`pciname.cli.fast` when it can be, before argparse is even imported.
 
 Exit codes: 0 success, 1 a negative answer (not advertised, findings), 2 bad
 usage or bad input, with one line on stderr and never a traceback.
 """
 
-from __future__ import annotations
-
-import argparse
 import sys
-from collections.abc import Sequence
 
 from .._version import __version__
-from ..errors import PcinameError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+# No `from __future__ import annotations` here, in pciname/__init__ or in
+# .fast (importing __future__ costs start-up time): type-only names are quoted.
 
 # Command modules, in the order their commands appear in --help.
 COMMAND_MODULES = ("core", "pciids", "service", "generate", "lint", "scan", "cluster")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with pciname's one-line usage errors (exit 2)."""
+def _parser_class() -> "type[argparse.ArgumentParser]":
+    import argparse
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
+    class _Parser(argparse.ArgumentParser):
+        """argparse with pciname's one-line usage errors (exit 2)."""
+
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.exit(2, f"{self.prog}: error: {message}\n")
+
+    return _Parser
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: "str | None" = None) -> "argparse.ArgumentParser":
     """The parser; with ``command``, only as many command modules as it takes
     to register that command (start-up time: ``lookup`` needs only core)."""
     import importlib
 
-    parser = _Parser(
+    parser_class = _parser_class()
+    parser = parser_class(
         prog="pciname",
         description="Exact GPU resource names of NVIDIA's KubeVirt device plugin, from pci.ids.",
     )
     parser.add_argument("--version", action="version", version=f"pciname {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(f"{__name__}.{name}").register(sub)
@@ -49,8 +59,28 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: "Sequence[str] | None" = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "lookup":
+        from .fast import lookup
+
+        try:
+            code = lookup(argv)
+        except BrokenPipeError:
+            sys.stderr.close()
+            return 0
+        except KeyboardInterrupt:
+            return 130
+        if code is not None:
+            return code
+    return full(argv)
+
+
+def full(argv: list[str]) -> int:
+    """The command line through argparse: every command and every form
+    (the fast path answers a plain lookup only as this would)."""
+    from ..errors import PcinameError
+
     command = argv[0] if argv and not argv[0].startswith("-") else None
     args = build_parser(command).parse_args(argv)
     try:

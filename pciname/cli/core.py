@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..render import emit, table
 from ..naming.algorithms import ALGORITHMS
+from .fast import LIST_WARNINGS_UP_TO, warnings_summary
 from .output import add_output_option
 
 if TYPE_CHECKING:
@@ -70,6 +71,13 @@ def register(sub: Subcommands) -> None:
     lookup.add_argument("--stdin", action="store_true", help="also read devices (white-space separated) from stdin")
     add_profile_options(lookup)
     add_output_option(lookup, ("name", "json", "yaml", "table"), default="name")
+    lookup.add_argument(
+        "--warnings",
+        choices=("auto", "all"),
+        default="auto",
+        help=f"-o name: warnings on stderr, one line each for up to {LIST_WARNINGS_UP_TO} devices, else one "
+        "summary line (auto, the default); all: one line each, always",
+    )
     from .service import add_client_tls_options, add_server_option
 
     add_server_option(lookup, help="ask a pciname gRPC service instead of computing locally")
@@ -179,27 +187,48 @@ def run_lookup(args: argparse.Namespace) -> int:
     elif client_tls_asked(args):
         raise _usage("the --tls options go with --server")
     else:
+        from . import fast
         from ..resolver import default_resolver
 
+        profile = profile_from_args(args)
+        # What the answer table will depend on, before anything is read.
+        deps = fast.dependencies(fast.package_dir()) if isinstance(profile, str) else None
         # Each distinct spelling is resolved once; repeats share its record
         # (copied for YAML, which would print shared objects as aliases).
         unique = list(dict.fromkeys(devices))
-        resolved = dict(zip(unique, default_resolver().records(unique, profile_from_args(args))))
+        resolved = dict(zip(unique, default_resolver().records(unique, profile)))
         records = [resolved[device] for device in devices]
         if args.output == "yaml" and len(unique) < len(devices):
             records = [dict(r, warnings=[dict(w) for w in r["warnings"]]) for r in records]
-    print_records(records, args.output)
+        print_records(records, args.output, list_warnings=_list_warnings(args, records))
+        if isinstance(profile, str) and deps is not None and fast.load(profile, every_row=True) is None:
+            # The next plain lookup of this profile spelling: one small read.
+            fast.save(profile, default_resolver().view(profile), deps)
+        return 0 if all(r["advertised"] for r in records) else 1
+    print_records(records, args.output, list_warnings=_list_warnings(args, records))
     return 0 if all(r["advertised"] for r in records) else 1
 
 
-def print_records(records: list[dict[str, Any]], fmt: str) -> None:
-    """Resolutions in their plain-data form (``Resolution.to_dict()``)."""
+def _list_warnings(args: argparse.Namespace, records: list[dict[str, Any]]) -> bool:
+    return args.warnings == "all" or len(records) <= LIST_WARNINGS_UP_TO
+
+
+def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: bool = True) -> None:
+    """Resolutions in their plain-data form (``Resolution.to_dict()``);
+    ``-o name`` prints their warnings on stderr one line each, or (not
+    ``list_warnings``) one line summing them up by code."""
     if fmt == "name":
         out, err = sys.stdout, sys.stderr
+        counts: dict[str, int] = {}
         for r in records:
             out.write((r["resource_name"] or "") + "\n")
             for w in r["warnings"]:
-                err.write(f"pciname: {r['device']}: {w['code']}: {w['message']}\n")
+                if list_warnings:
+                    err.write(f"pciname: {r['device']}: {w['code']}: {w['message']}\n")
+                else:
+                    counts[w["code"]] = counts.get(w["code"], 0) + 1
+        if counts:
+            err.write(warnings_summary(counts, len(records)))
     elif fmt == "table":
         table(
             [

@@ -1,0 +1,569 @@
+"""The fast path of ``pciname lookup``: plain lookups answered from a small
+per-profile answer table, importing almost nothing.
+
+``pciname lookup DEVICE... [-p PROFILE] [-o name|json]`` is what people and
+scripts run most; argparse, typing, pathlib and the catalog machinery cost
+several times ``python -c pass`` before the answer is printed. So the full
+path (:func:`pciname.cli.core.run_lookup`), after answering a plain lookup,
+saves the answer table of that profile spelling: for every NVIDIA device id
+the profile knows, the fields of its record, and the fields every record of
+the profile shares. The next plain lookup of that spelling reads that one
+table and prints exactly what the full path prints.
+
+:func:`lookup` answers only when it can answer exactly as argparse and the
+full path would; for anything else (another shape of command line, a device
+outside the table, a non-NVIDIA vendor, no valid table) it returns None and
+the caller runs the full path, which owns --help, every error and every
+other command.
+
+The table follows the trust model of :mod:`pciname.catalog`'s tables: it is
+believed only from a trusted cache dir, as a regular file of this user of
+at most :data:`MAX_ANSWERS_BYTES`, opened O_NOFOLLOW|O_NONBLOCK, starting
+with :data:`MAGIC` and a BLAKE2b digest of its index that matches (the
+index holds a BLAKE2b digest of each row, checked when the row is read), and whose
+payload names this code (version, package dir, the identity of every source
+file the answers depend on) and the identity of every data file they come
+from (profiles.json, the packaged snapshots and their manifest, the embedded
+pci.ids). Anything else is "not here": the full path answers and rewrites
+it. Written to a mkstemp file and renamed into place.
+
+This module imports only ``os``, ``sys`` and ``marshal`` at the top (and
+``_blake2`` to check a table): the writer's imports are inside :func:`save`.
+No ``from __future__ import annotations`` either (importing ``__future__``
+costs start-up time): annotations naming type-only imports are strings.
+"""
+
+import marshal
+import os
+import sys
+
+from .._version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
+    from ..resolver import ProfileView
+
+MAGIC = b"pciname-answers\x00\x02"
+FORMAT = 1
+DIGEST_BYTES = 32
+_ROW_DIGEST_BYTES = 16
+MAX_ANSWERS_BYTES = 4 << 20  # a real table is well under 1 MB
+_SUFFIX = ".answers"
+
+#: What the answers depend on, relative to the package dir: a change to any
+#: of these files gives them a new identity and the table is not believed.
+CODE_FILES = (
+    "_version.py",
+    "paths.py",
+    "files.py",
+    "errors.py",
+    "catalog.py",
+    "snapshots.py",
+    "resolver.py",
+    "naming/algorithms.py",
+    "naming/checks.py",
+    "naming/gotext.py",
+    "naming/profiles.py",
+    "pciids/ids.py",
+    "pciids/loader.py",
+    "pciids/model.py",
+    "cli/core.py",
+    "cli/fast.py",
+)
+#: The data files, relative to the data dir.
+DATA_FILES = ("profiles.json", "pci.ids", "snapshots.sha256", "snapshots.tar.xz")
+
+_OPTIONS = {"-p": "profile", "--profile": "profile", "-o": "output", "--output": "output", "--warnings": "warnings"}
+_CHOICES = {"output": ("name", "json"), "warnings": ("auto", "all")}
+#: pciname.files.MAX_LOOKUP_DEVICES and MAX_LOOKUP_STDIN_BYTES (files
+#: imports typing); a test keeps them equal.
+MAX_LOOKUP_DEVICES = 100_000
+MAX_LOOKUP_STDIN_BYTES = 64 * MAX_LOOKUP_DEVICES
+#: ``lookup -o name`` lists warnings one line each for up to this many
+#: devices, and sums them up in one line beyond (``--warnings all``: always
+#: listed). The fast path answers only up to this many devices.
+LIST_WARNINGS_UP_TO = 20
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def package_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+def data_dir(package: str) -> str:
+    """:func:`pciname.paths.data_dir`, without pathlib."""
+    installed = os.path.join(package, "data")
+    if os.path.isfile(os.path.join(installed, "pci.ids")):
+        return installed
+    return os.path.join(os.path.dirname(package), "data")
+
+
+def _untrusted(directory: str) -> bool:
+    """:func:`pciname.paths.untrusted_reason` is not None (without pathlib)."""
+    try:
+        st = os.stat(directory)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        return True
+    return bool(st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX)
+
+
+def tables_dir() -> str | None:
+    """The cache dir's tables/ (as :func:`pciname.paths.cache_dir` finds it),
+    or None when it is not to be trusted or not known without pathlib."""
+    root = os.environ.get("PCINAME_CACHE_DIR")
+    if not root:
+        if not sys.platform.startswith("linux"):
+            return None
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "pciname")
+    tables = os.path.join(root, "tables")
+    if _untrusted(root) or _untrusted(tables):
+        return None
+    return tables
+
+
+def table_path(tables: str, spelling: str, package: str) -> str:
+    key = _digest(repr((FORMAT, __version__, package, spelling)).encode("utf-8", "surrogateescape"))
+    return os.path.join(tables, f"{key[:8].hex()}{_SUFFIX}")
+
+
+def _identity(path: str) -> tuple[int, int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def dependencies(package: str) -> list[tuple[str, tuple[int, int, int, int, int] | None]]:
+    """Every file the answers depend on, with its identity now."""
+    data = data_dir(package)
+    paths = [os.path.join(package, name) for name in CODE_FILES] + [os.path.join(data, name) for name in DATA_FILES]
+    return [(path, _identity(path)) for path in paths]
+
+
+_blake2b: "Any" = None
+
+
+def _digest(payload: bytes, size: int = DIGEST_BYTES) -> bytes:
+    global _blake2b
+    if _blake2b is None:
+        try:
+            from _blake2 import blake2b  # CPython's built-in: no OpenSSL load on the lookup path
+        except ImportError:  # pragma: no cover - builds without it
+            from hashlib import blake2b
+        _blake2b = blake2b
+    return _blake2b(payload, digest_size=size).digest()  # type: ignore[no-any-return]
+
+
+def read_table(path: str) -> "dict[str, Any] | None":
+    """The payload of an answer table file, or None if anything about it is wrong."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MAX_ANSWERS_BYTES:
+            return None
+        blob = os.read(fd, st.st_size + 1)  # a file that grew since fstat fails the digest
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # MAGIC, the digest of the index, the index's length, the index
+    # (marshal), the rows: each row is checked against its own digest in
+    # the index when it is read (a lookup digests the index and its rows,
+    # not the whole table).
+    head = len(MAGIC) + DIGEST_BYTES + 4
+    if len(blob) > MAX_ANSWERS_BYTES or len(blob) < head or not blob.startswith(MAGIC):
+        return None
+    size = int.from_bytes(blob[head - 4 : head], "little")
+    payload = blob[head : head + size]
+    if len(payload) != size or blob[len(MAGIC) : head - 4] != _digest(payload):
+        return None
+    try:
+        saved = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(saved, dict):
+        return None
+    saved["rows"] = blob[head + size :]
+    return saved
+
+
+def load(spelling: str, *, every_row: bool = False) -> "dict[str, Any] | None":
+    """The trusted answer table of a profile spelling, or None; with
+    ``every_row``, only if every row is intact too (else rows are checked
+    as they are read)."""
+    tables = tables_dir()
+    if tables is None:
+        return None
+    package = package_dir()
+    saved = read_table(table_path(tables, spelling, package))
+    if saved is None:
+        return None
+    try:
+        if (
+            saved["format"] != FORMAT
+            or saved["version"] != __version__
+            or saved["package"] != package
+            or saved["spelling"] != spelling
+            or saved["deps"] != dependencies(package)
+        ):
+            return None
+        header, fields, ids, ends, sums = (saved[k] for k in ("header", "fields", "ids", "ends", "sums"))
+        if not (
+            isinstance(header, dict)
+            and isinstance(fields, list)
+            and isinstance(ids, str)
+            and isinstance(ends, bytes)
+            and isinstance(sums, bytes)
+            and len(ids) % 4 == 0
+            and len(ends) == len(ids)  # 4 bytes per id of 4 characters
+            and len(sums) == len(ids) * _ROW_DIGEST_BYTES // 4
+        ):
+            return None
+        if every_row and any(_row(saved, ids[at : at + 4]) is None for at in range(0, len(ids), 4)):
+            return None
+    except (KeyError, TypeError, ValueError, EOFError):
+        return None
+    return saved
+
+
+# -- the command line ---------------------------------------------------------
+
+
+class Plain:
+    """A plain lookup command line, as the fast path reads it."""
+
+    __slots__ = ("devices", "profile", "output", "stdin", "warnings")
+
+    def __init__(self, devices: "list[str]", profile: str, output: str, stdin: bool, warnings: str) -> None:
+        self.devices = devices
+        self.profile = profile
+        self.output = output
+        self.stdin = stdin
+        self.warnings = warnings
+
+
+def plain_lookup(argv: "Sequence[str]") -> "Plain | None":
+    """The plain lookup ``argv`` is, when the fast path may answer it:
+    ``lookup``, then device ids (``VENDOR:DEVICE`` or a bare ``DEVICE``, 4
+    hex digits each, optionally 0x-prefixed) in one run, and at most one
+    each of ``-p/--profile P`` (P not starting with ``-``), ``-o/--output
+    name|json``, ``--warnings auto|all`` and ``--stdin`` (then ``-o name``
+    only); else None."""
+    if len(argv) < 2 or argv[0] != "lookup":
+        return None
+    devices: list[str] = []
+    values: dict[str, str] = {}
+    stdin = False
+    ended = False  # the run of devices is over
+    i, n = 1, len(argv)
+    while i < n:
+        token = argv[i]
+        if token.startswith("-"):
+            if devices:
+                ended = True
+            if token == "--stdin":
+                if stdin:
+                    return None
+                stdin = True
+                i += 1
+                continue
+            option = _OPTIONS.get(token)
+            if option is None or option in values or i + 1 >= n:
+                return None
+            value = argv[i + 1]
+            if value.startswith("-") or (option != "profile" and value not in _CHOICES[option]):
+                return None
+            values[option] = value
+            i += 2
+            continue
+        if ended or _device_id(token) is None:
+            return None
+        devices.append(token)
+        i += 1
+    if not devices and not stdin:
+        return None
+    if stdin and values.get("output", "name") != "name":  # bulk JSON: the full path's
+        return None
+    return Plain(
+        devices, values.get("profile") or "latest", values.get("output", "name"), stdin, values.get("warnings", "auto")
+    )
+
+
+def _hex4(text: str) -> str | None:
+    if text[:2] in ("0x", "0X"):
+        text = text[2:]
+    if len(text) == 4 and _HEX.issuperset(text):
+        return text.lower()
+    return None
+
+
+def _device_id(token: str) -> tuple[str, str] | None:
+    """``VENDOR:DEVICE`` or a bare ``DEVICE`` (vendor 10de) as
+    :func:`pciname.pciids.ids.parse_device_id` reads it (without surrounding
+    white space), else None."""
+    vendor, sep, device = token.partition(":")
+    if not sep:
+        vendor, device = "10de", vendor
+    v, d = _hex4(vendor), _hex4(device)
+    if v is None or d is None:
+        return None
+    return v, d
+
+
+def _row(table: "dict[str, Any]", device_id: str) -> "tuple[Any, ...] | None":
+    """The saved fields of NVIDIA ``device_id`` (each row is unmarshalled
+    only when asked for: a lookup pays for the devices it names)."""
+    ids, ends = table["ids"], table["ends"]
+    positions = table.get("positions")
+    if positions is not None:  # many devices: see _answer
+        at = positions.get(device_id, -1)
+    else:
+        at = ids.find(device_id)
+        while at != -1 and at % 4:
+            at = ids.find(device_id, at + 1)
+    if at == -1 or len(device_id) != 4:
+        return None
+    start = int.from_bytes(ends[at - 4 : at], "little") if at else 0
+    blob = table["rows"][start : int.from_bytes(ends[at : at + 4], "little")]
+    k = at // 4 * _ROW_DIGEST_BYTES
+    if _digest(blob, _ROW_DIGEST_BYTES) != table["sums"][k : k + _ROW_DIGEST_BYTES]:
+        return None
+    row = marshal.loads(blob)
+    return row if isinstance(row, tuple) and len(row) == len(table["fields"]) else None
+
+
+def record(table: "dict[str, Any]", device_id: str) -> "dict[str, Any] | None":
+    """The record of NVIDIA ``device_id`` as the full path builds it, or None."""
+    row = _row(table, device_id)
+    if row is None:
+        return None
+    values = dict(table["header"])
+    values.update(zip(table["fields"], row))
+    values["device"] = f"10de:{device_id}"
+    values["warnings"] = [{"code": code, "message": message} for code, message in values["warnings"]]
+    resource = values["resource_name"]
+    # Derived as pciname.naming.checks does (save() checks every record).
+    if resource is None:
+        values["env_var"] = values["socket_path"] = None
+    else:
+        values["env_var"] = "PCI_RESOURCE_" + resource.upper().replace("/", "_").replace(".", "_")
+        values["socket_path"] = f"/var/lib/kubelet/device-plugins/kubevirt-{resource.partition('/')[2]}.sock"
+    return {key: values[key] for key in table["order"]}
+
+
+def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
+    """The one stderr line that sums up the warnings of a large lookup."""
+    total = sum(counts.values())
+    by_code = ", ".join(f"{code} {n}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return (
+        f"pciname: {total} warning{'s' if total > 1 else ''} for {devices} devices ({by_code}); "
+        "--warnings all lists them\n"
+    )
+
+
+def lookup(argv: "Sequence[str]") -> "int | None":
+    """Answer a plain lookup from its answer table (the exit code), or None:
+    the full path must run. Prints nothing unless it answers; what it read
+    of stdin, it puts back for the full path."""
+    plain = plain_lookup(argv)
+    if plain is None:
+        return None
+    devices = plain.devices
+    if plain.stdin:
+        if sys.stdin is None:
+            return None
+        data = sys.stdin.buffer.read(MAX_LOOKUP_STDIN_BYTES + 1)
+        code = _answer(plain, data)
+        if code is None:
+            import io
+
+            sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")
+        return code
+    return _answer(plain, None)
+
+
+def _answer(plain: Plain, data: "bytes | None") -> "int | None":
+    devices = plain.devices
+    if data is not None:
+        if len(data) > MAX_LOOKUP_STDIN_BYTES:
+            return None
+        devices = devices + data.decode("utf-8", "replace").split()
+    if not devices or len(devices) > MAX_LOOKUP_DEVICES:
+        return None
+    ids = []
+    for token in devices:
+        parsed = _device_id(token)
+        if parsed is None or parsed[0] != "10de":
+            return None
+        ids.append(parsed[1])
+    table = load(plain.profile)
+    if table is None:
+        return None
+    try:
+        if len(ids) > 64:  # one dict beats a scan of the id string per device
+            every = table["ids"]
+            table["positions"] = {every[at : at + 4]: at for at in range(0, len(every), 4)}
+        if plain.output == "name":
+            fields = table["fields"]
+            r_resource, r_advertised, r_warnings = (
+                fields.index("resource_name"),
+                fields.index("advertised"),
+                fields.index("warnings"),
+            )
+            rows: dict[str, tuple[Any, ...]] = {}
+            for i in ids:
+                if i not in rows:
+                    row = _row(table, i)
+                    if row is None:
+                        return None
+                    rows[i] = row
+            found = [rows[i] for i in ids]
+            out, err = sys.stdout, sys.stderr
+            if plain.warnings == "all" or len(ids) <= LIST_WARNINGS_UP_TO:
+                for device_id, row in zip(ids, found):
+                    out.write((row[r_resource] or "") + "\n")
+                    for code, message in row[r_warnings]:
+                        err.write(f"pciname: 10de:{device_id}: {code}: {message}\n")
+            else:
+                counts: dict[str, int] = {}
+                out.write("".join((row[r_resource] or "") + "\n" for row in found))
+                for row in found:
+                    for code, _ in row[r_warnings]:
+                        counts[code] = counts.get(code, 0) + 1
+                if counts:
+                    err.write(warnings_summary(counts, len(ids)))
+            return 0 if all(row[r_advertised] for row in found) else 1
+        unique = {i: record(table, i) for i in ids}
+        records = [unique[i] for i in ids]
+    except (KeyError, TypeError, ValueError, IndexError, EOFError):
+        return None
+    if any(r is None for r in records):
+        return None
+    import json  # as pciname.render.dump_json writes it (render imports typing)
+
+    json.dump(records, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0 if all(r["advertised"] for r in records if r is not None) else 1
+
+
+# -- writing ------------------------------------------------------------------
+
+
+def save(spelling: str, view: "ProfileView", deps: "list[tuple[str, tuple[int, int, int, int, int] | None]]") -> bool:
+    """Write the answer table of ``spelling`` (which selected ``view``'s
+    profile), given the ``deps`` taken before the view was made; False when
+    it is not written (untrusted or unwritable cache, a profile whose file
+    is not the package's or the embedded one, files changed meanwhile)."""
+    from ..catalog import identity_of
+    from ..paths import embedded_pciids_path
+    from ..pciids.ids import NVIDIA_VENDOR_ID
+    from ..resolver import DeviceId
+    from ..snapshots import locate
+
+    tables = tables_dir()
+    if tables is None or any(identity is None for path, identity in deps if not path.endswith(".py")):
+        return False
+    profile = view.profile
+    source: tuple[object, ...]
+    if profile.snapshot is None:
+        if profile.kind != "preview":
+            return False
+        source = identity_of(embedded_pciids_path())
+    else:
+        location = locate(profile.snapshot)
+        if location is None or not location.packaged:
+            return False
+        real, *stat = identity_of(location.path)
+        source = (f"{real}#{location.member}", *stat)
+    if view.catalog.identity != source:
+        return False
+    universe = view.universe()
+    if any(len(i) != 4 or not _HEX.issuperset(i) for i in universe):  # the index holds 4 characters per id
+        return False
+    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in universe]
+    if not records:
+        return False
+    order = list(records[0])
+    shared = ("profile", "algorithm", "plugin_release", "vendor_name", "pci_ids_version", "pci_ids_sha256")
+    header = {key: records[0][key] for key in shared}
+    derived = ("device", "env_var", "socket_path")
+    fields = [key for key in order if key not in shared and key not in derived]
+    rows: dict[str, bytes] = {}
+    for r in records:
+        if list(r) != order or any(r[key] != header[key] for key in shared):
+            return False
+        row = [r[key] for key in fields]
+        row[fields.index("warnings")] = [(w["code"], w["message"]) for w in r["warnings"]]
+        rows[r["device"].partition(":")[2]] = marshal.dumps(tuple(row))
+    table = {
+        "format": FORMAT,
+        "version": __version__,
+        "package": package_dir(),
+        "spelling": spelling,
+        "deps": deps,
+        "header": header,
+        "fields": fields,
+        "order": order,
+        "ids": "".join(rows),
+        "ends": b"".join(end.to_bytes(4, "little") for end in _ends(rows.values())),
+        "sums": b"".join(_digest(blob, _ROW_DIGEST_BYTES) for blob in rows.values()),
+    }
+    index = marshal.dumps(table)
+    table["rows"] = all_rows = b"".join(rows.values())
+    # Never save what would answer differently from the full path.
+    if any(record(table, i) != r for i, r in zip(rows, records)):
+        return False
+    if dependencies(package_dir()) != deps:
+        return False
+    blob = MAGIC + _digest(index) + len(index).to_bytes(4, "little") + index + all_rows
+    return _write(tables, table_path(tables, spelling, package_dir()), blob)
+
+
+def _ends(blobs: "Iterable[bytes]") -> "list[int]":
+    ends, end = [], 0
+    for blob in blobs:
+        end += len(blob)
+        ends.append(end)
+    return ends
+
+
+def _write(tables: str, target: str, blob: bytes) -> bool:
+    import tempfile
+
+    try:
+        os.makedirs(os.path.dirname(tables), mode=0o700, exist_ok=True)
+        os.makedirs(tables, mode=0o700, exist_ok=True)
+        if tables_dir() != tables:  # created by someone else in the meantime
+            return False
+        fd, tmp = tempfile.mkstemp(dir=tables, prefix=".answers-", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
+        os.replace(tmp, target)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True

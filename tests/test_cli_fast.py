@@ -1,0 +1,200 @@
+"""The fast path of ``pciname lookup`` (pciname.cli.fast) answers exactly as
+the full argparse path does, or not at all: byte-identical stdout, stderr and
+exit code over generated command lines, valid and invalid."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from pciname import cli
+from pciname.cli import fast
+
+from .conftest import REPO
+
+PROFILES = ["latest", "gpu-operator@v23.9.2", "preview", "kubevirt-gpu-device-plugin@v1.0.0", "v1.2.2", "LATEST"]
+DEVICES = [
+    "10de:2236", "10DE:2236", "0x10de:0x2236", "10de:1eb8", "10de:2330", "10de:002a", "10de:24fa", "10de:ffff",
+    "8086:1234", "2236", " 10de:2236", "10de:22366", "zz", "", "10de:", ":2236", "0X10DE:0X1EB8",
+]
+FLAGS = [
+    "-p", "--profile", "-o", "--output", "name", "json", "yaml", "table", "nonsense-profile", "",
+    "--help", "-h", "--pciids", "--algorithm", "--prof", "--", "-x", "--server", "--profile=preview",
+    "--output=json", "lookup", "reverse", "--warnings", "all", "auto",
+]
+VOCABULARY = PROFILES + DEVICES + FLAGS
+
+
+def run_in_process(function, argv: list[str]) -> tuple[object, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = function(list(argv))
+        except SystemExit as exit_:
+            code = exit_.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def warm_tables(tmp_path_factory):
+    """A cache holding the answer table of every profile spelling the
+    vocabulary has (the full path writes them)."""
+    cache = tmp_path_factory.mktemp("fast-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PCINAME_CACHE_DIR", str(cache))
+        for profile in PROFILES:
+            code, _, _ = run_in_process(cli.full, ["lookup", "10de:2236", "-p", profile])
+            assert code in (0, 1)
+            assert fast.load(profile) is not None, profile
+    return cache
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["lookup", "10de:2236"],
+        ["lookup", "10de:2236", "-p", "gpu-operator@v23.9.2"],
+        ["lookup", "-p", "preview", "10de:2330", "10DE:2236"],
+        ["lookup", "10de:2236", "-o", "json"],
+        ["lookup", "0x10de:0x1eb8", "10de:2236", "--profile", "v1.2.2", "--output", "json"],
+        ["lookup", "10de:002a", "10de:2236", "-p", "kubevirt-gpu-device-plugin@v1.0.0"],
+    ],
+)
+def test_plain_lookups_are_answered_by_the_fast_path_exactly(argv, warm_tables, monkeypatch):
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(warm_tables))
+    expected = run_in_process(cli.full, argv)
+    got = run_in_process(fast.lookup, argv)
+    assert got[0] is not None, "the fast path did not answer"
+    assert got == expected
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tokens=st.lists(st.sampled_from(VOCABULARY), min_size=0, max_size=6))
+@example(tokens=["10de:2236", "-p", "latest", "10de:1eb8"])
+@example(tokens=["10de:2236", "-p", "-o", "json"])
+@example(tokens=["10de:2236", "-p", ""])
+@example(tokens=["10de:2236", "-o", "name", "-o", "json"])
+@example(tokens=["8086:1234"])
+@example(tokens=["10de:2236", "-p", "nonsense-profile"])
+def test_property_fast_path_and_argparse_agree(tokens, warm_tables, monkeypatch):
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(warm_tables))
+    argv = ["lookup", *tokens]
+    expected = run_in_process(cli.full, argv)
+    got = run_in_process(fast.lookup, argv)
+    if got[0] is None:
+        assert got[1:] == ("", ""), "the fast path printed, then gave up"
+    else:
+        assert got == expected
+    assert run_in_process(cli.main, argv) == expected
+
+
+def test_an_unreadable_or_stale_table_is_not_used(warm_tables, monkeypatch):
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(warm_tables))
+    assert fast.load("latest") is not None
+    changed = [(path, None if identity is None else (*identity[:3], identity[3] + 1, identity[4]))
+               for path, identity in fast.dependencies(fast.package_dir())]
+    monkeypatch.setattr(fast, "dependencies", lambda package: changed)
+    assert fast.load("latest") is None
+    assert run_in_process(fast.lookup, ["lookup", "10de:2236"]) == (None, "", "")
+
+
+def test_no_table_is_written_for_a_custom_file(tmp_path, monkeypatch):
+    from .conftest import DEBIAN_SID
+
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
+    code, out, _ = run_in_process(cli.full, ["lookup", "10de:2236", "--pciids", str(DEBIAN_SID)])
+    assert (code, out) == (0, "nvidia.com/GA102GL_A10\n")
+    assert not list((tmp_path / "cache").rglob("*.answers"))
+
+
+FORBIDDEN = {"argparse", "typing", "pathlib", "cachetools", "grpc", "kubernetes", "yaml", "pyparsing", "dataclasses",
+             "hashlib", "threading", "tempfile", "shutil", "locale", "gettext", "random"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["lookup", "10de:2236"],
+        ["lookup", "10de:2236", "-p", "gpu-operator@v23.9.2"],
+        ["lookup", "10de:2236", "-o", "json"],
+    ],
+)
+def test_the_fast_path_imports_almost_nothing(argv, tmp_path):
+    """A warm plain lookup in a fresh process loads none of argparse, typing,
+    pathlib, cachetools (nor what they bring) before the answer is printed."""
+    env = {**os.environ, "PCINAME_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+    first = subprocess.run([sys.executable, "-m", "pciname", *argv], capture_output=True, text=True, env=env,
+                           cwd=REPO, timeout=120)
+    assert list((tmp_path / "cache" / "tables").glob("*.answers")), "the full path saved no answer table"
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from pciname.cli import main\n"
+        f"code = main({argv!r})\n"
+        "loaded = {m.split('.')[0] for m in set(sys.modules) - before}\n"
+        f"print(code, sorted(loaded & {FORBIDDEN!r}), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=120)
+    assert proc.stdout == first.stdout
+    assert proc.stderr == first.stderr + "0 []\n"
+
+
+def test_the_fast_paths_limits_are_pciname_files_limits():
+    from pciname import files
+
+    assert (fast.MAX_LOOKUP_DEVICES, fast.MAX_LOOKUP_STDIN_BYTES) == (
+        files.MAX_LOOKUP_DEVICES,
+        files.MAX_LOOKUP_STDIN_BYTES,
+    )
+
+
+def run_with_stdin(function, argv: list[str], data: bytes, monkeypatch) -> tuple[object, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    return run_in_process(function, argv)
+
+
+STDIN_TOKENS = DEVICES + ["10de:2236"] * 3 + ["10de:1eb8", "10de:2330", "2330"]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    tokens=st.lists(st.sampled_from(VOCABULARY), min_size=0, max_size=4),
+    lines=st.lists(st.sampled_from(STDIN_TOKENS), min_size=0, max_size=40),
+    separator=st.sampled_from(["\n", " ", "\t", "\r\n"]),
+)
+@example(tokens=[], lines=["10de:2236"] * 25, separator="\n")
+@example(tokens=["--warnings", "all"], lines=["10de:1eb8", "10de:2236"] * 15, separator=" ")
+@example(tokens=["-o", "json"], lines=["10de:2330"] * 21, separator="\n")
+@example(tokens=[], lines=[], separator="\n")
+def test_property_stdin_lookups_agree(tokens, lines, separator, warm_tables, monkeypatch):
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(warm_tables))
+    argv = ["lookup", "--stdin", *tokens]
+    data = separator.join(lines).encode()
+    expected = run_with_stdin(cli.full, argv, data, monkeypatch)
+    got = run_with_stdin(fast.lookup, argv, data, monkeypatch)
+    if got[0] is None:
+        assert got[1:] == ("", ""), "the fast path printed, then gave up"
+        # What the fast path read of stdin, the full path still gets.
+        assert sys.stdin.buffer.read() == data
+    else:
+        assert got == expected
+    assert run_with_stdin(cli.main, argv, data, monkeypatch) == expected
+
+
+def test_a_large_stdin_lookup_is_answered_by_the_fast_path(warm_tables, monkeypatch):
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(warm_tables))
+    table = fast.load("latest")
+    every = "\n".join(f"10de:{table['ids'][k:k + 4]}" for k in range(0, len(table["ids"]), 4)).encode()
+    for extra in ([], ["--warnings", "all"], ["-o", "name"]):
+        argv = ["lookup", "--stdin", *extra]
+        expected = run_with_stdin(cli.full, argv, every, monkeypatch)
+        got = run_with_stdin(fast.lookup, argv, every, monkeypatch)
+        assert got[0] is not None and got == expected
