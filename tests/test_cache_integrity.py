@@ -140,9 +140,9 @@ CORRUPTIONS = st.one_of(
 )
 
 
-def corrupt(tables_dir: Path, op: tuple) -> None:
+def corrupt(tables_dir: Path, op: tuple, pattern: str = "*.marshal") -> None:
     kind, a, b = op
-    files = sorted(tables_dir.glob("*.marshal"))
+    files = sorted(tables_dir.glob(pattern))
     target = files[a % len(files)]
     regular = [f for f in files if f.is_file() and not f.is_symlink()]
     # Files this operation opens itself: an earlier operation may have made
@@ -275,37 +275,7 @@ def test_answer_tables_in_an_untrusted_place_are_not_read_or_written(how, pristi
 
 
 def corrupt_answers(tables_dir: Path, op: tuple) -> None:
-    kind, a, b = op
-    files = sorted(tables_dir.glob("*.answers"))
-    target = files[a % len(files)]
-    regular = [f for f in files if f.is_file() and not f.is_symlink()]
-    opened = {"flip": [target], "truncate": [target], "empty": [target], "swap": [target, files[b % len(files)]]}
-    if any(f not in regular for f in opened.get(kind, [])):
-        return
-    if kind == "flip":
-        data = bytearray(target.read_bytes())
-        if data:
-            data[a % len(data)] ^= 1 << b
-        target.write_bytes(bytes(data))
-    elif kind == "truncate":
-        data = target.read_bytes()
-        target.write_bytes(data[: a % max(len(data), 1)])
-    elif kind == "swap":
-        other = files[b % len(files)]
-        one, two = target.read_bytes(), other.read_bytes()
-        target.write_bytes(two)
-        other.write_bytes(one)
-    elif kind == "link":
-        target.unlink()
-        target.symlink_to(files[b % len(files)] if files[b % len(files)] != target else "/etc/hostname")
-    elif kind == "fifo":
-        target.unlink()
-        os.mkfifo(target)
-    elif kind == "devzero":
-        target.unlink()
-        target.symlink_to("/dev/zero")
-    else:
-        target.write_bytes(b"")
+    corrupt(tables_dir, op, "*.answers")
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
