@@ -461,11 +461,13 @@ def test_metrics(server, stub, server_env):
 def test_deadline_ends_a_stalled_stream(server, server_env):
     before = scrape(server.metrics_port)
     with grpc.insecure_channel(f"127.0.0.1:{server.port}", options=SLOW_READER) as ch:
-        stream = pb_grpc.PciNameStub(ch).ListDevices(pb.ListDevicesRequest(profile="preview"), timeout=0.5)
+        # A deadline long enough for the first message on a loaded machine
+        # (0.5 s once ran out before it came, in CI with another job running).
+        stream = pb_grpc.PciNameStub(ch).ListDevices(pb.ListDevicesRequest(profile="preview"), timeout=3.0)
         next(stream)  # then stop reading: the server blocks on flow control
         time.sleep(0.3)
         assert metric(scrape(server.metrics_port), "pciname_rpc_in_flight") == 1
-        time.sleep(0.6)
+        time.sleep(3.0)  # past the deadline, whenever the first message came
         with pytest.raises(grpc.RpcError) as caught:
             list(stream)
         assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
