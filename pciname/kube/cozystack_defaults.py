@@ -293,7 +293,7 @@ def for_cozystack(
     table = None if replace_defaults else (defaults if defaults is not None else built_in_defaults(variant, vgpu_device_manager))
     clashes: list[Skipped] = []
     if table is not None:
-        by_key = {}
+        by_key: dict[tuple[str, str], DefaultEntry] = {}
         by_name: dict[str, list[DefaultEntry]] = {}
         for d in table.entries:
             by_key.setdefault(d.key(), d)
