@@ -395,3 +395,14 @@ def test_grpc_invalid_arguments(stub, fields, needle):
         stub.PermittedHostDevices(pb.PermittedHostDevicesRequest(devices=["10de:2236"], **fields), timeout=20)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert needle in caught.value.details() and len(caught.value.details()) < 400
+
+
+def test_readme_names_every_code_and_flag():
+    from pciname.kube.cozystack_defaults import CODES
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("`--format cozystack` writes", 1)[1].split("vGPU (mdev) names depend", 1)[0]
+    for word in (*CODES, "--variant", "--vgpu-device-manager", "--cozystack-defaults", "--replace-defaults"):
+        assert f"`{word}`" in section or f" {word} " in section, word
+    assert f"{len(PASSTHROUGH_DEFAULTS.entries)} PCI entries" in section
+    assert f"{len(VGPU_DEFAULTS.entries)} mdev entries" in section
