@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="The permittedHostDevices block for these devices, named as the profile names them. "
         "Devices whose names will not work (kubelet-invalid, socket too long, not advertised, two requested "
         "devices with one name) are reported on stderr and left out unless --include-broken. "
+        "With --format cozystack the entries are checked against what Cozystack does with them: mdev entries its "
+        "GPU variant ignores are left out, and entries that clash with its default table are reported "
+        "(--replace-defaults drops that table). "
         "Exit 0, or 1 when something was reported.",
     )
     phd.add_argument("devices", nargs="*", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
