@@ -254,13 +254,6 @@ class CozystackSnippet:
     variant: str
     defaults: DefaultsTable | None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = self.snippet.to_dict()
-        out["variant"] = self.variant
-        out["defaults"] = None if self.defaults is None else self.defaults.version
-        out["clashes"] = [c.to_dict() for c in self.clashes]
-        return out
-
 
 def for_cozystack(
     snippet: Snippet,
