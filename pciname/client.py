@@ -274,8 +274,15 @@ class Client:
         include_broken: bool = False,
         format: str = "kubevirt",
         replace_defaults: bool = False,
+        variant: str = "",
+        vgpu_device_manager: bool = False,
+        cozystack_defaults: str = "",
     ) -> PermittedHostDevices:
-        """``format``: kubevirt, cozystack or patch (where ``yaml`` and ``json`` put the entries)."""
+        """``format``: kubevirt, cozystack or patch (where ``yaml`` and ``json`` put the entries).
+        With cozystack: ``variant`` (default or vgpu; empty: default),
+        ``vgpu_device_manager`` and ``cozystack_defaults`` (YAML of a defaults
+        table to compare with) as ``pciname permitted-host-devices`` takes them;
+        clashes with Cozystack's defaults come back in ``clashes``."""
         request = pb.PermittedHostDevicesRequest(
             devices=list(devices),
             mdev_types=list(mdev_types),
@@ -283,6 +290,9 @@ class Client:
             include_broken=include_broken,
             format=format,
             replace_defaults=replace_defaults,
+            variant=variant,
+            vgpu_device_manager=vgpu_device_manager,
+            cozystack_defaults=cozystack_defaults,
         )
         return wire.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
 

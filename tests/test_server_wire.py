@@ -110,6 +110,8 @@ permitted = st.builds(
     notes=st.lists(skipped_items, max_size=2),
     json=text,
     format=st.sampled_from(["kubevirt", "cozystack", "patch"]),
+    clashes=st.lists(skipped_items, max_size=2),
+    variant=st.sampled_from(["", "default", "vgpu"]),
 )
 # What a finding's value and expected value are: plain scalars, a list of
 # them (the closest names), or nothing. Whole floats come back as int (equal).
@@ -211,6 +213,8 @@ def test_permitted_host_devices_round_trip(value):
         format=value.format,
         left_out=value.left_out,
         notes=value.notes,
+        clashes=value.clashes,
+        variant=value.variant,
     )
     assert wire.permitted_from_response(over_the_wire(response)) == value
 

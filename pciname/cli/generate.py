@@ -20,7 +20,7 @@ from .output import add_output_option
 from .shared import NO_DEVICES, add_request_options, included, profile_arg, report, say
 
 if TYPE_CHECKING:
-    from ..kube.generate import Snippet
+    from ..kube.generate import Skipped, Snippet
 
 #: The -o choices of the generated snippets.
 SNIPPET_FORMATS = ("yaml", "json", "table")
@@ -28,6 +28,7 @@ NO_GPUS = "no GPUs given: name at least one DEVICE[=COUNT] or --mdev TYPE[=COUNT
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ..kube.cozystack_defaults import DEFAULT_VARIANT, MDEV_VARIANTS, VARIANTS
     from ..kube.generate import DEFAULT_FORMAT, FORMATS
 
     phd = sub.add_parser(
@@ -36,6 +37,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="The permittedHostDevices block for these devices, named as the profile names them. "
         "Devices whose names will not work (kubelet-invalid, socket too long, not advertised, two requested "
         "devices with one name) are reported on stderr and left out unless --include-broken. "
+        "With --format cozystack the entries are checked against what Cozystack does with them: mdev entries its "
+        "GPU variant ignores are left out, and entries that clash with its default table are reported "
+        "(--replace-defaults drops that table). "
         "Exit 0, or 1 when something was reported.",
     )
     phd.add_argument("devices", nargs="*", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
@@ -52,6 +56,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--replace-defaults",
         action="store_true",
         help="with --format cozystack: also set gpu.replaceDefaults: true (drop Cozystack's default entries)",
+    )
+    phd.add_argument(
+        "--variant",
+        choices=VARIANTS,
+        help="with --format cozystack: the cluster's bundles.iaas.gpuOperatorVariant (default: "
+        f"{DEFAULT_VARIANT}); {', '.join(v for v in VARIANTS if v not in MDEV_VARIANTS)} ignores mediatedDevices, "
+        "so --mdev entries are left out and reported",
+    )
+    phd.add_argument(
+        "--vgpu-device-manager",
+        action="store_true",
+        help="with --variant vgpu: the cluster sets gpu.vgpuDeviceManager.enabled, so Cozystack adds its vGPU "
+        "defaults table",
+    )
+    phd.add_argument(
+        "--cozystack-defaults",
+        metavar="FILE",
+        help="with --format cozystack: compare with the defaults table in FILE (a pciHostDevices / mediatedDevices "
+        "table, or YAML with a permittedHostDevices mapping) instead of the built-in one; entries that clash "
+        "with the defaults are reported (exit 1) unless --replace-defaults",
     )
     add_profile_options(phd)
     phd.add_argument(
@@ -117,10 +141,26 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_DEVICES)
-    if args.replace_defaults and args.format != "cozystack":
-        raise PcinameError("--replace-defaults goes with --format cozystack")
+    for flag, given in (
+        ("--replace-defaults", args.replace_defaults),
+        ("--variant", args.variant is not None),
+        ("--vgpu-device-manager", args.vgpu_device_manager),
+        ("--cozystack-defaults", args.cozystack_defaults is not None),
+    ):
+        if given and args.format != "cozystack":
+            raise PcinameError(f"{flag} goes with --format cozystack")
     snippet = permitted_host_devices(args.devices, args.mdev, profile_arg(args), args.include_broken)
+    clashes: tuple[Skipped, ...] = ()
+    if args.format == "cozystack":
+        snippet, clashes = _for_cozystack(snippet, args)
     broken = report(snippet)
+    for clash in clashes:
+        for line in clash.lines():
+            say(f"clash {line}")
+    if clashes:
+        from ..kube.cozystack_defaults import SUGGESTION
+
+        say(f"hint: {SUGGESTION}")
     output = args.output or ("json" if args.format == "patch" else "yaml")
     if output == "table":
 
@@ -135,7 +175,36 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
         _snippet_table(snippet, rows)
     else:
         emit(render(snippet.data, args.format, replace_defaults=True if args.replace_defaults else None), output)
-    return 1 if broken else 0
+    return 1 if broken or clashes else 0
+
+
+def _for_cozystack(snippet: Snippet, args: argparse.Namespace) -> tuple[Snippet, tuple[Skipped, ...]]:
+    """The snippet as Cozystack takes it (:func:`pciname.kube.cozystack_defaults.for_cozystack`)."""
+    from .. import files
+    from ..kube.cozystack_defaults import DEFAULT_VARIANT, for_cozystack, parse_defaults
+
+    variant = args.variant or DEFAULT_VARIANT
+    if args.vgpu_device_manager and variant != "vgpu":
+        raise PcinameError("--vgpu-device-manager goes with --variant vgpu")
+    defaults = None
+    if args.cozystack_defaults is not None:
+        if args.replace_defaults:
+            raise PcinameError("--cozystack-defaults has nothing to compare with: --replace-defaults drops the defaults")
+        if args.vgpu_device_manager:
+            raise PcinameError("--vgpu-device-manager picks a built-in table; --cozystack-defaults FILE replaces it")
+        try:
+            text = files.read_bounded(args.cozystack_defaults, files.MAX_YAML_BYTES)
+        except OSError as error:
+            raise PcinameError(f"{args.cozystack_defaults}: cannot read: {error.strerror or error}") from None
+        defaults = parse_defaults(text, args.cozystack_defaults)
+    checked = for_cozystack(
+        snippet,
+        variant=variant,
+        replace_defaults=args.replace_defaults,
+        defaults=defaults,
+        vgpu_device_manager=args.vgpu_device_manager,
+    )
+    return checked.snippet, checked.clashes
 
 
 def _requests(items: Iterable[str]) -> list[tuple[str, int]]:

@@ -227,7 +227,8 @@ def render(
       KubeVirt CR's ``spec.configuration``;
     * ``cozystack``: ``{"gpu": {"permittedHostDevices": ...}}`` for
       Cozystack's platform values (with ``gpu.replaceDefaults`` when
-      ``replace_defaults`` is not None);
+      ``replace_defaults`` is not None; what Cozystack does with it, and
+      its default table, is :mod:`pciname.kube.cozystack_defaults`);
     * ``patch``: the JSON merge patch ``{"spec": {"configuration":
       {"permittedHostDevices": ...}}}`` for ``kubectl patch kubevirt
       --type merge``.

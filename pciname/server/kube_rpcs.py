@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from ..errors import PcinameError
 from ._proto import pciname_pb2 as pb
-from .config import DEFAULT_KUBE_TIMEOUT
+from .config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES
 from .data import DataSet, served_profile
 from .logs import fields
 from .wire import (
@@ -58,6 +58,10 @@ from .wire import (
     permitted_response,
     shown,
 )
+
+if TYPE_CHECKING:
+    from ..kube.cozystack_defaults import DefaultsTable
+    from ..kube.generate import Skipped
 
 AUTO = "auto"
 
@@ -94,8 +98,22 @@ def permitted_host_devices(
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     fmt = permitted_format(request)
     no_auto(request.profile)
+    defaults = cozystack_defaults(request) if fmt == "cozystack" else None
     profile = served_profile(data, request.profile)
     snippet = generate(devices, mdev_types, profile.key, request.include_broken, resolver=data.resolver)
+    clashes: Sequence[Skipped] = ()
+    variant = ""
+    if fmt == "cozystack":
+        from ..kube.cozystack_defaults import DEFAULT_VARIANT, for_cozystack
+
+        checked = for_cozystack(
+            snippet,
+            variant=request.variant or DEFAULT_VARIANT,
+            replace_defaults=request.replace_defaults,
+            defaults=defaults,
+            vgpu_device_manager=request.vgpu_device_manager,
+        )
+        snippet, clashes, variant = checked.snippet, checked.clashes, checked.variant
     yaml_text, json_text = render_texts(snippet.data, fmt, request.replace_defaults)
     response = permitted_response(
         snippet.data,
@@ -105,8 +123,31 @@ def permitted_host_devices(
         format=fmt,
         left_out=snippet.left_out,
         notes=snippet.notes,
+        clashes=clashes,
+        variant=variant,
     )
     return response, len(devices) + len(mdev_types)
+
+
+def cozystack_defaults(request: pb.PermittedHostDevicesRequest) -> DefaultsTable | None:
+    """The request's defaults table (None: the built-in one); INVALID_ARGUMENT
+    for a bad one, a bad variant, or flags that do not go together."""
+    from ..kube.cozystack_defaults import DEFAULT_VARIANT, check_variant, parse_defaults
+
+    check_length(request.variant, "variant", MAX_NAME_CHARS)
+    variant = check_variant(request.variant or DEFAULT_VARIANT)
+    if request.vgpu_device_manager and variant != "vgpu":
+        raise RpcFailure(INVALID, "vgpu_device_manager goes with variant vgpu")
+    if not request.cozystack_defaults:
+        return None
+    if request.replace_defaults:
+        raise RpcFailure(INVALID, "cozystack_defaults has nothing to compare with: replace_defaults drops the defaults")
+    if request.vgpu_device_manager:
+        raise RpcFailure(INVALID, "vgpu_device_manager picks a built-in table; cozystack_defaults replaces it")
+    size = len(request.cozystack_defaults.encode("utf-8", "surrogatepass"))
+    if size > DEFAULT_MAX_LINT_BYTES:
+        raise RpcFailure(INVALID, f"cozystack_defaults is too large ({size} bytes, at most {DEFAULT_MAX_LINT_BYTES})")
+    return parse_defaults(request.cozystack_defaults, "cozystack_defaults")
 
 
 def render_texts(block: dict[str, Any], fmt: str, replace_defaults: bool) -> tuple[str, str]:
@@ -131,8 +172,15 @@ def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
     fmt = request.format.strip().lower() or "kubevirt"
     if fmt not in FORMATS:
         raise RpcFailure(INVALID, f"unknown format {shown(request.format)}: use one of {', '.join(FORMATS)}")
-    if request.replace_defaults and fmt != "cozystack":
-        raise RpcFailure(INVALID, "replace_defaults goes with format cozystack")
+    if fmt != "cozystack":
+        for name, given in (
+            ("replace_defaults", request.replace_defaults),
+            ("variant", bool(request.variant)),
+            ("vgpu_device_manager", request.vgpu_device_manager),
+            ("cozystack_defaults", bool(request.cozystack_defaults)),
+        ):
+            if given:
+                raise RpcFailure(INVALID, f"{name} goes with format cozystack")
     return fmt
 
 

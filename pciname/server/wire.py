@@ -274,6 +274,8 @@ class PermittedHostDevices:
     notes: list[SkippedItem] = field(default_factory=list)
     json: str = ""  # the same as yaml, as JSON
     format: str = "kubevirt"  # where yaml and json put the entries: kubevirt, cozystack or patch
+    clashes: list[SkippedItem] = field(default_factory=list)  # cozystack: entries clashing with its defaults
+    variant: str = ""  # cozystack: the GPU variant checked against
 
     def to_dict(self) -> dict[str, Any]:
         """``{"permittedHostDevices": {...}}`` (a list only when it has entries),
@@ -524,14 +526,17 @@ def permitted_response(
     format: str,
     left_out: Iterable[SkippedLike] = (),
     notes: Iterable[SkippedLike] = (),
+    clashes: Iterable[SkippedLike] = (),
+    variant: str = "",
 ) -> pb.PermittedHostDevicesResponse:
     """PermittedHostDevices' answer: the permittedHostDevices ``block``
     (``pciHostDevices``, ``mediatedDevices``) and its texts."""
-    response = pb.PermittedHostDevicesResponse(yaml=yaml, json=json, format=format, profile=profile)
+    response = pb.PermittedHostDevicesResponse(yaml=yaml, json=json, format=format, profile=profile, variant=variant)
     response.pci_host_devices.extend(pci_host_device_message(e) for e in block.get("pciHostDevices", ()))
     response.mediated_devices.extend(mediated_device_message(e) for e in block.get("mediatedDevices", ()))
     response.left_out.extend(skipped_message(s) for s in left_out)
     response.notes.extend(skipped_message(s) for s in notes)
+    response.clashes.extend(skipped_message(s) for s in clashes)
     return response
 
 
@@ -545,6 +550,8 @@ def permitted_from_response(m: pb.PermittedHostDevicesResponse) -> PermittedHost
         yaml=m.yaml,
         left_out=[skipped_from_message(s) for s in m.left_out],
         notes=[skipped_from_message(s) for s in m.notes],
+        clashes=[skipped_from_message(s) for s in m.clashes],
+        variant=m.variant,
     )
 
 

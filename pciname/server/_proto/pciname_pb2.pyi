@@ -175,20 +175,26 @@ class ListDevicesRequest(_message.Message):
     def __init__(self, profile: _Optional[str] = ..., vendor: _Optional[str] = ...) -> None: ...
 
 class PermittedHostDevicesRequest(_message.Message):
-    __slots__ = ("devices", "mdev_types", "profile", "include_broken", "format", "replace_defaults")
+    __slots__ = ("devices", "mdev_types", "profile", "include_broken", "format", "replace_defaults", "variant", "vgpu_device_manager", "cozystack_defaults")
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     MDEV_TYPES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_BROKEN_FIELD_NUMBER: _ClassVar[int]
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     REPLACE_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    VGPU_DEVICE_MANAGER_FIELD_NUMBER: _ClassVar[int]
+    COZYSTACK_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     devices: _containers.RepeatedScalarFieldContainer[str]
     mdev_types: _containers.RepeatedScalarFieldContainer[str]
     profile: str
     include_broken: bool
     format: str
     replace_defaults: bool
-    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ..., format: _Optional[str] = ..., replace_defaults: _Optional[bool] = ...) -> None: ...
+    variant: str
+    vgpu_device_manager: bool
+    cozystack_defaults: str
+    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ..., format: _Optional[str] = ..., replace_defaults: _Optional[bool] = ..., variant: _Optional[str] = ..., vgpu_device_manager: _Optional[bool] = ..., cozystack_defaults: _Optional[str] = ...) -> None: ...
 
 class PciHostDevice(_message.Message):
     __slots__ = ("pci_vendor_selector", "resource_name", "external_resource_provider")
@@ -223,7 +229,7 @@ class SkippedEntry(_message.Message):
     def __init__(self, item: _Optional[str] = ..., kind: _Optional[str] = ..., resource_name: _Optional[str] = ..., reasons: _Optional[_Iterable[_Union[Warning, _Mapping]]] = ...) -> None: ...
 
 class PermittedHostDevicesResponse(_message.Message):
-    __slots__ = ("pci_host_devices", "mediated_devices", "yaml", "left_out", "notes", "profile", "json", "format")
+    __slots__ = ("pci_host_devices", "mediated_devices", "yaml", "left_out", "notes", "profile", "json", "format", "clashes", "variant")
     PCI_HOST_DEVICES_FIELD_NUMBER: _ClassVar[int]
     MEDIATED_DEVICES_FIELD_NUMBER: _ClassVar[int]
     YAML_FIELD_NUMBER: _ClassVar[int]
@@ -232,6 +238,8 @@ class PermittedHostDevicesResponse(_message.Message):
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     JSON_FIELD_NUMBER: _ClassVar[int]
     FORMAT_FIELD_NUMBER: _ClassVar[int]
+    CLASHES_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
     pci_host_devices: _containers.RepeatedCompositeFieldContainer[PciHostDevice]
     mediated_devices: _containers.RepeatedCompositeFieldContainer[MediatedDevice]
     yaml: str
@@ -240,7 +248,9 @@ class PermittedHostDevicesResponse(_message.Message):
     profile: str
     json: str
     format: str
-    def __init__(self, pci_host_devices: _Optional[_Iterable[_Union[PciHostDevice, _Mapping]]] = ..., mediated_devices: _Optional[_Iterable[_Union[MediatedDevice, _Mapping]]] = ..., yaml: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., profile: _Optional[str] = ..., json: _Optional[str] = ..., format: _Optional[str] = ...) -> None: ...
+    clashes: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
+    variant: str
+    def __init__(self, pci_host_devices: _Optional[_Iterable[_Union[PciHostDevice, _Mapping]]] = ..., mediated_devices: _Optional[_Iterable[_Union[MediatedDevice, _Mapping]]] = ..., yaml: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., profile: _Optional[str] = ..., json: _Optional[str] = ..., format: _Optional[str] = ..., clashes: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., variant: _Optional[str] = ...) -> None: ...
 
 class LintFile(_message.Message):
     __slots__ = ("name", "text", "data")
