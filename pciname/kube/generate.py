@@ -394,7 +394,15 @@ def node_pool(
             raise PcinameError(f"a fragment carries gpus only: it takes no {', '.join(given)}")
         node_group: dict[str, Any] = {}
     else:
-        node_group = complete_node_group(**fields)
+        node_group = complete_node_group(
+            instance_type=instance_type,
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
+            ephemeral_storage=ephemeral_storage,
+            roles=roles,
+            cpu=cpu,
+            memory=memory,
+        )
     wanted, left_out, notes, canonical = _resolve_requests(requests, mdevs, profile, include_broken, resolver)
     node_group["gpus"] = [{"name": resource} for resource, count in wanted for _ in range(count)]
     data = place_node_pool({"nodeGroups": {group: node_group}}, fmt)
