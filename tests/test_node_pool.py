@@ -522,3 +522,28 @@ def test_grpc_bad_input_is_invalid_argument(stub, request_message, needle):
 def test_client_raises_the_one_line_error(client):
     with pytest.raises(RemoteInvalidArgument, match="minReplicas 3 is more than maxReplicas 1"):
         client.node_pool("gpu", ["10de:2236"], min_replicas=3, max_replicas=1)
+
+
+@pytest.mark.parametrize(
+    "field, request_message",
+    [
+        ("group", pb.NodePoolRequest(group="g" * 100_000, devices=["10de:2236"])),
+        ("devices[1]", pb.NodePoolRequest(group="gpu", devices=["10de:2236", "1" * 100_000])),
+        ("profile", pb.NodePoolRequest(group="gpu", devices=["10de:2236"], profile="latest" + " " * 100_000)),
+        ("instance_type", pb.NodePoolRequest(group="gpu", devices=["10de:2236"], instance_type="u" * 100_000)),
+        ("roles[0]", pb.NodePoolRequest(group="gpu", devices=["10de:2236"], roles=["r" * 100_000])),
+    ],
+)
+def test_grpc_oversized_fields_are_cut_in_the_error(stub, field, request_message):
+    code, details = _code(stub, request_message)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert details.startswith(f"{field} is too long") and "…(" in details and len(details) < 300
+
+
+def test_grpc_malformed_protobuf_is_invalid_argument(server):
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        call = channel.unary_unary("/pciname.v1.PciName/NodePool", request_serializer=None, response_deserializer=None)
+        with pytest.raises(grpc.RpcError) as failed:
+            call(b"\x0a\x02\xff\xfe", timeout=20)  # group: not UTF-8
+    assert failed.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert failed.value.details().startswith("malformed request: not a valid pciname.v1.")
