@@ -52,12 +52,13 @@ from .results import DiffEntry, ProfileInfo, Resolution
 from .server import wire
 from .server._proto import pciname_pb2 as pb
 from .server._proto import pciname_pb2_grpc as pb_grpc
-from .server.wire import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
+from .server.wire import GpuOptions, LintResult, NodePool, PermittedHostDevices, SkippedItem
 
 __all__ = [
     "Client",
     "GpuOptions",
     "LintResult",
+    "NodePool",
     "PermittedHostDevices",
     "RemoteClusterError",
     "RemoteInvalidArgument",
@@ -295,6 +296,51 @@ class Client:
             cozystack_defaults=cozystack_defaults,
         )
         return wire.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
+
+    def node_pool(
+        self,
+        group: str,
+        devices: Iterable[str] = (),
+        mdev_types: Iterable[str] = (),
+        profile: str = "",
+        *,
+        include_broken: bool = False,
+        fragment: bool = False,
+        format: str = "values",
+        instance_type: str | None = None,
+        min_replicas: int | None = None,
+        max_replicas: int | None = None,
+        ephemeral_storage: str | None = None,
+        roles: Iterable[str] = (),
+        cpu: str | None = None,
+        memory: str | None = None,
+    ) -> NodePool:
+        """A Cozystack tenant node group ``group`` with these GPUs
+        (``DEVICE[=COUNT]``, ``TYPE[=COUNT]``), as ``pciname node-pool``
+        prints it: ``format`` values or patch; ``fragment`` for gpus only;
+        group fields left None take the values schema's defaults."""
+        request = pb.NodePoolRequest(
+            group=group,
+            devices=list(devices),
+            mdev_types=list(mdev_types),
+            profile=profile,
+            include_broken=include_broken,
+            fragment=fragment,
+            format=format,
+            roles=list(roles),
+        )
+        optional: dict[str, Any] = {
+            "instance_type": instance_type,
+            "min_replicas": min_replicas,
+            "max_replicas": max_replicas,
+            "ephemeral_storage": ephemeral_storage,
+            "cpu": cpu,
+            "memory": memory,
+        }
+        for name, value in optional.items():
+            if value is not None:
+                setattr(request, name, value)
+        return wire.node_pool_from_response(self._call(self.stub.NodePool, request))
 
     def lint(
         self,

@@ -101,17 +101,28 @@ def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
 def test_node_pool(capsys):
     code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", "--mdev", "NVIDIA A100-40C")
     assert (code, err) == (0, "")
+    gpus = [
+        {"name": "nvidia.com/GA102GL_A10"},
+        {"name": "nvidia.com/GA102GL_A10"},
+        {"name": "nvidia.com/NVIDIA_A100-40C"},
+    ]
+    # A complete group by default (issue 10: Cozystack's schema requires these fields) ...
     assert yaml.safe_load(out) == {
         "nodeGroups": {
             "gpu": {
-                "gpus": [
-                    {"name": "nvidia.com/GA102GL_A10"},
-                    {"name": "nvidia.com/GA102GL_A10"},
-                    {"name": "nvidia.com/NVIDIA_A100-40C"},
-                ]
+                "minReplicas": 0,
+                "maxReplicas": 10,
+                "instanceType": "u1.medium",
+                "ephemeralStorage": "20Gi",
+                "resources": {},
+                "gpus": gpus,
             }
         }
     }
+    # ... and the gpus alone with --fragment.
+    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", "--mdev", "NVIDIA A100-40C", "--fragment")
+    assert (code, err) == (0, "")
+    assert yaml.safe_load(out) == {"nodeGroups": {"gpu": {"gpus": gpus}}}
     code, out, _ = run(capsys, "node-pool", "gpu", "10de:2236=2", "-o", "table")
     assert out.splitlines()[1].split() == ["gpu", "nvidia.com/GA102GL_A10", "2", "GPU(s)"]
 

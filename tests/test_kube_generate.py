@@ -161,7 +161,9 @@ def test_parse_request():
 
 
 def test_node_pool_one_entry_per_gpu():
-    snippet = node_pool("md0", [("10de:2236", 2), ("nvidia.com/TU104GL_TESLA_T4", 1)], mdevs=[("GRID T4-1Q", 1)])
+    snippet = node_pool(
+        "md0", [("10de:2236", 2), ("nvidia.com/TU104GL_TESLA_T4", 1)], mdevs=[("GRID T4-1Q", 1)], fragment=True
+    )
     assert snippet.data == {
         "nodeGroups": {
             "md0": {

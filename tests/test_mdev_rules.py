@@ -162,11 +162,11 @@ def test_permitted_host_devices_by_release():
 
 
 def test_node_pool_and_vm_gpus_by_release():
-    old = node_pool("gpu", [], OLD, mdevs=[("GRID T4-1Q", 2), ("T4", 1)])
+    old = node_pool("gpu", [], OLD, mdevs=[("GRID T4-1Q", 2), ("T4", 1)], fragment=True)
     assert old.data == {"nodeGroups": {"gpu": {"gpus": [{"name": "nvidia.com/T4-1Q"}] * 2}}}
     assert [(s.item, s.codes) for s in old.left_out] == [("T4", ("plugin-crash",))]
-    assert node_pool("gpu", [], OLD, True, mdevs=[("T4", 1)]).data == {"nodeGroups": {"gpu": {"gpus": []}}}
-    new = node_pool("gpu", [], NEW, mdevs=[("GRID T4-1Q", 1)])
+    assert node_pool("gpu", [], OLD, True, mdevs=[("T4", 1)], fragment=True).data == {"nodeGroups": {"gpu": {"gpus": []}}}
+    new = node_pool("gpu", [], NEW, mdevs=[("GRID T4-1Q", 1)], fragment=True)
     assert new.data == {"nodeGroups": {"gpu": {"gpus": [{"name": "nvidia.com/GRID_T4-1Q"}]}}}
     vm_old = vm_gpus([], OLD, mdevs=[("GRID T4-1Q", 1)], prefix="vgpu")
     vm_new = vm_gpus([], NEW, mdevs=[("GRID T4-1Q", 1)], prefix="vgpu")

@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 #: The -o choices of the generated snippets.
 SNIPPET_FORMATS = ("yaml", "json", "table")
 NO_GPUS = "no GPUs given: name at least one DEVICE[=COUNT] or --mdev TYPE[=COUNT]"
+#: node-pool's group fields: node_pool's keyword (and the option's dest), and the option.
+POOL_FIELD_FLAGS = {
+    "instance_type": "--instance-type",
+    "min_replicas": "--min-replicas",
+    "max_replicas": "--max-replicas",
+    "ephemeral_storage": "--ephemeral-storage",
+    "roles": "--role",
+    "cpu": "--cpu",
+    "memory": "--memory",
+}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,19 +96,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     phd.set_defaults(func=run_permitted_host_devices)
 
-    pool = sub.add_parser(
-        "node-pool",
-        help="Cozystack tenant Kubernetes nodeGroups.<group>.gpus",
-        description="The Cozystack tenant Kubernetes values asking for GPUs in node group GROUP: one "
-        "{name: RESOURCE} entry per GPU. DEVICE is a device id (resolved in the profile) or a resource name "
-        "(nvidia.com/..., used as given). Exit 0, or 1 when a name will not work.",
-    )
-    pool.add_argument("group", metavar="GROUP")
-    pool.add_argument("devices", nargs="*", metavar="DEVICE[=COUNT]")
-    add_request_options(pool, counts=True)
-    add_profile_options(pool)
-    add_output_option(pool, SNIPPET_FORMATS, default="yaml")
-    pool.set_defaults(func=run_node_pool)
+    add_node_pool_parser(sub)
 
     vm = sub.add_parser(
         "vm-gpus",
@@ -213,20 +211,99 @@ def _requests(items: Iterable[str]) -> list[tuple[str, int]]:
     return [parse_request(item) for item in items]
 
 
+def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ..kube.cozystack import NODE_GROUP_DEFAULTS, RESOURCE, SCHEMA_SOURCE
+    from ..kube.generate import DEFAULT_POOL_FORMAT, POOL_FORMATS
+
+    defaults = NODE_GROUP_DEFAULTS
+    pool = sub.add_parser(
+        "node-pool",
+        help="a Cozystack tenant Kubernetes node group with its GPUs",
+        description="A Cozystack tenant Kubernetes node group GROUP asking for these GPUs: one {name: RESOURCE} "
+        "entry per GPU. DEVICE is a device id (resolved in the profile) or a resource name (nvidia.com/..., used "
+        "as given). The group is complete: every field the tenant values schema requires (minReplicas, "
+        "maxReplicas, instanceType, ephemeralStorage, resources), from the options below or the schema's "
+        f"defaults ({SCHEMA_SOURCE}), since Helm does not fill defaults in when the group is created. "
+        "Exit 0, or 1 when a name will not work.",
+    )
+    pool.add_argument("group", metavar="GROUP")
+    pool.add_argument("devices", nargs="*", metavar="DEVICE[=COUNT]")
+    add_request_options(pool, counts=True)
+    fields = pool.add_argument_group("node group fields (not with --fragment)")
+    fields.add_argument(
+        "--instance-type",
+        metavar="NAME",
+        help=f"the KubeVirt instance type of the nodes (default: {defaults.instance_type})",
+    )
+    fields.add_argument(
+        "--min-replicas", type=int, metavar="N", help=f"the fewest nodes (default: {defaults.min_replicas})"
+    )
+    fields.add_argument(
+        "--max-replicas", type=int, metavar="N", help=f"the most nodes (default: {defaults.max_replicas})"
+    )
+    fields.add_argument(
+        "--ephemeral-storage",
+        "--disk-size",
+        dest="ephemeral_storage",
+        metavar="QUANTITY",
+        help=f"each node's disk, ephemeralStorage in the schema (default: {defaults.ephemeral_storage})",
+    )
+    fields.add_argument(
+        "--role",
+        dest="roles",
+        action="append",
+        metavar="ROLE",
+        help="a node role, e.g. ingress-nginx (repeatable; default: no roles field)",
+    )
+    fields.add_argument("--cpu", metavar="QUANTITY", help="resources.cpu of each node, e.g. 4 (default: none)")
+    fields.add_argument("--memory", metavar="QUANTITY", help="resources.memory of each node, e.g. 16Gi (default: none)")
+    pool.add_argument(
+        "--fragment",
+        action="store_true",
+        help="emit the group's gpus only, to merge into a group that exists",
+    )
+    pool.add_argument(
+        "--format",
+        choices=POOL_FORMATS,
+        default=DEFAULT_POOL_FORMAT,
+        help="values: nodeGroups for the tenant Kubernetes application's values; patch: a JSON merge patch "
+        f"{{spec: {{nodeGroups: ...}}}} for `kubectl patch {RESOURCE} NAME -n TENANT --type merge -p ...` "
+        "(a merge patch replaces lists: the group's gpus and roles become the ones given) "
+        f"(default: {DEFAULT_POOL_FORMAT})",
+    )
+    add_profile_options(pool)
+    pool.add_argument(
+        "-o",
+        "--output",
+        choices=SNIPPET_FORMATS,
+        help="output format (default: json for --format patch, else yaml)",
+    )
+    pool.set_defaults(func=run_node_pool)
+
+
 def run_node_pool(args: argparse.Namespace) -> int:
-    from ..kube.generate import node_pool
+    from ..kube.generate import node_pool, place_node_pool
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_GPUS)
+    fields = {name: getattr(args, name) for name in POOL_FIELD_FLAGS}
+    if args.fragment:
+        given = [flag for name, flag in POOL_FIELD_FLAGS.items() if fields[name] is not None]
+        if given:
+            raise PcinameError(f"--fragment emits gpus only: it takes no {', '.join(given)}")
+        fields = {}
     snippet = node_pool(
         args.group,
         _requests(args.devices),
         profile_arg(args),
         args.include_broken,
         mdevs=_requests(args.mdev),
+        fragment=args.fragment,
+        **fields,
     )
     broken = report(snippet)
-    if args.output == "table":
+    output = args.output or ("json" if args.format == "patch" else "yaml")
+    if output == "table":
 
         def rows(data: dict[str, Any]) -> list[tuple[Any, ...]]:
             counts: dict[str, int] = {}
@@ -236,7 +313,7 @@ def run_node_pool(args: argparse.Namespace) -> int:
 
         _snippet_table(snippet, rows)
     else:
-        emit(snippet.data, args.output)
+        emit(place_node_pool(snippet.data, args.format), output)
     return 1 if broken else 0
 
 

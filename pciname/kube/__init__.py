@@ -6,6 +6,9 @@ Pure (plain data in, plain data out):
   vGPU, container, not NVIDIA's), for the modules below;
 * :mod:`pciname.kube.generate`: permittedHostDevices blocks, Cozystack values,
   VM and node-pool snippets;
+* :mod:`pciname.kube.cozystack`: facts about Cozystack's tenant Kubernetes
+  application (its object, the node-group fields its schema requires, their
+  defaults) and checks of node-group field values;
 * :mod:`pciname.kube.lint`: checks the resource names in YAML manifests and
   values files, with line numbers;
 * :mod:`pciname.kube.objects`: the KubeVirt CR and Nodes as plain dicts:

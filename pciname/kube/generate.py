@@ -8,7 +8,9 @@ them alike.
   (``pciHostDevices`` and ``mediatedDevices``, ``externalResourceProvider:
   true``); :func:`render` puts it where it goes (KubeVirt CR, Cozystack
   platform values, a JSON merge patch).
-* :func:`node_pool`: Cozystack tenant Kubernetes ``nodeGroups.<g>.gpus``.
+* :func:`node_pool`: a Cozystack tenant Kubernetes node group with its
+  ``gpus`` (complete, as the values schema requires, or ``gpus`` alone), as
+  values or as a merge patch of the ``Kubernetes`` object.
 * :func:`vm_gpus`: ``spec.domain.devices.gpus[]`` of a KubeVirt VM.
 * :func:`mdev_names`: the resource a vGPU type is advertised as.
 
@@ -334,6 +336,11 @@ def _resolve_requests(
     return wanted, left_out, notes, canonical
 
 
+#: Where :func:`node_pool` puts a node group; the first is the default.
+POOL_FORMATS = ("values", "patch")
+DEFAULT_POOL_FORMAT = POOL_FORMATS[0]
+
+
 def node_pool(
     group: str,
     requests: Sequence[tuple[str, int]],
@@ -342,18 +349,126 @@ def node_pool(
     *,
     mdevs: Sequence[tuple[str, int]] = (),
     resolver: ResolverLike | None = None,
+    fragment: bool = False,
+    format: str = DEFAULT_POOL_FORMAT,
+    instance_type: str | None = None,
+    min_replicas: int | None = None,
+    max_replicas: int | None = None,
+    ephemeral_storage: str | None = None,
+    roles: Sequence[str] | None = None,
+    cpu: str | None = None,
+    memory: str | None = None,
 ) -> Snippet:
-    """Cozystack tenant Kubernetes values asking for GPUs in node group
-    ``group``: ``{"nodeGroups": {group: {"gpus": [{"name": ...}, ...]}}}``,
-    one entry per GPU (a request ``(device, 2)`` gives two entries).
+    """Cozystack tenant Kubernetes values for node group ``group`` with these
+    GPUs, one ``{"name": RESOURCE}`` entry per GPU (a request ``(device, 2)``
+    gives two entries).
 
     A request is a device id (resolved in ``profile``) or a resource name
-    (``nvidia.com/...``, used as given after a validity check)."""
+    (``nvidia.com/...``, used as given after a validity check).
+
+    By default the group is complete: every field Cozystack's values schema
+    requires of a node group (:data:`pciname.kube.cozystack.REQUIRED_FIELDS`),
+    from the arguments or the schema's defaults
+    (:data:`~pciname.kube.cozystack.NODE_GROUP_DEFAULTS`), then ``roles``
+    when given, then ``gpus``. ``fragment=True`` gives ``gpus`` alone, to
+    merge into an existing group (and takes none of the group fields).
+
+    ``format`` ``values`` (the default) gives ``{"nodeGroups": {group: ...}}``;
+    ``patch`` gives the JSON merge patch ``{"spec": {"nodeGroups": {group:
+    ...}}}`` for the tenant's ``Kubernetes`` object (:func:`place_node_pool`).
+    A bad group field or format is a PcinameError."""
+    fmt = pool_format(format)
     if not isinstance(group, str) or not group.strip():
         raise PcinameError("the node group name is empty")
+    fields = {
+        "instance_type": instance_type,
+        "min_replicas": min_replicas,
+        "max_replicas": max_replicas,
+        "ephemeral_storage": ephemeral_storage,
+        "roles": roles,
+        "cpu": cpu,
+        "memory": memory,
+    }
+    if fragment:
+        given = [name for name, value in fields.items() if value is not None]
+        if given:
+            raise PcinameError(f"a fragment carries gpus only: it takes no {', '.join(given)}")
+        node_group: dict[str, Any] = {}
+    else:
+        node_group = complete_node_group(
+            instance_type=instance_type,
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
+            ephemeral_storage=ephemeral_storage,
+            roles=roles,
+            cpu=cpu,
+            memory=memory,
+        )
     wanted, left_out, notes, canonical = _resolve_requests(requests, mdevs, profile, include_broken, resolver)
-    gpus = [{"name": resource} for resource, count in wanted for _ in range(count)]
-    return Snippet({"nodeGroups": {group: {"gpus": gpus}}}, canonical, tuple(left_out), tuple(notes))
+    node_group["gpus"] = [{"name": resource} for resource, count in wanted for _ in range(count)]
+    data = place_node_pool({"nodeGroups": {group: node_group}}, fmt)
+    return Snippet(data, canonical, tuple(left_out), tuple(notes))
+
+
+def pool_format(fmt: object) -> str:
+    """``values`` or ``patch``; anything else is a PcinameError."""
+    if fmt not in POOL_FORMATS:
+        raise PcinameError(f"unknown format {fmt!r}: use one of {', '.join(POOL_FORMATS)}")
+    assert isinstance(fmt, str)
+    return fmt
+
+
+def complete_node_group(
+    *,
+    instance_type: str | None = None,
+    min_replicas: int | None = None,
+    max_replicas: int | None = None,
+    ephemeral_storage: str | None = None,
+    roles: Sequence[str] | None = None,
+    cpu: str | None = None,
+    memory: str | None = None,
+) -> dict[str, Any]:
+    """A node group's fields other than ``gpus``, each checked; what is not
+    given comes from the schema's defaults."""
+    from . import cozystack
+
+    defaults = cozystack.NODE_GROUP_DEFAULTS
+    low, high = cozystack.check_replicas(
+        defaults.min_replicas if min_replicas is None else min_replicas,
+        defaults.max_replicas if max_replicas is None else max_replicas,
+    )
+    resources: dict[str, str] = {}
+    if cpu is not None:
+        resources["cpu"] = cozystack.check_quantity(cpu, "cpu")
+    if memory is not None:
+        resources["memory"] = cozystack.check_quantity(memory, "memory")
+    group: dict[str, Any] = {
+        "minReplicas": low,
+        "maxReplicas": high,
+        "instanceType": cozystack.check_instance_type(
+            defaults.instance_type if instance_type is None else instance_type
+        ),
+        "ephemeralStorage": cozystack.check_quantity(
+            defaults.ephemeral_storage if ephemeral_storage is None else ephemeral_storage, "ephemeralStorage"
+        ),
+        "resources": resources,
+    }
+    if roles is not None:
+        group["roles"] = cozystack.check_roles(roles)
+    return group
+
+
+def place_node_pool(values: dict[str, Any], fmt: str = DEFAULT_POOL_FORMAT) -> dict[str, Any]:
+    """Put tenant values ``{"nodeGroups": ...}`` where ``fmt`` wants them:
+    ``values`` as they are, for the tenant Kubernetes application's values;
+    ``patch``: ``{"spec": values}``, the JSON merge patch for
+    ``kubectl patch kuberneteses.apps.cozystack.io NAME --type merge``
+    (the application object keeps its values under ``spec``). A merge patch
+    merges maps and replaces lists: the group's ``gpus`` (and ``roles``)
+    replace the ones it has."""
+    if pool_format(fmt) == "patch":
+        return {"spec": values}
+    return values
 
 
 def vm_gpus(

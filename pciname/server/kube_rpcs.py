@@ -1,6 +1,7 @@
-"""The RPCs over :mod:`pciname.kube`: ``PermittedHostDevices``, ``Lint``
-and ``GpuOptions`` (the servicer, :mod:`pciname.server.service`, calls
-them), and the server's read-only access to its cluster.
+"""The RPCs over :mod:`pciname.kube`: ``PermittedHostDevices``, ``Lint``,
+``GpuOptions`` and ``NodePool`` (the servicer,
+:mod:`pciname.server.service`, calls them), and the server's read-only
+access to its cluster.
 
 Each answers what the matching command answers for the same input:
 ``PermittedHostDevices`` runs
@@ -10,7 +11,9 @@ Each answers what the matching command answers for the same input:
 ``GpuOptions`` runs :func:`pciname.kube.audit.gpu_options` over the
 KubeVirt CR and Nodes the caller sends, or, on a server started with
 ``--kube``, over the ones :func:`pciname.kube.cluster.read_cluster` reads
-(read-only, with the server's kubeconfig or in-cluster service account).
+(read-only, with the server's kubeconfig or in-cluster service account);
+``NodePool`` runs :func:`pciname.kube.generate.node_pool` as ``pciname
+node-pool`` does.
 
 Errors that are not about profiles are :class:`~pciname.server.wire.RpcFailure`
 with a stable reason in the trailing metadata ``pciname-error``
@@ -55,6 +58,7 @@ from .wire import (
     gpu_options_response,
     lint_response,
     metadata_text,
+    node_pool_response,
     permitted_response,
     shown,
 )
@@ -580,12 +584,85 @@ def gpu_options(
     return gpu_options_response(options, profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
 
 
+
+# -- NodePool ---------------------------------------------------------------------------------
+
+
+def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> tuple[pb.NodePoolResponse, int]:
+    """The answer (what ``pciname node-pool`` prints for the same input), and
+    how many device and mdev type requests it names."""
+    from ..kube.generate import DEFAULT_POOL_FORMAT, node_pool as generate, parse_request, pool_format
+
+    devices = list(request.devices)
+    mdev_types = list(request.mdev_types)
+    roles = list(request.roles)
+    if not devices and not mdev_types:
+        raise RpcFailure(INVALID, "empty request: no devices and no mdev_types given")
+    check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
+    check_batch(len(roles), "roles", max_batch)
+    check_length(request.group, "group", MAX_NAME_CHARS)
+    for name, values in (("devices", devices), ("mdev_types", mdev_types), ("roles", roles)):
+        for i, value in enumerate(values):
+            check_length(value, f"{name}[{i}]", MAX_NAME_CHARS)
+    for name in ("format", "instance_type", "ephemeral_storage", "cpu", "memory"):
+        check_length(getattr(request, name), name, MAX_NAME_CHARS)
+    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    fmt = pool_format(request.format.strip().lower() or DEFAULT_POOL_FORMAT)
+    no_auto(request.profile)
+    profile = served_profile(data, request.profile)
+
+    def given(name: str) -> Any:
+        return getattr(request, name) if request.HasField(name) else None
+
+    snippet = generate(
+        request.group,
+        [parse_request(d) for d in devices],
+        profile.key,
+        request.include_broken,
+        mdevs=[parse_request(m) for m in mdev_types],
+        resolver=data.resolver,
+        fragment=request.fragment,
+        format=fmt,
+        instance_type=given("instance_type"),
+        min_replicas=given("min_replicas"),
+        max_replicas=given("max_replicas"),
+        ephemeral_storage=given("ephemeral_storage"),
+        roles=roles or None,
+        cpu=given("cpu"),
+        memory=given("memory"),
+    )
+    groups = snippet.data["spec"]["nodeGroups"] if fmt == "patch" else snippet.data["nodeGroups"]
+    yaml_text, json_text = _texts(snippet.data)
+    response = node_pool_response(
+        profile=profile.name,
+        format=fmt,
+        yaml=yaml_text,
+        json=json_text,
+        gpus=[g["name"] for g in groups[request.group]["gpus"]],
+        left_out=snippet.left_out,
+        notes=snippet.notes,
+    )
+    return response, len(devices) + len(mdev_types)
+
+
+def _texts(data: Any) -> tuple[str, str]:
+    """(YAML, JSON) of ``data`` exactly as the CLI's ``-o yaml|json`` prints it."""
+    import io
+
+    from ..render import dump_json, dump_yaml
+
+    yaml_text, json_text = io.StringIO(), io.StringIO()
+    dump_yaml(data, yaml_text)
+    dump_json(data, json_text)
+    return yaml_text.getvalue(), json_text.getvalue()
+
 __all__ = [
     "AUTO",
     "ClusterAccess",
     "gpu_options",
     "lint",
     "no_auto",
+    "node_pool",
     "parse_objects",
     "permitted_format",
     "permitted_host_devices",

@@ -2,7 +2,7 @@
 (:meth:`PciNameService.rpcs`), the plumbing every handler shares (metrics,
 deadlines, errors as status codes), and the RPCs over the names: Resolve,
 ResolveBatch, Reverse, Diff, ListProfiles and ListDevices. The RPCs over
-:mod:`pciname.kube` (PermittedHostDevices, Lint, GpuOptions) are in
+:mod:`pciname.kube` (PermittedHostDevices, Lint, GpuOptions, NodePool) are in
 :mod:`pciname.server.kube_rpcs`; every message and status is built by
 :mod:`pciname.server.wire`.
 
@@ -115,6 +115,7 @@ class PciNameService:
             "PermittedHostDevices": (self.permitted_host_devices, pb.PermittedHostDevicesRequest),
             "Lint": (self.lint, pb.LintRequest),
             "GpuOptions": (self.gpu_options, pb.GpuOptionsRequest),
+            "NodePool": (self.node_pool, pb.NodePoolRequest),
         }
 
     def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
@@ -328,6 +329,11 @@ class PciNameService:
         self, request: pb.GpuOptionsRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.GpuOptionsResponse, int]:
         return kube_rpcs.gpu_options(request, context, data, cluster=self.cluster, log=self.log), 0
+
+    def node_pool(
+        self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.NodePoolResponse, int]:
+        return kube_rpcs.node_pool(request, data, max_batch=self.max_batch)
 
 
 __all__ = ["PciNameService", "SERVICE_NAME", "STREAMING"]

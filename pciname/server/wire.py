@@ -289,6 +289,19 @@ class PermittedHostDevices:
 
 
 @dataclass(frozen=True)
+class NodePool:
+    """A Cozystack tenant node group as the server built it (NodePool)."""
+
+    profile: str
+    format: str = "values"  # values or patch
+    yaml: str = ""
+    json: str = ""  # the same as yaml, as JSON
+    gpus: list[str] = field(default_factory=list)  # one resource name per GPU
+    left_out: list[SkippedItem] = field(default_factory=list)
+    notes: list[SkippedItem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class LintResult:
     """What Lint found: the library's own :class:`~pciname.kube.lint.Finding` objects."""
 
@@ -555,6 +568,38 @@ def permitted_from_response(m: pb.PermittedHostDevicesResponse) -> PermittedHost
     )
 
 
+# -- messages: NodePool ------------------------------------------------------------------------
+
+
+def node_pool_response(
+    *,
+    profile: str,
+    format: str,
+    yaml: str,
+    json: str,
+    gpus: Iterable[str],
+    left_out: Iterable[SkippedLike] = (),
+    notes: Iterable[SkippedLike] = (),
+) -> pb.NodePoolResponse:
+    """NodePool's answer: the document's texts and the group's GPUs."""
+    response = pb.NodePoolResponse(yaml=yaml, json=json, format=format, profile=profile, gpus=list(gpus))
+    response.left_out.extend(skipped_message(s) for s in left_out)
+    response.notes.extend(skipped_message(s) for s in notes)
+    return response
+
+
+def node_pool_from_response(m: pb.NodePoolResponse) -> NodePool:
+    return NodePool(
+        profile=m.profile,
+        format=m.format,
+        yaml=m.yaml,
+        json=m.json,
+        gpus=list(m.gpus),
+        left_out=[skipped_from_message(s) for s in m.left_out],
+        notes=[skipped_from_message(s) for s in m.notes],
+    )
+
+
 # -- messages: Lint ----------------------------------------------------------------------------
 
 
@@ -708,6 +753,7 @@ __all__ = [
     "SERVICE_NAME",
     "GpuOptions",
     "LintResult",
+    "NodePool",
     "PermittedHostDevices",
     "RpcFailure",
     "SkippedItem",

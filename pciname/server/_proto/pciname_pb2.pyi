@@ -359,3 +359,53 @@ class GpuOptionsResponse(_message.Message):
     profile_source: str
     kubevirt: str
     def __init__(self, options: _Optional[_Iterable[_Union[GpuOption, _Mapping]]] = ..., profile: _Optional[str] = ..., profile_source: _Optional[str] = ..., kubevirt: _Optional[str] = ...) -> None: ...
+
+class NodePoolRequest(_message.Message):
+    __slots__ = ("group", "devices", "mdev_types", "profile", "include_broken", "fragment", "format", "instance_type", "min_replicas", "max_replicas", "ephemeral_storage", "roles", "cpu", "memory")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    MDEV_TYPES_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_BROKEN_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENT_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MIN_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    MAX_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    EPHEMERAL_STORAGE_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    CPU_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    devices: _containers.RepeatedScalarFieldContainer[str]
+    mdev_types: _containers.RepeatedScalarFieldContainer[str]
+    profile: str
+    include_broken: bool
+    fragment: bool
+    format: str
+    instance_type: str
+    min_replicas: int
+    max_replicas: int
+    ephemeral_storage: str
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    cpu: str
+    memory: str
+    def __init__(self, group: _Optional[str] = ..., devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ..., fragment: _Optional[bool] = ..., format: _Optional[str] = ..., instance_type: _Optional[str] = ..., min_replicas: _Optional[int] = ..., max_replicas: _Optional[int] = ..., ephemeral_storage: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ..., cpu: _Optional[str] = ..., memory: _Optional[str] = ...) -> None: ...
+
+class NodePoolResponse(_message.Message):
+    __slots__ = ("yaml", "json", "left_out", "notes", "profile", "format", "gpus")
+    YAML_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    LEFT_OUT_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    yaml: str
+    json: str
+    left_out: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
+    notes: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
+    profile: str
+    format: str
+    gpus: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, yaml: _Optional[str] = ..., json: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., profile: _Optional[str] = ..., format: _Optional[str] = ..., gpus: _Optional[_Iterable[str]] = ...) -> None: ...

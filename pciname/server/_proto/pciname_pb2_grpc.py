@@ -79,6 +79,11 @@ class PciNameStub:
                 request_serializer=pciname_dot_v1_dot_pciname__pb2.GpuOptionsRequest.SerializeToString,
                 response_deserializer=pciname_dot_v1_dot_pciname__pb2.GpuOptionsResponse.FromString,
                 _registered_method=True)
+        self.NodePool = channel.unary_unary(
+                '/pciname.v1.PciName/NodePool',
+                request_serializer=pciname_dot_v1_dot_pciname__pb2.NodePoolRequest.SerializeToString,
+                response_deserializer=pciname_dot_v1_dot_pciname__pb2.NodePoolResponse.FromString,
+                _registered_method=True)
 
 
 class PciNameServicer:
@@ -159,6 +164,16 @@ class PciNameServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def NodePool(self, request, context):
+        """A Cozystack tenant Kubernetes node group asking for GPUs, as
+        `pciname node-pool` prints it: complete (every field the tenant values
+        schema requires) or gpus only (fragment), as values or as a merge patch
+        of the tenant's apps.cozystack.io/v1alpha1 Kubernetes object.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PciNameServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -206,6 +221,11 @@ def add_PciNameServicer_to_server(servicer, server):
                     servicer.GpuOptions,
                     request_deserializer=pciname_dot_v1_dot_pciname__pb2.GpuOptionsRequest.FromString,
                     response_serializer=pciname_dot_v1_dot_pciname__pb2.GpuOptionsResponse.SerializeToString,
+            ),
+            'NodePool': grpc.unary_unary_rpc_method_handler(
+                    servicer.NodePool,
+                    request_deserializer=pciname_dot_v1_dot_pciname__pb2.NodePoolRequest.FromString,
+                    response_serializer=pciname_dot_v1_dot_pciname__pb2.NodePoolResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -451,6 +471,33 @@ class PciName:
             '/pciname.v1.PciName/GpuOptions',
             pciname_dot_v1_dot_pciname__pb2.GpuOptionsRequest.SerializeToString,
             pciname_dot_v1_dot_pciname__pb2.GpuOptionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NodePool(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pciname.v1.PciName/NodePool',
+            pciname_dot_v1_dot_pciname__pb2.NodePoolRequest.SerializeToString,
+            pciname_dot_v1_dot_pciname__pb2.NodePoolResponse.FromString,
             options,
             channel_credentials,
             insecure,
