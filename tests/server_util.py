@@ -1,5 +1,6 @@
-"""Helpers of the server tests: certificates, a server subprocess, metrics,
-small pci.ids files and snapshot directories."""
+"""Helpers of the server tests: certificates, a server subprocess, an
+in-process server on loopback, metrics, small pci.ids files and snapshot
+directories."""
 
 from __future__ import annotations
 
@@ -14,10 +15,46 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from .conftest import PLUGIN_PCIIDS, REPO
+
+# -- an in-process server ----------------------------------------------------------
+
+
+@contextmanager
+def packaged_server(cache: Path) -> Iterator:
+    """A started NameServer on a loopback port, serving the packaged
+    snapshots with ``cache`` as its cache dir; stopped on exit."""
+    import pytest
+
+    from pciname.server import NameServer, ServeConfig
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PCINAME_CACHE_DIR", str(cache))
+        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
+        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0))
+        server.start()
+        assert server.reload("startup")
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@contextmanager
+def packaged_stub(cache: Path) -> Iterator:
+    """A PciName stub on :func:`packaged_server`."""
+    import grpc
+
+    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+
+    with packaged_server(cache) as server, grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        yield pb_grpc.PciNameStub(channel)
+
 
 # -- pci.ids files ----------------------------------------------------------------
 

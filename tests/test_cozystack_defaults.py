@@ -32,11 +32,10 @@ from pciname.kube.cozystack_defaults import (
     table_dict,
 )
 from pciname.kube.generate import Snippet, permitted_host_devices, render
-from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
 from .conftest import REPO
+from .server_util import packaged_stub
 
 DATA = REPO / "tests" / "data"
 PASSTHROUGH_FIXTURE = DATA / "cozystack-gpu-passthrough-defaults.yaml"
@@ -318,17 +317,8 @@ def test_duplicate_name_and_key_rules():
 
 @pytest.fixture(scope="module")
 def stub(session_cache):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0))
-        server.start()
-        assert server.reload("startup")
-        try:
-            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-                yield pb_grpc.PciNameStub(channel)
-        finally:
-            server.stop()
+    with packaged_stub(session_cache) as stub:
+        yield stub
 
 
 def lines(entries, prefix):

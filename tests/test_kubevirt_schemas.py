@@ -29,7 +29,6 @@ import subprocess
 import sys
 from typing import Any
 
-import grpc
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -43,6 +42,7 @@ from pciname.render import emit
 
 from .conftest import REPO, TEST_DATA
 from .fake_kube import FakeKube, kubevirt, node
+from .server_util import packaged_stub
 
 SUBSET = TEST_DATA / "kubevirt-v1-openapi-subset.json"
 KUBEVIRT = "v1.KubeVirt"
@@ -429,21 +429,8 @@ def test_cli_apply_sends_a_valid_kubevirt_cr(fake_cluster, tmp_path, capsys):
 @pytest.fixture(scope="module")
 def stub(tmp_path_factory):
     """A server on loopback with the packaged snapshots."""
-    from pciname.server import NameServer, ServeConfig
-    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-
-    cache = tmp_path_factory.mktemp("schemas-grpc-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0))
-        server.start()
-        assert server.reload("startup")
-        try:
-            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-                yield pb_grpc.PciNameStub(channel)
-        finally:
-            server.stop()
+    with packaged_stub(tmp_path_factory.mktemp("schemas-grpc-cache")) as stub:
+        yield stub
 
 
 GRPC_REQUESTS = [

@@ -4,32 +4,20 @@ vGPU type (and panics without one) and v1.1.x on turns white space into '_'."""
 
 from __future__ import annotations
 
-import grpc
 import pytest
 import yaml
 
-from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
 from .fake_kube import kubevirt
+from .server_util import packaged_stub
 
 
 @pytest.fixture(scope="module")
 def stub(tmp_path_factory):
     """A server with the packaged snapshots (2019-08-14 among them)."""
-    cache = tmp_path_factory.mktemp("mdev-grpc-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0))
-        server.start()
-        assert server.reload("startup")
-        try:
-            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-                yield pb_grpc.PciNameStub(channel)
-        finally:
-            server.stop()
+    with packaged_stub(tmp_path_factory.mktemp("mdev-grpc-cache")) as stub:
+        yield stub
 
 
 def test_permitted_host_devices_by_release(stub):

@@ -27,9 +27,10 @@ from pciname.client import Client, RemoteInvalidArgument
 from pciname.errors import PcinameError
 from pciname.kube import cozystack
 from pciname.kube.generate import node_pool
-from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+
+from .server_util import packaged_server
 
 DATA = Path(__file__).resolve().parent / "data"
 SCHEMA_FILE = DATA / "cozystack-kubernetes-values.schema.json"
@@ -419,17 +420,8 @@ def test_cli_help_names_every_flag(capsys):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("node-pool-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        s = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0))
-        s.start()
-        assert s.reload("startup")
-        try:
-            yield s
-        finally:
-            s.stop()
+    with packaged_server(tmp_path_factory.mktemp("node-pool-cache")) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
