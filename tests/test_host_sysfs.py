@@ -48,21 +48,28 @@ def test_tree_is_sysfs_shaped(tree):
     assert (link / "vendor").read_text() == "0x10de\n"
 
 
-def test_passthrough_node_two_a10_with_audio_functions(tree):
+def two_a10_with_audio(tree):
     # Each A10 with its audio function in one IOMMU group, all on vfio-pci.
     for bus, group, numa in (("3b", "12", "0"), ("af", "87", "1")):
         tree.add_function(f"0000:{bus}:00.0", device="0x2236\n", iommu_group=group, numa_node=numa + "\n")
         tree.add_function(f"0000:{bus}:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group=group, numa_node=numa + "\n")
     # A non-NVIDIA device elsewhere, on its host driver.
     tree.add_function("0000:00:1f.2", vendor="0x8086\n", device="0xa182\n", pci_class="0x010601\n", driver="ahci", iommu_group="5")
-    result = scan(tree.root)
-    assert result.diagnoses == []
+
+
+def test_passthrough_node_two_a10_with_audio_functions(tree):
+    # Up to v1.4.0 the IOMMU group is the device: the audio functions ride along.
+    two_a10_with_audio(tree)
+    result = scan(tree.root, "v1.4.0")
+    assert result.diagnoses == [] and result.discovery == "per-group"
     assert resources(result) == {"nvidia.com/GA102GL_A10": ("10de:2236", 2, True)}
+    assert [r.members for r in result.resources] == [("12", "87")]
     by_address = {f.address: f for f in result.functions}
     assert list(by_address) == ["0000:3b:00.0", "0000:3b:00.1", "0000:af:00.0", "0000:af:00.1"]
     gpu, audio = by_address["0000:3b:00.0"], by_address["0000:3b:00.1"]
     assert (gpu.device, gpu.driver, gpu.iommu_group, gpu.numa_node) == ("2236", "vfio-pci", "12", 0)
-    assert gpu.resource_name == "nvidia.com/GA102GL_A10" and gpu.status == "advertised as nvidia.com/GA102GL_A10"
+    assert gpu.resource_name == "nvidia.com/GA102GL_A10" and gpu.status == "advertised as nvidia.com/GA102GL_A10 (device 12)"
+    assert (gpu.kubelet_id, audio.kubelet_id) == ("12", None)
     # The audio function rides along in the GPU's group: no resource of its own.
     assert audio.counted and audio.resource_name is None
     assert "with 0000:3b:00.0" in audio.status
@@ -72,10 +79,10 @@ def test_passthrough_node_two_a10_with_audio_functions(tree):
 
 def test_first_function_of_a_group_names_it(tree):
     # Two GPUs behind a switch without ACS share one group: the plugin
-    # registers the group once, under the device id it saw first.
+    # registers the group once, under the device id it saw first (up to v1.4.0).
     tree.add_function("0000:5e:00.0", device="0x2236\n", iommu_group="40")
     tree.add_function("0000:5f:00.0", device="0x1eb8\n", iommu_group="40")
-    result = scan(tree.root)
+    result = scan(tree.root, "v1.4.0")
     assert resources(result) == {"nvidia.com/GA102GL_A10": ("10de:2236", 1, True)}
 
 
@@ -247,10 +254,22 @@ def test_directories_are_not_devices(tree):
 
 
 def test_unusual_device_id(tree):
-    tree.add_function("0000:3b:00.0", device="0x2236 \n", iommu_group="12")
-    result = scan(tree.root)
-    assert codes(result) == ["unusual-device-id"]
-    assert result.resources == []
+    # The plugin looks odd spellings up verbatim and advertises what that gives.
+    tree.add_function("0000:3b:00.0", device="0x2236\r\n", iommu_group="12")  # no line: the id itself
+    tree.add_function("0000:3c:00.0", device="0x20B5\n", iommu_group="13")  # upper case: no line either
+    tree.add_function("0000:3d:00.0", device="0x2236 \n", iommu_group="14")  # "\t2236 " starts "\t2236  GA102GL [A10]"
+    result = scan(tree.root, "v1.6.0")
+    assert codes(result) == ["invalid-resource-name"] + ["unusual-device-id"] * 3
+    assert resources(result) == {
+        "nvidia.com/2236\r": ("10de:2236\r", 1, False),  # kubelet refuses the CR
+        "nvidia.com/20B5": ("10de:20B5", 1, True),
+        "nvidia.com/GA102GL_A10": ("10de:2236 ", 1, True),
+    }
+    assert [r.members for r in result.resources] == [("0000:3b:00.0",), ("0000:3c:00.0",), ("0000:3d:00.0",)]
+    assert all(d.severity == "warning" for d in result.diagnoses if d.code == "unusual-device-id")
+    # v1.0.0 skips what it finds no name for.
+    old = scan(tree.root, "v1.0.0")
+    assert old.resources == [] and codes(old) == ["unusual-device-id"] * 3
 
 
 def test_missing_sysfs_is_an_input_error(tmp_path):
@@ -348,7 +367,7 @@ def test_absolute_link_resolves_inside_the_root(tree, secret):
     inside(tree, secret).parent.mkdir(parents=True)
     inside(tree, secret).write_text("0x2236\n")
     (inside(tree, secret).parent / "name").write_text("GRID T4-2Q\n")
-    result = scan(tree.root)
+    result = scan(tree.root, "v1.4.0")
     assert resources(result) == {
         "nvidia.com/GA102GL_A10": ("10de:2236", 1, True),
         "nvidia.com/GRID_T4-1Q": ("GRID T4-1Q", 1, True),
@@ -593,10 +612,10 @@ def test_nvidia_function_without_a_device_file_in_a_taken_group(tree):
     # later one without it rides along, undiagnosed.
     tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
     tree.add_function("0000:3b:00.1", device=None, pci_class="0x040300\n", iommu_group="12")
-    result = scan(tree.root)
+    result = scan(tree.root, "v1.4.0")
     assert result.diagnoses == []
     audio = result.functions[1]
-    assert (audio.device, audio.counted, audio.registers_group) == (None, True, False)
+    assert (audio.device, audio.counted, audio.kubelet_id) == (None, True, None)
     assert audio.status == "in IOMMU group 12 with 0000:3b:00.0: passed through with it"
     assert audio.to_dict()["device"] is None
 
@@ -679,6 +698,14 @@ def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
     node.add_mdev("11111111-0000-4000-8000-000000000003", "0000:0b:00.0", "i915-GVTg_V5_4\n", "i915-4")  # non-nvidia-mdev
     note(scan(node.root, "latest"))
     note(scan(node.root, "v1.5.0"))
+
+    vgpus = SysfsTree(tmp_path / "vgpus")
+    vgpus.add_function("0000:0a:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="10")
+    vgpus.add_mdev("11111111-0000-4000-8000-000000000001", "0000:0a:00.0", "GRID T4-1Q\n", "nvidia-222")
+    vgpus.add_mdev("11111111-0000-4000-8000-000000000002", "0000:0a:00.0", "GRID T4-2Q\n", "nvidia-223")
+    vgpus.add_mdev("11111111-0000-4000-8000-000000000003", "0000:0a:00.0", "\n", "nvidia-224")
+    note(scan(vgpus.root, "v1.1.1"))  # mdev-type-leak
+    note(scan(vgpus.root, "v1.6.0"))  # mdev-type-looked-up ("" is the first NVIDIA device line)
 
     names = SysfsTree(tmp_path / "names")
     names.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
