@@ -53,9 +53,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
 from ..naming import checks
-from ..naming.algorithms import is_indexed_id
+from ..naming.algorithms import REFERENCE, is_indexed_id
 from ..naming.mdev import crash_warning, type_string
-from ..naming.profiles import DEFAULT_PROFILE, PER_FUNCTION, get_profile
+from ..naming.profiles import DEFAULT_PROFILE, PER_FUNCTION, UNNAMED_NOT_ADVERTISED, get_profile
 from ..pciids.ids import NVIDIA_VENDOR_ID
 from . import rootfs
 from .diagnoses import (
@@ -674,7 +674,9 @@ def _name_device_id(device_id: str, resolver: ResolverLike, view: ProfileView) -
         r = resolver.resolve(f"{NVIDIA_VENDOR_ID}:{device_id}", view.profile)
         warnings = tuple((w.code, w.message) for w in r.warnings if w.code != NAME_COLLISION)
         return _Naming(r.resource_name, r.advertised, warnings)
-    resource = view.resource(device_id)
+    name = _algorithm_name(view, device_id)
+    skipped = not name and view.profile.unnamed_device == UNNAMED_NOT_ADVERTISED
+    resource = None if skipped else checks.resource_name(name or device_id)
     found = [
         (
             UNUSUAL_DEVICE_ID,
@@ -730,7 +732,7 @@ def _name_vgpus(vgpu_types: _VgpuTypes, mdevs: list[MdevDevice], view: ProfileVi
     leaks vGPUs between types, a warning when there is more than one type."""
     named = _Named([], [])
     for key, (type_name, uuids) in vgpu_types.types.items():
-        looked_up = view.catalog.name(view.profile.algorithm, key)
+        looked_up = _algorithm_name(view, key)
         resource = checks.resource_name(looked_up or key)
         if looked_up:
             named.diagnoses.append(
@@ -764,6 +766,16 @@ def _name_vgpus(vgpu_types: _VgpuTypes, mdevs: list[MdevDevice], view: ProfileVi
             )
         )
     return named
+
+
+def _algorithm_name(view: ProfileView, key: str) -> str:
+    """The profile's name algorithm on ``key``, as the plugin's getDeviceName
+    runs it on any string (``""``: no name). Keys sysfs does not give (odd
+    spellings, vGPU type strings) take the reference scan: one pass over the
+    file, without building the catalog's index for them."""
+    if is_indexed_id(key):
+        return view.catalog.name(view.profile.algorithm, key)
+    return REFERENCE[view.profile.algorithm](view.catalog.lines(), key)
 
 
 def _name_part(resource: str) -> str:
