@@ -77,6 +77,123 @@ def test_passthrough_node_two_a10_with_audio_functions(tree):
     assert result.to_dict()["functions"][0]["device"] == "10de:2236"
 
 
+def test_from_v1_5_0_every_function_is_a_device(tree):
+    # v1.5.0 and later: each function on a VFIO driver is its own kubelet
+    # device, its PCI address the device ID, so the audio functions get a
+    # resource of their own.
+    two_a10_with_audio(tree)
+    for release in ("v1.5.0", "v1.6.0", "latest", "gpu-operator@v26.7.0"):
+        result = scan(tree.root, release)
+        assert result.diagnoses == [] and result.discovery == "per-function"
+        assert resources(result) == {
+            "nvidia.com/GA102GL_A10": ("10de:2236", 2, True),
+            "nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER": ("10de:1aef", 2, True),
+        }
+        assert [r.members for r in result.resources] == [("0000:3b:00.0", "0000:af:00.0"), ("0000:3b:00.1", "0000:af:00.1")]
+    audio = next(f for f in result.functions if f.address == "0000:3b:00.1")
+    assert audio.kubelet_id == "0000:3b:00.1"
+    assert audio.status == "advertised as nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER (device 0000:3b:00.1)"
+    assert result.to_dict()["discovery"] == "per-function"
+    assert result.to_dict()["functions"][1]["kubelet_id"] == "0000:3b:00.1"
+    # The audio function on its host driver: only the GPU, as before.
+    lone = SysfsTree(tree.root.parent / "lone")
+    lone.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    lone.add_function("0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="12")
+    assert resources(scan(lone.root, "v1.6.0")) == {"nvidia.com/GA102GL_A10": ("10de:2236", 1, True)}
+
+
+def test_two_models_in_one_group(tree):
+    # Up to v1.4.0 the first function names the group; from v1.5.0 each model is a resource.
+    tree.add_function("0000:5e:00.0", device="0x2236\n", iommu_group="40")
+    tree.add_function("0000:5f:00.0", device="0x1eb8\n", iommu_group="40")
+    assert resources(scan(tree.root, "v1.4.0")) == {"nvidia.com/GA102GL_A10": ("10de:2236", 1, True)}
+    new = scan(tree.root, "v1.6.0")
+    assert {r.resource_name: r.members for r in new.resources} == {
+        "nvidia.com/GA102GL_A10": ("0000:5e:00.0",),
+        "nvidia.com/TU104GL_TESLA_T4": ("0000:5f:00.0",),
+    }
+
+
+def test_empty_device_file_of_any_kept_function_crashes_v1_5_0(tree):
+    # v1.5.0 reads `device` of every function it keeps: an empty one panics.
+    # Up to v1.4.0 only the group's first function's is read.
+    tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    tree.add_function("0000:3b:00.1", device="", pci_class="0x040300\n", iommu_group="12")
+    old = scan(tree.root, "v1.4.0")
+    assert old.diagnoses == [] and [r.works for r in old.resources] == [True]
+    new = scan(tree.root, "v1.6.0")
+    assert codes(new) == ["plugin-crash"]
+    crash = new.diagnoses[0]
+    assert crash.subject == "0000:3b:00.1" and "every function it keeps" in crash.message and "panics" in crash.message
+    assert [r.works for r in new.resources] == [False]  # it dies before it registers anything
+    assert new.functions[1].status == "device file shorter than 2 bytes: the plugin panics"
+
+
+def test_nvgrace_functions_are_devices_by_address(tree):
+    tree.add_function("0009:01:00.0", device="0x2342\n", driver=NVGRACE_VFIO, iommu_group="9", bus="pci0009:00")
+    tree.add_function("0019:01:00.0", device="0x2342\n", driver=NVGRACE_VFIO, iommu_group="19", bus="pci0019:00")
+    result = scan(tree.root, "v1.6.0")
+    assert [(r.resource_name, r.members) for r in result.resources] == [
+        ("nvidia.com/GH100_GH200_120GB___480GB", ("0009:01:00.0", "0019:01:00.0"))
+    ]
+
+
+def test_vgpu_type_string_goes_through_the_name_algorithm(tree):
+    tree.add_function("0000:3b:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="12")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:3b:00.0", "GRID T4-1Q\n", "nvidia-222")
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:3b:00.0", "\n", "nvidia-223")  # empty
+    tree.add_mdev("11111111-0000-4000-8000-000000000003", "0000:3b:00.0", " \n", "nvidia-224")  # blank: "_"
+    new = scan(tree.root, "v1.6.0")
+    # "" finds the first NVIDIA device line of vendor-section ("\t" + "" starts every one).
+    by_name = {r.resource_name: r.source for r in new.resources}
+    assert by_name["nvidia.com/GRID_T4-1Q"] == "GRID T4-1Q"  # a real type name never matches
+    # (the source is the type name as read, newlines trimmed)
+    looked_up = [r.resource_name for r in new.resources if r.source == ""]
+    assert looked_up == ["nvidia.com/0008_NV1_STG2000XB_SERIES"] and by_name["nvidia.com/_"] == " "
+    assert [d.subject for d in new.diagnoses if d.code == "mdev-type-looked-up"] == looked_up
+    # v1.1.1 (whole-file-upper): "_" is in a SCSI controller's line; "" splits no line in two.
+    old = scan(tree.root, "v1.1.1")
+    assert {r.resource_name: r.source for r in old.resources if r.kind == "mdev"} == {
+        "nvidia.com/GRID_T4-1Q": "GRID T4-1Q",
+        "nvidia.com/": "",
+        "nvidia.com/53C1035_PCIX_FUSIONMPT_DUAL_ULTRA320_SCSI": " ",
+    }
+    assert "mdev-type-looked-up" in codes(old) and "invalid-resource-name" in codes(old)
+
+
+def test_vgpu_leak_between_types_up_to_v1_1_1(tree):
+    tree.add_function("0000:3b:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="12")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:3b:00.0", "GRID T4-1Q\n", "nvidia-222")
+    assert "mdev-type-leak" not in codes(scan(tree.root, "v1.1.1"))  # one type: nothing to leak
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:3b:00.0", "GRID T4-2Q\n", "nvidia-223")
+    for release in ("v1.0.0", "v1.0.1", "v1.1.1"):
+        result = scan(tree.root, release)
+        leaks = [d for d in result.diagnoses if d.code == "mdev-type-leak"]
+        assert len(leaks) == 1 and leaks[0].severity == "warning"
+        assert "GRID T4-1Q" in leaks[0].message and "GRID T4-2Q" in leaks[0].message
+        # The scan lists each type's own vGPUs: what is certain.
+        assert sorted(r.members for r in result.resources if r.kind == "mdev") == [
+            ("11111111-0000-4000-8000-000000000001",),
+            ("11111111-0000-4000-8000-000000000002",),
+        ]
+    assert "mdev-type-leak" not in codes(scan(tree.root, "v1.1.2"))
+    assert "mdev-type-leak" not in codes(scan(tree.root, "gpu-operator@v1.11.0"))  # deploys v1.1.2
+
+
+def test_every_release_states_its_discovery(profile_facts):
+    from pciname.naming.profiles import DISCOVERIES, load_registry
+
+    for version, entry in profile_facts["kubevirt_gpu_device_plugin"].items():
+        assert entry["discovery"] in DISCOVERIES, version
+        assert isinstance(entry["mdev_leak"], bool), version
+    registry = load_registry()
+    assert [p.plugin_release for p in registry.plugin_releases() if p.discovery == "per-function"] == ["v1.5.0", "v1.6.0"]
+    assert [p.plugin_release for p in registry.plugin_releases() if p.mdev_leak] == ["v1.0.0", "v1.0.1", "v1.1.1"]
+    for operator in registry.operator_releases():
+        plugin = registry.get(operator.plugin_release)
+        assert (operator.discovery, operator.mdev_leak) == (plugin.discovery, plugin.mdev_leak)
+
+
 def test_first_function_of_a_group_names_it(tree):
     # Two GPUs behind a switch without ACS share one group: the plugin
     # registers the group once, under the device id it saw first (up to v1.4.0).
