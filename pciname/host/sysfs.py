@@ -10,17 +10,30 @@ exactly as the plugin does (``createIommuDeviceMap`` / ``createVgpuIDMap``):
   (a file shorter than two bytes makes the plugin panic);
 * the function counts when ``vendor`` reads ``10de`` and the basename of the
   ``driver`` link is ``vfio-pci`` (from plugin v1.5.0 also
-  ``nvgrace_gpu_vfio_pci``: profile dependent, see :func:`vfio_drivers`);
-* the ``iommu_group`` link's basename is the device; only the first counted
-  function of a group registers the group under its ``device`` id, so a
-  GPU's audio function in the same group adds no resource;
-* one plugin per device id, named by the profile, advertising one device
-  per IOMMU group;
-* vGPUs: every ``/sys/bus/mdev/devices/<uuid>``: ``mdev_type/name`` named
-  by the release's rule (:func:`~pciname.naming.mdev.mdev_resource`: the
-  second space-separated field in v1.0.x, where a name without a space
-  crashes the plugin; white-space runs to ``_`` after); the parent GPU is
-  the second-to-last component of the entry's link target.
+  ``nvgrace_gpu_vfio_pci``: profile dependent, see :func:`vfio_drivers`) and
+  it has an ``iommu_group`` link;
+* what one kubelet device is follows the release's ``discovery`` fact
+  (:attr:`~pciname.naming.profiles.Profile.discovery`): ``per-group`` (up to
+  v1.4.0) — only the first counted function of a group reads its ``device``
+  file and registers the group number under that device id, so a GPU's
+  audio function in the same group adds nothing; ``per-function`` (v1.5.0
+  and later) — every counted function reads its ``device`` file and
+  registers its PCI address, so an audio function on vfio-pci is a resource
+  of its own and two models in one group are two resources;
+* one plugin per device id, named by the profile; a device id of unusual
+  spelling (upper case, a trailing ``\\r``) is looked up verbatim, as the
+  plugin does, and advertised as that gives (with a warning);
+* vGPUs: every ``/sys/bus/mdev/devices/<uuid>``: ``mdev_type/name`` turned
+  into the type string by the release's rule
+  (:func:`~pciname.naming.mdev.type_string`: the second space-separated
+  field in v1.0.x, where a name without a space crashes the plugin;
+  white-space runs to ``_`` after), and the type string then looked up by
+  the release's name algorithm as if it were a device id (only an empty or
+  blank-only type matches in practice; the type string itself when nothing does);
+  the parent GPU is the second-to-last component of the entry's link
+  target. Up to v1.1.1 (``mdev_leak``) a type's plugin also lists the vGPUs
+  of the types before it, in Go's map order: the scan lists each type's
+  own and warns.
 
 It also reads, for the report, ``class``, ``numa_node`` and every function's
 driver and IOMMU group, and diagnoses a broken node: the stable codes, their
@@ -33,7 +46,8 @@ The scan runs in four phases, one function each:
 2. **group** (:func:`_group_functions`, :func:`_group_vgpus`): what the
    plugin takes, keyed as it keys it (its ``deviceMap`` and ``vGpuMap``);
 3. **name** (:func:`_name_functions`, :func:`_name_vgpus`): the resources,
-   named by the resolver (PCI) or the mdev rule (vGPUs);
+   named by the resolver (PCI) or the profile's algorithm on the type
+   string (vGPUs);
 4. **diagnose** (:func:`_diagnose_node`): what is wrong with the node as a
    whole (drivers, IOMMU groups, a plugin that crashes).
 
