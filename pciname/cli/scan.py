@@ -31,11 +31,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_scan(args: argparse.Namespace) -> int:
     from ..host.sysfs import scan
+    from ..naming.profiles import PER_FUNCTION
 
     result = scan(args.sysfs_root, profile_arg(args))
     if args.output == "table":
         out = sys.stdout
-        unit = "PCI function (its address)" if result.discovery == "per-function" else "IOMMU group (its number)"
+        unit = "PCI function (its address)" if result.discovery == PER_FUNCTION else "IOMMU group (its number)"
         out.write(
             f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}; "
             f"one kubelet device per {unit}\n\n"
