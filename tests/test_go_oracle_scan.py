@@ -184,16 +184,15 @@ def disagreements(oracle: Path, root: Path) -> list[tuple[str, object, object]]:
     return found
 
 
-A10_WITH_AUDIO = {
-    "groups": [[{"device": "0x2236\n", "vendor": "0x10de\n", "driver": "vfio-pci", "grouped": True},
-                {"device": "0x1aef\n", "vendor": "0x10de\n", "driver": "vfio-pci", "grouped": True}]],
-    "mdevs": [],
-    "short_vendor": False,
-}
+def fn(device: str, driver: str = "vfio-pci") -> dict:
+    return {"device": device, "vendor": "0x10de\n", "driver": driver, "grouped": True}
+
+
+# An A10 with its audio function in one group; a V100 and an A10 in one
+# group next to a T4 on the host driver with vGPUs of odd type names.
+A10_WITH_AUDIO = {"groups": [[fn("0x2236\n"), fn("0x1aef\n")]], "mdevs": [], "short_vendor": False}
 TWO_MODELS_AND_ODD_TYPES = {
-    "groups": [[{"device": "0x1db4\n", "vendor": "0x10de\n", "driver": "vfio-pci", "grouped": True},
-                {"device": "0x2236\n", "vendor": "0x10de\n", "driver": "vfio-pci", "grouped": True}],
-               [{"device": "0x1eb8\n", "vendor": "0x10de\n", "driver": "nvidia", "grouped": True}]],
+    "groups": [[fn("0x1db4\n"), fn("0x2236\n")], [fn("0x1eb8\n", "nvidia")]],
     "mdevs": [(2, "GRID T4-1Q\n"), (2, " \n"), (2, "\n"), (2, "GRID\tT4-1Q\r\n")],
     "short_vendor": False,
 }

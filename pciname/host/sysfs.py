@@ -761,8 +761,9 @@ def _name_vgpus(vgpu_types: _VgpuTypes, mdevs: list[MdevDevice], view: ProfileVi
         warnings = checks.name_warnings(_name_part(resource))
         named.diagnoses += [Diagnosis.of(w.code, resource, w.message) for w in warnings]
         named.resources.append(AdvertisedResource(resource, "mdev", type_name, len(uuids), tuple(uuids), not warnings))
+        own = set(uuids)
         for mdev in mdevs:
-            if mdev.uuid in uuids:
+            if mdev.uuid in own:
                 mdev.resource_name = resource
                 mdev.status = (
                     f"{resource} is refused: never advertised" if warnings else f"advertised as {resource}"
