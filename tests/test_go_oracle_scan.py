@@ -209,7 +209,7 @@ def test_scan_agrees_with_go_on_every_release(oracle, spec):
         assert disagreements(oracle, root) == []
 
 
-def test_the_oracle_can_disagree(oracle, tmp_path):
+def test_the_oracle_sees_what_each_release_sees(oracle, tmp_path):
     # The comparison is not vacuous: Go sees the audio function of an A10
     # as its own device from v1.5.0, and a short device file as a panic.
     root = tmp_path / "node"
