@@ -666,6 +666,37 @@ def test_cli_scan_of_a_planted_tree(tree, secret, capsys):
 
 
 
+def test_permitted_host_devices_from_scan(tree, capsys):
+    import yaml
+
+    two_a10_with_audio(tree)
+    tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "GRID T4-1Q\n", "nvidia-222")
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:86:00.0", "\n", "nvidia-223")  # looked up in v1.6.0
+    tree.add_function("0000:87:00.0", device="0x20B5\n", iommu_group="41")  # unusual spelling: no selector names it
+
+    def permitted(release):
+        code = main(["permitted-host-devices", "--from-scan", str(tree.root), "--profile", release])
+        out, err = capsys.readouterr()
+        return code, yaml.safe_load(out)["permittedHostDevices"], err
+
+    code, new, err = permitted("v1.6.0")  # per function: the audio functions too
+    assert code == 0
+    assert [(e["pciVendorSelector"], e["resourceName"]) for e in new["pciHostDevices"]] == [
+        ("10DE:2236", "nvidia.com/GA102GL_A10"),
+        ("10DE:1AEF", "nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER"),
+    ]
+    assert [(e["mdevNameSelector"], e["resourceName"]) for e in new["mediatedDevices"]] == [("GRID T4-1Q", "nvidia.com/GRID_T4-1Q")]
+    assert "left out '10de:20B5'" in err and "mdev-type-looked-up" in err
+    code, old, err = permitted("v1.4.0")  # per group: the GPUs only
+    assert [e["pciVendorSelector"] for e in old["pciHostDevices"]] == ["10DE:2236"]
+    # A node where the plugin crashes permits nothing: exit 2, said why.
+    (tree.sys / "devices/pci0000:00/0000:3b:00.1/device").write_text("")
+    assert main(["permitted-host-devices", "--from-scan", str(tree.root), "--profile", "v1.6.0"]) == 2
+    err = capsys.readouterr().err
+    assert "plugin-crash" in err and "nothing to permit" in err and "Traceback" not in err
+
+
 # -- paths the tests above do not reach, pinned before the scan was split into phases ----
 
 

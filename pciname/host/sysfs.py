@@ -107,8 +107,10 @@ __all__ = [
     "Diagnosis",
     "MdevDevice",
     "PciFunction",
+    "ScanRequests",
     "ScanResult",
     "scan",
+    "scan_requests",
     "vfio_drivers",
 ]
 
@@ -235,6 +237,43 @@ class ScanResult:
             "resources": [r.to_dict() for r in self.resources],
             "diagnoses": [d.to_dict() for d in self.diagnoses],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ScanRequests:
+    """What a scan says to permit: the device ids and vGPU type names whose
+    resources the plugin advertises on the node, and why others are not."""
+
+    devices: list[str]  # "10de:2236", in the scan's order
+    mdev_types: list[str]  # mdev_type/name as read ("GRID T4-1Q")
+    skipped: list[str]  # one line per resource left out, and why
+
+
+def scan_requests(result: ScanResult) -> ScanRequests:
+    """The requests ``permitted-host-devices --from-scan`` makes of a scan:
+    every PCI resource by its device id, every vGPU resource by its type
+    name, each once. Left out, with a reason: everything when the plugin
+    crashes (it advertises nothing), a device id of unusual spelling (no
+    selector can name it) and a vGPU type whose type string the plugin looks
+    up in pci.ids (no ``mdevNameSelector`` gives that name)."""
+    devices: list[str] = []
+    types: list[str] = []
+    skipped: list[str] = []
+    if any(d.code == PLUGIN_CRASH for d in result.diagnoses):
+        skipped.append(f"{result.root}: the plugin crashes there ({PLUGIN_CRASH}): it advertises nothing")
+        return ScanRequests(devices, types, skipped)
+    looked_up = {d.subject for d in result.diagnoses if d.code == MDEV_TYPE_LOOKED_UP}
+    for r in result.resources:
+        if r.kind == "mdev":
+            if r.resource_name in looked_up:
+                skipped.append(f"vGPU type {r.source!r} ({r.resource_name}): {MDEV_TYPE_LOOKED_UP}")
+            elif r.source not in types:
+                types.append(r.source)
+        elif not is_indexed_id(r.source.partition(":")[2]):
+            skipped.append(f"{r.source!r} ({r.resource_name}): {UNUSUAL_DEVICE_ID}")
+        elif r.source not in devices:
+            devices.append(r.source)
+    return ScanRequests(devices, types, skipped)
 
 
 def vfio_drivers(profile: ProfileLike) -> tuple[str, ...]:
