@@ -306,7 +306,7 @@ def test_scan_command(capsys, tmp_path):
     code, out, _ = run(capsys, "scan", "--sysfs-root", tree.root, "-o", "json")
     data = json.loads(out)
     assert data["resources"] == [
-        {"resource_name": "nvidia.com/GA102GL_A10", "kind": "pci", "source": "10de:2236", "count": 1, "members": ["12"], "works": True}
+        {"resource_name": "nvidia.com/GA102GL_A10", "kind": "pci", "source": "10de:2236", "count": 1, "members": ["0000:3b:00.0"], "works": True}
     ]
     assert [d["code"] for d in data["diagnoses"]] == ["host-driver"]
     healthy = SysfsTree(tmp_path / "healthy")

@@ -48,21 +48,28 @@ def test_tree_is_sysfs_shaped(tree):
     assert (link / "vendor").read_text() == "0x10de\n"
 
 
-def test_passthrough_node_two_a10_with_audio_functions(tree):
+def two_a10_with_audio(tree):
     # Each A10 with its audio function in one IOMMU group, all on vfio-pci.
     for bus, group, numa in (("3b", "12", "0"), ("af", "87", "1")):
         tree.add_function(f"0000:{bus}:00.0", device="0x2236\n", iommu_group=group, numa_node=numa + "\n")
         tree.add_function(f"0000:{bus}:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group=group, numa_node=numa + "\n")
     # A non-NVIDIA device elsewhere, on its host driver.
     tree.add_function("0000:00:1f.2", vendor="0x8086\n", device="0xa182\n", pci_class="0x010601\n", driver="ahci", iommu_group="5")
-    result = scan(tree.root)
-    assert result.diagnoses == []
+
+
+def test_passthrough_node_two_a10_with_audio_functions(tree):
+    # Up to v1.4.0 the IOMMU group is the device: the audio functions ride along.
+    two_a10_with_audio(tree)
+    result = scan(tree.root, "v1.4.0")
+    assert result.diagnoses == [] and result.discovery == "per-group"
     assert resources(result) == {"nvidia.com/GA102GL_A10": ("10de:2236", 2, True)}
+    assert [r.members for r in result.resources] == [("12", "87")]
     by_address = {f.address: f for f in result.functions}
     assert list(by_address) == ["0000:3b:00.0", "0000:3b:00.1", "0000:af:00.0", "0000:af:00.1"]
     gpu, audio = by_address["0000:3b:00.0"], by_address["0000:3b:00.1"]
     assert (gpu.device, gpu.driver, gpu.iommu_group, gpu.numa_node) == ("2236", "vfio-pci", "12", 0)
-    assert gpu.resource_name == "nvidia.com/GA102GL_A10" and gpu.status == "advertised as nvidia.com/GA102GL_A10"
+    assert gpu.resource_name == "nvidia.com/GA102GL_A10" and gpu.status == "advertised as nvidia.com/GA102GL_A10 (device 12)"
+    assert (gpu.kubelet_id, audio.kubelet_id) == ("12", None)
     # The audio function rides along in the GPU's group: no resource of its own.
     assert audio.counted and audio.resource_name is None
     assert "with 0000:3b:00.0" in audio.status
@@ -70,12 +77,129 @@ def test_passthrough_node_two_a10_with_audio_functions(tree):
     assert result.to_dict()["functions"][0]["device"] == "10de:2236"
 
 
-def test_first_function_of_a_group_names_it(tree):
-    # Two GPUs behind a switch without ACS share one group: the plugin
-    # registers the group once, under the device id it saw first.
+def test_from_v1_5_0_every_function_is_a_device(tree):
+    # v1.5.0 and later: each function on a VFIO driver is its own kubelet
+    # device, its PCI address the device ID, so the audio functions get a
+    # resource of their own.
+    two_a10_with_audio(tree)
+    for release in ("v1.5.0", "v1.6.0", "latest", "gpu-operator@v26.7.0"):
+        result = scan(tree.root, release)
+        assert result.diagnoses == [] and result.discovery == "per-function"
+        assert resources(result) == {
+            "nvidia.com/GA102GL_A10": ("10de:2236", 2, True),
+            "nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER": ("10de:1aef", 2, True),
+        }
+        assert [r.members for r in result.resources] == [("0000:3b:00.0", "0000:af:00.0"), ("0000:3b:00.1", "0000:af:00.1")]
+    audio = next(f for f in result.functions if f.address == "0000:3b:00.1")
+    assert audio.kubelet_id == "0000:3b:00.1"
+    assert audio.status == "advertised as nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER (device 0000:3b:00.1)"
+    assert result.to_dict()["discovery"] == "per-function"
+    assert result.to_dict()["functions"][1]["kubelet_id"] == "0000:3b:00.1"
+    # The audio function on its host driver: only the GPU, as before.
+    lone = SysfsTree(tree.root.parent / "lone")
+    lone.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    lone.add_function("0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="12")
+    assert resources(scan(lone.root, "v1.6.0")) == {"nvidia.com/GA102GL_A10": ("10de:2236", 1, True)}
+
+
+def test_two_models_in_one_group(tree):
+    # Up to v1.4.0 the first function names the group; from v1.5.0 each model is a resource.
     tree.add_function("0000:5e:00.0", device="0x2236\n", iommu_group="40")
     tree.add_function("0000:5f:00.0", device="0x1eb8\n", iommu_group="40")
-    result = scan(tree.root)
+    assert resources(scan(tree.root, "v1.4.0")) == {"nvidia.com/GA102GL_A10": ("10de:2236", 1, True)}
+    new = scan(tree.root, "v1.6.0")
+    assert {r.resource_name: r.members for r in new.resources} == {
+        "nvidia.com/GA102GL_A10": ("0000:5e:00.0",),
+        "nvidia.com/TU104GL_TESLA_T4": ("0000:5f:00.0",),
+    }
+
+
+def test_empty_device_file_of_any_kept_function_crashes_v1_5_0(tree):
+    # v1.5.0 reads `device` of every function it keeps: an empty one panics.
+    # Up to v1.4.0 only the group's first function's is read.
+    tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
+    tree.add_function("0000:3b:00.1", device="", pci_class="0x040300\n", iommu_group="12")
+    old = scan(tree.root, "v1.4.0")
+    assert old.diagnoses == [] and [r.works for r in old.resources] == [True]
+    new = scan(tree.root, "v1.6.0")
+    assert codes(new) == ["plugin-crash"]
+    crash = new.diagnoses[0]
+    assert crash.subject == "0000:3b:00.1" and "every function it keeps" in crash.message and "panics" in crash.message
+    assert [r.works for r in new.resources] == [False]  # it dies before it registers anything
+    assert new.functions[1].status == "device file shorter than 2 bytes: the plugin panics"
+
+
+def test_nvgrace_functions_are_devices_by_address(tree):
+    tree.add_function("0009:01:00.0", device="0x2342\n", driver=NVGRACE_VFIO, iommu_group="9", bus="pci0009:00")
+    tree.add_function("0019:01:00.0", device="0x2342\n", driver=NVGRACE_VFIO, iommu_group="19", bus="pci0019:00")
+    result = scan(tree.root, "v1.6.0")
+    assert [(r.resource_name, r.members) for r in result.resources] == [
+        ("nvidia.com/GH100_GH200_120GB___480GB", ("0009:01:00.0", "0019:01:00.0"))
+    ]
+
+
+def test_vgpu_type_string_goes_through_the_name_algorithm(tree):
+    tree.add_function("0000:3b:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="12")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:3b:00.0", "GRID T4-1Q\n", "nvidia-222")
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:3b:00.0", "\n", "nvidia-223")  # empty
+    tree.add_mdev("11111111-0000-4000-8000-000000000003", "0000:3b:00.0", " \n", "nvidia-224")  # blank: "_"
+    new = scan(tree.root, "v1.6.0")
+    # "" finds the first NVIDIA device line of vendor-section ("\t" + "" starts every one).
+    by_name = {r.resource_name: r.source for r in new.resources}
+    assert by_name["nvidia.com/GRID_T4-1Q"] == "GRID T4-1Q"  # a real type name never matches
+    # (the source is the type name as read, newlines trimmed)
+    looked_up = [r.resource_name for r in new.resources if r.source == ""]
+    assert looked_up == ["nvidia.com/0008_NV1_STG2000XB_SERIES"] and by_name["nvidia.com/_"] == " "
+    assert [d.subject for d in new.diagnoses if d.code == "mdev-type-looked-up"] == looked_up
+    # v1.1.1 (whole-file-upper): "_" is in a SCSI controller's line; "" splits no line in two.
+    old = scan(tree.root, "v1.1.1")
+    assert {r.resource_name: r.source for r in old.resources if r.kind == "mdev"} == {
+        "nvidia.com/GRID_T4-1Q": "GRID T4-1Q",
+        "nvidia.com/": "",
+        "nvidia.com/53C1035_PCIX_FUSIONMPT_DUAL_ULTRA320_SCSI": " ",
+    }
+    assert "mdev-type-looked-up" in codes(old) and "invalid-resource-name" in codes(old)
+
+
+def test_vgpu_leak_between_types_up_to_v1_1_1(tree):
+    tree.add_function("0000:3b:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="12")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:3b:00.0", "GRID T4-1Q\n", "nvidia-222")
+    assert "mdev-type-leak" not in codes(scan(tree.root, "v1.1.1"))  # one type: nothing to leak
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:3b:00.0", "GRID T4-2Q\n", "nvidia-223")
+    for release in ("v1.0.0", "v1.0.1", "v1.1.1"):
+        result = scan(tree.root, release)
+        leaks = [d for d in result.diagnoses if d.code == "mdev-type-leak"]
+        assert len(leaks) == 1 and leaks[0].severity == "warning"
+        assert "GRID T4-1Q" in leaks[0].message and "GRID T4-2Q" in leaks[0].message
+        # The scan lists each type's own vGPUs: what is certain.
+        assert sorted(r.members for r in result.resources if r.kind == "mdev") == [
+            ("11111111-0000-4000-8000-000000000001",),
+            ("11111111-0000-4000-8000-000000000002",),
+        ]
+    assert "mdev-type-leak" not in codes(scan(tree.root, "v1.1.2"))
+    assert "mdev-type-leak" not in codes(scan(tree.root, "gpu-operator@v1.11.0"))  # deploys v1.1.2
+
+
+def test_every_release_states_its_discovery(profile_facts):
+    from pciname.naming.profiles import DISCOVERIES, load_registry
+
+    for version, entry in profile_facts["kubevirt_gpu_device_plugin"].items():
+        assert entry["discovery"] in DISCOVERIES, version
+        assert isinstance(entry["mdev_leak"], bool), version
+    registry = load_registry()
+    assert [p.plugin_release for p in registry.plugin_releases() if p.discovery == "per-function"] == ["v1.5.0", "v1.6.0"]
+    assert [p.plugin_release for p in registry.plugin_releases() if p.mdev_leak] == ["v1.0.0", "v1.0.1", "v1.1.1"]
+    for operator in registry.operator_releases():
+        plugin = registry.get(operator.plugin_release)
+        assert (operator.discovery, operator.mdev_leak) == (plugin.discovery, plugin.mdev_leak)
+
+
+def test_first_function_of_a_group_names_it(tree):
+    # Two GPUs behind a switch without ACS share one group: the plugin
+    # registers the group once, under the device id it saw first (up to v1.4.0).
+    tree.add_function("0000:5e:00.0", device="0x2236\n", iommu_group="40")
+    tree.add_function("0000:5f:00.0", device="0x1eb8\n", iommu_group="40")
+    result = scan(tree.root, "v1.4.0")
     assert resources(result) == {"nvidia.com/GA102GL_A10": ("10de:2236", 1, True)}
 
 
@@ -247,10 +371,22 @@ def test_directories_are_not_devices(tree):
 
 
 def test_unusual_device_id(tree):
-    tree.add_function("0000:3b:00.0", device="0x2236 \n", iommu_group="12")
-    result = scan(tree.root)
-    assert codes(result) == ["unusual-device-id"]
-    assert result.resources == []
+    # The plugin looks odd spellings up verbatim and advertises what that gives.
+    tree.add_function("0000:3b:00.0", device="0x2236\r\n", iommu_group="12")  # no line: the id itself
+    tree.add_function("0000:3c:00.0", device="0x20B5\n", iommu_group="13")  # upper case: no line either
+    tree.add_function("0000:3d:00.0", device="0x2236 \n", iommu_group="14")  # "\t2236 " starts "\t2236  GA102GL [A10]"
+    result = scan(tree.root, "v1.6.0")
+    assert codes(result) == ["invalid-resource-name"] + ["unusual-device-id"] * 3
+    assert resources(result) == {
+        "nvidia.com/2236\r": ("10de:2236\r", 1, False),  # kubelet refuses the CR
+        "nvidia.com/20B5": ("10de:20B5", 1, True),
+        "nvidia.com/GA102GL_A10": ("10de:2236 ", 1, True),
+    }
+    assert [r.members for r in result.resources] == [("0000:3b:00.0",), ("0000:3c:00.0",), ("0000:3d:00.0",)]
+    assert all(d.severity == "warning" for d in result.diagnoses if d.code == "unusual-device-id")
+    # v1.0.0 skips what it finds no name for.
+    old = scan(tree.root, "v1.0.0")
+    assert old.resources == [] and codes(old) == ["unusual-device-id"] * 3
 
 
 def test_missing_sysfs_is_an_input_error(tmp_path):
@@ -348,7 +484,7 @@ def test_absolute_link_resolves_inside_the_root(tree, secret):
     inside(tree, secret).parent.mkdir(parents=True)
     inside(tree, secret).write_text("0x2236\n")
     (inside(tree, secret).parent / "name").write_text("GRID T4-2Q\n")
-    result = scan(tree.root)
+    result = scan(tree.root, "v1.4.0")
     assert resources(result) == {
         "nvidia.com/GA102GL_A10": ("10de:2236", 1, True),
         "nvidia.com/GRID_T4-1Q": ("GRID T4-1Q", 1, True),
@@ -530,6 +666,37 @@ def test_cli_scan_of_a_planted_tree(tree, secret, capsys):
 
 
 
+def test_permitted_host_devices_from_scan(tree, capsys):
+    import yaml
+
+    two_a10_with_audio(tree)
+    tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="40")
+    tree.add_mdev("11111111-0000-4000-8000-000000000001", "0000:86:00.0", "GRID T4-1Q\n", "nvidia-222")
+    tree.add_mdev("11111111-0000-4000-8000-000000000002", "0000:86:00.0", "\n", "nvidia-223")  # looked up in v1.6.0
+    tree.add_function("0000:87:00.0", device="0x20B5\n", iommu_group="41")  # unusual spelling: no selector names it
+
+    def permitted(release):
+        code = main(["permitted-host-devices", "--from-scan", str(tree.root), "--profile", release])
+        out, err = capsys.readouterr()
+        return code, yaml.safe_load(out)["permittedHostDevices"], err
+
+    code, new, err = permitted("v1.6.0")  # per function: the audio functions too
+    assert code == 0
+    assert [(e["pciVendorSelector"], e["resourceName"]) for e in new["pciHostDevices"]] == [
+        ("10DE:2236", "nvidia.com/GA102GL_A10"),
+        ("10DE:1AEF", "nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER"),
+    ]
+    assert [(e["mdevNameSelector"], e["resourceName"]) for e in new["mediatedDevices"]] == [("GRID T4-1Q", "nvidia.com/GRID_T4-1Q")]
+    assert "left out '10de:20B5'" in err and "mdev-type-looked-up" in err
+    code, old, err = permitted("v1.4.0")  # per group: the GPUs only
+    assert [e["pciVendorSelector"] for e in old["pciHostDevices"]] == ["10DE:2236"]
+    # A node where the plugin crashes permits nothing: exit 2, said why.
+    (tree.sys / "devices/pci0000:00/0000:3b:00.1/device").write_text("")
+    assert main(["permitted-host-devices", "--from-scan", str(tree.root), "--profile", "v1.6.0"]) == 2
+    err = capsys.readouterr().err
+    assert "plugin-crash" in err and "nothing to permit" in err and "Traceback" not in err
+
+
 # -- paths the tests above do not reach, pinned before the scan was split into phases ----
 
 
@@ -593,10 +760,10 @@ def test_nvidia_function_without_a_device_file_in_a_taken_group(tree):
     # later one without it rides along, undiagnosed.
     tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
     tree.add_function("0000:3b:00.1", device=None, pci_class="0x040300\n", iommu_group="12")
-    result = scan(tree.root)
+    result = scan(tree.root, "v1.4.0")
     assert result.diagnoses == []
     audio = result.functions[1]
-    assert (audio.device, audio.counted, audio.registers_group) == (None, True, False)
+    assert (audio.device, audio.counted, audio.kubelet_id) == (None, True, None)
     assert audio.status == "in IOMMU group 12 with 0000:3b:00.0: passed through with it"
     assert audio.to_dict()["device"] is None
 
@@ -679,6 +846,14 @@ def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
     node.add_mdev("11111111-0000-4000-8000-000000000003", "0000:0b:00.0", "i915-GVTg_V5_4\n", "i915-4")  # non-nvidia-mdev
     note(scan(node.root, "latest"))
     note(scan(node.root, "v1.5.0"))
+
+    vgpus = SysfsTree(tmp_path / "vgpus")
+    vgpus.add_function("0000:0a:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="10")
+    vgpus.add_mdev("11111111-0000-4000-8000-000000000001", "0000:0a:00.0", "GRID T4-1Q\n", "nvidia-222")
+    vgpus.add_mdev("11111111-0000-4000-8000-000000000002", "0000:0a:00.0", "GRID T4-2Q\n", "nvidia-223")
+    vgpus.add_mdev("11111111-0000-4000-8000-000000000003", "0000:0a:00.0", "\n", "nvidia-224")
+    note(scan(vgpus.root, "v1.1.1"))  # mdev-type-leak
+    note(scan(vgpus.root, "v1.6.0"))  # mdev-type-looked-up ("" is the first NVIDIA device line)
 
     names = SysfsTree(tmp_path / "names")
     names.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")

@@ -55,6 +55,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     phd.add_argument("devices", nargs="*", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
     add_request_options(phd, counts=False)
     phd.add_argument(
+        "--from-scan",
+        metavar="DIR",
+        help="also every device and vGPU type the profile's plugin advertises on the node whose sysfs is under "
+        "DIR, as `pciname scan --sysfs-root DIR` sees it (per IOMMU group up to v1.4.0, per function after)",
+    )
+    phd.add_argument(
         "--format",
         choices=FORMATS,
         default=DEFAULT_FORMAT,
@@ -137,8 +143,17 @@ def _snippet_table(snippet: Snippet, rows_of: Callable[[dict[str, Any]], list[tu
 def run_permitted_host_devices(args: argparse.Namespace) -> int:
     from ..kube.generate import permitted_host_devices, render
 
-    if not args.devices and not args.mdev:
-        raise PcinameError(NO_DEVICES)
+    devices, mdevs = list(args.devices), list(args.mdev)
+    if args.from_scan is not None:
+        from ..host.sysfs import scan, scan_requests
+
+        found = scan_requests(scan(args.from_scan, profile_arg(args)))
+        for line in found.skipped:
+            say(f"--from-scan: left out {line}")
+        devices += found.devices
+        mdevs += found.mdev_types
+    if not devices and not mdevs:
+        raise PcinameError(NO_DEVICES if args.from_scan is None else f"--from-scan {args.from_scan}: nothing to permit")
     for flag, given in (
         ("--replace-defaults", args.replace_defaults),
         ("--variant", args.variant is not None),
@@ -147,7 +162,7 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
     ):
         if given and args.format != "cozystack":
             raise PcinameError(f"{flag} goes with --format cozystack")
-    snippet = permitted_host_devices(args.devices, args.mdev, profile_arg(args), args.include_broken)
+    snippet = permitted_host_devices(devices, mdevs, profile_arg(args), args.include_broken)
     clashes: tuple[Skipped, ...] = ()
     if args.format == "cozystack":
         snippet, clashes = _for_cozystack(snippet, args)

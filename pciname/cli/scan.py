@@ -31,11 +31,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_scan(args: argparse.Namespace) -> int:
     from ..host.sysfs import scan
+    from ..naming.profiles import PER_FUNCTION
 
     result = scan(args.sysfs_root, profile_arg(args))
     if args.output == "table":
         out = sys.stdout
-        out.write(f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}\n\n")
+        unit = "PCI function (its address)" if result.discovery == PER_FUNCTION else "IOMMU group (its number)"
+        out.write(
+            f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}; "
+            f"one kubelet device per {unit}\n\n"
+        )
         if result.functions:
             table(
                 [
@@ -62,8 +67,11 @@ def run_scan(args: argparse.Namespace) -> int:
         if result.resources:
             out.write("\n")
             table(
-                [(r.resource_name, r.kind, r.source, r.count, "yes" if r.works else "no") for r in result.resources],
-                ("RESOURCE", "KIND", "FROM", "COUNT", "WORKS"),
+                [
+                    (r.resource_name, r.kind, r.source, r.count, "yes" if r.works else "no", ",".join(r.members))
+                    for r in result.resources
+                ],
+                ("RESOURCE", "KIND", "FROM", "COUNT", "WORKS", "DEVICE IDS"),
             )
         if result.diagnoses:
             out.write("\n")

@@ -34,6 +34,8 @@ UNNAMED_DEVICE = checks.UNNAMED_DEVICE
 MDEV_WITHOUT_TYPE = "mdev-without-type"
 MDEV_PARENT_UNKNOWN = "mdev-parent-unknown"
 NON_NVIDIA_MDEV = "non-nvidia-mdev"
+MDEV_TYPE_LOOKED_UP = "mdev-type-looked-up"
+MDEV_TYPE_LEAK = "mdev-type-leak"
 
 
 class Code(NamedTuple):
@@ -53,16 +55,18 @@ CODES: dict[str, Code] = {
     ),
     PLUGIN_CRASH: Code(
         ERROR,
-        "a vendor or device file shorter than 2 bytes, a vGPU link to a target without '/', or (v1.0.x) "
-        "a vGPU type name without a space: the plugin panics and nothing on the node is advertised",
+        "a vendor file, or the device file of a function the plugin keeps (from v1.5.0: every one), shorter "
+        "than 2 bytes, a vGPU link to a target without '/', or (v1.0.x) a vGPU type name without a space: "
+        "the plugin panics and nothing on the node is advertised",
     ),
     UNREADABLE_DEVICE_ID: Code(
         ERROR,
         "the device file of a function the plugin takes cannot be read: it skips the function",
     ),
     UNUSUAL_DEVICE_ID: Code(
-        ERROR,
-        "a device file that is not 4 lower-case hex digits: the plugin looks it up verbatim",
+        WARNING,
+        "a device file that is not 4 lower-case hex digits (upper case, a trailing CR or blank): the plugin "
+        "looks it up verbatim and advertises what that gives",
     ),
     NO_IOMMU_GROUP: Code(
         ERROR,
@@ -108,6 +112,16 @@ CODES: dict[str, Code] = {
         WARNING,
         "a vGPU whose parent is not an NVIDIA function: "
         "the plugin advertises it under nvidia.com/ all the same",
+    ),
+    MDEV_TYPE_LOOKED_UP: Code(
+        WARNING,
+        "a vGPU type string (empty or blank-only) that the release's name algorithm, run on it as on a "
+        "device id, turns into a pci.ids name: the plugin advertises the vGPUs under that name",
+    ),
+    MDEV_TYPE_LEAK: Code(
+        WARNING,
+        "v1.1.1 and earlier, more than one vGPU type: each type's plugin also lists the vGPUs of the types "
+        "started before it, in Go's random map order, so a VM may get a vGPU of another type",
     ),
 }
 

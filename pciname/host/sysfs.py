@@ -10,17 +10,30 @@ exactly as the plugin does (``createIommuDeviceMap`` / ``createVgpuIDMap``):
   (a file shorter than two bytes makes the plugin panic);
 * the function counts when ``vendor`` reads ``10de`` and the basename of the
   ``driver`` link is ``vfio-pci`` (from plugin v1.5.0 also
-  ``nvgrace_gpu_vfio_pci``: profile dependent, see :func:`vfio_drivers`);
-* the ``iommu_group`` link's basename is the device; only the first counted
-  function of a group registers the group under its ``device`` id, so a
-  GPU's audio function in the same group adds no resource;
-* one plugin per device id, named by the profile, advertising one device
-  per IOMMU group;
-* vGPUs: every ``/sys/bus/mdev/devices/<uuid>``: ``mdev_type/name`` named
-  by the release's rule (:func:`~pciname.naming.mdev.mdev_resource`: the
-  second space-separated field in v1.0.x, where a name without a space
-  crashes the plugin; white-space runs to ``_`` after); the parent GPU is
-  the second-to-last component of the entry's link target.
+  ``nvgrace_gpu_vfio_pci``: profile dependent, see :func:`vfio_drivers`) and
+  it has an ``iommu_group`` link;
+* what one kubelet device is follows the release's ``discovery`` fact
+  (:attr:`~pciname.naming.profiles.Profile.discovery`): ``per-group`` (up to
+  v1.4.0) — only the first counted function of a group reads its ``device``
+  file and registers the group number under that device id, so a GPU's
+  audio function in the same group adds nothing; ``per-function`` (v1.5.0
+  and later) — every counted function reads its ``device`` file and
+  registers its PCI address, so an audio function on vfio-pci is a resource
+  of its own and two models in one group are two resources;
+* one plugin per device id, named by the profile; a device id of unusual
+  spelling (upper case, a trailing ``\\r``) is looked up verbatim, as the
+  plugin does, and advertised as that gives (with a warning);
+* vGPUs: every ``/sys/bus/mdev/devices/<uuid>``: ``mdev_type/name`` turned
+  into the type string by the release's rule
+  (:func:`~pciname.naming.mdev.type_string`: the second space-separated
+  field in v1.0.x, where a name without a space crashes the plugin;
+  white-space runs to ``_`` after), and the type string then looked up by
+  the release's name algorithm as if it were a device id (only an empty or
+  blank-only type matches in practice; the type string itself when nothing does);
+  the parent GPU is the second-to-last component of the entry's link
+  target. Up to v1.1.1 (``mdev_leak``) a type's plugin also lists the vGPUs
+  of the types before it, in Go's map order: the scan lists each type's
+  own and warns.
 
 It also reads, for the report, ``class``, ``numa_node`` and every function's
 driver and IOMMU group, and diagnoses a broken node: the stable codes, their
@@ -33,7 +46,8 @@ The scan runs in four phases, one function each:
 2. **group** (:func:`_group_functions`, :func:`_group_vgpus`): what the
    plugin takes, keyed as it keys it (its ``deviceMap`` and ``vGpuMap``);
 3. **name** (:func:`_name_functions`, :func:`_name_vgpus`): the resources,
-   named by the resolver (PCI) or the mdev rule (vGPUs);
+   named by the resolver (PCI) or the profile's algorithm on the type
+   string (vGPUs);
 4. **diagnose** (:func:`_diagnose_node`): what is wrong with the node as a
    whole (drivers, IOMMU groups, a plugin that crashes).
 
@@ -53,9 +67,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
 from ..naming import checks
-from ..naming.algorithms import is_indexed_id
-from ..naming.mdev import crash_warning, mdev_resource
-from ..naming.profiles import DEFAULT_PROFILE, get_profile
+from ..naming.algorithms import REFERENCE, is_indexed_id
+from ..naming.mdev import crash_warning, type_string
+from ..naming.profiles import DEFAULT_PROFILE, PER_FUNCTION, UNNAMED_NOT_ADVERTISED, get_profile
 from ..pciids.ids import NVIDIA_VENDOR_ID
 from . import rootfs
 from .diagnoses import (
@@ -63,6 +77,8 @@ from .diagnoses import (
     HOST_DRIVER,
     IOMMU_GROUP_SPLIT,
     MDEV_PARENT_UNKNOWN,
+    MDEV_TYPE_LEAK,
+    MDEV_TYPE_LOOKED_UP,
     MDEV_WITHOUT_TYPE,
     NAME_COLLISION,
     NO_DRIVER,
@@ -79,8 +95,7 @@ from .diagnoses import (
 )
 
 if TYPE_CHECKING:
-    from ..resolver import ProfileLike, ResolverLike
-    from ..results import Resolution
+    from ..resolver import ProfileLike, ProfileView, ResolverLike
 
 __all__ = [
     "HOST_GPU_DRIVERS",
@@ -92,8 +107,10 @@ __all__ = [
     "Diagnosis",
     "MdevDevice",
     "PciFunction",
+    "ScanRequests",
     "ScanResult",
     "scan",
+    "scan_requests",
     "vfio_drivers",
 ]
 
@@ -122,7 +139,10 @@ class PciFunction:
     iommu_group: str | None
     numa_node: int | None
     counted: bool = False  # the plugin takes it (NVIDIA, VFIO driver, group)
-    registers_group: bool = False  # the first counted function of its group
+    # The kubelet device ID it registers: its IOMMU group (per-group
+    # discovery, the first counted function of the group) or its PCI
+    # address (per-function: every counted function); None: none.
+    kubelet_id: str | None = None
     resource_name: str | None = None
     status: str = ""  # what the plugin does with it, in words
     mdevs: list[str] = field(default_factory=list)
@@ -141,6 +161,7 @@ class PciFunction:
             "iommu_group": self.iommu_group,
             "numa_node": self.numa_node,
             "counted": self.counted,
+            "kubelet_id": self.kubelet_id,
             "resource_name": self.resource_name,
             "status": self.status,
             "mdevs": list(self.mdevs),
@@ -167,13 +188,16 @@ class MdevDevice:
 
 @dataclass(frozen=True, slots=True)
 class AdvertisedResource:
-    """One plugin the node would run: a resource and how many devices."""
+    """One plugin the node would run: a resource and its kubelet devices."""
 
     resource_name: str
     kind: str  # "pci" or "mdev"
     source: str  # the device id ("10de:2236") or the vGPU type name
-    count: int  # IOMMU groups (pci) or mdevs
-    members: tuple[str, ...]  # group ids or mdev uuids
+    count: int  # kubelet devices
+    # The kubelet device IDs: IOMMU group numbers (per-group discovery, up
+    # to v1.4.0), PCI addresses (per-function, v1.5.0 and later) or mdev
+    # uuids (the type's own: on a release that leaks, the plugin may list more).
+    members: tuple[str, ...]
     works: bool  # False: kubelet refuses it, socket too long, or lost to a collision
 
     def to_dict(self) -> dict[str, Any]:
@@ -192,6 +216,7 @@ class ScanResult:
     root: str
     profile: str
     vfio_drivers: tuple[str, ...]
+    discovery: str  # "per-group" or "per-function": what one kubelet device is
     functions: list[PciFunction]  # NVIDIA functions only
     mdevs: list[MdevDevice]
     resources: list[AdvertisedResource]
@@ -206,11 +231,49 @@ class ScanResult:
             "root": self.root,
             "profile": self.profile,
             "vfio_drivers": list(self.vfio_drivers),
+            "discovery": self.discovery,
             "functions": [f.to_dict() for f in self.functions],
             "mdevs": [m.to_dict() for m in self.mdevs],
             "resources": [r.to_dict() for r in self.resources],
             "diagnoses": [d.to_dict() for d in self.diagnoses],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ScanRequests:
+    """What a scan says to permit: the device ids and vGPU type names whose
+    resources the plugin advertises on the node, and why others are not."""
+
+    devices: list[str]  # "10de:2236", in the scan's order
+    mdev_types: list[str]  # mdev_type/name as read ("GRID T4-1Q")
+    skipped: list[str]  # one line per resource left out, and why
+
+
+def scan_requests(result: ScanResult) -> ScanRequests:
+    """The requests ``permitted-host-devices --from-scan`` makes of a scan:
+    every PCI resource by its device id, every vGPU resource by its type
+    name, each once. Left out, with a reason: everything when the plugin
+    crashes (it advertises nothing), a device id of unusual spelling (no
+    selector can name it) and a vGPU type whose type string the plugin looks
+    up in pci.ids (no ``mdevNameSelector`` gives that name)."""
+    devices: list[str] = []
+    types: list[str] = []
+    skipped: list[str] = []
+    if any(d.code == PLUGIN_CRASH for d in result.diagnoses):
+        skipped.append(f"{result.root}: the plugin crashes there ({PLUGIN_CRASH}): it advertises nothing")
+        return ScanRequests(devices, types, skipped)
+    looked_up = {d.subject for d in result.diagnoses if d.code == MDEV_TYPE_LOOKED_UP}
+    for r in result.resources:
+        if r.kind == "mdev":
+            if r.resource_name in looked_up:
+                skipped.append(f"vGPU type {r.source!r} ({r.resource_name}): {MDEV_TYPE_LOOKED_UP}")
+            elif r.source not in types:
+                types.append(r.source)
+        elif not is_indexed_id(r.source.partition(":")[2]):
+            skipped.append(f"{r.source!r} ({r.resource_name}): {UNUSUAL_DEVICE_ID}")
+        elif r.source not in devices:
+            devices.append(r.source)
+    return ScanRequests(devices, types, skipped)
 
 
 def vfio_drivers(profile: ProfileLike) -> tuple[str, ...]:
@@ -246,17 +309,19 @@ def scan(
     profile_name = view.profile.name
 
     node = _walk(Path(root))  # 1. walk
-    taken = _group_functions(node, accepted, profile_name)  # 2. group
+    taken = _group_functions(node, accepted, profile_name, view.profile.discovery)  # 2. group
     vgpu_types = _group_vgpus(node, view.profile.mdev_name)
-    pci_names = _name_functions(taken, node.nvidia, resolver, profile)  # 3. name
-    vgpu_names = _name_vgpus(vgpu_types, node.mdevs)
+    pci_names = _name_functions(taken, node.nvidia, resolver, view)  # 3. name
+    vgpu_names = _name_vgpus(vgpu_types, node.mdevs, view)
     node_diagnoses = _diagnose_node(node, accepted, profile_name)  # 4. diagnose
 
     # The report's order: PCI functions (as read and taken, then as named),
     # then vGPUs (likewise), then the node as a whole.
     diagnoses = [*taken.diagnoses, *pci_names.diagnoses, *vgpu_types.diagnoses, *vgpu_names.diagnoses, *node_diagnoses]
     resources = _crashed(diagnoses, [*pci_names.resources, *vgpu_names.resources])
-    return ScanResult(str(node.root), profile_name, accepted, node.nvidia, node.mdevs, resources, diagnoses)
+    return ScanResult(
+        str(node.root), profile_name, accepted, view.profile.discovery, node.nvidia, node.mdevs, resources, diagnoses
+    )
 
 
 # -- 1. walk: what is there -----------------------------------------------------
@@ -478,7 +543,7 @@ def _unreadable(subject: str, shown: Path, exc: OSError, consequence: str) -> Di
 class _Taken:
     """The PCI functions the plugin takes: its ``deviceMap``."""
 
-    device_groups: dict[str, list[str]]  # device id -> IOMMU groups, in registration order
+    device_members: dict[str, list[str]]  # device id -> kubelet device IDs (groups or addresses), in order
     diagnoses: list[Diagnosis]  # per entry: what reading it, then taking it, found wrong
 
 
@@ -486,14 +551,15 @@ class _Taken:
 class _VgpuTypes:
     """The vGPUs the plugin takes: its ``vGpuMap``."""
 
-    types: dict[str, tuple[str, list[str]]]  # resource name -> (type as read, mdev uuids)
+    types: dict[str, tuple[str, list[str]]]  # type string (the map key) -> (type as read, mdev uuids)
     diagnoses: list[Diagnosis]  # per entry: what reading it, then placing it, found wrong
 
 
-def _group_functions(node: _Node, accepted: tuple[str, ...], profile_name: str) -> _Taken:
+def _group_functions(node: _Node, accepted: tuple[str, ...], profile_name: str, discovery: str) -> _Taken:
     """Which NVIDIA functions the plugin takes (bound to an ``accepted``
-    driver, in an IOMMU group) and which of them registers its group under
-    its device id (the first of the group), with every function's status."""
+    driver, in an IOMMU group) and which of them register a kubelet device
+    under their device id: the first of each group (``per-group``) or every
+    one (``per-function``), with every function's status."""
     taken = _Taken({}, [])
     group_first: dict[str, PciFunction] = {}
     for found in node.pci_entries:
@@ -501,13 +567,13 @@ def _group_functions(node: _Node, accepted: tuple[str, ...], profile_name: str) 
         func = found.function
         if func is None or func.vendor != NVIDIA_VENDOR_ID:
             continue
-        problem = _take_function(func, found, accepted, profile_name, group_first)
+        problem = _take_function(func, found, accepted, profile_name, group_first, discovery)
         if problem is not None:
             taken.diagnoses.append(problem)
-        if func.registers_group:
-            assert func.device is not None and func.iommu_group is not None  # read, as registers_group says
-            group_first[func.iommu_group] = func
-            taken.device_groups.setdefault(func.device, []).append(func.iommu_group)
+        if func.kubelet_id is not None:
+            assert func.device is not None and func.iommu_group is not None  # read, as kubelet_id says
+            group_first.setdefault(func.iommu_group, func)
+            taken.device_members.setdefault(func.device, []).append(func.kubelet_id)
     return taken
 
 
@@ -517,10 +583,12 @@ def _take_function(
     accepted: tuple[str, ...],
     profile_name: str,
     group_first: dict[str, PciFunction],
+    discovery: str,
 ) -> Diagnosis | None:
-    """Whether the plugin takes ``func`` (``counted``) and registers its
-    group (``registers_group``), with its status; the diagnosis when the
-    plugin skips it or dies on it. ``found`` is its entry, as walked."""
+    """Whether the plugin takes ``func`` (``counted``) and registers it
+    (``kubelet_id``: its group number or PCI address), with its status; the
+    diagnosis when the plugin skips it or dies on it. ``found`` is its
+    entry, as walked."""
     address = func.address
     if func.driver is None:
         func.status = "bound to no driver: skipped"
@@ -539,17 +607,23 @@ def _take_function(
             f"{address} is bound to {func.driver} but has no iommu_group link (IOMMU off?); the plugin skips it",
         )
     func.counted = True
+    per_function = discovery == PER_FUNCTION
     first = group_first.get(func.iommu_group)
-    if first is not None:
+    if first is not None and not per_function:
         func.status = f"in IOMMU group {func.iommu_group} with {first.address}: passed through with it"
         return None
-    # The plugin reads `device` only for the first function of a group.
+    # Up to v1.4.0 the plugin reads `device` only for the first function of
+    # a group; from v1.5.0 for every function it keeps.
     shown, device_error = found.shown / "device", found.device_error
     if isinstance(device_error, rootfs.ShortFile):
         func.counted = False
         func.status = "device file shorter than 2 bytes: the plugin panics"
+        which = "every function it keeps" if per_function else "the first function it keeps in each IOMMU group"
         return Diagnosis.of(
-            PLUGIN_CRASH, address, f"{shown} has fewer than 2 bytes: the plugin's readIDFromFile panics"
+            PLUGIN_CRASH,
+            address,
+            f"{shown} has fewer than 2 bytes: the plugin reads the device file of {which}, and its "
+            "readIDFromFile panics (slice out of range), so no GPU on the node is advertised",
         )
     if isinstance(device_error, OSError):
         func.counted = False
@@ -559,14 +633,14 @@ def _take_function(
             address,
             f"cannot read {shown} ({rootfs.reason(device_error)}): the plugin skips {address}",
         )
-    func.registers_group = True
+    func.kubelet_id = address if per_function else func.iommu_group
     return None
 
 
 def _group_vgpus(node: _Node, rule: str) -> _VgpuTypes:
-    """The vGPUs the plugin takes, by resource name (its ``vGpuMap``; the
-    type named by the release's ``rule``, :mod:`pciname.naming.mdev`), each
-    listed on its NVIDIA parent function, with the parents' status."""
+    """The vGPUs the plugin takes, by type string (its ``vGpuMap``: the type
+    named by the release's ``rule``, :mod:`pciname.naming.mdev`), each listed
+    on its NVIDIA parent function, with the parents' status."""
     vgpus = _VgpuTypes({}, [])
     by_address = {f.address: f for f in node.functions}
     for found in node.mdev_entries:
@@ -576,15 +650,14 @@ def _group_vgpus(node: _Node, rule: str) -> _VgpuTypes:
             continue  # skipped by the plugin: noted by the walk
         # The plugin names the type before it looks for the parent, so a
         # type it panics on (v1.0.x, no space) brings it down either way.
-        resource = mdev_resource(mdev.type_name, rule)
-        if resource is None:
+        key = type_string(mdev.type_name, rule)
+        if key is None:
             mdev.status = "type name without a space: the plugin panics"
             vgpus.diagnoses.append(Diagnosis.of(PLUGIN_CRASH, mdev.uuid, crash_warning(mdev.type_name).message))
             continue
         if mdev.parent is None:
             continue  # skipped by the plugin: noted by the walk
-        mdev.resource_name = resource
-        vgpus.types.setdefault(mdev.resource_name, (mdev.type_name, []))[1].append(mdev.uuid)
+        vgpus.types.setdefault(key, (mdev.type_name, []))[1].append(mdev.uuid)
         parent = by_address.get(mdev.parent)
         if parent is not None and parent.vendor == NVIDIA_VENDOR_ID:
             parent.mdevs.append(mdev.uuid)
@@ -594,7 +667,7 @@ def _group_vgpus(node: _Node, rule: str) -> _VgpuTypes:
                     NON_NVIDIA_MDEV,
                     mdev.uuid,
                     f"the parent {mdev.parent or '?'} of vGPU {mdev.uuid} is not an NVIDIA function; the plugin "
-                    f"advertises it as {mdev.resource_name} all the same",
+                    "advertises it all the same",
                 )
             )
     for func in node.nvidia:
@@ -617,95 +690,146 @@ class _Named:
     diagnoses: list[Diagnosis]
 
 
-def _name_functions(
-    taken: _Taken, nvidia: list[PciFunction], resolver: ResolverLike, profile: ProfileLike
-) -> _Named:
-    """One plugin per device id, named by the resolver, with the names'
-    problems (collisions: only between device ids on this node) and the
-    status of each function that registers a group."""
+@dataclass(frozen=True, slots=True)
+class _Naming:
+    """What the plugin registers for one device id: the resource (None:
+    nothing), whether kubelet would take it, and what is wrong with it."""
+
+    resource_name: str | None
+    advertised: bool
+    warnings: tuple[tuple[str, str], ...]  # (code, message)
+
+
+def _name_functions(taken: _Taken, nvidia: list[PciFunction], resolver: ResolverLike, view: ProfileView) -> _Named:
+    """One plugin per device id, named by the resolver (an id of unusual
+    spelling: by the profile's algorithm, verbatim, as the plugin looks it
+    up), with the names' problems (collisions: only between device ids on
+    this node) and the status of each function that registers a device."""
     named = _Named([], [])
-    resolved: dict[str, Resolution] = {}
+    naming = {device_id: _name_device_id(device_id, resolver, view) for device_id in taken.device_members}
     by_resource: dict[str, list[str]] = {}
-    for device_id in taken.device_groups:
-        if not is_indexed_id(device_id):
-            named.diagnoses.append(
-                Diagnosis.of(
-                    UNUSUAL_DEVICE_ID,
-                    device_id,
-                    f"device file reads {device_id!r}, not 4 lower-case hex digits; the plugin looks it up verbatim "
-                    f"and will most likely advertise nvidia.com/{device_id}",
-                )
-            )
-            continue
-        r = resolved[device_id] = resolver.resolve(f"{NVIDIA_VENDOR_ID}:{device_id}", profile)
-        if r.resource_name is not None:
-            by_resource.setdefault(r.resource_name, []).append(device_id)
-    for device_id, groups in taken.device_groups.items():
-        if device_id in resolved:
-            _name_device(device_id, groups, resolved[device_id], by_resource, named)
+    for device_id, n in naming.items():
+        if n.resource_name is not None:
+            by_resource.setdefault(n.resource_name, []).append(device_id)
+    for device_id, members in taken.device_members.items():
+        _name_device(device_id, members, naming[device_id], by_resource, named)
     for func in nvidia:
-        if func.registers_group:
-            _function_status(func, resolved.get(func.device) if func.device is not None else None)
+        if func.kubelet_id is not None and func.device is not None:
+            _function_status(func, naming[func.device])
     return named
 
 
+def _name_device_id(device_id: str, resolver: ResolverLike, view: ProfileView) -> _Naming:
+    """The resolver's answer for ``device_id``; for an id sysfs does not
+    normally give (not 4 lower-case hex digits), the profile's algorithm run
+    on it verbatim, as the plugin does, with an ``unusual-device-id`` warning."""
+    if is_indexed_id(device_id):
+        r = resolver.resolve(f"{NVIDIA_VENDOR_ID}:{device_id}", view.profile)
+        warnings = tuple((w.code, w.message) for w in r.warnings if w.code != NAME_COLLISION)
+        return _Naming(r.resource_name, r.advertised, warnings)
+    name = _algorithm_name(view, device_id)
+    skipped = not name and view.profile.unnamed_device == UNNAMED_NOT_ADVERTISED
+    resource = None if skipped else checks.resource_name(name or device_id)
+    found = [
+        (
+            UNUSUAL_DEVICE_ID,
+            f"device file reads {device_id!r}, not 4 lower-case hex digits; the plugin looks it up verbatim "
+            + (f"and advertises {resource!r}" if resource is not None else "and advertises nothing (no name)"),
+        )
+    ]
+    if resource is not None:
+        found += [(w.code, w.message) for w in checks.name_warnings(_name_part(resource))]
+    return _Naming(resource, checks.is_advertised(resource, (code for code, _ in found)), tuple(found))
+
+
 def _name_device(
-    device_id: str, groups: list[str], r: Resolution, by_resource: dict[str, list[str]], named: _Named
+    device_id: str, members: list[str], n: _Naming, by_resource: dict[str, list[str]], named: _Named
 ) -> None:
     """The resource of one device id and its diagnoses, added to ``named``."""
     subject = f"{NVIDIA_VENDOR_ID}:{device_id}"
-    for w in r.warnings:
-        if w.code == NAME_COLLISION:
-            continue  # only collisions on this node matter; computed below
-        named.diagnoses.append(Diagnosis.of(w.code, subject, w.message))
-    if r.resource_name is None:
+    named.diagnoses += [Diagnosis.of(code, subject, message) for code, message in n.warnings]
+    if n.resource_name is None:
         return
-    twins = [d for d in by_resource[r.resource_name] if d != device_id]
+    twins = [d for d in by_resource[n.resource_name] if d != device_id]
     if twins:
         named.diagnoses.append(
             Diagnosis.of(
                 NAME_COLLISION,
                 subject,
-                f"{r.resource_name} is also the name of {', '.join(f'{NVIDIA_VENDOR_ID}:{t}' for t in twins)} "
-                f"on this node: both plugins use {r.socket_path} and only one of them is advertised",
+                f"{n.resource_name} is also the name of {', '.join(f'{NVIDIA_VENDOR_ID}:{t}' for t in twins)} "
+                f"on this node: both plugins use {checks.socket_path(_name_part(n.resource_name))} and only one "
+                "of them is advertised",
             )
         )
     named.resources.append(
-        AdvertisedResource(r.resource_name, "pci", subject, len(groups), tuple(groups), r.advertised and not twins)
+        AdvertisedResource(n.resource_name, "pci", subject, len(members), tuple(members), n.advertised and not twins)
     )
 
 
-def _function_status(func: PciFunction, r: Resolution | None) -> None:
-    """The resource and status of a function that registers its group."""
-    func.resource_name = r.resource_name if r is not None else None
-    if r is None:
-        func.status = "unusual device id"
-    elif r.resource_name is None:
-        func.status = "not advertised: " + next((w.message for w in r.warnings if w.code == NOT_ADVERTISED), "")
-    elif r.advertised:
-        func.status = f"advertised as {r.resource_name}"
+def _function_status(func: PciFunction, n: _Naming) -> None:
+    """The resource and status of a function that registers a device."""
+    func.resource_name = n.resource_name
+    if n.resource_name is None:
+        func.status = "not advertised: " + next((m for code, m in n.warnings if code == NOT_ADVERTISED), "no name")
+    elif n.advertised:
+        func.status = f"advertised as {n.resource_name} (device {func.kubelet_id})"
     else:
-        func.status = f"{r.resource_name} is refused: never advertised"
+        func.status = f"{n.resource_name} is refused: never advertised"
 
 
-def _name_vgpus(vgpu_types: _VgpuTypes, mdevs: list[MdevDevice]) -> _Named:
-    """One plugin per vGPU type name: whether kubelet takes the name, and
-    the status of each vGPU the plugin takes."""
+def _name_vgpus(vgpu_types: _VgpuTypes, mdevs: list[MdevDevice], view: ProfileView) -> _Named:
+    """One plugin per vGPU type string: named as the plugin names it (the
+    release's name algorithm run on the type string as on a device id; the
+    type string itself when that finds no name), whether kubelet takes the
+    name, and the status of each vGPU the plugin takes. On a release that
+    leaks vGPUs between types, a warning when there is more than one type."""
     named = _Named([], [])
-    refused: dict[str, bool] = {}
-    for resource, (type_name, uuids) in vgpu_types.types.items():
+    for key, (type_name, uuids) in vgpu_types.types.items():
+        looked_up = _algorithm_name(view, key)
+        resource = checks.resource_name(looked_up or key)
+        if looked_up:
+            named.diagnoses.append(
+                Diagnosis.of(
+                    MDEV_TYPE_LOOKED_UP,
+                    resource,
+                    f"vGPU type {type_name!r} gives the type string {key!r}, which {view.profile.name}'s name "
+                    f"algorithm finds in {view.file_label()} as if it were a device id: the plugin advertises "
+                    f"its vGPUs as {resource}, not nvidia.com/{key}",
+                )
+            )
         warnings = checks.name_warnings(_name_part(resource))
-        refused[resource] = bool(warnings)
         named.diagnoses += [Diagnosis.of(w.code, resource, w.message) for w in warnings]
         named.resources.append(AdvertisedResource(resource, "mdev", type_name, len(uuids), tuple(uuids), not warnings))
-    for mdev in mdevs:
-        if mdev.resource_name is not None:
-            mdev.status = (
-                f"{mdev.resource_name} is refused: never advertised"
-                if refused[mdev.resource_name]
-                else f"advertised as {mdev.resource_name}"
+        own = set(uuids)
+        for mdev in mdevs:
+            if mdev.uuid in own:
+                mdev.resource_name = resource
+                mdev.status = (
+                    f"{resource} is refused: never advertised" if warnings else f"advertised as {resource}"
+                )
+    if view.profile.mdev_leak and len(vgpu_types.types) > 1:
+        listed = ", ".join(repr(type_name) for type_name, _ in vgpu_types.types.values())
+        named.diagnoses.append(
+            Diagnosis.of(
+                MDEV_TYPE_LEAK,
+                "vGPU types",
+                f"{view.profile.name} never resets its list of vGPUs between types, and this node has "
+                f"{len(vgpu_types.types)} ({listed}): each type's plugin also lists the vGPUs of the types "
+                "started before it, in Go's random map order, so a VM may be given a vGPU of another type "
+                "(upgrade the plugin, or keep one vGPU type per node)",
             )
+        )
     return named
+
+
+def _algorithm_name(view: ProfileView, key: str) -> str:
+    """The profile's name algorithm on ``key``, as the plugin's getDeviceName
+    runs it on any string (``""``: no name). Keys sysfs does not give (odd
+    spellings, vGPU type strings) take the reference scan: one pass over the
+    file, without building the catalog's index for them."""
+    if is_indexed_id(key):
+        return view.catalog.name(view.profile.algorithm, key)
+    return REFERENCE[view.profile.algorithm](view.catalog.lines(), key)
 
 
 def _name_part(resource: str) -> str:

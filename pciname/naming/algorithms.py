@@ -58,7 +58,9 @@ def _whole_file(lines: Iterable[str], device_id: str, clean: Callable[[str], str
         line = trim_space(line)
         if not line or device_id not in line:
             continue
-        parts = line.split(device_id)
+        # Go's strings.Split at "" splits into code points (an empty vGPU
+        # type string is looked up like a device id).
+        parts = line.split(device_id) if device_id else list(line)
         if len(parts) != 2:
             return ""
         if anchored and parts[0] != "":

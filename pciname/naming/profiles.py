@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import UnknownProfileError
+from ..errors import PcinameError, UnknownProfileError
 from ..paths import embedded_pciids_path, embedded_profiles_path
 from .algorithms import VENDOR_SECTION, check_algorithm
 from .mdev import DEFAULT_MDEV_NAME, check_mdev_rule
@@ -42,6 +42,20 @@ DEFAULT_PROFILE = LATEST
 # Unnamed devices: v1.0.1+ advertise the id itself, v1.0.0 skips the device.
 UNNAMED_DEVICE_ID = "device-id"
 UNNAMED_NOT_ADVERTISED = "not-advertised"
+
+# What a kubelet device is (``discovery`` in profiles.json): an IOMMU group
+# (its number is the device ID; up to v1.4.0) or a PCI function (its address
+# is the device ID; v1.5.0 and later, and custom and preview profiles).
+PER_GROUP = "per-group"
+PER_FUNCTION = "per-function"
+DISCOVERIES = (PER_GROUP, PER_FUNCTION)
+
+
+def check_discovery(discovery: str) -> str:
+    """``discovery`` if it is a known discovery unit, else PcinameError."""
+    if discovery not in DISCOVERIES:
+        raise PcinameError(f"unknown discovery {discovery!r}: use one of {', '.join(DISCOVERIES)}")
+    return discovery
 
 _PLUGIN_ALIASES = (PLUGIN, "plugin", "sandbox-device-plugin", "kubevirt-gpu-device-plugin")
 _OPERATOR_ALIASES = (GPU_OPERATOR, "operator", "gpu-operator")
@@ -68,8 +82,9 @@ class Snapshot(namedtuple("Snapshot", "key sha256 size url note", defaults=("",)
 class Profile(
     namedtuple(
         "Profile",
-        "name kind algorithm unnamed_device released plugin_release snapshot path note aliases mdev_name",
-        defaults=(UNNAMED_DEVICE_ID, None, None, None, None, "", (), DEFAULT_MDEV_NAME),
+        "name kind algorithm unnamed_device released plugin_release snapshot path note aliases mdev_name "
+        "discovery mdev_leak",
+        defaults=(UNNAMED_DEVICE_ID, None, None, None, None, "", (), DEFAULT_MDEV_NAME, PER_FUNCTION, False),
     )
 ):
     """One way of computing names: an algorithm over one pci.ids file.
@@ -80,7 +95,10 @@ class Profile(
     sha256) or, when that is None, ``path``; ``mdev_name`` is the rule its
     plugin names vGPU types by (:mod:`pciname.naming.mdev`: ``second-field``
     in v1.0.x, ``whitespace-runs`` after; custom and preview profiles follow
-    the newest releases).
+    the newest releases). ``discovery`` is what one kubelet device is
+    (:data:`PER_GROUP` up to v1.4.0, :data:`PER_FUNCTION` after) and
+    ``mdev_leak`` whether each vGPU type's plugin also lists the mdevs of the
+    types before it (v1.1.1 and earlier), both read by :mod:`pciname.host.sysfs`.
     """
 
     __slots__ = ()
@@ -175,6 +193,8 @@ def build_registry(facts: dict[str, Any]) -> Registry:
             snapshot=snapshots[entry["snapshot"]],
             note=entry.get("note", ""),
             mdev_name=check_mdev_rule(entry.get("mdev_name", DEFAULT_MDEV_NAME)),
+            discovery=check_discovery(entry["discovery"]),
+            mdev_leak=bool(entry["mdev_leak"]),
         )
     latest_plugin = plugin_items[-1][0]
     latest = profiles[f"{PLUGIN}@{latest_plugin}"]
@@ -192,6 +212,8 @@ def build_registry(facts: dict[str, Any]) -> Registry:
             snapshot=plugin.snapshot,
             note=f"deploys {plugin.name}",
             mdev_name=plugin.mdev_name,
+            discovery=plugin.discovery,
+            mdev_leak=plugin.mdev_leak,
         )
     return Registry(profiles, latest_plugin)
 
