@@ -387,7 +387,7 @@ def _walk_functions(root: Path) -> list[_PciEntry]:
         real = rootfs.directory(root, _PCI_DEVICES)
         listed = rootfs.entries(root.joinpath(real))
     except (FileNotFoundError, NotADirectoryError):
-        raise PcinameError(f"{shown}: no such directory (is --sysfs-root the directory that holds sys/?)") from None
+        raise PcinameError(f"{shown}: no such directory (the root given must be the directory that holds sys/)") from None
     except OSError as exc:
         raise PcinameError(f"{shown}: cannot list it ({rootfs.reason(exc)})") from None
     return [_read_function(root, real, entry, shown / entry.name) for entry in listed]
