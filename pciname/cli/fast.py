@@ -33,10 +33,10 @@ No ``from __future__ import annotations`` either (importing ``__future__``
 costs start-up time): annotations naming type-only imports are strings.
 """
 
-import marshal
 import os
 import sys
 
+from .. import answers
 from .._version import __version__
 
 TYPE_CHECKING = False
@@ -46,11 +46,7 @@ if TYPE_CHECKING:
 
     from ..resolver import ProfileView
 
-MAGIC = b"pciname-answers\x00\x02"
-FORMAT = 1
-DIGEST_BYTES = 32
-_ROW_DIGEST_BYTES = 16
-MAX_ANSWERS_BYTES = 4 << 20  # a real table is well under 1 MB
+FORMAT = 2
 _SUFFIX = ".answers"
 
 #: What the answers depend on, relative to the package dir: a change to any
@@ -70,6 +66,7 @@ CODE_FILES = (
     "pciids/ids.py",
     "pciids/loader.py",
     "pciids/model.py",
+    "answers.py",
     "cli/core.py",
     "cli/fast.py",
 )
@@ -86,19 +83,13 @@ MAX_LOOKUP_STDIN_BYTES = 64 * MAX_LOOKUP_DEVICES
 #: devices, and sums them up in one line beyond (``--warnings all``: always
 #: listed). The fast path answers only up to this many devices.
 LIST_WARNINGS_UP_TO = 20
-_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def package_dir() -> str:
-    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return answers.package_dir()
 
 
-def data_dir(package: str) -> str:
-    """:func:`pciname.paths.data_dir`, without pathlib."""
-    installed = os.path.join(package, "data")
-    if os.path.isfile(os.path.join(installed, "pci.ids")):
-        return installed
-    return os.path.join(os.path.dirname(package), "data")
+data_dir = answers.data_dir
 
 
 def _untrusted(directory: str) -> bool:
@@ -133,7 +124,7 @@ def tables_dir() -> str | None:
 
 
 def table_path(tables: str, spelling: str, package: str) -> str:
-    key = _digest(repr((FORMAT, __version__, package, spelling)).encode("utf-8", "surrogateescape"))
+    key = answers.digest(repr((FORMAT, __version__, package, spelling)).encode("utf-8", "surrogateescape"))
     return os.path.join(tables, f"{key[:8].hex()}{_SUFFIX}")
 
 
@@ -152,68 +143,19 @@ def dependencies(package: str) -> list[tuple[str, tuple[int, int, int, int, int]
     return [(path, _identity(path)) for path in paths]
 
 
-_blake2b: "Any" = None
-
-
-def _digest(payload: bytes, size: int = DIGEST_BYTES) -> bytes:
-    global _blake2b
-    if _blake2b is None:
-        try:
-            from _blake2 import blake2b  # CPython's built-in: no OpenSSL load on the lookup path
-        except ImportError:  # pragma: no cover - builds without it
-            from hashlib import blake2b
-        _blake2b = blake2b
-    return _blake2b(payload, digest_size=size).digest()  # type: ignore[no-any-return]
-
-
-def read_table(path: str) -> "dict[str, Any] | None":
-    """The payload of an answer table file, or None if anything about it is wrong."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        import stat
-
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MAX_ANSWERS_BYTES:
-            return None
-        blob = os.read(fd, st.st_size + 1)  # a file that grew since fstat fails the digest
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    # MAGIC, the digest of the index, the index's length, the index
-    # (marshal), the rows: each row is checked against its own digest in
-    # the index when it is read (a lookup digests the index and its rows,
-    # not the whole table).
-    head = len(MAGIC) + DIGEST_BYTES + 4
-    if len(blob) > MAX_ANSWERS_BYTES or len(blob) < head or not blob.startswith(MAGIC):
-        return None
-    size = int.from_bytes(blob[head - 4 : head], "little")
-    payload = blob[head : head + size]
-    if len(payload) != size or blob[len(MAGIC) : head - 4] != _digest(payload):
-        return None
-    try:
-        saved = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(saved, dict):
-        return None
-    saved["rows"] = blob[head + size :]
-    return saved
-
-
 def load(spelling: str, *, every_row: bool = False) -> "dict[str, Any] | None":
-    """The trusted answer table of a profile spelling, or None; with
-    ``every_row``, only if every row is intact too (else rows are checked
-    as they are read)."""
+    """The answer table of a profile spelling: the packaged one, else the
+    trusted one in the cache dir, or None; with ``every_row``, a cached
+    table only if every row is intact too (else rows are checked as they
+    are read)."""
+    table = answers.packaged(spelling)
+    if table is not None:
+        return table
     tables = tables_dir()
     if tables is None:
         return None
     package = package_dir()
-    saved = read_table(table_path(tables, spelling, package))
+    saved = answers.read_table(table_path(tables, spelling, package))
     if saved is None:
         return None
     try:
@@ -223,21 +165,10 @@ def load(spelling: str, *, every_row: bool = False) -> "dict[str, Any] | None":
             or saved["package"] != package
             or saved["spelling"] != spelling
             or saved["deps"] != dependencies(package)
+            or not isinstance(saved["header"], dict)
         ):
             return None
-        header, fields, ids, ends, sums = (saved[k] for k in ("header", "fields", "ids", "ends", "sums"))
-        if not (
-            isinstance(header, dict)
-            and isinstance(fields, list)
-            and isinstance(ids, str)
-            and isinstance(ends, bytes)
-            and isinstance(sums, bytes)
-            and len(ids) % 4 == 0
-            and len(ends) == len(ids)  # 4 bytes per id of 4 characters
-            and len(sums) == len(ids) * _ROW_DIGEST_BYTES // 4
-        ):
-            return None
-        if every_row and any(_row(saved, ids[at : at + 4]) is None for at in range(0, len(ids), 4)):
+        if every_row and not answers.every_row_intact(saved):
             return None
     except (KeyError, TypeError, ValueError, EOFError):
         return None
@@ -307,66 +238,8 @@ def plain_lookup(argv: "Sequence[str]") -> "Plain | None":
     )
 
 
-def _hex4(text: str) -> str | None:
-    if text[:2] in ("0x", "0X"):
-        text = text[2:]
-    if len(text) == 4 and _HEX.issuperset(text):
-        return text.lower()
-    return None
-
-
-def _device_id(token: str) -> tuple[str, str] | None:
-    """``VENDOR:DEVICE`` or a bare ``DEVICE`` (vendor 10de) as
-    :func:`pciname.pciids.ids.parse_device_id` reads it (without surrounding
-    white space), else None."""
-    vendor, sep, device = token.partition(":")
-    if not sep:
-        vendor, device = "10de", vendor
-    v, d = _hex4(vendor), _hex4(device)
-    if v is None or d is None:
-        return None
-    return v, d
-
-
-def _row(table: "dict[str, Any]", device_id: str) -> "tuple[Any, ...] | None":
-    """The saved fields of NVIDIA ``device_id`` (each row is unmarshalled
-    only when asked for: a lookup pays for the devices it names)."""
-    ids, ends = table["ids"], table["ends"]
-    positions = table.get("positions")
-    if positions is not None:  # many devices: see _answer
-        at = positions.get(device_id, -1)
-    else:
-        at = ids.find(device_id)
-        while at != -1 and at % 4:
-            at = ids.find(device_id, at + 1)
-    if at == -1 or len(device_id) != 4:
-        return None
-    start = int.from_bytes(ends[at - 4 : at], "little") if at else 0
-    blob = table["rows"][start : int.from_bytes(ends[at : at + 4], "little")]
-    k = at // 4 * _ROW_DIGEST_BYTES
-    if _digest(blob, _ROW_DIGEST_BYTES) != table["sums"][k : k + _ROW_DIGEST_BYTES]:
-        return None
-    row = marshal.loads(blob)
-    return row if isinstance(row, tuple) and len(row) == len(table["fields"]) else None
-
-
-def record(table: "dict[str, Any]", device_id: str) -> "dict[str, Any] | None":
-    """The record of NVIDIA ``device_id`` as the full path builds it, or None."""
-    row = _row(table, device_id)
-    if row is None:
-        return None
-    values = dict(table["header"])
-    values.update(zip(table["fields"], row))
-    values["device"] = f"10de:{device_id}"
-    values["warnings"] = [{"code": code, "message": message} for code, message in values["warnings"]]
-    resource = values["resource_name"]
-    # Derived as pciname.naming.checks does (save() checks every record).
-    if resource is None:
-        values["env_var"] = values["socket_path"] = None
-    else:
-        values["env_var"] = "PCI_RESOURCE_" + resource.upper().replace("/", "_").replace(".", "_")
-        values["socket_path"] = f"/var/lib/kubelet/device-plugins/kubevirt-{resource.partition('/')[2]}.sock"
-    return {key: values[key] for key in table["order"]}
+_device_id = answers.device_id
+record = answers.record
 
 
 def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
@@ -418,9 +291,8 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
     if table is None:
         return None
     try:
-        if len(ids) > 64:  # one dict beats a scan of the id string per device
-            every = table["ids"]
-            table["positions"] = {every[at : at + 4]: at for at in range(0, len(every), 4)}
+        if len(ids) > 64:
+            answers.index_positions(table)
         if plain.output == "name":
             fields = table["fields"]
             r_resource, r_advertised, r_warnings = (
@@ -431,7 +303,7 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
             rows: dict[str, tuple[Any, ...]] = {}
             for i in ids:
                 if i not in rows:
-                    row = _row(table, i)
+                    row = answers.row(table, i)
                     if row is None:
                         return None
                     rows[i] = row
@@ -495,75 +367,20 @@ def save(spelling: str, view: "ProfileView", deps: "list[tuple[str, tuple[int, i
         source = (f"{real}#{location.member}", *stat)
     if view.catalog.identity != source:
         return False
-    universe = view.universe()
-    if any(len(i) != 4 or not _HEX.issuperset(i) for i in universe):  # the index holds 4 characters per id
+    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
+    extra = {"version": __version__, "package": package_dir(), "spelling": spelling, "deps": deps}
+    encoded = answers.encode(records, header_in_index=True, extra=extra)
+    if encoded is None or dependencies(package_dir()) != deps:
         return False
-    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in universe]
-    if not records:
-        return False
-    order = list(records[0])
-    shared = ("profile", "algorithm", "plugin_release", "vendor_name", "pci_ids_version", "pci_ids_sha256")
-    header = {key: records[0][key] for key in shared}
-    derived = ("device", "env_var", "socket_path")
-    fields = [key for key in order if key not in shared and key not in derived]
-    rows: dict[str, bytes] = {}
-    for r in records:
-        if list(r) != order or any(r[key] != header[key] for key in shared):
-            return False
-        row = [r[key] for key in fields]
-        row[fields.index("warnings")] = [(w["code"], w["message"]) for w in r["warnings"]]
-        rows[r["device"].partition(":")[2]] = marshal.dumps(tuple(row))
-    table = {
-        "format": FORMAT,
-        "version": __version__,
-        "package": package_dir(),
-        "spelling": spelling,
-        "deps": deps,
-        "header": header,
-        "fields": fields,
-        "order": order,
-        "ids": "".join(rows),
-        "ends": b"".join(end.to_bytes(4, "little") for end in _ends(rows.values())),
-        "sums": b"".join(_digest(blob, _ROW_DIGEST_BYTES) for blob in rows.values()),
-    }
-    index = marshal.dumps(table)
-    table["rows"] = all_rows = b"".join(rows.values())
-    # Never save what would answer differently from the full path.
-    if any(record(table, i) != r for i, r in zip(rows, records)):
-        return False
-    if dependencies(package_dir()) != deps:
-        return False
-    blob = MAGIC + _digest(index) + len(index).to_bytes(4, "little") + index + all_rows
-    return _write(tables, table_path(tables, spelling, package_dir()), blob)
-
-
-def _ends(blobs: "Iterable[bytes]") -> "list[int]":
-    ends, end = [], 0
-    for blob in blobs:
-        end += len(blob)
-        ends.append(end)
-    return ends
+    return _write(tables, table_path(tables, spelling, package_dir()), encoded[1])
 
 
 def _write(tables: str, target: str, blob: bytes) -> bool:
-    import tempfile
-
     try:
         os.makedirs(os.path.dirname(tables), mode=0o700, exist_ok=True)
         os.makedirs(tables, mode=0o700, exist_ok=True)
-        if tables_dir() != tables:  # created by someone else in the meantime
-            return False
-        fd, tmp = tempfile.mkstemp(dir=tables, prefix=".answers-", suffix=".tmp")
     except OSError:
         return False
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-        os.replace(tmp, target)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    if tables_dir() != tables:  # created by someone else in the meantime
         return False
-    return True
+    return answers.write_atomically(tables, target, blob)
