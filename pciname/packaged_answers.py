@@ -54,9 +54,11 @@ def _packaged(profile: Profile) -> bool:
     from .snapshots import locate
 
     if profile.snapshot is None:
-        return profile.kind == PREVIEW
+        return bool(profile.kind == PREVIEW)
     location = locate(profile.snapshot)
-    return location is not None and bool(location.packaged)
+    if location is None:
+        return False
+    return bool(location.packaged)
 
 
 def build() -> dict[str, bytes]:
