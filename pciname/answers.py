@@ -76,8 +76,14 @@ def data_dir(package: str) -> str:
     return os.path.join(os.path.dirname(package), "data")
 
 
+_packaged_dir: "list[str]" = []
+
+
 def packaged_dir() -> str:
-    return os.path.join(data_dir(package_dir()), PACKAGED_DIR)
+    """Where the packaged tables are (``data/answers``)."""
+    if not _packaged_dir:
+        _packaged_dir.append(os.path.join(data_dir(package_dir()), PACKAGED_DIR))
+    return _packaged_dir[0]
 
 
 _blake2b: "Any" = None
@@ -301,15 +307,19 @@ def record(table: "dict[str, Any]", device: str) -> "dict[str, Any] | None":
 
 # -- packaged tables ----------------------------------------------------------
 
-_packaged: "dict[str, Any]" = {}  # what was read: "index", and each table file
+_packaged: "dict[str, Any]" = {}  # what was read from packaged_dir(): "dir", "index", each file
 
 
 def packaged_index() -> "dict[str, Any] | None":
     """The packaged tables' index, or None (absent, damaged, or written by
     another pciname version)."""
+    directory = packaged_dir()
+    if _packaged.get("dir") != directory:
+        _packaged.clear()
+        _packaged["dir"] = directory
     if "index" not in _packaged:
         index = None
-        blob = read_blob(os.path.join(packaged_dir(), INDEX_NAME), owned=False)
+        blob = read_blob(os.path.join(directory, INDEX_NAME), owned=False)
         found = _payload(blob, INDEX_MAGIC) if blob is not None else None
         if found is not None:
             saved = found[0]
