@@ -127,6 +127,11 @@ def device_id(token: str) -> tuple[str, str] | None:
 # -- reading ------------------------------------------------------------------
 
 
+def table_name(blob: bytes) -> str:
+    """The name of a packaged table file: its contents' digest."""
+    return digest(blob, 8).hex() + ".answers"
+
+
 def read_blob(path: str, *, owned: bool) -> bytes | None:
     """The bytes of a regular file of at most :data:`MAX_ANSWERS_BYTES`
     (belonging to this user if ``owned``), opened without following a link
@@ -167,10 +172,14 @@ def _payload(blob: bytes, magic: bytes) -> "tuple[dict[str, Any], int] | None":
     return (saved, head + size) if isinstance(saved, dict) else None
 
 
-def read_table(path: str, *, owned: bool = True) -> "dict[str, Any] | None":
+def read_table(path: str, *, owned: bool = True, named: bool = False) -> "dict[str, Any] | None":
     """The index of an answer table file with its rows (``rows``), or None
-    if anything about it is wrong (the rows are checked as they are read)."""
+    if anything about it is wrong (the rows are checked as they are read).
+    ``named``: the file is named by its digest (:func:`table_name`), which
+    must match."""
     blob = read_blob(path, owned=owned)
+    if blob is not None and named and table_name(blob) != os.path.basename(path):
+        return None
     found = _payload(blob, MAGIC) if blob is not None else None
     if found is None:
         return None
@@ -348,7 +357,7 @@ def packaged(spelling: str) -> "dict[str, Any] | None":
         return None
     table = _packaged.get(name)
     if table is None:
-        table = read_table(os.path.join(packaged_dir(), name), owned=False)
+        table = read_table(os.path.join(packaged_dir(), name), owned=False, named=True)
         pool = packaged_pool()
         if table is None or pool is None:
             return None

@@ -77,7 +77,7 @@ def build() -> dict[str, bytes]:
         if encoded is None:
             raise SystemExit(f"{profile.name}: its records cannot be kept in an answer table")
         header, blob = encoded
-        name = answers.digest(blob, 8).hex() + ".answers"
+        name = answers.table_name(blob)
         files[name] = blob
         profiles[profile.name] = {"header": header, "table": name}
         for spelling in _spellings(profile):
