@@ -3,12 +3,14 @@ per-profile answer table, importing almost nothing.
 
 ``pciname lookup DEVICE... [-p PROFILE] [-o name|json]`` is what people and
 scripts run most; argparse, typing, pathlib and the catalog machinery cost
-several times ``python -c pass`` before the answer is printed. So the full
-path (:func:`pciname.cli.core.run_lookup`), after answering a plain lookup,
-saves the answer table of that profile spelling: for every NVIDIA device id
-the profile knows, the fields of its record, and the fields every record of
-the profile shares. The next plain lookup of that spelling reads that one
-table and prints exactly what the full path prints.
+several times ``python -c pass`` before the answer is printed. So a plain
+lookup reads the answer table (:mod:`pciname.answers`) of its profile
+spelling: for every NVIDIA device id the profile knows, the fields of its
+record, and the fields every record of the profile shares; and prints
+exactly what the full path prints. The package carries the tables of every
+packaged profile (so even a first run on an empty cache builds nothing);
+for any other spelling, the full path (:func:`pciname.cli.core.run_lookup`),
+after answering a plain lookup, saves its table in the cache.
 
 :func:`lookup` answers only when it can answer exactly as argparse and the
 full path would; for anything else (another shape of command line, a device
@@ -16,7 +18,7 @@ outside the table, a non-NVIDIA vendor, no valid table) it returns None and
 the caller runs the full path, which owns --help, every error and every
 other command.
 
-The table follows the trust model of :mod:`pciname.catalog`'s tables: it is
+A cached table follows the trust model of :mod:`pciname.catalog`'s tables: it is
 believed only from a trusted cache dir, as a regular file of this user of
 at most :data:`MAX_ANSWERS_BYTES`, opened O_NOFOLLOW|O_NONBLOCK, starting
 with :data:`MAGIC` and a BLAKE2b digest of its index that matches (the
@@ -27,8 +29,9 @@ from (profiles.json, the packaged snapshots and their manifest, the embedded
 pci.ids). Anything else is "not here": the full path answers and rewrites
 it. Written to a mkstemp file and renamed into place.
 
-This module imports only ``os``, ``sys`` and ``marshal`` at the top (and
-``_blake2`` to check a table): the writer's imports are inside :func:`save`.
+This module imports only ``os``, ``sys`` and :mod:`pciname.answers` at the
+top (and ``_blake2`` to check a table): the writer's imports are inside
+:func:`save`.
 No ``from __future__ import annotations`` either (importing ``__future__``
 costs start-up time): annotations naming type-only imports are strings.
 """
