@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 MAGIC = b"pciname-answers\x00\x03"
 INDEX_MAGIC = b"pciname-answer-index\x00\x01"
-POOL_MAGIC = b"pciname-answer-strings\x00\x01"
+POOL_MAGIC = b"pciname-answer-strings\x00\x03"
 FORMAT = 2
 DIGEST_BYTES = 32
 ROW_DIGEST_BYTES = 16
@@ -61,6 +61,7 @@ PACKAGED_DIR = "answers"
 INDEX_NAME = "index"
 POOL_NAME = "strings"
 _POOL_DIGEST_BYTES = 8
+_POOL_HEAD = len(POOL_MAGIC) + 4  # then the digest of the rest
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -210,10 +211,11 @@ def read_table(path: str, *, owned: bool = True, named: bool = False) -> "dict[s
     return saved
 
 
-def row(table: "dict[str, Any]", device: str) -> "tuple[Any, ...] | None":
+def row(table: "dict[str, Any]", device: str, wanted: "tuple[int, ...] | None" = None) -> "tuple[Any, ...] | None":
     """The saved fields of NVIDIA device id ``device`` (each row is
     unmarshalled and checked only when asked for: a lookup pays for the
-    devices it names)."""
+    devices it names); with ``wanted``, only the fields at these positions
+    are right, the others may be None."""
     if len(device) != 4:
         return None
     ids, ends = table["ids"], table["ends"]
@@ -241,9 +243,15 @@ def row(table: "dict[str, Any]", device: str) -> "tuple[Any, ...] | None":
     pool = table.get("pool")
     if pool is None:
         return found
+    string = pool.__getitem__ if isinstance(pool, list) else pool.string
     try:
-        return tuple(_expand(value, pool) for value in found)
-    except _Damaged:
+        if wanted is not None:
+            values = [None] * len(found)
+            for k in wanted:
+                values[k] = _expand(found[k], string)
+            return tuple(values)
+        return tuple([_expand(value, string) for value in found])
+    except (_Damaged, TypeError, IndexError):
         return None
 
 
@@ -251,35 +259,15 @@ class _Damaged(Exception):
     pass
 
 
-def _expand(value: "Any", pool: "Any") -> "Any":
-    """A pooled row's value with each string index replaced by its string."""
-    if type(value) is int:
-        return _string(pool, value)
-    if isinstance(value, list):
-        return [_expand(v, pool) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_expand(v, pool) for v in value)
+def _expand(value: "Any", string: "Any") -> "Any":
+    """A pooled row's value with each string index replaced by its string:
+    an index, or a list of tuples of indexes (the warnings); see _pooled."""
+    kind = type(value)
+    if kind is int:
+        return string(value)
+    if kind is list:
+        return [tuple([string(x) if type(x) is int else x for x in item]) for item in value]
     return value
-
-
-def _string(pool: "Any", at: int) -> str:
-    """String ``at`` of a pool: a list (while writing), or a pool file's
-    index (each string checked against its digest as it is read)."""
-    if isinstance(pool, list):
-        return pool[at]  # type: ignore[no-any-return]
-    ends, sums = pool["ends"], pool["sums"]
-    k = at * 4
-    if at < 0 or k + 4 > len(ends):
-        raise _Damaged
-    start = int.from_bytes(ends[k - 4 : k], "little") if at else 0
-    blob = pool["strings"][start : int.from_bytes(ends[k : k + 4], "little")]
-    d = at * _POOL_DIGEST_BYTES
-    if digest(blob, _POOL_DIGEST_BYTES) != sums[d : d + _POOL_DIGEST_BYTES]:
-        raise _Damaged
-    try:
-        return str(blob.decode("utf-8", "surrogatepass"))
-    except UnicodeDecodeError:
-        raise _Damaged from None
 
 
 def index_positions(table: "dict[str, Any]") -> None:
@@ -287,6 +275,9 @@ def index_positions(table: "dict[str, Any]") -> None:
     scan of the id string per device."""
     every = table["ids"]
     table["positions"] = {every[at : at + 4]: at for at in range(0, len(every), 4)}
+    pool = table.get("pool")
+    if isinstance(pool, _Pool):
+        pool.load_all()
 
 
 def every_row_intact(table: "dict[str, Any]") -> bool:
@@ -324,7 +315,7 @@ def packaged_index() -> "dict[str, Any] | None":
     another pciname version)."""
     directory = packaged_dir()
     if _packaged.get("dir") != directory:
-        _packaged.clear()
+        _forget_packaged()
         _packaged["dir"] = directory
     if "index" not in _packaged:
         index = None
@@ -366,17 +357,101 @@ def packaged(spelling: str) -> "dict[str, Any] | None":
     return dict(table, header=header)
 
 
-def packaged_pool() -> "dict[str, Any] | None":
-    """The index of the strings the packaged tables' rows share, or None."""
+class _Pool:
+    """The packaged strings file, open: :data:`POOL_MAGIC`, the number of
+    strings, a BLAKE2b digest of everything after it, the end of each string
+    (4 bytes), a BLAKE2b digest of each (8 bytes), then the strings (UTF-8).
+    A lookup of a few devices reads only the strings it needs (``pread``),
+    each checked against its own digest; a large one reads the whole file
+    once (:meth:`load_all`) and checks it at once."""
+
+    __slots__ = ("fd", "count", "size", "ends_at", "sums_at", "strings_at", "memory", "cache")
+
+    def __init__(self, fd: int, count: int, size: int) -> None:
+        self.fd, self.count, self.size = fd, count, size
+        self.ends_at = _POOL_HEAD + DIGEST_BYTES
+        self.sums_at = self.ends_at + 4 * count
+        self.strings_at = self.sums_at + _POOL_DIGEST_BYTES * count
+        self.memory: bytes | None = None
+        self.cache: dict[int, str] = {}
+
+    def load_all(self) -> None:
+        """Read and check the whole file once (for many lookups); if it does
+        not check, strings are still read and checked one by one."""
+        if self.memory is not None:
+            return
+        try:
+            blob = os.pread(self.fd, self.size + 1, 0)
+        except OSError:
+            return
+        if len(blob) == self.size and blob[_POOL_HEAD : self.ends_at] == digest(blob[self.ends_at :]):
+            self.memory = blob
+
+    def string(self, at: int) -> str:
+        found = self.cache.get(at)
+        if found is not None:
+            return found
+        if not 0 <= at < self.count:
+            raise _Damaged
+        memory = self.memory
+        if memory is not None:  # checked as a whole
+            k = self.ends_at + 4 * at
+            start = int.from_bytes(memory[k - 4 : k], "little") if at else 0
+            blob = memory[self.strings_at + start : self.strings_at + int.from_bytes(memory[k : k + 4], "little")]
+        else:
+            try:
+                if at:
+                    pair = os.pread(self.fd, 8, self.ends_at + 4 * (at - 1))
+                    start, end = int.from_bytes(pair[:4], "little"), int.from_bytes(pair[4:], "little")
+                else:
+                    start, end = 0, int.from_bytes(os.pread(self.fd, 4, self.ends_at), "little")
+                if not 0 <= start <= end <= self.size:
+                    raise _Damaged
+                expected = os.pread(self.fd, _POOL_DIGEST_BYTES, self.sums_at + _POOL_DIGEST_BYTES * at)
+                blob = os.pread(self.fd, end - start, self.strings_at + start)
+            except OSError:
+                raise _Damaged from None
+            if len(blob) != end - start or digest(blob, _POOL_DIGEST_BYTES) != expected:
+                raise _Damaged
+        try:
+            found = self.cache[at] = str(blob.decode("utf-8", "surrogatepass"))
+        except UnicodeDecodeError:
+            raise _Damaged from None
+        return found
+
+    def close(self) -> None:
+        fd, self.fd = self.fd, -1  # a table still holding this pool reads nothing more
+        self.memory, self.cache = None, {}
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def packaged_pool() -> "_Pool | None":
+    """The strings the packaged tables' rows share (an open file), or None."""
     if POOL_NAME not in _packaged:
         pool = None
-        blob = read_blob(os.path.join(packaged_dir(), POOL_NAME), owned=False)
-        found = _payload(blob, POOL_MAGIC) if blob is not None else None
-        if found is not None:
-            saved, end = found
-            ends, sums = saved.get("ends"), saved.get("sums")
-            if isinstance(ends, bytes) and isinstance(sums, bytes) and len(ends) * 2 == len(sums):
-                pool = {"ends": ends, "sums": sums, "strings": blob[end:]}  # type: ignore[index]
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(os.path.join(packaged_dir(), POOL_NAME), flags)
+        except OSError:
+            fd = -1
+        if fd != -1:
+            try:
+                import stat
+
+                st = os.fstat(fd)
+                head = os.pread(fd, _POOL_HEAD, 0) if stat.S_ISREG(st.st_mode) else b""
+                if head.startswith(POOL_MAGIC) and len(head) == _POOL_HEAD:
+                    count = int.from_bytes(head[-4:], "little")
+                    pool = _Pool(fd, count, st.st_size)
+                    if pool.strings_at > st.st_size:
+                        pool = None
+            except OSError:
+                pool = None
+            if pool is None:
+                os.close(fd)
         _packaged[POOL_NAME] = pool
     return _packaged[POOL_NAME]  # type: ignore[no-any-return]
 
@@ -403,7 +478,15 @@ MEMO_MAX = 100_000
 
 
 def clear() -> None:
+    """Forget the memo and everything read from the package (tests move it)."""
     remembered.clear()
+    _forget_packaged()
+
+
+def _forget_packaged() -> None:
+    pool = _packaged.get(POOL_NAME)
+    if pool is not None:
+        pool.close()
     _packaged.clear()
 
 
@@ -467,27 +550,33 @@ def encode(
 
 
 def _pooled(value: "Any", pool: "dict[str, int]") -> "Any":
+    """A row's value with each string replaced by its index in ``pool``: a
+    string, or a list of tuples of strings (the warnings); what _expand reads."""
     if isinstance(value, str):
         return pool.setdefault(value, len(pool))
-    if isinstance(value, list):
-        return [_pooled(v, pool) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_pooled(v, pool) for v in value)
-    if type(value) is int:  # would read back as a string
-        raise ValueError(f"an answer table cannot pool the integer {value}")
-    return value
+    if isinstance(value, list) and all(isinstance(item, tuple) for item in value):
+        return [tuple([_pooled(x, pool) if isinstance(x, str) else _plain(x) for x in item]) for item in value]
+    return _plain(value)
+
+
+def _plain(value: "Any") -> "Any":
+    if value is None or type(value) is bool:
+        return value
+    raise ValueError(f"an answer table cannot pool {value!r}")
 
 
 def encode_pool(pool: "dict[str, int]") -> bytes:
-    """The bytes of the pool file of ``pool``'s strings (in index order)."""
+    """The bytes of the pool file of ``pool``'s strings (in index order; see
+    :class:`_Pool`)."""
     blobs = [text.encode("utf-8", "surrogatepass") for text in pool]
-    index = marshal.dumps(
-        {
-            "ends": b"".join(end.to_bytes(4, "little") for end in _ends(blobs)),
-            "sums": b"".join(digest(blob, _POOL_DIGEST_BYTES) for blob in blobs),
-        }
+    rest = b"".join(
+        [
+            *(end.to_bytes(4, "little") for end in _ends(blobs)),
+            *(digest(blob, _POOL_DIGEST_BYTES) for blob in blobs),
+            *blobs,
+        ]
     )
-    return POOL_MAGIC + digest(index) + len(index).to_bytes(4, "little") + index + b"".join(blobs)
+    return POOL_MAGIC + len(blobs).to_bytes(4, "little") + digest(rest) + rest
 
 
 def encode_index(index: "dict[str, Any]") -> bytes:

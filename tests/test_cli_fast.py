@@ -225,3 +225,36 @@ def test_a_large_stdin_lookup_is_answered_by_the_fast_path(warm_tables, monkeypa
         expected = run_with_stdin(cli.full, argv, every, monkeypatch)
         got = run_with_stdin(fast.lookup, argv, every, monkeypatch)
         assert got[0] is not None and got == expected
+
+
+def test_answer_tables_that_can_never_be_believed_again_are_pruned(tmp_path, monkeypatch):
+    """Writing a table removes those of this install written by other code
+    (a reinstall) and those of installs that are gone; nothing else."""
+    from pciname import answers
+    from pciname.resolver import DeviceId, default_resolver
+
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
+    assert run_in_process(cli.full, ["lookup", "10de:2236", "-p", "LATEST"])[0] == 0
+    tables = tmp_path / "cache" / "tables"
+    (written,) = tables.glob("*.answers")
+    view = default_resolver().view("latest")
+    records = [view.record(DeviceId("10de", i)) for i in view.universe()]
+    deps = fast.dependencies(fast.package_dir())
+
+    def plant(name: str, **changes) -> str:
+        extra = {"version": fast.__version__, "package": fast.package_dir(), "spelling": "x", "deps": deps, **changes}
+        (tables / name).write_bytes(answers.encode(records, header_in_index=True, extra=extra)[1])
+        return name
+
+    reinstalled = plant("00000001.answers", version="0.0.1")
+    changed = plant("00000002.answers", deps=[(path, None) for path, _ in deps])
+    gone = plant("00000003.answers", package=str(tmp_path / "uninstalled" / "pciname"))
+    elsewhere = plant("00000004.answers", package=str(tmp_path))  # another install, still there
+    (tables / "notes.txt").write_text("not a table\n")
+    (tables / "00000005.answers").symlink_to(tables / elsewhere)
+    assert run_in_process(cli.full, ["lookup", "10de:2236", "-p", "preview"])[0] == 0
+    left = {p.name for p in tables.iterdir()}
+    assert not left & {reinstalled, changed, gone}
+    assert {written.name, elsewhere, "notes.txt", "00000005.answers"} < left
+    assert len({name for name in left if name.endswith(".answers")}) == 4  # and the new table
+    assert fast.load("LATEST") is not None and fast.load("preview") is not None

@@ -304,9 +304,10 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
                 fields.index("warnings"),
             )
             rows: dict[str, tuple[Any, ...]] = {}
+            wanted = (r_resource, r_advertised, r_warnings)
             for i in ids:
                 if i not in rows:
-                    row = answers.row(table, i)
+                    row = answers.row(table, i, wanted)
                     if row is None:
                         return None
                     rows[i] = row
@@ -386,4 +387,46 @@ def _write(tables: str, target: str, blob: bytes) -> bool:
         return False
     if tables_dir() != tables:  # created by someone else in the meantime
         return False
-    return answers.write_atomically(tables, target, blob)
+    if not answers.write_atomically(tables, target, blob):
+        return False
+    prune(tables, keep=target)
+    return True
+
+
+def prune(tables: str, keep: str) -> list[str]:
+    """Remove the answer tables in ``tables`` that can never be believed
+    again: those of this package dir written by other code (another version,
+    changed files: a reinstall) and those of a package dir that is gone.
+    Tables of other installs that still exist are left alone, and so is
+    anything that is not a regular answer table file of this user. Returns
+    the names removed."""
+    package = package_dir()
+    current = dependencies(package)
+    removed: list[str] = []
+    try:
+        names = os.listdir(tables)
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(tables, name)
+        if not name.endswith(_SUFFIX) or name.startswith(".") or path == keep:
+            continue
+        saved = answers.read_table(path)  # owned regular files only, never through a link
+        if saved is None:
+            continue
+        try:
+            owner = saved["package"]
+            stale = (
+                saved["deps"] != current or saved["version"] != __version__ or saved["format"] != FORMAT
+                if owner == package
+                else isinstance(owner, str) and not os.path.isdir(owner)
+            )
+        except (KeyError, TypeError):
+            continue
+        if stale:
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            removed.append(name)
+    return removed
