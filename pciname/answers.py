@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 MAGIC = b"pciname-answers\x00\x03"
 INDEX_MAGIC = b"pciname-answer-index\x00\x01"
-POOL_MAGIC = b"pciname-answer-strings\x00\x03"
+POOL_MAGIC = b"pciname-answer-strings\x00\x04"
 FORMAT = 2
 DIGEST_BYTES = 32
 ROW_DIGEST_BYTES = 16
@@ -62,6 +62,7 @@ INDEX_NAME = "index"
 POOL_NAME = "strings"
 _POOL_DIGEST_BYTES = 8
 _POOL_HEAD = len(POOL_MAGIC) + 4  # then the digest of the rest
+_SEPARATOR = "\x00"  # between pooled strings (none holds it)
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -243,7 +244,10 @@ def row(table: "dict[str, Any]", device: str, wanted: "tuple[int, ...] | None" =
     pool = table.get("pool")
     if pool is None:
         return found
-    string = pool.__getitem__ if isinstance(pool, list) else pool.string
+    if isinstance(pool, list):
+        string = pool.__getitem__
+    else:
+        string = pool.strings.__getitem__ if pool.strings is not None else pool.string
     try:
         if wanted is not None:
             values = [None] * len(found)
@@ -360,12 +364,13 @@ def packaged(spelling: str) -> "dict[str, Any] | None":
 class _Pool:
     """The packaged strings file, open: :data:`POOL_MAGIC`, the number of
     strings, a BLAKE2b digest of everything after it, the end of each string
-    (4 bytes), a BLAKE2b digest of each (8 bytes), then the strings (UTF-8).
+    (4 bytes), a BLAKE2b digest of each (8 bytes), then the strings (UTF-8,
+    one NUL between two).
     A lookup of a few devices reads only the strings it needs (``pread``),
     each checked against its own digest; a large one reads the whole file
     once (:meth:`load_all`) and checks it at once."""
 
-    __slots__ = ("fd", "count", "size", "ends_at", "sums_at", "strings_at", "memory", "cache")
+    __slots__ = ("fd", "count", "size", "ends_at", "sums_at", "strings_at", "memory", "cache", "strings")
 
     def __init__(self, fd: int, count: int, size: int) -> None:
         self.fd, self.count, self.size = fd, count, size
@@ -374,6 +379,7 @@ class _Pool:
         self.strings_at = self.sums_at + _POOL_DIGEST_BYTES * count
         self.memory: bytes | None = None
         self.cache: dict[int, str] = {}
+        self.strings: list[str] | None = None  # all of them, once load_all() checked them
 
     def load_all(self) -> None:
         """Read and check the whole file once (for many lookups); if it does
@@ -384,8 +390,14 @@ class _Pool:
             blob = os.pread(self.fd, self.size + 1, 0)
         except OSError:
             return
-        if len(blob) == self.size and blob[_POOL_HEAD : self.ends_at] == digest(blob[self.ends_at :]):
-            self.memory = blob
+        if len(blob) != self.size or blob[_POOL_HEAD : self.ends_at] != digest(blob[self.ends_at :]):
+            return
+        try:  # every string, decoded at once: a large lookup reads most of them
+            strings = blob[self.strings_at :].decode("utf-8", "surrogatepass").split(_SEPARATOR)
+        except UnicodeDecodeError:
+            return
+        if len(strings) == self.count:
+            self.memory, self.strings = blob, strings
 
     def string(self, at: int) -> str:
         found = self.cache.get(at)
@@ -393,16 +405,13 @@ class _Pool:
             return found
         if not 0 <= at < self.count:
             raise _Damaged
-        memory = self.memory
-        if memory is not None:  # checked as a whole
-            k = self.ends_at + 4 * at
-            start = int.from_bytes(memory[k - 4 : k], "little") if at else 0
-            blob = memory[self.strings_at + start : self.strings_at + int.from_bytes(memory[k : k + 4], "little")]
+        if self.strings is not None:  # checked as a whole
+            return self.strings[at]
         else:
             try:
                 if at:
                     pair = os.pread(self.fd, 8, self.ends_at + 4 * (at - 1))
-                    start, end = int.from_bytes(pair[:4], "little"), int.from_bytes(pair[4:], "little")
+                    start, end = int.from_bytes(pair[:4], "little") + 1, int.from_bytes(pair[4:], "little")
                 else:
                     start, end = 0, int.from_bytes(os.pread(self.fd, 4, self.ends_at), "little")
                 if not 0 <= start <= end <= self.size:
@@ -421,7 +430,7 @@ class _Pool:
 
     def close(self) -> None:
         fd, self.fd = self.fd, -1  # a table still holding this pool reads nothing more
-        self.memory, self.cache = None, {}
+        self.memory, self.cache, self.strings = None, {}, None
         try:
             os.close(fd)
         except OSError:
@@ -568,12 +577,16 @@ def _plain(value: "Any") -> "Any":
 def encode_pool(pool: "dict[str, int]") -> bytes:
     """The bytes of the pool file of ``pool``'s strings (in index order; see
     :class:`_Pool`)."""
+    if any(_SEPARATOR in text for text in pool):
+        raise ValueError("a pooled string holds U+0000")
     blobs = [text.encode("utf-8", "surrogatepass") for text in pool]
+    # Each string ends where its end says; the next starts one byte later.
+    ends = [end + k for k, end in enumerate(_ends(blobs))]
     rest = b"".join(
         [
-            *(end.to_bytes(4, "little") for end in _ends(blobs)),
+            *(end.to_bytes(4, "little") for end in ends),
             *(digest(blob, _POOL_DIGEST_BYTES) for blob in blobs),
-            *blobs,
+            _SEPARATOR.encode().join(blobs),
         ]
     )
     return POOL_MAGIC + len(blobs).to_bytes(4, "little") + digest(rest) + rest
