@@ -132,6 +132,34 @@ def test_every_device_of_every_packaged_profile_is_answered_as_the_full_path_doe
             assert answers.record(table, device) == view.record(pciname.parse_device(device)), (canonical, device)
 
 
+def test_results_are_frozen_dataclasses_without_importing_dataclasses_first():
+    """pciname.results writes out what @dataclass(frozen=True, slots=True)
+    made (importing dataclasses costs more than python -c pass)."""
+    import copy
+    import dataclasses
+    import pickle
+
+    full = _full.resolve("10de:002a", "v1.0.0")
+    fast_one = pciname.resolve("10de:002a", "v1.0.0")
+    for r in (full, pciname.diff("v1.2.1", "v1.2.2")[0], pciname.profiles()[0]):
+        assert dataclasses.is_dataclass(r)
+        names = [f.name for f in dataclasses.fields(r)]
+        assert names == list(type(r).__slots__) == list(type(r).__match_args__)
+        assert repr(r) == f"{type(r).__name__}({', '.join(f'{n}={getattr(r, n)!r}' for n in names)})"
+        assert pickle.loads(pickle.dumps(r)) == r == copy.deepcopy(r) and hash(copy.copy(r)) == hash(r)
+        assert dataclasses.replace(r) == r and dataclasses.replace(r, **{names[0]: "x"}) != r
+        assert dataclasses.astuple(r) == tuple(getattr(r, n) for n in names)
+        assert not hasattr(r, "__dict__")
+        for change in (lambda: setattr(r, names[0], "x"), lambda: delattr(r, names[0]), lambda: setattr(r, "y", 1)):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                change()
+    assert [f.default for f in dataclasses.fields(full)][-1] == ()
+    assert full == fast_one and hash(full) == hash(fast_one) and full != full.to_dict()
+    match fast_one:
+        case pciname.Resolution(device, profile):
+            assert (device, profile) == ("10de:002a", "kubevirt-gpu-device-plugin@v1.0.0")
+
+
 def test_resolve_remembers_and_clear_caches_forgets():
     pciname.clear_caches()
     first = pciname.resolve("10de:2236")
@@ -144,7 +172,8 @@ def test_resolve_remembers_and_clear_caches_forgets():
 
 #: Top-level modules `import pciname; pciname.resolve(...)` must not load.
 RESOLVE_FORBIDDEN = {"argparse", "pathlib", "cachetools", "grpc", "kubernetes", "yaml", "pyparsing", "hashlib",
-                     "tempfile", "shutil", "threading", "lzma", "tarfile", "zlib", "json", "platformdirs", "importlib"}
+                     "tempfile", "shutil", "threading", "lzma", "tarfile", "zlib", "json", "platformdirs", "importlib",
+                     "dataclasses", "inspect", "ast", "dis", "typing"}
 #: The only pciname modules it loads.
 RESOLVE_MODULES = {"pciname", "pciname._version", "pciname.answers", "pciname.results", "pciname.naming",
                    "pciname.naming.checks"}
