@@ -208,6 +208,8 @@ def read_table(path: str, *, owned: bool = True, named: bool = False) -> "dict[s
             return None
     except (KeyError, TypeError):
         return None
+    saved.pop("pool", None)  # set by packaged(), never read from a file
+    saved.pop("positions", None)
     saved["rows"] = rows
     return saved
 

@@ -126,7 +126,7 @@ def test_no_table_is_written_for_a_custom_file(tmp_path, monkeypatch):
 
 FORBIDDEN = {"argparse", "typing", "pathlib", "cachetools", "grpc", "kubernetes", "yaml", "pyparsing", "dataclasses",
              "hashlib", "threading", "tempfile", "shutil", "locale", "gettext", "random", "lzma", "tarfile", "zlib",
-             "enum", "re"}
+             "enum", "re", "json"}
 #: The only pciname modules a fast-path lookup loads.
 FAST_MODULES = {"pciname", "pciname._version", "pciname.answers", "pciname.cli", "pciname.cli.fast"}
 
@@ -258,3 +258,18 @@ def test_answer_tables_that_can_never_be_believed_again_are_pruned(tmp_path, mon
     assert {written.name, elsewhere, "notes.txt", "00000005.answers"} < left
     assert len({name for name in left if name.endswith(".answers")}) == 4  # and the new table
     assert fast.load("LATEST") is not None and fast.load("preview") is not None
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(records=st.lists(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4), min_size=1, max_size=3))
+@example(records=[{"message": "é \u2028 \x00 \" \\ \n \t \ud800", "warnings": [], "x": {}}])
+def test_the_fast_paths_json_is_jsons(records):
+    import json
+
+    assert fast.json_text(records) == json.dumps(records, indent=2, ensure_ascii=False)

@@ -20,14 +20,16 @@ other command.
 
 A cached table follows the trust model of :mod:`pciname.catalog`'s tables: it is
 believed only from a trusted cache dir, as a regular file of this user of
-at most :data:`MAX_ANSWERS_BYTES`, opened O_NOFOLLOW|O_NONBLOCK, starting
-with :data:`MAGIC` and a BLAKE2b digest of its index that matches (the
+at most :data:`pciname.answers.MAX_ANSWERS_BYTES`, opened
+O_NOFOLLOW|O_NONBLOCK, starting with :data:`pciname.answers.MAGIC` and a
+BLAKE2b digest of its index that matches (the
 index holds a BLAKE2b digest of each row, checked when the row is read), and whose
 payload names this code (version, package dir, the identity of every source
 file the answers depend on) and the identity of every data file they come
 from (profiles.json, the packaged snapshots and their manifest, the embedded
 pci.ids). Anything else is "not here": the full path answers and rewrites
-it. Written to a mkstemp file and renamed into place.
+it. Written to a mkstemp file and renamed into place; writing one removes
+the tables that can never be believed again (:func:`prune`).
 
 This module imports only ``os``, ``sys`` and :mod:`pciname.answers` at the
 top (and ``_blake2`` to check a table): the writer's imports are inside
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
 
     from ..resolver import ProfileView
 
-FORMAT = 2
+FORMAT = answers.FORMAT
 _SUFFIX = ".answers"
 
 #: What the answers depend on, relative to the package dir: a change to any
@@ -333,11 +335,43 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
         return None
     if any(r is None for r in records):
         return None
-    import json  # as pciname.render.dump_json writes it (render imports typing)
-
-    json.dump(records, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    sys.stdout.write(json_text(records) + "\n")
     return 0 if all(r["advertised"] for r in records if r is not None) else 1
+
+
+def json_text(records: "list[dict[str, Any] | None]") -> str:
+    """``json.dumps(records, indent=2, ensure_ascii=False)``, as
+    :func:`pciname.render.dump_json` writes it, for what records hold
+    (strings, booleans, None, lists of dicts of strings), without importing
+    :mod:`json` (its decoder imports re): strings go through the C encoder
+    json itself uses."""
+    try:
+        from _json import encode_basestring as quote
+    except ImportError:  # pragma: no cover - CPython builds without _json
+        import json
+
+        return json.dumps(records, indent=2, ensure_ascii=False)
+    constants = {True: "true", False: "false", None: "null"}
+
+    def value(v: "Any", indent: str) -> str:
+        if type(v) is str:
+            return str(quote(v))
+        if type(v) is bool or v is None:
+            return constants[v]
+        if type(v) is list:
+            if not v:
+                return "[]"
+            inner = indent + "  "
+            return "[\n" + ",\n".join(inner + value(item, inner) for item in v) + "\n" + indent + "]"
+        if type(v) is dict:
+            if not v:
+                return "{}"
+            inner = indent + "  "
+            items = ",\n".join(f"{inner}{quote(k)}: {value(item, inner)}" for k, item in v.items())
+            return "{\n" + items + "\n" + indent + "}"
+        raise TypeError(f"not in a record: {v!r}")
+
+    return value(records, "")
 
 
 # -- writing ------------------------------------------------------------------
