@@ -59,7 +59,8 @@ DERIVED = ("device", "env_var", "socket_path")
 #: Where the packaged tables are, relative to the data dir.
 PACKAGED_DIR = "answers"
 INDEX_NAME = "index"
-POOL_NAME = "strings"
+POOL_NAME = "strings"  # the pool of names (device, derived, resource)
+MESSAGES_NAME = "messages"  # the pool of warning messages
 _POOL_DIGEST_BYTES = 8
 _POOL_HEAD = len(POOL_MAGIC) + 4  # then the digest of the rest
 _SEPARATOR = "\x00"  # between pooled strings (none holds it)
@@ -209,6 +210,7 @@ def read_table(path: str, *, owned: bool = True, named: bool = False) -> "dict[s
     except (KeyError, TypeError):
         return None
     saved.pop("pool", None)  # set by packaged(), never read from a file
+    saved.pop("messages", None)
     saved.pop("positions", None)
     saved["rows"] = rows
     return saved
@@ -218,7 +220,8 @@ def row(table: "dict[str, Any]", device: str, wanted: "tuple[int, ...] | None" =
     """The saved fields of NVIDIA device id ``device`` (each row is
     unmarshalled and checked only when asked for: a lookup pays for the
     devices it names); with ``wanted``, only the fields at these positions
-    are right, the others may be None."""
+    are read from the pools, the others may hold pool indexes (the
+    warnings' codes are always right)."""
     if len(device) != 4:
         return None
     ids, ends = table["ids"], table["ends"]
@@ -246,33 +249,35 @@ def row(table: "dict[str, Any]", device: str, wanted: "tuple[int, ...] | None" =
     pool = table.get("pool")
     if pool is None:
         return found
-    if isinstance(pool, list):
-        string = pool.__getitem__
-    else:
-        string = pool.strings.__getitem__ if pool.strings is not None else pool.string
+    string, message = _getter(pool), _getter(table["messages"])
     try:
-        if wanted is not None:
-            values = [None] * len(found)
-            for k in wanted:
-                values[k] = _expand(found[k], string)
-            return tuple(values)
-        return tuple([_expand(value, string) for value in found])
-    except (_Damaged, TypeError, IndexError):
+        values = list(found)
+        for k in range(len(values)) if wanted is None else wanted:
+            values[k] = _expand(found[k], string, message)
+    except (_Damaged, TypeError, IndexError, ValueError):
         return None
+    return tuple(values)
+
+
+def _getter(pool: "Any") -> "Any":
+    """How to read string ``i`` of a pool: a list (while writing) or a :class:`_Pool`."""
+    if isinstance(pool, list):
+        return pool.__getitem__
+    return pool.strings.__getitem__ if pool.strings is not None else pool.string
 
 
 class _Damaged(Exception):
     pass
 
 
-def _expand(value: "Any", string: "Any") -> "Any":
-    """A pooled row's value with each string index replaced by its string:
-    an index, or a list of tuples of indexes (the warnings); see _pooled."""
-    kind = type(value)
-    if kind is int:
+def _expand(value: "Any", string: "Any", message: "Any") -> "Any":
+    """A pooled row's value with each pool index replaced by its string:
+    an index (names pool), or the warnings, (code, index in the messages
+    pool) each; see _pooled."""
+    if type(value) is int:
         return string(value)
-    if kind is list:
-        return [tuple([string(x) if type(x) is int else x for x in item]) for item in value]
+    if type(value) is list:
+        return [(code, message(at)) for code, at in value]
     return value
 
 
@@ -281,9 +286,14 @@ def index_positions(table: "dict[str, Any]") -> None:
     scan of the id string per device."""
     every = table["ids"]
     table["positions"] = {every[at : at + 4]: at for at in range(0, len(every), 4)}
-    pool = table.get("pool")
-    if isinstance(pool, _Pool):
-        pool.load_all()
+
+
+def load_strings(table: "dict[str, Any]", *, messages: bool) -> None:
+    """Read (and check) every pooled name at once, and every message too if
+    ``messages``: for many records."""
+    for pool in (table.get("pool"), table.get("messages")) if messages else (table.get("pool"),):
+        if isinstance(pool, _Pool):
+            pool.load_all()
 
 
 def every_row_intact(table: "dict[str, Any]") -> bool:
@@ -355,10 +365,10 @@ def packaged(spelling: str) -> "dict[str, Any] | None":
     table = _packaged.get(name)
     if table is None:
         table = read_table(os.path.join(packaged_dir(), name), owned=False, named=True)
-        pool = packaged_pool()
-        if table is None or pool is None:
+        pool, messages = packaged_pool(POOL_NAME), packaged_pool(MESSAGES_NAME)
+        if table is None or pool is None or messages is None:
             return None
-        table["pool"] = pool
+        table["pool"], table["messages"] = pool, messages
         _packaged[name] = table
     return dict(table, header=header)
 
@@ -439,13 +449,13 @@ class _Pool:
             pass
 
 
-def packaged_pool() -> "_Pool | None":
-    """The strings the packaged tables' rows share (an open file), or None."""
-    if POOL_NAME not in _packaged:
+def packaged_pool(name: str) -> "_Pool | None":
+    """A pool of strings the packaged tables' rows share (an open file), or None."""
+    if name not in _packaged:
         pool = None
         flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(os.path.join(packaged_dir(), POOL_NAME), flags)
+            fd = os.open(os.path.join(packaged_dir(), name), flags)
         except OSError:
             fd = -1
         if fd != -1:
@@ -463,8 +473,8 @@ def packaged_pool() -> "_Pool | None":
                 pool = None
             if pool is None:
                 os.close(fd)
-        _packaged[POOL_NAME] = pool
-    return _packaged[POOL_NAME]  # type: ignore[no-any-return]
+        _packaged[name] = pool
+    return _packaged[name]  # type: ignore[no-any-return]
 
 
 def packaged_record(device: str, spelling: str) -> "dict[str, Any] | None":
@@ -495,9 +505,10 @@ def clear() -> None:
 
 
 def _forget_packaged() -> None:
-    pool = _packaged.get(POOL_NAME)
-    if pool is not None:
-        pool.close()
+    for name in (POOL_NAME, MESSAGES_NAME):
+        pool = _packaged.get(name)
+        if pool is not None:
+            pool.close()
     _packaged.clear()
 
 
@@ -510,13 +521,15 @@ def encode(
     header_in_index: bool,
     extra: "dict[str, Any] | None" = None,
     pool: "dict[str, int] | None" = None,
+    messages: "dict[str, int] | None" = None,
     row_digests: bool = True,
 ) -> "tuple[dict[str, Any], bytes] | None":
     """The table of ``records`` (one profile's, for NVIDIA device ids of 4
     hex digits): its header, and the bytes of its file (with the header in
     its index if ``header_in_index``, and the items of ``extra``). With a
     ``pool`` (string -> index, grown as needed), rows hold the index of each
-    string instead of the string. Without ``row_digests``, one digest of
+    string instead of the string (in ``messages``, for the warnings'
+    messages). Without ``row_digests``, one digest of
     all the rows is checked when the table is read. None when they could not be answered
     exactly as they are (then no table must be written)."""
     if not records:
@@ -533,8 +546,13 @@ def encode(
             return None
         values = [r[key] for key in fields]
         values[fields.index("warnings")] = [(w["code"], w["message"]) for w in r["warnings"]]
-        if pool is not None:
-            values = [_pooled(value, pool) for value in values]
+        if pool is not None and messages is not None:
+            values = [
+                [(code, messages.setdefault(text, len(messages))) for code, text in value]
+                if key == "warnings"
+                else _pooled(value, pool)
+                for key, value in zip(fields, values)
+            ]
         rows[device] = marshal.dumps(tuple(values))
     table: dict[str, Any] = {
         "format": FORMAT,
@@ -552,8 +570,8 @@ def encode(
     table.update(extra or {})
     index = marshal.dumps(table)
     check = dict(table, header=header, rows=all_rows)
-    if pool is not None:
-        check["pool"] = list(pool)
+    if pool is not None and messages is not None:
+        check["pool"], check["messages"] = list(pool), list(messages)
     # Never save what would answer differently from the full path.
     if any(record(check, r["device"].partition(":")[2]) != r for r in records):
         return None
@@ -561,16 +579,9 @@ def encode(
 
 
 def _pooled(value: "Any", pool: "dict[str, int]") -> "Any":
-    """A row's value with each string replaced by its index in ``pool``: a
-    string, or a list of tuples of strings (the warnings); what _expand reads."""
+    """A row's value with a string replaced by its index in ``pool``."""
     if isinstance(value, str):
         return pool.setdefault(value, len(pool))
-    if isinstance(value, list) and all(isinstance(item, tuple) for item in value):
-        return [tuple([_pooled(x, pool) if isinstance(x, str) else _plain(x) for x in item]) for item in value]
-    return _plain(value)
-
-
-def _plain(value: "Any") -> "Any":
     if value is None or type(value) is bool:
         return value
     raise ValueError(f"an answer table cannot pool {value!r}")

@@ -7,7 +7,8 @@ Every profile whose pci.ids file ships in the package (each plugin and GPU
 Operator release, and the preview) gets its answers for every NVIDIA device
 id it knows (:mod:`pciname.answers`). Tables with the same rows (profiles
 that share a pci.ids file, an algorithm and an unnamed-device rule) are
-written once, named by their digest; ``index`` lists every spelling each
+written once, named by their digest; their names and warning messages are
+pooled (``strings``, ``messages``); ``index`` lists every spelling each
 profile answers to (canonical name, aliases, the bare release) with the
 profile's header and its table. The output is a pure function of the
 package's code and data: run this after changing either (a test regenerates
@@ -68,12 +69,13 @@ def build() -> dict[str, bytes]:
     profiles: dict[str, dict[str, object]] = {}
     spellings: dict[str, str] = {}
     pool: dict[str, int] = {}
+    messages: dict[str, int] = {}
     for profile in load_registry().profiles.values():
         if not _packaged(profile):
             continue
         view = resolver.view(profile.name)
         records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
-        encoded = answers.encode(records, header_in_index=False, pool=pool, row_digests=False)
+        encoded = answers.encode(records, header_in_index=False, pool=pool, messages=messages, row_digests=False)
         if encoded is None:
             raise SystemExit(f"{profile.name}: its records cannot be kept in an answer table")
         header, blob = encoded
@@ -85,6 +87,7 @@ def build() -> dict[str, bytes]:
     index = {"format": answers.FORMAT, "version": __version__, "spellings": spellings, "profiles": profiles}
     files[answers.INDEX_NAME] = answers.encode_index(index)
     files[answers.POOL_NAME] = answers.encode_pool(pool)
+    files[answers.MESSAGES_NAME] = answers.encode_pool(messages)
     return dict(sorted(files.items()))
 
 
@@ -117,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if fresh else 1
     write(directory, files)
     total = sum(len(b) for b in files.values())
-    print(f"{directory}: {len(files) - 1} tables and the index, {total / 1e3:.0f} kB")
+    tables = sum(name.endswith(".answers") for name in files)
+    print(f"{directory}: {tables} tables, the index and the string pools, {total / 1e3:.0f} kB")
     return 0
 
 

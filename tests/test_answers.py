@@ -248,7 +248,7 @@ def test_the_packaged_tables_answer_when_intact(expected, tmp_path, monkeypatch)
         assert run_in_process(fast.lookup, argv)[0] is not None, argv
 
 
-@pytest.mark.parametrize("target", ["strings", "table", "index"])
+@pytest.mark.parametrize("target", ["strings", "messages", "table", "index"])
 def test_an_edited_name_in_a_packaged_table_is_not_served(target, expected, tmp_path, monkeypatch):
     directory = copy_of_the_package_tables(tmp_path / "answers")
     edited = 0
@@ -257,16 +257,22 @@ def test_an_edited_name_in_a_packaged_table_is_not_served(target, expected, tmp_
         if kind == target:
             data = path.read_bytes()
             # A name (in the pool), a row's string index or a header's field, edited in place.
-            old = {"strings": b"GA102GL_A10", "table": b"\xe9", "index": b"NVIDIA Corporation"}[target]
-            new = {"strings": b"GA102GL_A11", "table": b"\xea", "index": b"NVIDIA Corporatiom"}[target]
+            old = {"strings": b"GA102GL_A10", "messages": b"share one socket", "table": b"\xe9",
+                   "index": b"NVIDIA Corporation"}[target]
+            new = {"strings": b"GA102GL_A11", "messages": b"share one sockeT", "table": b"\xea",
+                   "index": b"NVIDIA Corporatiom"}[target]
             if old in data:
                 path.write_bytes(data.replace(old, new))
                 edited += 1
     assert edited
     check_answers(expected, directory, monkeypatch)
-    if target != "table":  # (a table only some of whose rows were edited may still answer other ids)
-        monkeypatch.setattr(answers, "packaged_dir", lambda: str(directory))
+    monkeypatch.setattr(answers, "packaged_dir", lambda: str(directory))
+    answers.clear()
+    if target in ("strings", "index"):
         assert answers.packaged_record("10de:2236", "latest") is None
+    if target == "messages":  # a device with a (now damaged) collision warning
+        assert answers.packaged_record("10de:002a", "v1.0.0") is None
+        assert answers.packaged_record("10de:2236", "latest") is not None  # no message to read
 
 
 def test_swapped_packaged_tables_are_not_believed(expected, tmp_path, monkeypatch):

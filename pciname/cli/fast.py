@@ -306,7 +306,11 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
                 fields.index("warnings"),
             )
             rows: dict[str, tuple[Any, ...]] = {}
-            wanted = (r_resource, r_advertised, r_warnings)
+            listing = plain.warnings == "all" or len(ids) <= LIST_WARNINGS_UP_TO
+            if len(ids) > 64:
+                answers.load_strings(table, messages=listing)
+            # Messages are read only if they are printed (codes always are).
+            wanted = (r_resource, r_advertised, r_warnings) if listing else (r_resource, r_advertised)
             for i in ids:
                 if i not in rows:
                     row = answers.row(table, i, wanted)
@@ -315,7 +319,7 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
                     rows[i] = row
             found = [rows[i] for i in ids]
             out, err = sys.stdout, sys.stderr
-            if plain.warnings == "all" or len(ids) <= LIST_WARNINGS_UP_TO:
+            if listing:
                 for device_id, row in zip(ids, found):
                     out.write((row[r_resource] or "") + "\n")
                     for code, message in row[r_warnings]:
@@ -329,6 +333,8 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
                 if counts:
                     err.write(warnings_summary(counts, len(ids)))
             return 0 if all(row[r_advertised] for row in found) else 1
+        if len(ids) > 64:
+            answers.load_strings(table, messages=True)
         unique = {i: record(table, i) for i in ids}
         records = [unique[i] for i in ids]
     except (KeyError, TypeError, ValueError, IndexError, EOFError):
