@@ -259,6 +259,45 @@ def row(table: "dict[str, Any]", device: str, wanted: "tuple[int, ...] | None" =
     return tuple(values)
 
 
+def rows_of(table: "dict[str, Any]", devices: "Iterable[str]", wanted: "tuple[int, ...]") -> "dict[str, Any] | None":
+    """:func:`row` of each distinct device (``wanted`` fields), or None if
+    one is missing or damaged: the loop of a large lookup, with what every
+    row shares looked up once."""
+    if "positions" not in table:
+        index_positions(table)
+    positions, ends, rows, sums = table["positions"], table["ends"], table["rows"], table["sums"]
+    width = len(table["fields"])
+    pool = table.get("pool")
+    string = message = None
+    if pool is not None:
+        string, message = _getter(pool), _getter(table["messages"])
+    found: dict[str, Any] = {}
+    loads, from_bytes = marshal.loads, int.from_bytes
+    try:
+        for device in devices:
+            if device in found:
+                continue
+            at = positions.get(device, -1)
+            if at == -1:
+                return None
+            blob = rows[from_bytes(ends[at - 4 : at], "little") if at else 0 : from_bytes(ends[at : at + 4], "little")]
+            if sums:
+                k = at // 4 * ROW_DIGEST_BYTES
+                if digest(blob, ROW_DIGEST_BYTES) != sums[k : k + ROW_DIGEST_BYTES]:
+                    return None
+            values = loads(blob)
+            if type(values) is not tuple or len(values) != width:
+                return None
+            if string is not None:
+                values = list(values)
+                for k in wanted:
+                    values[k] = _expand(values[k], string, message)
+            found[device] = values
+    except (_Damaged, TypeError, IndexError, ValueError, EOFError):
+        return None
+    return found
+
+
 def _getter(pool: "Any") -> "Any":
     """How to read string ``i`` of a pool: a list (while writing) or a :class:`_Pool`."""
     if isinstance(pool, list):

@@ -322,3 +322,38 @@ def test_property_lookups_from_the_package_agree_with_argparse(tokens, tmp_path,
         assert got[1:] == ("", "")
     else:
         assert got == expected
+
+
+@pytest.mark.parametrize("profile", ["latest", "kubevirt-gpu-device-plugin@v1.0.0", "preview"])
+def test_a_large_lookup_from_the_package_is_the_full_paths(profile, tmp_path, monkeypatch):
+    """Every device id at once (the pools read whole, rows in one loop):
+    with the warnings summed up, listed, and with a damaged pool."""
+    import io
+
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
+    answers.clear()
+    ids = answers.packaged(profile)["ids"]
+    every = "\n".join(f"10de:{ids[k:k + 4]}" for k in range(0, len(ids), 4)).encode()
+
+    def run(function, argv):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(every)))
+        return run_in_process(function, argv)
+
+    for extra in ([], ["--warnings", "all"]):
+        argv = ["lookup", "--stdin", "-p", profile, *extra]
+        expected = run(cli.full, argv)
+        answers.clear()
+        got = run(fast.lookup, argv)
+        assert got[0] is not None and got == expected
+    directory = copy_of_the_package_tables(tmp_path / "answers")
+    for name in (answers.POOL_NAME, answers.MESSAGES_NAME):
+        data = bytearray((directory / name).read_bytes())
+        data[-3] ^= 1  # one string of each pool, damaged
+        (directory / name).write_bytes(bytes(data))
+    monkeypatch.setattr(answers, "packaged_dir", lambda: str(directory))
+    for extra in ([], ["--warnings", "all"]):
+        argv = ["lookup", "--stdin", "-p", profile, *extra]
+        expected = run(cli.full, argv)
+        answers.clear()
+        got = run(fast.lookup, argv)
+        assert got[1:] == ("", "") if got[0] is None else got == expected

@@ -311,6 +311,11 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
                 answers.load_strings(table, messages=listing)
             # Messages are read only if they are printed (codes always are).
             wanted = (r_resource, r_advertised, r_warnings) if listing else (r_resource, r_advertised)
+            if len(ids) > 64:
+                every = answers.rows_of(table, ids, wanted)
+                if every is None:
+                    return None
+                rows = every
             for i in ids:
                 if i not in rows:
                     row = answers.row(table, i, wanted)
