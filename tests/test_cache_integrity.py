@@ -300,3 +300,32 @@ def test_property_every_cli_answer_is_right_whatever_happens_to_the_answer_table
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PCINAME_CACHE_DIR", str(cache))
         assert {tuple(argv): cli_answer(argv) for argv in ANSWER_ARGVS} == expected
+
+
+def test_tables_of_pciids_files_gone_or_changed_are_pruned(tmp_path, monkeypatch):
+    """Writing a catalog table removes those of files that are gone or not
+    what they were (they can never be read again); the others stay."""
+    from pciname import catalog
+
+    from .conftest import PLUGIN_PCIIDS
+
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
+    files = {}
+    for name in ("gone", "changed", "kept", "new"):
+        files[name] = tmp_path / f"{name}.ids"
+        shutil.copy(PLUGIN_PCIIDS / "2019-08-14.ids", files[name])
+    tables = {}
+    for name in ("gone", "changed", "kept"):
+        catalog.catalog_for(files[name])
+        tables[name] = catalog._cache_file(catalog.file_identity(files[name]))
+        assert tables[name].is_file()
+    (tmp_path / "cache" / "tables" / "notes.txt").write_text("not a table\n")
+    files["gone"].unlink()
+    with files["changed"].open("a") as handle:
+        handle.write("# one more comment\n")
+    catalog.catalog_for(files["new"])
+    left = {p.name for p in (tmp_path / "cache" / "tables").iterdir()}
+    assert tables["gone"].name not in left and tables["changed"].name not in left
+    assert {tables["kept"].name, "notes.txt", catalog._cache_file(catalog.file_identity(files["new"])).name} == left
+    pciname.clear_caches()
+    assert catalog.catalog_for(files["kept"]).nvidia_devices  # still read from its table
