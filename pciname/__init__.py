@@ -9,9 +9,14 @@ same names, exactly as a given plugin or GPU Operator release does.
 'nvidia.com/GA102GL_A10'
 
 The names below are imported on first use (PEP 562), so that the
-``pciname`` command loads only what the command it runs needs.
+``pciname`` command loads only what the command it runs needs; and
+:func:`resolve` answers a plain NVIDIA device id under a packaged profile
+from the packaged answer tables (:mod:`pciname.answers`), with the very
+Resolution the full path (:func:`pciname.api.resolve`) gives, before the
+catalog, the resolver or cachetools are imported.
 """
 
+from . import answers as _answers
 from ._version import __version__
 
 # Not typing.TYPE_CHECKING: importing typing costs `pciname lookup` several
@@ -33,7 +38,6 @@ _EXPORTS = {
     "load": "api",
     "parse_device": "api",
     "profiles": "api",
-    "resolve": "api",
     "resolve_many": "api",
     "reverse": "api",
     "InvalidDeviceError": "errors",
@@ -47,7 +51,49 @@ _EXPORTS = {
     "UnknownProfileError": "errors",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = ["__version__", *sorted([*_EXPORTS, "resolve"])]
+
+_remembered = _answers.remembered.get
+
+
+def resolve(device: str, profile: "ProfileLike" = _answers.DEFAULT_PROFILE) -> "Resolution":
+    """The resource name and everything around it for one device.
+
+    ``profile`` is a profile name (``latest``, ``preview``,
+    ``kubevirt-gpu-device-plugin@v1.2.2``, ``gpu-operator@v24.9.0``) or a
+    :class:`~pciname.naming.profiles.Profile` (e.g. from
+    :func:`custom_profile`). Raises InvalidDeviceError, UnknownProfileError,
+    SnapshotMissingError. As :func:`pciname.api.resolve`, which answers
+    whatever the packaged answer tables do not.
+    """
+    try:
+        hit = _remembered((device, profile))
+    except TypeError:  # an unhashable profile: the full path says what is wrong
+        hit = None
+    return hit if hit is not None else _resolve(device, profile)
+
+
+def _resolve(device: str, profile: "ProfileLike") -> "Resolution":
+    record = None
+    if type(device) is str and type(profile) is str:
+        record = _answers.packaged_record(device, profile)
+    if record is not None:
+        from .results import Resolution
+
+        result = Resolution.from_record(record)
+    else:
+        from .api import resolve as full
+
+        result = full(device, profile)
+    try:
+        remembered = _answers.remembered
+        if len(remembered) >= _answers.MEMO_MAX:
+            remembered.clear()
+        remembered[(device, profile)] = result
+    except TypeError:
+        pass
+    return result
+
 
 
 def __getattr__(name: str) -> object:
@@ -85,10 +131,10 @@ if TYPE_CHECKING:
         load as load,
         parse_device as parse_device,
         profiles as profiles,
-        resolve as resolve,
         resolve_many as resolve_many,
         reverse as reverse,
     )
+    from .api import ProfileLike
     from .errors import (
         InvalidDeviceError as InvalidDeviceError,
         PciIdsError as PciIdsError,

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import answers
 from .catalog import FileCache, catalog_for, catalogs
 from .naming.checks import NameWarning
 from .naming.profiles import DEFAULT_PROFILE, PREVIEW, custom_profile, load_registry
@@ -36,6 +37,7 @@ __all__ = [
     "Resolver",
     "ResolverLike",
     "NameWarning",
+    "ProfileLike",
     "custom_profile",
     "default_resolver",
     "devices",
@@ -147,6 +149,7 @@ def load(path: str | Path | None = None) -> PciDatabase:
 def clear_caches() -> None:
     """Forget every cached file, catalog and resolution (after files changed)."""
     _default.clear()
+    answers.clear()
     _databases.clear()
     catalogs.clear()
 

@@ -12,7 +12,9 @@ about 0.1-0.2 s; so catalogs are cached twice:
   file's identity (path, device, inode, size, mtime, ctime) and by the code
   that computed it, so a fresh ``pciname lookup`` process loads it in about a
   millisecond instead of parsing. A file changed in place gets a new identity
-  and a new entry; a cache that cannot be written is simply not written.
+  and a new entry (writing one removes the tables of files that are gone or
+  changed: :func:`prune`); a cache that cannot be written is simply not
+  written.
 """
 
 from __future__ import annotations
@@ -362,6 +364,44 @@ def _save(catalog: Catalog) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+        return
+    prune(target.parent, keep=target)
+
+
+def prune(tables: Path, keep: Path) -> list[str]:
+    """Remove the tables in ``tables`` that can never be read again: those
+    of a pci.ids file that is gone, or that is not the file it was (a new
+    identity: replaced, changed, reinstalled). Tables of files still as
+    they were are kept, whatever code wrote them (another install may use
+    them), and so is anything that is not a regular table file of this
+    user. Returns the names removed."""
+    removed: list[str] = []
+    try:
+        names = os.listdir(tables)
+    except OSError:
+        return removed
+    for name in names:
+        path = tables / name
+        if not name.endswith(".marshal") or name.startswith(".") or path == keep:
+            continue
+        saved = _read_table(path)  # owned regular files only, never through a link
+        try:
+            identity = saved["identity"] if saved is not None else None
+            if not isinstance(identity, tuple) or not isinstance(identity[0], str):
+                continue
+            source = identity[0]
+            if "#" in source and not os.path.lexists(source):
+                source = source.rpartition("#")[0]  # a packaged snapshot: "archive#member", the archive's identity
+            try:
+                stale = tuple(file_identity(Path(source))[1:]) != tuple(identity[1:])
+            except FileNotFoundError:
+                stale = True
+            if stale:
+                os.unlink(path)
+                removed.append(name)
+        except (OSError, TypeError, IndexError, KeyError):
+            continue
+    return removed
 
 
 # -- in-process cache ----------------------------------------------------------

@@ -85,6 +85,10 @@ def package_only(monkeypatch, keep: list[str] = ()) -> None:
 
     manifest = {sha: name for sha, name in snapshots.packaged_manifest().items() if name in keep}
     monkeypatch.setattr(snapshots, "packaged_manifest", lambda: manifest)
+    # Nor the answer tables made from them (pciname.answers).
+    from .answers_util import without_packaged_answers
+
+    without_packaged_answers(monkeypatch)
 
 
 @pytest.fixture

@@ -1,7 +1,10 @@
 """The on-disk table cache is never trusted: whatever happens to it (bit
 flips, edits, truncation, swapped or linked files, FIFOs, a directory other
 users can write), every answer is still right, nothing hangs, and nothing
-outside the cache is ever written."""
+outside the cache is ever written.
+
+The packaged answer tables are hidden here, so that every answer comes from
+the cache (tests/test_answers.py damages the packaged ones)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from hypothesis import strategies as st
 
 import pciname
 
+from .answers_util import without_packaged_answers
+
 PROFILES = ["latest", "kubevirt-gpu-device-plugin@v1.0.1", "kubevirt-gpu-device-plugin@v1.2.1", "preview"]
 DEVICES = ["10de:2236", "10de:2330", "10de:1eb8", "10de:002a", "10de:230c", "10de:24fa", "8086:1234"]
 
@@ -26,11 +31,17 @@ def answers() -> dict:
     return {(d, p): pciname.resolve(d, p).to_dict() for p in PROFILES for d in DEVICES}
 
 
+@pytest.fixture(autouse=True)
+def cached_tables_only(monkeypatch):
+    without_packaged_answers(monkeypatch)
+
+
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
     """The right answers, and the tables a clean run leaves behind."""
     cache = tmp_path_factory.mktemp("pristine-cache")
     with pytest.MonkeyPatch.context() as mp:
+        without_packaged_answers(mp)
         mp.setenv("PCINAME_CACHE_DIR", str(cache))
         expected = answers()
     tables = sorted((cache / "tables").glob("*.marshal"))
@@ -218,6 +229,7 @@ def pristine_answers(tmp_path_factory):
     """The right CLI answers, and the answer tables a clean run leaves behind."""
     cache = tmp_path_factory.mktemp("pristine-answers")
     with pytest.MonkeyPatch.context() as mp:
+        without_packaged_answers(mp)
         mp.setenv("PCINAME_CACHE_DIR", str(cache))
         expected = {tuple(argv): cli_answer(argv) for argv in ANSWER_ARGVS}
         from pciname.cli import fast
@@ -288,3 +300,32 @@ def test_property_every_cli_answer_is_right_whatever_happens_to_the_answer_table
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PCINAME_CACHE_DIR", str(cache))
         assert {tuple(argv): cli_answer(argv) for argv in ANSWER_ARGVS} == expected
+
+
+def test_tables_of_pciids_files_gone_or_changed_are_pruned(tmp_path, monkeypatch):
+    """Writing a catalog table removes those of files that are gone or not
+    what they were (they can never be read again); the others stay."""
+    from pciname import catalog
+
+    from .conftest import PLUGIN_PCIIDS
+
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
+    files = {}
+    for name in ("gone", "changed", "kept", "new"):
+        files[name] = tmp_path / f"{name}.ids"
+        shutil.copy(PLUGIN_PCIIDS / "2019-08-14.ids", files[name])
+    tables = {}
+    for name in ("gone", "changed", "kept"):
+        catalog.catalog_for(files[name])
+        tables[name] = catalog._cache_file(catalog.file_identity(files[name]))
+        assert tables[name].is_file()
+    (tmp_path / "cache" / "tables" / "notes.txt").write_text("not a table\n")
+    files["gone"].unlink()
+    with files["changed"].open("a") as handle:
+        handle.write("# one more comment\n")
+    catalog.catalog_for(files["new"])
+    left = {p.name for p in (tmp_path / "cache" / "tables").iterdir()}
+    assert tables["gone"].name not in left and tables["changed"].name not in left
+    assert {tables["kept"].name, "notes.txt", catalog._cache_file(catalog.file_identity(files["new"])).name} == left
+    pciname.clear_caches()
+    assert catalog.catalog_for(files["kept"]).nvidia_devices  # still read from its table

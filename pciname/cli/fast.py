@@ -3,12 +3,14 @@ per-profile answer table, importing almost nothing.
 
 ``pciname lookup DEVICE... [-p PROFILE] [-o name|json]`` is what people and
 scripts run most; argparse, typing, pathlib and the catalog machinery cost
-several times ``python -c pass`` before the answer is printed. So the full
-path (:func:`pciname.cli.core.run_lookup`), after answering a plain lookup,
-saves the answer table of that profile spelling: for every NVIDIA device id
-the profile knows, the fields of its record, and the fields every record of
-the profile shares. The next plain lookup of that spelling reads that one
-table and prints exactly what the full path prints.
+several times ``python -c pass`` before the answer is printed. So a plain
+lookup reads the answer table (:mod:`pciname.answers`) of its profile
+spelling: for every NVIDIA device id the profile knows, the fields of its
+record, and the fields every record of the profile shares; and prints
+exactly what the full path prints. The package carries the tables of every
+packaged profile (so even a first run on an empty cache builds nothing);
+for any other spelling, the full path (:func:`pciname.cli.core.run_lookup`),
+after answering a plain lookup, saves its table in the cache.
 
 :func:`lookup` answers only when it can answer exactly as argparse and the
 full path would; for anything else (another shape of command line, a device
@@ -16,27 +18,30 @@ outside the table, a non-NVIDIA vendor, no valid table) it returns None and
 the caller runs the full path, which owns --help, every error and every
 other command.
 
-The table follows the trust model of :mod:`pciname.catalog`'s tables: it is
+A cached table follows the trust model of :mod:`pciname.catalog`'s tables: it is
 believed only from a trusted cache dir, as a regular file of this user of
-at most :data:`MAX_ANSWERS_BYTES`, opened O_NOFOLLOW|O_NONBLOCK, starting
-with :data:`MAGIC` and a BLAKE2b digest of its index that matches (the
+at most :data:`pciname.answers.MAX_ANSWERS_BYTES`, opened
+O_NOFOLLOW|O_NONBLOCK, starting with :data:`pciname.answers.MAGIC` and a
+BLAKE2b digest of its index that matches (the
 index holds a BLAKE2b digest of each row, checked when the row is read), and whose
 payload names this code (version, package dir, the identity of every source
 file the answers depend on) and the identity of every data file they come
 from (profiles.json, the packaged snapshots and their manifest, the embedded
 pci.ids). Anything else is "not here": the full path answers and rewrites
-it. Written to a mkstemp file and renamed into place.
+it. Written to a mkstemp file and renamed into place; writing one removes
+the tables that can never be believed again (:func:`prune`).
 
-This module imports only ``os``, ``sys`` and ``marshal`` at the top (and
-``_blake2`` to check a table): the writer's imports are inside :func:`save`.
+This module imports only ``os``, ``sys`` and :mod:`pciname.answers` at the
+top (and ``_blake2`` to check a table): the writer's imports are inside
+:func:`save`.
 No ``from __future__ import annotations`` either (importing ``__future__``
 costs start-up time): annotations naming type-only imports are strings.
 """
 
-import marshal
 import os
 import sys
 
+from .. import answers
 from .._version import __version__
 
 TYPE_CHECKING = False
@@ -46,11 +51,7 @@ if TYPE_CHECKING:
 
     from ..resolver import ProfileView
 
-MAGIC = b"pciname-answers\x00\x02"
-FORMAT = 1
-DIGEST_BYTES = 32
-_ROW_DIGEST_BYTES = 16
-MAX_ANSWERS_BYTES = 4 << 20  # a real table is well under 1 MB
+FORMAT = answers.FORMAT
 _SUFFIX = ".answers"
 
 #: What the answers depend on, relative to the package dir: a change to any
@@ -70,6 +71,7 @@ CODE_FILES = (
     "pciids/ids.py",
     "pciids/loader.py",
     "pciids/model.py",
+    "answers.py",
     "cli/core.py",
     "cli/fast.py",
 )
@@ -86,19 +88,13 @@ MAX_LOOKUP_STDIN_BYTES = 64 * MAX_LOOKUP_DEVICES
 #: devices, and sums them up in one line beyond (``--warnings all``: always
 #: listed). The fast path answers only up to this many devices.
 LIST_WARNINGS_UP_TO = 20
-_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def package_dir() -> str:
-    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return answers.package_dir()
 
 
-def data_dir(package: str) -> str:
-    """:func:`pciname.paths.data_dir`, without pathlib."""
-    installed = os.path.join(package, "data")
-    if os.path.isfile(os.path.join(installed, "pci.ids")):
-        return installed
-    return os.path.join(os.path.dirname(package), "data")
+data_dir = answers.data_dir
 
 
 def _untrusted(directory: str) -> bool:
@@ -133,7 +129,7 @@ def tables_dir() -> str | None:
 
 
 def table_path(tables: str, spelling: str, package: str) -> str:
-    key = _digest(repr((FORMAT, __version__, package, spelling)).encode("utf-8", "surrogateescape"))
+    key = answers.digest(repr((FORMAT, __version__, package, spelling)).encode("utf-8", "surrogateescape"))
     return os.path.join(tables, f"{key[:8].hex()}{_SUFFIX}")
 
 
@@ -152,68 +148,19 @@ def dependencies(package: str) -> list[tuple[str, tuple[int, int, int, int, int]
     return [(path, _identity(path)) for path in paths]
 
 
-_blake2b: "Any" = None
-
-
-def _digest(payload: bytes, size: int = DIGEST_BYTES) -> bytes:
-    global _blake2b
-    if _blake2b is None:
-        try:
-            from _blake2 import blake2b  # CPython's built-in: no OpenSSL load on the lookup path
-        except ImportError:  # pragma: no cover - builds without it
-            from hashlib import blake2b
-        _blake2b = blake2b
-    return _blake2b(payload, digest_size=size).digest()  # type: ignore[no-any-return]
-
-
-def read_table(path: str) -> "dict[str, Any] | None":
-    """The payload of an answer table file, or None if anything about it is wrong."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        import stat
-
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MAX_ANSWERS_BYTES:
-            return None
-        blob = os.read(fd, st.st_size + 1)  # a file that grew since fstat fails the digest
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    # MAGIC, the digest of the index, the index's length, the index
-    # (marshal), the rows: each row is checked against its own digest in
-    # the index when it is read (a lookup digests the index and its rows,
-    # not the whole table).
-    head = len(MAGIC) + DIGEST_BYTES + 4
-    if len(blob) > MAX_ANSWERS_BYTES or len(blob) < head or not blob.startswith(MAGIC):
-        return None
-    size = int.from_bytes(blob[head - 4 : head], "little")
-    payload = blob[head : head + size]
-    if len(payload) != size or blob[len(MAGIC) : head - 4] != _digest(payload):
-        return None
-    try:
-        saved = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(saved, dict):
-        return None
-    saved["rows"] = blob[head + size :]
-    return saved
-
-
 def load(spelling: str, *, every_row: bool = False) -> "dict[str, Any] | None":
-    """The trusted answer table of a profile spelling, or None; with
-    ``every_row``, only if every row is intact too (else rows are checked
-    as they are read)."""
+    """The answer table of a profile spelling: the packaged one, else the
+    trusted one in the cache dir, or None; with ``every_row``, a cached
+    table only if every row is intact too (else rows are checked as they
+    are read)."""
+    table = answers.packaged(spelling)
+    if table is not None:
+        return table
     tables = tables_dir()
     if tables is None:
         return None
     package = package_dir()
-    saved = read_table(table_path(tables, spelling, package))
+    saved = answers.read_table(table_path(tables, spelling, package))
     if saved is None:
         return None
     try:
@@ -223,21 +170,10 @@ def load(spelling: str, *, every_row: bool = False) -> "dict[str, Any] | None":
             or saved["package"] != package
             or saved["spelling"] != spelling
             or saved["deps"] != dependencies(package)
+            or not isinstance(saved["header"], dict)
         ):
             return None
-        header, fields, ids, ends, sums = (saved[k] for k in ("header", "fields", "ids", "ends", "sums"))
-        if not (
-            isinstance(header, dict)
-            and isinstance(fields, list)
-            and isinstance(ids, str)
-            and isinstance(ends, bytes)
-            and isinstance(sums, bytes)
-            and len(ids) % 4 == 0
-            and len(ends) == len(ids)  # 4 bytes per id of 4 characters
-            and len(sums) == len(ids) * _ROW_DIGEST_BYTES // 4
-        ):
-            return None
-        if every_row and any(_row(saved, ids[at : at + 4]) is None for at in range(0, len(ids), 4)):
+        if every_row and not answers.every_row_intact(saved):
             return None
     except (KeyError, TypeError, ValueError, EOFError):
         return None
@@ -307,66 +243,8 @@ def plain_lookup(argv: "Sequence[str]") -> "Plain | None":
     )
 
 
-def _hex4(text: str) -> str | None:
-    if text[:2] in ("0x", "0X"):
-        text = text[2:]
-    if len(text) == 4 and _HEX.issuperset(text):
-        return text.lower()
-    return None
-
-
-def _device_id(token: str) -> tuple[str, str] | None:
-    """``VENDOR:DEVICE`` or a bare ``DEVICE`` (vendor 10de) as
-    :func:`pciname.pciids.ids.parse_device_id` reads it (without surrounding
-    white space), else None."""
-    vendor, sep, device = token.partition(":")
-    if not sep:
-        vendor, device = "10de", vendor
-    v, d = _hex4(vendor), _hex4(device)
-    if v is None or d is None:
-        return None
-    return v, d
-
-
-def _row(table: "dict[str, Any]", device_id: str) -> "tuple[Any, ...] | None":
-    """The saved fields of NVIDIA ``device_id`` (each row is unmarshalled
-    only when asked for: a lookup pays for the devices it names)."""
-    ids, ends = table["ids"], table["ends"]
-    positions = table.get("positions")
-    if positions is not None:  # many devices: see _answer
-        at = positions.get(device_id, -1)
-    else:
-        at = ids.find(device_id)
-        while at != -1 and at % 4:
-            at = ids.find(device_id, at + 1)
-    if at == -1 or len(device_id) != 4:
-        return None
-    start = int.from_bytes(ends[at - 4 : at], "little") if at else 0
-    blob = table["rows"][start : int.from_bytes(ends[at : at + 4], "little")]
-    k = at // 4 * _ROW_DIGEST_BYTES
-    if _digest(blob, _ROW_DIGEST_BYTES) != table["sums"][k : k + _ROW_DIGEST_BYTES]:
-        return None
-    row = marshal.loads(blob)
-    return row if isinstance(row, tuple) and len(row) == len(table["fields"]) else None
-
-
-def record(table: "dict[str, Any]", device_id: str) -> "dict[str, Any] | None":
-    """The record of NVIDIA ``device_id`` as the full path builds it, or None."""
-    row = _row(table, device_id)
-    if row is None:
-        return None
-    values = dict(table["header"])
-    values.update(zip(table["fields"], row))
-    values["device"] = f"10de:{device_id}"
-    values["warnings"] = [{"code": code, "message": message} for code, message in values["warnings"]]
-    resource = values["resource_name"]
-    # Derived as pciname.naming.checks does (save() checks every record).
-    if resource is None:
-        values["env_var"] = values["socket_path"] = None
-    else:
-        values["env_var"] = "PCI_RESOURCE_" + resource.upper().replace("/", "_").replace(".", "_")
-        values["socket_path"] = f"/var/lib/kubelet/device-plugins/kubevirt-{resource.partition('/')[2]}.sock"
-    return {key: values[key] for key in table["order"]}
+_device_id = answers.device_id
+record = answers.record
 
 
 def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
@@ -418,9 +296,8 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
     if table is None:
         return None
     try:
-        if len(ids) > 64:  # one dict beats a scan of the id string per device
-            every = table["ids"]
-            table["positions"] = {every[at : at + 4]: at for at in range(0, len(every), 4)}
+        if len(ids) > 64:
+            answers.index_positions(table)
         if plain.output == "name":
             fields = table["fields"]
             r_resource, r_advertised, r_warnings = (
@@ -429,15 +306,25 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
                 fields.index("warnings"),
             )
             rows: dict[str, tuple[Any, ...]] = {}
+            listing = plain.warnings == "all" or len(ids) <= LIST_WARNINGS_UP_TO
+            if len(ids) > 64:
+                answers.load_strings(table, messages=listing)
+            # Messages are read only if they are printed (codes always are).
+            wanted = (r_resource, r_advertised, r_warnings) if listing else (r_resource, r_advertised)
+            if len(ids) > 64:
+                every = answers.rows_of(table, ids, wanted)
+                if every is None:
+                    return None
+                rows = every
             for i in ids:
                 if i not in rows:
-                    row = _row(table, i)
+                    row = answers.row(table, i, wanted)
                     if row is None:
                         return None
                     rows[i] = row
             found = [rows[i] for i in ids]
             out, err = sys.stdout, sys.stderr
-            if plain.warnings == "all" or len(ids) <= LIST_WARNINGS_UP_TO:
+            if listing:
                 for device_id, row in zip(ids, found):
                     out.write((row[r_resource] or "") + "\n")
                     for code, message in row[r_warnings]:
@@ -451,17 +338,51 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
                 if counts:
                     err.write(warnings_summary(counts, len(ids)))
             return 0 if all(row[r_advertised] for row in found) else 1
+        if len(ids) > 64:
+            answers.load_strings(table, messages=True)
         unique = {i: record(table, i) for i in ids}
         records = [unique[i] for i in ids]
     except (KeyError, TypeError, ValueError, IndexError, EOFError):
         return None
     if any(r is None for r in records):
         return None
-    import json  # as pciname.render.dump_json writes it (render imports typing)
-
-    json.dump(records, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    sys.stdout.write(json_text(records) + "\n")
     return 0 if all(r["advertised"] for r in records if r is not None) else 1
+
+
+def json_text(records: "list[dict[str, Any] | None]") -> str:
+    """``json.dumps(records, indent=2, ensure_ascii=False)``, as
+    :func:`pciname.render.dump_json` writes it, for what records hold
+    (strings, booleans, None, lists of dicts of strings), without importing
+    :mod:`json` (its decoder imports re): strings go through the C encoder
+    json itself uses."""
+    try:
+        from _json import encode_basestring as quote
+    except ImportError:  # pragma: no cover - CPython builds without _json
+        import json
+
+        return json.dumps(records, indent=2, ensure_ascii=False)
+    constants = {True: "true", False: "false", None: "null"}
+
+    def value(v: "Any", indent: str) -> str:
+        if type(v) is str:
+            return str(quote(v))
+        if type(v) is bool or v is None:
+            return constants[v]
+        if type(v) is list:
+            if not v:
+                return "[]"
+            inner = indent + "  "
+            return "[\n" + ",\n".join(inner + value(item, inner) for item in v) + "\n" + indent + "]"
+        if type(v) is dict:
+            if not v:
+                return "{}"
+            inner = indent + "  "
+            items = ",\n".join(f"{inner}{quote(k)}: {value(item, inner)}" for k, item in v.items())
+            return "{\n" + items + "\n" + indent + "}"
+        raise TypeError(f"not in a record: {v!r}")
+
+    return value(records, "")
 
 
 # -- writing ------------------------------------------------------------------
@@ -495,75 +416,62 @@ def save(spelling: str, view: "ProfileView", deps: "list[tuple[str, tuple[int, i
         source = (f"{real}#{location.member}", *stat)
     if view.catalog.identity != source:
         return False
-    universe = view.universe()
-    if any(len(i) != 4 or not _HEX.issuperset(i) for i in universe):  # the index holds 4 characters per id
+    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
+    extra = {"version": __version__, "package": package_dir(), "spelling": spelling, "deps": deps}
+    encoded = answers.encode(records, header_in_index=True, extra=extra)
+    if encoded is None or dependencies(package_dir()) != deps:
         return False
-    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in universe]
-    if not records:
-        return False
-    order = list(records[0])
-    shared = ("profile", "algorithm", "plugin_release", "vendor_name", "pci_ids_version", "pci_ids_sha256")
-    header = {key: records[0][key] for key in shared}
-    derived = ("device", "env_var", "socket_path")
-    fields = [key for key in order if key not in shared and key not in derived]
-    rows: dict[str, bytes] = {}
-    for r in records:
-        if list(r) != order or any(r[key] != header[key] for key in shared):
-            return False
-        row = [r[key] for key in fields]
-        row[fields.index("warnings")] = [(w["code"], w["message"]) for w in r["warnings"]]
-        rows[r["device"].partition(":")[2]] = marshal.dumps(tuple(row))
-    table = {
-        "format": FORMAT,
-        "version": __version__,
-        "package": package_dir(),
-        "spelling": spelling,
-        "deps": deps,
-        "header": header,
-        "fields": fields,
-        "order": order,
-        "ids": "".join(rows),
-        "ends": b"".join(end.to_bytes(4, "little") for end in _ends(rows.values())),
-        "sums": b"".join(_digest(blob, _ROW_DIGEST_BYTES) for blob in rows.values()),
-    }
-    index = marshal.dumps(table)
-    table["rows"] = all_rows = b"".join(rows.values())
-    # Never save what would answer differently from the full path.
-    if any(record(table, i) != r for i, r in zip(rows, records)):
-        return False
-    if dependencies(package_dir()) != deps:
-        return False
-    blob = MAGIC + _digest(index) + len(index).to_bytes(4, "little") + index + all_rows
-    return _write(tables, table_path(tables, spelling, package_dir()), blob)
-
-
-def _ends(blobs: "Iterable[bytes]") -> "list[int]":
-    ends, end = [], 0
-    for blob in blobs:
-        end += len(blob)
-        ends.append(end)
-    return ends
+    return _write(tables, table_path(tables, spelling, package_dir()), encoded[1])
 
 
 def _write(tables: str, target: str, blob: bytes) -> bool:
-    import tempfile
-
     try:
         os.makedirs(os.path.dirname(tables), mode=0o700, exist_ok=True)
         os.makedirs(tables, mode=0o700, exist_ok=True)
-        if tables_dir() != tables:  # created by someone else in the meantime
-            return False
-        fd, tmp = tempfile.mkstemp(dir=tables, prefix=".answers-", suffix=".tmp")
     except OSError:
         return False
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-        os.replace(tmp, target)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    if tables_dir() != tables:  # created by someone else in the meantime
         return False
+    if not answers.write_atomically(tables, target, blob):
+        return False
+    prune(tables, keep=target)
     return True
+
+
+def prune(tables: str, keep: str) -> list[str]:
+    """Remove the answer tables in ``tables`` that can never be believed
+    again: those of this package dir written by other code (another version,
+    changed files: a reinstall) and those of a package dir that is gone.
+    Tables of other installs that still exist are left alone, and so is
+    anything that is not a regular answer table file of this user. Returns
+    the names removed."""
+    package = package_dir()
+    current = dependencies(package)
+    removed: list[str] = []
+    try:
+        names = os.listdir(tables)
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(tables, name)
+        if not name.endswith(_SUFFIX) or name.startswith(".") or path == keep:
+            continue
+        saved = answers.read_table(path)  # owned regular files only, never through a link
+        if saved is None:
+            continue
+        try:
+            owner = saved["package"]
+            stale = (
+                saved["deps"] != current or saved["version"] != __version__ or saved["format"] != FORMAT
+                if owner == package
+                else isinstance(owner, str) and not os.path.isdir(owner)
+            )
+        except (KeyError, TypeError):
+            continue
+        if stale:
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            removed.append(name)
+    return removed
