@@ -7,9 +7,12 @@ differ between devices; the fields every record of the profile shares (the
 *header*) and those derived from the resource name (``env_var``,
 ``socket_path``) are not repeated. Its layout: :data:`MAGIC`, a BLAKE2b
 digest of the index, the index's length, the index (marshal: ``fields``,
-``order``, the ids, each row's end and a BLAKE2b digest of each row), then
-the rows (marshal each). A lookup digests the index and the rows it reads,
-not the whole table.
+``order``, the ids, each row's end and a BLAKE2b digest of each row, and
+the *column*: what a large ``-o name`` lookup prints of each row, in id
+order), then the rows (marshal each). A lookup digests the index and the
+rows it reads, not the whole table; a large one reads the column instead
+of the rows (:func:`column_answers`), and :func:`encode` checks the column
+against the records as it checks the rows.
 
 Two kinds exist:
 
@@ -38,13 +41,13 @@ from ._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
-MAGIC = b"pciname-answers\x00\x03"
+MAGIC = b"pciname-answers\x00\x04"
 INDEX_MAGIC = b"pciname-answer-index\x00\x01"
 POOL_MAGIC = b"pciname-answer-strings\x00\x04"
-FORMAT = 2
+FORMAT = 3
 DIGEST_BYTES = 32
 ROW_DIGEST_BYTES = 16
 MAX_ANSWERS_BYTES = 4 << 20  # a real table is well under 1 MB
@@ -65,6 +68,7 @@ _POOL_DIGEST_BYTES = 8
 _POOL_HEAD = len(POOL_MAGIC) + 4  # then the digest of the rest
 _SEPARATOR = "\x00"  # between pooled strings (none holds it)
 _HEX = frozenset("0123456789abcdefABCDEF")
+_LOWER_DIGITS = "0123456789abcdef"
 
 
 def package_dir() -> str:
@@ -198,6 +202,10 @@ def read_table(path: str, *, owned: bool = True, named: bool = False) -> "dict[s
             and len(ids) % 4 == 0
             and len(ends) == len(ids)  # 4 bytes per id of 4 characters
             and all(k in fields for k in ("resource_name", "advertised", "warnings"))
+            and isinstance(saved["names"], list)
+            and isinstance(saved["advertised"], bytes)
+            and isinstance(saved["codes"], list)
+            and len(saved["names"]) == len(saved["advertised"]) == len(saved["codes"]) == len(ids) // 4
         ):
             return None
         rows = blob[end:]  # type: ignore[index]
@@ -212,6 +220,7 @@ def read_table(path: str, *, owned: bool = True, named: bool = False) -> "dict[s
     saved.pop("pool", None)  # set by packaged(), never read from a file
     saved.pop("messages", None)
     saved.pop("positions", None)
+    saved.pop("column_checked", None)
     saved["rows"] = rows
     return saved
 
@@ -324,7 +333,82 @@ def index_positions(table: "dict[str, Any]") -> None:
     """Index the table's ids in a dict: for many lookups, one dict beats a
     scan of the id string per device."""
     every = table["ids"]
-    table["positions"] = {every[at : at + 4]: at for at in range(0, len(every), 4)}
+    starts = range(0, len(every), 4)
+    table["positions"] = dict(zip([every[at : at + 4] for at in starts], starts))
+
+
+def device_ids(table: "dict[str, Any]", tokens: "Sequence[str]") -> "list[str] | None":
+    """The NVIDIA device id of each token, as :func:`device_id` reads it, or
+    None if one is not an NVIDIA device id: the parse of a large lookup. A
+    token ``10de:xxxx`` naming one of the table's ids (all lower case) is
+    looked up in one dict; any other is parsed."""
+    if "positions" not in table:
+        index_positions(table)
+    positions = table["positions"]
+    known: dict[str, str] = {}
+    if not table["ids"].strip(_LOWER_DIGITS):  # else an id is not in lower case: parse every token
+        prefix = NVIDIA + ":"
+        known = {prefix + device: device for device in positions}
+    found: list[Any] = list(map(known.get, tokens))
+    if None in found:
+        for k, device in enumerate(found):
+            if device is None:
+                parsed = device_id(tokens[k])
+                if parsed is None or parsed[0] != NVIDIA:
+                    return None
+                found[k] = parsed[1]
+    return found
+
+
+def column_answers(
+    table: "dict[str, Any]", devices: "Iterable[str]"
+) -> "tuple[list[str | None], bytes, list[tuple[str, ...]]] | None":
+    """What a large ``-o name`` lookup prints of each device, read from the
+    table's column (a few list indexings a device; no row is read): the
+    resource names, the advertised flags (a byte each, 0 or 1) and the
+    warning codes; None if a device is not in the table or the column is
+    not as :func:`encode` writes it."""
+    if "positions" not in table:
+        index_positions(table)
+    positions, names, advertised, codes = table["positions"], table["names"], table["advertised"], table["codes"]
+    pool = table.get("pool")
+    if not table.get("column_checked"):
+        if not _column_intact(table):
+            return None
+        table["column_checked"] = True
+    try:
+        rows = [positions[device] >> 2 for device in devices]
+        found = [names[k] for k in rows]
+        if pool is not None:
+            string = _getter(pool)
+            found = [None if name is None else string(name) for name in found]
+        return found, bytes([advertised[k] for k in rows]), [codes[k] for k in rows]
+    except (KeyError, IndexError, TypeError, ValueError, _Damaged):
+        return None
+
+
+def _column_intact(table: "dict[str, Any]") -> bool:
+    """The column holds what :func:`encode` writes: a name of each row (a
+    pool index with a pool, else a string, or None), a byte 0 or 1, a tuple
+    of code strings."""
+    names, advertised, codes = table["names"], table["advertised"], table["codes"]
+    count = len(table["ids"]) // 4
+    if not (len(names) == len(advertised) == len(codes) == count) or advertised.translate(None, b"\x00\x01"):
+        return False
+    pool = table.get("pool")
+    try:
+        distinct = set(names)
+        distinct.discard(None)
+        if pool is None:
+            if not all(type(name) is str for name in distinct):
+                return False
+        else:
+            size = len(pool) if isinstance(pool, list) else pool.count
+            if not all(type(name) is int for name in distinct) or (distinct and not 0 <= min(distinct) <= max(distinct) < size):
+                return False
+        return all(type(c) is tuple and all(type(code) is str for code in c) for c in set(codes))
+    except TypeError:  # unhashable
+        return False
 
 
 def load_strings(table: "dict[str, Any]", *, messages: bool) -> None:
@@ -577,6 +661,11 @@ def encode(
     header = {key: records[0][key] for key in SHARED}
     fields = [key for key in order if key not in SHARED and key not in DERIVED]
     rows: dict[str, bytes] = {}
+    names: list[Any] = []
+    advertised = bytearray()
+    codes: list[tuple[str, ...]] = []
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}  # one object per distinct tuple: marshal refers back
+    r_resource = fields.index("resource_name")
     for r in records:
         vendor, _, device = r["device"].partition(":")
         if list(r) != order or any(r[key] != header[key] for key in SHARED):
@@ -593,6 +682,10 @@ def encode(
                 for key, value in zip(fields, values)
             ]
         rows[device] = marshal.dumps(tuple(values))
+        names.append(values[r_resource])
+        advertised.append(1 if r["advertised"] else 0)
+        found = tuple(w["code"] for w in r["warnings"])
+        codes.append(shared.setdefault(found, found))
     table: dict[str, Any] = {
         "format": FORMAT,
         "fields": fields,
@@ -600,6 +693,9 @@ def encode(
         "ids": "".join(rows),
         "ends": b"".join(end.to_bytes(4, "little") for end in _ends(rows.values())),
         "sums": b"".join(digest(blob, ROW_DIGEST_BYTES) for blob in rows.values()) if row_digests else b"",
+        "names": names,
+        "advertised": bytes(advertised),
+        "codes": codes,
     }
     all_rows = b"".join(rows.values())
     if not row_digests:
@@ -614,7 +710,18 @@ def encode(
     # Never save what would answer differently from the full path.
     if any(record(check, r["device"].partition(":")[2]) != r for r in records):
         return None
+    column = column_answers(check, [r["device"].partition(":")[2] for r in records])
+    if column is None or list(zip(*column)) != [
+        (r["resource_name"], _flag(r["advertised"]), tuple(w["code"] for w in r["warnings"]))
+        for r in records
+    ]:
+        return None
     return header, MAGIC + digest(index) + len(index).to_bytes(4, "little") + index + all_rows
+
+
+def _flag(advertised: "Any") -> int:
+    """The column's byte of an advertised flag (2, which no column holds, if it is not a bool)."""
+    return 1 if advertised is True else 0 if advertised is False else 2
 
 
 def _pooled(value: "Any", pool: "dict[str, int]") -> "Any":

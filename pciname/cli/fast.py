@@ -286,16 +286,27 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
         devices = devices + data.decode("utf-8", "replace").split()
     if not devices or len(devices) > MAX_LOOKUP_DEVICES:
         return None
-    ids = []
-    for token in devices:
-        parsed = _device_id(token)
-        if parsed is None or parsed[0] != "10de":
+    if len(devices) > 64:  # the table first: its ids make parsing a dict look-up
+        table = load(plain.profile)
+        if table is None:
             return None
-        ids.append(parsed[1])
-    table = load(plain.profile)
-    if table is None:
-        return None
+        parsed_ids = answers.device_ids(table, devices)
+        if parsed_ids is None:
+            return None
+        ids = parsed_ids
+    else:
+        ids = []
+        for token in devices:
+            parsed = _device_id(token)
+            if parsed is None or parsed[0] != "10de":
+                return None
+            ids.append(parsed[1])
+        table = load(plain.profile)
+        if table is None:
+            return None
     try:
+        if plain.output == "name" and len(ids) > LIST_WARNINGS_UP_TO and plain.warnings != "all":
+            return _summed(table, ids)
         if len(ids) > 64:
             answers.index_positions(table)
         if plain.output == "name":
@@ -348,6 +359,24 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
         return None
     sys.stdout.write(json_text(records) + "\n")
     return 0 if all(r["advertised"] for r in records if r is not None) else 1
+
+
+def _summed(table: "dict[str, Any]", ids: "list[str]") -> "int | None":
+    """``-o name`` of many devices, warnings summed up: from the table's
+    column, not its rows."""
+    answers.load_strings(table, messages=False)
+    column = answers.column_answers(table, ids)
+    if column is None:
+        return None
+    names, advertised, codes = column
+    counts: dict[str, int] = {}
+    for found in codes:
+        for code in found:
+            counts[code] = counts.get(code, 0) + 1
+    sys.stdout.write("".join([(name or "") + "\n" for name in names]))
+    if counts:
+        sys.stderr.write(warnings_summary(counts, len(ids)))
+    return 0 if all(advertised) else 1
 
 
 def json_text(records: "list[dict[str, Any] | None]") -> str:
