@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 MAGIC = b"pciname-answers\x00\x04"
 INDEX_MAGIC = b"pciname-answer-index\x00\x01"
 POOL_MAGIC = b"pciname-answer-strings\x00\x04"
+RESOURCES_MAGIC = b"pciname-answer-resources\x00\x01"
 FORMAT = 3
 DIGEST_BYTES = 32
 ROW_DIGEST_BYTES = 16
@@ -64,6 +65,7 @@ PACKAGED_DIR = "answers"
 INDEX_NAME = "index"
 POOL_NAME = "strings"  # the pool of names (device, derived, resource)
 MESSAGES_NAME = "messages"  # the pool of warning messages
+RESOURCES_NAME = "resources"  # the resource names of the columns (see packaged_resources)
 _POOL_DIGEST_BYTES = 8
 _POOL_HEAD = len(POOL_MAGIC) + 4  # then the digest of the rest
 _SEPARATOR = "\x00"  # between pooled strings (none holds it)
@@ -219,6 +221,7 @@ def read_table(path: str, *, owned: bool = True, named: bool = False) -> "dict[s
         return None
     saved.pop("pool", None)  # set by packaged(), never read from a file
     saved.pop("messages", None)
+    saved.pop("resources", None)
     saved.pop("positions", None)
     saved.pop("column_checked", None)
     saved["rows"] = rows
@@ -371,31 +374,33 @@ def column_answers(
     if "positions" not in table:
         index_positions(table)
     positions, names, advertised, codes = table["positions"], table["names"], table["advertised"], table["codes"]
-    pool = table.get("pool")
+    pool = table.get("resources")
+    if callable(pool):  # packaged: read now
+        pool = packaged_resources()
+        if pool is None:
+            return None
     if not table.get("column_checked"):
-        if not _column_intact(table):
+        if not _column_intact(table, pool):
             return None
         table["column_checked"] = True
     try:
         rows = [positions[device] >> 2 for device in devices]
         found = [names[k] for k in rows]
         if pool is not None:
-            string = _getter(pool)
-            found = [None if name is None else string(name) for name in found]
+            found = [None if name is None else pool[name] for name in found]
         return found, bytes([advertised[k] for k in rows]), [codes[k] for k in rows]
     except (KeyError, IndexError, TypeError, ValueError, _Damaged):
         return None
 
 
-def _column_intact(table: "dict[str, Any]") -> bool:
-    """The column holds what :func:`encode` writes: a name of each row (a
-    pool index with a pool, else a string, or None), a byte 0 or 1, a tuple
-    of code strings."""
+def _column_intact(table: "dict[str, Any]", pool: "list[str] | None") -> bool:
+    """The column holds what :func:`encode` writes: a name of each row (an
+    index in the ``resources`` pool with one, else a string; or None), a
+    byte 0 or 1, a tuple of code strings."""
     names, advertised, codes = table["names"], table["advertised"], table["codes"]
     count = len(table["ids"]) // 4
     if not (len(names) == len(advertised) == len(codes) == count) or advertised.translate(None, b"\x00\x01"):
         return False
-    pool = table.get("pool")
     try:
         distinct = set(names)
         distinct.discard(None)
@@ -403,7 +408,7 @@ def _column_intact(table: "dict[str, Any]") -> bool:
             if not all(type(name) is str for name in distinct):
                 return False
         else:
-            size = len(pool) if isinstance(pool, list) else pool.count
+            size = len(pool)
             if not all(type(name) is int for name in distinct) or (distinct and not 0 <= min(distinct) <= max(distinct) < size):
                 return False
         return all(type(c) is tuple and all(type(code) is str for code in c) for c in set(codes))
@@ -491,7 +496,7 @@ def packaged(spelling: str) -> "dict[str, Any] | None":
         pool, messages = packaged_pool(POOL_NAME), packaged_pool(MESSAGES_NAME)
         if table is None or pool is None or messages is None:
             return None
-        table["pool"], table["messages"] = pool, messages
+        table["pool"], table["messages"], table["resources"] = pool, messages, packaged_resources
         _packaged[name] = table
     return dict(table, header=header)
 
@@ -600,6 +605,24 @@ def packaged_pool(name: str) -> "_Pool | None":
     return _packaged[name]  # type: ignore[no-any-return]
 
 
+def packaged_resources() -> "list[str] | None":
+    """The resource names the packaged tables' columns index (read, and
+    checked, by the first large lookup: :data:`RESOURCES_MAGIC`, a BLAKE2b
+    digest of the rest, its length, then ``{"names": NAMES, "count": N}``
+    marshalled, the names joined by NULs: see :func:`encode_resources`), or
+    None."""
+    if RESOURCES_NAME not in _packaged:
+        names = None
+        blob = read_blob(os.path.join(packaged_dir(), RESOURCES_NAME), owned=False)
+        found = _payload(blob, RESOURCES_MAGIC) if blob is not None else None
+        if found is not None:
+            joined, count = found[0].get("names"), found[0].get("count")
+            if type(joined) is str and (split := joined.split(_SEPARATOR)) and len(split) == count:
+                names = split
+        _packaged[RESOURCES_NAME] = names
+    return _packaged[RESOURCES_NAME]  # type: ignore[no-any-return]
+
+
 def packaged_record(device: str, spelling: str) -> "dict[str, Any] | None":
     """The record of ``device`` under profile ``spelling`` from the packaged
     tables, or None (not a plain NVIDIA device id, or not packaged)."""
@@ -645,6 +668,7 @@ def encode(
     extra: "dict[str, Any] | None" = None,
     pool: "dict[str, int] | None" = None,
     messages: "dict[str, int] | None" = None,
+    resources: "dict[str, int] | None" = None,
     row_digests: bool = True,
 ) -> "tuple[dict[str, Any], bytes] | None":
     """The table of ``records`` (one profile's, for NVIDIA device ids of 4
@@ -652,7 +676,8 @@ def encode(
     its index if ``header_in_index``, and the items of ``extra``). With a
     ``pool`` (string -> index, grown as needed), rows hold the index of each
     string instead of the string (in ``messages``, for the warnings'
-    messages). Without ``row_digests``, one digest of
+    messages). With ``resources``, the column holds the index of each
+    resource name in it instead of the name. Without ``row_digests``, one digest of
     all the rows is checked when the table is read. None when they could not be answered
     exactly as they are (then no table must be written)."""
     if not records:
@@ -665,7 +690,6 @@ def encode(
     advertised = bytearray()
     codes: list[tuple[str, ...]] = []
     shared: dict[tuple[str, ...], tuple[str, ...]] = {}  # one object per distinct tuple: marshal refers back
-    r_resource = fields.index("resource_name")
     for r in records:
         vendor, _, device = r["device"].partition(":")
         if list(r) != order or any(r[key] != header[key] for key in SHARED):
@@ -682,7 +706,7 @@ def encode(
                 for key, value in zip(fields, values)
             ]
         rows[device] = marshal.dumps(tuple(values))
-        names.append(values[r_resource])
+        names.append(r["resource_name"] if resources is None else _pooled(r["resource_name"], resources))
         advertised.append(1 if r["advertised"] else 0)
         found = tuple(w["code"] for w in r["warnings"])
         codes.append(shared.setdefault(found, found))
@@ -707,6 +731,8 @@ def encode(
     check = dict(table, header=header, rows=all_rows)
     if pool is not None and messages is not None:
         check["pool"], check["messages"] = list(pool), list(messages)
+    if resources is not None:
+        check["resources"] = list(resources)
     # Never save what would answer differently from the full path.
     if any(record(check, r["device"].partition(":")[2]) != r for r in records):
         return None
@@ -751,9 +777,18 @@ def encode_pool(pool: "dict[str, int]") -> bytes:
     return POOL_MAGIC + len(blobs).to_bytes(4, "little") + digest(rest) + rest
 
 
-def encode_index(index: "dict[str, Any]") -> bytes:
+def encode_index(index: "dict[str, Any]", magic: bytes = INDEX_MAGIC) -> bytes:
+    """The bytes of the packaged index (or of another marshalled dict after ``magic``)."""
     payload = marshal.dumps(index)
-    return INDEX_MAGIC + digest(payload) + len(payload).to_bytes(4, "little") + payload
+    return magic + digest(payload) + len(payload).to_bytes(4, "little") + payload
+
+
+def encode_resources(resources: "dict[str, int]") -> bytes:
+    """The bytes of the resources file of ``resources``'s names (in index
+    order; see :func:`packaged_resources`)."""
+    if any(_SEPARATOR in name for name in resources):
+        raise ValueError("a resource name holds U+0000")
+    return encode_index({"names": _SEPARATOR.join(resources), "count": len(resources)}, RESOURCES_MAGIC)
 
 
 def _ends(blobs: "Iterable[bytes]") -> "list[int]":

@@ -8,7 +8,8 @@ Operator release, and the preview) gets its answers for every NVIDIA device
 id it knows (:mod:`pciname.answers`). Tables with the same rows (profiles
 that share a pci.ids file, an algorithm and an unnamed-device rule) are
 written once, named by their digest; their names and warning messages are
-pooled (``strings``, ``messages``); ``index`` lists every spelling each
+pooled (``strings``, ``messages``; the resource names the columns for
+large lookups index, ``resources``); ``index`` lists every spelling each
 profile answers to (canonical name, aliases, the bare release) with the
 profile's header and its table. The output is a pure function of the
 package's code and data: run this after changing either (a test regenerates
@@ -70,12 +71,15 @@ def build() -> dict[str, bytes]:
     spellings: dict[str, str] = {}
     pool: dict[str, int] = {}
     messages: dict[str, int] = {}
+    resources: dict[str, int] = {}
     for profile in load_registry().profiles.values():
         if not _packaged(profile):
             continue
         view = resolver.view(profile.name)
         records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
-        encoded = answers.encode(records, header_in_index=False, pool=pool, messages=messages, row_digests=False)
+        encoded = answers.encode(
+            records, header_in_index=False, pool=pool, messages=messages, resources=resources, row_digests=False
+        )
         if encoded is None:
             raise SystemExit(f"{profile.name}: its records cannot be kept in an answer table")
         header, blob = encoded
@@ -88,6 +92,7 @@ def build() -> dict[str, bytes]:
     files[answers.INDEX_NAME] = answers.encode_index(index)
     files[answers.POOL_NAME] = answers.encode_pool(pool)
     files[answers.MESSAGES_NAME] = answers.encode_pool(messages)
+    files[answers.RESOURCES_NAME] = answers.encode_resources(resources)
     return dict(sorted(files.items()))
 
 

@@ -364,7 +364,6 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
 def _summed(table: "dict[str, Any]", ids: "list[str]") -> "int | None":
     """``-o name`` of many devices, warnings summed up: from the table's
     column, not its rows."""
-    answers.load_strings(table, messages=False)
     column = answers.column_answers(table, ids)
     if column is None:
         return None
