@@ -357,3 +357,144 @@ def test_a_large_lookup_from_the_package_is_the_full_paths(profile, tmp_path, mo
         answers.clear()
         got = run(fast.lookup, argv)
         assert got[1:] == ("", "") if got[0] is None else got == expected
+
+
+# -- the column of large lookups ------------------------------------------------
+
+
+def column_from_rows(table: dict, ids: list[str]) -> tuple[list, bytes, list]:
+    records = [answers.record(table, i) for i in ids]
+    assert all(r is not None for r in records)
+    return ([r["resource_name"] for r in records], bytes(r["advertised"] for r in records),
+            [tuple(w["code"] for w in r["warnings"]) for r in records])
+
+
+def every_id(table: dict) -> list[str]:
+    return [table["ids"][k:k + 4] for k in range(0, len(table["ids"]), 4)]
+
+
+@pytest.mark.parametrize("profile", sorted(packaged_index()["profiles"]))
+def test_the_column_answers_as_the_rows_do_for_every_id_of_every_packaged_profile(profile):
+    answers.clear()
+    table = answers.packaged(profile)
+    ids = every_id(table)
+    column = answers.column_answers(table, ids)
+    assert column is not None and column == column_from_rows(table, ids)
+    assert set(column[1]) <= {0, 1}
+    shuffled = ids[::-7] + ids[:5] * 3  # any order, repeats
+    assert answers.column_answers(table, shuffled) == column_from_rows(table, shuffled)
+    assert answers.column_answers(table, [*ids[:3], "zzzz"]) is None  # not in the table
+
+
+def test_a_cached_tables_column_holds_the_names_and_answers_as_its_rows(tmp_path):
+    view = Resolver(pinned=True).view(DEFAULT_PROFILE)
+    from pciname.pciids.ids import NVIDIA_VENDOR_ID
+    from pciname.resolver import DeviceId
+
+    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
+    header, blob = answers.encode(records, header_in_index=True)
+    (tmp_path / "t.answers").write_bytes(blob)
+    table = answers.read_table(str(tmp_path / "t.answers"))
+    assert all(type(n) is str or n is None for n in table["names"])
+    ids = every_id(table)
+    assert answers.column_answers(table, ids) == column_from_rows(table, ids)
+    # A flipped byte anywhere in the index (the column is in it): never believed.
+    size = int.from_bytes(blob[len(answers.MAGIC) + answers.DIGEST_BYTES:][:4], "little")
+    start = len(answers.MAGIC) + answers.DIGEST_BYTES + 4
+    for at in range(start, start + size, max(1, size // 97)):
+        damaged = bytearray(blob)
+        damaged[at] ^= 0x10
+        (tmp_path / "t.answers").write_bytes(bytes(damaged))
+        assert answers.read_table(str(tmp_path / "t.answers")) is None, at
+
+
+def test_encode_keeps_no_column_that_would_answer_differently():
+    view = Resolver(pinned=True).view(DEFAULT_PROFILE)
+    from pciname.pciids.ids import NVIDIA_VENDOR_ID
+    from pciname.resolver import DeviceId
+
+    records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in sorted(view.universe())[:40]]
+    assert answers.encode(records, header_in_index=True) is not None
+    # advertised 1 (not True): the rows compare equal, the column's byte would not.
+    odd = [dict(r, advertised=1 if r["advertised"] else 0) for r in records]
+    assert answers.encode(odd, header_in_index=True) is None
+
+
+@pytest.mark.parametrize("damage", ["negative", "beyond", "string", "flag", "codes", "code", "short"])
+def test_a_column_not_as_encode_writes_it_is_not_believed(damage):
+    answers.clear()
+    table = dict(answers.packaged(DEFAULT_PROFILE))
+    names, advertised, codes = list(table["names"]), bytearray(table["advertised"]), list(table["codes"])
+    if damage == "negative":
+        names[3] = -1
+    elif damage == "beyond":
+        names[3] = len(answers.packaged_resources())
+    elif damage == "string":
+        names[3] = "nvidia.com/X"
+    elif damage == "flag":
+        advertised[3] = 2
+    elif damage == "codes":
+        codes[3] = ["name-collision"]
+    elif damage == "code":
+        codes[3] = (7,)
+    else:
+        names.pop()
+    table.update(names=names, advertised=bytes(advertised), codes=codes)
+    table.pop("column_checked", None)
+    assert answers.column_answers(table, every_id(table)) is None
+
+
+def test_a_damaged_resources_file_is_not_believed_and_large_lookups_stay_right(tmp_path, monkeypatch):
+    import io
+
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
+    answers.clear()
+    every = "\n".join(f"10de:{i}" for i in every_id(answers.packaged(DEFAULT_PROFILE))).encode()
+    argv = ["lookup", "--stdin"]
+
+    def run(function):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(every)))
+        answers.clear()
+        return run_in_process(function, argv)
+
+    expected = run(cli.full)
+    assert run(fast.lookup) == expected
+    pristine = (PACKAGED / answers.RESOURCES_NAME).read_bytes()
+    directory = copy_of_the_package_tables(tmp_path / "answers")
+    monkeypatch.setattr(answers, "packaged_dir", lambda: str(directory))
+    for at in (len(answers.RESOURCES_MAGIC) + 3, len(pristine) // 2, len(pristine) - 2):
+        damaged = bytearray(pristine)
+        damaged[at] ^= 1
+        (directory / answers.RESOURCES_NAME).write_bytes(bytes(damaged))
+        answers.clear()
+        assert answers.packaged_resources() is None
+        assert run(fast.lookup) == (None, "", "")
+        assert run(cli.main) == expected
+    (directory / answers.RESOURCES_NAME).unlink()
+    assert run(fast.lookup) == (None, "", "")
+    assert run(cli.main) == expected
+    answers.clear()
+
+
+TOKEN_IDS = ["2236", "1eb8", "2330", "002a", "0000", "ffff", "ABCD", "22Z6"]
+TOKENS = st.one_of(
+    st.sampled_from(TOKEN_IDS).flatmap(lambda d: st.sampled_from(
+        [f"10de:{d}", d, f"0x10de:0x{d}", f"10DE:{d.upper()}", f"10de:{d.upper()}", f"1002:{d}", f"10de:{d}x",
+         f"0X{d}", f":{d}", f"10de:{d}:", f"10de::{d}"])),
+    st.text(max_size=10),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tokens=st.lists(TOKENS, max_size=30), profile=st.sampled_from(["latest", "preview", "v1.0.0"]))
+def test_property_the_token_fast_path_is_the_exact_parse(tokens, profile):
+    answers.clear()
+    table = answers.packaged(profile)
+    tokens = tokens + [f"10de:{i}" for i in every_id(table)[:40]]
+    parsed = [answers.device_id(t) for t in tokens]
+    exact = None if any(p is None or p[0] != "10de" for p in parsed) else [p[1] for p in parsed]
+    assert answers.device_ids(table, tokens) == exact
+    # A table with an id not in lower case: every token is parsed.
+    upper = dict(table, ids=table["ids"][:-4] + "ABCD")
+    upper.pop("positions", None)
+    assert answers.device_ids(upper, tokens) == exact

@@ -273,3 +273,31 @@ def test_the_fast_paths_json_is_jsons(records):
     import json
 
     assert fast.json_text(records) == json.dumps(records, indent=2, ensure_ascii=False)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    spellings=st.lists(st.sampled_from(["{}", "10de:{}", "0x10de:0x{}", "10DE:{}", "0X{}"]), min_size=65, max_size=300),
+    extra=st.sampled_from([[], ["--warnings", "all"], ["-p", "preview"], ["-p", "v1.2.2", "--warnings", "auto"]]),
+    odd=st.sampled_from([None, "1002:2236", "10de:zzzz", "10de:abcd", "10de:2236x"]),
+    data=st.data(),
+)
+def test_property_large_stdin_lookups_of_any_spelling_agree(spellings, extra, odd, data, warm_tables, monkeypatch):
+    """More than 64 devices (a cached table's column and the token fast
+    path), spelt every way, with a device outside the table or not a device
+    at times."""
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(warm_tables))
+    table = fast.load(extra[1] if extra[:1] == ["-p"] else "latest")
+    ids = [table["ids"][k:k + 4] for k in range(0, len(table["ids"]), 4)]
+    picked = data.draw(st.lists(st.sampled_from(ids), min_size=len(spellings), max_size=len(spellings)))
+    tokens = [form.format(i.upper() if form.isupper() else i) for form, i in zip(spellings, picked)]
+    if odd is not None:
+        tokens.insert(len(tokens) // 2, odd)
+    argv = ["lookup", "--stdin", *extra]
+    payload = "\n".join(tokens).encode()
+    expected = run_with_stdin(cli.full, argv, payload, monkeypatch)
+    got = run_with_stdin(fast.lookup, argv, payload, monkeypatch)
+    if got[0] is None:
+        assert got[1:] == ("", "") and odd is not None
+    else:
+        assert got == expected
