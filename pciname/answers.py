@@ -20,7 +20,9 @@ Two kinds exist:
   trusted like it): one per distinct set of rows, written by
   ``python -m pciname.packaged_answers`` from the packaged pci.ids files and
   profiles, listed in ``data/answers/index`` with every profile spelling
-  they answer and each profile's header. A test regenerates them and
+  they answer and each profile's header; the resource names their columns
+  index are in ``data/answers/resources`` (read by large lookups only).
+  A test regenerates them and
   compares bytes, so they cannot go stale unnoticed. Anything wrong with
   one (digest, shape, another pciname version) and it is not believed: the
   full path answers.
@@ -337,7 +339,7 @@ def index_positions(table: "dict[str, Any]") -> None:
     scan of the id string per device."""
     every = table["ids"]
     starts = range(0, len(every), 4)
-    table["positions"] = dict(zip([every[at : at + 4] for at in starts], starts))
+    table["positions"] = dict(zip(map(every.__getitem__, map(slice, starts, range(4, len(every) + 4, 4))), starts))
 
 
 def device_ids(table: "dict[str, Any]", tokens: "Sequence[str]") -> "list[str] | None":
@@ -350,8 +352,7 @@ def device_ids(table: "dict[str, Any]", tokens: "Sequence[str]") -> "list[str] |
     positions = table["positions"]
     known: dict[str, str] = {}
     if not table["ids"].strip(_LOWER_DIGITS):  # else an id is not in lower case: parse every token
-        prefix = NVIDIA + ":"
-        known = {prefix + device: device for device in positions}
+        known = dict(zip(map((NVIDIA + ":").__add__, positions), positions))
     found: list[Any] = list(map(known.get, tokens))
     if None in found:
         for k, device in enumerate(found):
@@ -384,11 +385,11 @@ def column_answers(
             return None
         table["column_checked"] = True
     try:
-        rows = [positions[device] >> 2 for device in devices]
-        found = [names[k] for k in rows]
+        rows = [at >> 2 for at in map(positions.__getitem__, devices)]
+        found = list(map(names.__getitem__, rows))
         if pool is not None:
             found = [None if name is None else pool[name] for name in found]
-        return found, bytes([advertised[k] for k in rows]), [codes[k] for k in rows]
+        return found, bytes(map(advertised.__getitem__, rows)), list(map(codes.__getitem__, rows))
     except (KeyError, IndexError, TypeError, ValueError, _Damaged):
         return None
 
