@@ -498,3 +498,17 @@ def test_property_the_token_fast_path_is_the_exact_parse(tokens, profile):
     upper = dict(table, ids=table["ids"][:-4] + "ABCD")
     upper.pop("positions", None)
     assert answers.device_ids(upper, tokens) == exact
+
+
+def test_setup_ships_every_packaged_answer_file():
+    """A file of data/answers/ left out of the wheel (e.g. ``resources``)
+    would leave large lookups to the full path in every install."""
+    import ast
+    import fnmatch
+
+    tree = ast.parse((REPO / "setup.py").read_text())
+    (patterns,) = [ast.literal_eval(k.value)["pciname.data"] for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) for k in node.keywords if k.arg == "package_data"]
+    files = [f"{answers.PACKAGED_DIR}/{p.name}" for p in PACKAGED.iterdir() if not p.name.startswith(".")]
+    assert answers.RESOURCES_NAME in {p.name for p in PACKAGED.iterdir()}
+    assert [f for f in files if not any(fnmatch.fnmatchcase(f, pat) for pat in patterns)] == []
