@@ -143,10 +143,11 @@ def table_name(blob: bytes) -> str:
     return digest(blob, 8).hex() + ".answers"
 
 
-def read_blob(path: str, *, owned: bool) -> bytes | None:
-    """The bytes of a regular file of at most :data:`MAX_ANSWERS_BYTES`
-    (belonging to this user if ``owned``), opened without following a link
-    or blocking on a FIFO; None if anything about it is wrong."""
+def read_blob(path: str, *, owned: bool, limit: int = MAX_ANSWERS_BYTES) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes (belonging to
+    this user if ``owned``), opened without following a link or blocking on
+    a FIFO; None if anything about it is wrong. The catalog reads its
+    tables with it too."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -156,14 +157,14 @@ def read_blob(path: str, *, owned: bool) -> bytes | None:
         import stat
 
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (owned and st.st_uid != os.geteuid()) or st.st_size > MAX_ANSWERS_BYTES:
+        if not stat.S_ISREG(st.st_mode) or (owned and st.st_uid != os.geteuid()) or st.st_size > limit:
             return None
         blob = os.read(fd, st.st_size + 1)  # a file that grew since fstat fails the digest
     except OSError:
         return None
     finally:
         os.close(fd)
-    return blob if len(blob) <= MAX_ANSWERS_BYTES else None
+    return blob if len(blob) <= limit else None
 
 
 def _payload(blob: bytes, magic: bytes) -> "tuple[dict[str, Any], int] | None":

@@ -22,7 +22,6 @@ from __future__ import annotations
 import marshal
 import os
 import zlib
-from stat import S_ISREG
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from cachetools import LRUCache
 
 from ._version import __version__
+from .answers import read_blob
 from .errors import PciIdsError
 from .files import MAX_PCIIDS_BYTES, read_bounded
 from .naming.algorithms import ALGORITHMS, NameIndex, check_algorithm, is_indexed_id
@@ -264,20 +264,9 @@ def _cache_file(identity: Identity) -> Path | None:
 
 def _read_table(path: Path) -> dict[str, Any] | None:
     """The payload of a table file, or None if anything about it is wrong."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
+    blob = read_blob(str(path), owned=True, limit=_MAX_TABLE_BYTES)
+    if blob is None:
         return None
-    try:
-        st = os.fstat(fd)
-        if not S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > _MAX_TABLE_BYTES:
-            return None
-        blob = os.read(fd, _MAX_TABLE_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     head = len(_MAGIC) + _DIGEST_BYTES
     if len(blob) > _MAX_TABLE_BYTES or len(blob) < head or not blob.startswith(_MAGIC):
         return None
