@@ -144,6 +144,23 @@ def bytecode_env() -> dict:
     return env
 
 
+def source_tree(into: Path) -> Path:
+    """This checkout's files as a fresh clone would have them (tracked, plus
+    untracked ones git does not ignore), copied into ``into``: setuptools
+    reuses the checkout's ``build/`` and would ship files left there by
+    earlier builds (old answer tables) in the wheel."""
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True, capture_output=True,
+    ).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+    return into
+
+
 class Venv:
     """A venv with a plain (non-editable) install of this checkout."""
 
@@ -156,9 +173,9 @@ class Venv:
         if not self.python.exists():
             subprocess.run([sys.executable, "-m", "venv", str(self.root)], check=True)
             subprocess.run([str(self.python), "-m", "pip", "install", "-q", str(REPO)], check=True)
-        with tempfile.TemporaryDirectory() as wheels:
+        with tempfile.TemporaryDirectory() as wheels, tempfile.TemporaryDirectory() as tree:
             subprocess.run(
-                [str(self.python), "-m", "pip", "wheel", "-q", "--no-deps", "-w", wheels, str(REPO)],
+                [str(self.python), "-m", "pip", "wheel", "-q", "--no-deps", "-w", wheels, str(source_tree(Path(tree)))],
                 check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )
             (wheel,) = Path(wheels).glob("pciname-*.whl")
