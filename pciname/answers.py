@@ -801,13 +801,14 @@ def _ends(blobs: "Iterable[bytes]") -> "list[int]":
     return ends
 
 
-def write_atomically(directory: str, target: str, blob: bytes) -> bool:
-    """Write ``blob`` to a new file in ``directory`` and rename it to
-    ``target``; False when that fails."""
+def write_atomically(directory: str, target: str, blob: bytes, *, prefix: str = ".answers-") -> bool:
+    """Write ``blob`` to a new file in ``directory`` (named ``prefix...``)
+    and rename it to ``target``; False when that fails. The catalog writes
+    its tables with it too."""
     import tempfile
 
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".answers-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
     except OSError:
         return False
     try:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from cachetools import LRUCache
 
 from ._version import __version__
-from .answers import read_blob
+from .answers import read_blob, write_atomically
 from .errors import PciIdsError
 from .files import MAX_PCIIDS_BYTES, read_bounded
 from .naming.algorithms import ALGORITHMS, NameIndex, check_algorithm, is_indexed_id
@@ -334,27 +334,15 @@ def _save(catalog: Catalog) -> None:
             "names": dict(catalog._names),
         }
     )
-    import tempfile
-
     try:
         target.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         target.parent.mkdir(mode=0o700, exist_ok=True)
-        if _tables_dir() is None:  # created by someone else in the meantime
-            return
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".table-", suffix=".tmp")
     except OSError:
         return
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_MAGIC + _digest(payload) + payload)
-        os.replace(tmp, target)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    if _tables_dir() is None:  # created by someone else in the meantime
         return
-    prune(target.parent, keep=target)
+    if write_atomically(str(target.parent), str(target), _MAGIC + _digest(payload) + payload, prefix=".table-"):
+        prune(target.parent, keep=target)
 
 
 def prune(tables: Path, keep: Path) -> list[str]:
