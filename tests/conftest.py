@@ -123,3 +123,21 @@ def vectors() -> dict:
 @pytest.fixture(scope="session")
 def profile_facts() -> dict:
     return json.loads(PROFILES_JSON.read_text())
+
+
+# -- Go oracles -----------------------------------------------------------------
+
+#: The mark of a test module that asks Go (CI installs golang-go).
+NEEDS_GO = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed (apt-get install golang-go)")
+
+
+def build_go(source: Path, directory: Path) -> Path:
+    """``go build`` of one Go file into ``directory``, with its own Go
+    caches there; the binary's path."""
+    import os
+    import subprocess
+
+    binary = directory / "oracle"
+    env = {**os.environ, "GOCACHE": str(directory / "cache"), "GOPATH": str(directory / "gopath")}
+    subprocess.run(["go", "build", "-o", str(binary), str(source)], check=True, env=env, timeout=300)
+    return binary

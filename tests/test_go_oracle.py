@@ -11,9 +11,7 @@ match pciname's. Skipped when Go is not installed (CI installs
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,11 +20,11 @@ import pytest
 from pciname.naming.algorithms import ALGORITHMS, REFERENCE, NameIndex
 from pciname.naming.gotext import scan_lines
 
-from .conftest import PLUGIN_PCIIDS
+from .conftest import NEEDS_GO, PLUGIN_PCIIDS, build_go
 
 ORACLE_SOURCE = Path(__file__).with_name("go_oracle") / "main.go"
 
-pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed (apt-get install golang-go)")
+pytestmark = NEEDS_GO
 
 IDS = ["2236", "1f08", "10de", "aaaa", "0000", "de10"]
 PIECES = [
@@ -82,10 +80,7 @@ RAW = [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x80", b"\x
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory) -> Path:
-    binary = tmp_path_factory.mktemp("go") / "oracle"
-    env = {**os.environ, "GOCACHE": str(binary.parent / "cache"), "GOPATH": str(binary.parent / "gopath")}
-    subprocess.run(["go", "build", "-o", str(binary), str(ORACLE_SOURCE)], check=True, env=env, timeout=300)
-    return binary
+    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go"))
 
 
 def ask(oracle: Path, queries: list[tuple[str, str, Path]]) -> list[str]:

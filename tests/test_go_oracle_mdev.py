@@ -9,9 +9,7 @@ not installed (CI installs ``golang-go``)."""
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,9 +17,11 @@ import pytest
 
 from pciname.naming import mdev
 
+from .conftest import NEEDS_GO, build_go
+
 ORACLE_SOURCE = Path(__file__).with_name("go_oracle_mdev") / "main.go"
 
-pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed (apt-get install golang-go)")
+pytestmark = NEEDS_GO
 
 ALPHABET = [" ", "  ", "\t", "\n", "\r", "\f", "\v", "\x85", "\u00a0", "\u2028", "GRID", "T4-1Q", "A100", "-", "é"]
 FIXED = ["GRID T4-1Q", "GRID T4-1Q\n", "\n\nGRID T4-1Q\n\n", "GRID  T4-1Q", "GRID\tT4-1Q", "GRID T4-1Q\r\n", "T4", "", "\n", " "]
@@ -29,10 +29,7 @@ FIXED = ["GRID T4-1Q", "GRID T4-1Q\n", "\n\nGRID T4-1Q\n\n", "GRID  T4-1Q", "GRI
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory) -> Path:
-    binary = tmp_path_factory.mktemp("go-mdev") / "oracle"
-    env = {**os.environ, "GOCACHE": str(binary.parent / "cache"), "GOPATH": str(binary.parent / "gopath")}
-    subprocess.run(["go", "build", "-o", str(binary), str(ORACLE_SOURCE)], check=True, env=env, timeout=300)
-    return binary
+    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go-mdev"))
 
 
 @pytest.mark.parametrize("seed", range(3))

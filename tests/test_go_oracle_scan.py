@@ -22,8 +22,6 @@ own vGPUs are among those Go lists for it) and the scan must warn
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
@@ -37,12 +35,12 @@ from pciname.host.diagnoses import MDEV_TYPE_LEAK, PLUGIN_CRASH
 from pciname.host.sysfs import scan, vfio_drivers
 from pciname.naming.profiles import load_registry
 
-from .conftest import PLUGIN_PCIIDS
+from .conftest import NEEDS_GO, PLUGIN_PCIIDS, build_go
 from .sysfs_tree import SysfsTree
 
 ORACLE_SOURCE = Path(__file__).with_name("go_oracle_scan") / "main.go"
 
-pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed (apt-get install golang-go)")
+pytestmark = NEEDS_GO
 
 RELEASES = load_registry().plugin_releases()
 
@@ -97,10 +95,7 @@ node = st.fixed_dictionaries(
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory) -> Path:
-    binary = tmp_path_factory.mktemp("go-scan") / "oracle"
-    env = {**os.environ, "GOCACHE": str(binary.parent / "cache"), "GOPATH": str(binary.parent / "gopath")}
-    subprocess.run(["go", "build", "-o", str(binary), str(ORACLE_SOURCE)], check=True, env=env, timeout=300)
-    return binary
+    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go-scan"))
 
 
 def build(root: Path, spec: dict) -> SysfsTree:
