@@ -1,0 +1,160 @@
+"""NVIDIA's vGPU type catalogue: the shipped data is what the maintainer
+script writes from the vendored configs of every vgpu-device-manager
+release, and ``pciname vgpu-types`` agrees with the newest config on every
+device id it names (the type set and every count)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pciname import vgpu_catalogue
+from pciname.errors import PcinameError
+from pciname.naming import mdev, vgpu, vgpu_prefixes
+
+ROOT = Path(__file__).resolve().parents[1]
+ARCHIVE = ROOT / "tests" / "data" / "vgpu-device-manager-configs.tar.xz"
+SHIPPED = ROOT / "data" / "vgpu-types.json"
+
+
+def newest_config() -> dict:
+    releases = vgpu_catalogue.read_archive(ARCHIVE)
+    tag, commit, text = max(releases, key=lambda r: vgpu_catalogue._version_key(r[0]))
+    assert tag == "v0.5.0"
+    return yaml.safe_load(text)
+
+
+def test_shipped_data_is_the_scripts_output_of_the_vendored_configs():
+    text = vgpu_catalogue.render(vgpu_catalogue.build(vgpu_catalogue.read_archive(ARCHIVE)))
+    assert SHIPPED.read_text(encoding="utf-8") == text
+
+
+def test_check_mode_fails_on_stale_data(tmp_path, capsys):
+    stale = tmp_path / "vgpu-types.json"
+    data = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    data["families"]["A10"]["types"][-1][2] += 1
+    stale.write_text(vgpu_catalogue.render(data), encoding="utf-8")
+    assert vgpu_catalogue.main(["--check", str(stale)]) == 1
+    assert "STALE" in capsys.readouterr().out
+
+
+def test_archive_holds_every_release_tag_with_its_commit():
+    with tarfile.open(ARCHIVE, "r:xz") as tar:
+        names = [m.name for m in tar.getmembers()]
+    tags = [n.partition("@")[0] for n in names]
+    assert tags == [f"v0.1.0", "v0.2.0", *[f"v0.2.{i}" for i in range(1, 9)], "v0.3.0", "v0.4.0", "v0.4.1", "v0.4.2", "v0.5.0"]
+    assert all(re.fullmatch(r"v[\d.]+@[0-9a-f]{40}\.yaml", n) for n in names)
+    data = json.loads(SHIPPED.read_text())
+    assert [r["release"] for r in data["releases"]] == tags
+    assert data["source"]["commit"] == names[-1].partition("@")[2][:-5]
+
+
+def test_issue_counts_hold():
+    data = json.loads(SHIPPED.read_text())
+    assert sum(len(f["types"]) for f in data["families"].values()) == 710
+    assert len(data["families"]) == 51
+    assert len(data["devices"]) == 54
+    assert data["devices"]["2236"] == ["A10"]
+    assert data["devices"]["25b6"] == ["A16", "A2"]
+
+
+def expected_types(config: dict) -> dict[str, dict[str, int]]:
+    """device id -> {config: count}, read straight from the YAML: every
+    single-type config of the families the default config names there."""
+    configs = config["vgpu-configs"]
+    families: dict[str, set[str]] = {}
+    for entry in configs["default"]:
+        device = entry["device-filter"][2:6].lower()
+        for t in entry["vgpu-devices"]:
+            families.setdefault(device, set()).add(vgpu.family_of(t))
+    out: dict[str, dict[str, int]] = {}
+    for device, fams in families.items():
+        out[device] = {
+            name: entries[0]["vgpu-devices"][name]
+            for name, entries in configs.items()
+            if name != "default" and vgpu.family_of(name) in fams
+        }
+    return out
+
+
+def test_every_device_id_of_the_catalogue_agrees():
+    expected = expected_types(newest_config())
+    assert len(expected) == 54
+    for device, configs in expected.items():
+        listed = vgpu.device_types(device)
+        assert {t.vgpu_config: t.max_instances for t in listed} == configs, device
+        assert len(listed) == len(configs)
+
+
+@pytest.mark.parametrize(
+    ("device", "wanted", "mdev_name", "resource"),
+    [
+        ("2236", "A10-24Q", "NVIDIA A10-24Q", "nvidia.com/NVIDIA_A10-24Q"),
+        ("1eb8", "T4-16Q", "GRID T4-16Q", "nvidia.com/GRID_T4-16Q"),
+        ("25b6", "A2-4Q", "NVIDIA A2-4Q", "nvidia.com/NVIDIA_A2-4Q"),
+        ("26b9", "L40S-24Q", "NVIDIA L40S-24Q", "nvidia.com/NVIDIA_L40S-24Q"),
+        ("20b5", "A100D-4C", "GRID A100D-4C", "nvidia.com/GRID_A100D-4C"),
+    ],
+)
+def test_observed_strings(device, wanted, mdev_name, resource):
+    t = vgpu.find_type([device], wanted)
+    assert (t.mdev_name, t.resource_name, t.certainty) == (mdev_name, resource, vgpu.OBSERVED)
+
+
+def test_v1_0_rule_takes_the_second_field():
+    t = vgpu.find_type(["2236"], "A10-24Q", mdev.SECOND_FIELD)
+    assert t.resource_name == "nvidia.com/A10-24Q"
+
+
+def test_unknown_prefix_is_never_guessed():
+    listed = vgpu.device_types("2331")  # H100 PCIe: no observed H100 string
+    assert listed and all(t.mdev_name is None and t.certainty == vgpu.UNKNOWN for t in listed)
+    assert vgpu_prefixes.READ_MDEV in listed[0].note()
+    with pytest.raises(PcinameError, match="prefix.*unknown"):
+        vgpu.find_type(["2331"], "H100-40C")
+
+
+def test_type_of_another_gpu_is_an_error():
+    with pytest.raises(PcinameError, match=r"does not belong to 10de:2236.*10de:1eb8"):
+        vgpu.find_type(["2236"], "T4-16Q")
+
+
+def test_device_not_in_catalogue_says_where_it_stops():
+    with pytest.raises(PcinameError, match=r"not in NVIDIA's vGPU type catalogue .*v0\.5\.0 \(commit acb72704ad7c\)"):
+        vgpu.device_types("2684")
+
+
+def test_gfx_configs_create_the_plain_type():
+    t = vgpu.find_type(["2bb5"], "DC-1-24QGFX")
+    assert (t.type, t.vgpu_config, t.mdev_name) == ("DC-1-24Q", "DC-1-24QGFX", "NVIDIA RTX Pro 6000 Blackwell DC-1-24Q")
+    assert t.certainty == vgpu.INFERRED  # a doc comment of go-nvlib, not a host
+
+
+def test_last_token_is_the_type_as_go_nvlib_reads_it():
+    assert vgpu.type_token("NVIDIA RTX Pro 6000 Blackwell DC-48C\n") == "DC-48C"
+    assert vgpu.type_token("GRID T4-1Q") == "T4-1Q"
+
+
+def test_every_prefix_fact_names_a_catalogue_family_and_matches_its_string():
+    cat = vgpu.catalogue()
+    for fact in vgpu_prefixes.FACTS:
+        assert fact.family in cat.families, fact
+        assert fact.kind in vgpu_prefixes.EVIDENCE_KINDS
+        prefix, _, token = fact.observed.rpartition(" ")
+        assert prefix == fact.prefix and vgpu.family_of(token) == fact.family, fact
+        assert all(d in cat.family_devices[fact.family] for d in fact.devices)
+
+
+def test_maintainer_script_runs_as_a_module():
+    done = subprocess.run(
+        [sys.executable, "-m", "pciname.vgpu_catalogue", "--check"], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "up to date" in done.stdout
