@@ -21,18 +21,25 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..errors import PcinameError
+from ..errors import NotInCatalogueError, PcinameError
 from . import mdev
-from .vgpu_prefixes import READ_ON_HOST, PrefixFact, prefix_of
+from .vgpu_prefixes import READ_ON_HOST, PrefixFact, facts_for, prefix_of
 
 GFX_SUFFIX = "GFX"
 #: The manager's vGPU type patterns (pkg/types/vgpu_type.go).
 _TIME_SLICED = re.compile(r"(?P<GPU>[A-Z0-9]+(-([a-zA-Z]+))*)-(?P<GB>0|[1-9][0-9]*)(?P<S>A|B|C|Q)\Z")
 _MIG_BACKED = re.compile(r"(?P<GPU>[A-Z0-9]+)-(?P<G>[1-9])-(?P<GB>0|[1-9][0-9]*)(?P<S>A|B|C|Q)(?P<ATTR>(ME|NOME|MEALL|GFX))?\Z")
 
+#: How certain an ``mdev_name`` is: this very string is in a certain source;
+#: another type of its family is (the prefix goes by family); only a guest's
+#: or a code's string shows the prefix; nothing does.
 OBSERVED = "observed"
+FAMILY_OBSERVED = "family-observed"
 INFERRED = "inferred"
 UNKNOWN = "unknown"
+CERTAINTIES = (OBSERVED, FAMILY_OBSERVED, INFERRED, UNKNOWN)
+#: The certainties ``lint`` flags a selector on.
+CERTAIN = (OBSERVED, FAMILY_OBSERVED)
 
 
 def family_of(type_name: str) -> str | None:
@@ -151,7 +158,11 @@ def mdev_name_of(family: str, vgpu_type: str, device: str | None = None) -> tupl
     fact = prefix_of(family, device)
     if fact is None:
         return None, UNKNOWN, None
-    return f"{fact.prefix} {vgpu_type}", OBSERVED if fact.certain else INFERRED, fact
+    name = f"{fact.prefix} {vgpu_type}"
+    if not fact.certain:
+        return name, INFERRED, fact
+    exact = [f for f in facts_for(family, device) if f.certain and f.observed == name]
+    return (name, OBSERVED, exact[0]) if exact else (name, FAMILY_OBSERVED, fact)
 
 
 def device_types(device: str, rule: str = mdev.DEFAULT_MDEV_NAME, cat: Catalogue | None = None) -> list[VgpuType]:
@@ -160,7 +171,7 @@ def device_types(device: str, rule: str = mdev.DEFAULT_MDEV_NAME, cat: Catalogue
     cat = cat or catalogue()
     families = cat.devices.get(device)
     if families is None:
-        raise PcinameError(
+        raise NotInCatalogueError(
             f"10de:{device} is not in NVIDIA's vGPU type catalogue ({cat.where}: {len(cat.devices)} device ids); "
             f"if the GPU runs vGPUs, read its types with {READ_ON_HOST}"
         )
