@@ -70,7 +70,14 @@ Finding codes (stable):
     ``pciDeviceSelector`` in a KubeVirt CR or ``pciVendorSelector`` in a
     HyperConverged CR (each ignores the other's field);
 ``renamed-by-upgrade``
-    right today, but the ``upgrade_to`` profile advertises another name.
+    right today, but the ``upgrade_to`` profile advertises another name;
+``unknown-vgpu-type``
+    a ``mdevNameSelector`` that names a catalogue vGPU type but is not the
+    string the driver shows for it (``A10-24Q``, ``GRID A10-24Q``: the
+    driver shows ``NVIDIA A10-24Q``); ``expected`` lists the real strings.
+    Only where the catalogue and certain prefix evidence tell
+    (:mod:`pciname.naming.vgpu_prefixes`); a type or family they do not
+    cover is not reported.
 """
 
 from __future__ import annotations
@@ -107,6 +114,7 @@ DUPLICATE_SELECTOR = "duplicate-selector"
 INVALID_SELECTOR = "invalid-selector"
 WRONG_SELECTOR_FIELD = "wrong-selector-field"
 RENAMED_BY_UPGRADE = "renamed-by-upgrade"
+UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
 
 CODES = (
     WRONG_RESOURCE_NAME,
@@ -122,6 +130,7 @@ CODES = (
     INVALID_SELECTOR,
     WRONG_SELECTOR_FIELD,
     RENAMED_BY_UPGRADE,
+    UNKNOWN_VGPU_TYPE,
 )
 
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
@@ -690,6 +699,15 @@ class Linter:
                 entry, selector_node, entry.path + ("mdevNameSelector",), ("mdev", selector), seen, repr(selector)
             )
         )
+        from .vgpu import selector_problem
+
+        problem = selector_problem(selector)
+        if problem is not None:
+            found.append(
+                self._finding(
+                    entry.doc, selector_node, entry.path + ("mdevNameSelector",), UNKNOWN_VGPU_TYPE, problem[0], problem[1]
+                )
+            )
         rule = self.resolver.view(self.profile).profile.mdev_name
         expected = mdev.mdev_resource(selector, rule)
         if expected is None:

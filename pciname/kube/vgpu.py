@@ -80,3 +80,44 @@ def vgpu_mdevs(
             raise PcinameError(f"--vgpu {item!r}: this command takes no COUNT")
         out.append((str(vgpu.find_type(ids, wanted, rule).mdev_name), count))
     return out
+
+
+def kubevirt_selector_key(selector: str) -> str:
+    """What KubeVirt compares a ``mdevNameSelector`` as (and a type's
+    ``mdev_type/name``): every space to ``_``, then white space trimmed
+    (virt-handler ``removeSelectorSpaces``, ``getMdevTypeName``)."""
+    return selector.replace(" ", "_").strip()
+
+
+def selector_problem(selector: str) -> tuple[str, list[str]] | None:
+    """Why ``selector`` is certainly not a vGPU type string the driver
+    shows, with the real strings it was meant as; None when it is one, or
+    when the catalogue and the prefix evidence cannot tell (a type the
+    catalogue does not list, a family without a certain observed prefix)."""
+    cat = vgpu.catalogue()
+    token = vgpu.type_token(selector)
+    families = cat.type_families.get(token)
+    if not families:
+        return None
+    real: dict[str, vgpu.VgpuType] = {}
+    for family in families:
+        for device in cat.family_devices[family]:
+            for t in vgpu.device_types(device, cat=cat):
+                if t.type == token and t.mdev_name is not None and t.certainty in vgpu.CERTAIN:
+                    real.setdefault(t.mdev_name, t)
+    if not real:
+        return None
+    key = kubevirt_selector_key(selector)
+    if any(kubevirt_selector_key(name) == key for name in real):
+        return None
+    expected = list(real)
+    first = real[expected[0]]
+    evidence = first.evidence
+    assert evidence is not None
+    return (
+        f"{selector!r} is not a vGPU type string: the driver names {token} ({first.family}, "
+        f"{', '.join('10de:' + d for d in cat.family_devices[first.family])}) "
+        f"{' or '.join(repr(n) for n in expected)} in mdev_type/name "
+        f"(prefix {evidence.prefix!r}: {evidence.kind}, {evidence.observed!r})",
+        expected,
+    )
