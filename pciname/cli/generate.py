@@ -61,6 +61,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "DIR, as `pciname scan --sysfs-root DIR` sees it (per IOMMU group up to v1.4.0, per function after)",
     )
     phd.add_argument(
+        "--offered",
+        action="store_true",
+        help="with --from-scan: also every vGPU type the node's GPUs offer (mdev_supported_types), not only those "
+        "with vGPUs created, under its exact name",
+    )
+    phd.add_argument(
         "--format",
         choices=FORMATS,
         default=DEFAULT_FORMAT,
@@ -147,11 +153,13 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
     if args.from_scan is not None:
         from ..host.sysfs import scan, scan_requests
 
-        found = scan_requests(scan(args.from_scan, profile_arg(args)))
+        found = scan_requests(scan(args.from_scan, profile_arg(args)), offered=args.offered)
         for line in found.skipped:
             say(f"--from-scan: left out {line}")
         devices += found.devices
         mdevs += found.mdev_types
+    if args.offered and args.from_scan is None:
+        raise PcinameError("--offered goes with --from-scan DIR")
     if not devices and not mdevs:
         raise PcinameError(NO_DEVICES if args.from_scan is None else f"--from-scan {args.from_scan}: nothing to permit")
     for flag, given in (
