@@ -97,7 +97,7 @@ def test_every_device_id_of_the_catalogue_agrees():
     ("device", "wanted", "mdev_name", "resource"),
     [
         ("2236", "A10-24Q", "NVIDIA A10-24Q", "nvidia.com/NVIDIA_A10-24Q"),
-        ("1eb8", "T4-8Q", "GRID T4-8Q", "nvidia.com/GRID_T4-8Q"),
+        ("1eb8", "T4-1Q", "GRID T4-1Q", "nvidia.com/GRID_T4-1Q"),
         ("25b6", "A2-4Q", "NVIDIA A2-4Q", "nvidia.com/NVIDIA_A2-4Q"),
         ("26b9", "L40S-24Q", "NVIDIA L40S-24Q", "nvidia.com/NVIDIA_L40S-24Q"),
         ("20b5", "A100D-4C", "GRID A100D-4C", "nvidia.com/GRID_A100D-4C"),
@@ -111,6 +111,15 @@ def test_observed_strings(device, wanted, mdev_name, resource):
 def test_other_types_of_an_observed_family_say_so():
     t = vgpu.find_type(["2236"], "A10-4Q")
     assert (t.mdev_name, t.certainty, t.evidence.family) == ("NVIDIA A10-4Q", vgpu.FAMILY_OBSERVED, "A10")
+    t = vgpu.find_type(["1eb8"], "T4-8Q")  # seen, but in a page whose origin was not recorded
+    assert (t.mdev_name, t.certainty, t.resource_name) == ("GRID T4-8Q", vgpu.FAMILY_OBSERVED, "nvidia.com/GRID_T4-8Q")
+
+
+def test_unlocated_or_guest_evidence_is_inferred_never_certain():
+    for device, wanted in (("1db4", "V100-8Q"), ("1db6", "V100D-8C"), ("2235", "A40-24Q"), ("25b6", "A16-4Q")):
+        t = vgpu.find_type([device], wanted)
+        assert t.certainty == vgpu.INFERRED and not t.evidence.certain, (device, wanted)
+        assert "is exact" in t.note()
 
 
 def test_v1_0_rule_takes_the_second_field():

@@ -56,6 +56,8 @@ def test_wrong_strings_of_known_types_are_flagged_with_the_real_one(selector, ex
         "NVIDIA A100-40C",  # A100: no observed string, so not certain
         "GRID A100-40C",
         "NVIDIA V100D-32C",  # V100D: only a guest's name
+        "NVIDIA V100-8Q",  # V100: a test fixture and an unrecorded listing
+        "GRID A40-24Q",  # A40: an unrecorded listing
         "NVIDIA H100-80C",  # H100: no evidence
         "NVIDIA A2-1B",  # a real type the catalogue does not list
         "something else",

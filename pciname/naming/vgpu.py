@@ -135,7 +135,7 @@ class VgpuType:
             "mdev_name_certainty": self.certainty,
             "mdev_name_evidence": None
             if e is None
-            else {"observed": e.observed, "kind": e.kind, "source": e.source, "driver": e.driver},
+            else {"observed": e.observed, "kind": e.kind, "source": e.source, "driver": e.driver, "located": e.located},
             "resource_name": self.resource_name,
             "note": self.note(),
         }
@@ -145,7 +145,9 @@ class VgpuType:
         if self.mdev_name is None:
             parts.append(f"no observed {self.family} type string: the prefix is unknown; read it with {READ_ON_HOST}")
         elif self.certainty == INFERRED and self.evidence is not None:
-            parts.append(f"prefix inferred from {self.evidence.kind} evidence ({self.evidence.observed!r}); {READ_ON_HOST} is exact")
+            e = self.evidence
+            seen = f"{e.kind} evidence" if e.located else f"{e.kind} evidence of unrecorded origin"
+            parts.append(f"prefix inferred from {seen} ({e.observed!r}); {READ_ON_HOST} is exact")
         if self.shared_id:
             parts.append(f"10de:{self.device} is more than one board: the node offers only its own family's types")
         if self.vgpu_config != self.type:

@@ -25,8 +25,8 @@ family spans GPUs named differently) with the kind of its evidence:
   inference, labelled as such;
 * ``code``: a string in NVIDIA's source (a comment or test), not a host.
 
-``certain`` facts (sysfs, kubevirt-config) are what ``lint`` flags on; the
-rest are shown as inferred. A family without a fact has no known prefix:
+``certain`` facts (sysfs, kubevirt-config, from a located source) are what
+``lint`` flags on; the rest are shown as inferred. A family without a fact has no known prefix:
 the output says so and names :data:`READ_ON_HOST`.
 """
 
@@ -61,30 +61,50 @@ class PrefixFact:
     source: str
     driver: str | None = None
     devices: tuple[str, ...] = ()
+    #: False: public text found by full-text search whose repository or
+    #: page was not recorded; shown, never relied on for a finding.
+    located: bool = True
 
     @property
     def certain(self) -> bool:
-        return self.kind in CERTAIN_KINDS
+        return self.kind in CERTAIN_KINDS and self.located
 
 
 _HARVESTER = "harvester/pcidevices@bdd8025 pkg/util/gpuhelper/testdata/sys"
 _GPU_OPERATOR_DOCS = "NVIDIA/cloud-native-docs gpu-operator/gpu-operator-kubevirt.rst (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-kubevirt.html)"
 
+_UNLOCATED = "public text found by full-text search; repository not recorded"
+
 FACTS: tuple[PrefixFact, ...] = (
-    PrefixFact("T4", "GRID", "GRID T4-1Q", KUBEVIRT_CONFIG, "kubevirt/user-guide docs/compute/host-devices.md (mediatedDevices example)"),
-    PrefixFact("T4", "GRID", "GRID T4-2Q", KUBEVIRT_CONFIG, "openshift/openshift-docs modules/virt-configuring-mediated-devices (HyperConverged mediatedDevices)"),
-    PrefixFact("T4", "GRID", "GRID T4-8Q", KUBEVIRT_CONFIG, "a KubeVirt vGPU how-to (HyperConverged mediatedDevices: GRID T4-8Q -> nvidia.com/GRID_T4-8Q)"),
-    PrefixFact("V100", "GRID", "GRID V100-8C", SYSFS, "mdevctl types output (Name: GRID V100-8C, nvidia-300)"),
+    PrefixFact(
+        "T4",
+        "GRID",
+        "GRID T4-1Q",
+        KUBEVIRT_CONFIG,
+        "kubevirt/kubevirt@d923fdb pkg/virt-handler/device-manager/device_controller.go removeSelectorSpaces "
+        "(selector 'such as GRID T4-1Q'); KubeVirt user guide, host devices (mediatedDevices example)",
+    ),
+    PrefixFact("T4", "GRID", "GRID T4-2Q", KUBEVIRT_CONFIG, "openshift/openshift-docs, OpenShift Virtualization mediated devices (HyperConverged mediatedDevices)"),
+    PrefixFact("T4", "GRID", "GRID T4-8Q", KUBEVIRT_CONFIG, f"a KubeVirt vGPU how-to, HyperConverged mediatedDevices ({_UNLOCATED})", located=False),
+    PrefixFact("V100", "GRID", "GRID V100-8C", SYSFS, f"mdevctl types output, nvidia-300 ({_UNLOCATED})", located=False),
     PrefixFact("V100", "GRID", "GRID V100-8Q", CODE, "NVIDIA/go-nvlib@3c16156 pkg/nvmdev/nvmdev_test.go TestParseMdevTypeName"),
-    PrefixFact("V100D", "GRID", "GRID V100D-8C", GUEST, "nvidia-smi in a guest (Julia CUDA.versioninfo report)"),
-    PrefixFact("V100DX", "GRID", "GRID V100DX-32C", GUEST, "nvidia-smi in a guest", driver="580"),
-    PrefixFact("A100D", "GRID", "GRID A100D-4C", SYSFS, "stackhpc/ansible-collection-linux roles/vgpu README (mdev types nvidia-692..707 listed on the host)", driver="525"),
+    PrefixFact("V100D", "GRID", "GRID V100D-8C", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", located=False),
+    PrefixFact("V100DX", "GRID", "GRID V100DX-32C", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", driver="580", located=False),
+    PrefixFact(
+        "A100D",
+        "GRID",
+        "GRID A100D-4C",
+        SYSFS,
+        "stackhpc/ansible-collection-linux roles/vgpu README (the host's mdev types nvidia-692..707, "
+        "driver NVIDIA-GRID-Linux-KVM-525.85.07)",
+        driver="525",
+    ),
     PrefixFact("A10", "NVIDIA", "NVIDIA A10-24Q", KUBEVIRT_CONFIG, _GPU_OPERATOR_DOCS),
     PrefixFact("A10", "NVIDIA", "NVIDIA A10-12Q", KUBEVIRT_CONFIG, f"{_GPU_OPERATOR_DOCS}; the node advertises nvidia.com/NVIDIA_A10-12Q"),
     PrefixFact("A2", "NVIDIA", "NVIDIA A2-4Q", SYSFS, f"{_HARVESTER}/class/mdev_bus/0000:08:01.7/mdev_supported_types/nvidia-746/name (device 0x25b6)", devices=("25b6",)),
-    PrefixFact("A40", "NVIDIA", "NVIDIA A40-1B", SYSFS, "cat /sys/class/mdev_bus/<PF>/mdev_supported_types/nvidia-555/name on a host"),
-    PrefixFact("A30", "NVIDIA", "NVIDIA A30-24C", GUEST, "nvidia-smi in a guest", driver="580"),
-    PrefixFact("A16", "NVIDIA", "NVIDIA A16-2Q", GUEST, "nvidia-smi in a guest (cloud vGPU instance)"),
+    PrefixFact("A40", "NVIDIA", "NVIDIA A40-1B", SYSFS, f"cat .../mdev_supported_types/nvidia-555/name on a host ({_UNLOCATED})", located=False),
+    PrefixFact("A30", "NVIDIA", "NVIDIA A30-24C", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", driver="580", located=False),
+    PrefixFact("A16", "NVIDIA", "NVIDIA A16-2Q", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", located=False),
     PrefixFact("L40S", "NVIDIA", "NVIDIA L40S-24Q", SYSFS, f"{_HARVESTER}/bus/pci/devices/0000:26:00.4/nvidia/creatable_vgpu_types (SR-IOV VF)"),
     PrefixFact(
         "DC",
@@ -108,4 +128,4 @@ def prefix_of(family: str, device: str | None = None) -> PrefixFact | None:
     found = [f for f in facts_for(family, device) if device is not None or not f.devices]
     if not found:
         return None
-    return sorted(found, key=lambda f: (not f.certain, EVIDENCE_KINDS.index(f.kind)))[0]
+    return sorted(found, key=lambda f: (not f.certain, not f.located, EVIDENCE_KINDS.index(f.kind)))[0]

@@ -636,7 +636,9 @@ def vgpu_types_response(answer: dict[str, Any]) -> pb.VgpuTypesResponse:
         e = t["mdev_name_evidence"]
         if e is not None:
             m.evidence.CopyFrom(
-                pb.VgpuPrefixEvidence(observed=e["observed"], kind=e["kind"], source=e["source"], driver=e["driver"] or "")
+                pb.VgpuPrefixEvidence(
+                    observed=e["observed"], kind=e["kind"], source=e["source"], driver=e["driver"] or "", located=e["located"]
+                )
             )
     return response
 
@@ -646,7 +648,7 @@ def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
         if not t.HasField("evidence"):
             return None
         e = t.evidence
-        return {"observed": e.observed, "kind": e.kind, "source": e.source, "driver": e.driver or None}
+        return {"observed": e.observed, "kind": e.kind, "source": e.source, "driver": e.driver or None, "located": e.located}
 
     return VgpuTypes(
         device=m.device,

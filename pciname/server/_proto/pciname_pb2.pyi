@@ -419,16 +419,18 @@ class VgpuTypesRequest(_message.Message):
     def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
 
 class VgpuPrefixEvidence(_message.Message):
-    __slots__ = ("observed", "kind", "source", "driver")
+    __slots__ = ("observed", "kind", "source", "driver", "located")
     OBSERVED_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     DRIVER_FIELD_NUMBER: _ClassVar[int]
+    LOCATED_FIELD_NUMBER: _ClassVar[int]
     observed: str
     kind: str
     source: str
     driver: str
-    def __init__(self, observed: _Optional[str] = ..., kind: _Optional[str] = ..., source: _Optional[str] = ..., driver: _Optional[str] = ...) -> None: ...
+    located: bool
+    def __init__(self, observed: _Optional[str] = ..., kind: _Optional[str] = ..., source: _Optional[str] = ..., driver: _Optional[str] = ..., located: _Optional[bool] = ...) -> None: ...
 
 class VgpuType(_message.Message):
     __slots__ = ("type", "vgpu_config", "max_instances", "family", "mdev_name", "mdev_name_certainty", "evidence", "resource_name", "since", "note")
