@@ -172,3 +172,18 @@ def test_maintainer_script_runs_as_a_module():
     )
     assert done.returncode == 0, done.stderr
     assert "up to date" in done.stdout
+
+
+def test_readme_prefix_table_is_the_facts():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    header = "| family | prefix | observed string | evidence | driver | counts for lint | source |"
+    lines = text[text.index(header):].split("\n")[2:]
+    rows = [line for line in lines[: next(i for i, line in enumerate(lines) if not line.startswith("|"))]]
+    expected = []
+    for f in vgpu_prefixes.FACTS:
+        devices = f" (10de:{', 10de:'.join(f.devices)} only)" if f.devices else ""
+        expected.append(
+            f"| {f.family}{devices} | `{f.prefix}` | `{f.observed}` | {f.kind} | {f.driver or '-'} | "
+            f"{'yes' if f.certain else 'no'} | {f.source} |"
+        )
+    assert rows == expected
