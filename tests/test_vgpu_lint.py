@@ -77,3 +77,42 @@ def test_cozystack_vgpu_defaults_t4_entry_is_flagged():
     text = (DATA / "cozystack-gpu-vgpu-defaults.yaml").read_text()
     found = [(f.value, f.expected) for f in lint_text(text, "defaults.yaml") if f.code == UNKNOWN_VGPU_TYPE]
     assert found == [("NVIDIA T4-16Q", ["GRID T4-16Q"])]
+
+
+def notes_of(selector: str) -> list[str]:
+    from pciname.kube.lint import Linter
+
+    linter = Linter()
+    linter.add_text(cr(selector, "nvidia.com/X"), "cr.yaml")
+    linter.run()
+    return linter.notes
+
+
+@pytest.mark.parametrize(
+    ("selector", "words"),
+    [
+        ("NVIDIA A100-40C", "no A100 type string has been observed"),
+        ("NVIDIA V100-8Q", "inferred 'GRID V100-8Q'"),
+        ("NVIDIA A100-80C", "the closest are A100D-80C"),
+        ("NVIDIA A2-1B", "not among the 8 A2 types"),  # B series: real, not in the catalogue
+    ],
+)
+def test_what_cannot_be_checked_is_a_note(selector, words):
+    (note,) = notes_of(selector)
+    assert note.startswith("cr.yaml:7: spec.configuration.permittedHostDevices.mediatedDevices[0].mdevNameSelector: ")
+    assert words in note and "mdev_supported_types" in note
+
+
+@pytest.mark.parametrize("selector", ["NVIDIA A10-24Q", "A10-24Q", "GRID V100-8Q", "GRID P4-1Q", "something else"])
+def test_no_note_for_checked_or_unknown_family(selector):
+    assert notes_of(selector) == []
+
+
+def test_cli_prints_notes_on_stderr_and_keeps_the_exit_code(tmp_path, capsys):
+    from pciname.cli import main
+
+    path = tmp_path / "cr.yaml"
+    path.write_text(cr("NVIDIA A100-40C", "nvidia.com/NVIDIA_A100-40C"))
+    assert main(["lint", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("pciname: note: ") and err.count("\n") == 1

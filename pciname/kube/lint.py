@@ -370,6 +370,9 @@ class Linter:
         self.upgrade_name = self.resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
         self._docs: list[_Doc] = []
         self._name_index: dict[str, list[Resolution]] | None = None
+        #: ``FILE:LINE: PATH: message`` lines that deserve a word but are no
+        #: finding (a vGPU type string the evidence cannot check), set by :meth:`run`.
+        self.notes: list[str] = []
 
     # inputs
 
@@ -393,6 +396,7 @@ class Linter:
     # checks
 
     def run(self) -> list[Finding]:
+        self.notes = []
         sites = _Sites()
         for doc in self._docs:
             _walk(doc, sites)
@@ -699,9 +703,13 @@ class Linter:
                 entry, selector_node, entry.path + ("mdevNameSelector",), ("mdev", selector), seen, repr(selector)
             )
         )
-        from .vgpu import selector_problem
+        from .vgpu import selector_note, selector_problem
 
         problem = selector_problem(selector)
+        note = selector_note(selector) if problem is None else None
+        if note is not None:
+            mark = selector_node.start_mark
+            self.notes.append(f"{entry.doc.file}:{mark.line + 1}: {format_path(entry.path + ('mdevNameSelector',))}: {note}")
         if problem is not None:
             found.append(
                 self._finding(

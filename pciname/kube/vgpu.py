@@ -121,3 +121,48 @@ def selector_problem(selector: str) -> tuple[str, list[str]] | None:
         f"(prefix {evidence.prefix!r}: {evidence.kind}, {evidence.observed!r})",
         expected,
     )
+
+
+def selector_note(selector: str) -> str | None:
+    """What deserves a word about ``selector`` although it is no finding: a
+    catalogue type whose family's prefix is only inferred (and the selector
+    differs from it) or not known at all. None otherwise (including when
+    :func:`selector_problem` reports it)."""
+    from ..naming.vgpu_prefixes import READ_MDEV
+
+    cat = vgpu.catalogue()
+    token = vgpu.type_token(selector)
+    families = cat.type_families.get(token)
+    family = vgpu.family_of(token)
+    if not families and family in cat.families:
+        import difflib
+
+        close = difflib.get_close_matches(token, list(cat.type_families), n=3, cutoff=0.6)
+        near = f"; the closest are {', '.join(close)}" if close else ""
+        return (
+            f"{selector!r}: {token} is not among the {len(cat.families[family])} {family} types of {cat.where}"
+            f"{near} (a newer driver may add types: check `{READ_MDEV}`)"
+        )
+    if not families or selector_problem(selector) is not None:
+        return None
+    strings: dict[str, vgpu.VgpuType] = {}
+    for family in families:
+        for device in cat.family_devices[family]:
+            for t in vgpu.device_types(device, cat=cat):
+                if t.type == token:
+                    if t.mdev_name is not None and t.certainty in vgpu.CERTAIN:
+                        return None  # checked, and it is a real string
+                    if t.mdev_name is not None:
+                        strings.setdefault(t.mdev_name, t)
+    key = kubevirt_selector_key(selector)
+    if any(kubevirt_selector_key(name) == key for name in strings):
+        return None
+    shown = ", ".join(families)
+    if strings:
+        first = next(iter(strings.values()))
+        assert first.evidence is not None
+        return (
+            f"{selector!r}: the driver's string for {token} ({shown}) is not known for certain; inferred "
+            f"{' or '.join(repr(n) for n in strings)} ({first.evidence.kind} evidence); check `{READ_MDEV}`"
+        )
+    return f"{selector!r}: no {shown} type string has been observed, so it is not checked; check `{READ_MDEV}`"
