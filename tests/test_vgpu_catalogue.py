@@ -187,3 +187,20 @@ def test_readme_prefix_table_is_the_facts():
             f"{'yes' if f.certain else 'no'} | {f.source} |"
         )
     assert rows == expected
+
+
+def test_archive_round_trip_is_reproducible(tmp_path):
+    releases = vgpu_catalogue.read_archive(ARCHIVE)
+    again = tmp_path / "again.tar.xz"
+    vgpu_catalogue.write_archive(releases, again)
+    assert vgpu_catalogue.read_archive(again) == releases
+    other = tmp_path / "other.tar.xz"
+    vgpu_catalogue.write_archive(list(reversed(releases)), other)
+    assert other.read_bytes() == again.read_bytes()
+
+
+def test_a_newest_release_without_counts_is_refused():
+    releases = vgpu_catalogue.read_archive(ARCHIVE)
+    oldest = [r for r in releases if r[0] == "v0.1.0"]
+    with pytest.raises(ValueError, match="without counts"):
+        vgpu_catalogue.build(oldest)
