@@ -69,12 +69,12 @@ def _version_key(tag: str) -> tuple[int, ...]:
 def parse_config(text: str) -> dict[str, Any]:
     """One release's catalogue: ``configs`` (config name -> (type, max)) in
     file order, ``devices`` (device id -> families, in file order) and
-    ``default`` (device id -> the configs ``default`` creates there). The
+    ``default`` (device id -> [config, count] ``default`` creates there). The
     first two releases' format has no counts (0) and no device ids."""
     doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     configs: dict[str, tuple[str, str, int]] = {}
     devices: dict[str, list[str]] = {}
-    default: dict[str, list[str]] = {}
+    default: dict[str, list[list[Any]]] = {}
     for name, entries in doc["vgpu-configs"].items():
         if entries and all(isinstance(e, str) for e in entries):
             # v0.1.0 and v0.2.0: a config is a list of type names, with no
@@ -94,7 +94,7 @@ def parse_config(text: str) -> dict[str, Any]:
                         raise ValueError(f"default: {config!r} is not a vGPU type name")
                     if family not in devices.setdefault(device, []):
                         devices[device].append(family)
-                    default.setdefault(device, []).append(str(config))
+                    default.setdefault(device, []).append([str(config), int(entry["vgpu-devices"][config])])
             continue
         if len(entries) != 1 or entries[0].get("devices") != "all" or list(entries[0]["vgpu-devices"]) != [name]:
             continue  # not a single-type config (none in any release so far)

@@ -204,3 +204,23 @@ def test_a_newest_release_without_counts_is_refused():
     oldest = [r for r in releases if r[0] == "v0.1.0"]
     with pytest.raises(ValueError, match="without counts"):
         vgpu_catalogue.build(oldest)
+
+
+def test_board_memory_comes_from_the_default_config():
+    cat = vgpu.catalogue()
+    assert (cat.board_gb("2236", "A10"), cat.board_gb("2bb5", "DC"), cat.board_gb("2c3a", "DC")) == (24, 96, 32)
+    assert (cat.board_gb("25b6", "A16"), cat.board_gb("25b6", "A2")) == (16, 16)
+    assert cat.board_gb("2342", "GH200") == 96
+
+
+def test_a_family_spanning_boards_says_where_its_counts_stop():
+    # DC: RTX PRO 6000 (96 GB) and RTX PRO 4500 (32 GB) Blackwell share the types
+    on_4500 = {t.vgpu_config: t for t in vgpu.device_types("2c3a")}
+    assert on_4500["DC-16Q"].max_instances == 6  # the catalogue's count, for the 96 GB board
+    assert on_4500["DC-16Q"].inferred_max == 2
+    assert on_4500["DC-96Q"].inferred_max == 0 and "does not fit" in on_4500["DC-96Q"].note()
+    assert on_4500["DC-8Q"].inferred_max == 4
+    assert on_4500["DC-1-24Q"].inferred_max is None and "MIG-backed" in on_4500["DC-1-24Q"].note()
+    assert all(t.inferred_max is None and t.board_note is None for t in vgpu.device_types("2bb5"))
+    spanning = {t.device for d in vgpu.catalogue().devices for t in vgpu.device_types(d) if t.board_note}
+    assert spanning == {"2c3a"}

@@ -60,12 +60,23 @@ class Catalogue:
     source: dict[str, str]
     releases: tuple[dict[str, Any], ...]
     devices: dict[str, tuple[str, ...]]
-    default: dict[str, tuple[str, ...]]
+    #: device id -> ((config, count), ...) of the ``default`` config there
+    default: dict[str, tuple[tuple[str, int], ...]]
     #: family -> ((config, type, max_instances, since), ...)
     families: dict[str, tuple[tuple[str, str, int, str], ...]]
     family_devices: dict[str, tuple[str, ...]]
     #: type -> families offering it
     type_families: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def board_gb(self, device: str, family: str) -> int | None:
+        """The framebuffer of ``device``'s ``family`` board in GB, as its
+        ``default`` config gives it (NVIDIA's rule for it: the Q type of half
+        the memory, twice; or one type of all of it): type GB x count."""
+        for config, count in self.default.get(device, ()):
+            m = _TIME_SLICED.match(config)
+            if m is not None and m.group("GPU") == family:
+                return int(m.group("GB")) * count
+        return None
 
     @property
     def release(self) -> str:
@@ -89,7 +100,7 @@ def load(data: dict[str, Any]) -> Catalogue:
         source=dict(data["source"]),
         releases=tuple(data["releases"]),
         devices={d: tuple(f) for d, f in data["devices"].items()},
-        default={d: tuple(c) for d, c in data["default"].items()},
+        default={d: tuple((str(c), int(n)) for c, n in e) for d, e in data["default"].items()},
         families=families,
         family_devices={f: tuple(e["devices"]) for f, e in data["families"].items()},
         type_families={t: tuple(f) for t, f in type_families.items()},
@@ -121,6 +132,11 @@ class VgpuType:
     evidence: PrefixFact | None
     resource_name: str | None
     shared_id: bool  # the device id stands for boards of more than one family
+    #: When the family spans boards of different memory and this device's is
+    #: smaller than the one the catalogue counts for: the most that fit on
+    #: it (time-sliced: board GB // type GB; 0: not offered), inferred.
+    inferred_max: int | None = None
+    board_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         e = self.evidence
@@ -137,6 +153,7 @@ class VgpuType:
             if e is None
             else {"observed": e.observed, "kind": e.kind, "source": e.source, "driver": e.driver, "located": e.located},
             "resource_name": self.resource_name,
+            "inferred_max_instances": self.inferred_max,
             "note": self.note(),
         }
 
@@ -150,6 +167,8 @@ class VgpuType:
             parts.append(f"prefix inferred from {seen} ({e.observed!r}); {READ_ON_HOST} is exact")
         if self.shared_id:
             parts.append(f"10de:{self.device} is more than one board: the node offers only its own family's types")
+        if self.board_note is not None:
+            parts.append(self.board_note)
         if self.vgpu_config != self.type:
             parts.append(f"config {self.vgpu_config} creates {self.type} vGPUs (the manager strips {GFX_SUFFIX})")
         return "; ".join(parts) or None
@@ -179,8 +198,31 @@ def device_types(device: str, rule: str = mdev.DEFAULT_MDEV_NAME, cat: Catalogue
         )
     out = []
     for family in families:
+        boards = {d: cat.board_gb(d, family) for d in cat.family_devices[family]}
+        sizes = sorted({gb for gb in boards.values() if gb is not None}, reverse=True)
+        board = boards.get(device)
+        smaller = board is not None and len(sizes) > 1 and board < sizes[0]
         for config, vgpu_type, count, since in cat.families[family]:
             name, certainty, fact = mdev_name_of(family, vgpu_type, device)
+            inferred_max, board_note = None, None
+            if smaller:
+                assert board is not None
+                shown = " and ".join(f"{gb} GB" for gb in sizes)
+                m = _TIME_SLICED.match(vgpu_type)
+                if m is not None:
+                    fit = min(count, board // int(m.group("GB")))
+                    if fit < count:
+                        inferred_max = fit
+                        board_note = (
+                            f"the {family} family spans boards of {shown} (by their default configs) and the catalogue "
+                            f"counts for the {sizes[0]} GB one: on 10de:{device} ({board} GB) "
+                            + (f"at most {fit} fit (inferred)" if fit else f"a {m.group('GB')} GB vGPU does not fit (inferred)")
+                        )
+                else:
+                    board_note = (
+                        f"the {family} family spans boards of {shown}; this MIG-backed count is for the "
+                        f"{sizes[0]} GB one, and 10de:{device} has {board} GB"
+                    )
             out.append(
                 VgpuType(
                     device=device,
@@ -194,6 +236,8 @@ def device_types(device: str, rule: str = mdev.DEFAULT_MDEV_NAME, cat: Catalogue
                     evidence=fact,
                     resource_name=None if name is None else mdev.mdev_resource(name, rule),
                     shared_id=len(families) > 1,
+                    inferred_max=inferred_max,
+                    board_note=board_note,
                 )
             )
     return out

@@ -633,6 +633,8 @@ def vgpu_types_response(answer: dict[str, Any]) -> pb.VgpuTypesResponse:
             m.mdev_name = t["mdev_name"]
         if t["resource_name"] is not None:
             m.resource_name = t["resource_name"]
+        if t["inferred_max_instances"] is not None:
+            m.inferred_max_instances = t["inferred_max_instances"]
         e = t["mdev_name_evidence"]
         if e is not None:
             m.evidence.CopyFrom(
@@ -671,6 +673,7 @@ def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
                 "mdev_name_certainty": t.mdev_name_certainty,
                 "mdev_name_evidence": evidence(t),
                 "resource_name": t.resource_name if t.HasField("resource_name") else None,
+                "inferred_max_instances": t.inferred_max_instances if t.HasField("inferred_max_instances") else None,
                 "note": t.note or None,
             }
             for t in m.types

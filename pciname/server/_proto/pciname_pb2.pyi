@@ -433,7 +433,7 @@ class VgpuPrefixEvidence(_message.Message):
     def __init__(self, observed: _Optional[str] = ..., kind: _Optional[str] = ..., source: _Optional[str] = ..., driver: _Optional[str] = ..., located: _Optional[bool] = ...) -> None: ...
 
 class VgpuType(_message.Message):
-    __slots__ = ("type", "vgpu_config", "max_instances", "family", "mdev_name", "mdev_name_certainty", "evidence", "resource_name", "since", "note")
+    __slots__ = ("type", "vgpu_config", "max_instances", "family", "mdev_name", "mdev_name_certainty", "evidence", "resource_name", "since", "note", "inferred_max_instances")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     VGPU_CONFIG_FIELD_NUMBER: _ClassVar[int]
     MAX_INSTANCES_FIELD_NUMBER: _ClassVar[int]
@@ -444,6 +444,7 @@ class VgpuType(_message.Message):
     RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
     SINCE_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    INFERRED_MAX_INSTANCES_FIELD_NUMBER: _ClassVar[int]
     type: str
     vgpu_config: str
     max_instances: int
@@ -454,7 +455,8 @@ class VgpuType(_message.Message):
     resource_name: str
     since: str
     note: str
-    def __init__(self, type: _Optional[str] = ..., vgpu_config: _Optional[str] = ..., max_instances: _Optional[int] = ..., family: _Optional[str] = ..., mdev_name: _Optional[str] = ..., mdev_name_certainty: _Optional[str] = ..., evidence: _Optional[_Union[VgpuPrefixEvidence, _Mapping]] = ..., resource_name: _Optional[str] = ..., since: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...
+    inferred_max_instances: int
+    def __init__(self, type: _Optional[str] = ..., vgpu_config: _Optional[str] = ..., max_instances: _Optional[int] = ..., family: _Optional[str] = ..., mdev_name: _Optional[str] = ..., mdev_name_certainty: _Optional[str] = ..., evidence: _Optional[_Union[VgpuPrefixEvidence, _Mapping]] = ..., resource_name: _Optional[str] = ..., since: _Optional[str] = ..., note: _Optional[str] = ..., inferred_max_instances: _Optional[int] = ...) -> None: ...
 
 class VgpuTypesResponse(_message.Message):
     __slots__ = ("device", "profile", "covered", "message", "families", "catalogue_release", "catalogue_commit", "read_on_host", "types")
