@@ -72,7 +72,8 @@ def test_sriov_creatable_types_are_read_exactly(tmp_path, harvester):
     sriov = [o for o in result.offered if o.kind == "sriov"]
     assert len(sriov) == 23 and {(o.address, o.physfn) for o in sriov} == {(L40S_VF, L40S_PF)}
     l40s = next(o for o in sriov if o.type_id == "1155")
-    assert (l40s.name, l40s.resource_name, l40s.current) == ("NVIDIA L40S-24Q", "nvidia.com/NVIDIA_L40S-24Q", False)
+    # NVIDIA's plugin reads only /sys/bus/mdev/devices: no resource of its own
+    assert (l40s.name, l40s.resource_name, l40s.current) == ("NVIDIA L40S-24Q", None, False)
     assert l40s.catalogue_max == 2
     assert not any(o.current for o in sriov)  # current_vgpu_type 0: none
 
@@ -116,7 +117,7 @@ def test_scan_cli_mdev_config_and_table(tmp_path, harvester, capsys):
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines()]
     assert [A2_PF, "mdev", "nvidia-746", "NVIDIA", "A2-4Q", "1", "nvidia.com/NVIDIA_A2-4Q"] in rows
-    assert [L40S_VF, "sriov", "1155", "NVIDIA", "L40S-24Q", "nvidia.com/NVIDIA_L40S-24Q"] in rows
+    assert [L40S_VF, "sriov", "1155", "NVIDIA", "L40S-24Q", "-"] in rows
     main(["scan", "--sysfs-root", str(tree.root), "-o", "json"])
     assert len(json.loads(capsys.readouterr().out)["offered"]) == 38
 

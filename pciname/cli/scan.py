@@ -101,6 +101,11 @@ def run_scan(args: argparse.Namespace) -> int:
                 ],
                 ("OFFERED BY", "KIND", "TYPE ID", "VGPU TYPE (EXACT)", "AVAILABLE", "RESOURCE"),
             )
+            if any(o.kind == "sriov" for o in result.offered):
+                out.write(
+                    "sriov: NVIDIA's plugin reads no SR-IOV VF's nvidia/ files (only /sys/bus/mdev/devices): "
+                    "permit the VFs by pciVendorSelector for KubeVirt's own plugin\n"
+                )
         if result.diagnoses:
             out.write("\n")
             for d in result.diagnoses:

@@ -8,7 +8,9 @@
   function's ``nvidia/creatable_vgpu_types`` (a header ``ID : vGPU Name``,
   then one ``ID : NAME`` line per type it can still create) and
   ``nvidia/current_vgpu_type`` (the ID of the type it carries, ``0``: none),
-  the layout Harvester's ``pcidevices`` reads and tests with.
+  the layout Harvester's ``pcidevices`` reads and tests with. NVIDIA's
+  plugin reads only ``/sys/bus/mdev/devices`` (through v1.6.0), so such a
+  type has no NVIDIA resource name: KubeVirt's own plugin takes the VFs.
 
 Every path is resolved inside the root and read bounded, as the scan does
 (:mod:`pciname.host.rootfs`); an attribute that cannot be read is left
@@ -49,7 +51,10 @@ class OfferedType:
     available_instances: int | None  # mdev only
     device_api: str | None  # mdev only
     current: bool  # SR-IOV: the type the VF carries now
-    resource_name: str | None  # what the profile's plugin makes of the name
+    # What the profile's plugin makes of the name once a vGPU of it exists
+    # (mdev only: NVIDIA's plugin reads /sys/bus/mdev/devices and nothing of
+    # an SR-IOV VF's nvidia/ files, through v1.6.0).
+    resource_name: str | None
     catalogue_max: int | None  # the catalogue's most per GPU, if it lists the type
 
     @property
@@ -195,7 +200,7 @@ def _sriov_types(
                 available_instances=None,
                 device_api=None,
                 current=ident == current,
-                resource_name=mdev.mdev_resource(name, rule),
+                resource_name=None,
                 catalogue_max=_catalogue_max(device, name),
             )
         )
