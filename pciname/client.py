@@ -52,13 +52,14 @@ from .results import DiffEntry, ProfileInfo, Resolution
 from .server import wire
 from .server._proto import pciname_pb2 as pb
 from .server._proto import pciname_pb2_grpc as pb_grpc
-from .server.wire import GpuOptions, LintResult, NodePool, PermittedHostDevices, SkippedItem
+from .server.wire import GpuOptions, LintResult, NodePool, PermittedHostDevices, SkippedItem, VgpuTypes
 
 __all__ = [
     "Client",
     "GpuOptions",
     "LintResult",
     "NodePool",
+    "VgpuTypes",
     "PermittedHostDevices",
     "RemoteClusterError",
     "RemoteInvalidArgument",
@@ -341,6 +342,13 @@ class Client:
             if value is not None:
                 setattr(request, name, value)
         return wire.node_pool_from_response(self._call(self.stub.NodePool, request))
+
+    def vgpu_types(self, device: str, profile: str = "") -> VgpuTypes:
+        """Every vGPU type NVIDIA's catalogue lists for ``device``, as
+        ``pciname vgpu-types DEVICE -o json`` answers (``covered`` False,
+        with ``message``, when the catalogue does not cover it)."""
+        request = pb.VgpuTypesRequest(device=device, profile=profile)
+        return wire.vgpu_types_from_response(self._call(self.stub.VgpuTypes, request))
 
     def lint(
         self,

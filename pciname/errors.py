@@ -147,3 +147,9 @@ class RemoteLintInputError(RemoteInvalidArgument, LintInputError):
         ServiceError.__init__(self, message, code)
         self.file = file
         self.line = line
+
+
+class NotInCatalogueError(PcinameError):
+    """A device NVIDIA's vGPU type catalogue does not cover (a negative
+    answer: ``pciname vgpu-types`` exits 1, the ``VgpuTypes`` RPC answers
+    NOT_FOUND); the message says where the catalogue stops."""

@@ -83,3 +83,45 @@ class SysfsTree:
         devices.mkdir(parents=True, exist_ok=True)
         os.symlink(f"../../../devices/{bus}/{parent}/{uuid}", devices / uuid)
         return mdev_dir
+
+    def add_mdev_type(
+        self,
+        parent: str,
+        type_id: str,
+        name: str | bytes,
+        available: str = "1\n",
+        device_api: str = "vfio-pci\n",
+        bus: str = "pci0000:00",
+    ) -> Path:
+        """A vGPU type ``parent`` offers: ``mdev_supported_types/<type_id>/{name,available_instances,device_api}``."""
+        type_dir = self.device_dir(parent, bus) / "mdev_supported_types" / type_id
+        type_dir.mkdir(parents=True, exist_ok=True)
+        for file, content in (("name", name), ("available_instances", available), ("device_api", device_api)):
+            (type_dir / file).write_bytes(content.encode() if isinstance(content, str) else content)
+        return type_dir
+
+    def add_vf(
+        self,
+        address: str,
+        physfn: str,
+        creatable: str | None,
+        current: str = "0\n",
+        device: str = "0x26b9\n",
+        driver: str | None = "nvidia",
+        iommu_group: str = "40",
+        bus: str = "pci0000:00",
+    ) -> Path:
+        """An SR-IOV virtual function of ``physfn`` (its ``physfn`` link, and
+        the PF's ``virtfnN``), with ``nvidia/creatable_vgpu_types`` and
+        ``nvidia/current_vgpu_type`` as the vGPU 17+ driver writes them."""
+        path = self.add_function(address, device=device, driver=driver, iommu_group=iommu_group, bus=bus)
+        os.symlink(f"../{physfn}", path / "physfn")
+        pf = self.device_dir(physfn, bus)
+        index = len(list(pf.glob("virtfn*")))
+        os.symlink(f"../{address}", pf / f"virtfn{index}")
+        nvidia = path / "nvidia"
+        nvidia.mkdir()
+        if creatable is not None:
+            (nvidia / "creatable_vgpu_types").write_text(creatable)
+        (nvidia / "current_vgpu_type").write_text(current)
+        return path

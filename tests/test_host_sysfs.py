@@ -881,5 +881,11 @@ def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
     note(scan(parent.root))  # mdev-parent-unknown
     monkeypatch.undo()
 
+    sriov = SysfsTree(tmp_path / "sriov")
+    sriov.add_function("0000:26:00.0", device="0x26b9\n", driver="nvidia", iommu_group="39")
+    sriov.add_vf("0000:26:00.4", "0000:26:00.0", "ID : vGPU Name\n1155 : NVIDIA L40S-24Q\n", "1155\n")
+    sriov.add_vf("0000:26:00.5", "0000:26:00.0", "ID : vGPU Name\n1152 : NVIDIA L40S-8Q\n", "1152\n", iommu_group="41")
+    note(scan(sriov.root))  # sriov-vgpu-types-mixed
+
     assert {code for code, _ in seen} == set(CODES)
     assert {(code, severity) for code, severity in seen} == {(code, c.severity) for code, c in CODES.items()}

@@ -128,6 +128,7 @@ def test_kubevirt_cr_findings_with_lines_paths_and_expected_values():
         (22, "invalid-selector", base + "pciHostDevices[4].pciVendorSelector", "10DE:ZZZZ", None),
         (26, "not-advertised", base + "pciHostDevices[5].resourceName", "nvidia.com/CX7", None),
         (30, "wrong-mdev-resource-name", base + "mediatedDevices[0].resourceName", "nvidia.com/L40S-24Q", "nvidia.com/NVIDIA_L40S-24Q"),
+        (32, "unknown-vgpu-type", base + "mediatedDevices[1].mdevNameSelector", "GRID T4-1Q ", ["GRID T4-1Q"]),
         (33, "invalid-resource-name", base + "mediatedDevices[1].resourceName", "nvidia.com/GRID_T4-1Q_", None),
     ]
     assert all(f.file == "kubevirt.yaml" and f.document == 1 for f in findings)

@@ -19,7 +19,7 @@ from ..errors import PcinameError
 from ..render import emit, table
 from .core import add_profile_options
 from .output import add_output_option
-from .shared import NO_DEVICES, add_request_options, profile_arg, report, say
+from .shared import NO_DEVICES, add_request_options, profile_arg, report, say, vgpu_requests
 
 if TYPE_CHECKING:
     from ..kube.cluster import ApiClient, ClusterState
@@ -195,7 +195,8 @@ def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
     if state.kubevirt is None:
         raise PcinameError(f"{NO_KUBEVIRT} to apply to")
     profile, how, _ = choose_profile(profile_arg(args, allow_auto=True), state.nodes)
-    snippet = permitted_host_devices(args.devices, args.mdev, profile, args.include_broken)
+    devices, mdevs = vgpu_requests(args, counts=False, profile=profile)
+    snippet = permitted_host_devices(devices, mdevs, profile, args.include_broken)
     broken = report(snippet)
     if not snippet.data:
         raise PcinameError("nothing to apply: every device was left out")

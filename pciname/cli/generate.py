@@ -17,7 +17,7 @@ from ..errors import PcinameError
 from ..render import emit, table
 from .core import add_profile_options
 from .output import add_output_option
-from .shared import NO_DEVICES, add_request_options, included, profile_arg, report, say
+from .shared import NO_DEVICES, add_request_options, included, profile_arg, report, say, vgpu_requests
 
 if TYPE_CHECKING:
     from ..kube.generate import Skipped, Snippet
@@ -59,6 +59,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="DIR",
         help="also every device and vGPU type the profile's plugin advertises on the node whose sysfs is under "
         "DIR, as `pciname scan --sysfs-root DIR` sees it (per IOMMU group up to v1.4.0, per function after)",
+    )
+    phd.add_argument(
+        "--offered",
+        action="store_true",
+        help="with --from-scan: also every vGPU type the node's GPUs offer (mdev_supported_types), not only those "
+        "with vGPUs created, under its exact name",
     )
     phd.add_argument(
         "--format",
@@ -143,15 +149,17 @@ def _snippet_table(snippet: Snippet, rows_of: Callable[[dict[str, Any]], list[tu
 def run_permitted_host_devices(args: argparse.Namespace) -> int:
     from ..kube.generate import permitted_host_devices, render
 
-    devices, mdevs = list(args.devices), list(args.mdev)
+    devices, mdevs = vgpu_requests(args, counts=False)
     if args.from_scan is not None:
         from ..host.sysfs import scan, scan_requests
 
-        found = scan_requests(scan(args.from_scan, profile_arg(args)))
+        found = scan_requests(scan(args.from_scan, profile_arg(args)), offered=args.offered)
         for line in found.skipped:
             say(f"--from-scan: left out {line}")
         devices += found.devices
         mdevs += found.mdev_types
+    if args.offered and args.from_scan is None:
+        raise PcinameError("--offered goes with --from-scan DIR")
     if not devices and not mdevs:
         raise PcinameError(NO_DEVICES if args.from_scan is None else f"--from-scan {args.from_scan}: nothing to permit")
     for flag, given in (
@@ -301,6 +309,7 @@ def run_node_pool(args: argparse.Namespace) -> int:
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_GPUS)
+    devices, mdevs = vgpu_requests(args, counts=True)
     fields = {name: getattr(args, name) for name in POOL_FIELD_FLAGS}
     if args.fragment:
         given = [flag for name, flag in POOL_FIELD_FLAGS.items() if fields[name] is not None]
@@ -309,10 +318,10 @@ def run_node_pool(args: argparse.Namespace) -> int:
         fields = {}
     snippet = node_pool(
         args.group,
-        _requests(args.devices),
+        _requests(devices),
         profile_arg(args),
         args.include_broken,
-        mdevs=_requests(args.mdev),
+        mdevs=_requests(mdevs),
         fragment=args.fragment,
         **fields,
     )
@@ -339,11 +348,12 @@ def run_vm_gpus(args: argparse.Namespace) -> int:
         raise PcinameError(NO_GPUS)
     if not args.prefix or any(c.isspace() for c in args.prefix):
         raise PcinameError("--prefix must be a non-empty name without white space")
+    devices, mdevs = vgpu_requests(args, counts=True)
     snippet = vm_gpus(
-        _requests(args.devices),
+        _requests(devices),
         profile_arg(args),
         args.include_broken,
-        mdevs=_requests(args.mdev),
+        mdevs=_requests(mdevs),
         prefix=args.prefix,
     )
     broken = report(snippet)

@@ -66,6 +66,8 @@ def run_lint(args: argparse.Namespace) -> int:
             )
     else:
         emit([f.to_dict() for f in findings], args.output)
+    for note in linter.notes:
+        say(f"note: {note}")
     for message in errors:
         say(message)
     if errors:

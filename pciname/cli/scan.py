@@ -24,6 +24,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "why not), and what is wrong with the node. Exit 0, 1 when something is wrong, 2 when DIR has no sysfs.",
     )
     scan.add_argument("--sysfs-root", metavar="DIR", default="/", help="the directory holding sys/ (default: /)")
+    scan.add_argument(
+        "--mdev-config",
+        action="append",
+        metavar="TYPE",
+        help="print KubeVirt's mediatedDevicesConfiguration creating TYPE (A10-24Q, or its exact mdev_type/name) "
+        "with the node's own nvidia-NNN ids (they differ per SKU and driver) instead of the report (repeatable)",
+    )
     add_profile_options(scan)
     add_output_option(scan)
     scan.set_defaults(func=run_scan)
@@ -34,6 +41,11 @@ def run_scan(args: argparse.Namespace) -> int:
     from ..naming.profiles import PER_FUNCTION
 
     result = scan(args.sysfs_root, profile_arg(args))
+    if args.mdev_config:
+        from ..host.offered import mdev_config
+
+        emit(mdev_config(result.offered, args.mdev_config), "json" if args.output == "json" else "yaml")
+        return 0
     if args.output == "table":
         out = sys.stdout
         unit = "PCI function (its address)" if result.discovery == PER_FUNCTION else "IOMMU group (its number)"
@@ -73,6 +85,27 @@ def run_scan(args: argparse.Namespace) -> int:
                 ],
                 ("RESOURCE", "KIND", "FROM", "COUNT", "WORKS", "DEVICE IDS"),
             )
+        if result.offered:
+            out.write("\n")
+            table(
+                [
+                    (
+                        o.address,
+                        o.kind,
+                        o.type_id,
+                        o.name,
+                        o.available_instances if o.kind == "mdev" else ("current" if o.current else ""),
+                        o.resource_name,
+                    )
+                    for o in result.offered
+                ],
+                ("OFFERED BY", "KIND", "TYPE ID", "VGPU TYPE (EXACT)", "AVAILABLE", "RESOURCE"),
+            )
+            if any(o.kind == "sriov" for o in result.offered):
+                out.write(
+                    "sriov: NVIDIA's plugin reads no SR-IOV VF's nvidia/ files (only /sys/bus/mdev/devices): "
+                    "permit the VFs by pciVendorSelector for KubeVirt's own plugin\n"
+                )
         if result.diagnoses:
             out.write("\n")
             for d in result.diagnoses:

@@ -49,10 +49,43 @@ def add_request_options(parser: argparse.ArgumentParser, *, counts: bool) -> Non
         help='a vGPU type as in mdev_type/name, e.g. "GRID T4-1Q" (repeatable)',
     )
     parser.add_argument(
+        "--vgpu",
+        action="append",
+        default=[],
+        metavar="TYPE=COUNT" if counts else "TYPE",
+        help="a vGPU type as NVIDIA's docs and the nvidia.com/vgpu.config label name it, e.g. A10-24Q "
+        "(repeatable): its exact mdev_type/name for the GPUs given as DEVICE (see `pciname vgpu-types`); "
+        "with --vgpu, DEVICEs name those GPUs and are not requested for passthrough; an error when the type "
+        "belongs to none of them or its string is unknown",
+    )
+    parser.add_argument(
         "--include-broken",
         action="store_true",
         help="keep devices whose names will not work (still reported on stderr)",
     )
+
+
+def vgpu_requests(
+    args: argparse.Namespace, *, counts: bool, profile: ProfileLike | None = None
+) -> tuple[list[str], list[str]]:
+    """(devices, mdev requests) after ``--vgpu``: the types' exact strings
+    join ``--mdev`` (as ``NAME`` or ``NAME=COUNT``), and the DEVICEs, only
+    the GPUs they are for, are requested no more."""
+    devices, mdevs = list(args.devices), list(args.mdev)
+    if not args.vgpu:
+        return devices, mdevs
+    from ..kube.generate import parse_request
+    from ..kube.vgpu import vgpu_mdevs
+
+    gpus = []
+    for item in devices:
+        device, count = parse_request(item) if counts else (item, 1)
+        if counts and "=" in item:
+            raise PcinameError(f"{item}: with --vgpu, DEVICE names a GPU model; give the count to --vgpu TYPE=COUNT")
+        gpus.append(device)
+    found = vgpu_mdevs(gpus, args.vgpu, profile_arg(args) if profile is None else profile, counts=counts)
+    mdevs += [f"{name}={count}" if counts else name for name, count in found]
+    return [], mdevs
 
 
 def report(snippet: Snippet) -> bool:

@@ -36,6 +36,7 @@ MDEV_PARENT_UNKNOWN = "mdev-parent-unknown"
 NON_NVIDIA_MDEV = "non-nvidia-mdev"
 MDEV_TYPE_LOOKED_UP = "mdev-type-looked-up"
 MDEV_TYPE_LEAK = "mdev-type-leak"
+SRIOV_VGPU_TYPES_MIXED = "sriov-vgpu-types-mixed"
 
 
 class Code(NamedTuple):
@@ -122,6 +123,11 @@ CODES: dict[str, Code] = {
         WARNING,
         "v1.1.1 and earlier, more than one vGPU type: each type's plugin also lists the vGPUs of the types "
         "started before it, in Go's random map order, so a VM may get a vGPU of another type",
+    ),
+    SRIOV_VGPU_TYPES_MIXED: Code(
+        WARNING,
+        "SR-IOV VFs of one device id carry different vGPU types (nvidia/current_vgpu_type): they share the PF's "
+        "device id, so KubeVirt's own plugin puts them in one resource and a VM may get any of the types",
     ),
 }
 

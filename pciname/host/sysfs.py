@@ -72,6 +72,7 @@ from ..naming.mdev import crash_warning, type_string
 from ..naming.profiles import DEFAULT_PROFILE, PER_FUNCTION, UNNAMED_NOT_ADVERTISED, get_profile
 from ..pciids.ids import NVIDIA_VENDOR_ID
 from . import rootfs
+from .offered import MDEV, OfferedType, mixed_sriov_types, offered_types
 from .diagnoses import (
     ERROR,
     HOST_DRIVER,
@@ -221,6 +222,8 @@ class ScanResult:
     mdevs: list[MdevDevice]
     resources: list[AdvertisedResource]
     diagnoses: list[Diagnosis]
+    # The vGPU types each NVIDIA function offers (pciname.host.offered).
+    offered: list[OfferedType] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Diagnosis]:
@@ -236,6 +239,7 @@ class ScanResult:
             "mdevs": [m.to_dict() for m in self.mdevs],
             "resources": [r.to_dict() for r in self.resources],
             "diagnoses": [d.to_dict() for d in self.diagnoses],
+            "offered": [o.to_dict() for o in self.offered],
         }
 
 
@@ -249,7 +253,7 @@ class ScanRequests:
     skipped: list[str]  # one line per resource left out, and why
 
 
-def scan_requests(result: ScanResult) -> ScanRequests:
+def scan_requests(result: ScanResult, *, offered: bool = False) -> ScanRequests:
     """The requests ``permitted-host-devices --from-scan`` makes of a scan:
     every PCI resource by its device id, every vGPU resource by its type
     name, each once. Left out, with a reason: everything when the plugin
@@ -273,6 +277,21 @@ def scan_requests(result: ScanResult) -> ScanRequests:
             skipped.append(f"{r.source!r} ({r.resource_name}): {UNUSUAL_DEVICE_ID}")
         elif r.source not in devices:
             devices.append(r.source)
+    if offered:
+        # Types the GPUs offer, not only those with vGPUs created: the plugin
+        # advertises each once the vGPU Device Manager (or KubeVirt) creates it.
+        sriov: list[str] = []
+        for o in result.offered:
+            if o.kind != MDEV:
+                if o.name not in sriov:
+                    sriov.append(o.name)
+            elif o.name not in types:
+                types.append(o.name)
+        if sriov:
+            skipped.append(
+                f"{len(sriov)} vGPU types SR-IOV VFs offer (nvidia/creatable_vgpu_types, e.g. {sriov[0]!r}): "
+                "no mdev, so no mediatedDevices entry; KubeVirt's own plugin takes the VFs by pciVendorSelector"
+            )
     return ScanRequests(devices, types, skipped)
 
 
@@ -315,12 +334,23 @@ def scan(
     vgpu_names = _name_vgpus(vgpu_types, node.mdevs, view)
     node_diagnoses = _diagnose_node(node, accepted, profile_name)  # 4. diagnose
 
+    offered = offered_types(node.root, view.profile.mdev_name)  # what the GPUs offer, beside what they run
+
     # The report's order: PCI functions (as read and taken, then as named),
     # then vGPUs (likewise), then the node as a whole.
     diagnoses = [*taken.diagnoses, *pci_names.diagnoses, *vgpu_types.diagnoses, *vgpu_names.diagnoses, *node_diagnoses]
+    diagnoses += mixed_sriov_types(offered)
     resources = _crashed(diagnoses, [*pci_names.resources, *vgpu_names.resources])
     return ScanResult(
-        str(node.root), profile_name, accepted, view.profile.discovery, node.nvidia, node.mdevs, resources, diagnoses
+        str(node.root),
+        profile_name,
+        accepted,
+        view.profile.discovery,
+        node.nvidia,
+        node.mdevs,
+        resources,
+        diagnoses,
+        offered,
     )
 
 

@@ -70,7 +70,14 @@ Finding codes (stable):
     ``pciDeviceSelector`` in a KubeVirt CR or ``pciVendorSelector`` in a
     HyperConverged CR (each ignores the other's field);
 ``renamed-by-upgrade``
-    right today, but the ``upgrade_to`` profile advertises another name.
+    right today, but the ``upgrade_to`` profile advertises another name;
+``unknown-vgpu-type``
+    a ``mdevNameSelector`` that names a catalogue vGPU type but is not the
+    string the driver shows for it (``A10-24Q``, ``GRID A10-24Q``: the
+    driver shows ``NVIDIA A10-24Q``); ``expected`` lists the real strings.
+    Only where the catalogue and certain prefix evidence tell
+    (:mod:`pciname.naming.vgpu_prefixes`); a type or family they do not
+    cover is not reported.
 """
 
 from __future__ import annotations
@@ -107,6 +114,7 @@ DUPLICATE_SELECTOR = "duplicate-selector"
 INVALID_SELECTOR = "invalid-selector"
 WRONG_SELECTOR_FIELD = "wrong-selector-field"
 RENAMED_BY_UPGRADE = "renamed-by-upgrade"
+UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
 
 CODES = (
     WRONG_RESOURCE_NAME,
@@ -122,6 +130,7 @@ CODES = (
     INVALID_SELECTOR,
     WRONG_SELECTOR_FIELD,
     RENAMED_BY_UPGRADE,
+    UNKNOWN_VGPU_TYPE,
 )
 
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
@@ -361,6 +370,9 @@ class Linter:
         self.upgrade_name = self.resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
         self._docs: list[_Doc] = []
         self._name_index: dict[str, list[Resolution]] | None = None
+        #: ``FILE:LINE: PATH: message`` lines that deserve a word but are no
+        #: finding (a vGPU type string the evidence cannot check), set by :meth:`run`.
+        self.notes: list[str] = []
 
     # inputs
 
@@ -384,6 +396,7 @@ class Linter:
     # checks
 
     def run(self) -> list[Finding]:
+        self.notes = []
         sites = _Sites()
         for doc in self._docs:
             _walk(doc, sites)
@@ -690,6 +703,19 @@ class Linter:
                 entry, selector_node, entry.path + ("mdevNameSelector",), ("mdev", selector), seen, repr(selector)
             )
         )
+        from .vgpu import selector_note, selector_problem
+
+        problem = selector_problem(selector)
+        note = selector_note(selector) if problem is None else None
+        if note is not None:
+            mark = selector_node.start_mark
+            self.notes.append(f"{entry.doc.file}:{mark.line + 1}: {format_path(entry.path + ('mdevNameSelector',))}: {note}")
+        if problem is not None:
+            found.append(
+                self._finding(
+                    entry.doc, selector_node, entry.path + ("mdevNameSelector",), UNKNOWN_VGPU_TYPE, problem[0], problem[1]
+                )
+            )
         rule = self.resolver.view(self.profile).profile.mdev_name
         expected = mdev.mdev_resource(selector, rule)
         if expected is None:

@@ -61,6 +61,7 @@ from .wire import (
     node_pool_response,
     permitted_response,
     shown,
+    vgpu_types_response,
 )
 
 if TYPE_CHECKING:
@@ -645,6 +646,31 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
     return response, len(devices) + len(mdev_types)
 
 
+# -- VgpuTypes --------------------------------------------------------------------------------
+
+
+def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesResponse:
+    """What ``pciname vgpu-types DEVICE -o json`` answers; a device the
+    catalogue does not cover is ``covered: false`` with the one line."""
+    from ..errors import NotInCatalogueError
+    from ..kube.vgpu import vgpu_types as answer_of
+
+    check_length(request.device, "device", MAX_DEVICE_CHARS)
+    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    if not request.device.strip():
+        raise RpcFailure(INVALID, "empty request: no device given")
+    no_auto(request.profile)
+    profile = served_profile(data, request.profile)
+    try:
+        return vgpu_types_response(answer_of(request.device, profile.key, resolver=data.resolver))
+    except NotInCatalogueError as error:
+        from ..resolver import parse_device
+
+        return pb.VgpuTypesResponse(
+            device=str(parse_device(request.device)), profile=profile.name, covered=False, message=str(error)
+        )
+
+
 def _texts(data: Any) -> tuple[str, str]:
     """(YAML, JSON) of ``data`` exactly as the CLI's ``-o yaml|json`` prints it."""
     import io
@@ -667,4 +693,5 @@ __all__ = [
     "permitted_format",
     "permitted_host_devices",
     "render_texts",
+    "vgpu_types",
 ]

@@ -116,6 +116,7 @@ class PciNameService:
             "Lint": (self.lint, pb.LintRequest),
             "GpuOptions": (self.gpu_options, pb.GpuOptionsRequest),
             "NodePool": (self.node_pool, pb.NodePoolRequest),
+            "VgpuTypes": (self.vgpu_types, pb.VgpuTypesRequest),
         }
 
     def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
@@ -334,6 +335,11 @@ class PciNameService:
         self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.NodePoolResponse, int]:
         return kube_rpcs.node_pool(request, data, max_batch=self.max_batch)
+
+    def vgpu_types(
+        self, request: pb.VgpuTypesRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.VgpuTypesResponse, int]:
+        return kube_rpcs.vgpu_types(request, data), 1
 
 
 __all__ = ["PciNameService", "SERVICE_NAME", "STREAMING"]

@@ -302,6 +302,22 @@ class NodePool:
 
 
 @dataclass(frozen=True)
+class VgpuTypes:
+    """The vGPU types of a GPU as the server answered (VgpuTypes): ``types``
+    are dicts with the fields of ``pciname vgpu-types -o json``'s types."""
+
+    device: str
+    profile: str
+    covered: bool
+    message: str = ""
+    families: list[str] = field(default_factory=list)
+    catalogue_release: str = ""
+    catalogue_commit: str = ""
+    read_on_host: str = ""
+    types: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class LintResult:
     """What Lint found: the library's own :class:`~pciname.kube.lint.Finding` objects."""
 
@@ -588,6 +604,83 @@ def node_pool_response(
     return response
 
 
+# -- messages: VgpuTypes -----------------------------------------------------------------------
+
+
+def vgpu_types_response(answer: dict[str, Any]) -> pb.VgpuTypesResponse:
+    """VgpuTypes's answer from :func:`pciname.kube.vgpu.vgpu_types`'s dict."""
+    source = answer["catalogue"]
+    response = pb.VgpuTypesResponse(
+        device=answer["device"],
+        profile=answer["profile"],
+        covered=True,
+        families=list(answer["families"]),
+        catalogue_release=source["release"],
+        catalogue_commit=source["commit"],
+        read_on_host=answer["read_on_host"],
+    )
+    for t in answer["types"]:
+        m = response.types.add(
+            type=t["type"],
+            vgpu_config=t["vgpu_config"],
+            max_instances=t["max_instances"],
+            family=t["family"],
+            mdev_name_certainty=t["mdev_name_certainty"],
+            since=t["since"],
+            note=t["note"] or "",
+        )
+        if t["mdev_name"] is not None:
+            m.mdev_name = t["mdev_name"]
+        if t["resource_name"] is not None:
+            m.resource_name = t["resource_name"]
+        if t["inferred_max_instances"] is not None:
+            m.inferred_max_instances = t["inferred_max_instances"]
+        e = t["mdev_name_evidence"]
+        if e is not None:
+            m.evidence.CopyFrom(
+                pb.VgpuPrefixEvidence(
+                    observed=e["observed"], kind=e["kind"], source=e["source"], driver=e["driver"] or "", located=e["located"]
+                )
+            )
+    return response
+
+
+def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
+    def evidence(t: pb.VgpuType) -> dict[str, Any] | None:
+        if not t.HasField("evidence"):
+            return None
+        e = t.evidence
+        return {"observed": e.observed, "kind": e.kind, "source": e.source, "driver": e.driver or None, "located": e.located}
+
+    return VgpuTypes(
+        device=m.device,
+        profile=m.profile,
+        covered=m.covered,
+        message=m.message,
+        families=list(m.families),
+        catalogue_release=m.catalogue_release,
+        catalogue_commit=m.catalogue_commit,
+        read_on_host=m.read_on_host,
+        types=[
+            {
+                "device": m.device,
+                "family": t.family,
+                "type": t.type,
+                "vgpu_config": t.vgpu_config,
+                "max_instances": t.max_instances,
+                "since": t.since,
+                "mdev_name": t.mdev_name if t.HasField("mdev_name") else None,
+                "mdev_name_certainty": t.mdev_name_certainty,
+                "mdev_name_evidence": evidence(t),
+                "resource_name": t.resource_name if t.HasField("resource_name") else None,
+                "inferred_max_instances": t.inferred_max_instances if t.HasField("inferred_max_instances") else None,
+                "note": t.note or None,
+            }
+            for t in m.types
+        ],
+    )
+
+
 def node_pool_from_response(m: pb.NodePoolResponse) -> NodePool:
     return NodePool(
         profile=m.profile,
@@ -757,6 +850,7 @@ __all__ = [
     "PermittedHostDevices",
     "RpcFailure",
     "SkippedItem",
+    "VgpuTypes",
     "check_batch",
     "check_deadline",
     "check_length",

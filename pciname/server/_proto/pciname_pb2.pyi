@@ -409,3 +409,73 @@ class NodePoolResponse(_message.Message):
     format: str
     gpus: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, yaml: _Optional[str] = ..., json: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., profile: _Optional[str] = ..., format: _Optional[str] = ..., gpus: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class VgpuTypesRequest(_message.Message):
+    __slots__ = ("device", "profile")
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    device: str
+    profile: str
+    def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+
+class VgpuPrefixEvidence(_message.Message):
+    __slots__ = ("observed", "kind", "source", "driver", "located")
+    OBSERVED_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    LOCATED_FIELD_NUMBER: _ClassVar[int]
+    observed: str
+    kind: str
+    source: str
+    driver: str
+    located: bool
+    def __init__(self, observed: _Optional[str] = ..., kind: _Optional[str] = ..., source: _Optional[str] = ..., driver: _Optional[str] = ..., located: _Optional[bool] = ...) -> None: ...
+
+class VgpuType(_message.Message):
+    __slots__ = ("type", "vgpu_config", "max_instances", "family", "mdev_name", "mdev_name_certainty", "evidence", "resource_name", "since", "note", "inferred_max_instances")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    VGPU_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    MAX_INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    MDEV_NAME_FIELD_NUMBER: _ClassVar[int]
+    MDEV_NAME_CERTAINTY_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    INFERRED_MAX_INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    vgpu_config: str
+    max_instances: int
+    family: str
+    mdev_name: str
+    mdev_name_certainty: str
+    evidence: VgpuPrefixEvidence
+    resource_name: str
+    since: str
+    note: str
+    inferred_max_instances: int
+    def __init__(self, type: _Optional[str] = ..., vgpu_config: _Optional[str] = ..., max_instances: _Optional[int] = ..., family: _Optional[str] = ..., mdev_name: _Optional[str] = ..., mdev_name_certainty: _Optional[str] = ..., evidence: _Optional[_Union[VgpuPrefixEvidence, _Mapping]] = ..., resource_name: _Optional[str] = ..., since: _Optional[str] = ..., note: _Optional[str] = ..., inferred_max_instances: _Optional[int] = ...) -> None: ...
+
+class VgpuTypesResponse(_message.Message):
+    __slots__ = ("device", "profile", "covered", "message", "families", "catalogue_release", "catalogue_commit", "read_on_host", "types")
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    COVERED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    CATALOGUE_RELEASE_FIELD_NUMBER: _ClassVar[int]
+    CATALOGUE_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    READ_ON_HOST_FIELD_NUMBER: _ClassVar[int]
+    TYPES_FIELD_NUMBER: _ClassVar[int]
+    device: str
+    profile: str
+    covered: bool
+    message: str
+    families: _containers.RepeatedScalarFieldContainer[str]
+    catalogue_release: str
+    catalogue_commit: str
+    read_on_host: str
+    types: _containers.RepeatedCompositeFieldContainer[VgpuType]
+    def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ..., covered: _Optional[bool] = ..., message: _Optional[str] = ..., families: _Optional[_Iterable[str]] = ..., catalogue_release: _Optional[str] = ..., catalogue_commit: _Optional[str] = ..., read_on_host: _Optional[str] = ..., types: _Optional[_Iterable[_Union[VgpuType, _Mapping]]] = ...) -> None: ...

@@ -84,6 +84,11 @@ class PciNameStub:
                 request_serializer=pciname_dot_v1_dot_pciname__pb2.NodePoolRequest.SerializeToString,
                 response_deserializer=pciname_dot_v1_dot_pciname__pb2.NodePoolResponse.FromString,
                 _registered_method=True)
+        self.VgpuTypes = channel.unary_unary(
+                '/pciname.v1.PciName/VgpuTypes',
+                request_serializer=pciname_dot_v1_dot_pciname__pb2.VgpuTypesRequest.SerializeToString,
+                response_deserializer=pciname_dot_v1_dot_pciname__pb2.VgpuTypesResponse.FromString,
+                _registered_method=True)
 
 
 class PciNameServicer:
@@ -174,6 +179,15 @@ class PciNameServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def VgpuTypes(self, request, context):
+        """Every vGPU type NVIDIA's catalogue lists for a GPU, as `pciname
+        vgpu-types DEVICE -o json` answers: the exact mdev_type/name where the
+        prefix evidence knows it, and the resource the profile's plugin makes of it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PciNameServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -226,6 +240,11 @@ def add_PciNameServicer_to_server(servicer, server):
                     servicer.NodePool,
                     request_deserializer=pciname_dot_v1_dot_pciname__pb2.NodePoolRequest.FromString,
                     response_serializer=pciname_dot_v1_dot_pciname__pb2.NodePoolResponse.SerializeToString,
+            ),
+            'VgpuTypes': grpc.unary_unary_rpc_method_handler(
+                    servicer.VgpuTypes,
+                    request_deserializer=pciname_dot_v1_dot_pciname__pb2.VgpuTypesRequest.FromString,
+                    response_serializer=pciname_dot_v1_dot_pciname__pb2.VgpuTypesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -498,6 +517,33 @@ class PciName:
             '/pciname.v1.PciName/NodePool',
             pciname_dot_v1_dot_pciname__pb2.NodePoolRequest.SerializeToString,
             pciname_dot_v1_dot_pciname__pb2.NodePoolResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VgpuTypes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pciname.v1.PciName/VgpuTypes',
+            pciname_dot_v1_dot_pciname__pb2.VgpuTypesRequest.SerializeToString,
+            pciname_dot_v1_dot_pciname__pb2.VgpuTypesResponse.FromString,
             options,
             channel_credentials,
             insecure,
