@@ -68,7 +68,7 @@ def test_every_profile_works_with_nothing_installed(monkeypatch, tmp_path):
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "empty-cache"))
     pciname.clear_caches()
     infos = pciname.profiles()
-    assert len(infos) == len(load_registry().profiles) == 54
+    assert len(infos) == len(load_registry().profiles) == 54 + 44  # 44 Cozystack releases (v1.0.0 to v1.6.2)
     assert all(p.installed for p in infos)
     assert pciname.resolve("10de:2330", "gpu-operator@v23.9.2").resource_name == "nvidia.com/GH100H100_SXM5_80GB"
     assert pciname.resolve("10de:1eb8", "kubevirt-gpu-device-plugin@v1.0.1").resource_name == "nvidia.com/TU104GL_Tesla_T4"
@@ -149,7 +149,7 @@ def test_damage_after_the_first_use_changes_nothing_already_verified(tmp_path):
 def test_profiles_and_snapshots_list_show_the_package(tmp_path):
     env = {"PCINAME_CACHE_DIR": str(tmp_path / "cache")}
     listing = json.loads(cli("profiles", "-o", "json", env=env, cwd=tmp_path).stdout)
-    assert len(listing) == 54 and all(p["installed"] for p in listing)
+    assert len(listing) == 54 + 44 and all(p["installed"] for p in listing)
     snaps = json.loads(cli("snapshots", "list", "-o", "json", env=env, cwd=tmp_path).stdout)
     assert all(s["installed"] and s["packaged"] for s in snaps)
     assert all(s["path"].endswith(f"snapshots.tar.xz#{s['snapshot']}.ids") for s in snaps)

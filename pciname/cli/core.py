@@ -315,7 +315,7 @@ def _users() -> dict[str, dict[str, list[str]]]:
     users: dict[str, dict[str, list[str]]] = {}
     for profile in load_registry().profiles.values():
         if profile.snapshot is not None:
-            kinds = users.setdefault(profile.snapshot.sha256, {"plugin": [], "gpu-operator": []})
+            kinds = users.setdefault(profile.snapshot.sha256, {"plugin": [], "gpu-operator": [], "cozystack": []})
             kinds[profile.kind].append(profile.name.partition("@")[2])
     return users
 
