@@ -314,11 +314,14 @@ class Client:
         roles: Iterable[str] = (),
         cpu: str | None = None,
         memory: str | None = None,
+        cozystack: str = "",
+        cluster: str = "",
     ) -> NodePool:
         """A Cozystack tenant node group ``group`` with these GPUs
         (``DEVICE[=COUNT]``, ``TYPE[=COUNT]``), as ``pciname node-pool``
-        prints it: ``format`` values or patch; ``fragment`` for gpus only;
-        group fields left None take the values schema's defaults."""
+        prints it: ``format`` values, patch or kubernetes-nodes (with
+        ``cluster``); ``fragment`` for gpus only; group fields left None take
+        the defaults of Cozystack release ``cozystack`` (empty: the newest)."""
         request = pb.NodePoolRequest(
             group=group,
             devices=list(devices),
@@ -328,6 +331,8 @@ class Client:
             fragment=fragment,
             format=format,
             roles=list(roles),
+            cozystack=cozystack,
+            cluster=cluster,
         )
         optional: dict[str, Any] = {
             "instance_type": instance_type,

@@ -25,6 +25,10 @@ class UnknownProfileError(PcinameError, LookupError):
     """A profile name pciname does not know."""
 
 
+class UnknownCozystackRelease(UnknownProfileError):
+    """A Cozystack release pciname has no facts for (gRPC: NOT_FOUND)."""
+
+
 class UnknownAlgorithmError(PcinameError, LookupError):
     """An algorithm name that is not one of the four."""
 

@@ -17,7 +17,7 @@ from ..errors import PcinameError
 from ..render import emit, table
 from .core import add_profile_options
 from .output import add_output_option
-from .shared import NO_DEVICES, add_request_options, included, profile_arg, report, say
+from .shared import NO_DEVICES, add_cozystack_option, add_request_options, cozystack_profile, included, profile_arg, report, say
 
 if TYPE_CHECKING:
     from ..kube.generate import Skipped, Snippet
@@ -30,7 +30,7 @@ POOL_FIELD_FLAGS = {
     "instance_type": "--instance-type",
     "min_replicas": "--min-replicas",
     "max_replicas": "--max-replicas",
-    "ephemeral_storage": "--ephemeral-storage",
+    "disk_size": "--disk-size",
     "roles": "--role",
     "cpu": "--cpu",
     "memory": "--memory",
@@ -227,18 +227,20 @@ def _requests(items: Iterable[str]) -> list[tuple[str, int]]:
 
 
 def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..kube.cozystack import NODE_GROUP_DEFAULTS, RESOURCE, SCHEMA_SOURCE
+    from ..kube.cozystack import RESOURCE, newest
     from ..kube.generate import DEFAULT_POOL_FORMAT, POOL_FORMATS
 
-    defaults = NODE_GROUP_DEFAULTS
+    release = newest()
+    defaults = release.defaults()
     pool = sub.add_parser(
         "node-pool",
         help="a Cozystack tenant Kubernetes node group with its GPUs",
         description="A Cozystack tenant Kubernetes node group GROUP asking for these GPUs: one {name: RESOURCE} "
         "entry per GPU. DEVICE is a device id (resolved in the profile) or a resource name (nvidia.com/..., used "
-        "as given). The group is complete: every field the tenant values schema requires (minReplicas, "
-        "maxReplicas, instanceType, ephemeralStorage, resources), from the options below or the schema's "
-        f"defaults ({SCHEMA_SOURCE}), since Helm does not fill defaults in when the group is created. "
+        "as given). The group is complete for the Cozystack release (--cozystack): every field its node-group "
+        "schema requires (minReplicas, maxReplicas, instanceType, the disk: diskSize from v1.4.0, "
+        "ephemeralStorage before; resources where required), from the options below or that schema's "
+        "defaults, since Helm does not fill defaults in when the group is created. "
         "Exit 0, or 1 when a name will not work.",
     )
     pool.add_argument("group", metavar="GROUP")
@@ -257,11 +259,12 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--max-replicas", type=int, metavar="N", help=f"the most nodes (default: {defaults.max_replicas})"
     )
     fields.add_argument(
-        "--ephemeral-storage",
         "--disk-size",
-        dest="ephemeral_storage",
+        "--ephemeral-storage",
+        dest="disk_size",
         metavar="QUANTITY",
-        help=f"each node's disk, ephemeralStorage in the schema (default: {defaults.ephemeral_storage})",
+        help="each node's disk: diskSize from Cozystack v1.4.0, ephemeralStorage before "
+        f"(default: {defaults.disk_size})",
     )
     fields.add_argument(
         "--role",
@@ -283,9 +286,17 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         default=DEFAULT_POOL_FORMAT,
         help="values: nodeGroups for the tenant Kubernetes application's values; patch: a JSON merge patch "
         f"{{spec: {{nodeGroups: ...}}}} for `kubectl patch {RESOURCE} NAME -n TENANT --type merge -p ...` "
-        "(a merge patch replaces lists: the group's gpus and roles become the ones given) "
+        "(a merge patch replaces lists: the group's gpus and roles become the ones given), or with --cluster "
+        "the merge patch of the pool's KubernetesNodes object; kubernetes-nodes: the KubernetesNodes object "
+        "CLUSTER-GROUP (Cozystack v1.6.0 and later) "
         f"(default: {DEFAULT_POOL_FORMAT})",
     )
+    pool.add_argument(
+        "--cluster",
+        metavar="NAME",
+        help="the tenant Kubernetes cluster a KubernetesNodes pool belongs to (with --format kubernetes-nodes or patch)",
+    )
+    add_cozystack_option(pool, "whose node-group fields are written")
     add_profile_options(pool)
     pool.add_argument(
         "-o",
@@ -297,16 +308,21 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def run_node_pool(args: argparse.Namespace) -> int:
-    from ..kube.generate import node_pool, place_node_pool
+    from ..kube.generate import node_pool
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_GPUS)
+    cozystack_profile(args)
     fields = {name: getattr(args, name) for name in POOL_FIELD_FLAGS}
     if args.fragment:
         given = [flag for name, flag in POOL_FIELD_FLAGS.items() if fields[name] is not None]
         if given:
             raise PcinameError(f"--fragment emits gpus only: it takes no {', '.join(given)}")
         fields = {}
+    if args.cluster is not None and args.format == "values":
+        raise PcinameError("--cluster goes with --format kubernetes-nodes or patch")
+    if args.format == "kubernetes-nodes" and args.cluster is None:
+        raise PcinameError("--format kubernetes-nodes needs --cluster NAME: the object is named CLUSTER-GROUP")
     snippet = node_pool(
         args.group,
         _requests(args.devices),
@@ -314,6 +330,9 @@ def run_node_pool(args: argparse.Namespace) -> int:
         args.include_broken,
         mdevs=_requests(args.mdev),
         fragment=args.fragment,
+        format=args.format,
+        cozystack=args.cozystack,
+        cluster=args.cluster,
         **fields,
     )
     broken = report(snippet)
@@ -322,13 +341,15 @@ def run_node_pool(args: argparse.Namespace) -> int:
 
         def rows(data: dict[str, Any]) -> list[tuple[Any, ...]]:
             counts: dict[str, int] = {}
-            for g in next(iter(data["nodeGroups"].values()))["gpus"]:
+            spec = data.get("spec", data)
+            group = next(iter(spec["nodeGroups"].values())) if "nodeGroups" in spec else spec
+            for g in group["gpus"]:
                 counts[g["name"]] = counts.get(g["name"], 0) + 1
             return [(args.group, name, f"{n} GPU(s)") for name, n in counts.items()]
 
         _snippet_table(snippet, rows)
     else:
-        emit(place_node_pool(snippet.data, args.format), output)
+        emit(snippet.data, output)
     return 1 if broken else 0
 
 

@@ -252,10 +252,11 @@ def build_registry(facts: dict[str, Any], cozystack: dict[str, Any] | None = Non
     releases = (cozystack or {}).get("releases", {})
     for version, entry in sorted(releases.items(), key=lambda kv: _version_key(kv[0])):
         plugin_version = entry["sandbox_device_plugin"]["version"]
-        plugin = profiles.get(f"{PLUGIN}@{plugin_version}")
-        if plugin is None:
+        deployed = profiles.get(f"{PLUGIN}@{plugin_version}")
+        if deployed is None:
             missing[version] = plugin_version
             continue
+        plugin = deployed
         name = f"{COZYSTACK}@{version}"
         profiles[name] = Profile(
             name=name,

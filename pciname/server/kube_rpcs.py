@@ -604,12 +604,13 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
     for name, values in (("devices", devices), ("mdev_types", mdev_types), ("roles", roles)):
         for i, value in enumerate(values):
             check_length(value, f"{name}[{i}]", MAX_NAME_CHARS)
-    for name in ("format", "instance_type", "ephemeral_storage", "cpu", "memory"):
+    for name in ("format", "instance_type", "ephemeral_storage", "cpu", "memory", "cozystack", "cluster"):
         check_length(getattr(request, name), name, MAX_NAME_CHARS)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     fmt = pool_format(request.format.strip().lower() or DEFAULT_POOL_FORMAT)
     no_auto(request.profile)
-    profile = served_profile(data, request.profile)
+    profile_text = cozystack_profile(request.cozystack, request.profile)
+    profile = served_profile(data, profile_text)
 
     def given(name: str) -> Any:
         return getattr(request, name) if request.HasField(name) else None
@@ -630,19 +631,34 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
         roles=roles or None,
         cpu=given("cpu"),
         memory=given("memory"),
+        cozystack=request.cozystack or (profile_text if profile_text.lower().startswith("cozystack@") else None),
+        cluster=request.cluster or None,
     )
-    groups = snippet.data["spec"]["nodeGroups"] if fmt == "patch" else snippet.data["nodeGroups"]
+    spec = snippet.data.get("spec", snippet.data)
+    gpus = spec["nodeGroups"][request.group]["gpus"] if "nodeGroups" in spec else spec["gpus"]
     yaml_text, json_text = _texts(snippet.data)
     response = node_pool_response(
         profile=profile.name,
         format=fmt,
         yaml=yaml_text,
         json=json_text,
-        gpus=[g["name"] for g in groups[request.group]["gpus"]],
+        gpus=[g["name"] for g in gpus],
         left_out=snippet.left_out,
         notes=snippet.notes,
     )
     return response, len(devices) + len(mdev_types)
+
+
+def cozystack_profile(cozystack: str, profile: str) -> str:
+    """The profile to serve: ``profile``, or with none given and a Cozystack
+    release asked for, that release's (``cozystack@vX.Y.Z``). A malformed
+    release is INVALID_ARGUMENT, an unknown one NOT_FOUND (status_of)."""
+    if not cozystack.strip():
+        return profile
+    from ..kube.cozystack import get_release
+
+    release = get_release(cozystack)
+    return profile if profile.strip() else release.profile
 
 
 def _texts(data: Any) -> tuple[str, str]:
