@@ -93,11 +93,11 @@ def report(snippet: Snippet) -> bool:
 
 def included(snippet: Snippet, skipped: Skipped) -> bool:
     """Whether --include-broken kept this item in the output."""
-    data = snippet.data
+    data = snippet.data.get("spec", snippet.data)  # a merge patch or a KubernetesNodes object
     names: set[str | None] = set()
     for key in ("pciHostDevices", "mediatedDevices"):
         names.update(e.get("resourceName") for e in data.get(key, []))
     for group in (data.get("nodeGroups") or {}).values():
         names.update(g.get("name") for g in group.get("gpus", []))
-    names.update(g.get("deviceName") for g in data.get("gpus", []))
+    names.update(g.get("deviceName") or g.get("name") for g in data.get("gpus", []))
     return skipped.resource_name in names

@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -173,9 +174,16 @@ class Recording:
 
 def _yaml(data: bytes, where: str) -> Any:
     try:
-        return yaml.safe_load(data)
+        return _parsed(data)
     except yaml.YAMLError as error:
         raise ExtractError(f"{where}: not YAML: {error}") from None
+
+
+@lru_cache(maxsize=64)
+def _parsed(data: bytes) -> Any:
+    """YAML of ``data``, parsed once per distinct file (most releases share
+    theirs); callers only read it."""
+    return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _gpu_operator(tag: str, read: Callable[[str], bytes | None]) -> tuple[dict[str, Any], dict[str, Any]]:
