@@ -278,6 +278,7 @@ class Client:
         variant: str = "",
         vgpu_device_manager: bool = False,
         cozystack_defaults: str = "",
+        cozystack: str = "",
     ) -> PermittedHostDevices:
         """``format``: kubevirt, cozystack or patch (where ``yaml`` and ``json`` put the entries).
         With cozystack: ``variant`` (default or vgpu; empty: default),
@@ -294,6 +295,7 @@ class Client:
             variant=variant,
             vgpu_device_manager=vgpu_device_manager,
             cozystack_defaults=cozystack_defaults,
+            cozystack=cozystack,
         )
         return wire.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
 

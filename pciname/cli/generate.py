@@ -75,9 +75,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     phd.add_argument(
         "--variant",
-        choices=VARIANTS,
-        help="with --format cozystack: the cluster's bundles.iaas.gpuOperatorVariant (default: "
-        f"{DEFAULT_VARIANT}); {', '.join(v for v in VARIANTS if v not in MDEV_VARIANTS)} ignores mediatedDevices, "
+        metavar="VARIANT",
+        help="with --format cozystack: the cluster's bundles.iaas.gpuOperatorVariant, one of the release's "
+        f"({', '.join(VARIANTS)} in the newest; default: {DEFAULT_VARIANT}); "
+        f"{', '.join(v for v in VARIANTS if v not in MDEV_VARIANTS)} ignores mediatedDevices, "
         "so --mdev entries are left out and reported",
     )
     phd.add_argument(
@@ -93,6 +94,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "table, or YAML with a permittedHostDevices mapping) instead of the built-in one; entries that clash "
         "with the defaults are reported (exit 1) unless --replace-defaults",
     )
+    add_cozystack_option(phd, "whose GPU wiring, variants and default tables --format cozystack checks against")
     add_profile_options(phd)
     phd.add_argument(
         "-o",
@@ -144,6 +146,11 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
     from ..kube.generate import permitted_host_devices, render
 
     devices, mdevs = list(args.devices), list(args.mdev)
+    if args.cozystack is not None and args.format != "cozystack":
+        raise PcinameError("--cozystack goes with --format cozystack")
+    cozystack_profile(args)
+    if args.format == "cozystack":
+        _cozystack_release(args)
     if args.from_scan is not None:
         from ..host.sysfs import scan, scan_requests
 
@@ -194,9 +201,11 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
 def _for_cozystack(snippet: Snippet, args: argparse.Namespace) -> tuple[Snippet, tuple[Skipped, ...]]:
     """The snippet as Cozystack takes it (:func:`pciname.kube.cozystack_defaults.for_cozystack`)."""
     from .. import files
-    from ..kube.cozystack_defaults import DEFAULT_VARIANT, for_cozystack, parse_defaults
+    from ..kube.cozystack_defaults import DEFAULT_VARIANT, check_variant, for_cozystack, parse_defaults
 
     variant = args.variant or DEFAULT_VARIANT
+    release = args.cozystack
+    check_variant(variant, release)
     if args.vgpu_device_manager and variant != "vgpu":
         raise PcinameError("--vgpu-device-manager goes with --variant vgpu")
     defaults = None
@@ -216,8 +225,25 @@ def _for_cozystack(snippet: Snippet, args: argparse.Namespace) -> tuple[Snippet,
         replace_defaults=args.replace_defaults,
         defaults=defaults,
         vgpu_device_manager=args.vgpu_device_manager,
+        release=release,
     )
     return checked.snippet, checked.clashes
+
+
+def _cozystack_release(args: argparse.Namespace) -> None:
+    """``args.cozystack``: the release --cozystack or a cozystack@ profile
+    names (they must agree), else the newest; one whose bundle does not wire
+    GPUs is a one-line error saying what to do instead."""
+    from ..kube.cozystack import newest, release_of_profile
+    from ..kube.cozystack_defaults import wiring
+
+    implied = release_of_profile(args.profile)
+    if args.cozystack is not None and implied is not None and implied.version != args.cozystack:
+        raise PcinameError(
+            f"profile {args.profile} is Cozystack {implied.version}, but --cozystack {args.cozystack} was given: give one"
+        )
+    args.cozystack = args.cozystack or (implied or newest()).version
+    wiring(args.cozystack)
 
 
 def _requests(items: Iterable[str]) -> list[tuple[str, int]]:

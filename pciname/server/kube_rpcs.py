@@ -100,10 +100,12 @@ def permitted_host_devices(
     for i, mdev_type in enumerate(mdev_types):
         check_length(mdev_type, f"mdev_types[{i}]", MAX_NAME_CHARS)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
     fmt = permitted_format(request)
     no_auto(request.profile)
-    defaults = cozystack_defaults(request) if fmt == "cozystack" else None
-    profile = served_profile(data, request.profile)
+    release = cozystack_release(request.cozystack, request.profile) if fmt == "cozystack" else None
+    defaults = cozystack_defaults(request, release) if fmt == "cozystack" else None
+    profile = served_profile(data, cozystack_profile(request.cozystack, request.profile))
     snippet = generate(devices, mdev_types, profile.key, request.include_broken, resolver=data.resolver)
     clashes: Sequence[Skipped] = ()
     variant = ""
@@ -116,6 +118,7 @@ def permitted_host_devices(
             replace_defaults=request.replace_defaults,
             defaults=defaults,
             vgpu_device_manager=request.vgpu_device_manager,
+            release=release,
         )
         snippet, clashes, variant = checked.snippet, checked.clashes, checked.variant
     yaml_text, json_text = render_texts(snippet.data, fmt, request.replace_defaults)
@@ -133,13 +136,36 @@ def permitted_host_devices(
     return response, len(devices) + len(mdev_types)
 
 
-def cozystack_defaults(request: pb.PermittedHostDevicesRequest) -> DefaultsTable | None:
+def cozystack_release(cozystack: str, profile: str) -> str:
+    """The Cozystack release of a ``format cozystack`` request: ``cozystack``,
+    or the one a cozystack@ profile names (they must agree), else the newest.
+    Malformed: INVALID_ARGUMENT; unknown: NOT_FOUND; a release whose bundle
+    does not wire GPUs: FAILED_PRECONDITION."""
+    from ..errors import CozystackNotWired
+    from ..kube.cozystack import get_release, newest, release_of_profile
+    from ..kube.cozystack_defaults import wiring
+
+    chosen = get_release(cozystack) if cozystack.strip() else None
+    implied = release_of_profile(profile)
+    if chosen is not None and implied is not None and chosen.version != implied.version:
+        raise RpcFailure(
+            INVALID, f"profile {shown(profile)} is Cozystack {implied.version}, but cozystack {chosen.version} was asked for"
+        )
+    release = (chosen or implied or newest()).version
+    try:
+        wiring(release)
+    except CozystackNotWired as error:
+        raise RpcFailure(grpc.StatusCode.FAILED_PRECONDITION, str(error)) from None
+    return release
+
+
+def cozystack_defaults(request: pb.PermittedHostDevicesRequest, release: str | None = None) -> DefaultsTable | None:
     """The request's defaults table (None: the built-in one); INVALID_ARGUMENT
     for a bad one, a bad variant, or flags that do not go together."""
     from ..kube.cozystack_defaults import DEFAULT_VARIANT, check_variant, parse_defaults
 
     check_length(request.variant, "variant", MAX_NAME_CHARS)
-    variant = check_variant(request.variant or DEFAULT_VARIANT)
+    variant = check_variant(request.variant or DEFAULT_VARIANT, release)
     if request.vgpu_device_manager and variant != "vgpu":
         raise RpcFailure(INVALID, "vgpu_device_manager goes with variant vgpu")
     if not request.cozystack_defaults:
@@ -182,6 +208,7 @@ def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
             ("variant", bool(request.variant)),
             ("vgpu_device_manager", request.vgpu_device_manager),
             ("cozystack_defaults", bool(request.cozystack_defaults)),
+            ("cozystack", bool(request.cozystack)),
         ):
             if given:
                 raise RpcFailure(INVALID, f"{name} goes with format cozystack")
