@@ -354,13 +354,14 @@ class Client:
         files: dict[str, str | bytes] | Iterable[tuple[str, str | bytes]],
         profile: str = "",
         upgrade_to: str = "",
+        cozystack: str = "",
     ) -> LintResult:
         """Lint YAML files, given as ``{name: content}`` or (name, content)
         pairs (content: text, or bytes as read from a file), all together,
         as ``pciname lint`` does. A file that is not YAML raises
         :class:`RemoteLintInputError`."""
         items = files.items() if isinstance(files, dict) else files
-        request = pb.LintRequest(profile=profile, upgrade_to=upgrade_to)
+        request = pb.LintRequest(profile=profile, upgrade_to=upgrade_to, cozystack=cozystack)
         for name, content in items:
             if isinstance(content, bytes):
                 request.files.add(name=name, data=content)

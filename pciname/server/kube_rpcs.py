@@ -261,10 +261,14 @@ def lint(
     check_length(request.upgrade_to, "upgrade_to", MAX_PROFILE_CHARS)
     no_auto(request.profile)
     no_auto(request.upgrade_to, "upgrade_to")
-    profile = served_profile(data, request.profile)
+    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
+    profile = served_profile(data, cozystack_profile(request.cozystack, request.profile))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 
-    linter = Linter(profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver)
+    linter = Linter(
+        profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver,
+        cozystack=request.cozystack or None,
+    )
     documents = 0
     errors: list[LintInputError] = []
     for name, content, _ in inputs:
