@@ -244,6 +244,61 @@ def release_of_profile(profile: object) -> Release | None:
     return None
 
 
+#: Where a cluster says which Cozystack release it runs: the operator's
+#: Deployment (``packages/core/installer/templates/cozystack-operator.yaml``).
+#: Its container's ``COZYSTACK_VERSION`` env (set from the installer's
+#: ``cozystackOperator.platformVersion``, from v1.6) wins; else the release is
+#: the image tag (``ghcr.io/cozystack/cozystack/cozystack-operator:v1.6.2@sha256:...``).
+#: The ``cozystack-version`` ConfigMap holds a migration number, not a release.
+OPERATOR_NAMESPACE = "cozy-system"
+OPERATOR_DEPLOYMENT = "cozystack-operator"
+OPERATOR_CONTAINER = "cozystack-operator"
+VERSION_ENV = "COZYSTACK_VERSION"
+_IMAGE_TAG = re.compile(r":(v?\d+\.\d+\.\d+)(?:@sha256:[0-9a-f]+)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRelease:
+    """The Cozystack release a cluster says it runs, and where it says so;
+    ``release`` is None when pciname has no facts for that version."""
+
+    version: str
+    evidence: str
+    release: Release | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "source": self.evidence, "known": self.release is not None}
+
+
+def release_in_cluster(deployment: dict[str, Any] | None) -> ClusterRelease | None:
+    """What the operator Deployment says (None: nothing, or no release in it)."""
+    if not isinstance(deployment, dict):
+        return None
+    where = f"Deployment {OPERATOR_NAMESPACE}/{OPERATOR_DEPLOYMENT}"
+    containers = (((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+    for container in containers:
+        if not isinstance(container, dict) or container.get("name") != OPERATOR_CONTAINER:
+            continue
+        found = None
+        for env in container.get("env") or []:
+            if isinstance(env, dict) and env.get("name") == VERSION_ENV and isinstance(env.get("value"), str) and env["value"].strip():
+                found = (env["value"].strip(), f"{where}, env {VERSION_ENV}")
+        image = container.get("image")
+        if found is None and isinstance(image, str):
+            m = _IMAGE_TAG.search(image.strip())
+            if m:
+                found = (m.group(1), f"{where}, image tag of {image.strip().split('@')[0]}")
+        if found is None:
+            return None
+        version, evidence = found
+        try:
+            release: Release | None = get_release(version)
+        except PcinameError:
+            release = None
+        return ClusterRelease(version, evidence, release)
+    return None
+
+
 def check_object_name(name: object, what: str) -> str:
     """A Cozystack application name (a DNS-1123 label, as Helm release names are)."""
     text = name.strip() if isinstance(name, str) else name
