@@ -112,3 +112,11 @@ def test_a_release_whose_plugin_has_no_profile_is_said_so():
         registry.get("cozystack@v9.0.0")
     with pytest.raises(UnknownProfileError, match="no facts for"):
         registry.get("cozystack@latest")
+
+
+def test_readme_table_of_releases_is_the_data():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Cozystack releases", 1)[1].split("### Tenant node groups", 1)[0]
+    table = "\n".join(line for line in section.splitlines() if line.startswith("| ")) + "\n"
+    assert table == cozystack.release_table()
+    assert table.count("\n") == len(upstream.tags()) + 2

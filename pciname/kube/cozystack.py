@@ -299,6 +299,23 @@ def release_in_cluster(deployment: dict[str, Any] | None) -> ClusterRelease | No
     return None
 
 
+def release_table() -> str:
+    """The README's table of Cozystack releases (a test holds it equal)."""
+    rows = [
+        "| Cozystack | released | GPU Operator | plugin release | node-group disk | KubernetesNodes | GPU auto-wiring |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in releases().values():
+        app = r.kubernetes_nodes
+        nodes = "-" if app is None else "yes" if app.installed_by_iaas_bundle else "shipped, not installed"
+        wiring = r.gpu_wiring
+        wired = "-" if wiring is None else ", ".join(wiring["variants"])
+        rows.append(
+            f"| {r.version} | {r.date} | {r.gpu_operator} | {r.plugin_release} | `{r.disk_field}` | {nodes} | {wired} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 def check_object_name(name: object, what: str) -> str:
     """A Cozystack application name (a DNS-1123 label, as Helm release names are)."""
     text = name.strip() if isinstance(name, str) else name
