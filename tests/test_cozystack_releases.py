@@ -120,3 +120,15 @@ def test_readme_table_of_releases_is_the_data():
     table = "\n".join(line for line in section.splitlines() if line.startswith("| ")) + "\n"
     assert table == cozystack.release_table()
     assert table.count("\n") == len(upstream.tags()) + 2
+
+
+def test_setup_ships_the_cozystack_facts():
+    import ast
+    import fnmatch
+
+    tree = ast.parse((REPO / "setup.py").read_text())
+    (patterns,) = [ast.literal_eval(k.value)["pciname.data"] for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) for k in node.keywords if k.arg == "package_data"]
+    files = [f"cozystack/{p.name}" for p in SHIPPED.iterdir()]
+    assert sorted(files) == ["cozystack/releases.json", "cozystack/schemas.json"]
+    assert [f for f in files if not any(fnmatch.fnmatchcase(f, pat) for pat in patterns)] == []
