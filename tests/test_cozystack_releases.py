@@ -132,3 +132,31 @@ def test_setup_ships_the_cozystack_facts():
     files = [f"cozystack/{p.name}" for p in SHIPPED.iterdir()]
     assert sorted(files) == ["cozystack/releases.json", "cozystack/schemas.json"]
     assert [f for f in files if not any(fnmatch.fnmatchcase(f, pat) for pat in patterns)] == []
+
+
+def test_lookup_of_every_release_equals_its_plugin_release(capsys):
+    """`lookup -p cozystack@vX.Y.Z` prints what `lookup -p
+    kubevirt-gpu-device-plugin@<its GPU Operator's plugin>` prints, for every
+    NVIDIA id pciname knows, every release; and the packaged answer tables
+    answer the cozystack@ spellings (the fast path)."""
+    import pciname
+    from pciname import answers
+    from pciname.cli import main
+
+    ids = [r.device for r in pciname.devices("preview")]
+    assert len(ids) > 1900
+
+    def lookup(profile):
+        code = main(["lookup", *ids, "-p", profile])
+        out = capsys.readouterr().out
+        return code, out
+
+    plugins = {}
+    for tag, release in cozystack.releases().items():
+        plugin = f"kubevirt-gpu-device-plugin@{release.plugin_release}"
+        if plugin not in plugins:
+            plugins[plugin] = lookup(plugin)
+            assert plugins[plugin][1].count("nvidia.com/") > 1900
+        assert lookup(f"cozystack@{tag}") == plugins[plugin], tag
+        assert answers.packaged(f"cozystack@{tag}") is not None, tag
+    assert answers.packaged("cozystack@latest") is not None
