@@ -139,17 +139,23 @@ class Release:
     def source(self) -> str:
         return f"cozystack/cozystack {self.facts['node_group']['source']} at {self.version} ({self.commit[:12]})"
 
-    def defaults(self) -> NodeGroupDefaults:
-        """The schema's defaults of the fields pciname fills; a PcinameError
-        when the schema requires a field pciname cannot fill (never a guess)."""
-        unknown = [f for f in self.required if f not in POOL_FIELDS]
+    def defaults(self, schema: dict[str, Any] | None = None) -> NodeGroupDefaults:
+        """The defaults of the fields pciname fills in ``schema`` (default: the
+        node-group schema; or the KubernetesNodes one); a PcinameError when
+        it requires a field pciname cannot fill (never a guess)."""
+        schema = self.node_group_schema if schema is None else schema
+        required = tuple(schema.get("required", ()))
+        unknown = [f for f in required if f not in POOL_FIELDS and f != "cluster"]
         if unknown:
             raise PcinameError(
                 f"{self.label} requires node-group field(s) {', '.join(unknown)}, which this pciname does not fill: "
                 "use a newer pciname, or --fragment and add them by hand"
             )
-        properties = self.node_group_schema["properties"]
-        disk = self.disk_field
+        properties = schema["properties"]
+        found = [f for f in DISK_FIELDS if f in properties]
+        if len(found) != 1:
+            raise PcinameError(f"{self.label}: its schema has no one disk field ({', '.join(DISK_FIELDS)})")
+        disk = found[0]
 
         def default(name: str) -> Any:
             value = properties.get(name, {}).get("default")

@@ -514,7 +514,7 @@ def complete_node_group(
     release = release or cozystack.newest()
     schema = schema if schema is not None else release.node_group_schema
     properties = schema.get("properties", {})
-    defaults = release.defaults()
+    defaults = release.defaults(schema)
     low, high = cozystack.check_replicas(
         defaults.min_replicas if min_replicas is None else min_replicas,
         defaults.max_replicas if max_replicas is None else max_replicas,
