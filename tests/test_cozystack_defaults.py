@@ -45,12 +45,12 @@ DATA = REPO / "tests" / "data"
 
 OLD = "gpu-operator@v23.9.2"
 L40S_CLASH = (
-    "pciname: clash 10DE:26B9: shadowed-by-default: Cozystack's defaults (v1.6.2) permit it as "
+    "pciname: clash 10DE:26B9: shadowed-by-default: Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) permit it as "
     "nvidia.com/AD102GL_L40S: the CR gets both, the plugin advertises only nvidia.com/26b9, and a VM asking for "
     "nvidia.com/AD102GL_L40S is admitted but never scheduled"
 )
 H100_CLASH = (
-    "pciname: clash 10DE:2330: shadowed-by-default: Cozystack's defaults (v1.6.2) permit it as "
+    "pciname: clash 10DE:2330: shadowed-by-default: Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) permit it as "
     "nvidia.com/GH100_H100_SXM5_80GB: the CR gets both, the plugin advertises only nvidia.com/GH100H100_SXM5_80GB, "
     "and a VM asking for nvidia.com/GH100_H100_SXM5_80GB is admitted but never scheduled"
 )
@@ -97,7 +97,7 @@ def test_each_release_wiring_and_tables_are_its_upstream_files(tag):
             wiring(tag)
         return
     wired = wiring(tag)
-    assert wired.names == ("default", "vgpu") and wired.default_variant == "default"
+    assert wired.names[:2] == ("default", "vgpu") and wired.default_variant == "default"
     for variant, path, field, kind in (
         ("default", "packages/core/platform/files/gpu-passthrough-defaults.yaml", "pciHostDevices", "pci"),
         ("vgpu", "packages/core/platform/files/gpu-vgpu-defaults.yaml", "permittedHostDevices.mediatedDevices", "mdev"),
@@ -106,11 +106,15 @@ def test_each_release_wiring_and_tables_are_its_upstream_files(tag):
         table = built_in_defaults(variant, vgpu_device_manager=True, release=tag)
         assert table_dict(table)[field.rpartition(".")[2]] == entries
         assert parse_defaults(data, path).entries == table.entries
-        assert all(e.kind == kind for e in table.entries) and table.version == tag and path in table.source
+        assert all(e.kind == kind for e in table.entries) and path in table.source and f"Cozystack {tag}" in table.source
+        assert table.version == f"{path.rpartition('/')[2]}@{upstream.source().sidecar['tags'][tag]['files'][path][:10]}"
 
 
 def test_variant_facts():
-    assert VARIANTS == ("default", "vgpu") and DEFAULT_VARIANT == "default" and MDEV_VARIANTS == ("vgpu",)
+    newest = wiring()
+    assert (VARIANTS, DEFAULT_VARIANT, MDEV_VARIANTS) == (newest.names, newest.default_variant, newest.readers("mediatedDevices"))
+    assert wiring("v1.6.2").names == ("default", "vgpu") and wiring("v1.6.2").readers("mediatedDevices") == ("vgpu",)
+    assert DEFAULT_VARIANT == "default"
     assert built_in_defaults("default") == PASSTHROUGH_DEFAULTS
     assert built_in_defaults("default", vgpu_device_manager=True) == PASSTHROUGH_DEFAULTS
     assert built_in_defaults("vgpu") is None  # a stock vgpu cluster ships no mdev table, and no PCI one
@@ -136,7 +140,7 @@ def test_cozystack_release_flag_rules(capsys):
     code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v7.0.0")
     assert code == 2 and "unknown Cozystack release 'v7.0.0': pciname knows v1.0.0 to v1.6.2" in err
     code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.5.0")
-    assert code == 0 and "Cozystack's defaults (v1.5.0) hold this very entry" in err
+    assert code == 0 and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) hold this very entry" in err
 
 
 # -- the examples of the issue -------------------------------------------------------------------
@@ -173,7 +177,7 @@ def test_an_entry_the_defaults_hold_is_left_out_with_a_note(capsys):
     code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "10de:2237", "--format", "cozystack")
     assert code == 0
     assert err.splitlines() == [
-        "pciname: note: 10DE:2236: already-a-default: Cozystack's defaults (v1.6.2) hold this very "
+        "pciname: note: 10DE:2236: already-a-default: Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) hold this very "
         "entry: left out, the CR would list it twice"
     ]
     assert yaml.safe_load(out) == {
@@ -218,7 +222,7 @@ def test_vgpu_variant_keeps_mdev_and_pci_entries(capsys):
     code, out, err = run(capsys, *argv, "--vgpu-device-manager")
     assert code == 1
     assert err.splitlines() == [
-        "pciname: clash NVIDIA A100-40C: shadowed-by-default: Cozystack's defaults (v1.6.2) permit it as "
+        "pciname: clash NVIDIA A100-40C: shadowed-by-default: Cozystack's defaults (gpu-vgpu-defaults.yaml@fe5ac1fbd3) permit it as "
         "nvidia.com/A100-40C: the CR gets both, the plugin advertises only nvidia.com/NVIDIA_A100-40C, and a VM "
         "asking for nvidia.com/A100-40C is admitted but never scheduled",
         HINT,
@@ -312,7 +316,7 @@ def test_missing_defaults_file(tmp_path, capsys):
         (["--format", "cozystack", "--variant", "vgpu", "--vgpu-device-manager", "--cozystack-defaults", "x.yaml"],
          "--cozystack-defaults FILE replaces it"),
         (["--format", "cozystack", "--variant", "passthrough"],
-         "unknown Cozystack GPU variant 'passthrough': use one of default, vgpu (what Cozystack v1.6.2 accepts)"),
+         "unknown Cozystack GPU variant 'passthrough': use one of default, vgpu (what Cozystack v"),
     ],
 )
 def test_usage_errors(capsys, argv, message):
@@ -466,4 +470,4 @@ def test_grpc_cozystack_release_is_what_the_cli_prints(stub, capsys):
     )
     code, out, err = run(capsys, "permitted-host-devices", "10de:2330", "--format", "cozystack", "--cozystack", "v1.5.0",
                          "-p", OLD)
-    assert code == 1 and got.yaml == out and "Cozystack's defaults (v1.5.0)" in got.clashes[0].reasons[0].message
+    assert code == 1 and got.yaml == out and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1)" in got.clashes[0].reasons[0].message

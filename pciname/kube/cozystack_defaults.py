@@ -138,7 +138,8 @@ def _table(table_id: str, release: str) -> DefaultsTable:
         DefaultEntry(kind, e["selector"], e["resourceName"], bool(e["externalResourceProvider"])) for e in facts["entries"]
     )
     source = f"{REPOSITORY}, {facts['path']} ({facts['field']}), blob {facts['blob'][:10]}, as of Cozystack {release}"
-    return DefaultsTable(release, source, entries)
+    # Named by file and blob, as the releases that share it ship it (what messages show).
+    return DefaultsTable(table_id, source, entries)
 
 
 def wiring(release: object = None) -> Wiring:

@@ -439,6 +439,35 @@ def write_inputs(prefix: Path, recording: Recording) -> None:
     prefix.with_suffix(".tar.xz").write_bytes(buffer.getvalue())
 
 
+README_SECTION = "### Cozystack releases"
+
+
+def update_readme(readme: Path) -> bool:
+    """Rewrite the table of releases in ``readme``'s Cozystack releases
+    section from the shipped facts (True: it changed)."""
+    from . import cozystack
+
+    cozystack._documents.cache_clear()
+    cozystack.releases.cache_clear()
+    text = readme.read_text(encoding="utf-8")
+    head, sep, rest = text.partition(README_SECTION)
+    if not sep:
+        return False
+    lines = rest.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.startswith("| ")), None)
+    if first is None:
+        return False
+    last = first
+    while last < len(lines) and lines[last].startswith("| "):
+        last += 1
+    table = cozystack.release_table().rstrip("\n").split("\n")
+    new = head + sep + "\n".join(lines[:first] + table + lines[last:])
+    if new == text:
+        return False
+    readme.write_text(new, encoding="utf-8")
+    return True
+
+
 def shipped_dir() -> Path:
     from ..paths import data_dir
 
@@ -477,6 +506,10 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
+    if args.out is None:
+        readme = out.parent.parent / "README.md"
+        if readme.is_file() and update_readme(readme):
+            print(f"{readme}: the table of Cozystack releases rewritten")
     if recording is not None and args.inputs is not None:
         write_inputs(args.inputs, recording)
     print(f"{out}: {len(releases['releases'])} releases, {len(schemas['schemas'])} schemas, {len(releases['tables'])} tables")
