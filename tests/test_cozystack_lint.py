@@ -103,6 +103,11 @@ def test_cli_cozystack_flag(tmp_path, capsys):
     path = tmp_path / "old.yaml"
     path.write_text(OLD_GROUP)
     assert main(["lint", str(path), "--cozystack", "v1.3.6"]) == 0
+    assert main(["lint", str(path), "-p", "cozystack@v1.3.6"]) == 0  # the profile implies its release
+    assert main(["lint", str(path), "-p", "cozystack@v1.4.0"]) == 1
+    capsys.readouterr()
+    assert main(["lint", str(path), "-p", "cozystack@v1.4.0", "--cozystack", "v1.3.6"]) == 2
+    assert "profile cozystack@v1.4.0 is Cozystack v1.4.0, but Cozystack v1.3.6 was asked for" in capsys.readouterr().err
     assert main(["lint", str(path)]) == 1
     out = capsys.readouterr().out
     assert f"{path}:6: field-not-in-release: nodeGroups.gpu.ephemeralStorage: Cozystack {TAGS[-1]}'s" in out

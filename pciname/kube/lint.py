@@ -382,12 +382,20 @@ class Linter:
         resolver: ResolverLike | None = None,
         cozystack: str | None = None,
     ) -> None:
+        from ..errors import PcinameError
         from ..resolver import resolver_or_default
-        from .cozystack import get_release
+        from .cozystack import get_release, release_of_profile
 
         self.resolver: ResolverLike = resolver_or_default(resolver)
-        #: The Cozystack release node groups are checked against.
-        self.cozystack = get_release(cozystack)
+        #: The Cozystack release node groups are checked against: ``cozystack``,
+        #: else the one a cozystack@ profile names, else the newest.
+        implied = release_of_profile(profile)
+        chosen = get_release(cozystack) if cozystack else None
+        if chosen is not None and implied is not None and chosen.version != implied.version:
+            raise PcinameError(
+                f"profile {profile} is Cozystack {implied.version}, but Cozystack {chosen.version} was asked for: give one"
+            )
+        self.cozystack = chosen or implied or get_release(None)
         self.profile = profile
         self.upgrade_to = upgrade_to
         self.profile_name = self.resolver.view(profile).profile.name
