@@ -171,3 +171,19 @@ def test_the_script_rewrites_the_readme_table(tmp_path):
     text = readme.read_text()
     assert "| old |" not in text and cozystack.release_table() in text and text.endswith("\n### Next\n")
     assert not extract.update_readme(readme)  # already current
+
+
+def test_grpc_names_and_lists_cozystack_profiles(tmp_path):
+    from pciname.server._proto import pciname_pb2 as pb
+
+    from .server_util import packaged_stub
+
+    with packaged_stub(tmp_path / "cache") as stub:
+        old = stub.Resolve(pb.ResolveRequest(device="10de:2941", profile="cozystack@v1.3.0"), timeout=20)
+        new = stub.Resolve(pb.ResolveRequest(device="10de:2941", profile="cozystack@latest"), timeout=20)
+        listed = stub.ListProfiles(pb.ListProfilesRequest(), timeout=20)
+    assert (old.resource_name, old.profile, old.plugin_release) == ("nvidia.com/GB100_GB200_SKU", "cozystack@v1.3.0", "v1.3.1")
+    assert (new.resource_name, new.profile) == ("nvidia.com/GB100_HGX_GB200", f"cozystack@{upstream.tags()[-1]}")
+    cozy = [p for p in listed.profiles if p.kind == "cozystack"]
+    assert [p.name for p in cozy] == [f"cozystack@{t}" for t in upstream.tags()]
+    assert all(p.plugin_release == cozystack.get_release(p.name).plugin_release for p in cozy)
