@@ -279,6 +279,7 @@ class Client:
         variant: str = "",
         vgpu_device_manager: bool = False,
         cozystack_defaults: str = "",
+        cozystack: str = "",
     ) -> PermittedHostDevices:
         """``format``: kubevirt, cozystack or patch (where ``yaml`` and ``json`` put the entries).
         With cozystack: ``variant`` (default or vgpu; empty: default),
@@ -295,6 +296,7 @@ class Client:
             variant=variant,
             vgpu_device_manager=vgpu_device_manager,
             cozystack_defaults=cozystack_defaults,
+            cozystack=cozystack,
         )
         return wire.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
 
@@ -315,11 +317,14 @@ class Client:
         roles: Iterable[str] = (),
         cpu: str | None = None,
         memory: str | None = None,
+        cozystack: str = "",
+        cluster: str = "",
     ) -> NodePool:
         """A Cozystack tenant node group ``group`` with these GPUs
         (``DEVICE[=COUNT]``, ``TYPE[=COUNT]``), as ``pciname node-pool``
-        prints it: ``format`` values or patch; ``fragment`` for gpus only;
-        group fields left None take the values schema's defaults."""
+        prints it: ``format`` values, patch or kubernetes-nodes (with
+        ``cluster``); ``fragment`` for gpus only; group fields left None take
+        the defaults of Cozystack release ``cozystack`` (empty: the newest)."""
         request = pb.NodePoolRequest(
             group=group,
             devices=list(devices),
@@ -329,6 +334,8 @@ class Client:
             fragment=fragment,
             format=format,
             roles=list(roles),
+            cozystack=cozystack,
+            cluster=cluster,
         )
         optional: dict[str, Any] = {
             "instance_type": instance_type,
@@ -355,13 +362,14 @@ class Client:
         files: dict[str, str | bytes] | Iterable[tuple[str, str | bytes]],
         profile: str = "",
         upgrade_to: str = "",
+        cozystack: str = "",
     ) -> LintResult:
         """Lint YAML files, given as ``{name: content}`` or (name, content)
         pairs (content: text, or bytes as read from a file), all together,
         as ``pciname lint`` does. A file that is not YAML raises
         :class:`RemoteLintInputError`."""
         items = files.items() if isinstance(files, dict) else files
-        request = pb.LintRequest(profile=profile, upgrade_to=upgrade_to)
+        request = pb.LintRequest(profile=profile, upgrade_to=upgrade_to, cozystack=cozystack)
         for name, content in items:
             if isinstance(content, bytes):
                 request.files.add(name=name, data=content)

@@ -25,6 +25,15 @@ class UnknownProfileError(PcinameError, LookupError):
     """A profile name pciname does not know."""
 
 
+class UnknownCozystackRelease(UnknownProfileError):
+    """A Cozystack release pciname has no facts for (gRPC: NOT_FOUND)."""
+
+
+class CozystackNotWired(PcinameError):
+    """A Cozystack release whose platform does not wire gpu.permittedHostDevices
+    (gRPC: FAILED_PRECONDITION)."""
+
+
 class UnknownAlgorithmError(PcinameError, LookupError):
     """An algorithm name that is not one of the four."""
 

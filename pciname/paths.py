@@ -39,6 +39,16 @@ def embedded_profiles_path() -> Path:
     return data_dir() / "profiles.json"
 
 
+def cozystack_releases_path() -> Path:
+    """The Cozystack release facts (:mod:`pciname.kube.cozystack_extract` writes them)."""
+    return data_dir() / "cozystack" / "releases.json"
+
+
+def cozystack_schemas_path() -> Path:
+    """The Cozystack values schemas those facts name, by id."""
+    return data_dir() / "cozystack" / "schemas.json"
+
+
 def cache_dir() -> Path:
     """The user cache: ``$PCINAME_CACHE_DIR``, else the platform's user cache dir."""
     configured = os.environ.get("PCINAME_CACHE_DIR")

@@ -108,6 +108,8 @@ class FakeKube:
     patch_status_body: dict | None = None
     requests: list[Request] = field(default_factory=list)
     kubevirt_crd: bool = True
+    #: Deployments by (namespace, name), e.g. Cozystack's operator (see cozystack_operator()).
+    deployments: dict = field(default_factory=dict)
 
     def start(self) -> "FakeKube":
         fake = self
@@ -162,6 +164,13 @@ class FakeKube:
             if not self.kubevirt_crd:
                 return 404, _status(404, "NotFound", "the server could not find the requested resource")
             return 200, {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirtList", "metadata": {"resourceVersion": "99121"}, "items": self.kubevirts}
+        deployments = "/apis/apps/v1/namespaces/"
+        if request.method == "GET" and path.startswith(deployments) and "/deployments/" in path:
+            namespace, _, name = path[len(deployments):].partition("/deployments/")
+            found = self.deployments.get((namespace, name))
+            if found is None:
+                return 404, _status(404, "NotFound", f'deployments.apps "{name}" not found')
+            return 200, found
         prefix = "/apis/kubevirt.io/v1/namespaces/"
         if request.method == "PATCH" and path.startswith(prefix):
             namespace, _, rest = path[len(prefix):].partition("/kubevirts/")
@@ -222,3 +231,20 @@ def conflict_status() -> dict:
         causes=[{"type": "FieldManagerConflict", "message": 'conflict with "kubectl-client-side-apply" using kubevirt.io/v1',
                  "field": ".spec.configuration.permittedHostDevices"}],
     )
+
+
+def cozystack_operator(image: str, env: list | None = None) -> dict:
+    """Cozystack's operator Deployment as its installer chart renders it
+    (packages/core/installer/templates/cozystack-operator.yaml): the image
+    from cozystackOperator.image, COZYSTACK_VERSION from platformVersion."""
+    container = {"name": "cozystack-operator", "image": image, "args": ["--leader-elect=true"]}
+    if env is not None:
+        container["env"] = env
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "cozystack-operator", "namespace": "cozy-system"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "cozystack-operator"}},
+                 "template": {"metadata": {"labels": {"app": "cozystack-operator"}},
+                              "spec": {"serviceAccountName": "cozystack", "containers": [container]}}},
+    }

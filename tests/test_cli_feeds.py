@@ -106,15 +106,15 @@ def test_node_pool(capsys):
         {"name": "nvidia.com/GA102GL_A10"},
         {"name": "nvidia.com/NVIDIA_A100-40C"},
     ]
-    # A complete group by default (issue 10: Cozystack's schema requires these fields) ...
+    # A complete group by default (issue 10: Cozystack's schema requires these
+    # fields; the newest release's, issue 15: diskSize, resources optional) ...
     assert yaml.safe_load(out) == {
         "nodeGroups": {
             "gpu": {
                 "minReplicas": 0,
                 "maxReplicas": 10,
                 "instanceType": "u1.medium",
-                "ephemeralStorage": "20Gi",
-                "resources": {},
+                "diskSize": "20Gi",
                 "gpus": gpus,
             }
         }

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from pciname.cli import main
 from pciname.errors import PcinameError
+from pciname.errors import CozystackNotWired
+from pciname.kube import cozystack
 from pciname.kube.cozystack_defaults import (
     ALREADY_A_DEFAULT,
     DEFAULT_VARIANT,
@@ -30,25 +32,25 @@ from pciname.kube.cozystack_defaults import (
     for_cozystack,
     parse_defaults,
     table_dict,
+    wiring,
 )
 from pciname.kube.generate import Snippet, permitted_host_devices, render
 from pciname.server._proto import pciname_pb2 as pb
 
+from . import cozystack_util as upstream
 from .conftest import REPO
 from .server_util import packaged_stub
 
 DATA = REPO / "tests" / "data"
-PASSTHROUGH_FIXTURE = DATA / "cozystack-gpu-passthrough-defaults.yaml"
-VGPU_FIXTURE = DATA / "cozystack-gpu-vgpu-defaults.yaml"
 
 OLD = "gpu-operator@v23.9.2"
 L40S_CLASH = (
-    "pciname: clash 10DE:26B9: shadowed-by-default: Cozystack's defaults (cozystack@9190736) permit it as "
+    "pciname: clash 10DE:26B9: shadowed-by-default: Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) permit it as "
     "nvidia.com/AD102GL_L40S: the CR gets both, the plugin advertises only nvidia.com/26b9, and a VM asking for "
     "nvidia.com/AD102GL_L40S is admitted but never scheduled"
 )
 H100_CLASH = (
-    "pciname: clash 10DE:2330: shadowed-by-default: Cozystack's defaults (cozystack@9190736) permit it as "
+    "pciname: clash 10DE:2330: shadowed-by-default: Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) permit it as "
     "nvidia.com/GH100_H100_SXM5_80GB: the CR gets both, the plugin advertises only nvidia.com/GH100H100_SXM5_80GB, "
     "and a VM asking for nvidia.com/GH100_H100_SXM5_80GB is admitted but never scheduled"
 )
@@ -76,27 +78,69 @@ def entry(selector, name):
 # -- the facts --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("table", "fixture", "path"),
-    [(PASSTHROUGH_DEFAULTS, PASSTHROUGH_FIXTURE, ()), (VGPU_DEFAULTS, VGPU_FIXTURE, ("permittedHostDevices",))],
-)
-def test_built_in_tables_are_the_vendored_upstream_files(table, fixture, path):
-    upstream = yaml.safe_load(fixture.read_text(encoding="utf-8"))
-    for key in path:
-        upstream = upstream[key]
-    assert table_dict(table) == upstream
-    assert parse_defaults(fixture.read_bytes(), fixture.name).entries == table.entries
-    commit = table.source.rpartition("commit ")[2]
-    assert commit in fixture.read_text(encoding="utf-8").split("# ----")[0]  # the header names the same commit
-    assert commit.startswith(table.version.partition("@")[2])
+def _upstream_table(tag, path, field):
+    data = upstream.source().read(upstream.commit(tag), path)
+    node = yaml.safe_load(data)
+    for key in field.split("."):
+        node = node[key]
+    return data, node
+
+
+@pytest.mark.parametrize("tag", upstream.tags())
+def test_each_release_wiring_and_tables_are_its_upstream_files(tag):
+    """The tables a release's bundle reads are its own files (from the
+    vendored inputs), entry for entry; releases before v1.5.0 wire nothing,
+    and say what to do instead."""
+    release = cozystack.get_release(tag)
+    if release.gpu_wiring is None:
+        with pytest.raises(CozystackNotWired, match=f"Cozystack {tag} does not wire gpu.permittedHostDevices.*--format kubevirt"):
+            wiring(tag)
+        return
+    wired = wiring(tag)
+    assert wired.names[:2] == ("default", "vgpu") and wired.default_variant == "default"
+    for variant, path, field, kind in (
+        ("default", "packages/core/platform/files/gpu-passthrough-defaults.yaml", "pciHostDevices", "pci"),
+        ("vgpu", "packages/core/platform/files/gpu-vgpu-defaults.yaml", "permittedHostDevices.mediatedDevices", "mdev"),
+    ):
+        data, entries = _upstream_table(tag, path, field)
+        table = built_in_defaults(variant, vgpu_device_manager=True, release=tag)
+        assert table_dict(table)[field.rpartition(".")[2]] == entries
+        assert parse_defaults(data, path).entries == table.entries
+        assert all(e.kind == kind for e in table.entries) and path in table.source and f"Cozystack {tag}" in table.source
+        assert table.version == f"{path.rpartition('/')[2]}@{upstream.source().sidecar['tags'][tag]['files'][path][:10]}"
 
 
 def test_variant_facts():
-    assert VARIANTS == ("default", "vgpu") and DEFAULT_VARIANT == "default" and MDEV_VARIANTS == ("vgpu",)
-    assert built_in_defaults("default") is PASSTHROUGH_DEFAULTS
-    assert built_in_defaults("default", vgpu_device_manager=True) is PASSTHROUGH_DEFAULTS
+    newest = wiring()
+    assert (VARIANTS, DEFAULT_VARIANT, MDEV_VARIANTS) == (newest.names, newest.default_variant, newest.readers("mediatedDevices"))
+    assert wiring("v1.6.2").names == ("default", "vgpu") and wiring("v1.6.2").readers("mediatedDevices") == ("vgpu",)
+    assert DEFAULT_VARIANT == "default"
+    assert built_in_defaults("default") == PASSTHROUGH_DEFAULTS
+    assert built_in_defaults("default", vgpu_device_manager=True) == PASSTHROUGH_DEFAULTS
     assert built_in_defaults("vgpu") is None  # a stock vgpu cluster ships no mdev table, and no PCI one
-    assert built_in_defaults("vgpu", vgpu_device_manager=True) is VGPU_DEFAULTS
+    assert built_in_defaults("vgpu", vgpu_device_manager=True) == VGPU_DEFAULTS
+    assert (len(PASSTHROUGH_DEFAULTS.entries), len(VGPU_DEFAULTS.entries)) == (19, 8)
+
+
+def test_release_before_the_wiring_is_one_line_exit_2(capsys):
+    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.4.6")
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert "Cozystack v1.4.6 does not wire gpu.permittedHostDevices into the KubeVirt CR" in err
+    assert "from v1.5.0 it does" in err and "--format kubevirt or --format patch" in err
+    code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "-p", "cozystack@v1.0.0")
+    assert code == 2 and "Cozystack v1.0.0 does not wire" in err
+
+
+def test_cozystack_release_flag_rules(capsys):
+    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--cozystack", "v1.5.0")
+    assert (code, err) == (2, "pciname: error: --cozystack goes with --format cozystack\n")
+    code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.6.0",
+                       "-p", "cozystack@v1.5.0")
+    assert code == 2 and "profile cozystack@v1.5.0 is Cozystack v1.5.0, but --cozystack v1.6.0" in err
+    code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v7.0.0")
+    assert code == 2 and "unknown Cozystack release 'v7.0.0': pciname knows v1.0.0 to v1.6.2" in err
+    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.5.0")
+    assert code == 0 and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) hold this very entry" in err
 
 
 # -- the examples of the issue -------------------------------------------------------------------
@@ -133,7 +177,7 @@ def test_an_entry_the_defaults_hold_is_left_out_with_a_note(capsys):
     code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "10de:2237", "--format", "cozystack")
     assert code == 0
     assert err.splitlines() == [
-        "pciname: note: 10DE:2236: already-a-default: Cozystack's defaults (cozystack@9190736) hold this very "
+        "pciname: note: 10DE:2236: already-a-default: Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) hold this very "
         "entry: left out, the CR would list it twice"
     ]
     assert yaml.safe_load(out) == {
@@ -178,7 +222,7 @@ def test_vgpu_variant_keeps_mdev_and_pci_entries(capsys):
     code, out, err = run(capsys, *argv, "--vgpu-device-manager")
     assert code == 1
     assert err.splitlines() == [
-        "pciname: clash NVIDIA A100-40C: shadowed-by-default: Cozystack's defaults (cozystack@117d317) permit it as "
+        "pciname: clash NVIDIA A100-40C: shadowed-by-default: Cozystack's defaults (gpu-vgpu-defaults.yaml@fe5ac1fbd3) permit it as "
         "nvidia.com/A100-40C: the CR gets both, the plugin advertises only nvidia.com/NVIDIA_A100-40C, and a VM "
         "asking for nvidia.com/A100-40C is admitted but never scheduled",
         HINT,
@@ -223,10 +267,12 @@ def test_cozystack_defaults_file(tmp_path, capsys):
         HINT,
     ]  # 10DE:26B9, in the built-in table, is not in this one
     assert len(yaml.safe_load(out)["gpu"]["permittedHostDevices"]["pciHostDevices"]) == 3
-    code, _, err = run(capsys, *argv, "--cozystack-defaults", VGPU_FIXTURE)  # an mdev-only table: no clash
+    vgpu_fixture = tmp_path / "gpu-vgpu-defaults.yaml"  # Cozystack's own file, from the vendored inputs
+    vgpu_fixture.write_bytes(upstream.source().read(upstream.commit("v1.6.2"), "packages/core/platform/files/gpu-vgpu-defaults.yaml"))
+    code, _, err = run(capsys, *argv, "--cozystack-defaults", vgpu_fixture)  # an mdev-only table: no clash
     assert (code, err) == (0, "")
     code, _, err = run(capsys, "permitted-host-devices", "--mdev", "NVIDIA T4-16Q", "--format", "cozystack",
-                       "--variant", "vgpu", "--cozystack-defaults", VGPU_FIXTURE)
+                       "--variant", "vgpu", "--cozystack-defaults", vgpu_fixture)
     assert code == 1 and "clash NVIDIA T4-16Q: shadowed-by-default:" in err and "as nvidia.com/T4-16Q:" in err
 
 
@@ -269,7 +315,8 @@ def test_missing_defaults_file(tmp_path, capsys):
         (["--format", "cozystack", "--replace-defaults", "--cozystack-defaults", "x.yaml"], "nothing to compare with"),
         (["--format", "cozystack", "--variant", "vgpu", "--vgpu-device-manager", "--cozystack-defaults", "x.yaml"],
          "--cozystack-defaults FILE replaces it"),
-        (["--format", "cozystack", "--variant", "passthrough"], "invalid choice: 'passthrough'"),
+        (["--format", "cozystack", "--variant", "passthrough"],
+         "unknown Cozystack GPU variant 'passthrough': use one of default, vgpu (what Cozystack v"),
     ],
 )
 def test_usage_errors(capsys, argv, message):
@@ -396,3 +443,31 @@ def test_readme_names_every_code_and_flag():
         assert f"`{word}`" in section or f" {word} " in section, word
     assert f"{len(PASSTHROUGH_DEFAULTS.entries)} PCI entries" in section
     assert f"{len(VGPU_DEFAULTS.entries)} mdev entries" in section
+
+
+@pytest.mark.parametrize(
+    ("fields", "code", "needle"),
+    [
+        ({"cozystack": "v1.5.0"}, grpc.StatusCode.INVALID_ARGUMENT, "cozystack goes with format cozystack"),
+        ({"format": "cozystack", "cozystack": "v1.4.0"}, grpc.StatusCode.FAILED_PRECONDITION,
+         "Cozystack v1.4.0 does not wire gpu.permittedHostDevices"),
+        ({"format": "cozystack", "cozystack": "v0.5.0"}, grpc.StatusCode.NOT_FOUND, "unknown Cozystack release 'v0.5.0'"),
+        ({"format": "cozystack", "cozystack": "1.5"}, grpc.StatusCode.INVALID_ARGUMENT, "malformed Cozystack version '1.5'"),
+        ({"format": "cozystack", "cozystack": "v1.6.0", "profile": "cozystack@v1.5.0"}, grpc.StatusCode.INVALID_ARGUMENT,
+         "is Cozystack v1.5.0, but cozystack v1.6.0"),
+    ],
+)
+def test_grpc_cozystack_release_errors(stub, fields, code, needle):
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.PermittedHostDevices(pb.PermittedHostDevicesRequest(devices=["10de:2236"], **fields), timeout=20)
+    assert caught.value.code() == code and needle in caught.value.details()
+
+
+def test_grpc_cozystack_release_is_what_the_cli_prints(stub, capsys):
+    got = stub.PermittedHostDevices(
+        pb.PermittedHostDevicesRequest(devices=["10de:2330"], format="cozystack", cozystack="v1.5.0", profile=OLD),
+        timeout=20,
+    )
+    code, out, err = run(capsys, "permitted-host-devices", "10de:2330", "--format", "cozystack", "--cozystack", "v1.5.0",
+                         "-p", OLD)
+    assert code == 1 and got.yaml == out and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1)" in got.clashes[0].reasons[0].message

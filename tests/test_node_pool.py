@@ -1,85 +1,74 @@
-"""node-pool documents against Cozystack's own tenant values schema.
+"""node-pool documents against each Cozystack release's own schemas.
 
-Cozystack's tenant Kubernetes application requires ``ephemeralStorage``,
-``instanceType``, ``maxReplicas``, ``minReplicas`` and ``resources`` of every
-node group, and Helm validates ``values.schema.json`` without filling
-defaults in. So every document ``pciname node-pool`` (library, CLI, gRPC)
-generates is validated here, as given, against a STRICT copy of the vendored
-upstream schema (tests/data/cozystack-kubernetes-values.schema.json, source
-in the sidecar .source.txt): no unknown field anywhere, no default relied on.
+Cozystack's tenant Kubernetes application requires fields of every node
+group (``ephemeralStorage`` up to v1.3.x, ``diskSize`` from v1.4.0, ...), and
+Helm validates ``values.schema.json`` without filling defaults in. So every
+document ``pciname node-pool`` (library, CLI, gRPC) generates is validated
+here, as given, against a STRICT copy of that release's upstream schema (the
+vendored inputs of the extraction, tests/cozystack_util.py): no unknown
+field anywhere, no default relied on. For every release pciname knows, not
+a sample; KubernetesNodes objects against that app's schema (v1.6.0+).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import grpc
-import jsonschema
 import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pciname
 from pciname.cli import main
 from pciname.client import Client, RemoteInvalidArgument
-from pciname.errors import PcinameError
+from pciname.errors import PcinameError, UnknownCozystackRelease
 from pciname.kube import cozystack
 from pciname.kube.generate import node_pool
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
+from . import cozystack_util as upstream
 from .server_util import packaged_server
 
-DATA = Path(__file__).resolve().parent / "data"
-SCHEMA_FILE = DATA / "cozystack-kubernetes-values.schema.json"
-SOURCE_FILE = DATA / "cozystack-kubernetes-values.schema.source.txt"
 A10 = "nvidia.com/GA102GL_A10"
 T4 = "nvidia.com/TU104GL_TESLA_T4"
 
-UPSTREAM = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-GROUP_SCHEMA = UPSTREAM["properties"]["nodeGroups"]["additionalProperties"]
+TAGS = upstream.tags()
+NEWEST = TAGS[-1]
+NODES_TAGS = [t for t in TAGS if upstream.nodes_schema(t) is not None]
+NO_NODES_TAGS = [t for t in TAGS if upstream.nodes_schema(t) is None]
 
 
-def strict(schema):
-    """The schema with ``additionalProperties: false`` on every object that
-    declares none (unless it keeps unknown fields on purpose:
-    ``x-kubernetes-preserve-unknown-fields``), and without defaults, so
-    nothing validates by leaning on them."""
-    schema = copy.deepcopy(schema)
-
-    def walk(node):
-        if isinstance(node, dict):
-            node.pop("default", None)
-            is_object = node.get("type") == "object" or "properties" in node
-            if is_object and "additionalProperties" not in node and not node.get("x-kubernetes-preserve-unknown-fields"):
-                node["additionalProperties"] = False
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(schema)
-    return schema
+def errors_of(values, tag=NEWEST) -> list[str]:
+    return upstream.errors_of(values, tag)
 
 
-STRICT = strict(UPSTREAM)
-# The schema declares no $schema; Helm's validator reads it as draft 7, and
-# 2020-12 is checked too so nothing passes through a draft's leniency.
-VALIDATORS = [cls(STRICT) for cls in (jsonschema.Draft7Validator, jsonschema.Draft202012Validator)]
+def assert_valid(values, tag=NEWEST) -> None:
+    assert errors_of(values, tag) == []
 
 
-def errors_of(values) -> list[str]:
-    found = set()
-    for validator in VALIDATORS:
-        found.update(e.message for e in validator.iter_errors(values))
-    return sorted(found)
+def nodes_errors(spec, tag=NEWEST) -> list[str]:
+    return upstream.errors_of(spec, tag, "kubernetes-nodes")
 
 
-def assert_valid(values) -> None:
-    assert errors_of(values) == []
+def disk_of(tag: str) -> str:
+    """What the release's own schema calls a node's disk."""
+    fields = upstream.values_schema(tag)["properties"]["nodeGroups"]["additionalProperties"]["properties"]
+    (disk,) = [f for f in ("diskSize", "ephemeralStorage") if f in fields]
+    return disk
+
+
+def default_groups(tag: str):
+    """The schema's own default nodeGroups (md0), or a md0 group made from
+    its field defaults where the schema has no example group (v1.6.0+)."""
+    node_groups = upstream.values_schema(tag)["properties"]["nodeGroups"]
+    if node_groups.get("default"):
+        return copy.deepcopy(node_groups["default"])
+    group = node_pool("md0", [(T4, 1)], cozystack=tag, roles=["ingress-nginx"]).data["nodeGroups"]
+    return group
 
 
 def merge_patch(target, patch):
@@ -106,56 +95,162 @@ def run(capsys, *argv):
     return code, out, err
 
 
-# -- the vendored schema and the facts taken from it ---------------------------------------
+# -- each release's schema and the facts taken from it --------------------------------------
 
 
-def test_the_vendored_schema_names_its_source():
-    source = SOURCE_FILE.read_text(encoding="utf-8")
-    assert cozystack.SCHEMA_COMMIT in source and cozystack.SCHEMA_PATH in source
-    assert "Apache-2.0" in source and "cozystack/cozystack" in source
+def test_every_release_is_known_and_the_disk_field_moved_in_v1_4_0():
+    assert list(cozystack.releases()) == TAGS and TAGS[0] == "v1.0.0"
+    for tag in TAGS:
+        expected = "ephemeralStorage" if cozystack._key(tag) < (1, 4, 0) else "diskSize"
+        assert disk_of(tag) == expected == cozystack.get_release(tag).disk_field, tag
 
 
-def test_facts_are_the_schema_defaults():
-    properties = GROUP_SCHEMA["properties"]
-    defaults = cozystack.NODE_GROUP_DEFAULTS
-    assert properties["ephemeralStorage"]["default"] == defaults.ephemeral_storage
+@pytest.mark.parametrize("tag", TAGS)
+def test_facts_are_the_schema_defaults(tag):
+    group_schema = upstream.values_schema(tag)["properties"]["nodeGroups"]["additionalProperties"]
+    properties = group_schema["properties"]
+    release = cozystack.get_release(tag)
+    defaults = release.defaults()
+    assert properties[defaults.disk_field]["default"] == defaults.disk_size
     assert properties["instanceType"]["default"] == defaults.instance_type
     assert properties["maxReplicas"]["default"] == defaults.max_replicas
     assert properties["minReplicas"]["default"] == defaults.min_replicas
-    assert tuple(sorted(GROUP_SCHEMA["required"])) == tuple(sorted(cozystack.REQUIRED_FIELDS))
-    for quantity in (properties["ephemeralStorage"], *properties["resources"]["properties"].values()):
+    assert sorted(group_schema["required"]) == sorted(release.required)
+    assert set(release.fields) == set(properties)
+    for quantity in (properties[defaults.disk_field], *properties["resources"]["properties"].values()):
         assert quantity["pattern"] == cozystack.QUANTITY_PATTERN
-    # The schema's own default group agrees with the facts, and passes the strict copy.
-    md0 = UPSTREAM["properties"]["nodeGroups"]["default"]["md0"]
-    assert (md0["ephemeralStorage"], md0["instanceType"], md0["maxReplicas"], md0["minReplicas"]) == (
-        defaults.ephemeral_storage,
-        defaults.instance_type,
-        defaults.max_replicas,
-        defaults.min_replicas,
+    md0 = upstream.values_schema(tag)["properties"]["nodeGroups"].get("default", {}).get("md0")
+    if md0 is not None:  # the schema's own example group passes the strict copy
+        assert (md0[defaults.disk_field], md0["instanceType"], md0["maxReplicas"], md0["minReplicas"]) == (
+            defaults.disk_size, defaults.instance_type, defaults.max_replicas, defaults.min_replicas
+        )
+        assert_valid({"nodeGroups": {"md0": md0}}, tag)
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_the_issue_example_validates_for_every_release(tag, capsys):
+    """`pciname node-pool gpu 10de:2236=2 --cozystack TAG` validates against
+    TAG's own node-group schema, made strict."""
+    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", "--cozystack", tag)
+    assert (code, err) == (0, "")
+    values = yaml.safe_load(out)
+    assert_valid(values, tag)
+    group = values["nodeGroups"]["gpu"]
+    assert group[disk_of(tag)] == "20Gi" and group["gpus"] == [{"name": A10}] * 2
+    assert ("resources" in group) == ("resources" in cozystack.get_release(tag).required)
+    # ... and no other release's disk field; the other one fails this release.
+    other = "diskSize" if disk_of(tag) == "ephemeralStorage" else "ephemeralStorage"
+    renamed = copy.deepcopy(values)
+    renamed["nodeGroups"]["gpu"][other] = renamed["nodeGroups"]["gpu"].pop(disk_of(tag))
+    assert any(other in e for e in errors_of(renamed, tag))
+
+
+@pytest.mark.parametrize("tag", NODES_TAGS)
+def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
+    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", "--cozystack", tag,
+                         "--format", "kubernetes-nodes", "--cluster", "demo")
+    assert code == 0
+    app = cozystack.get_release(tag).kubernetes_nodes
+    assert ("app-not-installed" in err) == (not app.installed_by_iaas_bundle)
+    document = yaml.safe_load(out)
+    assert document["apiVersion"] == "apps.cozystack.io/v1alpha1" and document["kind"] == "KubernetesNodes"
+    assert document["metadata"] == {"name": "demo-gpu"}
+    assert document["spec"]["cluster"] == "demo" and document["spec"]["gpus"] == [{"name": A10}] * 2
+    assert nodes_errors(document["spec"], tag) == []
+    # With every field set too.
+    code, out, _ = run(capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes",
+                       "--cluster", "demo", "--cpu", "4", "--memory", "16Gi", "--role", "gpu", "--disk-size", "50Gi",
+                       "--instance-type", "u1.xlarge", "--min-replicas", "1", "--max-replicas", "2")
+    spec = yaml.safe_load(out)["spec"]
+    assert spec["diskSize"] == "50Gi" and spec["resources"] == {"cpu": "4", "memory": "16Gi"}
+    assert nodes_errors(spec, tag) == []
+    # The patch of that object is its spec, which merges into it.
+    code, out, _ = run(capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "patch",
+                       "--cluster", "demo", "--fragment")
+    assert json.loads(out) == {"spec": {"gpus": [{"name": A10}]}}
+    assert nodes_errors(merge_patch(spec, json.loads(out)["spec"]), tag) == []
+
+
+def test_kubernetes_nodes_facts_are_cozystack_code():
+    app = cozystack.get_release(NODES_TAGS[0]).kubernetes_nodes
+    assert (app.api_version, app.kind, app.plural, app.release_prefix) == (
+        "apps.cozystack.io/v1alpha1", "KubernetesNodes", "kubernetesnodeses", "kubernetes-nodes-"
     )
-    assert_valid({"nodeGroups": {"md0": md0}})
+    assert NODES_TAGS[0] == "v1.6.0"
+
+
+@pytest.mark.parametrize("tag", NO_NODES_TAGS[-1:] + NO_NODES_TAGS[:1])
+def test_kubernetes_nodes_before_the_app_is_one_line_exit_2(tag, capsys):
+    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes",
+                         "--cluster", "demo")
+    assert (code, out) == (2, "")
+    assert err == f"pciname: error: Cozystack {tag} has no KubernetesNodes application (from v1.6.0): use format values or patch, a node group of the Kubernetes application\n"
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_cozystack_profile_implies_its_release_and_its_plugin(tag, capsys):
+    release = cozystack.get_release(tag)
+    via_profile = run(capsys, "node-pool", "gpu", "10de:2941", "-p", f"cozystack@{tag}")
+    via_flag = run(capsys, "node-pool", "gpu", "10de:2941", "--cozystack", tag)
+    via_plugin = run(capsys, "node-pool", "gpu", "10de:2941", "-p", f"v{release.plugin_release.lstrip('v')}",
+                     "--cozystack", tag)
+    assert via_profile == via_flag == via_plugin
+    assert_valid(yaml.safe_load(via_flag[1]), tag)
+
+
+def test_without_cozystack_the_output_is_the_newest_release(capsys):
+    assert run(capsys, "node-pool", "gpu", "10de:2236=2") == run(capsys, "node-pool", "gpu", "10de:2236=2",
+                                                                  "--cozystack", NEWEST, "-p", "latest")
+    assert cozystack.newest().version == NEWEST
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--cozystack", "1.9"], "malformed Cozystack version '1.9': use vX.Y.Z, v1.0.0 to " + NEWEST + ", or latest"),
+        (["--cozystack", "v9.0.0"], "unknown Cozystack release 'v9.0.0': pciname knows v1.0.0 to " + NEWEST),
+        (["--cozystack", "v1.4.0", "-p", "cozystack@v1.3.0"], "profile cozystack@v1.3.0 is Cozystack v1.3.0, but Cozystack v1.4.0 was asked for"),
+        (["--cluster", "demo"], "--cluster goes with --format kubernetes-nodes or patch"),
+        (["--format", "kubernetes-nodes"], "--format kubernetes-nodes needs --cluster NAME"),
+        (["--format", "kubernetes-nodes", "--cluster", "Demo"], "cluster 'Demo' is not a name"),
+        (["--format", "kubernetes-nodes", "--cluster", "d" * 40], "has more than 53 characters"),
+    ],
+)
+def test_cozystack_usage_errors(capsys, argv, message):
+    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236", *argv)
+    assert (code, out) == (2, "")
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_library_release_errors():
+    with pytest.raises(UnknownCozystackRelease, match="v1.0.0 to"):
+        node_pool("gpu", [(A10, 1)], cozystack="v0.9.0")
+    with pytest.raises(PcinameError, match="malformed"):
+        node_pool("gpu", [(A10, 1)], cozystack="one")
+    assert pciname.resolve("10de:2941", "cozystack@v1.3.0").resource_name == "nvidia.com/GB100_GB200_SKU"
+    assert pciname.resolve("10de:2941", "cozystack@latest").resource_name == "nvidia.com/GB100_HGX_GB200"
 
 
 def test_the_strict_schema_can_fail():
     """The checks below mean something: a gpus-only group (what node-pool
-    printed before), an unknown field (the diskSize of the issue is
-    ephemeralStorage in the schema) and a wrong type are all refused."""
-    complete = node_pool("gpu", [(A10, 1)]).data
-    assert_valid(complete)
+    printed before), the other release's disk field, and a wrong type are
+    all refused."""
+    complete = node_pool("gpu", [(A10, 1)], cozystack="v1.3.0").data
+    assert_valid(complete, "v1.3.0")
     gpus_only = {"nodeGroups": {"gpu": {"gpus": [{"name": A10}]}}}
     assert {"'ephemeralStorage' is a required property", "'resources' is a required property"} <= set(
-        errors_of(gpus_only)
+        errors_of(gpus_only, "v1.3.0")
     )
-    renamed = copy.deepcopy(complete)
-    renamed["nodeGroups"]["gpu"]["diskSize"] = renamed["nodeGroups"]["gpu"].pop("ephemeralStorage")
-    assert any("diskSize" in e for e in errors_of(renamed))
+    assert "'diskSize' is a required property" in errors_of(gpus_only, NEWEST)
+    assert errors_of(complete, NEWEST)  # what v1.3.0 takes, v1.6.x refuses
     wrong = copy.deepcopy(complete)
     wrong["nodeGroups"]["gpu"]["maxReplicas"] = "10"
-    assert errors_of(wrong)
+    assert errors_of(wrong, "v1.3.0")
     stray = copy.deepcopy(complete)
     stray["nodeGroups"]["gpu"]["gpus"][0]["count"] = 2
-    assert errors_of(stray)
+    assert errors_of(stray, "v1.3.0")
     assert errors_of({"nodeGroup": {}})  # a misspelt top-level key
+    assert nodes_errors({"cluster": "demo", "ephemeralStorage": "20Gi"}, NODES_TAGS[0])
 
 
 def test_cozystack_object_facts():
@@ -175,8 +270,7 @@ def test_default_group_is_complete_and_valid():
                 "minReplicas": 0,
                 "maxReplicas": 10,
                 "instanceType": "u1.medium",
-                "ephemeralStorage": "20Gi",
-                "resources": {},
+                "diskSize": "20Gi",
                 "gpus": [{"name": A10}, {"name": A10}, {"name": T4}],
             }
         }
@@ -201,7 +295,7 @@ def test_every_field_as_given():
         "minReplicas": 1,
         "maxReplicas": 3,
         "instanceType": "u1.2xlarge",
-        "ephemeralStorage": "100Gi",
+        "diskSize": "100Gi",
         "resources": {"cpu": "16", "memory": "64Gi"},
         "roles": ["gpu", "ingress-nginx"],
         "gpus": [{"name": A10}] * 4,
@@ -213,11 +307,12 @@ def test_fragment_merges_into_the_schema_example_group():
     fragment = node_pool("md0", [(A10, 2)], fragment=True).data
     assert fragment == {"nodeGroups": {"md0": {"gpus": [{"name": A10}, {"name": A10}]}}}
     assert errors_of(fragment)  # alone, it is not a group
-    example = {"nodeGroups": copy.deepcopy(UPSTREAM["properties"]["nodeGroups"]["default"])}
-    merged = merge_patch(example, fragment)
-    assert merged["nodeGroups"]["md0"]["instanceType"] == "u1.medium"
-    assert merged["nodeGroups"]["md0"]["gpus"] == [{"name": A10}, {"name": A10}]
-    assert_valid(merged)
+    for tag in TAGS:
+        example = {"nodeGroups": default_groups(tag)}
+        merged = merge_patch(example, fragment)
+        assert merged["nodeGroups"]["md0"]["instanceType"] == "u1.medium"
+        assert merged["nodeGroups"]["md0"]["gpus"] == [{"name": A10}, {"name": A10}]
+        assert_valid(merged, tag)
 
 
 def test_patch_is_the_spec_of_the_kubernetes_object():
@@ -230,7 +325,7 @@ def test_patch_is_the_spec_of_the_kubernetes_object():
         "apiVersion": cozystack.API_VERSION,
         "kind": cozystack.KIND,
         "metadata": {"name": "test", "namespace": "tenant-test"},
-        "spec": {"nodeGroups": copy.deepcopy(UPSTREAM["properties"]["nodeGroups"]["default"]), "host": ""},
+        "spec": {"nodeGroups": default_groups(NEWEST), "host": ""},
     }
     patched = merge_patch(existing, patch)
     assert sorted(patched["spec"]["nodeGroups"]) == ["gpu", "md0"]
@@ -251,9 +346,10 @@ def test_patch_is_the_spec_of_the_kubernetes_object():
         ({"max_replicas": 2**31}, "out of range"),
         ({"max_replicas": 0}, "maxReplicas 0"),
         ({"max_replicas": True}, "not a whole number"),
-        ({"ephemeral_storage": "20GB"}, "not a Kubernetes quantity"),
-        ({"ephemeral_storage": "-20Gi"}, "more than zero"),
-        ({"ephemeral_storage": "0"}, "more than zero"),
+        ({"ephemeral_storage": "20GB"}, "diskSize '20GB' is not a Kubernetes quantity"),
+        ({"disk_size": "-20Gi"}, "more than zero"),
+        ({"disk_size": "0", "cozystack": "v1.3.0"}, "ephemeralStorage '0' must be more than zero"),
+        ({"disk_size": "1Gi", "ephemeral_storage": "1Gi"}, "the same field"),
         ({"cpu": "two"}, "cpu 'two' is not a Kubernetes quantity"),
         ({"memory": ""}, "memory '' is not a Kubernetes quantity"),
         ({"instance_type": ""}, "not an instance type name"),
@@ -261,7 +357,9 @@ def test_patch_is_the_spec_of_the_kubernetes_object():
         ({"roles": ["a b"]}, "not a node role name"),
         ({"roles": "gpu"}, "not a list of role names"),
         ({"fragment": True, "cpu": "2"}, "a fragment carries gpus only: it takes no cpu"),
-        ({"format": "kubevirt"}, "unknown format 'kubevirt': use one of values, patch"),
+        ({"format": "kubevirt"}, "unknown format 'kubevirt': use one of values, patch, kubernetes-nodes"),
+        ({"format": "kubernetes-nodes"}, "needs the name of its cluster"),
+        ({"format": "kubernetes-nodes", "cluster": "demo", "fragment": True}, "a whole pool"),
     ],
 )
 def test_bad_fields_are_refused(kwargs, message):
@@ -292,13 +390,14 @@ roles = st.lists(st.one_of(st.from_regex(r"\A[a-z][a-z0-9-]{0,10}[a-z0-9]\Z"), s
     instance_type=st.one_of(st.none(), instance_types),
     role_list=st.one_of(st.none(), roles),
     fmt=st.sampled_from(["values", "patch"]),
+    tag=st.sampled_from(TAGS),
 )
-def test_any_fields_give_a_valid_group_or_a_clear_error(low, high, disk, cpu, instance_type, role_list, fmt):
+def test_any_fields_give_a_valid_group_or_a_clear_error(low, high, disk, cpu, instance_type, role_list, fmt, tag):
     kwargs = dict(
-        min_replicas=low, max_replicas=high, ephemeral_storage=disk, cpu=cpu, instance_type=instance_type, roles=role_list
+        min_replicas=low, max_replicas=high, disk_size=disk, cpu=cpu, instance_type=instance_type, roles=role_list
     )
     try:
-        data = node_pool("gpu", [(A10, 1)], format=fmt, **kwargs).data
+        data = node_pool("gpu", [(A10, 1)], format=fmt, cozystack=tag, **kwargs).data
     except PcinameError as error:
         assert "\n" not in str(error)
         lo = 0 if low is None else low
@@ -313,12 +412,13 @@ def test_any_fields_give_a_valid_group_or_a_clear_error(low, high, disk, cpu, in
         assert bad_range or bad_value or bad_type or bad_role, str(error)
         return
     values = data["spec"] if fmt == "patch" else data
-    assert_valid(values)
+    assert_valid(values, tag)
     group = values["nodeGroups"]["gpu"]
     assert group["minReplicas"] == (0 if low is None else low)
     assert group["maxReplicas"] == (10 if high is None else high)
-    assert group["ephemeralStorage"] == ("20Gi" if disk is None else disk.strip())
-    assert group["resources"] == ({} if cpu is None else {"cpu": cpu.strip()})
+    assert group[disk_of(tag)] == ("20Gi" if disk is None else disk.strip())
+    required = "resources" in cozystack.get_release(tag).required
+    assert group.get("resources") == ({"cpu": cpu.strip()} if cpu is not None else {} if required else None)
     assert group["gpus"] == [{"name": A10}]
 
 
@@ -337,8 +437,9 @@ FLAG_CASES = [
     (["--instance-type", "u1.xlarge"], {"instanceType": "u1.xlarge"}),
     (["--min-replicas", "2"], {"minReplicas": 2}),
     (["--max-replicas", "3"], {"maxReplicas": 3}),
-    (["--disk-size", "60Gi"], {"ephemeralStorage": "60Gi"}),
-    (["--ephemeral-storage", "61Gi"], {"ephemeralStorage": "61Gi"}),
+    (["--disk-size", "60Gi"], {"diskSize": "60Gi"}),
+    (["--ephemeral-storage", "61Gi"], {"diskSize": "61Gi"}),
+    (["--disk-size", "62Gi", "--cozystack", "v1.3.6"], {"ephemeralStorage": "62Gi"}),
     (["--role", "gpu", "--role", "ingress-nginx"], {"roles": ["gpu", "ingress-nginx"]}),
     (["--cpu", "8"], {"resources": {"cpu": "8"}}),
     (["--memory", "32Gi"], {"resources": {"memory": "32Gi"}}),
@@ -352,7 +453,7 @@ def test_cli_every_flag_validates(capsys, flags, expected, output):
     code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", *flags, "-o", output)
     assert (code, err) == (0, "")
     values = yaml.safe_load(out) if output == "yaml" else json.loads(out)
-    assert_valid(values)
+    assert_valid(values, "v1.3.6" if "v1.3.6" in flags else NEWEST)
     group = values["nodeGroups"]["gpu"]
     for key, value in expected.items():
         assert group[key] == value
@@ -375,7 +476,7 @@ def test_cli_fragment_is_gpus_only_and_merges(capsys):
     assert (code, err) == (0, "")
     fragment = yaml.safe_load(out)
     assert fragment == {"nodeGroups": {"md0": {"gpus": [{"name": A10}]}}}
-    assert_valid(merge_patch({"nodeGroups": copy.deepcopy(UPSTREAM["properties"]["nodeGroups"]["default"])}, fragment))
+    assert_valid(merge_patch({"nodeGroups": default_groups(NEWEST)}, fragment))
 
 
 def test_cli_include_broken_still_reports_with_patch(capsys):
@@ -391,7 +492,8 @@ def test_cli_include_broken_still_reports_with_patch(capsys):
         (["--min-replicas", "5", "--max-replicas", "4"], "minReplicas 5 is more than maxReplicas 4"),
         (["--min-replicas", "-1"], "minReplicas -1 is out of range"),
         (["--max-replicas", "x"], "invalid int value: 'x'"),
-        (["--disk-size", "20GB"], "ephemeralStorage '20GB' is not a Kubernetes quantity"),
+        (["--disk-size", "20GB"], "diskSize '20GB' is not a Kubernetes quantity"),
+        (["--disk-size", "20GB", "--cozystack", "v1.0.0"], "ephemeralStorage '20GB' is not a Kubernetes quantity"),
         (["--memory=-4Gi"], "memory '-4Gi' must be more than zero"),
         (["--instance-type", "U1 medium"], "not an instance type name"),
         (["--role", ""], "is not a node role name"),
@@ -411,7 +513,8 @@ def test_cli_help_names_every_flag(capsys):
         main(["node-pool", "--help"])
     text = capsys.readouterr().out
     for flag in ("--instance-type", "--min-replicas", "--max-replicas", "--disk-size", "--ephemeral-storage",
-                 "--role", "--cpu", "--memory", "--fragment", "--format", "kuberneteses.apps.cozystack.io"):
+                 "--role", "--cpu", "--memory", "--fragment", "--format", "kuberneteses.apps.cozystack.io",
+                 "--cozystack", "--cluster", "kubernetes-nodes"):
         assert flag in text
 
 
@@ -465,7 +568,7 @@ def test_grpc_gives_what_the_cli_prints(client, capsys, kwargs, flags):
     values = document["spec"] if fmt == "patch" else document
     if kwargs.get("fragment"):
         # Merged into a group "gpu" that exists, as the schema's default md0 group is.
-        existing = {"nodeGroups": {"gpu": copy.deepcopy(UPSTREAM["properties"]["nodeGroups"]["default"]["md0"])}}
+        existing = {"nodeGroups": {"gpu": default_groups(NEWEST)["md0"]}}
         values = merge_patch(existing, values)
         assert values["nodeGroups"]["gpu"]["gpus"] == [{"name": name} for name in answer.gpus]
     assert_valid(values)
@@ -539,3 +642,35 @@ def test_grpc_malformed_protobuf_is_invalid_argument(server):
             call(b"\x0a\x02\xff\xfe", timeout=20)  # group: not UTF-8
     assert failed.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert failed.value.details().startswith("malformed request: not a valid pciname.v1.")
+
+
+@pytest.mark.parametrize("tag", ["v1.3.6", "v1.4.5", NODES_TAGS[0], NEWEST])
+def test_grpc_cozystack_release_is_what_the_cli_prints(client, capsys, tag):
+    answer = client.node_pool("gpu", ["10de:2941=2"], cozystack=tag)
+    _, yaml_out, _ = run(capsys, "node-pool", "gpu", "10de:2941=2", "--cozystack", tag)
+    assert answer.yaml == yaml_out and answer.profile == f"cozystack@{tag}"
+    assert_valid(yaml.safe_load(answer.yaml), tag)
+    if tag in NODES_TAGS:
+        answer = client.node_pool("gpu", ["10de:2236"], cozystack=tag, format="kubernetes-nodes", cluster="demo")
+        _, yaml_out, _ = run(capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format",
+                             "kubernetes-nodes", "--cluster", "demo")
+        assert answer.yaml == yaml_out and answer.gpus == [A10]
+        assert nodes_errors(yaml.safe_load(answer.yaml)["spec"], tag) == []
+
+
+@pytest.mark.parametrize(
+    "request_message, code, needle",
+    [
+        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cozystack="1.x"), grpc.StatusCode.INVALID_ARGUMENT,
+         "malformed Cozystack version '1.x': use vX.Y.Z, v1.0.0 to"),
+        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cozystack="v0.1.0"), grpc.StatusCode.NOT_FOUND,
+         "unknown Cozystack release 'v0.1.0': pciname knows v1.0.0 to"),
+        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cozystack="v1.5.0", format="kubernetes-nodes",
+                            cluster="demo"), grpc.StatusCode.INVALID_ARGUMENT, "has no KubernetesNodes application"),
+        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], format="kubernetes-nodes"),
+         grpc.StatusCode.INVALID_ARGUMENT, "needs the name of its cluster"),
+    ],
+)
+def test_grpc_bad_cozystack_release(stub, request_message, code, needle):
+    got, details = _code(stub, request_message)
+    assert got == code and needle in details and "\n" not in details

@@ -15,6 +15,7 @@ import tarfile
 import pytest
 
 import pciname
+from pciname.kube.cozystack import releases as cozystack_releases
 from pciname import snapshots
 from pciname.naming.profiles import load_registry
 from pciname.paths import packaged_manifest_path, packaged_snapshots_path
@@ -68,7 +69,7 @@ def test_every_profile_works_with_nothing_installed(monkeypatch, tmp_path):
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "empty-cache"))
     pciname.clear_caches()
     infos = pciname.profiles()
-    assert len(infos) == len(load_registry().profiles) == 54
+    assert len(infos) == len(load_registry().profiles) == 54 + len(cozystack_releases())  # and each Cozystack release
     assert all(p.installed for p in infos)
     assert pciname.resolve("10de:2330", "gpu-operator@v23.9.2").resource_name == "nvidia.com/GH100H100_SXM5_80GB"
     assert pciname.resolve("10de:1eb8", "kubevirt-gpu-device-plugin@v1.0.1").resource_name == "nvidia.com/TU104GL_Tesla_T4"
@@ -149,7 +150,7 @@ def test_damage_after_the_first_use_changes_nothing_already_verified(tmp_path):
 def test_profiles_and_snapshots_list_show_the_package(tmp_path):
     env = {"PCINAME_CACHE_DIR": str(tmp_path / "cache")}
     listing = json.loads(cli("profiles", "-o", "json", env=env, cwd=tmp_path).stdout)
-    assert len(listing) == 54 and all(p["installed"] for p in listing)
+    assert len(listing) == 54 + len(cozystack_releases()) and all(p["installed"] for p in listing)
     snaps = json.loads(cli("snapshots", "list", "-o", "json", env=env, cwd=tmp_path).stdout)
     assert all(s["installed"] and s["packaged"] for s in snaps)
     assert all(s["path"].endswith(f"snapshots.tar.xz#{s['snapshot']}.ids") for s in snaps)

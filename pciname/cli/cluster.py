@@ -19,7 +19,7 @@ from ..errors import PcinameError
 from ..render import emit, table
 from .core import add_profile_options
 from .output import add_output_option
-from .shared import NO_DEVICES, add_request_options, profile_arg, report, say, vgpu_requests
+from .shared import NO_DEVICES, add_cozystack_option, add_request_options, profile_arg, report, say, vgpu_requests
 
 if TYPE_CHECKING:
     from ..kube.cluster import ApiClient, ClusterState
@@ -46,6 +46,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         + " Exit 0 clean, 1 findings, 2 errors.",
     )
     _add_cluster_options(audit)
+    add_cozystack_option(audit, "the cluster runs, when its cozystack-operator Deployment does not say")
     add_profile_options(audit)
     add_output_option(audit)
     audit.set_defaults(func=run_audit)
@@ -57,6 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "nodes, like Cozystack's dashboard offers for nodeGroups.<group>.gpus." + CLUSTER_PROFILE_NOTE,
     )
     _add_cluster_options(options)
+    add_cozystack_option(options, "the cluster runs, when its cozystack-operator Deployment does not say")
     add_profile_options(options)
     add_output_option(options)
     options.set_defaults(func=run_gpu_options)
@@ -89,14 +91,43 @@ def _cluster(args: argparse.Namespace) -> tuple[ApiClient, ClusterState]:
     return client, read_cluster(client, args.kubevirt)
 
 
+def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | None:
+    """The cluster's Cozystack release: what its operator Deployment says,
+    else ``--cozystack``; without a profile given, select that release's
+    profile (its GPU Operator's names). A note on stderr says which."""
+    from ..kube.cluster import read_cozystack_operator
+    from ..kube.cozystack import get_release, release_in_cluster
+
+    found = release_in_cluster(read_cozystack_operator(client))
+    given = get_release(args.cozystack) if args.cozystack is not None else None
+    if found is not None and found.release is None and given is None:
+        say(f"the cluster runs Cozystack {found.version} ({found.evidence}), which this pciname has no facts for: "
+            "use a newer pciname, or give --cozystack or --profile")
+    if found is not None and given is not None and found.version != given.version:
+        say(f"--cozystack {given.version} given; the cluster says Cozystack {found.version} ({found.evidence})")
+    release = given or (found.release if found is not None else None)
+    if release is None:
+        return found.to_dict() if found is not None else None
+    source = "given (--cozystack)" if given is not None else found.evidence if found is not None else ""
+    implied = not getattr(args, "profile", None) and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None)
+    if implied:
+        args.profile = release.profile
+    return {"version": release.version, "source": source, "known": True, "implies_profile": implied}
+
+
 # -- audit ----------------------------------------------------------------------------
 
 
 def run_audit(args: argparse.Namespace) -> int:
     from ..kube.audit import audit
 
-    _, state = _cluster(args)
+    client, state = _cluster(args)
+    cozystack = _cozystack(args, client)
     result = audit(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True))
+    if cozystack is not None:
+        if cozystack.pop("implies_profile", False):
+            result["profile_source"] = f"Cozystack {cozystack['version']} ({cozystack['source']})"
+    result["cozystack"] = cozystack
     if args.output == "table":
         _audit_table(result)
     else:
@@ -110,6 +141,10 @@ def _audit_table(result: dict[str, Any]) -> None:
     out.write(f"KubeVirt CR: {result['kubevirt'] or 'none found'}")
     out.write(f" (managed by {manager})\n" if manager else "\n")
     out.write(f"profile: {result['profile']} ({result['profile_source']})\n")
+    cozystack = result.get("cozystack")
+    if cozystack:
+        known = "" if cozystack["known"] else ", no facts for it in this pciname"
+        out.write(f"Cozystack: {cozystack['version']} ({cozystack['source']}{known})\n")
     inference = result["inference"]
     if inference["names"]:
         releases = [n.partition("@")[2] for n in inference["consistent"]]
@@ -153,9 +188,12 @@ def _audit_table(result: dict[str, Any]) -> None:
 def run_gpu_options(args: argparse.Namespace) -> int:
     from ..kube.audit import gpu_options
 
-    _, state = _cluster(args)
+    client, state = _cluster(args)
     if state.kubevirt is None:
         raise PcinameError(NO_KUBEVIRT)
+    cozystack = _cozystack(args, client)
+    if cozystack and cozystack["known"]:
+        say(f"Cozystack {cozystack['version']} ({cozystack['source']})")
     options = gpu_options(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True))
     if args.output == "table":
         if options:

@@ -24,7 +24,8 @@ def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True)
         "-p",
         "--profile",
         help=f"naming profile (default {default_profile_help()}): kubevirt-gpu-device-plugin@vX.Y.Z, "
-        f"gpu-operator@vX.Y.Z, or {PREVIEW} (Debian's newest pci.ids: names no release advertises yet)",
+        f"gpu-operator@vX.Y.Z, cozystack@vX.Y.Z (or cozystack@latest), or {PREVIEW} (Debian's newest pci.ids: "
+        "names no release advertises yet)",
     )
     if custom:
         parser.add_argument("--pciids", metavar="FILE", help="use this pci.ids file instead of a profile's")
@@ -315,7 +316,7 @@ def _users() -> dict[str, dict[str, list[str]]]:
     users: dict[str, dict[str, list[str]]] = {}
     for profile in load_registry().profiles.values():
         if profile.snapshot is not None:
-            kinds = users.setdefault(profile.snapshot.sha256, {"plugin": [], "gpu-operator": []})
+            kinds = users.setdefault(profile.snapshot.sha256, {"plugin": [], "gpu-operator": [], "cozystack": []})
             kinds[profile.kind].append(profile.name.partition("@")[2])
     return users
 

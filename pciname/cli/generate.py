@@ -17,7 +17,7 @@ from ..errors import PcinameError
 from ..render import emit, table
 from .core import add_profile_options
 from .output import add_output_option
-from .shared import NO_DEVICES, add_request_options, included, profile_arg, report, say, vgpu_requests
+from .shared import NO_DEVICES, add_cozystack_option, add_request_options, cozystack_profile, included, profile_arg, report, say, vgpu_requests
 
 if TYPE_CHECKING:
     from ..kube.generate import Skipped, Snippet
@@ -30,7 +30,7 @@ POOL_FIELD_FLAGS = {
     "instance_type": "--instance-type",
     "min_replicas": "--min-replicas",
     "max_replicas": "--max-replicas",
-    "ephemeral_storage": "--ephemeral-storage",
+    "disk_size": "--disk-size",
     "roles": "--role",
     "cpu": "--cpu",
     "memory": "--memory",
@@ -81,9 +81,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     phd.add_argument(
         "--variant",
-        choices=VARIANTS,
-        help="with --format cozystack: the cluster's bundles.iaas.gpuOperatorVariant (default: "
-        f"{DEFAULT_VARIANT}); {', '.join(v for v in VARIANTS if v not in MDEV_VARIANTS)} ignores mediatedDevices, "
+        metavar="VARIANT",
+        help="with --format cozystack: the cluster's bundles.iaas.gpuOperatorVariant, one of the release's "
+        f"({', '.join(VARIANTS)} in the newest; default: {DEFAULT_VARIANT}); "
+        f"{', '.join(v for v in VARIANTS if v not in MDEV_VARIANTS)} ignores mediatedDevices, "
         "so --mdev entries are left out and reported",
     )
     phd.add_argument(
@@ -99,6 +100,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "table, or YAML with a permittedHostDevices mapping) instead of the built-in one; entries that clash "
         "with the defaults are reported (exit 1) unless --replace-defaults",
     )
+    add_cozystack_option(phd, "whose GPU wiring, variants and default tables --format cozystack checks against")
     add_profile_options(phd)
     phd.add_argument(
         "-o",
@@ -149,6 +151,11 @@ def _snippet_table(snippet: Snippet, rows_of: Callable[[dict[str, Any]], list[tu
 def run_permitted_host_devices(args: argparse.Namespace) -> int:
     from ..kube.generate import permitted_host_devices, render
 
+    if args.cozystack is not None and args.format != "cozystack":
+        raise PcinameError("--cozystack goes with --format cozystack")
+    cozystack_profile(args)
+    if args.format == "cozystack":
+        _cozystack_release(args)
     devices, mdevs = vgpu_requests(args, counts=False)
     if args.from_scan is not None:
         from ..host.sysfs import scan, scan_requests
@@ -202,9 +209,11 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
 def _for_cozystack(snippet: Snippet, args: argparse.Namespace) -> tuple[Snippet, tuple[Skipped, ...]]:
     """The snippet as Cozystack takes it (:func:`pciname.kube.cozystack_defaults.for_cozystack`)."""
     from .. import files
-    from ..kube.cozystack_defaults import DEFAULT_VARIANT, for_cozystack, parse_defaults
+    from ..kube.cozystack_defaults import DEFAULT_VARIANT, check_variant, for_cozystack, parse_defaults
 
     variant = args.variant or DEFAULT_VARIANT
+    release = args.cozystack
+    check_variant(variant, release)
     if args.vgpu_device_manager and variant != "vgpu":
         raise PcinameError("--vgpu-device-manager goes with --variant vgpu")
     defaults = None
@@ -224,8 +233,25 @@ def _for_cozystack(snippet: Snippet, args: argparse.Namespace) -> tuple[Snippet,
         replace_defaults=args.replace_defaults,
         defaults=defaults,
         vgpu_device_manager=args.vgpu_device_manager,
+        release=release,
     )
     return checked.snippet, checked.clashes
+
+
+def _cozystack_release(args: argparse.Namespace) -> None:
+    """``args.cozystack``: the release --cozystack or a cozystack@ profile
+    names (they must agree), else the newest; one whose bundle does not wire
+    GPUs is a one-line error saying what to do instead."""
+    from ..kube.cozystack import newest, release_of_profile
+    from ..kube.cozystack_defaults import wiring
+
+    implied = release_of_profile(args.profile)
+    if args.cozystack is not None and implied is not None and implied.version != args.cozystack:
+        raise PcinameError(
+            f"profile {args.profile} is Cozystack {implied.version}, but --cozystack {args.cozystack} was given: give one"
+        )
+    args.cozystack = args.cozystack or (implied or newest()).version
+    wiring(args.cozystack)
 
 
 def _requests(items: Iterable[str]) -> list[tuple[str, int]]:
@@ -235,18 +261,20 @@ def _requests(items: Iterable[str]) -> list[tuple[str, int]]:
 
 
 def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..kube.cozystack import NODE_GROUP_DEFAULTS, RESOURCE, SCHEMA_SOURCE
+    from ..kube.cozystack import RESOURCE, newest
     from ..kube.generate import DEFAULT_POOL_FORMAT, POOL_FORMATS
 
-    defaults = NODE_GROUP_DEFAULTS
+    release = newest()
+    defaults = release.defaults()
     pool = sub.add_parser(
         "node-pool",
         help="a Cozystack tenant Kubernetes node group with its GPUs",
         description="A Cozystack tenant Kubernetes node group GROUP asking for these GPUs: one {name: RESOURCE} "
         "entry per GPU. DEVICE is a device id (resolved in the profile) or a resource name (nvidia.com/..., used "
-        "as given). The group is complete: every field the tenant values schema requires (minReplicas, "
-        "maxReplicas, instanceType, ephemeralStorage, resources), from the options below or the schema's "
-        f"defaults ({SCHEMA_SOURCE}), since Helm does not fill defaults in when the group is created. "
+        "as given). The group is complete for the Cozystack release (--cozystack): every field its node-group "
+        "schema requires (minReplicas, maxReplicas, instanceType, the disk: diskSize from v1.4.0, "
+        "ephemeralStorage before; resources where required), from the options below or that schema's "
+        "defaults, since Helm does not fill defaults in when the group is created. "
         "Exit 0, or 1 when a name will not work.",
     )
     pool.add_argument("group", metavar="GROUP")
@@ -265,11 +293,12 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--max-replicas", type=int, metavar="N", help=f"the most nodes (default: {defaults.max_replicas})"
     )
     fields.add_argument(
-        "--ephemeral-storage",
         "--disk-size",
-        dest="ephemeral_storage",
+        "--ephemeral-storage",
+        dest="disk_size",
         metavar="QUANTITY",
-        help=f"each node's disk, ephemeralStorage in the schema (default: {defaults.ephemeral_storage})",
+        help="each node's disk: diskSize from Cozystack v1.4.0, ephemeralStorage before "
+        f"(default: {defaults.disk_size})",
     )
     fields.add_argument(
         "--role",
@@ -291,9 +320,17 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         default=DEFAULT_POOL_FORMAT,
         help="values: nodeGroups for the tenant Kubernetes application's values; patch: a JSON merge patch "
         f"{{spec: {{nodeGroups: ...}}}} for `kubectl patch {RESOURCE} NAME -n TENANT --type merge -p ...` "
-        "(a merge patch replaces lists: the group's gpus and roles become the ones given) "
+        "(a merge patch replaces lists: the group's gpus and roles become the ones given), or with --cluster "
+        "the merge patch of the pool's KubernetesNodes object; kubernetes-nodes: the KubernetesNodes object "
+        "CLUSTER-GROUP (Cozystack v1.6.0 and later) "
         f"(default: {DEFAULT_POOL_FORMAT})",
     )
+    pool.add_argument(
+        "--cluster",
+        metavar="NAME",
+        help="the tenant Kubernetes cluster a KubernetesNodes pool belongs to (with --format kubernetes-nodes or patch)",
+    )
+    add_cozystack_option(pool, "whose node-group fields are written")
     add_profile_options(pool)
     pool.add_argument(
         "-o",
@@ -305,10 +342,11 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def run_node_pool(args: argparse.Namespace) -> int:
-    from ..kube.generate import node_pool, place_node_pool
+    from ..kube.generate import node_pool
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_GPUS)
+    cozystack_profile(args)
     devices, mdevs = vgpu_requests(args, counts=True)
     fields = {name: getattr(args, name) for name in POOL_FIELD_FLAGS}
     if args.fragment:
@@ -316,6 +354,10 @@ def run_node_pool(args: argparse.Namespace) -> int:
         if given:
             raise PcinameError(f"--fragment emits gpus only: it takes no {', '.join(given)}")
         fields = {}
+    if args.cluster is not None and args.format == "values":
+        raise PcinameError("--cluster goes with --format kubernetes-nodes or patch")
+    if args.format == "kubernetes-nodes" and args.cluster is None:
+        raise PcinameError("--format kubernetes-nodes needs --cluster NAME: the object is named CLUSTER-GROUP")
     snippet = node_pool(
         args.group,
         _requests(devices),
@@ -323,6 +365,9 @@ def run_node_pool(args: argparse.Namespace) -> int:
         args.include_broken,
         mdevs=_requests(mdevs),
         fragment=args.fragment,
+        format=args.format,
+        cozystack=args.cozystack,
+        cluster=args.cluster,
         **fields,
     )
     broken = report(snippet)
@@ -331,13 +376,15 @@ def run_node_pool(args: argparse.Namespace) -> int:
 
         def rows(data: dict[str, Any]) -> list[tuple[Any, ...]]:
             counts: dict[str, int] = {}
-            for g in next(iter(data["nodeGroups"].values()))["gpus"]:
+            spec = data.get("spec", data)
+            group = next(iter(spec["nodeGroups"].values())) if "nodeGroups" in spec else spec
+            for g in group["gpus"]:
                 counts[g["name"]] = counts.get(g["name"], 0) + 1
             return [(args.group, name, f"{n} GPU(s)") for name, n in counts.items()]
 
         _snippet_table(snippet, rows)
     else:
-        emit(place_node_pool(snippet.data, args.format), output)
+        emit(snippet.data, output)
     return 1 if broken else 0
 
 

@@ -13,7 +13,7 @@ from ..errors import PcinameError
 from ..render import emit, table
 from .core import add_profile_options
 from .output import add_output_option
-from .shared import profile_arg, say
+from .shared import add_cozystack_option, cozystack_profile, profile_arg, say
 
 LINT_FORMATS = ("text", "yaml", "json", "table")
 
@@ -23,13 +23,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "lint",
         help="check GPU resource names in YAML",
         description="Check every GPU resource name in KubeVirt CRs, HyperConverged CRs, Cozystack platform "
-        "values, defaults tables, VMs/VMIs and Cozystack tenant Kubernetes values (multi-document YAML; "
-        "- reads stdin). Prints FILE:LINE: code: PATH: message. Exit 0 clean, 1 findings, 2 unreadable input.",
+        "values, defaults tables, VMs/VMIs, Cozystack tenant Kubernetes values and KubernetesNodes pools "
+        "(multi-document YAML; - reads stdin), and node-group fields the Cozystack release does not have. Prints FILE:LINE: code: PATH: message. Exit 0 clean, 1 findings, 2 unreadable input.",
     )
     lint.add_argument("files", nargs="+", metavar="FILE")
     lint.add_argument(
         "--upgrade-to", metavar="PROFILE", help="also report names this profile renames (renamed-by-upgrade)"
     )
+    add_cozystack_option(lint, "whose node-group and KubernetesNodes fields are checked (field-not-in-release)")
     add_profile_options(lint)
     add_output_option(lint, LINT_FORMATS, default="text")
     lint.set_defaults(func=run_lint)
@@ -46,7 +47,8 @@ def run_lint(args: argparse.Namespace) -> int:
     upgrade = args.upgrade_to
     if upgrade is not None and is_auto(upgrade):
         raise PcinameError("--upgrade-to auto is not a profile: name the release you upgrade to")
-    linter = Linter(profile_arg(args), upgrade)
+    cozystack_profile(args)
+    linter = Linter(profile_arg(args), upgrade, cozystack=args.cozystack)
     errors = []
     for path in args.files:
         try:

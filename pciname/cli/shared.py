@@ -33,6 +33,31 @@ def profile_arg(args: argparse.Namespace, *, allow_auto: bool = False) -> Profil
     return profile
 
 
+def add_cozystack_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--cozystack VERSION``: the Cozystack release whose facts ``what`` uses."""
+    parser.add_argument(
+        "--cozystack",
+        metavar="VERSION",
+        help=f"the Cozystack release (vX.Y.Z, or latest) {what}; default: the one a cozystack@ profile names, "
+        "else the newest known (`pciname profiles` lists them). Without --profile it also names GPUs as that "
+        "release's GPU Operator deploys them (profile cozystack@VERSION)",
+    )
+
+
+def cozystack_profile(args: argparse.Namespace) -> None:
+    """With ``--cozystack`` and no profile options, select that release's
+    profile (its GPU Operator's names); a bad version is a one-line error."""
+    version = getattr(args, "cozystack", None)
+    if version is None:
+        return
+    from ..kube.cozystack import get_release
+
+    release = get_release(version)
+    args.cozystack = release.version
+    if not getattr(args, "profile", None) and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None):
+        args.profile = release.profile
+
+
 def say(line: str) -> None:
     """One ``pciname: LINE`` on stderr, beside the output (not an error)."""
     sys.stderr.write(f"pciname: {line}\n")
@@ -101,11 +126,11 @@ def report(snippet: Snippet) -> bool:
 
 def included(snippet: Snippet, skipped: Skipped) -> bool:
     """Whether --include-broken kept this item in the output."""
-    data = snippet.data
+    data = snippet.data.get("spec", snippet.data)  # a merge patch or a KubernetesNodes object
     names: set[str | None] = set()
     for key in ("pciHostDevices", "mediatedDevices"):
         names.update(e.get("resourceName") for e in data.get(key, []))
     for group in (data.get("nodeGroups") or {}).values():
         names.update(g.get("name") for g in group.get("gpus", []))
-    names.update(g.get("deviceName") for g in data.get("gpus", []))
+    names.update(g.get("deviceName") or g.get("name") for g in data.get("gpus", []))
     return skipped.resource_name in names

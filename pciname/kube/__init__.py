@@ -6,9 +6,12 @@ Pure (plain data in, plain data out):
   vGPU, container, not NVIDIA's), for the modules below;
 * :mod:`pciname.kube.generate`: permittedHostDevices blocks, Cozystack values,
   VM and node-pool snippets;
-* :mod:`pciname.kube.cozystack`: facts about Cozystack's tenant Kubernetes
-  application (its object, the node-group fields its schema requires, their
-  defaults) and checks of node-group field values;
+* :mod:`pciname.kube.cozystack`: facts about each Cozystack release (its GPU
+  Operator and plugin release, its node-group and KubernetesNodes schemas,
+  required fields and defaults, its GPU wiring; where a cluster says which
+  release it runs) and checks of node-group field values;
+* :mod:`pciname.kube.cozystack_defaults`: what a release's iaas bundle does
+  with ``gpu.permittedHostDevices`` (variants, default tables, clashes);
 * :mod:`pciname.kube.lint`: checks the resource names in YAML manifests and
   values files, with line numbers;
 * :mod:`pciname.kube.objects`: the KubeVirt CR and Nodes as plain dicts:
@@ -21,7 +24,9 @@ I/O:
 * :mod:`pciname.kube.inputs`: the files (or stdin) to lint;
 * :mod:`pciname.kube.cluster`: a live cluster through the ``kubernetes``
   client: connect, read, server-side apply. The only module that imports
-  ``kubernetes``.
+  ``kubernetes``;
+* :mod:`pciname.kube.cozystack_extract`: the maintainer script that writes
+  the Cozystack release facts from a ``cozystack/cozystack`` git repository.
 
 Nothing here imports ``kubernetes`` or ``yaml`` at module level except
 where the module is about them.

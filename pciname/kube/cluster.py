@@ -187,6 +187,30 @@ def read_nodes(api_client: ApiClient, *, timeout: float | None = None) -> list[K
     return nodes
 
 
+def read_cozystack_operator(api_client: ApiClient, *, timeout: float | None = None) -> KubeObject | None:
+    """The Deployment of Cozystack's operator (``cozy-system/cozystack-operator``,
+    :mod:`pciname.kube.cozystack`), None when there is none or it may not be
+    read (the cluster does not run Cozystack, or RBAC forbids it: then the
+    release is taken from ``--cozystack``)."""
+    from kubernetes.client import AppsV1Api
+
+    from .cozystack import OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE
+
+    try:
+        response = _call(
+            "read the Cozystack operator Deployment",
+            AppsV1Api(api_client).read_namespaced_deployment,
+            OPERATOR_DEPLOYMENT,
+            OPERATOR_NAMESPACE,
+            handled=(403, 404),
+            _preload_content=False,
+            **_timeout(timeout),
+        )
+    except _Answered:
+        return None
+    return _json(response)
+
+
 def read_cluster(api_client: ApiClient, kubevirt_name: str | None = None, *, timeout: float | None = None) -> ClusterState:
     """The KubeVirt CR and the Nodes; ``timeout`` applies to each request.
     Raises ClusterError when the API server cannot be reached or refuses."""

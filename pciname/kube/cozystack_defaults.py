@@ -1,13 +1,18 @@
-"""What Cozystack does with a ``gpu.permittedHostDevices`` block: its default
-tables (facts, each with the Cozystack source it comes from) and the checks
-of ``pciname permitted-host-devices --format cozystack``.
+"""What Cozystack does with a ``gpu.permittedHostDevices`` block, per
+release: its iaas bundle's wiring and default tables (facts of
+``data/cozystack/releases.json``, see :mod:`pciname.kube.cozystack`, each
+with its source path) and the checks of ``pciname permitted-host-devices
+--format cozystack``. Releases before v1.5.0 do not wire GPUs at all
+(:class:`~pciname.errors.CozystackNotWired`).
 
 Pure: a :class:`~pciname.kube.generate.Snippet` (or defaults YAML text) in,
 plain data out.
 
 How Cozystack's iaas bundle (``packages/core/platform/templates/bundles/iaas.yaml``)
 builds the KubeVirt CR's ``permittedHostDevices`` when ``cozystack.gpu-operator``
-is enabled, by ``bundles.iaas.gpuOperatorVariant`` (default ``default``):
+is enabled, by ``bundles.iaas.gpuOperatorVariant`` (default ``default``), in
+v1.5.0 to v1.6.2 (the extracted facts say which lists each variant reads
+and which table it puts in front, so a new variant is a script run):
 
 * ``default`` (passthrough): Cozystack's passthrough table
   (``files/gpu-passthrough-defaults.yaml``, ``pciHostDevices`` only) unless
@@ -45,18 +50,9 @@ from typing import Any
 
 import yaml
 
-from ..errors import PcinameError
+from ..errors import CozystackNotWired, PcinameError
 from ..naming.checks import NameWarning
 from .generate import Skipped, Snippet
-
-#: bundles.iaas.gpuOperatorVariant values the iaas bundle accepts; the first
-#: is what it takes when the value is unset.
-VARIANTS = ("default", "vgpu")
-DEFAULT_VARIANT = VARIANTS[0]
-#: Variants whose bundle reads gpu.permittedHostDevices.mediatedDevices.
-MDEV_VARIANTS = ("vgpu",)
-#: Variants whose bundle adds the passthrough (pciHostDevices) table.
-PCI_DEFAULTS_VARIANTS = ("default",)
 
 IGNORED_BY_VARIANT = "ignored-by-variant"
 SHADOWED_BY_DEFAULT = "shadowed-by-default"
@@ -73,7 +69,10 @@ SUGGESTION = (
 #: Cozystack source the built-in tables come from.
 REPOSITORY = "github.com/cozystack/cozystack"
 BUNDLE_PATH = "packages/core/platform/templates/bundles/iaas.yaml"
-BUNDLE_COMMIT = "0034da0181e27f096bcc11b7a2a31447ab20bdf8"
+
+#: The lists of gpu.permittedHostDevices, and the selector field of their entries.
+LISTS = {"pciHostDevices": "pciVendorSelector", "mediatedDevices": "mdevNameSelector"}
+_KIND = {"pciHostDevices": "pci", "mediatedDevices": "mdev"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,75 +100,123 @@ class DefaultsTable:
     entries: tuple[DefaultEntry, ...]
 
 
-def _pci(selector: str, name: str) -> DefaultEntry:
-    return DefaultEntry("pci", selector, "nvidia.com/" + name)
+@dataclass(frozen=True, slots=True)
+class VariantWiring:
+    """What one ``gpuOperatorVariant`` does: the lists of ours it reads, and
+    the tables it puts in front (each with whether it needs
+    ``gpu.vgpuDeviceManager.enabled``)."""
+
+    name: str
+    reads: tuple[str, ...]
+    tables: tuple[tuple[DefaultsTable, bool], ...]
 
 
-def _mdev(selector: str, name: str) -> DefaultEntry:
-    return DefaultEntry("mdev", selector, "nvidia.com/" + name)
+@dataclass(frozen=True, slots=True)
+class Wiring:
+    """A release's iaas-bundle GPU wiring."""
+
+    release: str
+    default_variant: str
+    variants: dict[str, VariantWiring]
+    source: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.variants)
+
+    def readers(self, key: str) -> tuple[str, ...]:
+        """The variants that read list ``key`` of ours."""
+        return tuple(v.name for v in self.variants.values() if key in v.reads)
 
 
-#: files/gpu-passthrough-defaults.yaml: added in variant "default".
-PASSTHROUGH_DEFAULTS = DefaultsTable(
-    "cozystack@9190736",
-    f"{REPOSITORY}, packages/core/platform/files/gpu-passthrough-defaults.yaml, "
-    "commit 919073601da19a7c3f4a4ab541b5f9847f4ad5f1",
-    (
-        _pci("10DE:2335", "GH100_H200_SXM_141GB"),
-        _pci("10DE:2330", "GH100_H100_SXM5_80GB"),
-        _pci("10DE:2331", "GH100_H100_PCIE"),
-        _pci("10DE:2321", "GH100_H100L_94GB"),
-        _pci("10DE:26B9", "AD102GL_L40S"),
-        _pci("10DE:26B5", "AD102GL_L40"),
-        _pci("10DE:27B8", "AD104GL_L4"),
-        _pci("10DE:20B2", "GA100_A100_SXM4_80GB"),
-        _pci("10DE:20B0", "GA100_A100_SXM4_40GB"),
-        _pci("10DE:20B5", "GA100_A100_PCIE_80GB"),
-        _pci("10DE:20F1", "GA100_A100_PCIE_40GB"),
-        _pci("10DE:20B7", "GA100GL_A30_PCIE"),
-        _pci("10DE:2235", "GA102GL_A40"),
-        _pci("10DE:2236", "GA102GL_A10"),
-        _pci("10DE:1EB8", "TU104GL_TESLA_T4"),
-        _pci("10DE:1DB1", "GV100GL_TESLA_V100_SXM2_16GB"),
-        _pci("10DE:1DB5", "GV100GL_TESLA_V100_SXM2_32GB"),
-        _pci("10DE:1DB4", "GV100GL_TESLA_V100_PCIE_16GB"),
-        _pci("10DE:1DF6", "GV100GL_TESLA_V100S_PCIE_32GB"),
-    ),
+def _table(table_id: str, release: str) -> DefaultsTable:
+    from .cozystack import tables
+
+    facts = tables()[table_id]
+    kind = _KIND[facts["list"]]
+    entries = tuple(
+        DefaultEntry(kind, e["selector"], e["resourceName"], bool(e["externalResourceProvider"])) for e in facts["entries"]
+    )
+    source = f"{REPOSITORY}, {facts['path']} ({facts['field']}), blob {facts['blob'][:10]}, as of Cozystack {release}"
+    # Named by file and blob, as the releases that share it ship it (what messages show).
+    return DefaultsTable(table_id, source, entries)
+
+
+def wiring(release: object = None) -> Wiring:
+    """The GPU wiring of Cozystack ``release`` (a version, a
+    :class:`~pciname.kube.cozystack.Release`; None: the newest). A release
+    whose bundle wires nothing is :class:`~pciname.errors.CozystackNotWired`."""
+    from .cozystack import Release, get_release, releases
+
+    chosen = release if isinstance(release, Release) else get_release(release if isinstance(release, str) else None)
+    facts = chosen.gpu_wiring
+    if facts is None:
+        first = next((r.version for r in releases().values() if r.gpu_wiring is not None), None)
+        raise CozystackNotWired(
+            f"Cozystack {chosen.version} does not wire gpu.permittedHostDevices into the KubeVirt CR (its iaas bundle "
+            f"has no GPU wiring; from {first or 'no known release'} it does): use --format kubevirt or --format patch "
+            "and set the KubeVirt CR's spec.configuration.permittedHostDevices yourself"
+        )
+    variants = {
+        name: VariantWiring(
+            name,
+            tuple(v["reads"]),
+            tuple((_table(d["table"], chosen.version), bool(d["needs_vgpu_device_manager"])) for d in v["defaults"]),
+        )
+        for name, v in facts["variants"].items()
+    }
+    return Wiring(chosen.version, facts["default_variant"], variants, facts["source"])
+
+
+_NEWEST = wiring()
+
+#: bundles.iaas.gpuOperatorVariant values the newest release's iaas bundle
+#: accepts; DEFAULT_VARIANT is what it takes when the value is unset.
+VARIANTS = _NEWEST.names
+DEFAULT_VARIANT = _NEWEST.default_variant
+#: Variants of the newest release whose bundle reads gpu.permittedHostDevices.mediatedDevices.
+MDEV_VARIANTS = _NEWEST.readers("mediatedDevices")
+#: Variants of the newest release whose bundle adds a pciHostDevices table.
+PCI_DEFAULTS_VARIANTS = tuple(
+    v.name for v in _NEWEST.variants.values() if any(t.entries and t.entries[0].kind == "pci" for t, _ in v.tables)
 )
 
-#: files/gpu-vgpu-defaults.yaml: added in variant "vgpu" with gpu.vgpuDeviceManager.enabled.
-VGPU_DEFAULTS = DefaultsTable(
-    "cozystack@117d317",
-    f"{REPOSITORY}, packages/core/platform/files/gpu-vgpu-defaults.yaml, "
-    "commit 117d317fd8eb3cbd9e40a7d80108120a90fc307f",
-    (
-        _mdev("NVIDIA A100-40C", "A100-40C"),
-        _mdev("NVIDIA A100-80C", "A100-80C"),
-        _mdev("NVIDIA A40-48Q", "A40-48Q"),
-        _mdev("NVIDIA A40-24Q", "A40-24Q"),
-        _mdev("NVIDIA A30-24C", "A30-24C"),
-        _mdev("NVIDIA A10-24Q", "A10-24Q"),
-        _mdev("NVIDIA V100D-32C", "V100D-32C"),
-        _mdev("NVIDIA T4-16Q", "T4-16Q"),
-    ),
-)
+
+def _newest_table(kind: str) -> DefaultsTable:
+    for variant in _NEWEST.variants.values():
+        for table, _ in variant.tables:
+            if table.entries and table.entries[0].kind == kind:
+                return table
+    raise LookupError(kind)  # pragma: no cover - the facts test pins both
 
 
-def check_variant(variant: str) -> str:
-    """``variant`` normalised; a PcinameError for one the bundle refuses."""
+#: The newest release's passthrough table (variant "default").
+PASSTHROUGH_DEFAULTS = _newest_table("pci")
+#: The newest release's vGPU table (variant "vgpu" with gpu.vgpuDeviceManager.enabled).
+VGPU_DEFAULTS = _newest_table("mdev")
+
+
+def check_variant(variant: str, release: object = None) -> str:
+    """``variant`` normalised; a PcinameError for one the release's bundle refuses."""
+    wired = wiring(release)
     value = variant.strip().lower() if isinstance(variant, str) else ""
-    if value not in VARIANTS:
-        raise PcinameError(f"unknown Cozystack GPU variant {variant!r}: use one of {', '.join(VARIANTS)}")
+    if value not in wired.names:
+        raise PcinameError(
+            f"unknown Cozystack GPU variant {variant!r}: use one of {', '.join(wired.names)} "
+            f"(what Cozystack {wired.release} accepts)"
+        )
     return value
 
 
-def built_in_defaults(variant: str, vgpu_device_manager: bool = False) -> DefaultsTable | None:
-    """The table Cozystack puts in front of ours for this variant (None: none)."""
-    if variant in PCI_DEFAULTS_VARIANTS:
-        return PASSTHROUGH_DEFAULTS
-    if vgpu_device_manager:
-        return VGPU_DEFAULTS
-    return None
+def built_in_defaults(variant: str, vgpu_device_manager: bool = False, release: object = None) -> DefaultsTable | None:
+    """The table the release's bundle puts in front of ours for this variant (None: none)."""
+    found = [t for t, needs in wiring(release).variants[variant].tables if vgpu_device_manager or not needs]
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0]
+    entries = tuple(e for t in found for e in t.entries)
+    return DefaultsTable(found[0].version, "; ".join(t.source for t in found), entries)
 
 
 # -- a defaults table from a file ------------------------------------------------
@@ -262,28 +309,32 @@ def for_cozystack(
     replace_defaults: bool = False,
     defaults: DefaultsTable | None = None,
     vgpu_device_manager: bool = False,
+    release: object = None,
 ) -> CozystackSnippet:
     """Check ``snippet`` (from :func:`~pciname.kube.generate.permitted_host_devices`)
-    against what Cozystack does with it. ``defaults``: a table to compare
-    with instead of the built-in one for the variant (every entry counts).
-    With ``replace_defaults`` nothing is compared."""
-    variant = check_variant(variant)
+    against what Cozystack ``release`` (a version; None: the newest) does
+    with it. ``defaults``: a table to compare with instead of the built-in
+    one for the variant (every entry counts). With ``replace_defaults``
+    nothing is compared."""
+    wired = wiring(release)
+    variant = check_variant(variant, release)
     left_out = list(snippet.left_out)
     notes = list(snippet.notes)
     data: dict[str, Any] = {}
-    pci = list(snippet.data.get("pciHostDevices", ()))
-    mdev = list(snippet.data.get("mediatedDevices", ()))
-    if mdev and variant not in MDEV_VARIANTS:
-        readers = ", ".join(MDEV_VARIANTS)
-        for e in mdev:
-            message = (
-                f"Cozystack's GPU variant {variant} does not read gpu.permittedHostDevices.mediatedDevices "
-                f"(only {readers} does)"
-            )
-            left_out.append(Skipped(e["mdevNameSelector"], "mdev", e["resourceName"], (NameWarning(IGNORED_BY_VARIANT, message),)))
-        mdev = []
+    lists: dict[str, list[dict[str, Any]]] = {key: list(snippet.data.get(key, ())) for key in LISTS}
+    for key, field in LISTS.items():
+        if lists[key] and key not in wired.variants[variant].reads:
+            readers = wired.readers(key)
+            only = f"only {', '.join(readers)} {'does' if len(readers) == 1 else 'do'}" if readers else "no variant does"
+            for e in lists[key]:
+                message = f"Cozystack's GPU variant {variant} does not read gpu.permittedHostDevices.{key} ({only})"
+                left_out.append(Skipped(e[field], _KIND[key], e["resourceName"], (NameWarning(IGNORED_BY_VARIANT, message),)))
+            lists[key] = []
+    pci, mdev = lists["pciHostDevices"], lists["mediatedDevices"]
 
-    table = None if replace_defaults else (defaults if defaults is not None else built_in_defaults(variant, vgpu_device_manager))
+    table = None if replace_defaults else (
+        defaults if defaults is not None else built_in_defaults(variant, vgpu_device_manager, release)
+    )
     clashes: list[Skipped] = []
     if table is not None:
         by_key: dict[tuple[str, str], DefaultEntry] = {}

@@ -40,6 +40,7 @@ from .resources import resource_warnings
 
 if TYPE_CHECKING:
     from ..resolver import ProfileLike, ResolverLike
+    from .cozystack import Release
 
 #: Where :func:`render` puts a permittedHostDevices block; the first is the default.
 FORMATS = ("kubevirt", "cozystack", "patch")
@@ -337,7 +338,8 @@ def _resolve_requests(
 
 
 #: Where :func:`node_pool` puts a node group; the first is the default.
-POOL_FORMATS = ("values", "patch")
+#: ``kubernetes-nodes``: a ``KubernetesNodes`` object (Cozystack v1.6.0 and later).
+POOL_FORMATS = ("values", "patch", "kubernetes-nodes")
 DEFAULT_POOL_FORMAT = POOL_FORMATS[0]
 
 
@@ -355,36 +357,68 @@ def node_pool(
     min_replicas: int | None = None,
     max_replicas: int | None = None,
     ephemeral_storage: str | None = None,
+    disk_size: str | None = None,
     roles: Sequence[str] | None = None,
     cpu: str | None = None,
     memory: str | None = None,
+    cozystack: str | Release | None = None,
+    cluster: str | None = None,
 ) -> Snippet:
     """Cozystack tenant Kubernetes values for node group ``group`` with these
     GPUs, one ``{"name": RESOURCE}`` entry per GPU (a request ``(device, 2)``
-    gives two entries).
+    gives two entries), for Cozystack release ``cozystack`` (a version or a
+    :class:`~pciname.kube.cozystack.Release`; default: the one a
+    ``cozystack@`` profile names, else the newest known).
 
     A request is a device id (resolved in ``profile``) or a resource name
     (``nvidia.com/...``, used as given after a validity check).
 
-    By default the group is complete: every field Cozystack's values schema
-    requires of a node group (:data:`pciname.kube.cozystack.REQUIRED_FIELDS`),
-    from the arguments or the schema's defaults
-    (:data:`~pciname.kube.cozystack.NODE_GROUP_DEFAULTS`), then ``roles``
-    when given, then ``gpus``. ``fragment=True`` gives ``gpus`` alone, to
-    merge into an existing group (and takes none of the group fields).
+    By default the group is complete: every field that release's node-group
+    schema requires, from the arguments or the schema's defaults
+    (:meth:`~pciname.kube.cozystack.Release.defaults`; the disk is
+    ``diskSize`` from v1.4.0, ``ephemeralStorage`` before: ``disk_size`` and
+    ``ephemeral_storage`` are the same argument), then ``roles`` when given,
+    then ``gpus``. ``fragment=True`` gives ``gpus`` alone, to merge into an
+    existing group (and takes none of the group fields).
 
     ``format`` ``values`` (the default) gives ``{"nodeGroups": {group: ...}}``;
     ``patch`` gives the JSON merge patch ``{"spec": {"nodeGroups": {group:
-    ...}}}`` for the tenant's ``Kubernetes`` object (:func:`place_node_pool`).
-    A bad group field or format is a PcinameError."""
+    ...}}}`` for the tenant's ``Kubernetes`` object (:func:`place_node_pool`),
+    or with ``cluster`` the merge patch ``{"spec": ...}`` of the pool's
+    ``KubernetesNodes`` object; ``kubernetes-nodes`` gives that object,
+    named ``<cluster>-<group>`` (releases with the app only).
+    A bad group field, format or release is a PcinameError."""
+    from . import cozystack as facts
+
     fmt = pool_format(format)
     if not isinstance(group, str) or not group.strip():
         raise PcinameError("the node group name is empty")
+    release = _release(cozystack, profile)
+    if ephemeral_storage is not None and disk_size is not None:
+        raise PcinameError("ephemeral_storage and disk_size are the same field: give one")
+    disk = disk_size if disk_size is not None else ephemeral_storage
+    app = None
+    if fmt == "kubernetes-nodes" or cluster is not None:
+        if cluster is None:
+            raise PcinameError("a KubernetesNodes object needs the name of its cluster (--cluster NAME)")
+        if fmt == "values":
+            raise PcinameError("a cluster name goes with format kubernetes-nodes or patch")
+        app = release.kubernetes_nodes
+        if app is None:
+            first = next((r.version for r in facts.releases().values() if r.kubernetes_nodes is not None), None)
+            raise PcinameError(
+                f"{release.label} has no KubernetesNodes application (from {first or 'no release pciname knows'}): "
+                "use format values or patch, a node group of the Kubernetes application"
+            )
+        cluster = facts.check_object_name(cluster, "cluster")
+        group = facts.check_object_name(group, "node pool")
+        if fmt == "kubernetes-nodes" and fragment:
+            raise PcinameError("a KubernetesNodes object is a whole pool: use --fragment with format patch")
     fields = {
         "instance_type": instance_type,
         "min_replicas": min_replicas,
         "max_replicas": max_replicas,
-        "ephemeral_storage": ephemeral_storage,
+        "disk_size": disk,
         "roles": roles,
         "cpu": cpu,
         "memory": memory,
@@ -395,23 +429,62 @@ def node_pool(
             raise PcinameError(f"a fragment carries gpus only: it takes no {', '.join(given)}")
         node_group: dict[str, Any] = {}
     else:
-        node_group = complete_node_group(
-            instance_type=instance_type,
-            min_replicas=min_replicas,
-            max_replicas=max_replicas,
-            ephemeral_storage=ephemeral_storage,
-            roles=roles,
-            cpu=cpu,
-            memory=memory,
-        )
+        schema = app.schema if app is not None else release.node_group_schema
+        node_group = complete_node_group(release=release, schema=schema, **fields)  # type: ignore[arg-type]
     wanted, left_out, notes, canonical = _resolve_requests(requests, mdevs, profile, include_broken, resolver)
     node_group["gpus"] = [{"name": resource} for resource, count in wanted for _ in range(count)]
+    if app is not None:
+        assert cluster is not None
+        name = f"{cluster}-{group}"
+        if len(app.release_prefix + name) > facts.MAX_RELEASE_NAME:
+            raise PcinameError(
+                f"KubernetesNodes {name!r} is too long: its Helm release {app.release_prefix}{name} has more than "
+                f"{facts.MAX_RELEASE_NAME} characters"
+            )
+        spec = {"cluster": cluster, **node_group} if not fragment else node_group
+        if fmt == "patch":
+            data: dict[str, Any] = {"spec": spec}
+        else:
+            data = {"apiVersion": app.api_version, "kind": app.kind, "metadata": {"name": name}, "spec": spec}
+        if not app.installed_by_iaas_bundle:
+            notes.append(Skipped(name, "resource", None, (NameWarning(
+                NOT_INSTALLED,
+                f"{release.label} ships the {app.kind} application but its iaas bundle does not install it "
+                "(packages/core/platform/templates/bundles/iaas.yaml): the API serves no "
+                f"{app.resource} until the Package cozystack.kubernetes-nodes-application is installed",
+            ),)))
+        return Snippet(data, canonical, tuple(left_out), tuple(notes))
     data = place_node_pool({"nodeGroups": {group: node_group}}, fmt)
     return Snippet(data, canonical, tuple(left_out), tuple(notes))
 
 
+#: The note on a KubernetesNodes object of a release whose bundle does not install the app.
+NOT_INSTALLED = "app-not-installed"
+
+
+def _release(cozystack: object, profile: object) -> Release:
+    """The release ``cozystack`` names, or the one a ``cozystack@`` profile
+    implies (they must agree), else the newest known."""
+    from . import cozystack as facts
+
+    implied = facts.release_of_profile(profile)
+    if isinstance(cozystack, facts.Release):
+        chosen: Release | None = cozystack
+    elif cozystack is None or (isinstance(cozystack, str) and not cozystack.strip()):
+        chosen = None
+    elif isinstance(cozystack, str):
+        chosen = facts.get_release(cozystack)
+    else:
+        raise PcinameError(f"Cozystack version {cozystack!r} is not a version")
+    if chosen is not None and implied is not None and chosen.version != implied.version:
+        raise PcinameError(
+            f"profile {profile} is Cozystack {implied.version}, but Cozystack {chosen.version} was asked for: give one"
+        )
+    return chosen or implied or facts.newest()
+
+
 def pool_format(fmt: object) -> str:
-    """``values`` or ``patch``; anything else is a PcinameError."""
+    """``values``, ``patch`` or ``kubernetes-nodes``; anything else is a PcinameError."""
     if fmt not in POOL_FORMATS:
         raise PcinameError(f"unknown format {fmt!r}: use one of {', '.join(POOL_FORMATS)}")
     assert isinstance(fmt, str)
@@ -420,19 +493,28 @@ def pool_format(fmt: object) -> str:
 
 def complete_node_group(
     *,
+    release: Release | None = None,
+    schema: dict[str, Any] | None = None,
     instance_type: str | None = None,
     min_replicas: int | None = None,
     max_replicas: int | None = None,
-    ephemeral_storage: str | None = None,
+    disk_size: str | None = None,
     roles: Sequence[str] | None = None,
     cpu: str | None = None,
     memory: str | None = None,
 ) -> dict[str, Any]:
-    """A node group's fields other than ``gpus``, each checked; what is not
-    given comes from the schema's defaults."""
+    """A node group's (or pool's) fields other than ``gpus``, each checked,
+    named as ``release`` (default: the newest) names them; what is not given
+    comes from the node-group schema's defaults. ``schema``: the schema whose
+    fields are written (the release's node-group schema, or its
+    KubernetesNodes schema): ``resources`` only when it requires it or
+    ``cpu``/``memory`` are given, ``roles`` only when given."""
     from . import cozystack
 
-    defaults = cozystack.NODE_GROUP_DEFAULTS
+    release = release or cozystack.newest()
+    schema = schema if schema is not None else release.node_group_schema
+    properties = schema.get("properties", {})
+    defaults = release.defaults(schema)
     low, high = cozystack.check_replicas(
         defaults.min_replicas if min_replicas is None else min_replicas,
         defaults.max_replicas if max_replicas is None else max_replicas,
@@ -442,19 +524,22 @@ def complete_node_group(
         resources["cpu"] = cozystack.check_quantity(cpu, "cpu")
     if memory is not None:
         resources["memory"] = cozystack.check_quantity(memory, "memory")
+    disk = defaults.disk_field
     group: dict[str, Any] = {
         "minReplicas": low,
         "maxReplicas": high,
         "instanceType": cozystack.check_instance_type(
             defaults.instance_type if instance_type is None else instance_type
         ),
-        "ephemeralStorage": cozystack.check_quantity(
-            defaults.ephemeral_storage if ephemeral_storage is None else ephemeral_storage, "ephemeralStorage"
-        ),
-        "resources": resources,
+        disk: cozystack.check_quantity(defaults.disk_size if disk_size is None else disk_size, disk),
     }
+    if resources or "resources" in schema.get("required", ()):
+        group["resources"] = resources
     if roles is not None:
         group["roles"] = cozystack.check_roles(roles)
+    missing = [f for f in group if f not in properties]
+    if missing:
+        raise PcinameError(f"{release.label} has no node-group field {', '.join(missing)}")
     return group
 
 
@@ -465,7 +550,10 @@ def place_node_pool(values: dict[str, Any], fmt: str = DEFAULT_POOL_FORMAT) -> d
     ``kubectl patch kuberneteses.apps.cozystack.io NAME --type merge``
     (the application object keeps its values under ``spec``). A merge patch
     merges maps and replaces lists: the group's ``gpus`` (and ``roles``)
-    replace the ones it has."""
+    replace the ones it has. A KubernetesNodes object (or its patch) is
+    already placed and stays as it is."""
+    if "nodeGroups" not in values:
+        return values
     if pool_format(fmt) == "patch":
         return {"spec": values}
     return values

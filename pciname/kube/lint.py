@@ -16,7 +16,12 @@ and a bare defaults table:
 * ``domain.devices.gpus[].deviceName`` and ``domain.devices.hostDevices[].deviceName``
   (VirtualMachine, VirtualMachineInstance, pools, replica sets);
 * ``nodeGroups.<group>.gpus[].name`` (Cozystack tenant Kubernetes values, or
-  the ``spec`` of its ``Kubernetes`` application).
+  the ``spec`` of its ``Kubernetes`` application), and ``spec.gpus[].name``
+  of a ``KubernetesNodes`` object (a Cozystack node pool, v1.6.0 and later).
+
+Node groups and ``KubernetesNodes`` pools are also checked against the
+chosen Cozystack release (``cozystack``; default: the newest known): a field
+its schema does not have is ``field-not-in-release``.
 
 Only names in the ``nvidia.com/`` domain are checked: other names belong to
 other device plugins.
@@ -78,6 +83,11 @@ Finding codes (stable):
     Only where the catalogue and certain prefix evidence tell
     (:mod:`pciname.naming.vgpu_prefixes`); a type or family they do not
     cover is not reported.
+``field-not-in-release``
+    a node group (or KubernetesNodes pool) field the chosen Cozystack
+    release does not have, so it refuses the group: ``ephemeralStorage`` from
+    v1.4.0 (``expected``: ``diskSize``, the release's name for it), ``diskSize``
+    before, any other unknown field (``expected`` None).
 """
 
 from __future__ import annotations
@@ -115,6 +125,7 @@ INVALID_SELECTOR = "invalid-selector"
 WRONG_SELECTOR_FIELD = "wrong-selector-field"
 RENAMED_BY_UPGRADE = "renamed-by-upgrade"
 UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
+FIELD_NOT_IN_RELEASE = "field-not-in-release"
 
 CODES = (
     WRONG_RESOURCE_NAME,
@@ -131,6 +142,7 @@ CODES = (
     WRONG_SELECTOR_FIELD,
     RENAMED_BY_UPGRADE,
     UNKNOWN_VGPU_TYPE,
+    FIELD_NOT_IN_RELEASE,
 )
 
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
@@ -294,6 +306,12 @@ class _Reference:
 class _Sites:
     blocks: list[tuple[_Doc, Node, YamlPath]] = field(default_factory=list)
     references: list[_Reference] = field(default_factory=list)
+    #: Cozystack node groups (``nodeGroups.<group>``) and KubernetesNodes
+    #: specs: (doc, mapping, path, is a KubernetesNodes spec).
+    pools: list[tuple[_Doc, MappingNode, YamlPath, bool]] = field(default_factory=list)
+
+#: The kind of Cozystack's node-pool application (a fact of every release that has it).
+KUBERNETES_NODES = "KubernetesNodes"
 
 
 def _walk(doc: _Doc, sites: _Sites) -> None:
@@ -304,6 +322,15 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
             return
         seen.add(id(node))
         if isinstance(node, MappingNode):
+            if _scalar(_get(node, "kind")) == KUBERNETES_NODES:
+                spec = _get(node, "spec")
+                if isinstance(spec, MappingNode):
+                    sites.pools.append((doc, spec, path + ("spec",), True))
+                    gpus = _get(spec, "gpus")
+                    for i, item in enumerate(gpus.value if isinstance(gpus, SequenceNode) else ()):
+                        name = _get(item, "name")
+                        if isinstance(name, ScalarNode):
+                            sites.references.append(_Reference(doc, name, path + ("spec", "gpus", i, "name")))
             for key, _, value in _items(node):
                 child = path + (key,)
                 if key == "permittedHostDevices" and isinstance(value, MappingNode):
@@ -311,6 +338,8 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
                     continue
                 if key in ("deviceName", "name") and isinstance(value, ScalarNode) and _is_reference(path, key):
                     sites.references.append(_Reference(doc, value, child))
+                if path and path[-1] == "nodeGroups" and isinstance(value, MappingNode):
+                    sites.pools.append((doc, value, child, False))
                 visit(value, child)
         elif isinstance(node, SequenceNode):
             for i, item in enumerate(node.value):
@@ -360,10 +389,22 @@ class Linter:
         upgrade_to: ProfileLike | None = None,
         *,
         resolver: ResolverLike | None = None,
+        cozystack: str | None = None,
     ) -> None:
+        from ..errors import PcinameError
         from ..resolver import resolver_or_default
+        from .cozystack import get_release, release_of_profile
 
         self.resolver: ResolverLike = resolver_or_default(resolver)
+        #: The Cozystack release node groups are checked against: ``cozystack``,
+        #: else the one a cozystack@ profile names, else the newest.
+        implied = release_of_profile(profile)
+        chosen = get_release(cozystack) if cozystack else None
+        if chosen is not None and implied is not None and chosen.version != implied.version:
+            raise PcinameError(
+                f"profile {profile} is Cozystack {implied.version}, but Cozystack {chosen.version} was asked for: give one"
+            )
+        self.cozystack = chosen or implied or get_release(None)
         self.profile = profile
         self.upgrade_to = upgrade_to
         self.profile_name = self.resolver.view(profile).profile.name
@@ -414,6 +455,8 @@ class Linter:
                 else:
                     findings.extend(self._check_mdev(entry, seen, wrong_mdev, permitted_mdev))
         findings.extend(self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev))
+        for doc, pool, path, is_nodes in sites.pools:
+            findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
         for ref in sites.references:
             if _scalar(ref.node) in kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
@@ -786,6 +829,35 @@ class Linter:
         close = difflib.get_close_matches(name[len(PREFIX):].upper(), list(upper), n=3, cutoff=0.6)
         return [upper[c] for c in close]
 
+    def _check_pool_fields(self, doc: _Doc, pool: MappingNode, path: YamlPath, is_nodes: bool) -> list[Finding]:
+        """``field-not-in-release`` for each field of a node group (or a
+        KubernetesNodes spec) that the chosen Cozystack release lacks."""
+        from .cozystack import DISK_FIELDS
+
+        release = self.cozystack
+        if is_nodes:
+            app = release.kubernetes_nodes
+            if app is None:
+                return []  # no such app in this release: nothing to compare with (the API refuses the kind)
+            fields = tuple(app.schema.get("properties", {}))
+            what = f"{release.label}'s {KUBERNETES_NODES} has no field"
+        else:
+            fields = release.fields
+            what = f"{release.label}'s node groups have no field"
+        disk = next((f for f in DISK_FIELDS if f in fields), None)
+        found: list[Finding] = []
+        for key, key_node, _ in _items(pool):
+            if key in fields:
+                continue
+            if key in DISK_FIELDS and disk is not None:
+                message = f"{what} {key}: it calls a node's disk {disk}, and refuses the group"
+                expected: str | None = disk
+            else:
+                message = f"{what} {key}, and refuses the group"
+                expected = None
+            found.append(self._finding(doc, key_node, path + (key,), FIELD_NOT_IN_RELEASE, message, expected, key))
+        return found
+
     def _check_reference(
         self, ref: _Reference, wrong_pci: dict[str, str], wrong_mdev: dict[str, str], permitted_mdev: set[str]
     ) -> list[Finding]:
@@ -906,9 +978,10 @@ def lint_text(
     upgrade_to: ProfileLike | None = None,
     *,
     resolver: ResolverLike | None = None,
+    cozystack: str | None = None,
 ) -> list[Finding]:
     """Findings for one YAML text (multi-document). Raises LintInputError."""
-    linter = Linter(profile, upgrade_to, resolver=resolver)
+    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=cozystack)
     linter.add_text(text, filename)
     return linter.run()
 
@@ -920,8 +993,9 @@ def lint_data(
     upgrade_to: ProfileLike | None = None,
     *,
     resolver: ResolverLike | None = None,
+    cozystack: str | None = None,
 ) -> list[Finding]:
     """Findings for plain data (e.g. an object read from the cluster); lines
     refer to its YAML dump."""
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    return lint_text(text, filename, profile, upgrade_to, resolver=resolver)
+    return lint_text(text, filename, profile, upgrade_to, resolver=resolver, cozystack=cozystack)

@@ -6,6 +6,9 @@ A profile is what a given deployment computes names with:
   pci.ids file inside its image, known by sha256);
 * ``gpu-operator@vX.Y.Z``: a GPU Operator release, i.e. the sandbox device
   plugin release it deploys;
+* ``cozystack@vX.Y.Z``: a Cozystack release, i.e. the sandbox device plugin
+  release its GPU Operator chart deploys (``cozystack@latest``: the newest
+  known; the facts are ``data/cozystack/releases.json``);
 * ``latest``: the newest plugin release, the one the newest GPU Operator
   deploys (an alias: its canonical name is that release's); the default,
   because it is what clusters advertise;
@@ -28,12 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PcinameError, UnknownProfileError
-from ..paths import embedded_pciids_path, embedded_profiles_path
+from ..paths import cozystack_releases_path, embedded_pciids_path, embedded_profiles_path
 from .algorithms import VENDOR_SECTION, check_algorithm
 from .mdev import DEFAULT_MDEV_NAME, check_mdev_rule
 
 PLUGIN = "kubevirt-gpu-device-plugin"
 GPU_OPERATOR = "gpu-operator"
+COZYSTACK = "cozystack"
 PREVIEW = "preview"
 LEGACY_PREVIEW = "embedded"  # the preview's name before 0.2: still accepted
 LATEST = "latest"
@@ -59,6 +63,7 @@ def check_discovery(discovery: str) -> str:
 
 _PLUGIN_ALIASES = (PLUGIN, "plugin", "sandbox-device-plugin", "kubevirt-gpu-device-plugin")
 _OPERATOR_ALIASES = (GPU_OPERATOR, "operator", "gpu-operator")
+_COZYSTACK_ALIASES = (COZYSTACK,)
 
 
 # Value types are named tuples rather than dataclasses: they are built on
@@ -90,7 +95,7 @@ class Profile(
     """One way of computing names: an algorithm over one pci.ids file.
 
     ``name`` is the canonical spelling; ``kind`` is ``plugin``,
-    ``gpu-operator``, ``preview`` or ``custom``; ``plugin_release`` is the
+    ``gpu-operator``, ``cozystack``, ``preview`` or ``custom``; ``plugin_release`` is the
     plugin release whose names these are; the file is ``snapshot`` (known by
     sha256) or, when that is None, ``path``; ``mdev_name`` is the rule its
     plugin names vGPU types by (:mod:`pciname.naming.mdev`: ``second-field``
@@ -112,11 +117,21 @@ class Profile(
 class Registry:
     """Every known profile, by canonical name, in release order."""
 
-    __slots__ = ("profiles", "latest_plugin")
+    __slots__ = ("profiles", "latest_plugin", "cozystack_latest", "cozystack_missing")
 
-    def __init__(self, profiles: dict[str, Profile], latest_plugin: str) -> None:
+    def __init__(
+        self,
+        profiles: dict[str, Profile],
+        latest_plugin: str,
+        cozystack_latest: str | None = None,
+        cozystack_missing: dict[str, str] | None = None,
+    ) -> None:
         self.profiles = profiles
         self.latest_plugin = latest_plugin
+        #: The newest known Cozystack release (``cozystack@latest``).
+        self.cozystack_latest = cozystack_latest
+        #: Cozystack releases whose plugin release has no profile: release -> plugin.
+        self.cozystack_missing = cozystack_missing or {}
 
     def get(self, spelling: str) -> Profile:
         canonical = canonical_name(spelling, self)
@@ -127,6 +142,9 @@ class Registry:
 
     def operator_releases(self) -> list[Profile]:
         return [p for p in self.profiles.values() if p.kind == "gpu-operator"]
+
+    def cozystack_releases(self) -> list[Profile]:
+        return [p for p in self.profiles.values() if p.kind == COZYSTACK]
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -155,6 +173,16 @@ def canonical_name(spelling: str, registry: Registry | None = None) -> str:
         name = f"{PLUGIN}@{_canonical_version(version)}"
     elif family in _OPERATOR_ALIASES:
         name = f"{GPU_OPERATOR}@{_canonical_version(version)}"
+    elif family in _COZYSTACK_ALIASES:
+        release = registry.cozystack_latest if version.strip() == LATEST else _canonical_version(version)
+        name = f"{COZYSTACK}@{release}"
+        missing = registry.cozystack_missing.get(release or "")
+        if missing is not None:
+            raise UnknownProfileError(
+                f"profile {spelling!r}: Cozystack {release} deploys {PLUGIN}@{missing}, which this pciname has no "
+                "facts for (its algorithm and pci.ids are unknown): use a newer pciname, or --pciids FILE "
+                "--algorithm A with the pci.ids file of that plugin image"
+            )
     else:
         name = ""
     if name not in registry.profiles:
@@ -165,15 +193,20 @@ def canonical_name(spelling: str, registry: Registry | None = None) -> str:
 def _unknown_message(spelling: str, registry: Registry) -> str:
     plugins = [p.name.split("@")[1] for p in registry.plugin_releases()]
     operators = [p.name.split("@")[1] for p in registry.operator_releases()]
+    cozystacks = [p.name.split("@")[1] for p in registry.cozystack_releases()]
+    cozystack = f", {COZYSTACK}@{{{cozystacks[0]}..{cozystacks[-1]}}} or {COZYSTACK}@{LATEST}" if cozystacks else ""
     return (
         f"unknown profile {spelling!r}: use {LATEST}, {PREVIEW}, "
-        f"{PLUGIN}@{{{plugins[0]}..{plugins[-1]}}} or {GPU_OPERATOR}@{{{operators[0]}..{operators[-1]}}} "
+        f"{PLUGIN}@{{{plugins[0]}..{plugins[-1]}}}{',' if cozystack else ' or'} "
+        f"{GPU_OPERATOR}@{{{operators[0]}..{operators[-1]}}}{cozystack} "
         "(see `pciname profiles`)"
     )
 
 
-def build_registry(facts: dict[str, Any]) -> Registry:
-    """The registry from the contents of profiles.json."""
+def build_registry(facts: dict[str, Any], cozystack: dict[str, Any] | None = None) -> Registry:
+    """The registry from the contents of profiles.json (and of the Cozystack
+    release facts, ``data/cozystack/releases.json``: each release a profile
+    like a GPU Operator release's, named by the plugin its chart deploys)."""
     snapshots = {
         key: Snapshot(key, entry["sha256"], int(entry["bytes"]), entry["upstream_url"], entry.get("note", ""))
         for key, entry in facts["snapshots"].items()
@@ -215,16 +248,50 @@ def build_registry(facts: dict[str, Any]) -> Registry:
             discovery=plugin.discovery,
             mdev_leak=plugin.mdev_leak,
         )
-    return Registry(profiles, latest_plugin)
+    missing: dict[str, str] = {}
+    releases = (cozystack or {}).get("releases", {})
+    for version, entry in sorted(releases.items(), key=lambda kv: _version_key(kv[0])):
+        plugin_version = entry["sandbox_device_plugin"]["version"]
+        deployed = profiles.get(f"{PLUGIN}@{plugin_version}")
+        if deployed is None:
+            missing[version] = plugin_version
+            continue
+        plugin = deployed
+        name = f"{COZYSTACK}@{version}"
+        profiles[name] = Profile(
+            name=name,
+            kind=COZYSTACK,
+            algorithm=plugin.algorithm,
+            unnamed_device=plugin.unnamed_device,
+            released=entry.get("date"),
+            plugin_release=plugin.plugin_release,
+            snapshot=plugin.snapshot,
+            note=f"deploys {plugin.name} (GPU Operator {entry['gpu_operator']['version']})",
+            mdev_name=plugin.mdev_name,
+            discovery=plugin.discovery,
+            mdev_leak=plugin.mdev_leak,
+        )
+    newest = max(releases, key=_version_key) if releases else None
+    if newest is not None and newest not in missing:
+        name = f"{COZYSTACK}@{newest}"
+        profiles[name] = profiles[name]._replace(aliases=(f"{COZYSTACK}@{LATEST}",))
+    return Registry(profiles, latest_plugin, newest, missing)
 
 
 @lru_cache(maxsize=1)
 def load_registry() -> Registry:
-    """The registry of the embedded profiles.json (read once per process)."""
+    """The registry of the embedded profiles.json and Cozystack release facts
+    (read once per process)."""
     import json
 
     with open(embedded_profiles_path(), encoding="utf-8") as handle:
-        return build_registry(json.load(handle))
+        facts = json.load(handle)
+    try:
+        with open(cozystack_releases_path(), encoding="utf-8") as handle:
+            cozystack = json.load(handle)
+    except FileNotFoundError:
+        cozystack = None
+    return build_registry(facts, cozystack)
 
 
 def preview_profile() -> Profile:

@@ -101,10 +101,12 @@ def permitted_host_devices(
     for i, mdev_type in enumerate(mdev_types):
         check_length(mdev_type, f"mdev_types[{i}]", MAX_NAME_CHARS)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
     fmt = permitted_format(request)
     no_auto(request.profile)
-    defaults = cozystack_defaults(request) if fmt == "cozystack" else None
-    profile = served_profile(data, request.profile)
+    release = cozystack_release(request.cozystack, request.profile) if fmt == "cozystack" else None
+    defaults = cozystack_defaults(request, release) if fmt == "cozystack" else None
+    profile = served_profile(data, cozystack_profile(request.cozystack, request.profile))
     snippet = generate(devices, mdev_types, profile.key, request.include_broken, resolver=data.resolver)
     clashes: Sequence[Skipped] = ()
     variant = ""
@@ -117,6 +119,7 @@ def permitted_host_devices(
             replace_defaults=request.replace_defaults,
             defaults=defaults,
             vgpu_device_manager=request.vgpu_device_manager,
+            release=release,
         )
         snippet, clashes, variant = checked.snippet, checked.clashes, checked.variant
     yaml_text, json_text = render_texts(snippet.data, fmt, request.replace_defaults)
@@ -134,13 +137,36 @@ def permitted_host_devices(
     return response, len(devices) + len(mdev_types)
 
 
-def cozystack_defaults(request: pb.PermittedHostDevicesRequest) -> DefaultsTable | None:
+def cozystack_release(cozystack: str, profile: str) -> str:
+    """The Cozystack release of a ``format cozystack`` request: ``cozystack``,
+    or the one a cozystack@ profile names (they must agree), else the newest.
+    Malformed: INVALID_ARGUMENT; unknown: NOT_FOUND; a release whose bundle
+    does not wire GPUs: FAILED_PRECONDITION."""
+    from ..errors import CozystackNotWired
+    from ..kube.cozystack import get_release, newest, release_of_profile
+    from ..kube.cozystack_defaults import wiring
+
+    chosen = get_release(cozystack) if cozystack.strip() else None
+    implied = release_of_profile(profile)
+    if chosen is not None and implied is not None and chosen.version != implied.version:
+        raise RpcFailure(
+            INVALID, f"profile {shown(profile)} is Cozystack {implied.version}, but cozystack {chosen.version} was asked for"
+        )
+    release = (chosen or implied or newest()).version
+    try:
+        wiring(release)
+    except CozystackNotWired as error:
+        raise RpcFailure(grpc.StatusCode.FAILED_PRECONDITION, str(error)) from None
+    return release
+
+
+def cozystack_defaults(request: pb.PermittedHostDevicesRequest, release: str | None = None) -> DefaultsTable | None:
     """The request's defaults table (None: the built-in one); INVALID_ARGUMENT
     for a bad one, a bad variant, or flags that do not go together."""
     from ..kube.cozystack_defaults import DEFAULT_VARIANT, check_variant, parse_defaults
 
     check_length(request.variant, "variant", MAX_NAME_CHARS)
-    variant = check_variant(request.variant or DEFAULT_VARIANT)
+    variant = check_variant(request.variant or DEFAULT_VARIANT, release)
     if request.vgpu_device_manager and variant != "vgpu":
         raise RpcFailure(INVALID, "vgpu_device_manager goes with variant vgpu")
     if not request.cozystack_defaults:
@@ -183,6 +209,7 @@ def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
             ("variant", bool(request.variant)),
             ("vgpu_device_manager", request.vgpu_device_manager),
             ("cozystack_defaults", bool(request.cozystack_defaults)),
+            ("cozystack", bool(request.cozystack)),
         ):
             if given:
                 raise RpcFailure(INVALID, f"{name} goes with format cozystack")
@@ -235,10 +262,14 @@ def lint(
     check_length(request.upgrade_to, "upgrade_to", MAX_PROFILE_CHARS)
     no_auto(request.profile)
     no_auto(request.upgrade_to, "upgrade_to")
-    profile = served_profile(data, request.profile)
+    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
+    profile = served_profile(data, cozystack_profile(request.cozystack, request.profile))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 
-    linter = Linter(profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver)
+    linter = Linter(
+        profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver,
+        cozystack=request.cozystack or None,
+    )
     documents = 0
     errors: list[LintInputError] = []
     for name, content, _ in inputs:
@@ -605,12 +636,13 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
     for name, values in (("devices", devices), ("mdev_types", mdev_types), ("roles", roles)):
         for i, value in enumerate(values):
             check_length(value, f"{name}[{i}]", MAX_NAME_CHARS)
-    for name in ("format", "instance_type", "ephemeral_storage", "cpu", "memory"):
+    for name in ("format", "instance_type", "ephemeral_storage", "cpu", "memory", "cozystack", "cluster"):
         check_length(getattr(request, name), name, MAX_NAME_CHARS)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     fmt = pool_format(request.format.strip().lower() or DEFAULT_POOL_FORMAT)
     no_auto(request.profile)
-    profile = served_profile(data, request.profile)
+    profile_text = cozystack_profile(request.cozystack, request.profile)
+    profile = served_profile(data, profile_text)
 
     def given(name: str) -> Any:
         return getattr(request, name) if request.HasField(name) else None
@@ -631,15 +663,18 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
         roles=roles or None,
         cpu=given("cpu"),
         memory=given("memory"),
+        cozystack=request.cozystack or (profile_text if profile_text.lower().startswith("cozystack@") else None),
+        cluster=request.cluster or None,
     )
-    groups = snippet.data["spec"]["nodeGroups"] if fmt == "patch" else snippet.data["nodeGroups"]
+    spec = snippet.data.get("spec", snippet.data)
+    gpus = spec["nodeGroups"][request.group]["gpus"] if "nodeGroups" in spec else spec["gpus"]
     yaml_text, json_text = _texts(snippet.data)
     response = node_pool_response(
         profile=profile.name,
         format=fmt,
         yaml=yaml_text,
         json=json_text,
-        gpus=[g["name"] for g in groups[request.group]["gpus"]],
+        gpus=[g["name"] for g in gpus],
         left_out=snippet.left_out,
         notes=snippet.notes,
     )
@@ -669,6 +704,16 @@ def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesRespo
         return pb.VgpuTypesResponse(
             device=str(parse_device(request.device)), profile=profile.name, covered=False, message=str(error)
         )
+def cozystack_profile(cozystack: str, profile: str) -> str:
+    """The profile to serve: ``profile``, or with none given and a Cozystack
+    release asked for, that release's (``cozystack@vX.Y.Z``). A malformed
+    release is INVALID_ARGUMENT, an unknown one NOT_FOUND (status_of)."""
+    if not cozystack.strip():
+        return profile
+    from ..kube.cozystack import get_release
+
+    release = get_release(cozystack)
+    return profile if profile.strip() else release.profile
 
 
 def _texts(data: Any) -> tuple[str, str]:

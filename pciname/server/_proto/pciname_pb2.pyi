@@ -175,7 +175,7 @@ class ListDevicesRequest(_message.Message):
     def __init__(self, profile: _Optional[str] = ..., vendor: _Optional[str] = ...) -> None: ...
 
 class PermittedHostDevicesRequest(_message.Message):
-    __slots__ = ("devices", "mdev_types", "profile", "include_broken", "format", "replace_defaults", "variant", "vgpu_device_manager", "cozystack_defaults")
+    __slots__ = ("devices", "mdev_types", "profile", "include_broken", "format", "replace_defaults", "variant", "vgpu_device_manager", "cozystack_defaults", "cozystack")
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     MDEV_TYPES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
@@ -185,6 +185,7 @@ class PermittedHostDevicesRequest(_message.Message):
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     VGPU_DEVICE_MANAGER_FIELD_NUMBER: _ClassVar[int]
     COZYSTACK_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    COZYSTACK_FIELD_NUMBER: _ClassVar[int]
     devices: _containers.RepeatedScalarFieldContainer[str]
     mdev_types: _containers.RepeatedScalarFieldContainer[str]
     profile: str
@@ -194,7 +195,8 @@ class PermittedHostDevicesRequest(_message.Message):
     variant: str
     vgpu_device_manager: bool
     cozystack_defaults: str
-    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ..., format: _Optional[str] = ..., replace_defaults: _Optional[bool] = ..., variant: _Optional[str] = ..., vgpu_device_manager: _Optional[bool] = ..., cozystack_defaults: _Optional[str] = ...) -> None: ...
+    cozystack: str
+    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ..., format: _Optional[str] = ..., replace_defaults: _Optional[bool] = ..., variant: _Optional[str] = ..., vgpu_device_manager: _Optional[bool] = ..., cozystack_defaults: _Optional[str] = ..., cozystack: _Optional[str] = ...) -> None: ...
 
 class PciHostDevice(_message.Message):
     __slots__ = ("pci_vendor_selector", "resource_name", "external_resource_provider")
@@ -263,14 +265,16 @@ class LintFile(_message.Message):
     def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class LintRequest(_message.Message):
-    __slots__ = ("files", "profile", "upgrade_to")
+    __slots__ = ("files", "profile", "upgrade_to", "cozystack")
     FILES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     UPGRADE_TO_FIELD_NUMBER: _ClassVar[int]
+    COZYSTACK_FIELD_NUMBER: _ClassVar[int]
     files: _containers.RepeatedCompositeFieldContainer[LintFile]
     profile: str
     upgrade_to: str
-    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ...) -> None: ...
+    cozystack: str
+    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., cozystack: _Optional[str] = ...) -> None: ...
 
 class Finding(_message.Message):
     __slots__ = ("file", "line", "column", "document", "path", "value", "code", "message", "expected")
@@ -361,7 +365,7 @@ class GpuOptionsResponse(_message.Message):
     def __init__(self, options: _Optional[_Iterable[_Union[GpuOption, _Mapping]]] = ..., profile: _Optional[str] = ..., profile_source: _Optional[str] = ..., kubevirt: _Optional[str] = ...) -> None: ...
 
 class NodePoolRequest(_message.Message):
-    __slots__ = ("group", "devices", "mdev_types", "profile", "include_broken", "fragment", "format", "instance_type", "min_replicas", "max_replicas", "ephemeral_storage", "roles", "cpu", "memory")
+    __slots__ = ("group", "devices", "mdev_types", "profile", "include_broken", "fragment", "format", "instance_type", "min_replicas", "max_replicas", "ephemeral_storage", "roles", "cpu", "memory", "cozystack", "cluster")
     GROUP_FIELD_NUMBER: _ClassVar[int]
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     MDEV_TYPES_FIELD_NUMBER: _ClassVar[int]
@@ -376,6 +380,8 @@ class NodePoolRequest(_message.Message):
     ROLES_FIELD_NUMBER: _ClassVar[int]
     CPU_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
+    COZYSTACK_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
     group: str
     devices: _containers.RepeatedScalarFieldContainer[str]
     mdev_types: _containers.RepeatedScalarFieldContainer[str]
@@ -390,7 +396,9 @@ class NodePoolRequest(_message.Message):
     roles: _containers.RepeatedScalarFieldContainer[str]
     cpu: str
     memory: str
-    def __init__(self, group: _Optional[str] = ..., devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ..., fragment: _Optional[bool] = ..., format: _Optional[str] = ..., instance_type: _Optional[str] = ..., min_replicas: _Optional[int] = ..., max_replicas: _Optional[int] = ..., ephemeral_storage: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ..., cpu: _Optional[str] = ..., memory: _Optional[str] = ...) -> None: ...
+    cozystack: str
+    cluster: str
+    def __init__(self, group: _Optional[str] = ..., devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., include_broken: _Optional[bool] = ..., fragment: _Optional[bool] = ..., format: _Optional[str] = ..., instance_type: _Optional[str] = ..., min_replicas: _Optional[int] = ..., max_replicas: _Optional[int] = ..., ephemeral_storage: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ..., cpu: _Optional[str] = ..., memory: _Optional[str] = ..., cozystack: _Optional[str] = ..., cluster: _Optional[str] = ...) -> None: ...
 
 class NodePoolResponse(_message.Message):
     __slots__ = ("yaml", "json", "left_out", "notes", "profile", "format", "gpus")

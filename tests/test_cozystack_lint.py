@@ -1,0 +1,134 @@
+"""lint reads KubernetesNodes objects and flags node-group fields the chosen
+Cozystack release does not have (field-not-in-release), for every release:
+the groups earlier pciname versions printed (ephemeralStorage) are refused
+from v1.4.0, and what node-pool prints now for a release is clean for it.
+CLI, library and gRPC on loopback."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from pciname.cli import main
+from pciname.kube import cozystack
+from pciname.kube.generate import node_pool
+from pciname.kube.lint import FIELD_NOT_IN_RELEASE, lint_text
+from pciname.render import dump_yaml
+from pciname.server._proto import pciname_pb2 as pb
+
+from . import cozystack_util as upstream
+from .server_util import packaged_stub
+
+TAGS = upstream.tags()
+A10 = "nvidia.com/GA102GL_A10"
+
+#: What `pciname node-pool gpu 10de:2236` printed before per-release facts.
+OLD_GROUP = """nodeGroups:
+  gpu:
+    minReplicas: 0
+    maxReplicas: 10
+    instanceType: u1.medium
+    ephemeralStorage: 20Gi
+    resources: {}
+    gpus:
+    - name: nvidia.com/GA102GL_A10
+"""
+
+
+def codes(findings):
+    return [f.code for f in findings]
+
+
+def text_of(data) -> str:
+    import io
+
+    out = io.StringIO()
+    dump_yaml(data, out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_old_groups_are_flagged_exactly_where_the_release_refuses_them(tag):
+    findings = lint_text(OLD_GROUP, "old.yaml", "latest", cozystack=tag)
+    refused = "ephemeralStorage" not in cozystack.get_release(tag).fields
+    assert refused == (cozystack._key(tag) >= (1, 4, 0))
+    if not refused:
+        assert findings == []
+        return
+    (finding,) = findings
+    assert (finding.code, finding.line, finding.path, finding.value, finding.expected) == (
+        FIELD_NOT_IN_RELEASE, 6, "nodeGroups.gpu.ephemeralStorage", "ephemeralStorage", "diskSize"
+    )
+    assert f"Cozystack {tag}'s node groups have no field ephemeralStorage: it calls a node's disk diskSize" in finding.message
+    # and the strict upstream schema of that release agrees
+    import yaml
+
+    assert upstream.errors_of(yaml.safe_load(OLD_GROUP), tag)
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_what_node_pool_prints_now_is_clean_for_its_release(tag):
+    data = node_pool("gpu", [("10de:2236", 2)], cozystack=tag, roles=["gpu"], cpu="4", memory="8Gi").data
+    assert lint_text(text_of(data), "new.yaml", f"cozystack@{tag}", cozystack=tag) == []
+    if cozystack.get_release(tag).kubernetes_nodes is not None:
+        obj = node_pool("gpu", [("10de:2236", 1)], cozystack=tag, format="kubernetes-nodes", cluster="demo").data
+        assert lint_text(text_of(obj), "pool.yaml", f"cozystack@{tag}", cozystack=tag) == []
+
+
+def test_kubernetes_nodes_names_and_fields_are_checked():
+    text = """apiVersion: apps.cozystack.io/v1alpha1
+kind: KubernetesNodes
+metadata:
+  name: demo-gpu
+spec:
+  cluster: demo
+  ephemeralStorage: 20Gi
+  nodeLabels: {}
+  gpus:
+  - name: nvidia.com/GA102GL_A1O
+  - name: nvidia.com/GA102GL_A10
+"""
+    findings = lint_text(text, "pool.yaml", "latest", cozystack="v1.6.2")
+    assert [(f.line, f.code, f.path, f.expected) for f in findings] == [
+        (7, FIELD_NOT_IN_RELEASE, "spec.ephemeralStorage", "diskSize"),
+        (8, FIELD_NOT_IN_RELEASE, "spec.nodeLabels", None),
+        (10, "unknown-resource-name", "spec.gpus[0].name", ["nvidia.com/GA102GL_A10", "nvidia.com/GA102GL_A10M", "nvidia.com/GA102GL_A10G"]),
+    ]
+    assert "Cozystack v1.6.2's KubernetesNodes has no field nodeLabels, and refuses the group" in findings[1].message
+    # v1.4.0 spells the disk diskSize too, and diskSize is wrong before.
+    assert codes(lint_text(OLD_GROUP.replace("ephemeralStorage", "diskSize"), "g.yaml", cozystack="v1.3.6")) == [FIELD_NOT_IN_RELEASE]
+
+
+def test_cli_cozystack_flag(tmp_path, capsys):
+    path = tmp_path / "old.yaml"
+    path.write_text(OLD_GROUP)
+    assert main(["lint", str(path), "--cozystack", "v1.3.6"]) == 0
+    assert main(["lint", str(path), "-p", "cozystack@v1.3.6"]) == 0  # the profile implies its release
+    assert main(["lint", str(path), "-p", "cozystack@v1.4.0"]) == 1
+    capsys.readouterr()
+    assert main(["lint", str(path), "-p", "cozystack@v1.4.0", "--cozystack", "v1.3.6"]) == 2
+    assert "profile cozystack@v1.4.0 is Cozystack v1.4.0, but Cozystack v1.3.6 was asked for" in capsys.readouterr().err
+    assert main(["lint", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:6: field-not-in-release: nodeGroups.gpu.ephemeralStorage: Cozystack {TAGS[-1]}'s" in out
+    code = main(["lint", str(path), "--cozystack", "v2"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("pciname: error: malformed Cozystack version 'v2'") and err.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory):
+    with packaged_stub(tmp_path_factory.mktemp("cozystack-lint")) as stub:
+        yield stub
+
+
+def test_grpc_lint_takes_the_release(stub):
+    request = pb.LintRequest(files=[pb.LintFile(name="old.yaml", text=OLD_GROUP)], cozystack="v1.4.0")
+    answer = stub.Lint(request, timeout=20)
+    assert [(f.code, f.path) for f in answer.findings] == [(FIELD_NOT_IN_RELEASE, "nodeGroups.gpu.ephemeralStorage")]
+    clean = stub.Lint(pb.LintRequest(files=[pb.LintFile(name="old.yaml", text=OLD_GROUP)], cozystack="v1.3.0"), timeout=20)
+    assert list(clean.findings) == []
+    for version, code in (("1.x", grpc.StatusCode.INVALID_ARGUMENT), ("v0.0.1", grpc.StatusCode.NOT_FOUND)):
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Lint(pb.LintRequest(files=[pb.LintFile(name="a.yaml", text=OLD_GROUP)], cozystack=version), timeout=20)
+        assert caught.value.code() == code and "v1.0.0 to" in caught.value.details()
