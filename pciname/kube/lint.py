@@ -70,7 +70,14 @@ Finding codes (stable):
     ``pciDeviceSelector`` in a KubeVirt CR or ``pciVendorSelector`` in a
     HyperConverged CR (each ignores the other's field);
 ``renamed-by-upgrade``
-    right today, but the ``upgrade_to`` profile advertises another name.
+    right today, but the ``upgrade_to`` profile advertises another name;
+``duplicate-key``
+    a key written twice in one mapping: PyYAML and Helm use the last value
+    (the one the other rules check), kubectl's strict decoding refuses the
+    object.
+
+Merge keys (``<<: *base``) are merged as PyYAML merges them, the mapping's
+own keys overriding merged ones, so the rules check what consumers read.
 """
 
 from __future__ import annotations
@@ -107,6 +114,7 @@ DUPLICATE_SELECTOR = "duplicate-selector"
 INVALID_SELECTOR = "invalid-selector"
 WRONG_SELECTOR_FIELD = "wrong-selector-field"
 RENAMED_BY_UPGRADE = "renamed-by-upgrade"
+DUPLICATE_KEY = "duplicate-key"
 
 CODES = (
     WRONG_RESOURCE_NAME,
@@ -122,6 +130,7 @@ CODES = (
     INVALID_SELECTOR,
     WRONG_SELECTOR_FIELD,
     RENAMED_BY_UPGRADE,
+    DUPLICATE_KEY,
 )
 
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
@@ -170,13 +179,67 @@ class Finding:
 # -- composing ----------------------------------------------------------------
 
 
-def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
-    """Every non-empty YAML document of ``text`` as (1-based index, node tree).
+class _ConsumerLoader(yaml.SafeLoader):
+    """Composes node trees as consumers read them (PyYAML's ``safe_load``,
+    Helm, kubectl): merge keys (``<<``) are merged in, explicit keys
+    overriding merged ones (PyYAML's own ``flatten_mapping``), and of a key
+    written twice in one mapping the last value is kept. The earlier key of
+    each such pair is recorded in ``duplicates`` (mapping node -> pairs of
+    (kept key, earlier key)): kubectl's strict decoding refuses those."""
 
-    Raises LintInputError (``FILE:LINE:COL: message``) on a syntax error."""
+    def __init__(self, stream: str | bytes) -> None:
+        super().__init__(stream)
+        self.duplicates: dict[int, list[tuple[Node, Node]]] = {}
+
+    def _key(self, node: Node) -> Any:
+        """The Python value PyYAML makes of a key (``yes`` and ``true`` are one
+        key); a key it cannot make, or cannot hash, is its tag and text."""
+        if isinstance(node, ScalarNode):
+            build = self.yaml_constructors.get(node.tag)
+            if build is not None:
+                try:
+                    key = build(self, node)
+                    hash(key)
+                    return (True, key)
+                except Exception:  # noqa: BLE001 - a key PyYAML cannot build: compare its text
+                    pass
+            return (False, node.tag, node.value)
+        return (None, id(node))  # a collection as a key: never equal to another
+
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:  # anchor: its name (typeshed says otherwise)
+        node: MappingNode = super().compose_mapping_node(anchor)
+        first: dict[Any, Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self._key(key_node)
+            if key in first:
+                self.duplicates.setdefault(id(node), []).append((key_node, first[key]))
+            first[key] = key_node
+        self.flatten_mapping(node)  # merged pairs first, then the mapping's own: the last wins
+        last: dict[Any, int] = {}
+        for i, (key_node, _) in enumerate(node.value):
+            last[self._key(key_node)] = i
+        if len(last) != len(node.value):
+            node.value = [pair for i, pair in enumerate(node.value) if last[self._key(pair[0])] == i]
+        return node
+
+
+#: Mapping node id -> (kept key, earlier key) of each key written twice in it.
+Duplicates = dict[int, list[tuple[Node, Node]]]
+
+
+def compose_documents(text: str | bytes, filename: str) -> tuple[list[tuple[int, Node]], Duplicates]:
+    """:func:`compose`, and the keys written twice in any mapping of ``text``."""
     try:
-        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-        return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None]
+        loader = _ConsumerLoader(text)
+        try:
+            docs: list[Node | None] = []
+            while loader.check_node():
+                docs.append(loader.get_node())
+            return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None], loader.duplicates
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
@@ -192,6 +255,15 @@ def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
         raise LintInputError(f"{filename}: not readable as YAML: {detail}", file=filename) from None
     except RecursionError:  # the composer recurses once per nesting level
         raise LintInputError(f"{filename}: YAML nested too deeply to read", file=filename) from None
+
+
+def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
+    """Every non-empty YAML document of ``text`` as (1-based index, node
+    tree), as consumers read it: merge keys merged, and of a key written
+    twice the last value (:class:`_ConsumerLoader`).
+
+    Raises LintInputError (``FILE:LINE:COL: message``) on a syntax error."""
+    return compose_documents(text, filename)[0]
 
 
 # -- node helpers -------------------------------------------------------------
@@ -360,6 +432,7 @@ class Linter:
         self.profile_name = self.resolver.view(profile).profile.name
         self.upgrade_name = self.resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
         self._docs: list[_Doc] = []
+        self._duplicates: Duplicates = {}
         self._name_index: dict[str, list[Resolution]] | None = None
 
     # inputs
@@ -367,7 +440,8 @@ class Linter:
     def add_text(self, text: str | bytes, filename: str = "<input>") -> int:
         """Add the YAML documents of ``text``; returns how many. Raises
         LintInputError on a syntax error (nothing of that text is added)."""
-        roots = compose(text, filename)
+        roots, duplicates = compose_documents(text, filename)
+        self._duplicates.update(duplicates)
         for index, root in roots:
             kind = _scalar(_get(root, "kind")) if isinstance(root, MappingNode) else None
             self._docs.append(_Doc(filename, index, root, kind))
@@ -401,6 +475,8 @@ class Linter:
                 else:
                     findings.extend(self._check_mdev(entry, seen, wrong_mdev, permitted_mdev))
         findings.extend(self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev))
+        if self._duplicates:
+            findings.extend(self._duplicate_keys())
         for ref in sites.references:
             if _scalar(ref.node) in kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
@@ -410,6 +486,38 @@ class Linter:
             rank.setdefault(doc.file, len(rank))
         findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
         return findings
+
+    def _duplicate_keys(self) -> list[Finding]:
+        """A key written twice in one mapping: PyYAML and Helm use the last
+        value (the one checked), kubectl's strict decoding refuses it."""
+        found: list[Finding] = []
+        for doc in self._docs:
+            seen: set[int] = set()
+            stack: list[tuple[Node, YamlPath]] = [(doc.root, ())]
+            while stack:
+                node, path = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                if isinstance(node, MappingNode):
+                    for kept, earlier in self._duplicates.get(id(node), ()):
+                        key = str(kept.value) if isinstance(kept, ScalarNode) else "?"
+                        found.append(
+                            self._finding(
+                                doc,
+                                kept,
+                                path + (key,),
+                                DUPLICATE_KEY,
+                                f"{key} is also set at line {earlier.start_mark.line + 1} of this mapping: "
+                                "PyYAML and Helm use this last value (checked here), kubectl's strict "
+                                "decoding refuses the object",
+                                value=key,
+                            )
+                        )
+                    stack.extend((v, path + (k,)) for k, _, v in _items(node))
+                elif isinstance(node, SequenceNode):
+                    stack.extend((item, path + (i,)) for i, item in enumerate(node.value))
+        return found
 
     def _finding(
         self, doc: _Doc, node: Node, path: YamlPath, code: str, message: str, expected: Any = None, value: Any = None
