@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..render import emit, table
+from ..render import emit, table, write_line
 from ..naming.algorithms import ALGORITHMS
 from .fast import LIST_WARNINGS_UP_TO, warnings_summary
 from .output import add_output_option
@@ -221,10 +221,10 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
         out, err = sys.stdout, sys.stderr
         counts: dict[str, int] = {}
         for r in records:
-            out.write((r["resource_name"] or "") + "\n")
+            write_line(r["resource_name"] or "", out)
             for w in r["warnings"]:
                 if list_warnings:
-                    err.write(f"pciname: {r['device']}: {w['code']}: {w['message']}\n")
+                    write_line(f"pciname: {r['device']}: {w['code']}: {w['message']}", err)
                 else:
                     counts[w["code"]] = counts.get(w["code"], 0) + 1
         if counts:
@@ -402,10 +402,10 @@ def _import(args: argparse.Namespace) -> int:
     failed = 0
     for result in import_files([Path(f) for f in args.files]):
         if result.snapshot is None:
-            print(f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported", file=sys.stderr)
+            write_line(f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported", sys.stderr)
             failed += 1
         else:
-            print(f"{result.source}: snapshot {result.snapshot.key} -> {result.stored}")
+            write_line(f"{result.source}: snapshot {result.snapshot.key} -> {result.stored}")
     return 1 if failed else 0
 
 

@@ -55,6 +55,7 @@ from ..errors import LintInputError
 from ..naming import checks, mdev
 from ..naming.checks import NameWarning
 from ..naming.profiles import DEFAULT_PROFILE
+from ..render import printable
 from . import lint_codes
 from .lint_codes import (
     DUPLICATE_KEY,
@@ -122,8 +123,9 @@ class Finding:
         }
 
     def format(self) -> str:
-        """``FILE:LINE: code: PATH: message``."""
-        return f"{self.file}:{self.line}: {self.code}: {self.path}: {self.message}"
+        """``FILE:LINE: code: PATH: message``, control characters escaped
+        (:func:`pciname.render.printable`): a line for a terminal."""
+        return printable(f"{self.file}:{self.line}: {self.code}: {self.path}: {self.message}", tab=True)
 
 
 # -- composing ----------------------------------------------------------------
