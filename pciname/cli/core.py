@@ -250,12 +250,18 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
 def run_reverse(args: argparse.Namespace) -> int:
     from ..api import reverse
 
+    from ..errors import PcinameError
+    from ..naming.checks import reverse_query
+
+    wanted = reverse_query(args.resource)  # the rule the library and the service use
+    if not wanted:
+        raise PcinameError("no resource name given (e.g. nvidia.com/GA102GL_A10)")
     devices = reverse(args.resource, profile_from_args(args))
     if args.output == "name":
         for device in devices:
             print(device)
     else:
-        emit({"resource_name": args.resource, "devices": devices}, args.output)
+        emit({"resource_name": wanted, "devices": devices}, args.output)
     return 0 if devices else 1
 
 
