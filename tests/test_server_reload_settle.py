@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pciname.errors import PciIdsError
-from pciname.server import NameServer, ServeConfig
+from pciname.server import NameServer
 from pciname.server import data as data_module
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
@@ -26,8 +26,8 @@ from .test_server_reload import files, server  # noqa: F401 - fixtures
 FULL = pciids_text("GA102GL [A10]")
 
 
-def served_a10(server: NameServer) -> str:
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+def served_a10(running: NameServer) -> str:
+    with grpc.insecure_channel(f"127.0.0.1:{running.port}") as channel:
         stub = pb_grpc.PciNameStub(channel)
         return str(stub.Resolve(pb.ResolveRequest(device="10de:2236", profile="custom"), timeout=5).name)
 
