@@ -1,6 +1,7 @@
-"""One rule for a reverse look-up's resource name (issue 16, minor item):
-surrounding blanks are removed, by the library, the CLI and gRPC alike
-(``pciname.naming.checks.reverse_query``), since no advertised name has any."""
+"""The library, the CLI and gRPC give one answer (issue 16): one rule for a
+reverse look-up's resource name, surrounding blanks removed
+(``pciname.naming.checks.reverse_query``, since no advertised name has any),
+and Lint reading YAML as consumers do."""
 
 from __future__ import annotations
 
@@ -50,3 +51,18 @@ def test_a_blank_name_is_refused_alike(stub, server_env, capsys):  # noqa: F811
     with pytest.raises(grpc.RpcError) as raised:
         stub.Reverse(pb.ReverseRequest(resource_name=" \t", profile="latest"), timeout=10)
     assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_grpc_lint_sees_what_the_library_sees(stub, server_env):  # noqa: F811
+    """Issue 16 item 1 over gRPC: the Lint RPC reports the duplicate key and
+    checks its last value, as the library and the CLI do."""
+    from pciname.kube.lint import lint_text
+
+    text = (
+        'pciHostDevices:\n- pciVendorSelector: "10DE:2236"\n  resourceName: nvidia.com/GA102GL_A10\n'
+        "  resourceName: nvidia.com/GA102GL_A10_TYPO\n  externalResourceProvider: true\n"
+    )
+    response = stub.Lint(pb.LintRequest(files=[pb.LintFile(name="d.yaml", text=text)], profile="latest"), timeout=20)
+    got = [(f.line, f.code, f.message) for f in response.findings]
+    assert got == [(f.line, f.code, f.message) for f in lint_text(text, "d.yaml", "latest")]
+    assert [code for _, code, _ in got] == ["duplicate-key", "wrong-resource-name"]
