@@ -58,3 +58,17 @@ def test_every_message_is_made_by_the_registry(monkeypatch):
     findings = lint.lint_text(KUBEVIRT_CR + "---\n" + VMS + "---\n" + COZYSTACK_VALUES, "x.yaml", "latest", "preview")
     assert findings
     assert all(f.message == f"<{f.code}>" for f in findings)
+
+
+def test_write_makes_drifted_copies_anew():
+    """What a merge leaves (a row added the old way, a code missing from the
+    proto list) is rewritten from the registry by ``--write``."""
+    readme = (ROOT / "README.md").read_text()
+    proto = (ROOT / "proto/pciname/v1/pciname.proto").read_text()
+    assert lint_codes.rewritten(readme, proto) == (readme, proto)
+    drifted_readme = readme.replace("  | `duplicate-key` |", "  | `some-new-code` | error | new |\n  | `duplicate-key` |", 1)
+    drifted_readme = drifted_readme.replace("| code | severity | when |", "| code | when |", 1)
+    drifted_proto = proto.replace("renamed-by-upgrade, duplicate-key", "renamed-by-upgrade", 1)
+    assert (drifted_readme, drifted_proto) != (readme, proto)
+    assert lint_codes.rewritten(drifted_readme, drifted_proto) == (readme, proto)
+    assert lint_codes.main(["--check"]) == 0
