@@ -164,7 +164,7 @@ def _entries(draw: st.DrawFn) -> tuple[str, bool]:
     return "\n".join(lines) + "\n", repeated
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_entries())
 def test_lint_sees_what_safe_load_sees(case: tuple[str, bool]) -> None:
     text, repeated = case
