@@ -123,3 +123,13 @@ def test_audit_text_escapes_cluster_names(capsys):
     out = capsys.readouterr().out
     assert raw_controls(out) == []
     assert "kv\\x1b]0;owned\\x07 (managed by hco\\x9b2K)" in out and "API said \\x1b[2K\\x0dfine" in out
+
+
+def test_describe_and_check_text_escape_pciids_lines(escaping_pciids, tmp_path, capsys):
+    assert main(["describe", "10de:2236", "--pciids", str(escaping_pciids)]) == 0
+    out = capsys.readouterr().out
+    assert raw_controls(out) == [] and "Device: GA102GL \\x1b]0;owned\\x07[A10\\x1b[2K" in out
+    bad = tmp_path / "bad.ids"
+    bad.write_text(f"# Version: 1\n10de  NVIDIA\n\tnot{ESC_OSC} a line\n")
+    assert main(["check", str(bad)]) == 1
+    assert raw_controls(capsys.readouterr().out) == []

@@ -219,7 +219,7 @@ def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
     }
     if args.output == "table":
         pci, mdev = len(applied.get("pciHostDevices", [])), len(applied.get("mediatedDevices", []))
-        print(
+        write_line(
             f"applied {pci} pciHostDevices and {mdev} mediatedDevices entries to KubeVirt {ref} "
             f"(field manager {FIELD_MANAGER}{', forced' if args.force else ''}{', dry run' if args.dry_run else ''}; "
             f"profile {snippet.profile})"
