@@ -133,3 +133,17 @@ def test_describe_and_check_text_escape_pciids_lines(escaping_pciids, tmp_path, 
     bad.write_text(f"# Version: 1\n10de  NVIDIA\n\tnot{ESC_OSC} a line\n")
     assert main(["check", str(bad)]) == 1
     assert raw_controls(capsys.readouterr().out) == []
+
+
+def test_fetch_failure_lines_escape_what_a_mirror_says(tmp_path, capsys, monkeypatch):
+    """A mirror's error text (a hostile one's) is a line of ours: escaped."""
+    from pciname import snapshots
+
+    def hostile(*args, **kwargs):
+        snap = snapshots.known_snapshots()[0]
+        yield snapshots.FetchResult(snap, "http://127.0.0.1:9/x", None, "failed", f"HTTP 500: {ERASE}all fine")
+
+    monkeypatch.setattr(snapshots, "iter_fetch", hostile)
+    assert main(["snapshots", "fetch", "--base-url", "http://127.0.0.1:9/"]) == 1
+    err = capsys.readouterr().err
+    assert raw_controls(err) == [] and "HTTP 500: \\x1b[2K\\x0dall fine" in err

@@ -423,9 +423,11 @@ def run_snapshots_fetch(args: argparse.Namespace) -> int:
         for result in iter_fetch(args.base_url, timeout=args.timeout, deadline=args.deadline):
             if result.status == "failed":
                 failed += 1
-                print(f"{result.snapshot.key}: failed to fetch {result.url}: {result.error}", file=sys.stderr, flush=True)
+                write_line(f"{result.snapshot.key}: failed to fetch {result.url}: {result.error}", sys.stderr)
+                sys.stderr.flush()
             else:
-                print(f"{result.snapshot.key}: {result.status} {result.path}", flush=True)
+                write_line(f"{result.snapshot.key}: {result.status} {result.path}")
+                sys.stdout.flush()
     return 1 if failed else 0
 
 
