@@ -53,18 +53,24 @@ def read_bounded(path: str | os.PathLike[str], limit: int, *, follow_symlinks: b
         flags |= getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise FileLimitError(errno.EINVAL, "not a regular file", os.fspath(path))
-        if st.st_size > limit:
-            raise FileLimitError(errno.EFBIG, f"{st.st_size} bytes, more than the {limit} allowed", os.fspath(path))
-        chunks = []
-        size = 0
-        while chunk := os.read(fd, max(st.st_size - size, 0) + 65536):
-            size += len(chunk)
-            if size > limit:
-                raise FileLimitError(errno.EFBIG, f"more than the {limit} bytes allowed", os.fspath(path))
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_fd(fd, limit, path)
     finally:
         os.close(fd)
+
+
+def read_fd(fd: int, limit: int, path: str | os.PathLike[str]) -> bytes:
+    """:func:`read_bounded` of a descriptor already opened (``O_NONBLOCK``)
+    by the caller, who closes it; ``path`` names it in errors."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise FileLimitError(errno.EINVAL, "not a regular file", os.fspath(path))
+    if st.st_size > limit:
+        raise FileLimitError(errno.EFBIG, f"{st.st_size} bytes, more than the {limit} allowed", os.fspath(path))
+    chunks = []
+    size = 0
+    while chunk := os.read(fd, max(st.st_size - size, 0) + 65536):
+        size += len(chunk)
+        if size > limit:
+            raise FileLimitError(errno.EFBIG, f"more than the {limit} bytes allowed", os.fspath(path))
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -306,7 +306,7 @@ class Resolver:
 
     def reverse(self, resource: str, profile: ProfileLike = DEFAULT_PROFILE) -> list[str]:
         view = self.view(profile)
-        wanted = resource if "/" in resource else checks.resource_name(resource)
+        wanted = checks.reverse_query(resource)
         ids = set(view.by_resource().get(wanted, ()))
         tail = wanted.partition("/")[2]
         # A device pci.ids does not name is advertised under its own id.

@@ -20,6 +20,7 @@ pciname knows each plugin image's pci.ids file by sha256
 
 from __future__ import annotations
 
+import errno
 import os
 from collections import namedtuple
 from functools import lru_cache
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from .errors import SnapshotCacheError, SnapshotMissingError, SnapshotVerifyError
 from .naming.profiles import Profile, Snapshot, load_registry
-from .paths import packaged_manifest_path, packaged_snapshots_path, snapshot_cache_dir, snapshot_search_dirs
+from .paths import cache_dir, packaged_manifest_path, packaged_snapshots_path, snapshot_cache_dir, snapshot_search_dirs
 
 if TYPE_CHECKING:
     import http.client
@@ -43,12 +44,28 @@ _CHUNK = 1 << 20
 
 
 def sha256_file(path: Path) -> str:
+    """The sha256 of a regular file (opened without blocking: a FIFO or a
+    device is refused, never waited on) of at most
+    :data:`~pciname.files.MAX_PCIIDS_BYTES`. Raises OSError."""
     import hashlib  # costs milliseconds: not on the cached lookup path
+    import stat
+
+    from .errors import FileLimitError
+    from .files import MAX_PCIIDS_BYTES
 
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileLimitError(errno.EINVAL, "not a regular file", os.fspath(path))
+        size = 0
+        while chunk := os.read(fd, _CHUNK):
+            size += len(chunk)
+            if size > MAX_PCIIDS_BYTES:
+                raise FileLimitError(errno.EFBIG, f"more than the {MAX_PCIIDS_BYTES} bytes allowed", os.fspath(path))
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
@@ -323,14 +340,18 @@ def _cache_error(cache: Path, error: OSError | str) -> SnapshotCacheError:
 def remove_stale_temporaries(cache: Path | None = None, older_than: float = STALE_AFTER) -> list[Path]:
     """Remove the ``.fetch-*``/``.import-*`` temporaries a killed import or
     fetch left in the cache, once untouched for ``older_than`` seconds; never
-    any other file. Returns what was removed; errors are ignored (this is
-    housekeeping)."""
+    any other file, and nothing in a cache that is not trusted
+    (:func:`untrusted_cache`). Returns what was removed; errors are ignored
+    (this is housekeeping)."""
     import re
     import stat
     import time
 
-    cache = snapshot_cache_dir() if cache is None else cache
     removed: list[Path] = []
+    if cache is None:
+        cache = snapshot_cache_dir()
+        if untrusted_cache() is not None:
+            return removed
     now = time.time()
     try:
         entries = list(os.scandir(cache))
@@ -349,14 +370,41 @@ def remove_stale_temporaries(cache: Path | None = None, older_than: float = STAL
     return removed
 
 
+def untrusted_cache() -> str | None:
+    """Why the snapshot cache must not be written (None: it may): the
+    cache's trust rules (:func:`pciname.paths.untrusted_reason`, as for
+    ``tables/``) applied to the cache dir and to its ``snapshots/``, which
+    must be a directory, not a link: a ``snapshots`` link planted in a
+    cache others can write would send writes (and the removal of stale
+    ``.import-*`` files) elsewhere."""
+    from .paths import untrusted_reason
+
+    root, snapshots = cache_dir(), snapshot_cache_dir()
+    if os.path.islink(snapshots):  # pciname makes it a directory; a link is someone else's
+        return f"{snapshots}: a symbolic link, not the directory pciname makes"
+    return untrusted_reason(root) or untrusted_reason(snapshots)
+
+
 def _writable_cache() -> Path:
-    """The snapshot cache directory, created if need be; SnapshotCacheError
-    when that is impossible."""
+    """The snapshot cache directory, created (0700, and the cache dir too)
+    if need be; SnapshotCacheError when that is impossible or the cache is
+    not trusted."""
+    from .paths import untrusted_reason
+
     cache = snapshot_cache_dir()
+    for directory in (cache.parent, cache):
+        if os.path.isdir(directory):  # (a file in the way: mkdir below names it)
+            reason = untrusted_cache() if directory == cache else untrusted_reason(directory)
+            if reason is not None:
+                raise _cache_error(cache, f"not trusted: {reason}")
     try:
-        cache.mkdir(parents=True, exist_ok=True)
+        cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        cache.mkdir(mode=0o700, exist_ok=True)
     except OSError as error:
         raise _cache_error(cache, error) from None
+    reason = untrusted_cache()  # as created (or as someone else created it meanwhile)
+    if reason is not None:
+        raise _cache_error(cache, f"not trusted: {reason}")
     return cache
 
 
@@ -390,35 +438,30 @@ def _install(tmp: Path, cache: Path, snapshot: Snapshot) -> Path:
     return target
 
 
-def _store(data_path: Path, snapshot: Snapshot, cache: Path) -> Path:
-    """Copy a verified file into the cache atomically; return its path there."""
-    import hashlib
-
+def _store(data: bytes, snapshot: Snapshot, cache: Path) -> Path:
+    """Write a verified file's bytes (the very bytes hashed) into the cache
+    atomically; return its path there."""
     fd, tmp = _temporary(cache, ".import-")
     try:
-        digest = hashlib.sha256()
         try:
-            try:
-                source = open(data_path, "rb")
-            except OSError as error:
-                raise SnapshotVerifyError(f"{data_path}: cannot read: {error.strerror or error}") from None
-            with source:
-                while True:
-                    try:
-                        chunk = source.read(_CHUNK)
-                    except OSError as error:
-                        raise SnapshotVerifyError(f"{data_path}: cannot read: {error.strerror or error}") from None
-                    if not chunk:
-                        break
-                    digest.update(chunk)
-                    _write_all(fd, chunk, cache)
+            _write_all(fd, data, cache)
         finally:
             os.close(fd)
-        if digest.hexdigest() != snapshot.sha256:  # the source changed under us
-            raise SnapshotVerifyError(f"{data_path}: changed while being imported")
         return _install(tmp, cache, snapshot)
     finally:  # also on KeyboardInterrupt, and SystemExit from the CLI's SIGTERM handler
         tmp.unlink(missing_ok=True)
+
+
+def _read_source(path: Path) -> bytes:
+    """A file to import: a regular file (a FIFO or a device is refused at
+    once, never waited on) of at most :data:`~pciname.files.MAX_PCIIDS_BYTES`,
+    read once (what is hashed is what is stored). SnapshotVerifyError."""
+    from .files import MAX_PCIIDS_BYTES, read_bounded
+
+    try:
+        return read_bounded(path, MAX_PCIIDS_BYTES)
+    except OSError as error:
+        raise SnapshotVerifyError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
 class ImportResult(namedtuple("ImportResult", "source snapshot stored")):
@@ -436,16 +479,15 @@ def import_files(paths: list[Path]) -> list[ImportResult]:
     remove_stale_temporaries()
     cache = None
     results = []
+    import hashlib
+
     for path in paths:
-        try:
-            digest = sha256_file(path)
-        except OSError as error:
-            raise SnapshotVerifyError(f"{path}: cannot read: {error.strerror or error}") from None
-        snapshot = by_sha.get(digest)
+        data = _read_source(path)
+        snapshot = by_sha.get(hashlib.sha256(data).hexdigest())
         stored = None
         if snapshot is not None:
             cache = cache or _writable_cache()
-            stored = _store(path, snapshot, cache)
+            stored = _store(data, snapshot, cache)
         results.append(ImportResult(path, snapshot, stored))
     return results
 

@@ -730,4 +730,4 @@ def test_the_proto_lists_every_lint_code_in_order():
     end = proto.index("(pciname.kube.lint.CODES)")
     start = proto.rindex("// Stable code:", 0, end) + len("// Stable code:")
     listed = [c.strip() for c in re.sub(r"\s*//\s*", " ", proto[start:end]).split(",")]
-    assert tuple(listed) == CODES
+    assert tuple(listed) == tuple(CODES)

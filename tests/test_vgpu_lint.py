@@ -4,14 +4,12 @@ catalogue and certain prefix evidence tell."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from pciname.kube.lint import UNKNOWN_VGPU_TYPE, lint_text
 from pciname.kube.vgpu import kubevirt_selector_key
 
-DATA = Path(__file__).resolve().parent / "data"
 
 
 def cr(selector: str, resource: str) -> str:
@@ -74,7 +72,13 @@ def test_kubevirt_compares_with_spaces_as_underscores():
 
 
 def test_cozystack_vgpu_defaults_t4_entry_is_flagged():
-    text = (DATA / "cozystack-gpu-vgpu-defaults.yaml").read_text()
+    """Cozystack's own vGPU default table, as its newest release ships it
+    (from the vendored upstream files)."""
+    from tests.cozystack_util import commit, source, tags
+
+    data = source().read(commit(tags()[-1]), "packages/core/platform/files/gpu-vgpu-defaults.yaml")
+    assert data is not None
+    text = data.decode()
     found = [(f.value, f.expected) for f in lint_text(text, "defaults.yaml") if f.code == UNKNOWN_VGPU_TYPE]
     assert found == [("NVIDIA T4-16Q", ["GRID T4-16Q"])]
 

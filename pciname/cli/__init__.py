@@ -86,7 +86,9 @@ def full(argv: list[str]) -> int:
     try:
         return int(args.func(args) or 0)
     except PcinameError as error:
-        print(f"pciname: error: {error}", file=sys.stderr)
+        from ..render import write_line
+
+        write_line(f"pciname: error: {error}", sys.stderr)
         return 2
     except BrokenPipeError:
         # `pciname ... | head`: the reader left; that is not an error of ours.

@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
-from ..render import emit, table
+from ..render import emit, table, write_line
 from .core import add_profile_options
 from .output import add_output_option
 from .shared import NO_DEVICES, add_cozystack_option, add_request_options, profile_arg, report, say, vgpu_requests
@@ -138,17 +138,17 @@ def run_audit(args: argparse.Namespace) -> int:
 def _audit_table(result: dict[str, Any]) -> None:
     out = sys.stdout
     manager = result["management"]["manager"]
-    out.write(f"KubeVirt CR: {result['kubevirt'] or 'none found'}")
-    out.write(f" (managed by {manager})\n" if manager else "\n")
-    out.write(f"profile: {result['profile']} ({result['profile_source']})\n")
+    managed = f" (managed by {manager})" if manager else ""
+    write_line(f"KubeVirt CR: {result['kubevirt'] or 'none found'}{managed}", out)
+    write_line(f"profile: {result['profile']} ({result['profile_source']})", out)
     cozystack = result.get("cozystack")
     if cozystack:
         known = "" if cozystack["known"] else ", no facts for it in this pciname"
-        out.write(f"Cozystack: {cozystack['version']} ({cozystack['source']}{known})\n")
+        write_line(f"Cozystack: {cozystack['version']} ({cozystack['source']}{known})", out)
     inference = result["inference"]
     if inference["names"]:
         releases = [n.partition("@")[2] for n in inference["consistent"]]
-        out.write(f"plugin releases consistent with the advertised names: {', '.join(releases) or 'none'}\n")
+        write_line(f"plugin releases consistent with the advertised names: {', '.join(releases) or 'none'}", out)
     if result["permitted"]:
         out.write("\n")
         table(
@@ -177,7 +177,7 @@ def _audit_table(result: dict[str, Any]) -> None:
         out.write("\n")
         for f in result["findings"]:
             where = f" {f['path']}:" if f.get("path") else ""
-            out.write(f"{f['code']}:{where} {f['message']}\n")
+            write_line(f"{f['code']}:{where} {f['message']}", out)
     else:
         out.write("\nno findings\n")
 
@@ -258,7 +258,7 @@ def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
     }
     if args.output == "table":
         pci, mdev = len(applied.get("pciHostDevices", [])), len(applied.get("mediatedDevices", []))
-        print(
+        write_line(
             f"applied {pci} pciHostDevices and {mdev} mediatedDevices entries to KubeVirt {ref} "
             f"(field manager {FIELD_MANAGER}{', forced' if args.force else ''}{', dry run' if args.dry_run else ''}; "
             f"profile {snippet.profile})"

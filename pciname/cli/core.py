@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..render import emit, table
+from ..render import emit, table, write_line
 from ..naming.algorithms import ALGORITHMS
 from .fast import LIST_WARNINGS_UP_TO, warnings_summary
 from .output import add_output_option
@@ -222,10 +222,10 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
         out, err = sys.stdout, sys.stderr
         counts: dict[str, int] = {}
         for r in records:
-            out.write((r["resource_name"] or "") + "\n")
+            write_line(r["resource_name"] or "", out)
             for w in r["warnings"]:
                 if list_warnings:
-                    err.write(f"pciname: {r['device']}: {w['code']}: {w['message']}\n")
+                    write_line(f"pciname: {r['device']}: {w['code']}: {w['message']}", err)
                 else:
                     counts[w["code"]] = counts.get(w["code"], 0) + 1
         if counts:
@@ -251,12 +251,18 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
 def run_reverse(args: argparse.Namespace) -> int:
     from ..api import reverse
 
+    from ..errors import PcinameError
+    from ..naming.checks import reverse_query
+
+    wanted = reverse_query(args.resource)  # the rule the library and the service use
+    if not wanted:
+        raise PcinameError("no resource name given (e.g. nvidia.com/GA102GL_A10)")
     devices = reverse(args.resource, profile_from_args(args))
     if args.output == "name":
         for device in devices:
             print(device)
     else:
-        emit({"resource_name": args.resource, "devices": devices}, args.output)
+        emit({"resource_name": wanted, "devices": devices}, args.output)
     return 0 if devices else 1
 
 
@@ -403,10 +409,10 @@ def _import(args: argparse.Namespace) -> int:
     failed = 0
     for result in import_files([Path(f) for f in args.files]):
         if result.snapshot is None:
-            print(f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported", file=sys.stderr)
+            write_line(f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported", sys.stderr)
             failed += 1
         else:
-            print(f"{result.source}: snapshot {result.snapshot.key} -> {result.stored}")
+            write_line(f"{result.source}: snapshot {result.snapshot.key} -> {result.stored}")
     return 1 if failed else 0
 
 
@@ -418,9 +424,11 @@ def run_snapshots_fetch(args: argparse.Namespace) -> int:
         for result in iter_fetch(args.base_url, timeout=args.timeout, deadline=args.deadline):
             if result.status == "failed":
                 failed += 1
-                print(f"{result.snapshot.key}: failed to fetch {result.url}: {result.error}", file=sys.stderr, flush=True)
+                write_line(f"{result.snapshot.key}: failed to fetch {result.url}: {result.error}", sys.stderr)
+                sys.stderr.flush()
             else:
-                print(f"{result.snapshot.key}: {result.status} {result.path}", flush=True)
+                write_line(f"{result.snapshot.key}: {result.status} {result.path}")
+                sys.stdout.flush()
     return 1 if failed else 0
 
 

@@ -334,6 +334,10 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
                         return None
                     rows[i] = row
             found = [rows[i] for i in ids]
+            if not all(_printable(row[r_resource]) for row in found) or (
+                listing and not all(_printable(m) for row in found for _, m in row[r_warnings])
+            ):
+                return None  # the full path prints it, escaped (pciname.render.printable)
             out, err = sys.stdout, sys.stderr
             if listing:
                 for device_id, row in zip(ids, found):
@@ -361,6 +365,13 @@ def _answer(plain: Plain, data: "bytes | None") -> "int | None":
     return 0 if all(r["advertised"] for r in records if r is not None) else 1
 
 
+def _printable(text: "str | None") -> bool:
+    """Text this path may print as it is; anything else (a control character
+    from a pci.ids name, but also any other character Python does not call
+    printable) is left to the full path, which escapes control characters."""
+    return text is None or text.isprintable()
+
+
 def _summed(table: "dict[str, Any]", ids: "list[str]") -> "int | None":
     """``-o name`` of many devices, warnings summed up: from the table's
     column, not its rows."""
@@ -368,6 +379,8 @@ def _summed(table: "dict[str, Any]", ids: "list[str]") -> "int | None":
     if column is None:
         return None
     names, advertised, codes = column
+    if not all(_printable(name) for name in names):
+        return None
     counts: dict[str, int] = {}
     for found in codes:
         for code in found:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
-from ..render import emit, table
+from ..render import emit, table, write_line
 from .core import add_profile_options
 from .output import add_output_option
 from .shared import NO_DEVICES, add_cozystack_option, add_request_options, cozystack_profile, included, profile_arg, report, say, vgpu_requests
@@ -417,7 +417,7 @@ def run_mdev_name(args: argparse.Namespace) -> int:
     results = mdev_names(args.types, profile_arg(args))
     if args.output == "name":
         for r in results:
-            print(r["resource_name"] or "")
+            write_line(r["resource_name"] or "")
             for w in r["warnings"]:
                 say(f"{r['mdev_type']}: {w['code']}: {w['message']}")
     elif args.output == "table":

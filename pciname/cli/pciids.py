@@ -74,9 +74,13 @@ def register(sub: Subcommands) -> None:
 
 
 def _write(text: str) -> None:
-    """Print text whose names may hold invalid UTF-8 (surrogate escapes):
-    the file's bytes go out unchanged, as lspci prints them."""
+    """Print lines whose names may hold invalid UTF-8 (surrogate escapes):
+    those bytes go out unchanged, as lspci prints them; control characters
+    are escaped (:func:`pciname.render.printable`, tabs kept)."""
+    from ..render import printable
+
     out = sys.stdout
+    text = "\n".join(printable(line, tab=True) for line in text.split("\n"))
     data = text.encode("utf-8", "surrogateescape")
     buffer = getattr(out, "buffer", None)
     if buffer is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..render import emit, table
+from ..render import emit, table, write_line
 from .core import add_profile_options
 from .output import add_output_option
 from .shared import profile_arg
@@ -49,10 +49,12 @@ def run_scan(args: argparse.Namespace) -> int:
     if args.output == "table":
         out = sys.stdout
         unit = "PCI function (its address)" if result.discovery == PER_FUNCTION else "IOMMU group (its number)"
-        out.write(
+        write_line(
             f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}; "
-            f"one kubelet device per {unit}\n\n"
+            f"one kubelet device per {unit}",
+            out,
         )
+        out.write("\n")
         if result.functions:
             table(
                 [
@@ -109,7 +111,7 @@ def run_scan(args: argparse.Namespace) -> int:
         if result.diagnoses:
             out.write("\n")
             for d in result.diagnoses:
-                out.write(f"{d.severity}: {d.code}: {d.subject}: {d.message}\n")
+                write_line(f"{d.severity}: {d.code}: {d.subject}: {d.message}", out)
     else:
         emit(result.to_dict(), args.output)
     return 1 if result.errors else 0

@@ -185,7 +185,10 @@ def register(sub: Any) -> None:
                       "0 disables (SIGHUP still reloads) (default %(default)s)")
 
     data = serve.add_argument_group("data")
-    data.add_argument("--pciids", type=_file_name, metavar="FILE", help="also serve this pci.ids file as profile 'custom'")
+    data.add_argument("--pciids", type=_file_name, metavar="FILE",
+                      help="also serve this pci.ids file as profile 'custom'; it is loaded only once it has stopped "
+                      "changing and ends with a complete line, so replace it by writing a new file beside it and "
+                      "renaming that into place (mv)")
     data.add_argument("--algorithm", type=text, choices=ALGORITHMS, default=_Deferred("algorithm"),
                       help="name algorithm of the custom profile (default %(default)s)")
     data.add_argument("--default-profile", type=text, default=_Deferred("default_profile"), metavar="PROFILE",

@@ -60,7 +60,9 @@ def cozystack_profile(args: argparse.Namespace) -> None:
 
 def say(line: str) -> None:
     """One ``pciname: LINE`` on stderr, beside the output (not an error)."""
-    sys.stderr.write(f"pciname: {line}\n")
+    from ..render import write_line
+
+    write_line(f"pciname: {line}", sys.stderr)
 
 
 def add_request_options(parser: argparse.ArgumentParser, *, counts: bool) -> None:

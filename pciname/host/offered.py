@@ -122,7 +122,7 @@ def offered_types(root: str | os.PathLike[str], rule: str = mdev.DEFAULT_MDEV_NA
     base = Path(root)
     try:
         real = rootfs.directory(base, _PCI_DEVICES)
-        listed = rootfs.entries(base.joinpath(real))
+        listed = rootfs.entries(base, real)
     except OSError:
         return []
     out: list[OfferedType] = []
@@ -152,7 +152,7 @@ def _mdev_types(
 ) -> list[OfferedType]:
     try:
         types_dir = rootfs.directory(base, f"{dev}/mdev_supported_types")
-        listed = rootfs.entries(base.joinpath(types_dir))
+        listed = rootfs.entries(base, types_dir)
     except OSError:
         return []
     out = []

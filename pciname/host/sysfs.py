@@ -415,7 +415,7 @@ def _walk_functions(root: Path) -> list[_PciEntry]:
     shown = root / _PCI_DEVICES  # as messages show it
     try:
         real = rootfs.directory(root, _PCI_DEVICES)
-        listed = rootfs.entries(root.joinpath(real))
+        listed = rootfs.entries(root, real)
     except (FileNotFoundError, NotADirectoryError):
         raise PcinameError(f"{shown}: no such directory (the root given must be the directory that holds sys/)") from None
     except OSError as exc:
@@ -423,7 +423,7 @@ def _walk_functions(root: Path) -> list[_PciEntry]:
     return [_read_function(root, real, entry, shown / entry.name) for entry in listed]
 
 
-def _read_function(root: Path, real_dir: str, entry: os.DirEntry[str], shown: Path) -> _PciEntry:
+def _read_function(root: Path, real_dir: str, entry: rootfs.Entry, shown: Path) -> _PciEntry:
     """One PCI entry: its ``class``, ``numa_node``, ``driver`` and
     ``iommu_group`` for the report, its ``vendor`` and, for NVIDIA, its
     ``device``, as the plugin reads them."""
@@ -477,13 +477,13 @@ def _walk_mdevs(root: Path) -> list[_MdevEntry]:
     shown = root / _MDEV_DEVICES  # as messages show it
     try:
         real = rootfs.directory(root, _MDEV_DEVICES)
-        listed = rootfs.entries(root.joinpath(real))
+        listed = rootfs.entries(root, real)
     except OSError:
         return []
     return [_read_mdev(root, real, entry, shown / entry.name) for entry in listed]
 
 
-def _read_mdev(root: Path, real_dir: str, entry: os.DirEntry[str], shown: Path) -> _MdevEntry:
+def _read_mdev(root: Path, real_dir: str, entry: rootfs.Entry, shown: Path) -> _MdevEntry:
     """One vGPU: its ``mdev_type/name`` and its parent (the second-to-last
     component of its link's target), as the plugin reads them."""
     uuid = entry.name

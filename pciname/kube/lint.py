@@ -37,57 +37,12 @@ valid name works there; only an invalid name (or socket path), the name
 NVIDIA's plugin gives that device or another one, and a selector listed
 twice are reported, and VMs may ask for such a name.
 
-Finding codes (stable):
+Merge keys (``<<: *base``) are merged as PyYAML merges them, the mapping's
+own keys overriding merged ones, so the rules check what consumers read.
 
-``wrong-resource-name``
-    the selector's device is advertised under another name in this profile
-    (also a VM / node pool asking for such a wrong name);
-``unknown-resource-name``
-    no device is advertised under this name; ``expected`` lists the closest
-    real names (difflib);
-``wrong-mdev-resource-name``
-    ``resourceName`` is not what the plugin makes of ``mdevNameSelector``;
-``invalid-resource-name``
-    kubelet refuses the name (so the plugin is never registered);
-``socket-path-too-long``
-    the plugin's socket path for the name exceeds 107 bytes;
-``not-advertised``
-    the profile advertises nothing for the selector's device (not NVIDIA, or
-    v1.0.0 and an unnamed device);
-``missing-external-resource-provider``
-    a ``pciHostDevices`` entry without ``externalResourceProvider: true``
-    whose name is the one NVIDIA's device plugin gives its device (KubeVirt
-    would start its own plugin for that resource too), or whose
-    ``externalResourceProvider`` is not a boolean (``"true"``, ``1``: meant
-    for NVIDIA's plugin, and checked as such); a ``mediatedDevices``
-    ``nvidia.com/`` entry without it;
-``resource-name-conflict``
-    a ``pciHostDevices`` entry KubeVirt advertises (no
-    ``externalResourceProvider: true``) under the name NVIDIA's device
-    plugin gives *another* device, or that a ``mediatedDevices`` entry
-    permits: two plugins would register one resource;
-``duplicate-selector``
-    the same selector twice in one list (for PCI entries under two names,
-    the message says so: only one of them gets the devices);
-``invalid-selector``
-    a missing or malformed ``pciVendorSelector``;
-``wrong-selector-field``
-    ``pciDeviceSelector`` in a KubeVirt CR or ``pciVendorSelector`` in a
-    HyperConverged CR (each ignores the other's field);
-``renamed-by-upgrade``
-    right today, but the ``upgrade_to`` profile advertises another name;
-``unknown-vgpu-type``
-    a ``mdevNameSelector`` that names a catalogue vGPU type but is not the
-    string the driver shows for it (``A10-24Q``, ``GRID A10-24Q``: the
-    driver shows ``NVIDIA A10-24Q``); ``expected`` lists the real strings.
-    Only where the catalogue and certain prefix evidence tell
-    (:mod:`pciname.naming.vgpu_prefixes`); a type or family they do not
-    cover is not reported.
-``field-not-in-release``
-    a node group (or KubernetesNodes pool) field the chosen Cozystack
-    release does not have, so it refuses the group: ``ephemeralStorage`` from
-    v1.4.0 (``expected``: ``diskSize``, the release's name for it), ``diskSize``
-    before, any other unknown field (``expected`` None).
+Finding codes (stable; :data:`pciname.kube.lint_codes.CODES` is where they
+are defined, with their severity, meaning and message) follow this docstring,
+made from that registry.
 """
 
 from __future__ import annotations
@@ -95,7 +50,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -105,45 +60,36 @@ from ..errors import LintInputError
 from ..naming import checks, mdev
 from ..naming.checks import NameWarning
 from ..naming.profiles import DEFAULT_PROFILE
+from ..render import printable
+from . import lint_codes
+from .lint_codes import (
+    DUPLICATE_KEY,
+    DUPLICATE_SELECTOR,
+    FIELD_NOT_IN_RELEASE,
+    INVALID_RESOURCE_NAME,
+    INVALID_SELECTOR,
+    MISSING_EXTERNAL_RESOURCE_PROVIDER,
+    NOT_ADVERTISED,
+    PLUGIN_CRASH,
+    RENAMED_BY_UPGRADE,
+    RESOURCE_NAME_CONFLICT,
+    SOCKET_PATH_TOO_LONG,
+    UNKNOWN_RESOURCE_NAME,
+    UNKNOWN_VGPU_TYPE,
+    WRONG_MDEV_RESOURCE_NAME,
+    WRONG_RESOURCE_NAME,
+    WRONG_SELECTOR_FIELD,
+)
 from .resources import PREFIX, is_mdev_name, is_nvidia, resource_warnings
+
+__doc__ = (__doc__ or "") + "\n" + lint_codes.rst_list()  # the codes, from their registry
 
 if TYPE_CHECKING:
     from ..resolver import ProfileLike, ResolverLike
     from ..results import Resolution
 
-WRONG_RESOURCE_NAME = "wrong-resource-name"
-UNKNOWN_RESOURCE_NAME = "unknown-resource-name"
-WRONG_MDEV_RESOURCE_NAME = "wrong-mdev-resource-name"
-PLUGIN_CRASH = checks.PLUGIN_CRASH  # a v1.0.x plugin on a vGPU type name without a space
-INVALID_RESOURCE_NAME = checks.INVALID_RESOURCE_NAME
-SOCKET_PATH_TOO_LONG = checks.SOCKET_PATH_TOO_LONG
-NOT_ADVERTISED = checks.NOT_ADVERTISED
-MISSING_EXTERNAL_RESOURCE_PROVIDER = "missing-external-resource-provider"
-RESOURCE_NAME_CONFLICT = "resource-name-conflict"
-DUPLICATE_SELECTOR = "duplicate-selector"
-INVALID_SELECTOR = "invalid-selector"
-WRONG_SELECTOR_FIELD = "wrong-selector-field"
-RENAMED_BY_UPGRADE = "renamed-by-upgrade"
-UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
-FIELD_NOT_IN_RELEASE = "field-not-in-release"
-
-CODES = (
-    WRONG_RESOURCE_NAME,
-    UNKNOWN_RESOURCE_NAME,
-    WRONG_MDEV_RESOURCE_NAME,
-    PLUGIN_CRASH,
-    INVALID_RESOURCE_NAME,
-    SOCKET_PATH_TOO_LONG,
-    NOT_ADVERTISED,
-    MISSING_EXTERNAL_RESOURCE_PROVIDER,
-    RESOURCE_NAME_CONFLICT,
-    DUPLICATE_SELECTOR,
-    INVALID_SELECTOR,
-    WRONG_SELECTOR_FIELD,
-    RENAMED_BY_UPGRADE,
-    UNKNOWN_VGPU_TYPE,
-    FIELD_NOT_IN_RELEASE,
-)
+# The codes, their severities, meanings and message builders: pciname.kube.lint_codes.
+CODES = lint_codes.CODES
 
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
@@ -184,20 +130,75 @@ class Finding:
         }
 
     def format(self) -> str:
-        """``FILE:LINE: code: PATH: message``."""
-        return f"{self.file}:{self.line}: {self.code}: {self.path}: {self.message}"
+        """``FILE:LINE: code: PATH: message``, control characters escaped
+        (:func:`pciname.render.printable`): a line for a terminal."""
+        return printable(f"{self.file}:{self.line}: {self.code}: {self.path}: {self.message}", tab=True)
 
 
 # -- composing ----------------------------------------------------------------
 
 
-def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
-    """Every non-empty YAML document of ``text`` as (1-based index, node tree).
+class _ConsumerLoader(yaml.SafeLoader):
+    """Composes node trees as consumers read them (PyYAML's ``safe_load``,
+    Helm, kubectl): merge keys (``<<``) are merged in, explicit keys
+    overriding merged ones (PyYAML's own ``flatten_mapping``), and of a key
+    written twice in one mapping the last value is kept. The earlier key of
+    each such pair is recorded in ``duplicates`` (mapping node -> pairs of
+    (kept key, earlier key)): kubectl's strict decoding refuses those."""
 
-    Raises LintInputError (``FILE:LINE:COL: message``) on a syntax error."""
+    def __init__(self, stream: str | bytes) -> None:
+        super().__init__(stream)
+        self.duplicates: dict[int, list[tuple[Node, Node]]] = {}
+
+    def _key(self, node: Node) -> Any:
+        """The Python value PyYAML makes of a key (``yes`` and ``true`` are one
+        key); a key it cannot make, or cannot hash, is its tag and text."""
+        if isinstance(node, ScalarNode):
+            build = self.yaml_constructors.get(node.tag)
+            if build is not None:
+                try:
+                    key = build(self, node)
+                    hash(key)
+                    return (True, key)
+                except Exception:  # noqa: BLE001 - a key PyYAML cannot build: compare its text
+                    pass
+            return (False, node.tag, node.value)
+        return (None, id(node))  # a collection as a key: never equal to another
+
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:  # anchor: its name (typeshed says otherwise)
+        node: MappingNode = super().compose_mapping_node(anchor)
+        first: dict[Any, Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self._key(key_node)
+            if key in first:
+                self.duplicates.setdefault(id(node), []).append((key_node, first[key]))
+            first[key] = key_node
+        self.flatten_mapping(node)  # merged pairs first, then the mapping's own: the last wins
+        last: dict[Any, int] = {}
+        for i, (key_node, _) in enumerate(node.value):
+            last[self._key(key_node)] = i
+        if len(last) != len(node.value):
+            node.value = [pair for i, pair in enumerate(node.value) if last[self._key(pair[0])] == i]
+        return node
+
+
+#: Mapping node id -> (kept key, earlier key) of each key written twice in it.
+Duplicates = dict[int, list[tuple[Node, Node]]]
+
+
+def compose_documents(text: str | bytes, filename: str) -> tuple[list[tuple[int, Node]], Duplicates]:
+    """:func:`compose`, and the keys written twice in any mapping of ``text``."""
     try:
-        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-        return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None]
+        loader = _ConsumerLoader(text)
+        try:
+            docs: list[Node | None] = []
+            while loader.check_node():
+                docs.append(loader.get_node())
+            return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None], loader.duplicates
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
@@ -213,6 +214,15 @@ def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
         raise LintInputError(f"{filename}: not readable as YAML: {detail}", file=filename) from None
     except RecursionError:  # the composer recurses once per nesting level
         raise LintInputError(f"{filename}: YAML nested too deeply to read", file=filename) from None
+
+
+def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
+    """Every non-empty YAML document of ``text`` as (1-based index, node
+    tree), as consumers read it: merge keys merged, and of a key written
+    twice the last value (:class:`_ConsumerLoader`).
+
+    Raises LintInputError (``FILE:LINE:COL: message``) on a syntax error."""
+    return compose_documents(text, filename)[0]
 
 
 # -- node helpers -------------------------------------------------------------
@@ -410,6 +420,7 @@ class Linter:
         self.profile_name = self.resolver.view(profile).profile.name
         self.upgrade_name = self.resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
         self._docs: list[_Doc] = []
+        self._duplicates: Duplicates = {}
         self._name_index: dict[str, list[Resolution]] | None = None
         #: ``FILE:LINE: PATH: message`` lines that deserve a word but are no
         #: finding (a vGPU type string the evidence cannot check), set by :meth:`run`.
@@ -420,7 +431,8 @@ class Linter:
     def add_text(self, text: str | bytes, filename: str = "<input>") -> int:
         """Add the YAML documents of ``text``; returns how many. Raises
         LintInputError on a syntax error (nothing of that text is added)."""
-        roots = compose(text, filename)
+        roots, duplicates = compose_documents(text, filename)
+        self._duplicates.update(duplicates)
         for index, root in roots:
             kind = _scalar(_get(root, "kind")) if isinstance(root, MappingNode) else None
             self._docs.append(_Doc(filename, index, root, kind))
@@ -457,6 +469,8 @@ class Linter:
         findings.extend(self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev))
         for doc, pool, path, is_nodes in sites.pools:
             findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
+        if self._duplicates:
+            findings.extend(self._duplicate_keys())
         for ref in sites.references:
             if _scalar(ref.node) in kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
@@ -467,9 +481,37 @@ class Linter:
         findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
         return findings
 
+    def _duplicate_keys(self) -> list[Finding]:
+        """A key written twice in one mapping: PyYAML and Helm use the last
+        value (the one checked), kubectl's strict decoding refuses it."""
+        found: list[Finding] = []
+        for doc in self._docs:
+            seen: set[int] = set()
+            stack: list[tuple[Node, YamlPath]] = [(doc.root, ())]
+            while stack:
+                node, path = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                if isinstance(node, MappingNode):
+                    for kept, earlier in self._duplicates.get(id(node), ()):
+                        key = str(kept.value) if isinstance(kept, ScalarNode) else "?"
+                        found.append(
+                            self._finding(
+                                doc, kept, path + (key,), DUPLICATE_KEY, value=key,
+                                key=key, first_line=earlier.start_mark.line + 1,
+                            )
+                        )
+                    stack.extend((v, path + (k,)) for k, _, v in _items(node))
+                elif isinstance(node, SequenceNode):
+                    stack.extend((item, path + (i,)) for i, item in enumerate(node.value))
+        return found
+
     def _finding(
-        self, doc: _Doc, node: Node, path: YamlPath, code: str, message: str, expected: Any = None, value: Any = None
+        self, doc: _Doc, node: Node, path: YamlPath, code: str, expected: Any = None, value: Any = None, **facts: Any
     ) -> Finding:
+        """A finding of ``code`` at ``node``; its message is the registry's
+        (:data:`~pciname.kube.lint_codes.CODES`) made of ``facts``."""
         mark = node.start_mark
         return Finding(
             file=doc.file,
@@ -479,7 +521,7 @@ class Linter:
             path=format_path(path),
             value=_value(node) if value is None else value,
             code=code,
-            message=message,
+            message=CODES[code].message(**facts),
             expected=expected,
         )
 
@@ -493,33 +535,22 @@ class Linter:
         state = "is missing" if erp is None else f"is {_value(erp)!r}"
         return [
             self._finding(
-                entry.doc,
-                where,
-                path,
-                MISSING_EXTERNAL_RESOURCE_PROVIDER,
-                f"externalResourceProvider {state}: {name} comes from NVIDIA's device plugin, so it must be true "
-                "(otherwise KubeVirt starts its own plugin for the same resource)",
-                expected=True,
-                value=_value(erp) if erp is not None else None,
+                entry.doc, where, path, MISSING_EXTERNAL_RESOURCE_PROVIDER, expected=True,
+                value=_value(erp) if erp is not None else None, state=state, name=name,
             )
         ]
 
     def _duplicate(
-        self, entry: _Entry, node: Node, path: YamlPath, key: tuple[str, str], seen: dict[tuple[str, str], int], shown: str
+        self, entry: _Entry, node: Node, path: YamlPath, key: tuple[str, str], seen: dict[tuple[str, str], int],
+        shown: str, **names: str | None,
     ) -> list[Finding]:
         first = seen.get(key)
         if first is None:
             seen[key] = node.start_mark.line + 1
             return []
-        return [
-            self._finding(
-                entry.doc,
-                node,
-                path,
-                DUPLICATE_SELECTOR,
-                f"{shown} is already permitted at line {first}; KubeVirt uses one of the two entries",
-            )
-        ]
+        return [self._finding(entry.doc, node, path, DUPLICATE_SELECTOR, shown=shown, first_line=first, **names)]
+
+    # pciHostDevices entries: one method per rule, in the order they apply
 
     def _check_pci(
         self,
@@ -534,119 +565,94 @@ class Linter:
         without, KubeVirt's own plugin does (:meth:`_check_kubevirt_pci`).
         ``pci_names``: selector -> first name in this list; ``kubevirt_pci``
         collects the valid names KubeVirt advertises (VMs may ask for them)."""
-        node = entry.node
-        if _is_true(_get(node, "disabled")):
+        pci = _PciEntry.read(entry)
+        if pci is None:
             return []
-        name_node = _get(node, "resourceName")
-        name = _scalar(name_node)
-        own_field, other_field = (
-            ("pciDeviceSelector", "pciVendorSelector") if entry.hyperconverged else ("pciVendorSelector", "pciDeviceSelector")
-        )
-        selector_node = _get(node, own_field)
-        misplaced = _get(node, other_field) if selector_node is None else None
-        if misplaced is not None:
-            selector_node = misplaced
-        selector = _scalar(selector_node)
-        if name_node is None or name is None or not is_nvidia(name):
+        found = self._common(entry, pci.name) if pci.by_nvidia else []
+        found += self._pci_selector_field(pci)
+        if pci.vendor_device is None:
+            return found + self._pci_invalid_selector(pci)
+        found += self._pci_duplicate(pci, seen, pci_names)
+        resolution = self.resolver.resolve(pci.vendor_device, self.profile)
+        if not pci.by_nvidia:
+            return found + self._check_kubevirt_pci(entry, pci.name_node, pci.name, pci.shown, resolution, kubevirt_pci)
+        problem = self._pci_not_advertised(pci, resolution) or self._pci_wrong_name(pci, resolution, wrong_pci)
+        if problem:
+            return found + problem
+        found += self._name_problems(entry.doc, pci.name_node, pci.name_path, resolution.warnings)
+        return found + self._pci_renamed_by_upgrade(pci)
+
+    def _pci_selector_field(self, pci: _PciEntry) -> list[Finding]:
+        """wrong-selector-field: the other CR's selector field, not this one's."""
+        if pci.misplaced is None:
             return []
-        # true: NVIDIA's plugin. Missing, null or false: KubeVirt's own. Any
-        # other value (the string "true", 1) is meant for NVIDIA's plugin but
-        # is not a boolean: reported, and the entry checked as NVIDIA's.
-        erp = _get(node, "externalResourceProvider")
-        by_nvidia = erp is not None and not (
-            isinstance(erp, ScalarNode) and (erp.tag.endswith(":null") or (erp.tag.endswith(":bool") and not _is_true(erp)))
+        reader = "a HyperConverged CR" if pci.entry.hyperconverged else "KubeVirt"
+        return [
+            self._finding(
+                pci.entry.doc, pci.misplaced, pci.selector_path, WRONG_SELECTOR_FIELD, expected=pci.own_field,
+                reader=reader, own=pci.own_field, other=pci.other_field,
+            )
+        ]
+
+    def _pci_invalid_selector(self, pci: _PciEntry) -> list[Finding]:
+        """invalid-selector: a missing selector, or one that is not VENDOR:DEVICE."""
+        where = pci.selector_node if pci.selector_node is not None else pci.entry.node
+        return [
+            self._finding(
+                pci.entry.doc, where, pci.selector_path, INVALID_SELECTOR, field=pci.own_field, selector=pci.selector
+            )
+        ]
+
+    def _pci_duplicate(self, pci: _PciEntry, seen: dict[tuple[str, str], int], pci_names: dict[str, str]) -> list[Finding]:
+        """duplicate-selector: the selector already permitted in this list."""
+        assert pci.selector_node is not None
+        found = self._duplicate(
+            pci.entry, pci.selector_node, pci.selector_path, ("pci", pci.shown), seen, pci.shown,
+            first_name=pci_names.get(pci.shown), name=pci.name,
         )
-        found: list[Finding] = self._common(entry, name) if by_nvidia else []
-        if misplaced is not None:
-            what = "a HyperConverged CR" if entry.hyperconverged else "KubeVirt"
-            found.append(
-                self._finding(
-                    entry.doc,
-                    misplaced,
-                    entry.path + (other_field,),
-                    WRONG_SELECTOR_FIELD,
-                    f"{what} reads {own_field}, not {other_field}: this entry selects no device",
-                    expected=own_field,
-                )
-            )
-        selector_path = entry.path + (other_field if misplaced is not None else own_field,)
-        match = _SELECTOR.match(selector) if selector is not None else None
-        if not match or selector_node is None:
-            where = selector_node if selector_node is not None else node
-            found.append(
-                self._finding(
-                    entry.doc,
-                    where,
-                    selector_path,
-                    INVALID_SELECTOR,
-                    f"{own_field} {'is missing' if selector is None else repr(selector) + ' is not VENDOR:DEVICE hex'}; "
-                    f"expected e.g. 10DE:2236",
-                )
-            )
-            return found
-        vendor, device = (g.lower() for g in match.groups())
-        shown = f"{vendor}:{device}".upper()
-        for duplicate in self._duplicate(entry, selector_node, selector_path, ("pci", shown), seen, shown):
-            first_name = pci_names.get(shown)
-            if first_name is not None and first_name != name:
-                duplicate = replace(
-                    duplicate,
-                    message=f"{duplicate.message}, and it names the device {first_name}, not {name}: "
-                    "a device gets one name, so VMs asking for the other never schedule",
-                )
-            found.append(duplicate)
-        pci_names.setdefault(shown, name)
-        path = entry.path + ("resourceName",)
-        resolution = self.resolver.resolve(f"{vendor}:{device}", self.profile)
-        if not by_nvidia:
-            found.extend(self._check_kubevirt_pci(entry, name_node, name, shown, resolution, kubevirt_pci))
-            return found
-        expected = resolution.resource_name
-        if expected is None:
-            reason = next((w.message for w in resolution.warnings if w.code == NOT_ADVERTISED), "")
-            found.append(
-                self._finding(
-                    entry.doc,
-                    name_node,
-                    path,
-                    NOT_ADVERTISED,
-                    f"{self.profile_name} advertises nothing for {shown}: {reason}",
-                )
-            )
-            return found
-        if name != expected:
-            wrong_pci.setdefault(name, expected)
-            extra = ""
-            if not resolution.advertised:
-                extra = " (and kubelet refuses that name too)"
-            found.append(
-                self._finding(
-                    entry.doc,
-                    name_node,
-                    path,
-                    WRONG_RESOURCE_NAME,
-                    f"{self.profile_name} advertises {shown} as {expected}{extra}, not {name}: "
-                    "VMs asking for this name never schedule",
-                    expected=expected,
-                )
-            )
-            return found
-        found.extend(self._name_problems(entry.doc, name_node, path, resolution.warnings))
-        if self.upgrade_to is not None:
-            after = self.resolver.resolve(f"{vendor}:{device}", self.upgrade_to).resource_name
-            if after != name:
-                found.append(
-                    self._finding(
-                        entry.doc,
-                        name_node,
-                        path,
-                        RENAMED_BY_UPGRADE,
-                        f"{self.upgrade_name} advertises {shown} as {after or 'nothing'}: "
-                        f"after the upgrade, VMs asking for {name} stop scheduling",
-                        expected=after,
-                    )
-                )
+        pci_names.setdefault(pci.shown, pci.name)
         return found
+
+    def _pci_not_advertised(self, pci: _PciEntry, resolution: Resolution) -> list[Finding]:
+        """not-advertised: the profile's plugin advertises nothing for the device."""
+        if resolution.resource_name is not None:
+            return []
+        reason = next((w.message for w in resolution.warnings if w.code == NOT_ADVERTISED), "")
+        return [
+            self._finding(
+                pci.entry.doc, pci.name_node, pci.name_path, NOT_ADVERTISED,
+                profile=self.profile_name, shown=pci.shown, reason=reason,
+            )
+        ]
+
+    def _pci_wrong_name(self, pci: _PciEntry, resolution: Resolution, wrong_pci: dict[str, str]) -> list[Finding]:
+        """wrong-resource-name: the plugin advertises the device under another name."""
+        expected = resolution.resource_name
+        if expected is None or pci.name == expected:
+            return []
+        wrong_pci.setdefault(pci.name, expected)
+        return [
+            self._finding(
+                pci.entry.doc, pci.name_node, pci.name_path, WRONG_RESOURCE_NAME, expected=expected,
+                profile=self.profile_name, shown=pci.shown, right=expected, name=pci.name,
+                refused=not resolution.advertised,
+            )
+        ]
+
+    def _pci_renamed_by_upgrade(self, pci: _PciEntry) -> list[Finding]:
+        """renamed-by-upgrade: right today, another name in ``upgrade_to``."""
+        if self.upgrade_to is None:
+            return []
+        assert pci.vendor_device is not None
+        after = self.resolver.resolve(pci.vendor_device, self.upgrade_to).resource_name
+        if after == pci.name:
+            return []
+        return [
+            self._finding(
+                pci.entry.doc, pci.name_node, pci.name_path, RENAMED_BY_UPGRADE, expected=after,
+                upgrade=self.upgrade_name, shown=pci.shown, after=after, name=pci.name,
+            )
+        ]
 
     def _check_kubevirt_pci(
         self,
@@ -669,20 +675,15 @@ class Linter:
             return self._common(entry, name)
         note = f"NVIDIA's plugin would call {shown} {theirs}" if theirs else f"NVIDIA's plugin advertises nothing for {shown}"
         problems = [
-            self._finding(entry.doc, name_node, path, w.code, f"{w.message} ({note})")
+            self._finding(entry.doc, name_node, path, w.code, warning=w.message, note=note)
             for w in kubevirt_name_warnings(name)
         ]
         others = sorted({r.device.upper() for r in self._names().get(name, []) if r.advertised})
         if others:
             problems.append(
                 self._finding(
-                    entry.doc,
-                    name_node,
-                    path,
-                    RESOURCE_NAME_CONFLICT,
-                    f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, the name "
-                    f"{self.profile_name} gives {', '.join(others)}: two plugins would register one resource "
-                    f"on a node with both ({note})",
+                    entry.doc, name_node, path, RESOURCE_NAME_CONFLICT,
+                    shown=shown, name=name, profile=self.profile_name, others=tuple(others), note=note,
                 )
             )
         if not problems:
@@ -699,20 +700,15 @@ class Linter:
             for entry, name_node, shown in kubevirt_pci.pop(name):
                 found.append(
                     self._finding(
-                        entry.doc,
-                        name_node,
-                        entry.path + ("resourceName",),
-                        RESOURCE_NAME_CONFLICT,
-                        f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, and a "
-                        "mediatedDevices entry permits a vGPU type under that name too: two plugins would "
-                        "register one resource",
+                        entry.doc, name_node, entry.path + ("resourceName",), RESOURCE_NAME_CONFLICT,
+                        shown=shown, name=name, mdev=True,
                     )
                 )
         return found
 
     def _name_problems(self, doc: _Doc, node: Node, path: YamlPath, warnings: Iterable[NameWarning]) -> list[Finding]:
         return [
-            self._finding(doc, node, path, w.code, w.message)
+            self._finding(doc, node, path, w.code, warning=w.message)
             for w in warnings
             if w.code in (INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG)
         ]
@@ -730,33 +726,22 @@ class Linter:
         found = self._common(entry, name)
         selector_node = _get(node, "mdevNameSelector")
         selector = _scalar(selector_node)
+        selector_path = entry.path + ("mdevNameSelector",)
         if selector_node is None or selector is None:
-            found.append(
-                self._finding(
-                    entry.doc,
-                    node,
-                    entry.path + ("mdevNameSelector",),
-                    INVALID_SELECTOR,
-                    "mdevNameSelector is missing; expected a vGPU type name such as 'GRID T4-1Q'",
-                )
-            )
+            found.append(self._finding(entry.doc, node, selector_path, INVALID_SELECTOR, field="mdevNameSelector"))
             return found
-        found.extend(
-            self._duplicate(
-                entry, selector_node, entry.path + ("mdevNameSelector",), ("mdev", selector), seen, repr(selector)
-            )
-        )
+        found.extend(self._duplicate(entry, selector_node, selector_path, ("mdev", selector), seen, repr(selector)))
         from .vgpu import selector_note, selector_problem
 
         problem = selector_problem(selector)
         note = selector_note(selector) if problem is None else None
         if note is not None:
             mark = selector_node.start_mark
-            self.notes.append(f"{entry.doc.file}:{mark.line + 1}: {format_path(entry.path + ('mdevNameSelector',))}: {note}")
+            self.notes.append(f"{entry.doc.file}:{mark.line + 1}: {format_path(selector_path)}: {note}")
         if problem is not None:
             found.append(
                 self._finding(
-                    entry.doc, selector_node, entry.path + ("mdevNameSelector",), UNKNOWN_VGPU_TYPE, problem[0], problem[1]
+                    entry.doc, selector_node, selector_path, UNKNOWN_VGPU_TYPE, expected=problem["strings"], **problem
                 )
             )
         rule = self.resolver.view(self.profile).profile.mdev_name
@@ -764,11 +749,8 @@ class Linter:
         if expected is None:
             found.append(
                 self._finding(
-                    entry.doc,
-                    selector_node,
-                    entry.path + ("mdevNameSelector",),
-                    PLUGIN_CRASH,
-                    f"{self.profile_name}: {mdev.crash_warning(selector).message}",
+                    entry.doc, selector_node, selector_path, PLUGIN_CRASH,
+                    profile=self.profile_name, warning=mdev.crash_warning(selector).message,
                 )
             )
             return found
@@ -780,12 +762,8 @@ class Linter:
                 how = "the second space-separated field"
             found.append(
                 self._finding(
-                    entry.doc,
-                    name_node,
-                    path,
-                    WRONG_MDEV_RESOURCE_NAME,
-                    f"{self.profile_name} advertises vGPU type {selector!r} as {expected}, not {name} ({how})",
-                    expected=expected,
+                    entry.doc, name_node, path, WRONG_MDEV_RESOURCE_NAME, expected=expected,
+                    profile=self.profile_name, selector=selector, right=expected, name=name, how=how,
                 )
             )
             return found
@@ -798,14 +776,8 @@ class Linter:
             if after != name:
                 found.append(
                     self._finding(
-                        entry.doc,
-                        name_node,
-                        path,
-                        RENAMED_BY_UPGRADE,
-                        f"{self.upgrade_name} advertises vGPU type {selector!r} as "
-                        f"{after or 'nothing (the plugin panics)'}: "
-                        f"after the upgrade, VMs asking for {name} stop scheduling",
-                        expected=after,
+                        entry.doc, name_node, path, RENAMED_BY_UPGRADE, expected=after,
+                        upgrade=self.upgrade_name, selector=selector, after=after, name=name,
                     )
                 )
         return found
@@ -849,13 +821,10 @@ class Linter:
         for key, key_node, _ in _items(pool):
             if key in fields:
                 continue
-            if key in DISK_FIELDS and disk is not None:
-                message = f"{what} {key}: it calls a node's disk {disk}, and refuses the group"
-                expected: str | None = disk
-            else:
-                message = f"{what} {key}, and refuses the group"
-                expected = None
-            found.append(self._finding(doc, key_node, path + (key,), FIELD_NOT_IN_RELEASE, message, expected, key))
+            expected = disk if key in DISK_FIELDS else None
+            found.append(
+                self._finding(doc, key_node, path + (key,), FIELD_NOT_IN_RELEASE, expected, key, what=what, key=key, disk=expected)
+            )
         return found
 
     def _check_reference(
@@ -869,10 +838,8 @@ class Linter:
             if name in wrong_mdev:
                 return [
                     self._finding(
-                        doc, node, path, WRONG_MDEV_RESOURCE_NAME,
-                        f"{name} is the wrong name of a permitted vGPU type; the plugin advertises it as "
-                        f"{wrong_mdev[name]}",
-                        expected=wrong_mdev[name],
+                        doc, node, path, WRONG_MDEV_RESOURCE_NAME, expected=wrong_mdev[name],
+                        name=name, right=wrong_mdev[name], reference=True,
                     )
                 ]
             problems = self._name_problems(doc, node, path, resource_warnings(name))
@@ -883,19 +850,16 @@ class Linter:
                 if close:
                     return [
                         self._finding(
-                            doc, node, path, UNKNOWN_RESOURCE_NAME,
-                            f"no permitted vGPU type is advertised as {name}; did you mean {', '.join(close)}?",
-                            expected=close,
+                            doc, node, path, UNKNOWN_RESOURCE_NAME, expected=close,
+                            name=name, suggestions=tuple(close), mdev=True,
                         )
                     ]
             return []
         if name in wrong_pci:
             return [
                 self._finding(
-                    doc, node, path, WRONG_RESOURCE_NAME,
-                    f"{name} is permitted with a wrong name; {self.profile_name} advertises that device as "
-                    f"{wrong_pci[name]}",
-                    expected=wrong_pci[name],
+                    doc, node, path, WRONG_RESOURCE_NAME, expected=wrong_pci[name],
+                    profile=self.profile_name, name=name, right=wrong_pci[name], reference=True,
                 )
             ]
         resolutions = self._names().get(name)
@@ -907,12 +871,10 @@ class Linter:
             if problems:
                 return problems
             suggestions = self._suggest(name)
-            hint = f"closest: {', '.join(suggestions)}" if suggestions else "no similar name either"
             return [
                 self._finding(
-                    doc, node, path, UNKNOWN_RESOURCE_NAME,
-                    f"{self.profile_name} advertises no device as {name}; {hint}",
-                    expected=suggestions,
+                    doc, node, path, UNKNOWN_RESOURCE_NAME, expected=suggestions,
+                    profile=self.profile_name, name=name, suggestions=tuple(suggestions),
                 )
             ]
         if not any(r.advertised for r in resolutions):
@@ -929,13 +891,70 @@ class Linter:
                 listed = ", ".join(r.device for r in resolutions)
                 return [
                     self._finding(
-                        doc, node, path, RENAMED_BY_UPGRADE,
-                        f"{self.upgrade_name} advertises {listed} as {', '.join(after)}: after the upgrade "
-                        f"nothing is advertised as {name}",
-                        expected=after[0] if len(after) == 1 else after,
+                        doc, node, path, RENAMED_BY_UPGRADE, expected=after[0] if len(after) == 1 else after,
+                        upgrade=self.upgrade_name, devices=listed, after=", ".join(after), name=name,
                     )
                 ]
         return []
+
+
+@dataclass
+class _PciEntry:
+    """What the rules read of one pciHostDevices entry with an ``nvidia.com/``
+    name (:meth:`read`: None for any other entry, or a disabled one)."""
+
+    entry: _Entry
+    name_node: Node
+    name: str
+    own_field: str  # the selector field this CR reads
+    other_field: str  # the other CR's
+    selector_node: Node | None  # own_field's value, else a misplaced other_field's
+    misplaced: Node | None  # other_field's value when own_field is missing
+    selector: str | None
+    by_nvidia: bool  # externalResourceProvider says NVIDIA's plugin advertises it
+    vendor_device: str | None  # "10de:2236" when the selector is valid
+    shown: str  # "10DE:2236"
+
+    @property
+    def selector_path(self) -> YamlPath:
+        return self.entry.path + (self.other_field if self.misplaced is not None else self.own_field,)
+
+    @property
+    def name_path(self) -> YamlPath:
+        return self.entry.path + ("resourceName",)
+
+    @classmethod
+    def read(cls, entry: _Entry) -> _PciEntry | None:
+        node = entry.node
+        if _is_true(_get(node, "disabled")):
+            return None
+        name_node = _get(node, "resourceName")
+        name = _scalar(name_node)
+        if name_node is None or name is None or not is_nvidia(name):
+            return None
+        own_field, other_field = (
+            ("pciDeviceSelector", "pciVendorSelector") if entry.hyperconverged else ("pciVendorSelector", "pciDeviceSelector")
+        )
+        selector_node = _get(node, own_field)
+        misplaced = _get(node, other_field) if selector_node is None else None
+        if misplaced is not None:
+            selector_node = misplaced
+        selector = _scalar(selector_node)
+        # true: NVIDIA's plugin. Missing, null or false: KubeVirt's own. Any
+        # other value (the string "true", 1) is meant for NVIDIA's plugin but
+        # is not a boolean: reported, and the entry checked as NVIDIA's.
+        erp = _get(node, "externalResourceProvider")
+        by_nvidia = erp is not None and not (
+            isinstance(erp, ScalarNode) and (erp.tag.endswith(":null") or (erp.tag.endswith(":bool") and not _is_true(erp)))
+        )
+        match = _SELECTOR.match(selector) if selector is not None and selector_node is not None else None
+        vendor_device = shown = None
+        if match:
+            vendor, device = (g.lower() for g in match.groups())
+            vendor_device = f"{vendor}:{device}"
+            shown = vendor_device.upper()
+        return cls(entry, name_node, name, own_field, other_field, selector_node, misplaced, selector, by_nvidia,
+                   vendor_device, shown or "")
 
 
 def kubevirt_socket_path(resource: str) -> str:

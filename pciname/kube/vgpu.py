@@ -89,11 +89,13 @@ def kubevirt_selector_key(selector: str) -> str:
     return selector.replace(" ", "_").strip()
 
 
-def selector_problem(selector: str) -> tuple[str, list[str]] | None:
+def selector_problem(selector: str) -> dict[str, Any] | None:
     """Why ``selector`` is certainly not a vGPU type string the driver
-    shows, with the real strings it was meant as; None when it is one, or
-    when the catalogue and the prefix evidence cannot tell (a type the
-    catalogue does not list, a family without a certain observed prefix)."""
+    shows, as the facts of an ``unknown-vgpu-type`` finding (``expected``:
+    the real strings it was meant as; the message is the lint registry's);
+    None when it is one, or when the catalogue and the prefix evidence cannot
+    tell (a type the catalogue does not list, a family without a certain
+    observed prefix)."""
     cat = vgpu.catalogue()
     token = vgpu.type_token(selector)
     families = cat.type_families.get(token)
@@ -114,13 +116,16 @@ def selector_problem(selector: str) -> tuple[str, list[str]] | None:
     first = real[expected[0]]
     evidence = first.evidence
     assert evidence is not None
-    return (
-        f"{selector!r} is not a vGPU type string: the driver names {token} ({first.family}, "
-        f"{', '.join('10de:' + d for d in cat.family_devices[first.family])}) "
-        f"{' or '.join(repr(n) for n in expected)} in mdev_type/name "
-        f"(prefix {evidence.prefix!r}: {evidence.kind}, {evidence.observed!r})",
-        expected,
-    )
+    return {
+        "selector": selector,
+        "token": token,
+        "family": first.family,
+        "devices": tuple("10de:" + d for d in cat.family_devices[first.family]),
+        "strings": expected,
+        "prefix": evidence.prefix,
+        "kind": evidence.kind,
+        "observed": evidence.observed,
+    }
 
 
 def selector_note(selector: str) -> str | None:

@@ -58,6 +58,18 @@ def resource_name(name: str) -> str:
     return f"{RESOURCE_DOMAIN}/{name}"
 
 
+def reverse_query(resource: str) -> str:
+    """The resource name a reverse look-up (library, CLI and gRPC alike) asks
+    for: surrounding blanks removed, since no advertised name has any (the
+    plugin keeps only ``[A-Za-z0-9_.]`` of a PCI name and turns white space
+    into ``_`` in a vGPU type's), and ``nvidia.com/`` put before a bare name.
+    ``""`` for a blank one."""
+    wanted = resource.strip()
+    if not wanted or "/" in wanted:
+        return wanted
+    return resource_name(wanted)
+
+
 def socket_path(name: str) -> str:
     return f"{DEVICE_PLUGIN_DIR}kubevirt-{name}.sock"
 

@@ -16,7 +16,10 @@ Life of a server (:class:`NameServer`):
    Triggers: SIGHUP, and a change of ``data/pci.ids``, the ``--pciids``
    file or a snapshot directory seen by :meth:`~NameServer.poll` (every
    ``--watch-interval`` seconds; a change must be seen unchanged on two
-   polls in a row, so a file being written is not loaded half-way).
+   polls in a row, so a file being written is not loaded half-way). Any
+   reload loads a ``--pciids`` file only once it has stayed unchanged for
+   ``data.SETTLE_SECONDS`` and if its last line is complete; writers
+   should rename the new file into place.
    ``serve`` runs each reload in its own thread
    (:meth:`~NameServer.start_reload`), one at a time, so signals are
    handled while a reload runs.

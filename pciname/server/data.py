@@ -307,10 +307,13 @@ def build(
     custom = None
     if pciids is not None:
         path = Path(pciids).absolute()
+        settled = wait_until_settled(path)
         profile = custom_profile(path, algorithm)._replace(name=CUSTOM)
         resolver.preload([profile], strict=True)
         known = {p.snapshot.sha256 for p in registry.profiles.values() if p.snapshot is not None}
         check_served_file(resolver.view(profile).catalog, known)
+        if _file_state(path) != settled:
+            raise PciIdsError(f"{valid_text(str(path))}: changed while it was loaded; not loaded. {RENAME_INTO_PLACE}")
         custom = ServedProfile(CUSTOM, profile)
 
     files: dict[str, str] = {}
@@ -378,9 +381,18 @@ def check_served_file(catalog: Catalog, known_sha256: set[str] | frozenset[str] 
       ``pciname check`` reports as the version. The plugin images' files
       that lack one (2019-08-14, 2021-12-02) are accepted by sha256
       (``known_sha256``);
-    * it must have a vendor section for NVIDIA: a line ``10de  <name>``.
+    * it must have a vendor section for NVIDIA: a line ``10de  <name>``;
+    * its last line must be complete (the file ends with a newline), or it
+      may be a file caught mid-write (a name cut short is a wrong name).
+      Checked on the bytes the catalog was made of (read again, compared by
+      sha256: a file that changed meanwhile is refused too).
     """
+    import hashlib
+
     where = valid_text(str(catalog.path))
+    data = catalog.read()
+    if hashlib.sha256(data).hexdigest() != catalog.sha256:
+        raise PciIdsError(f"{where}: changed while it was loaded; not loaded. {RENAME_INTO_PLACE}")
     if not catalog.version and catalog.sha256 not in known_sha256:
         raise PciIdsError(
             f"{where}: not a pci.ids file: no header (a '# Version: ...' comment line before the first entry)"
@@ -390,6 +402,43 @@ def check_served_file(catalog: Catalog, known_sha256: set[str] | frozenset[str] 
             f"{where}: no NVIDIA vendor section (a line '10de  NVIDIA Corporation'); "
             "every device would be named by its id"
         )
+    if data and not data.endswith(b"\n") and catalog.sha256 not in known_sha256:
+        raise PciIdsError(
+            f"{where}: the last line is incomplete (no newline at the end of the file): a file caught "
+            f"mid-write? {RENAME_INTO_PLACE}"
+        )
+
+
+# -- a file that has stopped changing --------------------------------------------
+
+#: How long a ``--pciids`` file must have stayed unchanged before it is
+#: loaded (at start-up, on SIGHUP and on a change the watcher saw).
+SETTLE_SECONDS = 0.5
+
+#: What writers of a ``--pciids`` file should do (in errors, ``--help``, README).
+RENAME_INTO_PLACE = "Write the new file beside it and rename it into place (mv), so it changes at once."
+
+
+def wait_until_settled(path: Path, settle: float | None = None) -> Signature:
+    """The state of ``path`` once it has stayed unchanged (size, mtime, ctime,
+    inode) for ``settle`` seconds (default :data:`SETTLE_SECONDS`): waits
+    only while its last write (mtime) is younger than that. PciIdsError if it
+    changed meanwhile (a writer is still at work) or cannot be read."""
+    settle = SETTLE_SECONDS if settle is None else settle
+    before = _file_state(path)
+    try:
+        st = os.stat(path)
+    except OSError as error:
+        raise PciIdsError(f"{valid_text(str(path))}: cannot read: {error.strerror or error}") from None
+    age = time.time_ns() - st.st_mtime_ns  # writes set it; a rename into place keeps it
+    if age < settle * 1e9:
+        time.sleep(min(settle, (settle * 1e9 - max(age, 0)) / 1e9))
+        if _file_state(path) != before:
+            raise PciIdsError(
+                f"{valid_text(str(path))}: still being written (it changed within {settle:g} s); not loaded. "
+                f"{RENAME_INTO_PLACE}"
+            )
+    return before
 
 
 # -- what the watcher compares ------------------------------------------------
@@ -444,11 +493,14 @@ __all__ = [
     "CACHE_MAX_BYTES",
     "CUSTOM",
     "MAX_CACHED_KEY_CHARS",
+    "RENAME_INTO_PLACE",
+    "SETTLE_SECONDS",
     "DataSet",
     "EncodedAnswers",
     "ServedProfile",
     "build",
     "check_served_file",
     "served_profile",
+    "wait_until_settled",
     "watch_signature",
 ]

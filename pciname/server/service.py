@@ -265,14 +265,14 @@ class PciNameService:
     def reverse(
         self, request: pb.ReverseRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.ReverseResponse, int]:
-        resource = check_length(request.resource_name, "resource_name", MAX_NAME_CHARS).strip()
-        if not resource:
+        resource = check_length(request.resource_name, "resource_name", MAX_NAME_CHARS)
+        wanted = checks.reverse_query(resource)
+        if not wanted:
             raise RpcFailure(
                 grpc.StatusCode.INVALID_ARGUMENT, "empty request: no resource_name given (e.g. nvidia.com/GA102GL_A10)"
             )
         profile = served_profile(data, request.profile)
         devices = data.resolver.reverse(resource, profile.key)
-        wanted = resource if "/" in resource else checks.resource_name(resource)
         return pb.ReverseResponse(resource_name=wanted, profile=profile.name, devices=devices), 0
 
     def diff(self, request: pb.DiffRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[pb.DiffResponse, int]:
