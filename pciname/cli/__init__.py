@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # .fast (importing __future__ costs start-up time): type-only names are quoted.
 
 # Command modules, in the order their commands appear in --help.
-COMMAND_MODULES = ("core", "pciids", "service", "generate", "lint", "scan", "cluster")
+COMMAND_MODULES = ("core", "pciids", "service", "generate", "lint", "scan", "cluster", "admission")
 
 
 def _parser_class() -> "type[argparse.ArgumentParser]":
