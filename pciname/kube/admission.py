@@ -194,17 +194,22 @@ def _resolver(resolver: ResolverLike | None) -> ResolverLike:
     return resolver_or_default(resolver)
 
 
-def _universe(resolver: ResolverLike) -> set[str]:
-    """Every name a known release (or the preview) advertises for an NVIDIA
-    device, and the names of Cozystack's default tables: the wrong names a
-    hint is written for ahead of time."""
-    from ..naming.profiles import PREVIEW, load_registry
+def _universe(resolver: ResolverLike, profile: ProfileLike = DEFAULT_PROFILE) -> set[str]:
+    """The wrong names a hint is written for ahead of time: every name that a
+    release of the profile's algorithm, the newest release or the preview
+    advertises for an NVIDIA device, and the names of Cozystack's default
+    tables. (Names of the older algorithms are some 2,600 more for the
+    newest releases, and difflib over a large allowed set costs about 20 ms a
+    name, so they are left to the fallback hint.)"""
+    from ..naming.profiles import LATEST, PREVIEW, load_registry
     from .cozystack_defaults import VARIANTS, built_in_defaults
 
+    algorithm = resolver.view(profile).profile.algorithm
+    wanted = [p.name for p in load_registry().plugin_releases() if p.algorithm == algorithm]
     names: set[str] = set()
-    for profile in [p.name for p in load_registry().plugin_releases()] + [PREVIEW]:
+    for spelling in [profile, *wanted, LATEST, PREVIEW]:
         try:
-            names.update(r.resource_name for r in resolver.devices(profile) if r.resource_name)
+            names.update(r.resource_name for r in resolver.devices(spelling) if r.resource_name)
         except PcinameError:  # a release whose pci.ids is not installed
             continue
     for variant in VARIANTS:
@@ -326,7 +331,7 @@ def admission_policy(
 
     hints: list[tuple[str, str | bool]] = []
     if len(allowed) > LIST_PERMITTED_MAX:
-        for wrong in sorted(_universe(resolver) - set(allowed)):
+        for wrong in sorted(_universe(resolver, profile) - set(allowed)):
             hints.append((wrong, not_permitted_hint(wrong, allowed)[1]))
     fallback = _fallback_hint(allowed)
 
