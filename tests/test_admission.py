@@ -416,3 +416,16 @@ def test_cli_yaml_stream_json_list_and_exit_codes(tmp_path):
     out = _cli("admission-policy", "--from-cr", "-", stdin=_kubevirt_cr(permitted_host_devices(["10de:2236"]).data))
     assert out.returncode == 0, out.stderr
     assert "nvidia.com/GA102GL_A10" in out.stdout
+
+
+def test_the_readme_table_lists_every_target():
+    text = (ROOT / "README.md").read_text()
+    start = text.index("| object | where the GPU names are | rule |")
+    rows = text[start:text.index("\n\n", start)].splitlines()[2:]
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
+    vmi_rows = [(obj, where) for obj, where, _ in cells if "HelmRelease" not in obj and "KubeVirt`" != obj[-9:]]
+    listed = {(obj.split("` ")[0].strip("`"), obj.split("` ")[1], where.strip("`")) for obj, where in vmi_rows if "`" in where}
+    expected = {(t.group, t.kind, ".".join(t.devices)) for t in TARGETS}
+    assert expected <= listed, expected - listed
+    for kind, where in admission.HELM_TARGETS.items():
+        assert any(f"application.kind: {kind}`" in obj and where in w for obj, w, _ in cells), kind
