@@ -47,7 +47,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PcinameError
+from ..errors import LintInputError, PcinameError
 from ..naming.profiles import DEFAULT_PROFILE
 from .lint import LIST_PERMITTED_MAX, not_permitted_hint
 from .resources import PREFIX, is_nvidia
@@ -254,7 +254,12 @@ def allowed_from_cr(
     pci: list[dict[str, Any]] = []
     mdev: list[dict[str, Any]] = []
     blocks = 0
-    for document in yaml.safe_load_all(text):
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except (yaml.YAMLError, RecursionError) as error:  # lint composed it; loading can still refuse a value
+        detail = " ".join(str(error).split())
+        raise LintInputError(f"{filename}: not readable as YAML: {detail}", file=filename) from None
+    for document in documents:
         for block in _blocks(document):
             blocks += 1
             for key, out in (("pciHostDevices", pci), ("mediatedDevices", mdev)):

@@ -116,6 +116,7 @@ class PciNameService:
             "Lint": (self.lint, pb.LintRequest),
             "GpuOptions": (self.gpu_options, pb.GpuOptionsRequest),
             "NodePool": (self.node_pool, pb.NodePoolRequest),
+            "AdmissionPolicy": (self.admission_policy, pb.AdmissionPolicyRequest),
         }
 
     def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
@@ -334,6 +335,16 @@ class PciNameService:
         self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.NodePoolResponse, int]:
         return kube_rpcs.node_pool(request, data, max_batch=self.max_batch)
+
+    def admission_policy(
+        self, request: pb.AdmissionPolicyRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.AdmissionPolicyResponse, int]:
+        from .admission_rpc import admission_policy
+
+        return admission_policy(
+            request, context, data, max_batch=self.max_batch, max_bytes=self.max_lint_bytes,
+            cluster=self.cluster, log=self.log,
+        )
 
 
 __all__ = ["PciNameService", "SERVICE_NAME", "STREAMING"]
