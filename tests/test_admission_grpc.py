@@ -113,3 +113,52 @@ def test_grpc_bad_input_is_one_line(stub, request_message, code, needle):
     assert needle in details and "\n" not in details and len(details) < 1100
     if "YAML" in needle:
         assert metadata.get("pciname-error") == "lint-input"
+
+
+# -- from the cluster (a fake API server on loopback) ------------------------------------
+
+
+def _fake_cluster():
+    from .fake_kube import FakeKube, kubevirt
+
+    return FakeKube(
+        nodes=[],
+        kubevirts=[
+            kubevirt(
+                {
+                    "pciHostDevices": [
+                        {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True},
+                        {"pciVendorSelector": "10DE:2237", "resourceName": "nvidia.com/A10G", "externalResourceProvider": True},
+                    ]
+                }
+            )
+        ],
+    ).start()
+
+
+def test_cli_from_cluster_reads_the_kubevirt_cr_only(tmp_path):
+    fake = _fake_cluster()
+    try:
+        out = _cli("admission-policy", "--from-cluster", "--kubeconfig", fake.kubeconfig(tmp_path), "--action", "Deny")
+    finally:
+        fake.stop()
+    assert out.returncode == 1, out.stderr  # the A10G entry is wrong: left out, reported
+    docs = list(yaml.safe_load_all(out.stdout))
+    assert docs[0]["metadata"]["annotations"]["pciname.io/allowed-names"] == "1"
+    assert "cluster:kubevirt" in out.stderr and "wrong-resource-name" in out.stderr
+    assert {r.method for r in fake.requests} == {"GET"}
+    missing = _cli("admission-policy", "--from-cluster", "--kubeconfig", str(tmp_path / "none"))
+    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
+    assert _cli("admission-policy", "10de:2236", "--kubeconfig", "x").returncode == 2
+
+
+def test_grpc_from_cluster_on_a_kube_server(server, client, tmp_path, monkeypatch):
+    from pciname.server.kube_rpcs import ClusterAccess
+
+    fake = _fake_cluster()
+    try:
+        monkeypatch.setattr(server.service, "cluster", ClusterAccess(str(fake.kubeconfig(tmp_path))))
+        answer = client.admission_policy(from_cluster=True)
+    finally:
+        fake.stop()
+    assert answer.allowed == ["nvidia.com/GA102GL_A10"] and len(answer.findings) == 1

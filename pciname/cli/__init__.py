@@ -48,6 +48,8 @@ def build_parser(command: "str | None" = None, prog: str = "pciname") -> "argpar
     parser = parser_class(
         prog=prog,
         description="Exact GPU resource names of NVIDIA's KubeVirt device plugin, from pci.ids.",
+        epilog="Also installed as kubectl-pciname, so kubectl runs it as a plugin: `kubectl pciname COMMAND ...`. "
+        "Shell completion: `pciname completion bash|zsh|fish`.",
     )
     parser.add_argument("--version", action="version", version=f"pciname {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
