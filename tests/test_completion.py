@@ -97,7 +97,7 @@ def test_kubectl_plugin_entry_point(tmp_path):
     env = dict(os.environ, PATH=f"{tmp_path}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT))
     out = subprocess.run(["kubectl-pciname", "--help"], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("usage: kubectl pciname ") and "admission-policy" in out.stdout
-    assert "`kubectl pciname COMMAND ...`" in out.stdout
+    assert "`kubectl pciname COMMAND ...`" in " ".join(out.stdout.split())
     out = subprocess.run(["kubectl-pciname", "lookup", "10de:2236"], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout == "nvidia.com/GA102GL_A10\n"
 
