@@ -429,3 +429,41 @@ def test_the_readme_table_lists_every_target():
     assert expected <= listed, expected - listed
     for kind, where in admission.HELM_TARGETS.items():
         assert any(f"application.kind: {kind}`" in obj and where in w for obj, w, _ in cells), kind
+
+
+def _sample_devices() -> list[Any]:
+    import pciname
+
+    return [r for r in pciname.devices("latest") if r.advertised][::40]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_kubevirt_crs_agree_with_lint(data):
+    """pciHostDevices entries of devices the profile advertises, selectors in
+    upper or lower case, right or wrong names, with or without
+    externalResourceProvider, some disabled; mdev entries of a known type."""
+    _, _, evaluator = _small()
+    devices = _sample_devices()
+    names = [r.resource_name for r in devices] + ["nvidia.com/A10", "nvidia.com/GA102GL_A10G"]
+    entries = []
+    for r in data.draw(st.lists(st.sampled_from(devices), max_size=4)):
+        entry: dict[str, Any] = {
+            "pciVendorSelector": data.draw(st.sampled_from([r.device.upper(), r.device])),
+            "resourceName": data.draw(st.sampled_from([r.resource_name] + names)),
+        }
+        if data.draw(st.booleans()):
+            entry["externalResourceProvider"] = True
+        if data.draw(st.integers(0, 5)) == 0:
+            entry["disabled"] = True
+        entries.append(entry)
+    block: dict[str, Any] = {"pciHostDevices": entries}
+    if data.draw(st.booleans()):
+        block["mediatedDevices"] = [
+            {
+                "mdevNameSelector": "NVIDIA A10-24Q",
+                "resourceName": data.draw(st.sampled_from(["nvidia.com/NVIDIA_A10-24Q", "nvidia.com/A10-24Q"])),
+                "externalResourceProvider": True,
+            }
+        ]
+    _cr_agrees(evaluator, yaml.safe_load(_kubevirt_cr(block)))

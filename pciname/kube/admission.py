@@ -407,10 +407,11 @@ def admission_policy(
     phd = "object.spec.configuration.permittedHostDevices"
     cr_guard = f"object.kind == 'KubeVirt' && {_has_chain('object', ('spec', 'configuration', 'permittedHostDevices'))}"
     expected_pci = _lookup("e.pciVendorSelector", selector_vars, "''")
+    enabled = "!(has(e.disabled) && e.disabled == true)"  # lint skips disabled entries too
     variables.append(
         {
             "name": "badPci",
-            "expression": f"({cr_guard} && has({phd}.pciHostDevices) ? {phd}.pciHostDevices.filter(e, "
+            "expression": f"({cr_guard} && has({phd}.pciHostDevices) ? {phd}.pciHostDevices.filter(e, {enabled} && "
             "has(e.externalResourceProvider) && e.externalResourceProvider == true && has(e.pciVendorSelector) "
             f"&& has(e.resourceName) && {_in_any('e.pciVendorSelector', selector_vars)} "
             f"&& e.resourceName != {expected_pci}) : [])",
@@ -420,9 +421,9 @@ def admission_policy(
     variables.append(
         {
             "name": "badMdev",
-            "expression": f"({cr_guard} && has({phd}.mediatedDevices) ? {phd}.mediatedDevices.filter(e, "
-            "has(e.externalResourceProvider) && e.externalResourceProvider == true && has(e.mdevNameSelector) "
-            f"&& has(e.resourceName) && {_in_any('e.mdevNameSelector', mdev_vars)} "
+            "expression": f"({cr_guard} && has({phd}.mediatedDevices) ? {phd}.mediatedDevices.filter(e, {enabled} && "
+            "has(e.mdevNameSelector) && has(e.resourceName) && e.resourceName.startsWith('nvidia.com/') "
+            f"&& {_in_any('e.mdevNameSelector', mdev_vars)} "
             f"&& e.resourceName != {expected_mdev}) : [])",
         }
     )
