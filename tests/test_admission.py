@@ -467,3 +467,11 @@ def test_generated_kubevirt_crs_agree_with_lint(data):
             }
         ]
     _cr_agrees(evaluator, yaml.safe_load(_kubevirt_cr(block)))
+
+
+def test_a_vm_with_generate_name_gets_the_message_too():
+    _, _, evaluator = _small()
+    vm = _with_names({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"generateName": "gpu-"}},
+                     "VirtualMachine", ["nvidia.com/A10"], [])
+    (message,) = evaluator(vm).messages
+    assert message.startswith("VirtualMachine gpu-*: GPU deviceName nvidia.com/A10 is not permitted")

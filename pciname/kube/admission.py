@@ -428,6 +428,14 @@ def admission_policy(
         }
     )
 
+    # A VM created with generateName has no name yet.
+    variables.append(
+        {
+            "name": "objectName",
+            "expression": "has(object.metadata.name) ? object.metadata.name : "
+            "(has(object.metadata.generateName) ? object.metadata.generateName + '*' : '')",
+        }
+    )
     first_device = "variables.badDevices[0]"
     first_node = "variables.badNodeGpus[0]"
     first_pool = "variables.badPoolGpus[0]"
@@ -437,14 +445,14 @@ def admission_policy(
     validations = [
         {
             "expression": "size(variables.badDevices) == 0",
-            "messageExpression": f"object.kind + ' ' + object.metadata.name + ': GPU deviceName ' + {first_device} + "
+            "messageExpression": f"object.kind + ' ' + variables.objectName + ': GPU deviceName ' + {first_device} + "
             f"{cel_string(not_permitted + canonical + '); ')} + {hint(first_device)}",
             "message": STATIC_MESSAGE,
             "reason": "Invalid",
         },
         {
             "expression": "size(variables.badPoolGpus) == 0",
-            "messageExpression": "'HelmRelease ' + object.metadata.name + ' (Cozystack Kubernetes): nodeGroups.' + "
+            "messageExpression": "'HelmRelease ' + variables.objectName + ' (Cozystack Kubernetes): nodeGroups.' + "
             f"variables.badGroups[0] + '.gpus: ' + {first_pool} + "
             f"{cel_string(not_permitted + canonical + '); ')} + {hint(first_pool)}",
             "message": STATIC_MESSAGE,
@@ -452,14 +460,14 @@ def admission_policy(
         },
         {
             "expression": "size(variables.badNodeGpus) == 0",
-            "messageExpression": "'HelmRelease ' + object.metadata.name + ' (Cozystack KubernetesNodes): gpus: ' + "
+            "messageExpression": "'HelmRelease ' + variables.objectName + ' (Cozystack KubernetesNodes): gpus: ' + "
             f"{first_node} + {cel_string(not_permitted + canonical + '); ')} + {hint(first_node)}",
             "message": STATIC_MESSAGE,
             "reason": "Invalid",
         },
         {
             "expression": "size(variables.badPci) == 0",
-            "messageExpression": "'KubeVirt ' + object.metadata.name + ': pciHostDevices ' + "
+            "messageExpression": "'KubeVirt ' + variables.objectName + ': pciHostDevices ' + "
             f"{first_pci}.pciVendorSelector + ': ' + {cel_string(canonical)} + ' advertises it as ' + "
             f"{_lookup(first_pci + '.pciVendorSelector', selector_vars, repr(''))} + ', not ' + {first_pci}.resourceName",
             "message": STATIC_MESSAGE,
@@ -467,7 +475,7 @@ def admission_policy(
         },
         {
             "expression": "size(variables.badMdev) == 0",
-            "messageExpression": "'KubeVirt ' + object.metadata.name + ': mediatedDevices ' + "
+            "messageExpression": "'KubeVirt ' + variables.objectName + ': mediatedDevices ' + "
             f"{first_mdev}.mdevNameSelector + ': ' + {cel_string(canonical)} + ' advertises it as ' + "
             f"{_lookup(first_mdev + '.mdevNameSelector', mdev_vars, repr(''))} + ', not ' + {first_mdev}.resourceName",
             "message": STATIC_MESSAGE,
