@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LintInputError, PcinameError
 from ..naming.profiles import DEFAULT_PROFILE
-from .lint import LIST_PERMITTED_MAX, not_permitted_hint
 from .resources import PREFIX, is_nvidia
 
 if TYPE_CHECKING:
@@ -303,6 +302,8 @@ def admission_policy(
 ) -> AdmissionPolicy:
     """The policy and binding that allow exactly the names of ``permitted``
     (a permittedHostDevices block) under ``profile``."""
+    from .lint import LIST_PERMITTED_MAX, not_permitted_hint
+
     resolver = _resolver(resolver)
     actions = check_actions(actions)
     check_name(name)
@@ -527,6 +528,8 @@ def admission_policy(
 def _fallback_hint(allowed: Sequence[str]) -> str:
     """The hint of a name no hint was written for: what lint says of a name
     with no close permitted one."""
+    from .lint import LIST_PERMITTED_MAX, not_permitted_hint
+
     return not_permitted_hint("", allowed)[1] if len(allowed) <= LIST_PERMITTED_MAX else (
         f"no permitted name pciname knows of is close ({len(allowed)} permitted)"
     )
