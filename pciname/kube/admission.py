@@ -263,7 +263,12 @@ def allowed_from_cr(
             blocks += 1
             for key, out in (("pciHostDevices", pci), ("mediatedDevices", mdev)):
                 for entry in block.get(key) or []:
-                    if isinstance(entry, dict) and entry.get("resourceName") in working and entry not in out:
+                    if (
+                        isinstance(entry, dict)
+                        and entry.get("resourceName") in working
+                        and entry.get("disabled") is not True
+                        and entry not in out
+                    ):
                         out.append(entry)
     if not blocks:
         raise PcinameError(f"{filename}: no permittedHostDevices in it (a KubeVirt CR, Cozystack values or a table)")
@@ -272,7 +277,8 @@ def allowed_from_cr(
         data["pciHostDevices"] = pci
     if mdev:
         data["mediatedDevices"] = mdev
-    return data, [f.format() for f in findings]
+    about_entries = [f for f in findings if "pciHostDevices[" in f.path or "mediatedDevices[" in f.path]
+    return data, [f.format() for f in about_entries]
 
 
 def _blocks(node: Any) -> Iterable[dict[str, Any]]:
