@@ -52,13 +52,14 @@ from .results import DiffEntry, ProfileInfo, Resolution
 from .server import wire
 from .server._proto import pciname_pb2 as pb
 from .server._proto import pciname_pb2_grpc as pb_grpc
-from .server.wire import GpuOptions, LintResult, NodePool, PermittedHostDevices, SkippedItem, VgpuTypes
+from .server.wire import AdmissionPolicy, GpuOptions, LintResult, NodePool, PermittedHostDevices, SkippedItem, VgpuTypes
 
 __all__ = [
     "Client",
     "GpuOptions",
     "LintResult",
     "NodePool",
+    "AdmissionPolicy",
     "VgpuTypes",
     "PermittedHostDevices",
     "RemoteClusterError",
@@ -356,6 +357,35 @@ class Client:
         with ``message``, when the catalogue does not cover it)."""
         request = pb.VgpuTypesRequest(device=device, profile=profile)
         return wire.vgpu_types_from_response(self._call(self.stub.VgpuTypes, request))
+
+    def admission_policy(
+        self,
+        devices: Iterable[str] = (),
+        mdev_types: Iterable[str] = (),
+        profile: str = "",
+        *,
+        kubevirt_cr: str = "",
+        from_cluster: bool = False,
+        kubevirt_name: str = "",
+        actions: Iterable[str] = (),
+        name: str = "",
+    ) -> AdmissionPolicy:
+        """The ValidatingAdmissionPolicy and binding ``pciname
+        admission-policy`` prints: allowing what the profile gives these
+        devices and vGPU types, or what the KubeVirt CR permits
+        (``kubevirt_cr`` text, or ``from_cluster`` on a ``--kube`` server);
+        ``actions`` default to Warn and Audit."""
+        request = pb.AdmissionPolicyRequest(
+            devices=list(devices),
+            mdev_types=list(mdev_types),
+            profile=profile,
+            kubevirt_cr=kubevirt_cr,
+            from_cluster=from_cluster,
+            kubevirt_name=kubevirt_name,
+            actions=list(actions),
+            name=name,
+        )
+        return wire.admission_policy_from_response(self._call(self.stub.AdmissionPolicy, request))
 
     def lint(
         self,

@@ -129,6 +129,8 @@ def profile_facts() -> dict:
 
 #: The mark of a test module that asks Go (CI installs golang-go).
 NEEDS_GO = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed (apt-get install golang-go)")
+NEEDS_ZSH = pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed (apt-get install zsh)")
+NEEDS_FISH = pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed (apt-get install fish)")
 
 
 def build_go(source: Path, directory: Path) -> Path:

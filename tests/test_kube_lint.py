@@ -362,6 +362,10 @@ def test_references_to_wrongly_permitted_names_across_files():
     assert [(f.line, f.code, f.expected) for f in vm] == [
         (10, "wrong-resource-name", "nvidia.com/TU104GL_TESLA_T4"),
         (11, "wrong-mdev-resource-name", "nvidia.com/NVIDIA_L40S-24Q"),
+        # Not permitted by the CR given; only entries that work are suggested,
+        # and none of this CR's does.
+        (12, "not-permitted", []),
+        (13, "not-permitted", []),
     ]
 
 
@@ -381,8 +385,10 @@ def test_mdev_typo_is_suggested_when_the_type_is_permitted():
                   - {name: g, deviceName: nvidia.com/GRID_T4-1q}
         """
     )
-    (finding,) = lint_text(text, "x.yaml")
+    not_permitted, finding = lint_text(text, "x.yaml")
     assert (finding.code, finding.expected, finding.document) == ("unknown-resource-name", ["nvidia.com/GRID_T4-1Q"], 3)
+    # The input permits vGPU types, so the name is also not-permitted, with the same suggestion.
+    assert (not_permitted.code, not_permitted.expected) == ("not-permitted", ["nvidia.com/GRID_T4-1Q"])
 
 
 TENANT = y(
@@ -578,7 +584,7 @@ def test_sriov_names_are_permitted_for_vms_across_files_and_beside_mdev_types():
     alone.add_text(SRIOV_DOC.split("---")[1], "vm.yaml")
     alone.add_text("mediatedDevices:\n- {mdevNameSelector: NVIDIA L40S-24Q, resourceName: nvidia.com/NVIDIA_L40S-24Q, "
                    "externalResourceProvider: true}\n", "mdev.yaml")
-    assert [(f.file, f.code) for f in alone.run()] == [("vm.yaml", "unknown-resource-name")]
+    assert [(f.file, f.code) for f in alone.run()] == [("vm.yaml", "not-permitted"), ("vm.yaml", "unknown-resource-name")]
 
 
 def test_kubevirt_advertised_entries_still_catch_real_mistakes():

@@ -426,7 +426,8 @@ def test_reflection(channel, server_env):
     assert service.file.name == "pciname/v1/pciname.proto"
     methods = {m.name: m for m in service.methods}
     assert set(methods) == {"Resolve", "ResolveBatch", "Reverse", "Diff", "ListProfiles", "ListDevices",
-                            "PermittedHostDevices", "Lint", "GpuOptions", "NodePool", "VgpuTypes"}
+                            "PermittedHostDevices", "Lint", "GpuOptions", "NodePool", "VgpuTypes",
+                            "AdmissionPolicy"}
     assert methods["ListDevices"].server_streaming and not methods["Resolve"].server_streaming
     assert methods["Resolve"].output_type.full_name == "pciname.v1.Resolution"
 

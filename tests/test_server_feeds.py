@@ -181,7 +181,8 @@ def test_lint_rpc_takes_kubevirt_advertised_sriov_entries(client):
     want = Linter("latest")
     want.add_text(conflict, "c.yaml")
     assert got == want.run()
-    assert [f.code for f in got] == ["resource-name-conflict"]
+    # ... and the VM's nvidia.com/L40S-24Q is no longer permitted by it.
+    assert [f.code for f in got] == ["resource-name-conflict", "not-permitted"]
 
 
 def test_lint_matches_the_cli(client, tmp_path, capsys):

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # .fast (importing __future__ costs start-up time): type-only names are quoted.
 
 # Command modules, in the order their commands appear in --help.
-COMMAND_MODULES = ("core", "pciids", "service", "generate", "vgpu", "lint", "scan", "cluster")
+COMMAND_MODULES = ("core", "pciids", "service", "generate", "vgpu", "lint", "scan", "cluster", "admission", "completion")
 
 
 def _parser_class() -> "type[argparse.ArgumentParser]":
@@ -39,15 +39,17 @@ def _parser_class() -> "type[argparse.ArgumentParser]":
     return _Parser
 
 
-def build_parser(command: "str | None" = None) -> "argparse.ArgumentParser":
+def build_parser(command: "str | None" = None, prog: str = "pciname") -> "argparse.ArgumentParser":
     """The parser; with ``command``, only as many command modules as it takes
     to register that command (start-up time: ``lookup`` needs only core)."""
     import importlib
 
     parser_class = _parser_class()
     parser = parser_class(
-        prog="pciname",
+        prog=prog,
         description="Exact GPU resource names of NVIDIA's KubeVirt device plugin, from pci.ids.",
+        epilog="Also installed as kubectl-pciname, so kubectl runs it as a plugin: `kubectl pciname COMMAND ...`. "
+        "Shell completion: `pciname completion bash|zsh|fish`.",
     )
     parser.add_argument("--version", action="version", version=f"pciname {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
@@ -59,7 +61,18 @@ def build_parser(command: "str | None" = None) -> "argparse.ArgumentParser":
     return parser
 
 
-def main(argv: "Sequence[str] | None" = None) -> int:
+def kubectl_main(argv: "Sequence[str] | None" = None) -> int:
+    """``kubectl-pciname``: what kubectl runs for ``kubectl pciname ...`` (its
+    plugin mechanism, and krew's, find executables named ``kubectl-*`` on
+    PATH). The same program, with ``kubectl pciname`` in usage and help."""
+    return main(argv, prog=KUBECTL_PROG)
+
+
+#: The name kubectl's plugin mechanism gives ``kubectl-pciname``.
+KUBECTL_PROG = "kubectl pciname"
+
+
+def main(argv: "Sequence[str] | None" = None, prog: str = "pciname") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "lookup":
         from .fast import lookup
@@ -73,16 +86,16 @@ def main(argv: "Sequence[str] | None" = None) -> int:
             return 130
         if code is not None:
             return code
-    return full(argv)
+    return full(argv, prog)
 
 
-def full(argv: list[str]) -> int:
+def full(argv: list[str], prog: str = "pciname") -> int:
     """The command line through argparse: every command and every form
     (the fast path answers a plain lookup only as this would)."""
     from ..errors import PcinameError
 
     command = argv[0] if argv and not argv[0].startswith("-") else None
-    args = build_parser(command).parse_args(argv)
+    args = build_parser(command, prog).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except PcinameError as error:

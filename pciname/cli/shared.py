@@ -126,6 +126,14 @@ def report(snippet: Snippet) -> bool:
     return bool(snippet.left_out)
 
 
+def report_left_out(left_out: tuple[Skipped, ...]) -> bool:
+    """Print left-out items on stderr; True when there were any."""
+    for skipped in left_out:
+        for line in skipped.lines():
+            say(f"left out {line}")
+    return bool(left_out)
+
+
 def included(snippet: Snippet, skipped: Skipped) -> bool:
     """Whether --include-broken kept this item in the output."""
     data = snippet.data.get("spec", snippet.data)  # a merge patch or a KubernetesNodes object

@@ -70,6 +70,7 @@ from .lint_codes import (
     INVALID_SELECTOR,
     MISSING_EXTERNAL_RESOURCE_PROVIDER,
     NOT_ADVERTISED,
+    NOT_PERMITTED,
     PLUGIN_CRASH,
     RENAMED_BY_UPGRADE,
     RESOURCE_NAME_CONFLICT,
@@ -90,6 +91,10 @@ if TYPE_CHECKING:
 
 # The codes, their severities, meanings and message builders: pciname.kube.lint_codes.
 CODES = lint_codes.CODES
+
+#: A not-permitted message lists every permitted name when there are at most
+#: this many and none is close (the admission policy's message does the same).
+LIST_PERMITTED_MAX = 8
 
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
@@ -425,6 +430,9 @@ class Linter:
         #: ``FILE:LINE: PATH: message`` lines that deserve a word but are no
         #: finding (a vGPU type string the evidence cannot check), set by :meth:`run`.
         self.notes: list[str] = []
+        #: After :meth:`run`: the nvidia.com names the input's
+        #: permittedHostDevices entries permit with no finding (they work).
+        self.working: frozenset[str] = frozenset()
 
     # inputs
 
@@ -458,20 +466,32 @@ class Linter:
         wrong_mdev: dict[str, str] = {}
         permitted_mdev: set[str] = set()
         kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = {}  # valid names KubeVirt's own plugin advertises
+        working: set[str] = set()  # permitted names whose entries have no finding
         for doc, block, path in sites.blocks:
             seen: dict[tuple[str, str], int] = {}
             pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
             for entry in _entries(doc, block, path):
                 if entry.list_kind == "pci":
-                    findings.extend(self._check_pci(entry, seen, wrong_pci, pci_names, kubevirt_pci))
+                    found = self._check_pci(entry, seen, wrong_pci, pci_names, kubevirt_pci)
                 else:
-                    findings.extend(self._check_mdev(entry, seen, wrong_mdev, permitted_mdev))
-        findings.extend(self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev))
+                    found = self._check_mdev(entry, seen, wrong_mdev, permitted_mdev)
+                findings.extend(found)
+                name = _scalar(_get(entry.node, "resourceName"))
+                clean = not [f for f in found if f.code != RENAMED_BY_UPGRADE]
+                if clean and name is not None and is_nvidia(name) and not _is_true(_get(entry.node, "disabled")):
+                    working.add(name)
+        conflicts = self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev)
+        findings.extend(conflicts)
+        working.difference_update(str(f.value) for f in conflicts)
+        self.working = frozenset(working)
         for doc, pool, path, is_nodes in sites.pools:
             findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
         if self._duplicates:
             findings.extend(self._duplicate_keys())
+        permitted = _permitted_names(sites)
         for ref in sites.references:
+            if permitted is not None:
+                findings.extend(self._check_permitted(ref, permitted, working))
             if _scalar(ref.node) in kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
             findings.extend(self._check_reference(ref, wrong_pci, wrong_mdev, permitted_mdev))
@@ -784,6 +804,18 @@ class Linter:
 
     # references from VMs and node pools
 
+    def _check_permitted(self, ref: _Reference, permitted: set[str], working: set[str]) -> list[Finding]:
+        """A VM or node pool name that no permittedHostDevices entry of the
+        input permits (``not-permitted``); the names suggested are those of
+        ``working``, the permitted entries without a finding."""
+        name = _scalar(ref.node)
+        if name is None or not is_nvidia(name) or name in permitted:
+            return []
+        expected, hint = not_permitted_hint(name, working)
+        return [
+            self._finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint)
+        ]
+
     def _names(self) -> dict[str, list[Resolution]]:
         """resource name -> resolutions of the devices with that name."""
         if self._name_index is None:
@@ -955,6 +987,44 @@ class _PciEntry:
             shown = vendor_device.upper()
         return cls(entry, name_node, name, own_field, other_field, selector_node, misplaced, selector, by_nvidia,
                    vendor_device, shown or "")
+
+
+def _permitted_names(sites: _Sites) -> set[str] | None:
+    """Every ``nvidia.com/`` resourceName the input's permittedHostDevices
+    entries permit (disabled ones left out), right or wrong; None when the
+    input has no such block (then nothing is ``not-permitted``)."""
+    if not sites.blocks:
+        return None
+    names: set[str] = set()
+    for doc, block, path in sites.blocks:
+        for entry in _entries(doc, block, path):
+            if _is_true(_get(entry.node, "disabled")):
+                continue
+            name = _scalar(_get(entry.node, "resourceName"))
+            if name is not None and is_nvidia(name):
+                names.add(name)
+    return names
+
+
+def not_permitted_hint(name: str, permitted: Iterable[str]) -> tuple[list[str], str]:
+    """What to ask for instead of a name that is not permitted: the closest
+    permitted names (difflib on the part after ``nvidia.com/``, case
+    ignored, at most 3), else every permitted name when there are at most
+    :data:`LIST_PERMITTED_MAX`; and the text saying so. The one rule of lint's
+    ``not-permitted`` and the admission policy's message."""
+    allowed = sorted(set(permitted))
+    upper: dict[str, str] = {}
+    for candidate in allowed:
+        upper.setdefault(candidate.partition("/")[2].upper(), candidate)
+    close = difflib.get_close_matches(name.partition("/")[2].upper(), list(upper), n=3, cutoff=0.6)
+    if close:
+        names = [upper[c] for c in close]
+        return names, f"closest permitted: {', '.join(names)}"
+    if not allowed:
+        return [], "no permitted entry works"
+    if len(allowed) <= LIST_PERMITTED_MAX:
+        return allowed, f"permitted: {', '.join(allowed)}"
+    return [], f"no permitted name is close ({len(allowed)} permitted)"
 
 
 def kubevirt_socket_path(resource: str) -> str:

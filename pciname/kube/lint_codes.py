@@ -40,6 +40,7 @@ RENAMED_BY_UPGRADE = "renamed-by-upgrade"
 DUPLICATE_KEY = "duplicate-key"
 UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
 FIELD_NOT_IN_RELEASE = "field-not-in-release"
+NOT_PERMITTED = "not-permitted"
 
 
 class LintCode(NamedTuple):
@@ -165,6 +166,10 @@ def _field_not_in_release(*, what: str, key: str, disk: str | None = None) -> st
     return f"{what} {key}, and refuses the group"
 
 
+def _not_permitted(*, name: str, hint: str) -> str:
+    return f"{name} is not permitted by the permittedHostDevices given; {hint}"
+
+
 #: Every code lint reports, in the order README.md lists them.
 CODES: dict[str, LintCode] = {
     WRONG_RESOURCE_NAME: LintCode(
@@ -237,6 +242,13 @@ CODES: dict[str, LintCode] = {
         WARNING,
         "right today, but the `--upgrade-to` profile advertises another name",
         _renamed_by_upgrade,
+    ),
+    NOT_PERMITTED: LintCode(
+        ERROR,
+        "a VM or node pool asks for an `nvidia.com/` name that no `permittedHostDevices` entry of the input "
+        "permits (only when the input has such a block, e.g. the KubeVirt CR beside the VMs); `expected` lists the "
+        "closest permitted names that work (every one when there are at most 8)",
+        _not_permitted,
     ),
     UNKNOWN_VGPU_TYPE: LintCode(
         ERROR,

@@ -117,6 +117,7 @@ class PciNameService:
             "GpuOptions": (self.gpu_options, pb.GpuOptionsRequest),
             "NodePool": (self.node_pool, pb.NodePoolRequest),
             "VgpuTypes": (self.vgpu_types, pb.VgpuTypesRequest),
+            "AdmissionPolicy": (self.admission_policy, pb.AdmissionPolicyRequest),
         }
 
     def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
@@ -340,6 +341,16 @@ class PciNameService:
         self, request: pb.VgpuTypesRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.VgpuTypesResponse, int]:
         return kube_rpcs.vgpu_types(request, data), 1
+
+    def admission_policy(
+        self, request: pb.AdmissionPolicyRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.AdmissionPolicyResponse, int]:
+        from .admission_rpc import admission_policy
+
+        return admission_policy(
+            request, context, data, max_batch=self.max_batch, max_bytes=self.max_lint_bytes,
+            cluster=self.cluster, log=self.log,
+        )
 
 
 __all__ = ["PciNameService", "SERVICE_NAME", "STREAMING"]

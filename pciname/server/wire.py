@@ -318,6 +318,19 @@ class VgpuTypes:
 
 
 @dataclass(frozen=True)
+class AdmissionPolicy:
+    """The ValidatingAdmissionPolicy and binding as the server built them (AdmissionPolicy)."""
+
+    profile: str
+    yaml: str = ""  # a multi-document stream
+    json: str = ""  # a List
+    allowed: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    left_out: list[SkippedItem] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # lint's, on the CR entries left out
+
+
+@dataclass(frozen=True)
 class LintResult:
     """What Lint found: the library's own :class:`~pciname.kube.lint.Finding` objects."""
 
@@ -681,6 +694,36 @@ def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
     )
 
 
+def admission_policy_response(
+    *,
+    profile: str,
+    yaml: str,
+    json: str,
+    allowed: Iterable[str],
+    actions: Iterable[str],
+    left_out: Iterable[SkippedLike] = (),
+    findings: Iterable[str] = (),
+) -> pb.AdmissionPolicyResponse:
+    """AdmissionPolicy's answer: the objects' texts and the allowed names."""
+    response = pb.AdmissionPolicyResponse(
+        yaml=yaml, json=json, profile=profile, allowed=list(allowed), actions=list(actions), findings=list(findings)
+    )
+    response.left_out.extend(skipped_message(s) for s in left_out)
+    return response
+
+
+def admission_policy_from_response(m: pb.AdmissionPolicyResponse) -> AdmissionPolicy:
+    return AdmissionPolicy(
+        profile=m.profile,
+        yaml=m.yaml,
+        json=m.json,
+        allowed=list(m.allowed),
+        actions=list(m.actions),
+        left_out=[skipped_from_message(s) for s in m.left_out],
+        findings=list(m.findings),
+    )
+
+
 def node_pool_from_response(m: pb.NodePoolResponse) -> NodePool:
     return NodePool(
         profile=m.profile,
@@ -844,6 +887,7 @@ __all__ = [
     "MAX_PROFILE_CHARS",
     "METHODS",
     "SERVICE_NAME",
+    "AdmissionPolicy",
     "GpuOptions",
     "LintResult",
     "NodePool",

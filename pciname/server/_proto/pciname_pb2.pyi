@@ -487,3 +487,41 @@ class VgpuTypesResponse(_message.Message):
     read_on_host: str
     types: _containers.RepeatedCompositeFieldContainer[VgpuType]
     def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ..., covered: _Optional[bool] = ..., message: _Optional[str] = ..., families: _Optional[_Iterable[str]] = ..., catalogue_release: _Optional[str] = ..., catalogue_commit: _Optional[str] = ..., read_on_host: _Optional[str] = ..., types: _Optional[_Iterable[_Union[VgpuType, _Mapping]]] = ...) -> None: ...
+
+class AdmissionPolicyRequest(_message.Message):
+    __slots__ = ("devices", "mdev_types", "profile", "kubevirt_cr", "from_cluster", "kubevirt_name", "actions", "name")
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    MDEV_TYPES_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    KUBEVIRT_CR_FIELD_NUMBER: _ClassVar[int]
+    FROM_CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    KUBEVIRT_NAME_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    devices: _containers.RepeatedScalarFieldContainer[str]
+    mdev_types: _containers.RepeatedScalarFieldContainer[str]
+    profile: str
+    kubevirt_cr: str
+    from_cluster: bool
+    kubevirt_name: str
+    actions: _containers.RepeatedScalarFieldContainer[str]
+    name: str
+    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., kubevirt_cr: _Optional[str] = ..., from_cluster: _Optional[bool] = ..., kubevirt_name: _Optional[str] = ..., actions: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ...) -> None: ...
+
+class AdmissionPolicyResponse(_message.Message):
+    __slots__ = ("yaml", "json", "allowed", "profile", "left_out", "findings", "actions")
+    YAML_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    LEFT_OUT_FIELD_NUMBER: _ClassVar[int]
+    FINDINGS_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    yaml: str
+    json: str
+    allowed: _containers.RepeatedScalarFieldContainer[str]
+    profile: str
+    left_out: _containers.RepeatedCompositeFieldContainer[SkippedEntry]
+    findings: _containers.RepeatedScalarFieldContainer[str]
+    actions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, yaml: _Optional[str] = ..., json: _Optional[str] = ..., allowed: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., findings: _Optional[_Iterable[str]] = ..., actions: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -89,6 +89,11 @@ class PciNameStub:
                 request_serializer=pciname_dot_v1_dot_pciname__pb2.VgpuTypesRequest.SerializeToString,
                 response_deserializer=pciname_dot_v1_dot_pciname__pb2.VgpuTypesResponse.FromString,
                 _registered_method=True)
+        self.AdmissionPolicy = channel.unary_unary(
+                '/pciname.v1.PciName/AdmissionPolicy',
+                request_serializer=pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyRequest.SerializeToString,
+                response_deserializer=pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyResponse.FromString,
+                _registered_method=True)
 
 
 class PciNameServicer:
@@ -188,6 +193,15 @@ class PciNameServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AdmissionPolicy(self, request, context):
+        """A ValidatingAdmissionPolicy and its binding
+        (admissionregistration.k8s.io/v1) that hold GPU names to what the
+        profile's plugin advertises, as `pciname admission-policy` prints them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PciNameServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -245,6 +259,11 @@ def add_PciNameServicer_to_server(servicer, server):
                     servicer.VgpuTypes,
                     request_deserializer=pciname_dot_v1_dot_pciname__pb2.VgpuTypesRequest.FromString,
                     response_serializer=pciname_dot_v1_dot_pciname__pb2.VgpuTypesResponse.SerializeToString,
+            ),
+            'AdmissionPolicy': grpc.unary_unary_rpc_method_handler(
+                    servicer.AdmissionPolicy,
+                    request_deserializer=pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyRequest.FromString,
+                    response_serializer=pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -544,6 +563,33 @@ class PciName:
             '/pciname.v1.PciName/VgpuTypes',
             pciname_dot_v1_dot_pciname__pb2.VgpuTypesRequest.SerializeToString,
             pciname_dot_v1_dot_pciname__pb2.VgpuTypesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AdmissionPolicy(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pciname.v1.PciName/AdmissionPolicy',
+            pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyRequest.SerializeToString,
+            pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,124 @@
+"""The admission-policy command: a ValidatingAdmissionPolicy for GPU names.
+
+Prints the policy and its binding (``-o yaml``: a multi-document stream,
+``-o json``: a ``kind: List``) for ``kubectl apply -f -``. Exit codes: 0, 1
+when devices or CR entries were left out of the allowed set (reported on
+stderr), 2 bad usage or bad input. The policy itself is
+:mod:`pciname.kube.admission`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from ..errors import PcinameError
+from .core import add_profile_options
+from .shared import profile_arg, report_left_out, say, vgpu_requests
+
+if TYPE_CHECKING:
+    from ..kube.generate import Skipped
+
+POLICY_FORMATS = ("yaml", "json")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ..kube.admission import ACTIONS, DEFAULT_ACTIONS, DEFAULT_NAME
+
+    policy = sub.add_parser(
+        "admission-policy",
+        help="a ValidatingAdmissionPolicy that stops wrong GPU names at the API server",
+        description="A ValidatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1, Kubernetes "
+        "1.30+) that check GPU names where kube-apiserver admits them: VMs, VMIs, replica sets, pools and "
+        "cluster-api KubeVirt machine templates (every nvidia.com deviceName must be allowed), Cozystack's tenant "
+        "Kubernetes and KubernetesNodes HelmReleases, and the KubeVirt CR (names must be the profile's). The "
+        "allowed names are what the profile's plugin advertises for DEVICE... and --mdev types, or what the "
+        "KubeVirt CR permits (--from-cr, --from-cluster). Apply with `pciname admission-policy --from-cluster | "
+        "kubectl apply -f -`. Exit 0, 1 when something was left out of the allowed set, 2 bad input.",
+    )
+    policy.add_argument("devices", nargs="*", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
+    policy.add_argument(
+        "--mdev",
+        action="append",
+        default=[],
+        metavar="TYPE",
+        help='a vGPU type as in mdev_type/name, e.g. "NVIDIA A10-24Q" (repeatable)',
+    )
+    policy.add_argument(
+        "--vgpu",
+        action="append",
+        default=[],
+        metavar="TYPE",
+        help="a vGPU type as NVIDIA's docs and the nvidia.com/vgpu.config label name it, e.g. A10-24Q "
+        "(repeatable): its exact mdev_type/name for the GPUs given as DEVICE (see `pciname vgpu-types`); "
+        "with --vgpu, DEVICEs name those GPUs and are not allowed for passthrough",
+    )
+    source = policy.add_mutually_exclusive_group()
+    source.add_argument(
+        "--from-cr",
+        metavar="FILE",
+        help="allow what this KubeVirt CR permits (or Cozystack values, a table; - reads stdin); entries "
+        "`pciname lint` finds wrong are left out and reported",
+    )
+    source.add_argument(
+        "--from-cluster", action="store_true", help="allow what the cluster's KubeVirt CR permits (read-only)"
+    )
+    policy.add_argument(
+        "--action",
+        dest="actions",
+        action="append",
+        choices=ACTIONS,
+        metavar="ACTION",
+        help=f"the binding's validationActions, repeatable: {', '.join(ACTIONS)} (default: "
+        f"{' and '.join(DEFAULT_ACTIONS)}: nothing is refused; Deny refuses)",
+    )
+    policy.add_argument("--name", default=DEFAULT_NAME, help=f"name of the policy and binding (default: {DEFAULT_NAME})")
+    policy.add_argument("--kubeconfig", metavar="FILE", help="with --from-cluster: kubeconfig file")
+    policy.add_argument("--context", metavar="NAME", help="with --from-cluster: kubeconfig context")
+    policy.add_argument("--kubevirt", metavar="[NAMESPACE/]NAME", help="with --from-cluster: which KubeVirt CR")
+    add_profile_options(policy)
+    policy.add_argument("-o", "--output", choices=POLICY_FORMATS, default="yaml", help="output format (default: yaml)")
+    policy.set_defaults(func=run_admission_policy)
+
+
+def run_admission_policy(args: argparse.Namespace) -> int:
+    from ..kube.admission import DEFAULT_ACTIONS, admission_policy, allowed_from_cr, allowed_from_devices
+
+    profile = profile_arg(args)
+    from_cr = args.from_cr is not None or args.from_cluster
+    if from_cr and (args.devices or args.mdev or args.vgpu):
+        raise PcinameError("DEVICE, --mdev and --vgpu go without --from-cr / --from-cluster: the CR says what is allowed")
+    if not from_cr and not args.devices and not args.mdev:
+        raise PcinameError("nothing to allow: name a DEVICE or --mdev TYPE, or use --from-cr FILE / --from-cluster")
+    if not args.from_cluster and (args.kubeconfig or args.context or args.kubevirt):
+        raise PcinameError("--kubeconfig, --context and --kubevirt go with --from-cluster")
+    left_out: tuple[Skipped, ...] = ()
+    findings: list[str] = []
+    if args.from_cr is not None:
+        from ..kube.inputs import read_input
+
+        data, name = read_input(args.from_cr)
+        permitted, findings = allowed_from_cr(data, name, profile)
+    elif args.from_cluster:
+        import yaml
+
+        from ..kube.cluster import connect, read_kubevirt
+
+        kubevirt = read_kubevirt(connect(args.kubeconfig, args.context), args.kubevirt)
+        if kubevirt is None:
+            raise PcinameError("the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)")
+        permitted, findings = allowed_from_cr(
+            yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt", profile
+        )
+    else:
+        devices, mdevs = vgpu_requests(args, counts=False)
+        permitted, left_out = allowed_from_devices(devices, mdevs, profile)
+    result = admission_policy(permitted, profile, args.actions or DEFAULT_ACTIONS, name=args.name, left_out=left_out)
+    sys.stdout.write(result.to_yaml() if args.output == "yaml" else result.to_json())
+    broken = report_left_out(result.left_out)
+    for line in findings:
+        say(f"left out: {line}")
+    if not result.allowed:
+        say("note: the policy allows no nvidia.com name at all")
+    return 1 if broken or findings else 0
