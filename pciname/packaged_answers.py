@@ -1,34 +1,37 @@
-"""Writes the packaged answer tables (``data/answers/``) from the packaged
-pci.ids files and profiles.
+"""Writes the packaged answers (``pciname/packaged/``, :mod:`pciname.answers`)
+from the packaged pci.ids files and profiles.
 
     python -m pciname.packaged_answers [--check] [DIR]
 
 Every profile whose pci.ids file ships in the package (each plugin and GPU
-Operator release, and the preview) gets its answers for every NVIDIA device
-id it knows (:mod:`pciname.answers`). Tables with the same rows (profiles
-that share a pci.ids file, an algorithm and an unnamed-device rule) are
-written once, named by their digest; their names and warning messages are
-pooled (``strings``, ``messages``; the resource names the columns for
-large lookups index, ``resources``); ``index`` lists every spelling each
-profile answers to (canonical name, aliases, the bare release) with the
-profile's header and its table. The output is a pure function of the
-package's code and data: run this after changing either (a test regenerates
-the tables and compares bytes). ``--check`` writes nothing and exits 1 when
-the tables on disk differ.
+Operator release, and the preview) gets its record of every NVIDIA device
+id it knows. Profiles with the same rows share one table; ``index`` lists
+every spelling each profile answers to (canonical name, aliases, the bare
+release). The output is a pure function of the package's code and data:
+run this after changing either (a test regenerates it and compares bytes).
+``--check`` writes nothing and exits 1 when the files on disk differ.
 """
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from . import answers
 from ._version import __version__
 from .naming.profiles import LATEST, PREVIEW, Profile, canonical_name, load_registry
-from .paths import data_dir
 from .pciids.ids import NVIDIA_VENDOR_ID
 from .resolver import DeviceId, Resolver
+
+#: The record fields every record of a profile shares: a table's header.
+#: marshal's format 2: no references, whose use depends on reference counts
+#: (the same data would not always make the same bytes).
+_MARSHAL = 2
+SHARED = ("profile", "algorithm", "plugin_release", "vendor_name", "pci_ids_version", "pci_ids_sha256")
 
 
 def _spellings(profile: Profile) -> list[str]:
@@ -64,36 +67,74 @@ def _packaged(profile: Profile) -> bool:
 
 
 def build() -> dict[str, bytes]:
-    """File name -> bytes of every packaged table and the index."""
+    """File name -> bytes of every packaged table, the index and the pools."""
     resolver = Resolver(pinned=True)
     files: dict[str, bytes] = {}
     profiles: dict[str, dict[str, object]] = {}
     spellings: dict[str, str] = {}
-    pool: dict[str, int] = {}
+    strings: dict[str, int] = {}
     messages: dict[str, int] = {}
-    resources: dict[str, int] = {}
+    order: list[str] = []
+    fields: list[str] = []
     for profile in load_registry().profiles.values():
         if not _packaged(profile):
             continue
         view = resolver.view(profile.name)
         records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
-        encoded = answers.encode(
-            records, header_in_index=False, pool=pool, messages=messages, resources=resources, row_digests=False
-        )
-        if encoded is None:
-            raise SystemExit(f"{profile.name}: its records cannot be kept in an answer table")
-        header, blob = encoded
-        name = answers.table_name(blob)
+        order = order or list(records[0])
+        fields = fields or [key for key in order if key not in SHARED and key != "device"]
+        rows: dict[str, tuple[object, ...]] = {}
+        for record in records:
+            assert list(record) == order and all(record[key] == records[0][key] for key in SHARED), profile.name
+            rows[record["device"].partition(":")[2]] = tuple(
+                _pooled(record[key], strings, messages) for key in fields
+            )
+        blob = marshal.dumps(rows, _MARSHAL)
+        name = hashlib.sha256(blob).hexdigest()[:16]
         files[name] = blob
-        profiles[profile.name] = {"header": header, "table": name}
+        profiles[profile.name] = {"header": {key: records[0][key] for key in SHARED}, "table": name}
         for spelling in _spellings(profile):
             spellings.setdefault(spelling, profile.name)
-    index = {"format": answers.FORMAT, "version": __version__, "spellings": spellings, "profiles": profiles}
-    files[answers.INDEX_NAME] = answers.encode_index(index)
-    files[answers.POOL_NAME] = answers.encode_pool(pool)
-    files[answers.MESSAGES_NAME] = answers.encode_pool(messages)
-    files[answers.RESOURCES_NAME] = answers.encode_resources(resources)
-    return dict(sorted(files.items()))
+    index = {"version": __version__, "order": order, "fields": fields, "spellings": spellings, "profiles": profiles}
+    files[answers.INDEX] = marshal.dumps(index, _MARSHAL)
+    files[answers.STRINGS] = marshal.dumps(list(strings), _MARSHAL)
+    files[answers.MESSAGES] = marshal.dumps(list(messages), _MARSHAL)
+    built = dict(sorted(files.items()))
+    _check(built, resolver)
+    return built
+
+
+def _pooled(value: object, strings: dict[str, int], messages: dict[str, int]) -> object:
+    """A record's value as a row holds it (see :mod:`pciname.answers`)."""
+    if isinstance(value, str):
+        return strings.setdefault(value, len(strings))
+    if isinstance(value, list):  # the warnings
+        return tuple((w["code"], messages.setdefault(w["message"], len(messages))) for w in value)
+    if value is None or type(value) is bool:
+        return value
+    raise SystemExit(f"a packaged answer cannot hold {value!r}")
+
+
+def _check(files: dict[str, bytes], resolver: Resolver) -> None:
+    """Never ship what would answer differently from the full path: every
+    record read back as :mod:`pciname.answers` reads it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write(Path(tmp), files)
+        moved, answers.packaged_dir = answers.packaged_dir, lambda: tmp
+        try:
+            answers.clear()
+            index = answers.index()
+            assert index is not None
+            for name, entry in index["profiles"].items():
+                table = answers.table(name)
+                assert table is not None
+                view = resolver.view(name)
+                for device in view.universe():
+                    if answers.record(table, device) != view.record(DeviceId(NVIDIA_VENDOR_ID, device)):
+                        raise SystemExit(f"{name}: 10de:{device} cannot be kept as a packaged answer")
+        finally:
+            answers.packaged_dir = moved
+            answers.clear()
 
 
 def on_disk(directory: Path) -> dict[str, bytes]:
@@ -117,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
     rest = [a for a in args if a != "--check"]
-    directory = Path(rest[0]) if rest else data_dir() / answers.PACKAGED_DIR
+    directory = Path(rest[0]) if rest else Path(answers.DIRECTORY)
     files = build()
     if check:
         fresh = on_disk(directory) == files
@@ -125,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if fresh else 1
     write(directory, files)
     total = sum(len(b) for b in files.values())
-    tables = sum(name.endswith(".answers") for name in files)
+    tables = len(files) - 3
     print(f"{directory}: {tables} tables, the index and the string pools, {total / 1e3:.0f} kB")
     return 0
 

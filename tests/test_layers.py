@@ -16,10 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pciname"
 # The layers, lowest first. A module may import modules of its own layer or
 # of a lower one, never of a higher one.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("pciname._version", "pciname.answers", "pciname.errors", "pciname.files", "pciname.paths", "pciname.render")),
+    ("base", ("pciname._version", "pciname.errors", "pciname.files", "pciname.paths", "pciname.render")),
     ("database", ("pciname.pciids",)),
     ("naming", ("pciname.naming",)),
-    ("catalog", ("pciname.catalog", "pciname.snapshots", "pciname.results")),
+    ("catalog", ("pciname.answers", "pciname.catalog", "pciname.snapshots", "pciname.results")),
     ("resolver", ("pciname.resolver",)),
     ("api", ("pciname.api",)),
     ("facade", ("pciname",)),

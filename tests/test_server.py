@@ -561,7 +561,7 @@ def _cached_keys(data) -> list:
     encoded = getattr(data, "encoded", None)
     if encoded is not None:
         keys.extend(encoded.keys())
-    keys.extend(key[0] for key in getattr(data.resolver, "_memo", {}))
+    keys.extend(key[0] for key in getattr(data.resolver, "memo", {}))
     return [k for k in keys if isinstance(k, str)]
 
 

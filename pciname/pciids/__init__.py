@@ -13,6 +13,11 @@ only :mod:`.ids`.
 
 from __future__ import annotations
 
+#: NVIDIA's PCI vendor id: the one vendor the plugin advertises, and the
+#: vendor a bare device id (``2236``) means. Defined here only (here, so
+#: that the fast path of :mod:`pciname.answers` imports it for nothing).
+NVIDIA_VENDOR_ID = "10de"
+
 _EXPORTS = {
     "load_bytes": "loader",
     "load_text": "loader",
