@@ -1,34 +1,39 @@
 """Packaged answers: the record of every NVIDIA device id under every
-packaged profile, precomputed, and read with ``marshal`` before anything
-else of pciname is imported.
+packaged profile, precomputed, and read before anything else of pciname is
+imported.
 
 ``pciname/packaged/`` is part of the package, as the ``.py`` files beside
 it are, and is trusted as they are: nothing in it is digest-checked when
 read; a test regenerates it and compares bytes, so it cannot go stale
-unnoticed. Written by ``python -m pciname.packaged_answers``, it holds (all
-marshal data):
+unnoticed. Written by ``python -m pciname.packaged_answers``, it holds:
 
-* ``index``: pciname's version, the keys of a record in order (``order``),
-  the fields a row holds (``fields``), every spelling of every packaged
-  profile (``spellings``: spelling -> profile) and per profile its
+* ``index`` (marshal): pciname's version, the keys of a record in order
+  (``order``), the fields a row holds (``fields``), every spelling of every
+  packaged profile (``spellings``: spelling -> profile) and per profile its
   ``header`` (the fields all its records share) and its ``table``;
-* one table per distinct set of rows, named by a digest of its bytes:
-  NVIDIA device id -> row, a tuple of the ``fields`` with each string as
-  its index in ``strings`` and the warnings as (code, index in
-  ``messages``) pairs;
-* ``strings`` and ``messages``: the strings the rows of every table share.
+* one table per distinct set of rows, named by a digest of its bytes: the
+  size of its head (4 bytes), the head (marshal: ``ids``, the NVIDIA device
+  ids, 4 characters each; ``ends``, where each row ends, 4 bytes each),
+  then the rows (marshal each: a tuple of the ``fields``, each string as
+  its index in ``strings``, the warnings as (code, index in ``messages``)
+  pairs);
+* ``strings`` and ``messages``, the strings every table's rows share: their
+  count, where each ends (4 bytes each), then the strings (UTF-8).
 
-One fast path uses them: :func:`pciname.resolve` and a plain ``pciname
-lookup`` (:mod:`pciname.cli.fast`) of NVIDIA device ids under a packaged
-profile spelling. Anything else takes the full path (the resolver and its
-catalogs), which the user cache speeds up with its own checks.
+Files are mapped (``mmap``), so that a lookup reads the rows and strings it
+needs, not whole files. One fast path uses them: :func:`pciname.resolve`
+and a plain ``pciname lookup`` (:mod:`pciname.cli.fast`) of NVIDIA device
+ids under a packaged profile spelling. Anything else takes the full path
+(the resolver and its catalogs), which the user cache speeds up with its
+own checks.
 
-This module imports only ``os``, ``marshal`` and two constants (no
-``from __future__ import annotations``: importing ``__future__`` costs
+This module imports only ``os``, ``marshal``, ``mmap`` and two constants
+(no ``from __future__ import annotations``: importing ``__future__`` costs
 start-up time).
 """
 
 import marshal
+import mmap
 import os
 
 from ._version import __version__
@@ -39,9 +44,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    #: (the profile's header, its rows)
-    Table = tuple[dict[str, Any], dict[str, tuple[Any, ...]]]
-
 __all__ = ["DEFAULT_PROFILE", "NVIDIA_VENDOR_ID"]
 
 #: The packaged answers' directory, beside this module.
@@ -51,7 +53,7 @@ STRINGS = "strings"
 MESSAGES = "messages"
 _HEX = frozenset("0123456789abcdefABCDEF")
 
-_files: "dict[str, Any]" = {}  # path -> what it holds (None: absent or not marshal data)
+_files: "dict[str, Any]" = {}  # path -> the file mapped (None: absent or empty), the index or a Table
 
 
 def packaged_dir() -> str:
@@ -59,33 +61,89 @@ def packaged_dir() -> str:
     return DIRECTORY
 
 
-def load(name: str) -> "Any":
-    """What the packaged file ``name`` holds, read once; None if it is absent."""
+def mapped(name: str) -> "Any":
+    """The packaged file ``name``, mapped (once), or None if it is absent."""
     path = os.path.join(packaged_dir(), name)
     if path not in _files:
         try:
             with open(path, "rb") as handle:
-                _files[path] = marshal.loads(handle.read())
-        except (OSError, EOFError, ValueError, TypeError):
+                _files[path] = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # ValueError: an empty file
             _files[path] = None
     return _files[path]
 
 
 def index() -> "dict[str, Any] | None":
     """The packaged index, or None (absent, or written for another version)."""
-    found = load(INDEX)
-    return found if type(found) is dict and found.get("version") == __version__ else None
+    key = os.path.join(packaged_dir(), "")
+    if key not in _files:
+        blob = mapped(INDEX)
+        _files[key] = found = None if blob is None else marshal.loads(blob)
+        if type(found) is not dict or found.get("version") != __version__:
+            _files[key] = None
+    return _files[key]  # type: ignore[no-any-return]
+
+
+class Table:
+    """One profile's rows: its header and the rows of its table file."""
+
+    __slots__ = ("header", "ids", "ends", "blob", "start", "positions")
+
+    def __init__(self, header: "dict[str, Any]", blob: "Any") -> None:
+        size = int.from_bytes(blob[:4], "little")
+        head = marshal.loads(blob[4 : 4 + size])
+        self.header, self.blob, self.start = header, blob, 4 + size
+        self.ids: str = head["ids"]
+        self.ends: bytes = head["ends"]
+        self.positions: "dict[str, int] | None" = None
+
+    def devices(self) -> "list[str]":
+        ids = self.ids
+        return [ids[at : at + 4] for at in range(0, len(ids), 4)]
+
+    def find(self, device: str) -> int:
+        """Where ``device`` is in ``ids`` (a multiple of 4), or -1."""
+        if self.positions is not None:
+            return self.positions.get(device, -1)
+        if len(device) != 4:
+            return -1
+        at = self.ids.find(device)
+        while at % 4 and at != -1:
+            at = self.ids.find(device, at + 1)
+        return at
+
+    def index_all(self) -> None:
+        """For many lookups: one dict beats a scan of ``ids`` per device."""
+        self.positions = {device: at * 4 for at, device in enumerate(self.devices())}
+
+    def row(self, at: int) -> "tuple[Any, ...]":
+        """The row at position ``at`` (from :meth:`find`), as written."""
+        ends, start = self.ends, self.start
+        first = int.from_bytes(ends[at - 4 : at], "little") if at else 0
+        return marshal.loads(self.blob[start + first : start + int.from_bytes(ends[at : at + 4], "little")])  # type: ignore[no-any-return]
 
 
 def table(spelling: str) -> "Table | None":
-    """The header and rows of the packaged profile ``spelling`` names, or None."""
+    """The rows of the packaged profile ``spelling`` names, or None."""
     found = index()
     profile = found["spellings"].get(spelling) if found is not None else None
     if profile is None:
         return None
     entry = found["profiles"][profile]  # type: ignore[index]
-    rows = load(entry["table"])
-    return None if rows is None else (entry["header"], rows)
+    key = os.path.join(packaged_dir(), profile + "/")
+    if key not in _files:
+        blob = mapped(entry["table"])
+        _files[key] = None if blob is None else Table(entry["header"], blob)
+    return _files[key]  # type: ignore[no-any-return]
+
+
+def string(pool: str, at: int) -> str:
+    """String ``at`` of the pool ``pool`` (:data:`STRINGS` or :data:`MESSAGES`)."""
+    blob = mapped(pool)
+    start = int.from_bytes(blob[4 * at : 4 * at + 4], "little") if at else 0
+    end = int.from_bytes(blob[4 * at + 4 : 4 * at + 8], "little")
+    base = 4 + 4 * int.from_bytes(blob[:4], "little")
+    return blob[base + start : base + end].decode("utf-8", "surrogatepass")  # type: ignore[no-any-return]
 
 
 def hex4(text: str) -> str | None:
@@ -113,24 +171,22 @@ def value(found: "Any") -> "Any":
     """A row's value as the record holds it: a string for its index, the
     warnings as dicts."""
     if type(found) is int:
-        return load(STRINGS)[found]
+        return string(STRINGS, found)
     if type(found) is tuple:
-        messages = load(MESSAGES)
-        return [{"code": code, "message": messages[at]} for code, at in found]
+        return [{"code": code, "message": string(MESSAGES, at)} for code, at in found]
     return found
 
 
-def record(answers: "Table", device: str) -> "dict[str, Any] | None":
+def record(answers: Table, device: str) -> "dict[str, Any] | None":
     """The record of NVIDIA device id ``device`` (4 lower-case hex digits),
     exactly as the full path builds it, or None if the table has no row."""
-    header, rows = answers
-    row = rows.get(device)
-    if row is None:
+    at = answers.find(device)
+    if at == -1:
         return None
     found = index()
     assert found is not None
-    values = dict(header, device=f"{NVIDIA_VENDOR_ID}:{device}")
-    values.update(zip(found["fields"], map(value, row)))
+    values = dict(answers.header, device=f"{NVIDIA_VENDOR_ID}:{device}")
+    values.update(zip(found["fields"], map(value, answers.row(at))))
     return {key: values[key] for key in found["order"]}
 
 

@@ -15,6 +15,8 @@ run this after changing either (a test regenerates it and compares bytes).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
+from typing import Any
 import marshal
 import os
 import sys
@@ -83,13 +85,13 @@ def build() -> dict[str, bytes]:
         records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
         order = order or list(records[0])
         fields = fields or [key for key in order if key not in SHARED and key != "device"]
-        rows: dict[str, tuple[object, ...]] = {}
+        rows: dict[str, bytes] = {}
         for record in records:
             assert list(record) == order and all(record[key] == records[0][key] for key in SHARED), profile.name
-            rows[record["device"].partition(":")[2]] = tuple(
-                _pooled(record[key], strings, messages) for key in fields
-            )
-        blob = marshal.dumps(rows, _MARSHAL)
+            row: tuple[Any, ...] = tuple(_pooled(record[key], strings, messages) for key in fields)
+            rows[record["device"].partition(":")[2]] = marshal.dumps(row, _MARSHAL)
+        head = marshal.dumps({"ids": "".join(rows), "ends": _ends(rows.values())}, _MARSHAL)
+        blob = len(head).to_bytes(4, "little") + head + b"".join(rows.values())
         name = hashlib.sha256(blob).hexdigest()[:16]
         files[name] = blob
         profiles[profile.name] = {"header": {key: records[0][key] for key in SHARED}, "table": name}
@@ -97,11 +99,26 @@ def build() -> dict[str, bytes]:
             spellings.setdefault(spelling, profile.name)
     index = {"version": __version__, "order": order, "fields": fields, "spellings": spellings, "profiles": profiles}
     files[answers.INDEX] = marshal.dumps(index, _MARSHAL)
-    files[answers.STRINGS] = marshal.dumps(list(strings), _MARSHAL)
-    files[answers.MESSAGES] = marshal.dumps(list(messages), _MARSHAL)
+    files[answers.STRINGS] = _pool(strings)
+    files[answers.MESSAGES] = _pool(messages)
     built = dict(sorted(files.items()))
     _check(built, resolver)
     return built
+
+
+def _ends(blobs: Iterable[bytes]) -> bytes:
+    """Where each blob ends, once they are joined (4 bytes each)."""
+    ends, end = [], 0
+    for blob in blobs:
+        end += len(blob)
+        ends.append(end.to_bytes(4, "little"))
+    return b"".join(ends)
+
+
+def _pool(pool: dict[str, int]) -> bytes:
+    """A pool file: the count, where each string ends, the strings (UTF-8)."""
+    blobs = [text.encode("utf-8", "surrogatepass") for text in pool]
+    return len(blobs).to_bytes(4, "little") + _ends(blobs) + b"".join(blobs)
 
 
 def _pooled(value: object, strings: dict[str, int], messages: dict[str, int]) -> object:
@@ -129,6 +146,7 @@ def _check(files: dict[str, bytes], resolver: Resolver) -> None:
                 table = answers.table(name)
                 assert table is not None
                 view = resolver.view(name)
+                assert table.devices() == view.universe(), name
                 for device in view.universe():
                     if answers.record(table, device) != view.record(DeviceId(NVIDIA_VENDOR_ID, device)):
                         raise SystemExit(f"{name}: 10de:{device} cannot be kept as a packaged answer")

@@ -138,39 +138,40 @@ def _answer(plain: "Plain", devices: "list[str]") -> "int | None":
     table = answers.table(plain.profile)
     if table is None:
         return None
-    rows = table[1]
-    spelt = {}
+    if len(devices) > 64:
+        table.index_all()
+    spelt: "dict[str, tuple[str, int]]" = {}
     for token in dict.fromkeys(devices):  # each distinct spelling parsed once
         parsed = answers.device_id(token)
-        if parsed is None or parsed[0] != answers.NVIDIA_VENDOR_ID or parsed[1] not in rows:
+        at = -1 if parsed is None or parsed[0] != answers.NVIDIA_VENDOR_ID else table.find(parsed[1])
+        if at == -1:
             return None
-        spelt[token] = parsed[1]
-    ids = [spelt[token] for token in devices]
+        spelt[token] = parsed[1], at  # type: ignore[index]
+    found = [spelt[token] for token in devices]
     if plain.output == "json":
-        records = [answers.record(table, i) for i in ids]
+        records = [answers.record(table, i) for i, _ in found]
         sys.stdout.write(json_text(records) + "\n")
         return 0 if all(r["advertised"] for r in records if r is not None) else 1
     fields = answers.index()["fields"]  # type: ignore[index]
     resource, advertised, warnings = (fields.index(k) for k in ("resource_name", "advertised", "warnings"))
-    strings = answers.load(answers.STRINGS)
-    found = [rows[i] for i in ids]
+    rows = {at: table.row(at) for _, at in spelt.values()}
+    string = answers.string
+    names = {at: "" if row[resource] is None else string(answers.STRINGS, row[resource]) for at, row in rows.items()}
     out, err = sys.stdout, sys.stderr
-    name = [("" if row[resource] is None else strings[row[resource]]) + "\n" for row in found]
-    if plain.warnings == "all" or len(ids) <= LIST_WARNINGS_UP_TO:
-        messages = answers.load(answers.MESSAGES)
-        for i, line, row in zip(ids, name, found):  # as the full path writes them
-            out.write(line)
-            for code, at in row[warnings]:
-                err.write(f"pciname: {answers.NVIDIA_VENDOR_ID}:{i}: {code}: {messages[at]}\n")
+    if plain.warnings == "all" or len(found) <= LIST_WARNINGS_UP_TO:
+        for i, at in found:  # as the full path writes them
+            out.write(names[at] + "\n")
+            for code, message in rows[at][warnings]:
+                err.write(f"pciname: {answers.NVIDIA_VENDOR_ID}:{i}: {code}: {string(answers.MESSAGES, message)}\n")
     else:
-        out.write("".join(name))
+        out.write("".join([names[at] + "\n" for _, at in found]))
         counts: dict[str, int] = {}
-        for row in found:
-            for code, _ in row[warnings]:
+        for _, at in found:
+            for code, _ in rows[at][warnings]:
                 counts[code] = counts.get(code, 0) + 1
         if counts:
-            err.write(warnings_summary(counts, len(ids)))
-    return 0 if all(row[advertised] for row in found) else 1
+            err.write(warnings_summary(counts, len(found)))
+    return 0 if all(rows[at][advertised] for _, at in found) else 1
 
 
 def json_text(records: "list[dict[str, Any] | None]") -> str:
