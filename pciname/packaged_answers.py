@@ -20,7 +20,6 @@ from typing import Any
 import marshal
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from . import answers
@@ -101,9 +100,7 @@ def build() -> dict[str, bytes]:
     files[answers.INDEX] = marshal.dumps(index, _MARSHAL)
     files[answers.STRINGS] = _pool(strings)
     files[answers.MESSAGES] = _pool(messages)
-    built = dict(sorted(files.items()))
-    _check(built, resolver)
-    return built
+    return dict(sorted(files.items()))  # tests/test_answers.py reads every record back
 
 
 def _ends(blobs: Iterable[bytes]) -> bytes:
@@ -130,29 +127,6 @@ def _pooled(value: object, strings: dict[str, int], messages: dict[str, int]) ->
     if value is None or type(value) is bool:
         return value
     raise SystemExit(f"a packaged answer cannot hold {value!r}")
-
-
-def _check(files: dict[str, bytes], resolver: Resolver) -> None:
-    """Never ship what would answer differently from the full path: every
-    record read back as :mod:`pciname.answers` reads it."""
-    with tempfile.TemporaryDirectory() as tmp:
-        write(Path(tmp), files)
-        moved, answers.packaged_dir = answers.packaged_dir, lambda: tmp
-        try:
-            answers.clear()
-            index = answers.index()
-            assert index is not None
-            for name, entry in index["profiles"].items():
-                table = answers.table(name)
-                assert table is not None
-                view = resolver.view(name)
-                assert table.devices() == view.universe(), name
-                for device in view.universe():
-                    if answers.record(table, device) != view.record(DeviceId(NVIDIA_VENDOR_ID, device)):
-                        raise SystemExit(f"{name}: 10de:{device} cannot be kept as a packaged answer")
-        finally:
-            answers.packaged_dir = moved
-            answers.clear()
 
 
 def on_disk(directory: Path) -> dict[str, bytes]:

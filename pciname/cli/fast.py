@@ -40,26 +40,13 @@ LIST_WARNINGS_UP_TO = 20
 # -- the command line ---------------------------------------------------------
 
 
-class Plain:
-    """A plain lookup command line, as the fast path reads it."""
-
-    __slots__ = ("devices", "profile", "output", "stdin", "warnings")
-
-    def __init__(self, devices: "list[str]", profile: str, output: str, stdin: bool, warnings: str) -> None:
-        self.devices = devices
-        self.profile = profile
-        self.output = output
-        self.stdin = stdin
-        self.warnings = warnings
-
-
-def plain_lookup(argv: "Sequence[str]") -> "Plain | None":
+def plain_lookup(argv: "Sequence[str]") -> "dict[str, Any] | None":
     """The plain lookup ``argv`` is, when the fast path may answer it:
     ``lookup``, then device ids (``VENDOR:DEVICE`` or a bare ``DEVICE``, 4
     hex digits each, optionally 0x-prefixed) in one run, and at most one
     each of ``-p/--profile P`` (P not starting with ``-``), ``-o/--output
     name|json``, ``--warnings auto|all`` and ``--stdin`` (then ``-o name``
-    only); else None."""
+    only), as a dict of these (and ``devices``); else None."""
     if len(argv) < 2 or argv[0] != "lookup":
         return None
     devices: list[str] = []
@@ -95,9 +82,9 @@ def plain_lookup(argv: "Sequence[str]") -> "Plain | None":
         return None
     if stdin and values.get("output", "name") != "name":  # bulk JSON: the full path's
         return None
-    return Plain(
-        devices, values.get("profile") or answers.DEFAULT_PROFILE, values.get("output", "name"), stdin, values.get("warnings", "auto")
-    )
+    profile = values.get("profile") or answers.DEFAULT_PROFILE
+    return {"devices": devices, "profile": profile, "output": values.get("output", "name"), "stdin": stdin,
+            "warnings": values.get("warnings", "auto")}
 
 
 def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
@@ -117,14 +104,14 @@ def lookup(argv: "Sequence[str]") -> "int | None":
     plain = plain_lookup(argv)
     if plain is None:
         return None
-    if not plain.stdin:
-        return _answer(plain, plain.devices)
+    if not plain["stdin"]:
+        return _answer(plain, plain["devices"])
     if sys.stdin is None:
         return None
     data = sys.stdin.buffer.read(MAX_LOOKUP_STDIN_BYTES + 1)
     code = None
     if len(data) <= MAX_LOOKUP_STDIN_BYTES:
-        code = _answer(plain, plain.devices + data.decode("utf-8", "replace").split())
+        code = _answer(plain, plain["devices"] + data.decode("utf-8", "replace").split())
     if code is None:
         import io
 
@@ -132,10 +119,10 @@ def lookup(argv: "Sequence[str]") -> "int | None":
     return code
 
 
-def _answer(plain: "Plain", devices: "list[str]") -> "int | None":
+def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     if not devices or len(devices) > MAX_LOOKUP_DEVICES:
         return None
-    table = answers.table(plain.profile)
+    table = answers.table(plain["profile"])
     if table is None:
         return None
     if len(devices) > 64:
@@ -148,7 +135,7 @@ def _answer(plain: "Plain", devices: "list[str]") -> "int | None":
             return None
         spelt[token] = parsed[1], at  # type: ignore[index]
     found = [spelt[token] for token in devices]
-    if plain.output == "json":
+    if plain["output"] == "json":
         records = [answers.record(table, i) for i, _ in found]
         sys.stdout.write(json_text(records) + "\n")
         return 0 if all(r["advertised"] for r in records if r is not None) else 1
@@ -158,7 +145,7 @@ def _answer(plain: "Plain", devices: "list[str]") -> "int | None":
     string = answers.string
     names = {at: "" if row[resource] is None else string(answers.STRINGS, row[resource]) for at, row in rows.items()}
     out, err = sys.stdout, sys.stderr
-    if plain.warnings == "all" or len(found) <= LIST_WARNINGS_UP_TO:
+    if plain["warnings"] == "all" or len(found) <= LIST_WARNINGS_UP_TO:
         for i, at in found:  # as the full path writes them
             out.write(names[at] + "\n")
             for code, message in rows[at][warnings]:
