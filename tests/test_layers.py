@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("pciname._version", "pciname.errors", "pciname.files", "pciname.paths", "pciname.render")),
     ("database", ("pciname.pciids",)),
     ("naming", ("pciname.naming",)),
-    ("catalog", ("pciname.answers", "pciname.catalog", "pciname.snapshots", "pciname.results")),
+    ("catalog", ("pciname.answers", "pciname.catalog", "pciname.download", "pciname.snapshots", "pciname.results")),
     ("resolver", ("pciname.resolver",)),
     ("api", ("pciname.api",)),
     ("facade", ("pciname",)),
