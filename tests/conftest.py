@@ -106,6 +106,18 @@ def without_packaged_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     answers.clear()
 
 
+def wait_until(condition, timeout: float = 15.0, what: str = "the condition") -> None:
+    """Return as soon as ``condition()`` is true (checked every 20 ms),
+    instead of sleeping for a guessed time; fail after ``timeout`` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:g} s")
+        time.sleep(0.02)
+
+
 def run_in_process(function, argv: list[str]) -> tuple[object, str, str]:
     """(exit code, stdout, stderr) of a CLI entry point called in this process."""
     import contextlib
