@@ -17,9 +17,7 @@ from pciname.kube.resources import resource_kind
 
 from .fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node
 
-A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
-T4_OLD = {"pciVendorSelector": "10DE:1EB8", "resourceName": "nvidia.com/TU104GL_Tesla_T4", "externalResourceProvider": True}
-GRID = {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/GRID_T4-1Q", "externalResourceProvider": True}
+from .kube_documents import A10, GRID, T4_OLD, cluster_nodes
 
 
 @pytest.fixture(autouse=True)
@@ -27,17 +25,6 @@ def no_proxies(monkeypatch):
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "KUBECONFIG"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-
-
-def cluster_nodes():
-    return [
-        node("gpu-a10-1", {"nvidia.com/GA102GL_A10": "2"}),
-        node("gpu-a10-2", {"nvidia.com/GA102GL_A10": "4"}, allocatable={"nvidia.com/GA102GL_A10": "3"}),
-        node("gpu-t4-1", {"nvidia.com/TU104GL_TESLA_T4": "1", "nvidia.com/GRID_T4-1Q": "16"},
-             labels={"nvidia.com/gpu.workload.config": "vm-vgpu"}),
-        node("cpu-1", {"nvidia.com/gpu": "8", "nvidia.com/mig-1g.10gb": "7"}, labels={"nvidia.com/gpu.workload.config": "container"}),
-        node("old-1", {"nvidia.com/AD104GL_L4": "0"}),
-    ]
 
 
 @pytest.fixture

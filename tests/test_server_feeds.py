@@ -37,8 +37,7 @@ from pciname.server.kube_rpcs import ClusterAccess
 from .fake_kube import FakeKube, kubevirt, node
 from .conftest import package_only
 from .server_util import ALL_BUT_2019, metric, scrape, snapshot_dir
-from .test_kube_cluster import A10, GRID, T4_OLD, cluster_nodes
-from .test_kube_lint import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, TENANT, VMS
+from .kube_documents import A10, CLEAN, COZYSTACK_VALUES, GRID, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, T4_OLD, TENANT, VMS, cluster_nodes
 
 OK = grpc.StatusCode.OK
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
