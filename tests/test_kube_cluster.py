@@ -15,8 +15,8 @@ from pciname.kube.cluster import connect, read_cluster
 from pciname.kube.objects import advertised, apply_body, management
 from pciname.kube.resources import resource_kind
 
+from .conftest import LATEST
 from .fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node
-
 from .kube_documents import A10, GRID, T4_OLD, cluster_nodes
 
 
@@ -97,7 +97,7 @@ def test_infer_profiles():
     assert [n.partition("@")[2] for n in inferred["consistent"]] == ["v1.2.2", "v1.2.3", "v1.2.4"]
     assert inferred["chosen"] == "kubevirt-gpu-device-plugin@v1.2.4"
     assert "gpu-operator@v23.9.2" in inferred["gpu_operator"] and "gpu-operator@v24.3.0" not in inferred["gpu_operator"]
-    assert inferred["unexplained"]["kubevirt-gpu-device-plugin@v1.6.0"] == ["nvidia.com/GH100H100_SXM5_80GB"]
+    assert inferred["unexplained"][LATEST] == ["nvidia.com/GH100H100_SXM5_80GB"]
     old = infer_profiles(["nvidia.com/TU104GL_Tesla_T4"])
     assert [n.partition("@")[2] for n in old["consistent"]] == ["v1.0.0", "v1.0.1"]
     nothing = infer_profiles(["nvidia.com/GRID_T4-1Q"])
@@ -106,7 +106,7 @@ def test_infer_profiles():
 
 def test_audit_pure():
     report = audit(kubevirt({"pciHostDevices": [A10, T4_OLD], "mediatedDevices": [GRID]}), cluster_nodes(), "auto")
-    assert report["profile"] == "kubevirt-gpu-device-plugin@v1.6.0" and report["profile_source"] == "inferred"
+    assert report["profile"] == LATEST and report["profile_source"] == "inferred"
     got = sorted((f["code"], f["resource_name"]) for f in report["findings"])
     assert got == [
         ("advertised-not-permitted", "nvidia.com/TU104GL_TESLA_T4"),
@@ -178,7 +178,7 @@ def test_audit_command_is_read_only(fake, tmp_path, capsys):
     assert code == 1, err
     report = json.loads(out)
     assert report["kubevirt"] == "kubevirt/kubevirt"
-    assert report["profile"] == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert report["profile"] == LATEST
     assert {f["code"] for f in report["findings"]} == {"wrong-resource-name", "permitted-not-advertised", "advertised-not-permitted"}
     assert {r.method for r in fake.requests} == {"GET"}
     code, out, _ = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "table")

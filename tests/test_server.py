@@ -29,7 +29,7 @@ from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
-from .conftest import package_only, wait_until
+from .conftest import LATEST, package_only, wait_until
 from .server_util import ALL_BUT_2019, metric, pciids_text, scrape, snapshot_dir, write_atomically
 
 OK = grpc.StatusCode.OK
@@ -136,7 +136,7 @@ def test_resolve_known_names(client, server_env):
         "nvidia.com/GH100H100_SXM5_80GB"
     )
     assert client.resolve("10de:1f08", "v1.1.2").resource_name == "nvidia.com/SAS_5_IR_INTEGRATED_RAID_CONTROLLER"
-    assert client.resolve("10de:2236").profile == "kubevirt-gpu-device-plugin@v1.6.0"  # "" is the default profile: latest
+    assert client.resolve("10de:2236").profile == LATEST  # "" is the default profile: latest
     assert client.resolve("10de:2236", "custom").resource_name == "nvidia.com/GA102GL_A10_CUSTOM"
 
 
@@ -227,7 +227,7 @@ def test_list_profiles(client, stub, server_env):
         assert served.installed is (not uses_2019)
     assert got["custom"].installed and got["custom"].kind == "custom"
     response = stub.ListProfiles(pb.ListProfilesRequest(), timeout=10)
-    assert [p.name for p in response.profiles if p.is_default] == ["kubevirt-gpu-device-plugin@v1.6.0"]
+    assert [p.name for p in response.profiles if p.is_default] == [LATEST]
     assert response.data_generation >= 1
 
 
