@@ -171,6 +171,23 @@ def test_resolve_remembers_and_clear_caches_forgets():
     assert again == first and again is not first
 
 
+def test_there_is_one_memo_the_default_resolvers():
+    """pciname.resolve (packaged or not), pciname.api.resolve and the
+    default resolver remember in one dict, which clear_caches empties."""
+    from pciname.api import resolve as api_resolve
+    from pciname.resolver import default_resolver
+
+    pciname.clear_caches()
+    assert default_resolver().memo is answers.memo and not answers.memo
+    packaged = pciname.resolve("10de:2236", "latest")  # from the packaged answers
+    full = api_resolve("10de:2236", "GPU-Operator@23.9.2")  # a spelling the package does not list
+    assert answers.memo == {("10de:2236", "latest"): packaged, ("10de:2236", "GPU-Operator@23.9.2"): full}
+    assert pciname.resolve("10de:2236", "GPU-Operator@23.9.2") is full
+    assert default_resolver().resolve("10de:2236", "latest") is packaged
+    pciname.clear_caches()
+    assert not answers.memo
+
+
 #: Top-level modules `import pciname; pciname.resolve(...)` must not load.
 RESOLVE_FORBIDDEN = {"argparse", "pathlib", "cachetools", "grpc", "kubernetes", "yaml", "pyparsing", "hashlib",
                      "tempfile", "shutil", "threading", "lzma", "tarfile", "zlib", "json", "platformdirs", "importlib",
