@@ -16,7 +16,7 @@ reinstalled into it on every run. Prints:
   ``python -c pass`` from the same venv (goal < 2x), and the same figures
   from the editable install the tests use, labelled as such;
 * per profile: a single lookup on an empty cache (cold: a packaged profile
-  is answered from its packaged answer table, data/answers/, with nothing
+  is answered from its packaged answers, pciname/packaged/, with nothing
   built; goal < 250 ms for the worst profile) and warm;
 * ``pciname.resolve()`` in a loop vs a plain dict lookup of the same key
   (goal < 5x);
@@ -188,7 +188,7 @@ class Venv:
             import zipfile
 
             with zipfile.ZipFile(wheel) as archive:
-                tables = [i for i in archive.infolist() if "/data/answers/" in i.filename]
+                tables = [i for i in archive.infolist() if i.filename.startswith("pciname/packaged/")]
             print(f"wheel {wheel.name}: {wheel.stat().st_size / 1e6:.2f} MB (budget 1.5 MB), of which "
                   f"{len(tables)} packaged answer files {sum(i.compress_size for i in tables) / 1e6:.2f} MB "
                   f"({sum(i.file_size for i in tables) / 1e6:.2f} MB installed); "

@@ -11,7 +11,7 @@ same names, exactly as a given plugin or GPU Operator release does.
 The names below are imported on first use (PEP 562), so that the
 ``pciname`` command loads only what the command it runs needs; and
 :func:`resolve` answers a plain NVIDIA device id under a packaged profile
-from the packaged answer tables (:mod:`pciname.answers`), with the very
+from the packaged answers (:mod:`pciname.answers`), with the very
 Resolution the full path (:func:`pciname.api.resolve`) gives, before the
 catalog, the resolver or cachetools are imported.
 """
@@ -53,7 +53,7 @@ _EXPORTS = {
 
 __all__ = ["__version__", *sorted([*_EXPORTS, "resolve"])]
 
-_remembered = _answers.remembered.get
+_remembered = _answers.memo.get  # the default resolver's memo
 
 
 def resolve(device: str, profile: "ProfileLike" = _answers.DEFAULT_PROFILE) -> "Resolution":
@@ -64,7 +64,7 @@ def resolve(device: str, profile: "ProfileLike" = _answers.DEFAULT_PROFILE) -> "
     :class:`~pciname.naming.profiles.Profile` (e.g. from
     :func:`custom_profile`). Raises InvalidDeviceError, UnknownProfileError,
     SnapshotMissingError. As :func:`pciname.api.resolve`, which answers
-    whatever the packaged answer tables do not.
+    whatever the packaged answers do not.
     """
     try:
         hit = _remembered((device, profile))
@@ -77,23 +77,13 @@ def _resolve(device: str, profile: "ProfileLike") -> "Resolution":
     record = None
     if type(device) is str and type(profile) is str:
         record = _answers.packaged_record(device, profile)
-    if record is not None:
-        from .results import Resolution
-
-        result = Resolution.from_record(record)
-    else:
+    if record is None:
         from .api import resolve as full
 
-        result = full(device, profile)
-    try:
-        remembered = _answers.remembered
-        if len(remembered) >= _answers.MEMO_MAX:
-            remembered.clear()
-        remembered[(device, profile)] = result
-    except TypeError:
-        pass
-    return result
+        return full(device, profile)
+    from .results import Resolution
 
+    return _answers.remember(_answers.memo, (device, profile), Resolution.from_record(record))  # type: ignore[no-any-return]
 
 
 def __getattr__(name: str) -> object:

@@ -51,7 +51,6 @@ __all__ = [
 ]
 
 _default = default_resolver()
-_remembered = _default.remembered
 
 
 def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
@@ -63,11 +62,7 @@ def resolve(device: str, profile: ProfileLike = DEFAULT_PROFILE) -> Resolution:
     :func:`custom_profile`). Raises InvalidDeviceError, UnknownProfileError,
     SnapshotMissingError.
     """
-    try:
-        hit = _remembered((device, profile))
-    except TypeError:  # an unhashable profile: resolve() says what is wrong
-        hit = None
-    return hit if hit is not None else _default.resolve(device, profile)
+    return _default.resolve(device, profile)
 
 
 def resolve_many(devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:

@@ -8,7 +8,8 @@ about 0.1-0.2 s; so catalogs are cached twice:
 
 * in the process (cachetools), keyed by the file's identity, so repeated
   calls cost a dictionary lookup;
-* on disk in the user cache dir (``tables/``), as marshal data keyed by the
+* on disk in the user cache dir (``tables/``: the only cache pciname keeps
+  on disk), as marshal data keyed by the
   file's identity (path, device, inode, size, mtime, ctime) and by the code
   that computed it, so a fresh ``pciname lookup`` process loads it in about a
   millisecond instead of parsing. A file changed in place gets a new identity
@@ -31,9 +32,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from cachetools import LRUCache
 
 from ._version import __version__
-from .answers import read_blob, write_atomically
 from .errors import PciIdsError
-from .files import MAX_PCIIDS_BYTES, read_bounded
+from .files import MAX_PCIIDS_BYTES, read_blob, read_bounded, write_atomically
 from .naming.algorithms import ALGORITHMS, NameIndex, check_algorithm, is_indexed_id
 from .naming.gotext import scan_lines, valid_text
 from .pciids.ids import NVIDIA_VENDOR_ID

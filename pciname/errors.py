@@ -7,7 +7,7 @@ codes back to the ``Remote*`` classes. Anything else escaping is a bug.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs lookup start-up time
 
 if TYPE_CHECKING:
     from .pciids.model import SyntaxIssue

@@ -74,3 +74,48 @@ def read_fd(fd: int, limit: int, path: str | os.PathLike[str]) -> bytes:
             raise FileLimitError(errno.EFBIG, f"more than the {limit} bytes allowed", os.fspath(path))
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def read_blob(path: str, *, owned: bool, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes (belonging to
+    this user if ``owned``), opened without following a link or blocking on
+    a FIFO; None if anything about it is wrong (a cache's tables are read
+    with it: anything odd means "not cached")."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (owned and st.st_uid != os.geteuid()) or st.st_size > limit:
+            return None
+        blob = os.read(fd, st.st_size + 1)  # a file that grew since fstat fails its digest
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return blob if len(blob) <= limit else None
+
+
+def write_atomically(directory: str, target: str, blob: bytes, *, prefix: str) -> bool:
+    """Write ``blob`` to a new file in ``directory`` (``mkstemp``, named
+    ``prefix...``: created exclusively, never through a planted link) and
+    rename it to ``target``; False when that fails."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
+        os.replace(tmp, target)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True

@@ -1,24 +1,23 @@
-"""Writes the packaged answer tables (``data/answers/``) from the packaged
-pci.ids files and profiles.
+"""Writes the packaged answers (``pciname/packaged/``, :mod:`pciname.answers`)
+from the packaged pci.ids files and profiles.
 
     python -m pciname.packaged_answers [--check] [DIR]
 
 Every profile whose pci.ids file ships in the package (each plugin and GPU
-Operator release, and the preview) gets its answers for every NVIDIA device
-id it knows (:mod:`pciname.answers`). Tables with the same rows (profiles
-that share a pci.ids file, an algorithm and an unnamed-device rule) are
-written once, named by their digest; their names and warning messages are
-pooled (``strings``, ``messages``; the resource names the columns for
-large lookups index, ``resources``); ``index`` lists every spelling each
-profile answers to (canonical name, aliases, the bare release) with the
-profile's header and its table. The output is a pure function of the
-package's code and data: run this after changing either (a test regenerates
-the tables and compares bytes). ``--check`` writes nothing and exits 1 when
-the tables on disk differ.
+Operator release, and the preview) gets its record of every NVIDIA device
+id it knows. Profiles with the same rows share one table; ``index`` lists
+every spelling each profile answers to (canonical name, aliases, the bare
+release). The output is a pure function of the package's code and data:
+run this after changing either (a test regenerates it and compares bytes).
+``--check`` writes nothing and exits 1 when the files on disk differ.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+import marshal
 import os
 import sys
 from pathlib import Path
@@ -26,9 +25,14 @@ from pathlib import Path
 from . import answers
 from ._version import __version__
 from .naming.profiles import LATEST, PREVIEW, Profile, canonical_name, load_registry
-from .paths import data_dir
 from .pciids.ids import NVIDIA_VENDOR_ID
 from .resolver import DeviceId, Resolver
+
+#: The record fields every record of a profile shares: a table's header.
+#: marshal's format 2: no references, whose use depends on reference counts
+#: (the same data would not always make the same bytes).
+_MARSHAL = 2
+SHARED = ("profile", "algorithm", "plugin_release", "vendor_name", "pci_ids_version", "pci_ids_sha256")
 
 
 def _spellings(profile: Profile) -> list[str]:
@@ -64,36 +68,65 @@ def _packaged(profile: Profile) -> bool:
 
 
 def build() -> dict[str, bytes]:
-    """File name -> bytes of every packaged table and the index."""
+    """File name -> bytes of every packaged table, the index and the pools."""
     resolver = Resolver(pinned=True)
     files: dict[str, bytes] = {}
     profiles: dict[str, dict[str, object]] = {}
     spellings: dict[str, str] = {}
-    pool: dict[str, int] = {}
+    strings: dict[str, int] = {}
     messages: dict[str, int] = {}
-    resources: dict[str, int] = {}
+    order: list[str] = []
+    fields: list[str] = []
     for profile in load_registry().profiles.values():
         if not _packaged(profile):
             continue
         view = resolver.view(profile.name)
         records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
-        encoded = answers.encode(
-            records, header_in_index=False, pool=pool, messages=messages, resources=resources, row_digests=False
-        )
-        if encoded is None:
-            raise SystemExit(f"{profile.name}: its records cannot be kept in an answer table")
-        header, blob = encoded
-        name = answers.table_name(blob)
+        order = order or list(records[0])
+        fields = fields or [key for key in order if key not in SHARED and key != "device"]
+        rows: dict[str, bytes] = {}
+        for record in records:
+            assert list(record) == order and all(record[key] == records[0][key] for key in SHARED), profile.name
+            row: tuple[Any, ...] = tuple(_pooled(record[key], strings, messages) for key in fields)
+            rows[record["device"].partition(":")[2]] = marshal.dumps(row, _MARSHAL)
+        head = marshal.dumps({"ids": "".join(rows), "ends": _ends(rows.values())}, _MARSHAL)
+        blob = len(head).to_bytes(4, "little") + head + b"".join(rows.values())
+        name = hashlib.sha256(blob).hexdigest()[:16]
         files[name] = blob
-        profiles[profile.name] = {"header": header, "table": name}
+        profiles[profile.name] = {"header": {key: records[0][key] for key in SHARED}, "table": name}
         for spelling in _spellings(profile):
             spellings.setdefault(spelling, profile.name)
-    index = {"format": answers.FORMAT, "version": __version__, "spellings": spellings, "profiles": profiles}
-    files[answers.INDEX_NAME] = answers.encode_index(index)
-    files[answers.POOL_NAME] = answers.encode_pool(pool)
-    files[answers.MESSAGES_NAME] = answers.encode_pool(messages)
-    files[answers.RESOURCES_NAME] = answers.encode_resources(resources)
-    return dict(sorted(files.items()))
+    index = {"version": __version__, "order": order, "fields": fields, "spellings": spellings, "profiles": profiles}
+    files[answers.INDEX] = marshal.dumps(index, _MARSHAL)
+    files[answers.STRINGS] = _pool(strings)
+    files[answers.MESSAGES] = _pool(messages)
+    return dict(sorted(files.items()))  # tests/test_answers.py reads every record back
+
+
+def _ends(blobs: Iterable[bytes]) -> bytes:
+    """Where each blob ends, once they are joined (4 bytes each)."""
+    ends, end = [], 0
+    for blob in blobs:
+        end += len(blob)
+        ends.append(end.to_bytes(4, "little"))
+    return b"".join(ends)
+
+
+def _pool(pool: dict[str, int]) -> bytes:
+    """A pool file: the count, where each string ends, the strings (UTF-8)."""
+    blobs = [text.encode("utf-8", "surrogatepass") for text in pool]
+    return len(blobs).to_bytes(4, "little") + _ends(blobs) + b"".join(blobs)
+
+
+def _pooled(value: object, strings: dict[str, int], messages: dict[str, int]) -> object:
+    """A record's value as a row holds it (see :mod:`pciname.answers`)."""
+    if isinstance(value, str):
+        return strings.setdefault(value, len(strings))
+    if isinstance(value, list):  # the warnings
+        return tuple((w["code"], messages.setdefault(w["message"], len(messages))) for w in value)
+    if value is None or type(value) is bool:
+        return value
+    raise SystemExit(f"a packaged answer cannot hold {value!r}")
 
 
 def on_disk(directory: Path) -> dict[str, bytes]:
@@ -117,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
     rest = [a for a in args if a != "--check"]
-    directory = Path(rest[0]) if rest else data_dir() / answers.PACKAGED_DIR
+    directory = Path(rest[0]) if rest else Path(answers.DIRECTORY)
     files = build()
     if check:
         fresh = on_disk(directory) == files
@@ -125,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if fresh else 1
     write(directory, files)
     total = sum(len(b) for b in files.values())
-    tables = sum(name.endswith(".answers") for name in files)
+    tables = len(files) - 3
     print(f"{directory}: {tables} tables, the index and the string pools, {total / 1e3:.0f} kB")
     return 0
 

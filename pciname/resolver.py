@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from cachetools import LRUCache
 
+from . import answers
 from .catalog import Catalog, catalog_for
 from .naming import checks
 from .naming.gotext import valid_text
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
     from .results import DiffEntry, Record, Resolution
 
 ProfileLike = str | Profile
-
-_MEMO_MAX = 100_000
 
 
 class DeviceId(namedtuple("DeviceId", "vendor device")):
@@ -216,17 +215,16 @@ class Resolver:
     finish on the data they started with.
     """
 
-    def __init__(self, *, pinned: bool = False) -> None:
+    def __init__(self, *, pinned: bool = False, memo: dict[tuple[object, object], Resolution] | None = None) -> None:
         self.pinned = pinned
         # Pinned: one view per profile for the resolver's life, never evicted
         # (an evicted view would be rebuilt from whatever is on disk then).
         self._views: dict[object, ProfileView] | LRUCache[object, ProfileView] = {} if pinned else LRUCache(maxsize=64)
         self._lock = Lock()
-        self._memo: dict[tuple[str, ProfileLike], Resolution] = {}
-        #: The fast path: ``remembered((device, profile))`` is the Resolution
-        #: an earlier :meth:`resolve` of exactly these arguments gave, or None
-        #: (TypeError for an unhashable profile). One dict lookup, no locking.
-        self.remembered = self._memo.get
+        #: The memo of :meth:`resolve`: (device, profile) -> Resolution. The
+        #: default resolver's is :data:`pciname.answers.memo`, which
+        #: :func:`pciname.resolve` reads (and fills from the packaged answers).
+        self.memo: dict[tuple[object, object], Resolution] = {} if memo is None else memo
 
     def view(self, profile: ProfileLike) -> ProfileView:
         key: object
@@ -281,16 +279,13 @@ class Resolver:
 
         key = (device, profile)
         try:
-            return self._memo[key]
-        except KeyError:
-            pass
+            hit = self.memo.get(key)
         except TypeError:  # an unhashable argument: let parsing reject it
-            return Resolution.from_record(self.view(profile).record(parse_device(device)))
+            hit = None
+        if hit is not None:
+            return hit
         result = Resolution.from_record(self.view(profile).record(parse_device(device)))
-        if len(self._memo) >= _MEMO_MAX:
-            self._memo.clear()
-        self._memo[key] = result
-        return result
+        return answers.remember(self.memo, key, result)  # type: ignore[no-any-return]
 
     def resolve_many(self, devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
         from .results import Resolution
@@ -328,10 +323,10 @@ class Resolver:
     def clear(self) -> None:
         with self._lock:
             self._views.clear()
-            self._memo.clear()
+            self.memo.clear()
 
 
-_default = Resolver()
+_default = Resolver(memo=answers.memo)
 
 
 def default_resolver() -> Resolver:

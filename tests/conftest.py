@@ -19,14 +19,22 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import shutil
 import tarfile
 import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: The newest plugin release pciname knows: what ``latest`` means. A new
+#: release profile changes these lines (tests/test_answers.py checks them
+#: against data/profiles.json), and no other test line.
+LATEST_RELEASE = "v1.6.0"
+LATEST = f"kubevirt-gpu-device-plugin@{LATEST_RELEASE}"
 TEST_DATA = Path(__file__).resolve().parent / "data"
 VECTORS = TEST_DATA / "nvidia-device-names.json"
 PROFILES_JSON = REPO / "data" / "profiles.json"
@@ -85,10 +93,43 @@ def package_only(monkeypatch, keep: list[str] = ()) -> None:
 
     manifest = {sha: name for sha, name in snapshots.packaged_manifest().items() if name in keep}
     monkeypatch.setattr(snapshots, "packaged_manifest", lambda: manifest)
-    # Nor the answer tables made from them (pciname.answers).
-    from .answers_util import without_packaged_answers
-
+    # Nor the answers made from them (pciname.answers).
     without_packaged_answers(monkeypatch)
+
+
+def without_packaged_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process, as if the package carried no packaged answers:
+    every lookup and resolve takes the full path."""
+    from pciname import answers
+
+    monkeypatch.setattr(answers, "packaged_dir", lambda: "/nonexistent/pciname-packaged-answers")
+    answers.clear()
+
+
+def wait_until(condition, timeout: float = 15.0, what: str = "the condition") -> None:
+    """Return as soon as ``condition()`` is true (checked every 20 ms),
+    instead of sleeping for a guessed time; fail after ``timeout`` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:g} s")
+        time.sleep(0.02)
+
+
+def run_in_process(function, argv: list[str]) -> tuple[object, str, str]:
+    """(exit code, stdout, stderr) of a CLI entry point called in this process."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = function(list(argv))
+        except SystemExit as exit_:
+            code = exit_.code
+    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
@@ -104,7 +145,8 @@ def trimmed_install(root: Path, keep: list[str] = ()) -> dict[str, str]:
     from pciname.snapshots import pack
 
     root.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(REPO / "pciname", root / "pciname", ignore=shutil.ignore_patterns("__pycache__"))
+    # Without the packaged answers too: they are made from the snapshots.
+    shutil.copytree(REPO / "pciname", root / "pciname", ignore=shutil.ignore_patterns("__pycache__", "packaged"))
     (root / "data").mkdir()
     for name in ("pci.ids", "profiles.json"):
         shutil.copy(REPO / "data" / name, root / "data" / name)
@@ -143,3 +185,51 @@ def build_go(source: Path, directory: Path) -> Path:
     env = {**os.environ, "GOCACHE": str(directory / "cache"), "GOPATH": str(directory / "gopath")}
     subprocess.run(["go", "build", "-o", str(binary), str(source)], check=True, env=env, timeout=300)
     return binary
+
+
+#: What can happen to a cache's table files (see corrupt).
+CORRUPTIONS = st.one_of(
+    st.tuples(st.just("flip"), st.integers(min_value=0), st.integers(min_value=0, max_value=7)),
+    st.tuples(st.just("truncate"), st.integers(min_value=0), st.just(0)),
+    st.tuples(st.just("swap"), st.integers(min_value=0), st.integers(min_value=0)),
+    st.tuples(st.just("link"), st.integers(min_value=0), st.integers(min_value=0)),
+    st.tuples(st.just("fifo"), st.integers(min_value=0), st.just(0)),
+    st.tuples(st.just("devzero"), st.integers(min_value=0), st.just(0)),
+    st.tuples(st.just("empty"), st.integers(min_value=0), st.just(0)),
+)
+
+
+def corrupt(tables_dir: Path, op: tuple, pattern: str = "*.marshal") -> None:
+    kind, a, b = op
+    files = sorted(tables_dir.glob(pattern))
+    target = files[a % len(files)]
+    regular = [f for f in files if f.is_file() and not f.is_symlink()]
+    # Files this operation opens itself: an earlier operation may have made
+    # them a link or a FIFO, and opening a FIFO (to read or to write) blocks.
+    opened = {"flip": [target], "truncate": [target], "empty": [target], "swap": [target, files[b % len(files)]]}
+    if any(f not in regular for f in opened.get(kind, [])):
+        return
+    if kind == "flip":
+        data = bytearray(target.read_bytes())
+        if data:
+            data[a % len(data)] ^= 1 << b
+        target.write_bytes(bytes(data))
+    elif kind == "truncate":
+        data = target.read_bytes()
+        target.write_bytes(data[: a % max(len(data), 1)])
+    elif kind == "swap":
+        other = files[b % len(files)]
+        one, two = target.read_bytes(), other.read_bytes()
+        target.write_bytes(two)
+        other.write_bytes(one)
+    elif kind == "link":
+        target.unlink()
+        target.symlink_to(files[b % len(files)] if files[b % len(files)] != target else "/etc/hostname")
+    elif kind == "fifo":
+        target.unlink()
+        os.mkfifo(target)
+    elif kind == "devzero":
+        target.unlink()
+        target.symlink_to("/dev/zero")
+    else:
+        target.write_bytes(b"")

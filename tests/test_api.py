@@ -9,14 +9,14 @@ import pytest
 import pciname
 from pciname.naming import checks
 
-from .conftest import TEST_DATA
+from .conftest import LATEST, LATEST_RELEASE, TEST_DATA
 
 
 def test_resolution_fields():
     r = pciname.resolve("10de:2236")
     assert r.device == "10de:2236"
-    assert r.profile == "kubevirt-gpu-device-plugin@v1.6.0"  # the default: latest
-    assert r.plugin_release == "v1.6.0"
+    assert r.profile == LATEST  # the default: latest
+    assert r.plugin_release == LATEST_RELEASE
     assert r.algorithm == "vendor-section"
     assert r.name == "GA102GL_A10"
     assert r.resource_name == "nvidia.com/GA102GL_A10"
@@ -44,7 +44,7 @@ def test_malformed_devices(bad):
 
 
 def test_profile_spellings_are_canonical():
-    assert pciname.resolve("10de:2236", "latest").profile == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert pciname.resolve("10de:2236", "latest").profile == LATEST
     assert pciname.resolve("10de:2236", "v1.2.2").profile == "kubevirt-gpu-device-plugin@v1.2.2"
     assert pciname.resolve("10de:2236", "GPU-Operator@23.9.2").profile == "gpu-operator@v23.9.2"
     assert pciname.resolve("10de:2236", "gpu-operator@v23.9.2").plugin_release == "v1.2.4"
@@ -147,7 +147,7 @@ def test_diff_finds_the_h100_rename():
         "renamed",
     )
     assert "10de:2236" not in entries  # unchanged names are not listed
-    assert pciname.diff("latest", "kubevirt-gpu-device-plugin@v1.6.0") == []
+    assert pciname.diff("latest", LATEST) == []
 
 
 def test_diff_appears_and_vanishes():
@@ -161,7 +161,7 @@ def test_profiles_listing():
     infos = {p.name: p for p in pciname.profiles()}
     assert len([p for p in infos.values() if p.kind == "plugin"]) == 20
     assert len([p for p in infos.values() if p.kind == "gpu-operator"]) == 33
-    latest = infos["kubevirt-gpu-device-plugin@v1.6.0"]
+    latest = infos[LATEST]
     assert latest.aliases == ("latest",) and latest.installed and latest.pci_ids_version == "2025.07.11"
     assert infos["preview"].installed and infos["preview"].pci_ids_version == "2026.10.24"
     assert infos["preview"].kind == "preview" and "no release" in infos["preview"].note
@@ -245,7 +245,7 @@ def test_the_default_is_latest_and_the_74_preview_differences_are_pinned():
     devices = sorted(pinned)
     default = pciname.resolve_many(devices)
     assert {r.device: r.resource_name for r in default} == {d: latest for d, (latest, _) in pinned.items()}
-    assert {r.profile for r in default} == {"kubevirt-gpu-device-plugin@v1.6.0"}
+    assert {r.profile for r in default} == {LATEST}
     preview = pciname.resolve_many(devices, "preview")
     assert {r.device: r.resource_name for r in preview} == {d: p for d, (_, p) in pinned.items()}
     assert {(e.device, e.old, e.new) for e in pciname.diff("latest", "preview")} == {(d, a, b) for d, (a, b) in pinned.items()}
@@ -255,7 +255,7 @@ def test_the_default_is_latest_and_the_74_preview_differences_are_pinned():
 
 def test_preview_keeps_its_old_name():
     assert pciname.resolve("10de:2236", "embedded").profile == "preview"
-    assert pciname.resolve("10de:2236", "").profile == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert pciname.resolve("10de:2236", "").profile == LATEST
 
 
 def test_text_from_a_pciids_file_is_valid_utf8(tmp_path):

@@ -4,7 +4,8 @@ users can write), every answer is still right, nothing hangs, and nothing
 outside the cache is ever written.
 
 The packaged answer tables are hidden here, so that every answer comes from
-the cache (tests/test_answers.py damages the packaged ones)."""
+the cache: the packaged answers are part of the package, trusted as its
+code is (tests/test_answers.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 import pciname
 
-from .answers_util import without_packaged_answers
+from .conftest import CORRUPTIONS, corrupt, run_in_process, without_packaged_answers
 
 PROFILES = ["latest", "kubevirt-gpu-device-plugin@v1.0.1", "kubevirt-gpu-device-plugin@v1.2.1", "preview"]
 DEVICES = ["10de:2236", "10de:2330", "10de:1eb8", "10de:002a", "10de:230c", "10de:24fa", "8086:1234"]
@@ -140,53 +141,6 @@ def test_a_table_of_another_user_is_not_read(pristine, tmp_path, monkeypatch):
     assert answers() == expected
 
 
-CORRUPTIONS = st.one_of(
-    st.tuples(st.just("flip"), st.integers(min_value=0), st.integers(min_value=0, max_value=7)),
-    st.tuples(st.just("truncate"), st.integers(min_value=0), st.just(0)),
-    st.tuples(st.just("swap"), st.integers(min_value=0), st.integers(min_value=0)),
-    st.tuples(st.just("link"), st.integers(min_value=0), st.integers(min_value=0)),
-    st.tuples(st.just("fifo"), st.integers(min_value=0), st.just(0)),
-    st.tuples(st.just("devzero"), st.integers(min_value=0), st.just(0)),
-    st.tuples(st.just("empty"), st.integers(min_value=0), st.just(0)),
-)
-
-
-def corrupt(tables_dir: Path, op: tuple, pattern: str = "*.marshal") -> None:
-    kind, a, b = op
-    files = sorted(tables_dir.glob(pattern))
-    target = files[a % len(files)]
-    regular = [f for f in files if f.is_file() and not f.is_symlink()]
-    # Files this operation opens itself: an earlier operation may have made
-    # them a link or a FIFO, and opening a FIFO (to read or to write) blocks.
-    opened = {"flip": [target], "truncate": [target], "empty": [target], "swap": [target, files[b % len(files)]]}
-    if any(f not in regular for f in opened.get(kind, [])):
-        return
-    if kind == "flip":
-        data = bytearray(target.read_bytes())
-        if data:
-            data[a % len(data)] ^= 1 << b
-        target.write_bytes(bytes(data))
-    elif kind == "truncate":
-        data = target.read_bytes()
-        target.write_bytes(data[: a % max(len(data), 1)])
-    elif kind == "swap":
-        other = files[b % len(files)]
-        one, two = target.read_bytes(), other.read_bytes()
-        target.write_bytes(two)
-        other.write_bytes(one)
-    elif kind == "link":
-        target.unlink()
-        target.symlink_to(files[b % len(files)] if files[b % len(files)] != target else "/etc/hostname")
-    elif kind == "fifo":
-        target.unlink()
-        os.mkfifo(target)
-    elif kind == "devzero":
-        target.unlink()
-        target.symlink_to("/dev/zero")
-    else:
-        target.write_bytes(b"")
-
-
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(CORRUPTIONS, min_size=1, max_size=3))
 def test_property_every_answer_is_right_whatever_happens_to_the_tables(pristine, tmp_path, ops):
@@ -199,107 +153,36 @@ def test_property_every_answer_is_right_whatever_happens_to_the_tables(pristine,
         assert answers() == expected
 
 
-# -- the answer tables of `pciname lookup`'s fast path (pciname.cli.fast) ------
+# -- `pciname lookup` keeps no other table in the cache ---------------------
 
 ANSWER_ARGVS = [
     ["lookup", "10de:2236"],
     ["lookup", "10de:2236", "10de:1eb8", "-p", "gpu-operator@v23.9.2"],
     ["lookup", "10de:2330", "-p", "preview", "-o", "json"],
+    ["lookup", "10de:2236", "-p", "LATEST"],  # a spelling the package does not list
 ]
 
 
 def cli_answer(argv: list[str]) -> tuple[object, str, str]:
-    import contextlib
-    import io
-
     from pciname import cli
 
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main(list(argv))
-        except SystemExit as exit_:
-            code = exit_.code
+    found = run_in_process(cli.main, argv)
     pciname.clear_caches()
-    return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture(scope="module")
-def pristine_answers(tmp_path_factory):
-    """The right CLI answers, and the answer tables a clean run leaves behind."""
-    cache = tmp_path_factory.mktemp("pristine-answers")
-    with pytest.MonkeyPatch.context() as mp:
-        without_packaged_answers(mp)
-        mp.setenv("PCINAME_CACHE_DIR", str(cache))
-        expected = {tuple(argv): cli_answer(argv) for argv in ANSWER_ARGVS}
-        from pciname.cli import fast
-
-        assert all(fast.load(p) is not None for p in ("latest", "gpu-operator@v23.9.2", "preview"))
-    tables = sorted((cache / "tables").glob("*.answers"))
-    assert len(tables) == 3
-    return expected, {p.name: p.read_bytes() for p in tables}
-
-
-def answer_cache(root: Path, tables: dict[str, bytes]) -> Path:
-    cache = fresh_cache(root, tables)
-    return cache
-
-
-def test_an_edited_answer_table_is_not_served_and_is_rebuilt(pristine_answers, tmp_path, monkeypatch):
-    expected, tables = pristine_answers
-    edited = {name: data.replace(b"GA102GL_A10", b"GA102GL_A11") for name, data in tables.items()}
-    assert edited != tables
-    cache = answer_cache(tmp_path / "cache", edited)
-    monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
-    from pciname.cli import fast
-
-    # The index is intact; the edited rows fail their digests when read.
-    assert fast.load("latest", every_row=True) is None
-    assert fast.lookup(["lookup", "10de:2236"]) is None
-    assert {tuple(argv): cli_answer(argv) for argv in ANSWER_ARGVS} == expected
-    assert fast.load("latest", every_row=True) is not None  # rebuilt by the full path
-    # A table is rebuilt when a damaged row is asked for (its other rows are still served).
-    for profile in ("gpu-operator@v23.9.2", "preview"):
-        code, out, _ = cli_answer(["lookup", "10de:2236", "-p", profile])
-        assert (code, out) == (0, "nvidia.com/GA102GL_A10\n")
-    assert all(b"GA102GL_A11" not in p.read_bytes() for p in (cache / "tables").glob("*.answers"))
-
-
-@pytest.mark.parametrize("how", ["world-writable", "other-owner-dir", "other-owner-file"])
-def test_answer_tables_in_an_untrusted_place_are_not_read_or_written(how, pristine_answers, tmp_path, monkeypatch):
-    expected, tables = pristine_answers
-    cache = answer_cache(tmp_path / "cache", tables)
-    if how == "world-writable":
-        cache.chmod(0o777)
-    elif how == "other-owner-dir":
-        os.chown(cache / "tables", 65534, 65534)
-    else:
-        for path in (cache / "tables").iterdir():
-            os.chown(path, 65534, 65534)
-    monkeypatch.setenv("PCINAME_CACHE_DIR", str(cache))
-    from pciname.cli import fast
-
-    assert fast.load("latest") is None
-    before = {p.name: p.read_bytes() for p in (cache / "tables").iterdir()}
-    assert {tuple(argv): cli_answer(argv) for argv in ANSWER_ARGVS} == expected
-    if how != "other-owner-file":  # the dir is untrusted: nothing written
-        assert {p.name: p.read_bytes() for p in (cache / "tables").iterdir()} == before
-
-
-def corrupt_answers(tables_dir: Path, op: tuple) -> None:
-    corrupt(tables_dir, op, "*.answers")
+    return found
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(CORRUPTIONS, min_size=1, max_size=3))
-def test_property_every_cli_answer_is_right_whatever_happens_to_the_answer_tables(pristine_answers, tmp_path, ops):
-    expected, tables = pristine_answers
-    cache = answer_cache(tmp_path / "prop-answers", tables)
+def test_property_every_cli_answer_is_right_whatever_happens_to_the_tables(pristine, tmp_path, ops):
+    expected = {tuple(argv): cli_answer(argv) for argv in ANSWER_ARGVS}
+    cache = fresh_cache(tmp_path / "prop-answers", pristine[1])
     for op in ops:
-        corrupt_answers(cache / "tables", op)
+        corrupt(cache / "tables", op)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PCINAME_CACHE_DIR", str(cache))
         assert {tuple(argv): cli_answer(argv) for argv in ANSWER_ARGVS} == expected
+        # The catalogs' tables are the only ones the cache holds.
+        assert {p.suffix for p in (cache / "tables").iterdir() if not p.name.startswith(".")} <= {".marshal"}
 
 
 def test_tables_of_pciids_files_gone_or_changed_are_pruned(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from .conftest import REPO, trimmed_install
+from .conftest import LATEST, REPO, trimmed_install
 
 
 def run(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -41,10 +41,10 @@ def test_lookup_default_is_latest():
     # What a cluster on the newest release shows, not the preview's GH100_H20_NVL16.
     proc = run("lookup", "10de:230c", "-o", "json")
     (record,) = json.loads(proc.stdout)
-    assert (proc.returncode, record["resource_name"], record["profile"]) == (0, "nvidia.com/230c", "kubevirt-gpu-device-plugin@v1.6.0")
+    assert (proc.returncode, record["resource_name"], record["profile"]) == (0, "nvidia.com/230c", LATEST)
     assert [w["code"] for w in record["warnings"]] == ["unnamed-device"]
     table = run("lookup", "10de:2236", "-o", "table").stdout.splitlines()
-    assert table[0].split()[-1] == "PROFILE" and table[1].split()[-1] == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert table[0].split()[-1] == "PROFILE" and table[1].split()[-1] == LATEST
     assert "default latest" in run("lookup", "--help").stdout
 
 
@@ -146,7 +146,7 @@ def test_profiles_command():
     assert names[0] == "preview"
     assert "gpu-operator@v26.7.0" in names and "kubevirt-gpu-device-plugin@v1.0.0" in names
     table = run("profiles").stdout
-    assert "kubevirt-gpu-device-plugin@v1.6.0 (latest)" in table
+    assert f"{LATEST} (latest)" in table
 
 
 def test_version_and_help_everywhere():

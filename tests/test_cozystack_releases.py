@@ -160,8 +160,8 @@ def test_lookup_of_every_release_equals_its_plugin_release(capsys):
             plugins[plugin] = lookup(plugin)
             assert plugins[plugin][1].count("nvidia.com/") > 1900
         assert lookup(f"cozystack@{tag}") == plugins[plugin], tag
-        assert answers.packaged(f"cozystack@{tag}") is not None, tag
-    assert answers.packaged("cozystack@latest") is not None
+        assert answers.table(f"cozystack@{tag}") is not None, tag
+    assert answers.table("cozystack@latest") is not None
 
 
 def test_the_script_rewrites_the_readme_table(tmp_path):

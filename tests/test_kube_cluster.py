@@ -15,11 +15,9 @@ from pciname.kube.cluster import connect, read_cluster
 from pciname.kube.objects import advertised, apply_body, management
 from pciname.kube.resources import resource_kind
 
+from .conftest import LATEST
 from .fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node
-
-A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
-T4_OLD = {"pciVendorSelector": "10DE:1EB8", "resourceName": "nvidia.com/TU104GL_Tesla_T4", "externalResourceProvider": True}
-GRID = {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/GRID_T4-1Q", "externalResourceProvider": True}
+from .kube_documents import A10, GRID, T4_OLD, cluster_nodes
 
 
 @pytest.fixture(autouse=True)
@@ -27,17 +25,6 @@ def no_proxies(monkeypatch):
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "KUBECONFIG"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-
-
-def cluster_nodes():
-    return [
-        node("gpu-a10-1", {"nvidia.com/GA102GL_A10": "2"}),
-        node("gpu-a10-2", {"nvidia.com/GA102GL_A10": "4"}, allocatable={"nvidia.com/GA102GL_A10": "3"}),
-        node("gpu-t4-1", {"nvidia.com/TU104GL_TESLA_T4": "1", "nvidia.com/GRID_T4-1Q": "16"},
-             labels={"nvidia.com/gpu.workload.config": "vm-vgpu"}),
-        node("cpu-1", {"nvidia.com/gpu": "8", "nvidia.com/mig-1g.10gb": "7"}, labels={"nvidia.com/gpu.workload.config": "container"}),
-        node("old-1", {"nvidia.com/AD104GL_L4": "0"}),
-    ]
 
 
 @pytest.fixture
@@ -110,7 +97,7 @@ def test_infer_profiles():
     assert [n.partition("@")[2] for n in inferred["consistent"]] == ["v1.2.2", "v1.2.3", "v1.2.4"]
     assert inferred["chosen"] == "kubevirt-gpu-device-plugin@v1.2.4"
     assert "gpu-operator@v23.9.2" in inferred["gpu_operator"] and "gpu-operator@v24.3.0" not in inferred["gpu_operator"]
-    assert inferred["unexplained"]["kubevirt-gpu-device-plugin@v1.6.0"] == ["nvidia.com/GH100H100_SXM5_80GB"]
+    assert inferred["unexplained"][LATEST] == ["nvidia.com/GH100H100_SXM5_80GB"]
     old = infer_profiles(["nvidia.com/TU104GL_Tesla_T4"])
     assert [n.partition("@")[2] for n in old["consistent"]] == ["v1.0.0", "v1.0.1"]
     nothing = infer_profiles(["nvidia.com/GRID_T4-1Q"])
@@ -119,7 +106,7 @@ def test_infer_profiles():
 
 def test_audit_pure():
     report = audit(kubevirt({"pciHostDevices": [A10, T4_OLD], "mediatedDevices": [GRID]}), cluster_nodes(), "auto")
-    assert report["profile"] == "kubevirt-gpu-device-plugin@v1.6.0" and report["profile_source"] == "inferred"
+    assert report["profile"] == LATEST and report["profile_source"] == "inferred"
     got = sorted((f["code"], f["resource_name"]) for f in report["findings"])
     assert got == [
         ("advertised-not-permitted", "nvidia.com/TU104GL_TESLA_T4"),
@@ -191,7 +178,7 @@ def test_audit_command_is_read_only(fake, tmp_path, capsys):
     assert code == 1, err
     report = json.loads(out)
     assert report["kubevirt"] == "kubevirt/kubevirt"
-    assert report["profile"] == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert report["profile"] == LATEST
     assert {f["code"] for f in report["findings"]} == {"wrong-resource-name", "permitted-not-advertised", "advertised-not-permitted"}
     assert {r.method for r in fake.requests} == {"GET"}
     code, out, _ = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "table")

@@ -15,12 +15,14 @@ from pciname.kube.generate import (
     vm_gpus,
 )
 
+from .conftest import LATEST
+
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
 
 
 def test_kubevirt_block_default_profile():
     snippet = permitted_host_devices(["10de:2236", "0x10DE:0x1EB8"], ["GRID T4-1Q", "NVIDIA A100-40C"])
-    assert snippet.profile == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert snippet.profile == LATEST
     assert snippet.data == {
         "pciHostDevices": [
             A10,
@@ -54,7 +56,7 @@ def test_profile_names_follow_the_release():
     assert old.data["pciHostDevices"][0]["resourceName"] == "nvidia.com/GH100H100_SXM5_80GB"
     assert new.data["pciHostDevices"][0]["resourceName"] == "nvidia.com/GH100_H100_SXM5_80GB"
     assert old.profile == "gpu-operator@v23.9.2"
-    assert new.profile == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert new.profile == LATEST
 
 
 def test_kubelet_invalid_name_is_left_out_unless_asked():
@@ -202,7 +204,7 @@ def test_snippet_to_dict_is_plain_data():
 
     snippet = permitted_host_devices(["10de:2236", "10de:05be"], ["GRID T4-1Q"])
     data = json.loads(json.dumps(snippet.to_dict()))
-    assert data["profile"] == "kubevirt-gpu-device-plugin@v1.6.0"
+    assert data["profile"] == LATEST
     assert data["data"]["pciHostDevices"] == [A10]
     assert data["left_out"][0]["item"] == "10de:05be"
     assert {r["code"] for r in data["left_out"][0]["reasons"]} == {"invalid-resource-name", "socket-path-too-long"}

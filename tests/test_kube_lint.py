@@ -9,62 +9,8 @@ import pytest
 
 from pciname.kube.lint import CODES, LintInputError, Linter, format_path, lint_data, lint_text
 
+from .kube_documents import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, TENANT, VMS, y
 
-
-def y(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-CLEAN = y(
-    """
-    apiVersion: kubevirt.io/v1
-    kind: KubeVirt
-    metadata:
-      name: kubevirt
-      namespace: kubevirt
-    spec:
-      configuration:
-        developerConfiguration:
-          featureGates: [GPU, HostDevices]
-        permittedHostDevices:
-          pciHostDevices:
-          - pciVendorSelector: "10DE:2236"
-            resourceName: nvidia.com/GA102GL_A10
-            externalResourceProvider: true
-          - pciVendorSelector: 10de:27b8
-            resourceName: "nvidia.com/AD104GL_L4"
-            externalResourceProvider: true
-          - pciVendorSelector: "8086:0D58"
-            resourceName: intel.com/qat
-          mediatedDevices:
-          - mdevNameSelector: GRID T4-1Q
-            resourceName: nvidia.com/GRID_T4-1Q
-            externalResourceProvider: true
-    ---
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata:
-      name: ubuntu-a10
-      namespace: tenant-root
-    spec:
-      runStrategy: Always
-      template:
-        spec:
-          domain:
-            devices:
-              gpus:
-              - name: gpu1
-                deviceName: nvidia.com/GA102GL_A10
-              - name: vgpu1
-                deviceName: nvidia.com/GRID_T4-1Q
-              hostDevices:
-              - name: qat
-                deviceName: intel.com/qat
-            resources:
-              requests:
-                memory: 16Gi
-    """
-)
 
 
 def codes(findings):
@@ -73,46 +19,6 @@ def codes(findings):
 
 def test_clean_documents_have_no_findings():
     assert lint_text(CLEAN, "clean.yaml") == []
-
-
-KUBEVIRT_CR = y(
-    """
-    # KubeVirt CR as an operator left it
-    apiVersion: kubevirt.io/v1
-    kind: KubeVirt
-    metadata:
-      name: kubevirt
-      namespace: kubevirt
-    spec:
-      configuration:
-        permittedHostDevices:
-          pciHostDevices:
-          - pciVendorSelector: "10DE:1EB8"
-            resourceName: "nvidia.com/TU104GL_Tesla_T4"
-            externalResourceProvider: true
-          - pciVendorSelector: "10DE:2236"
-            resourceName: nvidia.com/GA102GL_A10
-          - pciVendorSelector: "10de:2236"
-            resourceName: nvidia.com/GA102GL_A10
-            externalResourceProvider: "true"
-          - pciDeviceSelector: "10DE:27B8"
-            resourceName: nvidia.com/AD104GL_L4
-            externalResourceProvider: true
-          - pciVendorSelector: "10DE:ZZZZ"
-            resourceName: nvidia.com/SOMETHING
-            externalResourceProvider: true
-          - pciVendorSelector: "15B3:101E"
-            resourceName: nvidia.com/CX7
-            externalResourceProvider: true
-          mediatedDevices:
-          - mdevNameSelector: NVIDIA L40S-24Q
-            resourceName: nvidia.com/L40S-24Q
-            externalResourceProvider: true
-          - mdevNameSelector: "GRID T4-1Q "
-            resourceName: "nvidia.com/GRID_T4-1Q_"
-            externalResourceProvider: true
-    """
-)
 
 
 def test_kubevirt_cr_findings_with_lines_paths_and_expected_values():
@@ -165,63 +71,10 @@ def test_names_depend_on_the_profile():
     assert [(f.line, f.code) for f in old] == [(8, "not-advertised"), (9, "not-advertised")]
 
 
-HYPERCONVERGED = y(
-    """
-    apiVersion: hco.kubevirt.io/v1beta1
-    kind: HyperConverged
-    metadata:
-      name: kubevirt-hyperconverged
-      namespace: openshift-cnv
-    spec:
-      permittedHostDevices:
-        pciHostDevices:
-        - pciDeviceSelector: "10DE:1EB8"
-          resourceName: nvidia.com/TU104GL_TESLA_T4
-          externalResourceProvider: true
-        - pciVendorSelector: "10DE:2236"
-          resourceName: nvidia.com/GA102GL_A10
-          externalResourceProvider: true
-        - pciDeviceSelector: "10DE:1DB6"
-          resourceName: nvidia.com/GV100GL_Tesla_V100
-          disabled: true
-        mediatedDevices:
-        - mdevNameSelector: NVIDIA A10-24Q
-          resourceName: nvidia.com/NVIDIA_A10-24Q
-          externalResourceProvider: true
-    """
-)
-
-
 def test_hyperconverged_uses_pci_device_selector_and_skips_disabled_entries():
     findings = lint_text(HYPERCONVERGED, "hco.yaml")
     assert [(f.line, f.code, f.expected) for f in findings] == [(12, "wrong-selector-field", "pciDeviceSelector")]
     assert findings[0].path == "spec.permittedHostDevices.pciHostDevices[1].pciVendorSelector"
-
-
-COZYSTACK_VALUES = y(
-    """
-    # Cozystack platform values
-    bundle-name: paas-full
-    ipv4-pod-cidr: 10.244.0.0/16
-    gpu:
-      replaceDefaults: false
-      permittedHostDevices:
-        pciHostDevices:
-        - pciVendorSelector: "10DE:2335"
-          resourceName: nvidia.com/GH100_H200_SXM_141GB
-          externalResourceProvider: true
-        - pciVendorSelector: "10DE:26B9"
-          resourceName: nvidia.com/AD102GL_L40S
-          externalResourceProvider: true
-        - pciVendorSelector: "10DE:20B5"
-          resourceName: nvidia.com/GA100_A100_PCIe_80GB
-          externalResourceProvider: true
-        mediatedDevices:
-        - mdevNameSelector: NVIDIA L40S-24Q
-          resourceName: nvidia.com/NVIDIA_L40S-24Q
-          externalResourceProvider: true
-    """
-)
 
 
 def test_cozystack_platform_values():
@@ -278,42 +131,6 @@ def test_bare_defaults_table():
     )
     nested = "permittedHostDevices:\n" + textwrap.indent(text, "  ")
     assert [f.path for f in lint_text(nested, "d.yaml")] == ["permittedHostDevices.pciHostDevices[1].externalResourceProvider"]
-
-
-VMS = y(
-    """
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata: {name: vm-a, namespace: tenant-dev}
-    spec:
-      template:
-        spec:
-          domain:
-            devices:
-              gpus:
-              - name: gpu1
-                deviceName: nvidia.com/GA102GL_A1O
-              - name: gpu2
-                deviceName: nvidia.com/TU104GL_Tesla_T4
-              hostDevices:
-              - name: hd1
-                deviceName: nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_
-              - name: nic
-                deviceName: devices.kubevirt.io/sriov
-    ---
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachineInstance
-    metadata: {name: vmi-b}
-    spec:
-      domain:
-        devices:
-          gpus:
-          - name: gpu1
-            deviceName: nvidia.com/AD104GL_L4
-          - name: gpu2
-            deviceName: nvidia.com/NOTHING_LIKE_IT_AT_ALL_QQQQ
-    """
-)
 
 
 def test_vm_and_vmi_references():
@@ -389,40 +206,6 @@ def test_mdev_typo_is_suggested_when_the_type_is_permitted():
     assert (finding.code, finding.expected, finding.document) == ("unknown-resource-name", ["nvidia.com/GRID_T4-1Q"], 3)
     # The input permits vGPU types, so the name is also not-permitted, with the same suggestion.
     assert (not_permitted.code, not_permitted.expected) == ("not-permitted", ["nvidia.com/GRID_T4-1Q"])
-
-
-TENANT = y(
-    """
-    # Cozystack tenant Kubernetes values
-    host: ""
-    controlPlane:
-      replicas: 2
-    nodeGroups:
-      md0:
-        minReplicas: 0
-        maxReplicas: 10
-        instanceType: u1.medium
-        roles: [ingress-nginx]
-        resources: {}
-      gpu:
-        minReplicas: 1
-        maxReplicas: 2
-        instanceType: u1.2xlarge
-        gpus:
-        - name: nvidia.com/GA102GL_A10
-        - name: nvidia.com/AD102GL_L40
-        - name: nvidia.com/2335
-    ---
-    apiVersion: apps.cozystack.io/v1alpha1
-    kind: Kubernetes
-    metadata: {name: dev, namespace: tenant-team}
-    spec:
-      nodeGroups:
-        gpu-pool:
-          gpus:
-          - name: nvidia.com/GH100H100_SXM5_80GB
-    """
-)
 
 
 def test_tenant_kubernetes_node_groups():
@@ -519,8 +302,6 @@ def test_format_path():
 
 
 # -- SR-IOV vGPU: entries KubeVirt's own plugin advertises (issue 10, section 3) ----------------
-
-SRIOV_DOC = (Path(__file__).resolve().parent / "data" / "cozystack-gpu-vgpu-sriov.yaml").read_text()
 
 SRIOV_VALUES = y(
     """

@@ -16,10 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pciname"
 # The layers, lowest first. A module may import modules of its own layer or
 # of a lower one, never of a higher one.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("pciname._version", "pciname.answers", "pciname.errors", "pciname.files", "pciname.paths", "pciname.render")),
+    ("base", ("pciname._version", "pciname.errors", "pciname.files", "pciname.paths", "pciname.render")),
     ("database", ("pciname.pciids",)),
     ("naming", ("pciname.naming",)),
-    ("catalog", ("pciname.catalog", "pciname.snapshots", "pciname.results")),
+    ("catalog", ("pciname.answers", "pciname.catalog", "pciname.download", "pciname.snapshots", "pciname.results")),
     ("resolver", ("pciname.resolver",)),
     ("api", ("pciname.api",)),
     ("facade", ("pciname",)),
@@ -152,3 +152,15 @@ def test_the_checker_sees_a_cycle_and_an_upward_import(monkeypatch):
     monkeypatch.setitem(GRAPH, "pciname.naming.checks", GRAPH["pciname.naming.checks"] | {"pciname.naming.gotext"})
     assert ["pciname.naming.checks", "pciname.naming.gotext"] in _cycles()
     assert layer_of("pciname.cli.core") > layer_of("pciname.resolver")
+
+
+def test_test_modules_do_not_import_each_other():
+    """What tests share lives in conftest.py and helper modules, not in
+    another test module (importing one collects its tests' globals twice)."""
+    tests = Path(__file__).resolve().parent
+    found = []
+    for path in sorted(tests.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level and (node.module or "").startswith("test_"):
+                found.append(f"{path.name} imports {node.module}")
+    assert found == []

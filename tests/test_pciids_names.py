@@ -42,7 +42,7 @@ from pciname.pciids.names import (
 )
 
 from .conftest import PLUGIN_PCIIDS
-from .test_pciids_grammar import well_formed
+from .pciids_strategies import well_formed
 
 LSPCI = shutil.which("lspci")
 EMBEDDED = embedded_pciids_path()

@@ -29,7 +29,7 @@ from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
-from .conftest import package_only
+from .conftest import LATEST, package_only, wait_until
 from .server_util import ALL_BUT_2019, metric, pciids_text, scrape, snapshot_dir, write_atomically
 
 OK = grpc.StatusCode.OK
@@ -136,7 +136,7 @@ def test_resolve_known_names(client, server_env):
         "nvidia.com/GH100H100_SXM5_80GB"
     )
     assert client.resolve("10de:1f08", "v1.1.2").resource_name == "nvidia.com/SAS_5_IR_INTEGRATED_RAID_CONTROLLER"
-    assert client.resolve("10de:2236").profile == "kubevirt-gpu-device-plugin@v1.6.0"  # "" is the default profile: latest
+    assert client.resolve("10de:2236").profile == LATEST  # "" is the default profile: latest
     assert client.resolve("10de:2236", "custom").resource_name == "nvidia.com/GA102GL_A10_CUSTOM"
 
 
@@ -227,7 +227,7 @@ def test_list_profiles(client, stub, server_env):
         assert served.installed is (not uses_2019)
     assert got["custom"].installed and got["custom"].kind == "custom"
     response = stub.ListProfiles(pb.ListProfilesRequest(), timeout=10)
-    assert [p.name for p in response.profiles if p.is_default] == ["kubevirt-gpu-device-plugin@v1.6.0"]
+    assert [p.name for p in response.profiles if p.is_default] == [LATEST]
     assert response.data_generation >= 1
 
 
@@ -400,9 +400,17 @@ def test_health_transitions(server_env):
         assert health_status(channel, "pciname.v1.PciName") == "SERVING"
         assert stub.Resolve(pb.ResolveRequest(device="10de:2236"), timeout=5).resource_name == "nvidia.com/GA102GL_A10"
 
-        drainer = threading.Thread(target=fresh.drain, kwargs={"grace": 1.0, "delay": 0.8})
+        draining = threading.Event()
+        enter = fresh.health.enter_graceful_shutdown
+
+        def entered() -> None:
+            enter()
+            draining.set()
+
+        fresh.health.enter_graceful_shutdown = entered
+        drainer = threading.Thread(target=fresh.drain, kwargs={"grace": 1.0, "delay": 2.0})
         drainer.start()
-        time.sleep(0.3)  # inside the shutdown delay: NOT_SERVING, yet still answering
+        assert draining.wait(10)  # inside the shutdown delay: NOT_SERVING, yet still answering
         assert health_status(channel) == "NOT_SERVING"
         assert health_status(channel, "liveness") == "NOT_SERVING"
         assert stub.Resolve(pb.ResolveRequest(device="10de:2236"), timeout=5).resource_name
@@ -466,15 +474,15 @@ def test_deadline_ends_a_stalled_stream(server, server_env):
         # (0.5 s once ran out before it came, in CI with another job running).
         stream = pb_grpc.PciNameStub(ch).ListDevices(pb.ListDevicesRequest(profile="preview"), timeout=3.0)
         next(stream)  # then stop reading: the server blocks on flow control
-        time.sleep(0.3)
-        assert metric(scrape(server.metrics_port), "pciname_rpc_in_flight") == 1
-        time.sleep(3.0)  # past the deadline, whenever the first message came
+        wait_until(lambda: metric(scrape(server.metrics_port), "pciname_rpc_in_flight") == 1, what="one RPC in flight")
+        ended = threading.Event()
+        stream.add_done_callback(lambda _: ended.set())
+        assert ended.wait(30)  # past the deadline, whenever the first message came
+        # The server ends the RPC too (before the channel closes, which would cancel it).
+        wait_until(lambda: metric(scrape(server.metrics_port), "pciname_rpc_in_flight") == 0, what="the RPC's end")
         with pytest.raises(grpc.RpcError) as caught:
             list(stream)
         assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    deadline = time.monotonic() + 5
-    while metric(scrape(server.metrics_port), "pciname_rpc_in_flight") and time.monotonic() < deadline:
-        time.sleep(0.05)
     after = scrape(server.metrics_port)
     assert metric(after, "pciname_rpc_in_flight") == 0  # the server gave the worker back
     got = metric(after, "pciname_rpc_errors_total", method="ListDevices", code="DEADLINE_EXCEEDED") - metric(
@@ -562,7 +570,7 @@ def _cached_keys(data) -> list:
     encoded = getattr(data, "encoded", None)
     if encoded is not None:
         keys.extend(encoded.keys())
-    keys.extend(key[0] for key in getattr(data.resolver, "_memo", {}))
+    keys.extend(key[0] for key in getattr(data.resolver, "memo", {}))
     return [k for k in keys if isinstance(k, str)]
 
 

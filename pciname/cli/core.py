@@ -188,12 +188,9 @@ def run_lookup(args: argparse.Namespace) -> int:
     elif client_tls_asked(args):
         raise _usage("the --tls options go with --server")
     else:
-        from . import fast
         from ..resolver import default_resolver
 
         profile = profile_from_args(args)
-        # What the answer table will depend on, before anything is read.
-        deps = fast.dependencies(fast.package_dir()) if isinstance(profile, str) else None
         # Each distinct spelling is resolved once; repeats share its record
         # (copied for YAML, which would print shared objects as aliases).
         unique = list(dict.fromkeys(devices))
@@ -201,11 +198,6 @@ def run_lookup(args: argparse.Namespace) -> int:
         records = [resolved[device] for device in devices]
         if args.output == "yaml" and len(unique) < len(devices):
             records = [dict(r, warnings=[dict(w) for w in r["warnings"]]) for r in records]
-        print_records(records, args.output, list_warnings=_list_warnings(args, records))
-        if isinstance(profile, str) and deps is not None and fast.load(profile, every_row=True) is None:
-            # The next plain lookup of this profile spelling: one small read.
-            fast.save(profile, default_resolver().view(profile), deps)
-        return 0 if all(r["advertised"] for r in records) else 1
     print_records(records, args.output, list_warnings=_list_warnings(args, records))
     return 0 if all(r["advertised"] for r in records) else 1
 

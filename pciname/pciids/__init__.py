@@ -8,10 +8,14 @@
 * :mod:`.ids`: parsing ``VENDOR:DEVICE`` ids as users type them.
 
 Nothing is imported until used: the ``pciname lookup`` start-up path needs
-only :mod:`.ids`.
+only :mod:`.ids` (and its fast path only this module: no ``from __future__
+import annotations`` here, importing ``__future__`` costs start-up time).
 """
 
-from __future__ import annotations
+#: NVIDIA's PCI vendor id: the one vendor the plugin advertises, and the
+#: vendor a bare device id (``2236``) means. Defined here only (here, so
+#: that the fast path of :mod:`pciname.answers` imports it for nothing).
+NVIDIA_VENDOR_ID = "10de"
 
 _EXPORTS = {
     "load_bytes": "loader",

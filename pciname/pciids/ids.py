@@ -9,10 +9,7 @@ from __future__ import annotations
 import re
 
 from ..errors import InvalidDeviceError
-
-#: NVIDIA's PCI vendor id: the one vendor the plugin advertises, and the
-#: vendor a bare device id (``2236``) means. Defined here only.
-NVIDIA_VENDOR_ID = "10de"
+from . import NVIDIA_VENDOR_ID as NVIDIA_VENDOR_ID
 
 _HEX4 = r"(?:0[xX])?([0-9a-fA-F]{4})"
 _PAIR = re.compile(rf"\s*{_HEX4}:{_HEX4}\s*\Z")

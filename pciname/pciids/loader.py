@@ -49,6 +49,7 @@ from .model import (
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
+_intern = sys.intern
 _BLANK = " \t"
 _HEADER = re.compile(r"[ \t]*#[ \t]*(Version|Date):[ \t]*(.*?)[ \t]*\Z")
 
@@ -153,24 +154,8 @@ def _load(blocks: Iterable[tuple[list[str], bool]], has_nul: bool, strict: bool)
 
 
 def _load_lines(blocks: Iterable[tuple[list[str], bool]], has_nul: bool, strict: bool) -> PciDatabase:
-    db = PciDatabase()
-    issues = db.issues
-    vendors = db.vendors
-    block = _NONE
-    vendor: Vendor | None = None
-    dclass: DeviceClass | None = None
-    generic_vendor = ""
-    level2 = _L2_NONE
-    level1: Device | Subclass | None = None  # the entry level-2 lines attach to
-    in_header = True
-    intern = sys.intern  # one string per id, however often the file repeats it
-
-    def issue(lineno: int, column: int, message: str) -> None:
-        found = SyntaxIssue(lineno, column, message)
-        if strict:
-            raise PciIdsSyntaxError(found)
-        issues.append(found)
-
+    """Split the blocks into pciutils' reads and hand each line to :class:`_Parse`."""
+    parse = _Parse(strict)
     lineno = 0
     for lines, unterminated in blocks:
         last = len(lines) - 1
@@ -186,184 +171,228 @@ def _load_lines(blocks: Iterable[tuple[list[str], bool]], has_nul: bool, strict:
             for line, too_long in reads:
                 lineno += 1
                 if too_long:
-                    issue(lineno, len(line) + 1, LINE_TOO_LONG)
-                    body = line.lstrip(_BLANK)
-                    if body and body[0] != "#":
-                        # skip it and what it nests
-                        in_header = False
-                        nest = len(line) - len(line.lstrip("\t"))
-                        if nest == 0:
-                            block = _SKIP
-                        elif nest == 1:
-                            level1, level2 = None, _L2_SKIP
-                    continue
-                if line and line[-1] in _BLANK:
-                    line = line[:-1]
-                body = line.lstrip(_BLANK)
-                if not body or body[0] == "#":
-                    if in_header and body:
-                        header = _HEADER.match(line)
-                        if header:
-                            key, value = header.groups()
-                            if key == "Version":
-                                if db.version is None:
-                                    db.version = value
-                            elif db.date is None:
-                                db.date = value
-                    continue
-                in_header = False
-
-                nest = len(line) - len(line.lstrip("\t"))
-                p = line[nest:] if nest else line
-
-                if nest == 0:
-                    level1, level2 = None, _L2_NONE
-                    if p[:2] == "C ":
-                        bad = _field_error(p, 2, 2)
-                        if bad >= 0:
-                            issue(lineno, bad + 1, PARSE_ERROR)
-                            block = _SKIP
-                            continue
-                        name = p[5:].lstrip(_BLANK)
-                        if not name:
-                            issue(lineno, len(line) + 1, PARSE_ERROR)
-                            block = _SKIP
-                            continue
-                        cid = p[2:4].lower()
-                        if cid in db.classes:
-                            issue(lineno, 3, DUPLICATE)
-                            block = _SKIP
-                            continue
-                        dclass = db.classes[cid] = DeviceClass(cid, name)
-                        block, level2 = _CLASS, _L2_CLASS
-                    elif p[:2] == "S ":
-                        bad = _bad_hex(p, 2, 4)
-                        if bad >= 0 or len(p) != 6:
-                            issue(lineno, (bad if bad >= 0 else 6) + 1, PARSE_ERROR)
-                            block = _SKIP
-                            continue
-                        vid = p[2:6].lower()
-                        if vid not in vendors:
-                            issue(lineno, 3, NO_VENDOR)
-                            block = _SKIP
-                            continue
-                        generic_vendor = vid
-                        block = _GENERIC
-                    elif "A" <= p[0] <= "Z" and p[1:2] == " ":
-                        block = _UNKNOWN
-                    else:
-                        bad = _field_error(p, 0, 4)
-                        if bad >= 0:
-                            issue(lineno, bad + 1, PARSE_ERROR)
-                            block = _SKIP
-                            continue
-                        name = p[5:].lstrip(_BLANK)
-                        if not name:
-                            issue(lineno, len(line) + 1, PARSE_ERROR)
-                            block = _SKIP
-                            continue
-                        vid = intern(p[:4].lower())
-                        if vid in vendors:
-                            issue(lineno, 1, DUPLICATE)
-                            block = _SKIP
-                            continue
-                        vendor = vendors[vid] = Vendor(vid, name)
-                        block = _VENDOR
-                    continue
-
-                if block == _UNKNOWN or block == _SKIP:
-                    continue
-                if nest > 2:
-                    issue(lineno, 1, PARSE_ERROR)
-                    continue
-
-                if nest == 1:
-                    level1, level2 = None, _L2_SKIP
-                    if block == _NONE:
-                        issue(lineno, 1, PARSE_ERROR)
-                        continue
-                    width = 2 if block == _CLASS else 4
-                    bad = _field_error(p, 0, width)
-                    if bad >= 0:
-                        issue(lineno, bad + 2, PARSE_ERROR)
-                        continue
-                    name = p[width + 1 :].lstrip(_BLANK)
-                    if not name:
-                        issue(lineno, len(line) + 1, PARSE_ERROR)
-                        continue
-                    eid = intern(p[:width].lower())
-                    if block == _VENDOR:
-                        assert vendor is not None
-                        if eid in vendor.devices:
-                            issue(lineno, 2, DUPLICATE)
-                            continue
-                        level1 = vendor.devices[eid] = Device(eid, name)
-                        level2 = _L2_DEVICE
-                    elif block == _CLASS:
-                        assert dclass is not None
-                        subclass = dclass.subclasses.get(eid)
-                        if subclass is None:
-                            subclass = dclass.subclasses[eid] = Subclass(eid, name)
-                        elif subclass.name:
-                            issue(lineno, 2, DUPLICATE)
-                            continue
-                        else:  # it held prog-ifs listed right under the class line
-                            subclass.name = name
-                        level1, level2 = subclass, _L2_SUBCLASS
-                    else:  # _GENERIC
-                        key = (generic_vendor, eid)
-                        if key in db.generic_subsystems:
-                            issue(lineno, 2, DUPLICATE)
-                            continue
-                        db.generic_subsystems[key] = name
-                        level2 = _L2_NONE  # pciutils allows nothing under it
-                    continue
-
-                # nest == 2
-                if level2 == _L2_SKIP:
-                    continue
-                if level2 == _L2_DEVICE:
-                    assert isinstance(level1, Device)
-                    bad = _field_error(p, 0, 4)
-                    if bad < 0:
-                        bad = _field_error(p, 5, 4)
-                    if bad >= 0:
-                        issue(lineno, bad + 3, PARSE_ERROR)
-                        continue
-                    name = p[10:].lstrip(_BLANK)
-                    if not name:
-                        issue(lineno, len(line) + 1, PARSE_ERROR)
-                        continue
-                    key = (intern(p[:4].lower()), intern(p[5:9].lower()))
-                    if key in level1.subsystems:
-                        issue(lineno, 3, DUPLICATE)
-                        continue
-                    level1.subsystems[key] = Subsystem(key[0], key[1], name)
-                elif level2 == _L2_SUBCLASS or level2 == _L2_CLASS:
-                    bad = _field_error(p, 0, 2)
-                    if bad >= 0:
-                        issue(lineno, bad + 3, PARSE_ERROR)
-                        continue
-                    name = p[3:].lstrip(_BLANK)
-                    if not name:
-                        issue(lineno, len(line) + 1, PARSE_ERROR)
-                        continue
-                    if level2 == _L2_CLASS:
-                        # Right under the class line: pciutils files it under
-                        # subclass 00, which need not be named.
-                        assert dclass is not None
-                        level1 = dclass.subclasses.get("00")
-                        if level1 is None:
-                            level1 = dclass.subclasses["00"] = Subclass("00", "")
-                    assert isinstance(level1, Subclass)
-                    pid = p[:2].lower()
-                    if pid in level1.prog_ifs:
-                        issue(lineno, 3, DUPLICATE)
-                        continue
-                    level1.prog_ifs[pid] = ProgIf(pid, name)
+                    parse.too_long(lineno, line)
                 else:
-                    # A subsystem or prog-if line with nothing above it.
-                    issue(lineno, 1, PARSE_ERROR)
-    return db
+                    parse.line(lineno, line)
+    return parse.db
 
 
+class _Parse:
+    """The state of one load, and one method per kind of line."""
+
+    __slots__ = ("db", "strict", "block", "vendor", "dclass", "generic_vendor", "level1", "level2", "in_header")
+
+    def __init__(self, strict: bool) -> None:
+        self.db = PciDatabase()
+        self.strict = strict
+        self.block = _NONE
+        self.vendor: Vendor | None = None
+        self.dclass: DeviceClass | None = None
+        self.generic_vendor = ""
+        self.level2 = _L2_NONE
+        self.level1: Device | Subclass | None = None  # the entry level-2 lines attach to
+        self.in_header = True
+
+    def issue(self, lineno: int, column: int, message: str) -> None:
+        found = SyntaxIssue(lineno, column, message)
+        if self.strict:
+            raise PciIdsSyntaxError(found)
+        self.db.issues.append(found)
+
+    def too_long(self, lineno: int, line: str) -> None:
+        """A "Line too long" read: skipped, with what it nests."""
+        self.issue(lineno, len(line) + 1, LINE_TOO_LONG)
+        body = line.lstrip(_BLANK)
+        if body and body[0] != "#":
+            self.in_header = False
+            nest = len(line) - len(line.lstrip("\t"))
+            if nest == 0:
+                self.block = _SKIP
+            elif nest == 1:
+                self.level1, self.level2 = None, _L2_SKIP
+
+    def line(self, lineno: int, line: str) -> None:
+        if line and line[-1] in _BLANK:
+            line = line[:-1]
+        body = line.lstrip(_BLANK)
+        if not body or body[0] == "#":
+            if self.in_header and body:
+                self.header(line)
+            return
+        self.in_header = False
+        nest = len(line) - len(line.lstrip("\t"))
+        p = line[nest:] if nest else line
+        if nest == 0:
+            self.level1, self.level2 = None, _L2_NONE
+            if p[:2] == "C ":
+                self.class_line(lineno, line, p)
+            elif p[:2] == "S ":
+                self.generic_line(lineno, p)
+            elif "A" <= p[0] <= "Z" and p[1:2] == " ":
+                self.block = _UNKNOWN
+            else:
+                self.vendor_line(lineno, line, p)
+        elif self.block == _UNKNOWN or self.block == _SKIP:
+            return
+        elif nest > 2:
+            self.issue(lineno, 1, PARSE_ERROR)
+        elif nest == 1:
+            self.level1_line(lineno, line, p)
+        elif self.level2 == _L2_DEVICE:
+            self.subsystem_line(lineno, line, p)
+        elif self.level2 == _L2_SUBCLASS or self.level2 == _L2_CLASS:
+            self.prog_if_line(lineno, line, p)
+        elif self.level2 != _L2_SKIP:
+            # A subsystem or prog-if line with nothing above it.
+            self.issue(lineno, 1, PARSE_ERROR)
+
+    def header(self, line: str) -> None:
+        """A comment of the header: the file's Version and Date, first of each."""
+        header = _HEADER.match(line)
+        if header:
+            key, value = header.groups()
+            if key == "Version":
+                if self.db.version is None:
+                    self.db.version = value
+            elif self.db.date is None:
+                self.db.date = value
+
+    def _name(self, lineno: int, line: str, p: str, start: int) -> str:
+        """The name from ``p[start:]``; "" (an issue) if there is none."""
+        name = p[start:].lstrip(_BLANK)
+        if not name:
+            self.issue(lineno, len(line) + 1, PARSE_ERROR)
+        return name
+
+    def class_line(self, lineno: int, line: str, p: str) -> None:
+        bad = _field_error(p, 2, 2)
+        if bad >= 0:
+            self.issue(lineno, bad + 1, PARSE_ERROR)
+            self.block = _SKIP
+            return
+        name = self._name(lineno, line, p, 5)
+        if not name:
+            self.block = _SKIP
+            return
+        cid = p[2:4].lower()
+        if cid in self.db.classes:
+            self.issue(lineno, 3, DUPLICATE)
+            self.block = _SKIP
+            return
+        self.dclass = self.db.classes[cid] = DeviceClass(cid, name)
+        self.block, self.level2 = _CLASS, _L2_CLASS
+
+    def generic_line(self, lineno: int, p: str) -> None:
+        bad = _bad_hex(p, 2, 4)
+        if bad >= 0 or len(p) != 6:
+            self.issue(lineno, (bad if bad >= 0 else 6) + 1, PARSE_ERROR)
+            self.block = _SKIP
+            return
+        vid = p[2:6].lower()
+        if vid not in self.db.vendors:
+            self.issue(lineno, 3, NO_VENDOR)
+            self.block = _SKIP
+            return
+        self.generic_vendor = vid
+        self.block = _GENERIC
+
+    def vendor_line(self, lineno: int, line: str, p: str) -> None:
+        bad = _field_error(p, 0, 4)
+        if bad >= 0:
+            self.issue(lineno, bad + 1, PARSE_ERROR)
+            self.block = _SKIP
+            return
+        name = self._name(lineno, line, p, 5)
+        if not name:
+            self.block = _SKIP
+            return
+        vid = _intern(p[:4].lower())  # one string per id, however often the file repeats it
+        if vid in self.db.vendors:
+            self.issue(lineno, 1, DUPLICATE)
+            self.block = _SKIP
+            return
+        self.vendor = self.db.vendors[vid] = Vendor(vid, name)
+        self.block = _VENDOR
+
+    def level1_line(self, lineno: int, line: str, p: str) -> None:
+        """A device, a subclass or a generic subsystem."""
+        self.level1, self.level2 = None, _L2_SKIP
+        block = self.block
+        if block == _NONE:
+            self.issue(lineno, 1, PARSE_ERROR)
+            return
+        width = 2 if block == _CLASS else 4
+        bad = _field_error(p, 0, width)
+        if bad >= 0:
+            self.issue(lineno, bad + 2, PARSE_ERROR)
+            return
+        name = self._name(lineno, line, p, width + 1)
+        if not name:
+            return
+        eid = _intern(p[:width].lower())
+        if block == _VENDOR:
+            assert self.vendor is not None
+            if eid in self.vendor.devices:
+                self.issue(lineno, 2, DUPLICATE)
+                return
+            self.level1 = self.vendor.devices[eid] = Device(eid, name)
+            self.level2 = _L2_DEVICE
+        elif block == _CLASS:
+            assert self.dclass is not None
+            subclass = self.dclass.subclasses.get(eid)
+            if subclass is None:
+                subclass = self.dclass.subclasses[eid] = Subclass(eid, name)
+            elif subclass.name:
+                self.issue(lineno, 2, DUPLICATE)
+                return
+            else:  # it held prog-ifs listed right under the class line
+                subclass.name = name
+            self.level1, self.level2 = subclass, _L2_SUBCLASS
+        else:  # _GENERIC
+            key = (self.generic_vendor, eid)
+            if key in self.db.generic_subsystems:
+                self.issue(lineno, 2, DUPLICATE)
+                return
+            self.db.generic_subsystems[key] = name
+            self.level2 = _L2_NONE  # pciutils allows nothing under it
+
+    def subsystem_line(self, lineno: int, line: str, p: str) -> None:
+        device = self.level1
+        assert isinstance(device, Device)
+        bad = _field_error(p, 0, 4)
+        if bad < 0:
+            bad = _field_error(p, 5, 4)
+        if bad >= 0:
+            self.issue(lineno, bad + 3, PARSE_ERROR)
+            return
+        name = self._name(lineno, line, p, 10)
+        if not name:
+            return
+        key = (_intern(p[:4].lower()), _intern(p[5:9].lower()))
+        if key in device.subsystems:
+            self.issue(lineno, 3, DUPLICATE)
+            return
+        device.subsystems[key] = Subsystem(key[0], key[1], name)
+
+    def prog_if_line(self, lineno: int, line: str, p: str) -> None:
+        bad = _field_error(p, 0, 2)
+        if bad >= 0:
+            self.issue(lineno, bad + 3, PARSE_ERROR)
+            return
+        name = self._name(lineno, line, p, 3)
+        if not name:
+            return
+        if self.level2 == _L2_CLASS:
+            # Right under the class line: pciutils files it under subclass
+            # 00, which need not be named.
+            assert self.dclass is not None
+            self.level1 = self.dclass.subclasses.get("00")
+            if self.level1 is None:
+                self.level1 = self.dclass.subclasses["00"] = Subclass("00", "")
+        subclass = self.level1
+        assert isinstance(subclass, Subclass)
+        pid = p[:2].lower()
+        if pid in subclass.prog_ifs:
+            self.issue(lineno, 3, DUPLICATE)
+            return
+        subclass.prog_ifs[pid] = ProgIf(pid, name)

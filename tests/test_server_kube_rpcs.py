@@ -35,10 +35,9 @@ from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from pciname.server.kube_rpcs import ClusterAccess
 
 from .fake_kube import FakeKube, kubevirt, node
-from .conftest import package_only
+from .conftest import LATEST, package_only
 from .server_util import ALL_BUT_2019, metric, scrape, snapshot_dir
-from .test_kube_cluster import A10, GRID, T4_OLD, cluster_nodes
-from .test_kube_lint import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, TENANT, VMS
+from .kube_documents import A10, CLEAN, COZYSTACK_VALUES, GRID, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, T4_OLD, TENANT, VMS, cluster_nodes
 
 OK = grpc.StatusCode.OK
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -209,7 +208,7 @@ def test_lint_bytes_in_other_encodings_and_unnamed_files(stub):
     two = stub.Lint(pb.LintRequest(files=[pb.LintFile(text=CLEAN), pb.LintFile(text=KUBEVIRT_CR)]), timeout=20)
     assert {f.file for f in two.findings} == {"<input 2>"}
     empty = stub.Lint(pb.LintRequest(files=[pb.LintFile(name="empty.yaml")]), timeout=20)
-    assert (empty.findings, empty.documents, empty.text, empty.profile) == ([], 0, "", "kubevirt-gpu-device-plugin@v1.6.0")
+    assert (empty.findings, empty.documents, empty.text, empty.profile) == ([], 0, "", LATEST)
     assert not empty.HasField("upgrade_to")
 
 
@@ -346,14 +345,14 @@ def test_gpu_options_is_the_library_answer(client, profile):
     }
     assert got.kubevirt == "kubevirt/kubevirt"
     if profile == "auto":
-        assert (got.profile, got.profile_source) == ("kubevirt-gpu-device-plugin@v1.6.0", "inferred")
+        assert (got.profile, got.profile_source) == (LATEST, "inferred")
     else:
         assert got.profile_source == "given"
 
 
 def test_gpu_options_auto_without_names_uses_the_default(client):
     got = client.gpu_options(KV, [node("cpu", {"nvidia.com/gpu": "8"})], "auto")
-    assert (got.profile, got.profile_source) == ("kubevirt-gpu-device-plugin@v1.6.0", "default (nothing to infer from)")
+    assert (got.profile, got.profile_source) == (LATEST, "default (nothing to infer from)")
 
 
 def test_gpu_options_takes_kubectl_json_and_yaml(client, stub):

@@ -14,7 +14,7 @@ import yaml
 
 from pciname.cli import main
 
-from .conftest import REPO
+from .conftest import LATEST, REPO
 from .sysfs_tree import SysfsTree
 
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
@@ -198,7 +198,7 @@ def test_lint_text_output(capsys, files):
     assert code == 1 and err == ""
     assert out == (
         f"{kv}:12: wrong-resource-name: spec.configuration.permittedHostDevices.pciHostDevices[1].resourceName: "
-        "kubevirt-gpu-device-plugin@v1.6.0 advertises 10DE:1EB8 as nvidia.com/TU104GL_TESLA_T4, not nvidia.com/TU104GL_Tesla_T4: "
+        f"{LATEST} advertises 10DE:1EB8 as nvidia.com/TU104GL_TESLA_T4, not nvidia.com/TU104GL_Tesla_T4: "
         "VMs asking for this name never schedule\n"
     )
     assert run(capsys, "lint", clean) == (0, "", "")
