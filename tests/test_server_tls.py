@@ -94,6 +94,39 @@ def test_certificate_rotation(pki, tmp_path):
         server.stop()
 
 
+def test_certificate_replaced_by_a_fifo_keeps_the_old_one(pki, tmp_path):
+    """Issue 16: a FIFO in place of the certificate blocked the rotation
+    reader for good (no TLS connection ever again, health still SERVING)."""
+    import os
+
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    shutil.copyfile(pki.server_cert, cert)
+    shutil.copyfile(pki.server_key, key)
+    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(cert), tls_key=str(key), watch_interval=0,
+                               health_listen="127.0.0.1:0"))
+    target = f"localhost:{server.port}"
+    try:
+        assert server.metrics.tls_loaded._value.get() == 1
+        cert.unlink()
+        os.mkfifo(cert)
+        for _ in range(3):  # each new connection asks; none blocks, the old certificate serves
+            with Client(target, root_certificates=pki.ca, timeout=5) as old:
+                assert works(old)
+        assert server.metrics.tls_loaded._value.get() == 0
+        with Client(f"127.0.0.1:{server.health_port}", timeout=5) as health:
+            assert health.health() == "SERVING"
+        new_ca_cert, new_ca_key, new_ca = make_ca(tmp_path, "rotated-ca")
+        new_cert, new_key = make_leaf(tmp_path, "rotated-server", new_ca_cert, new_ca_key, server=True)
+        shutil.copyfile(new_key, key)
+        cert.unlink()
+        shutil.copyfile(new_cert, cert)  # put back: the next connection gets it
+        with Client(target, root_certificates=new_ca, timeout=5) as rotated:
+            assert works(rotated)
+        assert server.metrics.tls_loaded._value.get() == 1
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [

@@ -11,7 +11,10 @@ Each server has its own registry, served on ``--metrics-listen``:
   ``success`` or ``failure`` (trigger ``startup``, ``signal``, ``file-change``
   or ``api``);
 * ``pciname_data_generation``, ``pciname_data_loaded_timestamp_seconds``,
-  ``pciname_profiles_served``, ``pciname_last_reload_success``.
+  ``pciname_profiles_served``, ``pciname_last_reload_success``;
+* ``pciname_tls_files_loaded``: 1 while the TLS files last seen could be
+  read (a server with TLS), 0 while changed ones cannot be (the old
+  certificates keep serving).
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ class Metrics:
         self.profiles_served = Gauge("pciname_profiles_served", "Profiles whose pci.ids is loaded", registry=r)
         self.last_reload_ok = Gauge(
             "pciname_last_reload_success", "1 if the last (re)load succeeded, 0 if it was rejected", registry=r
+        )
+        self.tls_loaded = Gauge(
+            "pciname_tls_files_loaded", "1 if the TLS files last seen could be read, 0 if the old ones still serve",
+            registry=r,
         )
         # Pre-bound children: the hot path must not pay for label lookups.
         self.ok = {m: self.requests.labels(m, "OK") for m in METHODS}
