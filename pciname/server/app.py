@@ -170,6 +170,8 @@ class NameServer:
             max_batch=config.max_batch,
             max_lint_files=config.max_lint_files,
             max_lint_bytes=config.max_lint_bytes,
+            max_lint_nodes=config.max_lint_nodes,
+            max_concurrent_lints=config.max_concurrent_lints,
             cluster=self.cluster,
         )
         self._server: grpc.Server | None = None

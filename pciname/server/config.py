@@ -31,6 +31,13 @@ DEFAULT_LISTEN = f"[::]:{DEFAULT_PORT}"
 DEFAULT_MAX_BATCH = 10_000  # devices per ResolveBatch / PermittedHostDevices request
 DEFAULT_MAX_LINT_FILES = 100
 DEFAULT_MAX_LINT_BYTES = 1 * MIB
+# What one Lint request may cost, beyond its bytes: YAML nodes (aliases
+# counted as what they stand for; about 700 bytes of server memory each while
+# it is linted), and how many Lint RPCs run at once (more: RESOURCE_EXHAUSTED).
+# The README's limits section states the memory this allows (measured by
+# bench/lint_memory.py).
+DEFAULT_MAX_LINT_NODES = 100_000
+DEFAULT_MAX_CONCURRENT_LINTS = 2
 DEFAULT_KUBE_TIMEOUT = 10.0  # seconds per Kubernetes API request
 
 # The log: not ServeConfig's (a server logs to the logger it is given), but
@@ -72,6 +79,8 @@ class ServeConfig:
     health_listen: str | None = None
     max_lint_files: int = DEFAULT_MAX_LINT_FILES
     max_lint_bytes: int = DEFAULT_MAX_LINT_BYTES
+    max_lint_nodes: int = DEFAULT_MAX_LINT_NODES
+    max_concurrent_lints: int = DEFAULT_MAX_CONCURRENT_LINTS
     # GpuOptions may read the cluster (read-only) only with kube=True.
     kube: bool = False
     kubeconfig: str | None = None
@@ -116,7 +125,7 @@ class ServeConfig:
 # Fields whose values gRPC takes as C ints, and durations in seconds.
 COUNT_FIELDS = (
     "max_workers", "max_concurrent_rpcs", "max_batch", "max_recv_message_bytes", "max_send_message_bytes",
-    "max_lint_files", "max_lint_bytes",
+    "max_lint_files", "max_lint_bytes", "max_lint_nodes", "max_concurrent_lints",
 )
 SECONDS_FIELDS = ("max_connection_age", "grace", "shutdown_delay", "watch_interval", "kube_timeout")
 
@@ -201,8 +210,10 @@ __all__ = [
     "DEFAULT_LOG_FORMAT",
     "DEFAULT_LOG_LEVEL",
     "DEFAULT_MAX_BATCH",
+    "DEFAULT_MAX_CONCURRENT_LINTS",
     "DEFAULT_MAX_LINT_BYTES",
     "DEFAULT_MAX_LINT_FILES",
+    "DEFAULT_MAX_LINT_NODES",
     "DEFAULT_PORT",
     "LOG_FORMATS",
     "LOG_LEVELS",

@@ -23,16 +23,18 @@ with a stable reason in the trailing metadata ``pciname-error``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 
 from ..errors import PcinameError
 from ._proto import pciname_pb2 as pb
-from .config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES
+from .budget import CheckedText, Slots, check_alive, count_nodes
+from .config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_NODES
 from .data import DataSet, served_profile
 from .logs import fields
 from .wire import (
@@ -52,7 +54,6 @@ from .wire import (
     OBJECTS_INPUT,
     RpcFailure,
     check_batch,
-    check_deadline,
     check_length,
     failure,
     gpu_options_response,
@@ -204,6 +205,25 @@ def lint(
     *,
     max_files: int,
     max_bytes: int,
+    max_nodes: int = DEFAULT_MAX_LINT_NODES,
+    slots: Slots | None = None,
+) -> pb.LintResponse:
+    """The Lint answer. Its cost is bounded before the linter composes
+    anything: files, bytes, YAML nodes (:func:`~pciname.server.budget.count_nodes`),
+    and ``slots`` (how many run at once); the caller's cancellation and
+    deadline are checked while counting and between steps."""
+    with slots.take() if slots is not None else contextlib.nullcontext():
+        return _lint(request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes)
+
+
+def _lint(
+    request: pb.LintRequest,
+    context: grpc.ServicerContext,
+    data: DataSet,
+    *,
+    max_files: int,
+    max_bytes: int,
+    max_nodes: int,
 ) -> pb.LintResponse:
     from ..errors import LintInputError
     from ..kube.lint import Linter
@@ -237,12 +257,17 @@ def lint(
     profile = served_profile(data, request.profile)
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 
+    nodes = 0
+    for name, content, _ in inputs:
+        nodes = count_nodes(content, name, max_nodes, context, already=nodes, flag="--max-lint-nodes")
     linter = Linter(profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver)
     documents = 0
     errors: list[LintInputError] = []
     for name, content, _ in inputs:
+        check_alive(context)
         try:
-            documents += linter.add_text(content, name)
+            # A stream the composer reads in steps, each checking the caller is still there.
+            documents += linter.add_text(cast(Any, CheckedText(content, context)), name)
         except LintInputError as error:
             errors.append(error)
         except RecursionError:
@@ -253,12 +278,12 @@ def lint(
         if first.line is not None:
             extra.append((LINE_KEY, str(first.line)))
         raise failure(INVALID, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
-    check_deadline(context)
+    check_alive(context)
     try:
         findings = linter.run()
     except RecursionError:
         raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
-    check_deadline(context)
+    check_alive(context)
     return lint_response(
         findings, profile=profile.name, upgrade_to=upgrade.name if upgrade is not None else None, documents=documents
     )
