@@ -187,7 +187,7 @@ def register(sub: Any) -> None:
                       "so load balancers notice first (default %(default)s)")
     life.add_argument("--watch-interval", type=seconds, default=_Deferred("watch_interval"), metavar="SECONDS",
                       help="poll data/pci.ids, --pciids and the snapshot dirs this often and reload on change; "
-                      "0 disables (SIGHUP still reloads) (default %(default)s)")
+                      "0 disables (SIGHUP still reloads), else at least 0.1 (default %(default)s)")
 
     data = serve.add_argument_group("data")
     data.add_argument("--pciids", type=_file_name, metavar="FILE", help="also serve this pci.ids file as profile 'custom'")

@@ -39,6 +39,9 @@ DEFAULT_MAX_LINT_BYTES = 1 * MIB
 DEFAULT_MAX_LINT_NODES = 100_000
 DEFAULT_MAX_CONCURRENT_LINTS = 2
 DEFAULT_KUBE_TIMEOUT = 10.0  # seconds per Kubernetes API request
+# The watcher's shortest interval (0 turns it off): each poll stats every
+# watched file, so 1e-9 would spin a core.
+MIN_WATCH_INTERVAL = 0.1
 
 # The log: not ServeConfig's (a server logs to the logger it is given), but
 # ``pciname serve`` configures it with these (pciname.server.logs.configure).
@@ -96,6 +99,10 @@ class ServeConfig:
             _refuse(name, getattr(self, name), count_problem)
         for name in SECONDS_FIELDS:
             _refuse(name, getattr(self, name), seconds_problem)
+        if 0 < self.watch_interval < MIN_WATCH_INTERVAL:
+            raise ServeError(
+                f"--watch-interval: must be 0 (off) or at least {MIN_WATCH_INTERVAL:g} seconds: {self.watch_interval!r}"
+            )
         if self.pciids is not None:
             _refuse("pciids", self.pciids, file_name_problem, show_value=False)
         if self.algorithm not in ALGORITHMS:
@@ -219,6 +226,7 @@ __all__ = [
     "LOG_LEVELS",
     "MAX_INT",
     "MAX_SECONDS",
+    "MIN_WATCH_INTERVAL",
     "ServeConfig",
     "count_problem",
     "file_name_problem",
