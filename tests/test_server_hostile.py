@@ -28,3 +28,57 @@ def test_watch_interval_help_names_the_minimum(capsys):
         build_parser("serve").parse_args(["serve", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
     assert f"0 disables (SIGHUP still reloads), else at least {MIN_WATCH_INTERVAL:g}" in shown
+
+
+def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
+    """Issue 16 item 4: with --max-concurrent-rpcs reached, health on the
+    gRPC port is RESOURCE_EXHAUSTED; --health-listen (deploy/'s probes) is a
+    server of its own and still answers, liveness and readiness."""
+    import threading
+
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from pciname.server import NameServer
+    from pciname.server._proto import pciname_pb2 as pb
+    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+
+    release, entered = threading.Event(), threading.Event()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
+        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
+        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, max_workers=2,
+                                        max_concurrent_rpcs=2, health_listen="127.0.0.1:0"))
+        resolve = server.service.resolve
+
+        def stuck(request, context, data):
+            entered.set()
+            release.wait(30)
+            return resolve(request, context, data)
+
+        server.service.resolve = stuck  # the handlers are built from the service's methods at start()
+        server.start()
+        assert server.reload("startup")
+        calls = []
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as main_channel, \
+                    grpc.insecure_channel(f"127.0.0.1:{server.health_port}") as health_channel:
+                stub = pb_grpc.PciNameStub(main_channel)
+                for _ in range(2):  # every slot
+                    calls.append(stub.Resolve.future(pb.ResolveRequest(device="10de:2236"), timeout=30))
+                assert entered.wait(10)
+                main_health = health_pb2_grpc.HealthStub(main_channel)
+                with pytest.raises(grpc.RpcError) as caught:
+                    for _ in range(50):  # until the second call holds its slot too
+                        main_health.Check(health_pb2.HealthCheckRequest(service="liveness"), timeout=5)
+                assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                health = health_pb2_grpc.HealthStub(health_channel)
+                for service in ("liveness", ""):
+                    answer = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=3)
+                    assert answer.status == health_pb2.HealthCheckResponse.SERVING
+                release.set()
+                for call in calls:
+                    assert call.result().resource_name == "nvidia.com/GA102GL_A10"
+        finally:
+            release.set()
+            server.stop()

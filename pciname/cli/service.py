@@ -150,7 +150,8 @@ def register(sub: Any) -> None:
     net.add_argument("--tls-client-ca", metavar="FILE",
                      help="CA bundle (PEM) client certificates must chain to: mutual TLS, clients without one are refused")
     net.add_argument("--health-listen", metavar="HOST:PORT",
-                     help="also serve grpc.health.v1 alone, plaintext, here (for kubelet probes when --listen uses TLS)")
+                     help="also serve grpc.health.v1 alone, plaintext, here, on threads of its own: it answers whatever "
+                     "the load on --listen (point kubelet probes here)")
     net.add_argument("--metrics-listen", metavar="HOST:PORT",
                      help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)")
 
