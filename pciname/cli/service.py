@@ -206,7 +206,8 @@ def register(sub: Any) -> None:
                          "service account)")
     cluster.add_argument("--kube-context", metavar="NAME", help="with --kube: kubeconfig context (default: the current one)")
     cluster.add_argument("--kube-timeout", type=seconds, default=_Deferred("kube_timeout"), metavar="SECONDS",
-                         help="with --kube: timeout of each API request (default %(default)s)")
+                         help="with --kube: seconds the API requests of one GpuOptions may take together, "
+                         "less when the RPC's deadline is nearer (default %(default)s)")
 
     # The choices are shown in the usage line, which argparse builds as the
     # flag is added: they cannot wait, so tests/test_server_wire.py checks

@@ -19,6 +19,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from ..errors import ServeError
+from ..kube.cluster import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
 from ..naming.algorithms import ALGORITHMS
 from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE
 
@@ -38,7 +39,9 @@ DEFAULT_MAX_LINT_BYTES = 1 * MIB
 # bench/lint_memory.py).
 DEFAULT_MAX_LINT_NODES = 100_000
 DEFAULT_MAX_CONCURRENT_LINTS = 2
-DEFAULT_KUBE_TIMEOUT = 10.0  # seconds per Kubernetes API request
+# Seconds the Kubernetes API requests of one GpuOptions may take together
+# (less when the RPC's deadline is nearer): the cluster commands' --timeout.
+DEFAULT_KUBE_TIMEOUT = DEFAULT_CLUSTER_TIMEOUT
 # The watcher's shortest interval (0 turns it off): each poll stats every
 # watched file, so 1e-9 would spin a core.
 MIN_WATCH_INTERVAL = 0.1

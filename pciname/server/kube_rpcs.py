@@ -383,62 +383,25 @@ def parse_objects(text: str, field: str) -> list[dict[str, Any]]:
     return objects
 
 
-def _mapping(value: Any, where: str) -> dict[Any, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _objects_error(f"{where}: expected a mapping, got {_type_name(value)}")
-    return value
-
-
-def _text(value: Any, where: str) -> None:
-    if value is not None and not isinstance(value, str):
-        raise _objects_error(f"{where}: expected a string, got {_type_name(value)}")
-
-
-def _check_kind(obj: dict[str, Any], kind: str, where: str) -> None:
-    found = obj.get("kind")
-    if found is not None and found != kind:
-        got = shown(found, quote=False) if isinstance(found, str) else _type_name(found)
-        raise _objects_error(f"{where}: expected a {kind}, got {got}")
-
-
-def _check_metadata(obj: dict[str, Any], where: str) -> dict[Any, Any]:
-    meta = _mapping(obj.get("metadata"), f"{where}.metadata")
-    for key in ("name", "namespace"):
-        _text(meta.get(key), f"{where}.metadata.{key}")
-    return meta
-
-
 def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
-    """The fields gpu_options reads have the types it expects."""
-    _check_kind(obj, "KubeVirt", where)
-    _check_metadata(obj, where)
-    spec = _mapping(obj.get("spec"), f"{where}.spec")
-    configuration = _mapping(spec.get("configuration"), f"{where}.spec.configuration")
-    path = f"{where}.spec.configuration.permittedHostDevices"
-    block = _mapping(configuration.get("permittedHostDevices"), path)
-    for list_key, selector in (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector")):
-        entries = block.get(list_key)
-        if entries is None:
-            continue
-        if not isinstance(entries, list):
-            raise _objects_error(f"{path}.{list_key}: expected a list, got {_type_name(entries)}")
-        for i, entry in enumerate(entries):
-            entry = _mapping(entry, f"{path}.{list_key}[{i}]")
-            for key in (selector, "resourceName"):
-                _text(entry.get(key), f"{path}.{list_key}[{i}].{key}")
+    """The fields gpu_options reads have the types it expects
+    (:func:`pciname.kube.shapes.check_kubevirt`; objects-input if not)."""
+    from ..kube.shapes import ShapeError, check_kubevirt as check
+
+    try:
+        check(obj, where)
+    except ShapeError as error:
+        raise _objects_error(str(error)) from None
 
 
 def check_node(obj: dict[str, Any], where: str) -> None:
-    _check_kind(obj, "Node", where)
-    _check_metadata(obj, where)
-    status = _mapping(obj.get("status"), f"{where}.status")
-    for key in ("capacity", "allocatable"):
-        resources = _mapping(status.get(key), f"{where}.status.{key}")
-        for name in resources:
-            if not isinstance(name, str):
-                raise _objects_error(f"{where}.status.{key}: resource names must be strings, got {_type_name(name)}")
+    """:func:`pciname.kube.shapes.check_node`; objects-input if not."""
+    from ..kube.shapes import ShapeError, check_node as check
+
+    try:
+        check(obj, where)
+    except ShapeError as error:
+        raise _objects_error(str(error)) from None
 
 
 def _ref(obj: dict[str, Any]) -> str:
