@@ -410,6 +410,8 @@ class NameServer:
             httpd.server_close()
             self._metrics_http = None
         self._health_pool.shutdown(wait=False)
+        if self.cluster is not None:
+            self.cluster.close()
         self.log.info("stopped")
 
     def stop(self) -> None:
