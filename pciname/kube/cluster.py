@@ -15,6 +15,7 @@ GPU options, who manages the CR, the apply object) is pure and lives in
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -122,15 +123,27 @@ def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...
             raise _Answered(error) from None
         raise _api_error(what, error) from None
     except HTTPError as error:
-        raise ClusterError(f"cannot {what}: cannot reach the API server: {_one_line(error)}", reason="unreachable") from None
+        raise _unreachable(what, error, kwargs.get("_request_timeout")) from None
+
+
+def _unreachable(what: str, error: Exception, timeout: float | None) -> ClusterError:
+    """ClusterError for a connection that failed; a timeout says how long was waited."""
+    from urllib3.exceptions import MaxRetryError, TimeoutError as Urllib3Timeout
+
+    cause = error.reason if isinstance(error, MaxRetryError) else error
+    if isinstance(cause, Urllib3Timeout) and timeout is not None:
+        shown = math.ceil(timeout * 10) / 10  # what was left of --timeout: 0.9998 -> 1
+        return ClusterError(f"cannot {what}: the API server did not answer within {shown:g} seconds",
+                            reason="unreachable")
+    return ClusterError(f"cannot {what}: cannot reach the API server: {_one_line(error)}", reason="unreachable")
 
 
 def _status_message(error: Any) -> str:
     """The message of the Status object an ``ApiException`` carries."""
     try:
         body = json.loads(error.body or "")
-        return str(body.get("message") or error.reason or "")
-    except (TypeError, ValueError, AttributeError):
+        return str(body.get("message") or error.reason or "")[:500]
+    except (TypeError, ValueError, AttributeError, RecursionError):
         return str(error.reason or "")
 
 
@@ -195,7 +208,7 @@ def _body(what: str, response: Any, clock: _Clock) -> bytes:
                 )
             chunks.append(chunk)
     except (HTTPError, OSError) as error:
-        raise ClusterError(f"cannot {what}: cannot reach the API server: {_one_line(error)}", reason="unreachable") from None
+        raise _unreachable(what, error, clock.timeout) from None
     finally:
         response.release_conn()
     return b"".join(chunks)
