@@ -128,10 +128,11 @@ def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...
 
 def _unreachable(what: str, error: Exception, timeout: float | None) -> ClusterError:
     """ClusterError for a connection that failed; a timeout says how long was waited."""
-    from urllib3.exceptions import MaxRetryError, TimeoutError as Urllib3Timeout
+    from urllib3.exceptions import MaxRetryError, NewConnectionError, TimeoutError as Urllib3Timeout
 
     cause = error.reason if isinstance(error, MaxRetryError) else error
-    if isinstance(cause, Urllib3Timeout) and timeout is not None:
+    # (NewConnectionError, a refused connection, is a ConnectTimeoutError to urllib3)
+    if isinstance(cause, Urllib3Timeout) and not isinstance(cause, NewConnectionError) and timeout is not None:
         shown = math.ceil(timeout * 10) / 10  # what was left of --timeout: 0.9998 -> 1
         return ClusterError(f"cannot {what}: the API server did not answer within {shown:g} seconds",
                             reason="unreachable")
