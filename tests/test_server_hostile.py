@@ -82,3 +82,29 @@ def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
         finally:
             release.set()
             server.stop()
+
+
+def test_readme_states_the_bounds_as_defined():
+    from pciname.files import MAX_CREDENTIAL_FILE_BYTES
+    from pciname.kube import cluster, kubeconfig
+    from pciname.server import budget, config
+
+    from .conftest import REPO
+
+    text = " ".join((REPO / "README.md").read_text().split())
+    mib = 1 << 20
+    for needle in (
+        f"`--max-lint-nodes` (default {config.DEFAULT_MAX_LINT_NODES:,} YAML nodes",
+        f"nesting of at most {budget.MAX_YAML_DEPTH} levels",
+        f"`--max-concurrent-lints` (default {config.DEFAULT_MAX_CONCURRENT_LINTS})",
+        f"within `--timeout` (default {cluster.DEFAULT_TIMEOUT:g} s;",
+        f"`--kube-timeout`, default {config.DEFAULT_KUBE_TIMEOUT:g} s",
+        f"at most {cluster.MAX_RESPONSE_BYTES // mib} MiB per answer",
+        f"Nodes asked for {cluster.NODE_PAGE} at a time",
+        f"at most {cluster.MAX_NODES:,} in all",
+        f"regular files of at most {MAX_CREDENTIAL_FILE_BYTES // mib} MiB each",
+        f"with at most {kubeconfig.MAX_EXEC_OUTPUT_BYTES // mib} MiB of output",
+        f"`--watch-interval` is 0 (off) or at least {config.MIN_WATCH_INTERVAL:g} s",
+        "`pciname_tls_files_loaded`",
+    ):
+        assert needle in text, needle
