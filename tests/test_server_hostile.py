@@ -108,3 +108,39 @@ def test_readme_states_the_bounds_as_defined():
         "`pciname_tls_files_loaded`",
     ):
         assert needle in text, needle
+
+
+def test_an_idle_poll_of_a_huge_snapshot_dir_lists_nothing(tmp_path, monkeypatch):
+    """Issue 16: a PCINAME_SNAPSHOTS dir of 100k entries cost an idle server
+    40% CPU (every poll stat'ed every entry). Now an unchanged directory is
+    not listed again; only files that may be snapshots are stat'ed."""
+    import os
+
+    from pciname.server import data
+    from pciname.snapshots import known_snapshots
+
+    snapshot_size = known_snapshots()[0].size
+    directory = tmp_path / "snapshots"
+    directory.mkdir()
+    for i in range(20_000):
+        (directory / f"f{i:05d}").write_bytes(b"x" * (i % 7))
+    candidate = directory / "maybe.ids"
+    candidate.write_bytes(b"y" * snapshot_size)
+    first = data._dir_state(directory)
+    listed = []
+    scandir = os.scandir
+    monkeypatch.setattr(data.os, "scandir", lambda path: listed.append(path) or scandir(path))
+    for _ in range(3):
+        assert data._dir_state(directory) == first
+    assert listed == []  # unchanged: not listed again
+
+    (directory / ".import-123").write_bytes(b"temporary")  # the directory changes, its snapshots do not
+    assert data._dir_state(directory) == first and len(listed) == 1
+    with open(candidate, "r+b") as f:  # a file that may be a snapshot, changed in place
+        f.write(b"z")
+    os.utime(candidate, ns=(1, 1))
+    changed = data._dir_state(directory)
+    assert changed != first and len(listed) == 1
+    (tmp_path / "new.ids").write_bytes(b"n" * 10)
+    os.rename(tmp_path / "new.ids", directory / "new.ids")  # renamed into place
+    assert data._dir_state(directory) != changed and len(listed) == 2
