@@ -106,6 +106,8 @@ def test_readme_states_the_bounds_as_defined():
         f"with at most {kubeconfig.MAX_EXEC_OUTPUT_BYTES // mib} MiB of output",
         f"`--watch-interval` is 0 (off) or at least {config.MIN_WATCH_INTERVAL:g} s",
         "`pciname_tls_files_loaded`",
+        f"serves at most {config.METRICS_MAX_CONNECTIONS} connections at once",
+        f"drops one idle for {config.METRICS_IDLE_SECONDS:g} s",
     ):
         assert needle in text, needle
 
@@ -144,3 +146,46 @@ def test_an_idle_poll_of_a_huge_snapshot_dir_lists_nothing(tmp_path, monkeypatch
     (tmp_path / "new.ids").write_bytes(b"n" * 10)
     os.rename(tmp_path / "new.ids", directory / "new.ids")  # renamed into place
     assert data._dir_state(directory) != changed and len(listed) == 2
+
+
+def test_metrics_connections_are_capped(tmp_path):
+    """Issue 16: the metrics endpoint started one thread per connection
+    (800 idle connections made 825 threads). Now at most
+    METRICS_MAX_CONNECTIONS are served at once, the rest closed at once, and
+    idle ones dropped after METRICS_IDLE_SECONDS."""
+    import socket
+    import threading
+    import time
+
+    from pciname.server.config import METRICS_MAX_CONNECTIONS
+    from pciname.server.metrics import Metrics, start_http
+
+    from .server_util import scrape
+
+    httpd, _ = start_http(Metrics(), "127.0.0.1", 0, idle_seconds=1.0)
+    port = httpd.server_port
+    try:
+        before = threading.active_count()
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(40)]
+        time.sleep(0.5)
+        assert threading.active_count() - before <= METRICS_MAX_CONNECTIONS
+        closed = 0
+        for sock in idle:
+            sock.settimeout(3)
+            try:
+                closed += sock.recv(1) == b""  # refused ones are closed at once; idle ones after 1 s
+            except OSError:
+                closed += 1
+        assert closed == len(idle)
+        for sock in idle:
+            sock.close()
+        for _ in range(50):  # the slots come back once the idle connections are dropped
+            try:
+                samples = scrape(port)
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert ("pciname_rpc_in_flight", ()) in samples
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

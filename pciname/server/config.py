@@ -46,6 +46,11 @@ DEFAULT_KUBE_TIMEOUT = DEFAULT_CLUSTER_TIMEOUT
 # watched file, so 1e-9 would spin a core.
 MIN_WATCH_INTERVAL = 0.1
 
+# The metrics endpoint (--metrics-listen): connections served at once (one
+# thread each; more are closed at once) and how long one may stay idle.
+METRICS_MAX_CONNECTIONS = 8
+METRICS_IDLE_SECONDS = 5.0
+
 # The log: not ServeConfig's (a server logs to the logger it is given), but
 # ``pciname serve`` configures it with these (pciname.server.logs.configure).
 LOG_FORMATS = ("text", "json")
@@ -229,6 +234,8 @@ __all__ = [
     "LOG_LEVELS",
     "MAX_INT",
     "MAX_SECONDS",
+    "METRICS_IDLE_SECONDS",
+    "METRICS_MAX_CONNECTIONS",
     "MIN_WATCH_INTERVAL",
     "ServeConfig",
     "count_problem",
