@@ -239,3 +239,23 @@ def test_lookup_server_over_mutual_tls(pki, garbage):
         assert_one_line_error(cli("lookup", "10de:2236", "--tls-ca", str(pki.ca)), "go with --server")
     finally:
         server.stop()
+
+
+def test_a_failed_handshake_is_our_one_line_only(pki):
+    """Issue 16: gRPC's own TLS log line ("I... ssl_transport_security.cc ...
+    Handshake failed") came before our one-line error."""
+    import os
+
+    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key),
+                               watch_interval=0))
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
+    env["PYTHONPATH"] = str(REPO)
+    try:
+        for argv in (["health", "--server", f"localhost:{server.port}", "--tls-ca", str(pki.other_ca)],
+                     ["lookup", "10de:2236", "--server", f"localhost:{server.port}", "--tls-ca", str(pki.other_ca)]):
+            proc = subprocess.run([sys.executable, "-m", "pciname", *argv], capture_output=True, text=True,
+                                  timeout=60, env=env, cwd=REPO)
+            assert proc.returncode == 2
+            assert proc.stderr.startswith("pciname: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    finally:
+        server.stop()
