@@ -281,6 +281,9 @@ def test_timeout_flag(fake, tmp_path, capsys):
         main(["gpu-options", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
     assert f"(default {TIMEOUT_DEFAULT_SHOWN})" in shown and "credential plugin" in shown
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "its credential plugin (users[].user.exec) runs, as with kubectl" in " ".join(capsys.readouterr().out.split())
 
 
 # -- files a kubeconfig names, and every KUBECONFIG path -------------------------------------------

@@ -203,7 +203,8 @@ def register(sub: Any) -> None:
                          "on nodes and kubevirts.kubevirt.io); off by default: callers send the objects")
     cluster.add_argument("--kubeconfig", metavar="FILE",
                          help="with --kube: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
-                         "service account)")
+                         "service account); its credential plugin (users[].user.exec) runs, as with kubectl, within "
+                         "--kube-timeout, and again only when its credentials expire or are refused")
     cluster.add_argument("--kube-context", metavar="NAME", help="with --kube: kubeconfig context (default: the current one)")
     cluster.add_argument("--kube-timeout", type=seconds, default=_Deferred("kube_timeout"), metavar="SECONDS",
                          help="with --kube: seconds the API requests of one GpuOptions may take together, "
