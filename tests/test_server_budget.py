@@ -228,3 +228,14 @@ def test_a_passed_deadline_stops_the_lint(session_cache):
             assert 0 < sum(reads) < len(text)  # the composer stopped part-way
         finally:
             s.stop()
+
+
+def test_gpu_options_yaml_is_bounded_too(stub):
+    laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)
+    )
+    for request in (pb.GpuOptionsRequest(kubevirt=laughs), pb.GpuOptionsRequest(kubevirt="kind: KubeVirt\n", nodes="- a\n" * 2000)):
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.GpuOptions(request, timeout=20)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert f"maximum of {MAX_NODES} YAML nodes in one request (--max-lint-nodes)" in caught.value.details()

@@ -175,8 +175,8 @@ def register(sub: Any) -> None:
     limits.add_argument("--max-lint-bytes", type=count, default=_Deferred("max_lint_bytes"), metavar="N",
                         help="bytes of YAML per Lint request, all files together (default %(default)s)")
     limits.add_argument("--max-lint-nodes", type=count, default=_Deferred("max_lint_nodes"), metavar="N",
-                        help="YAML nodes per Lint request, all files together, aliases counted as what they "
-                        "stand for (default %(default)s)")
+                        help="YAML nodes per Lint request, all files together, and per GpuOptions YAML field, "
+                        "aliases counted as what they stand for (default %(default)s)")
     limits.add_argument("--max-concurrent-lints", type=count, default=_Deferred("max_concurrent_lints"), metavar="N",
                         help="Lint RPCs running at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)")
 

@@ -57,12 +57,14 @@ def _events(text: str | bytes, loader: Any) -> Any:
 
 
 def count_nodes(
-    text: str | bytes, name: str, limit: int, context: grpc.ServicerContext, *, already: int = 0, flag: str
+    text: str | bytes, name: str, limit: int, context: grpc.ServicerContext, *, already: int = 0, flag: str,
+    reason: str | None = None,
 ) -> int:
     """The YAML nodes of ``text`` (aliases expanded), plus ``already``
     (the request's files before this one). INVALID_ARGUMENT past ``limit``
-    or :data:`MAX_YAML_DEPTH`; what is not YAML is counted as far as it
-    goes and left to the linter to report (in the words ``pciname lint``
+    or :data:`MAX_YAML_DEPTH` (that one with ``reason``, default
+    lint-input with the file's name); what is not YAML is counted as far as
+    it goes and left to the linter to report (in the words ``pciname lint``
     uses)."""
     import yaml
 
@@ -86,8 +88,8 @@ def count_nodes(
                             grpc.StatusCode.INVALID_ARGUMENT,
                             f"{shown(name, quote=False)}: YAML nested too deeply to read "
                             f"(more than {MAX_YAML_DEPTH} levels)",
-                            LINT_INPUT,
-                            (FILE_KEY, metadata_text(name)),
+                            reason or LINT_INPUT,
+                            *([] if reason else [(FILE_KEY, metadata_text(name))]),
                         )
                 elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                     anchor, start = open_.pop()

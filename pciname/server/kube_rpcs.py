@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import grpc
@@ -350,15 +350,19 @@ def _yaml_documents(text: str, field: str) -> list[Any]:
         raise _objects_error(f"{field}: not valid YAML: {type(error).__name__}: {error}") from None
 
 
-def parse_objects(text: str, field: str) -> list[dict[str, Any]]:
+def parse_objects(text: str, field: str, before_yaml: Callable[[str, str], object] | None = None) -> list[dict[str, Any]]:
     """Kubernetes objects from JSON or YAML text: one object, a ``*List``
-    (``items``), a JSON/YAML list, or several YAML documents."""
+    (``items``), a JSON/YAML list, or several YAML documents.
+    ``before_yaml(text, field)`` runs before text that is not JSON is
+    loaded as YAML (the server bounds its nodes there)."""
     if not text.strip():
         return []
     try:
         try:
             documents = [json.loads(text)]
         except ValueError:
+            if before_yaml is not None:
+                before_yaml(text, field)
             documents = _yaml_documents(text, field)
     except RecursionError:
         raise _objects_error(f"{field}: nested too deeply to read") from None
@@ -573,6 +577,7 @@ def gpu_options(
     *,
     cluster: ClusterAccess | None,
     log: logging.Logger,
+    max_nodes: int = DEFAULT_MAX_LINT_NODES,
 ) -> pb.GpuOptionsResponse:
     from ..kube.audit import choose_profile
     from ..kube.audit import gpu_options as options_of
@@ -592,8 +597,11 @@ def gpu_options(
             raise RpcFailure(
                 INVALID, "empty request: send the KubeVirt CR in kubevirt (JSON or YAML), or set from_cluster"
             )
-        kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt"), name)
-        nodes = pick_nodes(parse_objects(request.nodes, "nodes"))
+        def bounded(text: str, field: str) -> None:  # YAML: at most max_nodes nodes (JSON is compact)
+            count_nodes(text, field, max_nodes, context, flag="--max-lint-nodes", reason=OBJECTS_INPUT)
+
+        kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt", bounded), name)
+        nodes = pick_nodes(parse_objects(request.nodes, "nodes", bounded))
     if given is not None:
         profile, how = given, "given"
     else:

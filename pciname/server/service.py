@@ -340,7 +340,8 @@ class PciNameService:
     def gpu_options(
         self, request: pb.GpuOptionsRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.GpuOptionsResponse, int]:
-        return kube_rpcs.gpu_options(request, context, data, cluster=self.cluster, log=self.log), 0
+        return kube_rpcs.gpu_options(request, context, data, cluster=self.cluster, log=self.log,
+                                     max_nodes=self.max_lint_nodes), 0
 
     def node_pool(
         self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
