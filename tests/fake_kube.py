@@ -146,6 +146,8 @@ class FakeKube:
                 self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        # A client that hangs up (as one refusing a huge answer does) is no error to print.
+        self.server.handle_error = lambda request, client_address: None
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
         return self
