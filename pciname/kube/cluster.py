@@ -77,13 +77,17 @@ def connect_loaded(
     from .kubeconfig import load
 
     loaded = load(kubeconfig, context, timeout)
+    configuration = Configuration()
+    # No retries of its own: urllib3 would try a request that timed out three
+    # times more, each with the whole timeout (--timeout 2 took 8 s).
+    configuration.retries = 0
     try:
         if loaded.config is None:
-            configuration = Configuration()
             kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             return ApiClient(configuration=configuration), loaded
         client: ApiClient = kube_config.new_client_from_config_dict(  # type: ignore[no-untyped-call]
-            config_dict=loaded.config, context=loaded.config["current-context"], persist_config=False
+            config_dict=loaded.config, context=loaded.config["current-context"], persist_config=False,
+            client_configuration=configuration,
         )
         return client, loaded
     except ConfigException as error:
