@@ -33,7 +33,7 @@ import grpc
 
 from ..errors import PcinameError
 from ._proto import pciname_pb2 as pb
-from .budget import CheckedText, Slots, check_alive, count_nodes
+from .budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
 from .config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_NODES
 from .data import DataSet, served_profile
 from .logs import fields
@@ -213,7 +213,13 @@ def lint(
     and ``slots`` (how many run at once); the caller's cancellation and
     deadline are checked while counting and between steps."""
     with slots.take() if slots is not None else contextlib.nullcontext():
-        return _lint(request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes)
+        nodes: list[int] = []
+        try:
+            return _lint(request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes,
+                         counted=nodes)
+        finally:
+            if nodes and nodes[0] > RELEASE_AFTER_NODES:
+                release_memory()
 
 
 def _lint(
@@ -224,6 +230,7 @@ def _lint(
     max_files: int,
     max_bytes: int,
     max_nodes: int,
+    counted: list[int],
 ) -> pb.LintResponse:
     from ..errors import LintInputError
     from ..kube.lint import Linter
@@ -260,6 +267,7 @@ def _lint(
     nodes = 0
     for name, content, _ in inputs:
         nodes = count_nodes(content, name, max_nodes, context, already=nodes, flag="--max-lint-nodes")
+    counted.append(nodes)
     linter = Linter(profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver)
     documents = 0
     errors: list[LintInputError] = []
