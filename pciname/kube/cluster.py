@@ -114,7 +114,8 @@ class _Answered(Exception):
         self.error = error
 
 
-def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...] = (), **kwargs: Any) -> Any:
+def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...] = (), nominal: float | None = None,
+          **kwargs: Any) -> Any:
     """Run a client call: API and connection errors become ClusterError,
     except the statuses in ``handled`` (raised as :class:`_Answered`)."""
     from kubernetes.client.exceptions import ApiException
@@ -127,7 +128,7 @@ def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...
             raise _Answered(error) from None
         raise _api_error(what, error) from None
     except HTTPError as error:
-        raise _unreachable(what, error, kwargs.get("_request_timeout")) from None
+        raise _unreachable(what, error, nominal if nominal is not None else kwargs.get("_request_timeout")) from None
 
 
 def _unreachable(what: str, error: Exception, timeout: float | None) -> ClusterError:
@@ -182,7 +183,8 @@ class _Clock:
         return left
 
     def options(self, what: str) -> dict[str, Any]:
-        return _timeout(self.remaining(what))
+        """``_call``'s keywords: the time left for the request, and the whole timeout (for its message)."""
+        return {**_timeout(self.remaining(what)), "nominal": self.timeout}
 
 
 def _body(what: str, response: Any, clock: _Clock) -> bytes:
@@ -200,9 +202,13 @@ def _body(what: str, response: Any, clock: _Clock) -> bytes:
                 f"cannot {what}: the API server's answer is {length} bytes, more than the {MAX_RESPONSE_BYTES} "
                 "allowed", reason="unreachable",
             )
+        read = getattr(response, "read1", response.read)  # urllib3 2: at most one read of the socket
         while True:
-            clock.remaining(what)
-            chunk = response.read(65536)
+            left = clock.remaining(what)
+            sock = getattr(getattr(response, "connection", None), "sock", None)
+            if left is not None and sock is not None:
+                sock.settimeout(left)  # no single read outlasts the clock
+            chunk = read(65536)
             if not chunk:
                 break
             size += len(chunk)
