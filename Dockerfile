@@ -19,7 +19,8 @@
 #
 # TLS: override CMD, e.g. ["serve", "--tls-cert", "/tls/tls.crt", "--tls-key",
 # "/tls/tls.key", "--health-listen", "[::]:50052"] (kubelet's gRPC probes
-# and this HEALTHCHECK speak plaintext: point them at --health-listen).
+# and this HEALTHCHECK speak plaintext, and ask --health-listen: a server of
+# its own, which no load on the gRPC port holds up).
 
 ARG PYTHON_VERSION=3.11
 ARG PCINAME_VERSION=0.3.0
@@ -53,10 +54,10 @@ RUN pip install --no-cache-dir --no-index --find-links /wheels "pciname==${PCINA
  && test "$(pciname lookup 10de:2330 --profile gpu-operator@v23.9.2)" = nvidia.com/GH100H100_SXM5_80GB
 
 USER 10001:10001
-EXPOSE 50051 9090
+EXPOSE 50051 50052 9090
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["pciname", "health", "--server", "127.0.0.1:50051", "--timeout", "4"]
+    CMD ["pciname", "health", "--server", "127.0.0.1:50052", "--timeout", "4"]
 
 ENTRYPOINT ["pciname"]
-CMD ["serve", "--listen", "[::]:50051", "--insecure", "--metrics-listen", "0.0.0.0:9090", "--log-format", "json"]
+CMD ["serve", "--listen", "[::]:50051", "--insecure", "--health-listen", "[::]:50052", "--metrics-listen", "0.0.0.0:9090", "--log-format", "json"]

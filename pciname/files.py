@@ -37,6 +37,9 @@ MAX_LOOKUP_DEVICES = 100_000
 MAX_LOOKUP_STDIN_BYTES = 64 * MAX_LOOKUP_DEVICES
 # A kubeconfig with embedded certificates is a few KB.
 MAX_KUBECONFIG_BYTES = 4 * MIB
+# A PEM file: a TLS certificate chain, key or CA bundle (a few KB), or a
+# token or certificate file a kubeconfig names.
+MAX_CREDENTIAL_FILE_BYTES = 1 * MIB
 
 # A sysfs attribute is at most a page (4 KiB); leave room, refuse the rest.
 MAX_SYSFS_ATTR_BYTES = 64 * 1024

@@ -110,6 +110,9 @@ class FakeKube:
     kubevirt_crd: bool = True
     #: Deployments by (namespace, name), e.g. Cozystack's operator (see cozystack_operator()).
     deployments: dict = field(default_factory=dict)
+    # A misbehaving API server: called with the handler and the request
+    # before anything else; returns True when it has answered (or not) itself.
+    misbehave: object = None
 
     def start(self) -> "FakeKube":
         fake = self
@@ -127,6 +130,8 @@ class FakeKube:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 request = Request(self.command, parts.path, parse_qs(parts.query), headers, body)
                 fake.requests.append(request)
+                if fake.misbehave is not None and fake.misbehave(self, request):
+                    return
                 if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                     return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
                 status, payload = fake.answer(request)
@@ -143,6 +148,8 @@ class FakeKube:
                 self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        # A client that hangs up (as one refusing a huge answer does) is no error to print.
+        self.server.handle_error = lambda request, client_address: None
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
         return self
@@ -159,7 +166,14 @@ class FakeKube:
     def answer(self, request: Request) -> tuple[int, dict]:
         path = request.path
         if request.method == "GET" and path == "/api/v1/nodes":
-            return 200, {"apiVersion": "v1", "kind": "NodeList", "metadata": {"resourceVersion": "81300"}, "items": self.nodes}
+            # Pages as the API server does: limit, and a continue token (the offset here).
+            limit = int(request.query.get("limit", ["0"])[0]) or len(self.nodes)
+            start = int(request.query.get("continue", ["0"])[0])
+            page = self.nodes[start:start + limit]
+            meta = {"resourceVersion": "81300"}
+            if start + limit < len(self.nodes):
+                meta["continue"] = str(start + limit)
+            return 200, {"apiVersion": "v1", "kind": "NodeList", "metadata": meta, "items": page}
         if request.method == "GET" and path == "/apis/kubevirt.io/v1/kubevirts":
             if not self.kubevirt_crd:
                 return 404, _status(404, "NotFound", "the server could not find the requested resource")

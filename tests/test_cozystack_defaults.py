@@ -287,6 +287,12 @@ def test_cozystack_defaults_file(tmp_path, capsys):
         ("pciHostDevices:\n- resourceName: nvidia.com/A10\n", "pciHostDevices[0] has no pciVendorSelector"),
         ("mediatedDevices:\n- mdevNameSelector: GRID T4-1Q\n  resourceName: 7\n", "mediatedDevices[0] has no resourceName"),
         (b"pciHostDevices: []\n\xff", "not UTF-8 text"),
+        # Values the YAML loader itself refuses (issue 16: a traceback, exit 1).
+        ("a: !!timestamp 2020-13-45\n", "not valid YAML: month must be in 1..12"),
+        ("a: 0x_\n", "not valid YAML: invalid literal for int()"),
+        ("a: !!float x\n", "not valid YAML: could not convert string to float"),
+        ("a: " + "9" * 5000 + "\n", "not valid YAML: Exceeds the limit"),
+        ("a: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply to read as YAML"),
     ],
 )
 def test_bad_defaults_file_is_a_one_line_error(tmp_path, capsys, text, message):
@@ -423,6 +429,10 @@ def test_grpc_variant_and_defaults_text(stub):
         ({"format": "cozystack", "vgpu_device_manager": True}, "vgpu_device_manager goes with variant vgpu"),
         ({"format": "cozystack", "cozystack_defaults": "a: ["}, "cozystack_defaults: not YAML"),
         ({"format": "cozystack", "cozystack_defaults": "a: 1"}, "cozystack_defaults: no defaults table"),
+        ({"format": "cozystack", "cozystack_defaults": "a: !!timestamp 2020-13-45"}, "cozystack_defaults: not valid YAML"),
+        ({"format": "cozystack", "cozystack_defaults": "a: 0x_"}, "cozystack_defaults: not valid YAML"),
+        ({"format": "cozystack", "cozystack_defaults": "a: " + "9" * 5000}, "cozystack_defaults: not valid YAML"),
+        ({"format": "cozystack", "cozystack_defaults": "a: " + "[" * 5000}, "cozystack_defaults: nested too deeply"),
         ({"format": "cozystack", "cozystack_defaults": "pciHostDevices: []", "replace_defaults": True}, "nothing to compare"),
         ({"format": "cozystack", "cozystack_defaults": "#" * (2 << 20)}, "cozystack_defaults is too large"),
     ],

@@ -97,17 +97,26 @@ def test_deployment_agrees_with_the_server(objects):
 
     config = serve_config(c.args)
     grpc_port = split_address(config.listen)[1]
-    metrics_port = split_address(config.metrics_listen)[1]
+    metrics_host, metrics_port = split_address(config.metrics_listen)
+    health_port = split_address(config.health_listen)[1]
     assert grpc_port == DEFAULT_PORT
     ports = {p.name: p.container_port for p in c.ports}
-    assert ports == {"grpc": grpc_port, "metrics": metrics_port}
+    assert ports == {"grpc": grpc_port, "health": health_port, "metrics": metrics_port}
     annotations = spec.template.metadata.annotations
     assert annotations["prometheus.io/port"] == str(metrics_port)
 
-    assert c.readiness_probe.grpc.port == grpc_port and c.readiness_probe.grpc.service in READINESS_SERVICES
-    assert c.liveness_probe.grpc.port == grpc_port and c.liveness_probe.grpc.service == LIVENESS_SERVICE
-    assert c.startup_probe.grpc.port == grpc_port and c.startup_probe.grpc.service == LIVENESS_SERVICE
+    # The probes ask the health port (--health-listen: its own server and
+    # threads), never the gRPC port, whose load must not restart the pod.
+    assert health_port != grpc_port
+    assert c.readiness_probe.grpc.port == health_port and c.readiness_probe.grpc.service in READINESS_SERVICES
+    assert c.liveness_probe.grpc.port == health_port and c.liveness_probe.grpc.service == LIVENESS_SERVICE
+    assert c.startup_probe.grpc.port == health_port and c.startup_probe.grpc.service == LIVENESS_SERVICE
     assert config.insecure  # kubelet's gRPC probes are plaintext
+
+    # Metrics on the pod's IP (kubelet expands $(POD_IP)), not on every address.
+    assert metrics_host == "$(POD_IP)"
+    (pod_ip,) = [e for e in c.env if e.name == "POD_IP"]
+    assert pod_ip.value_from.field_ref.field_path == "status.podIP"
 
     # SIGTERM: the delay and the grace both fit before the kill.
     assert spec.template.spec.termination_grace_period_seconds > config.shutdown_delay + config.grace
@@ -129,6 +138,21 @@ def test_deployment_agrees_with_the_server(objects):
     from pciname._version import __version__
 
     assert c.image.rpartition(":")[2] == __version__
+
+
+def test_network_policy_admits_what_each_port_is_for(objects):
+    deployment, c = container(objects)
+    policy = objects["NetworkPolicy/pciname"]
+    assert policy.spec.pod_selector.match_labels.items() <= deployment.spec.template.metadata.labels.items()
+    assert policy.spec.policy_types == ["Ingress"]
+    rules = {}
+    for rule in policy.spec.ingress:
+        (port,) = rule.ports
+        rules[port.port] = rule._from
+    assert set(rules) == {p.name for p in c.ports}  # every port has its rule, by name
+    assert rules["health"] is None  # kubelet's probes come from the node
+    assert [p.namespace_selector.match_labels for p in rules["grpc"] if p.namespace_selector] == [{"pciname.io/client": "true"}]
+    assert [p.namespace_selector.match_labels for p in rules["metrics"]] == [{"kubernetes.io/metadata.name": "monitoring"}]
 
 
 def test_services_pdb_and_hpa_select_the_pods(objects):
@@ -173,7 +197,7 @@ def dockerfile_instructions() -> list[tuple[str, str]]:
 
 
 def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
-    from pciname.server.app import DEFAULT_PORT
+    from pciname.server.app import DEFAULT_PORT, split_address
 
     instructions = dockerfile_instructions()
     final_stage = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM"):]
@@ -209,7 +233,9 @@ def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
     (health,) = values["HEALTHCHECK"]
     probe = json.loads(health.partition("CMD")[2])
     assert probe[:2] == ["pciname", "health"]
-    assert probe[probe.index("--server") + 1].endswith(f":{DEFAULT_PORT}")
+    health_port = split_address(config.health_listen)[1]
+    assert health_port != DEFAULT_PORT  # the health port, not the gRPC port's shared workers
+    assert probe[probe.index("--server") + 1].endswith(f":{health_port}")
     exposed = {int(p) for p in " ".join(values["EXPOSE"]).split()}
     assert exposed == {p.container_port for p in c.ports}
 

@@ -94,6 +94,39 @@ def test_certificate_rotation(pki, tmp_path):
         server.stop()
 
 
+def test_certificate_replaced_by_a_fifo_keeps_the_old_one(pki, tmp_path):
+    """Issue 16: a FIFO in place of the certificate blocked the rotation
+    reader for good (no TLS connection ever again, health still SERVING)."""
+    import os
+
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    shutil.copyfile(pki.server_cert, cert)
+    shutil.copyfile(pki.server_key, key)
+    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(cert), tls_key=str(key), watch_interval=0,
+                               health_listen="127.0.0.1:0"))
+    target = f"localhost:{server.port}"
+    try:
+        assert server.metrics.tls_loaded._value.get() == 1
+        cert.unlink()
+        os.mkfifo(cert)
+        for _ in range(3):  # each new connection asks; none blocks, the old certificate serves
+            with Client(target, root_certificates=pki.ca, timeout=5) as old:
+                assert works(old)
+        assert server.metrics.tls_loaded._value.get() == 0
+        with Client(f"127.0.0.1:{server.health_port}", timeout=5) as health:
+            assert health.health() == "SERVING"
+        new_ca_cert, new_ca_key, new_ca = make_ca(tmp_path, "rotated-ca")
+        new_cert, new_key = make_leaf(tmp_path, "rotated-server", new_ca_cert, new_ca_key, server=True)
+        shutil.copyfile(new_key, key)
+        cert.unlink()
+        shutil.copyfile(new_cert, cert)  # put back: the next connection gets it
+        with Client(target, root_certificates=new_ca, timeout=5) as rotated:
+            assert works(rotated)
+        assert server.metrics.tls_loaded._value.get() == 1
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
@@ -204,5 +237,25 @@ def test_lookup_server_over_mutual_tls(pki, garbage):
                               "--tls-cert and --tls-key go together")
         assert_one_line_error(cli(*lookup, "--tls-ca", str(garbage)), "cannot be used")
         assert_one_line_error(cli("lookup", "10de:2236", "--tls-ca", str(pki.ca)), "go with --server")
+    finally:
+        server.stop()
+
+
+def test_a_failed_handshake_is_our_one_line_only(pki):
+    """Issue 16: gRPC's own TLS log line ("I... ssl_transport_security.cc ...
+    Handshake failed") came before our one-line error."""
+    import os
+
+    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key),
+                               watch_interval=0))
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
+    env["PYTHONPATH"] = str(REPO)
+    try:
+        for argv in (["health", "--server", f"localhost:{server.port}", "--tls-ca", str(pki.other_ca)],
+                     ["lookup", "10de:2236", "--server", f"localhost:{server.port}", "--tls-ca", str(pki.other_ca)]):
+            proc = subprocess.run([sys.executable, "-m", "pciname", *argv], capture_output=True, text=True,
+                                  timeout=60, env=env, cwd=REPO)
+            assert proc.returncode == 2
+            assert proc.stderr.startswith("pciname: error: ") and proc.stderr.count("\n") == 1, proc.stderr
     finally:
         server.stop()

@@ -11,6 +11,7 @@ Exit codes: 0 success, 1 a negative answer (not advertised, findings), 2 bad
 usage or bad input, with one line on stderr and never a traceback.
 """
 
+import os
 import sys
 
 from .._version import __version__
@@ -96,6 +97,11 @@ def full(argv: list[str], prog: str = "pciname") -> int:
 
     command = argv[0] if argv and not argv[0].startswith("-") else None
     args = build_parser(command, prog).parse_args(argv)
+    # gRPC's C core logs a failed TLS handshake as an INFO line on stderr, a
+    # second line after our one-line error (and not JSON in serve's log):
+    # only its errors, unless the environment asks for more. Read when grpc
+    # is first imported, which commands do lazily, after this.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
         return int(args.func(args) or 0)
     except PcinameError as error:

@@ -24,6 +24,12 @@ from .shared import NO_DEVICES, add_cozystack_option, add_request_options, profi
 if TYPE_CHECKING:
     from ..kube.cluster import ApiClient, ClusterState
 
+# pciname.kube.cluster.DEFAULT_TIMEOUT, spelled out so that building the
+# parser imports nothing more (tests/test_kube_cluster.py checks).
+TIMEOUT_DEFAULT_SHOWN = "30"
+CREDENTIALS_NOTE = (
+    " A kubeconfig's credential plugin (users[].user.exec) runs, as with kubectl, within --timeout."
+)
 CLUSTER_PROFILE_NOTE = " --profile auto infers the plugin release from the names the nodes advertise."
 NO_KUBEVIRT = "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)"
 
@@ -34,6 +40,10 @@ def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubevirt", metavar="[NAMESPACE/]NAME", help="which KubeVirt CR, when the cluster has several"
     )
+    parser.add_argument(
+        "--timeout", type=_seconds, metavar="SECONDS",
+        help=f"seconds all the API requests may take together (default {TIMEOUT_DEFAULT_SHOWN})",
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,7 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="compare the KubeVirt CR, the nodes and the profile",
         description="Read the KubeVirt CR and the Nodes (read-only) and report permitted names no node "
         "advertises, advertised nvidia.com names not permitted, permitted names that do not match the profile, "
-        "and which plugin releases are consistent with the advertised names." + CLUSTER_PROFILE_NOTE
+        "and which plugin releases are consistent with the advertised names." + CLUSTER_PROFILE_NOTE + CREDENTIALS_NOTE
         + " Exit 0 clean, 1 findings, 2 errors.",
     )
     _add_cluster_options(audit)
@@ -55,7 +65,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "gpu-options",
         help="what a tenant node pool may ask for",
         description="Every permitted resource name with its GPU model and how many are allocatable on which "
-        "nodes, like Cozystack's dashboard offers for nodeGroups.<group>.gpus." + CLUSTER_PROFILE_NOTE,
+        "nodes, like Cozystack's dashboard offers for nodeGroups.<group>.gpus." + CLUSTER_PROFILE_NOTE + CREDENTIALS_NOTE,
     )
     _add_cluster_options(options)
     add_cozystack_option(options, "the cluster runs, when its cozystack-operator Deployment does not say")
@@ -71,7 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="server-side apply permittedHostDevices to the KubeVirt CR",
         description="Server-side apply (field manager pciname) of the permittedHostDevices for these devices to "
         "the KubeVirt CR. Refused when Cozystack or the HyperConverged operator manages the CR, and when another "
-        "field manager owns the field (unless --force)." + CLUSTER_PROFILE_NOTE
+        "field manager owns the field (unless --force)." + CLUSTER_PROFILE_NOTE + CREDENTIALS_NOTE
         + " Exit 0 applied, 1 refused or some devices left out, 2 errors.",
     )
     aphd.add_argument("devices", nargs="*", metavar="DEVICE")
@@ -84,11 +94,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     aphd.set_defaults(func=run_apply_permitted_host_devices)
 
 
+def _seconds(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds more than 0: {text!r}")
+    return value
+
+
+def _timeout(args: argparse.Namespace) -> float:
+    from ..kube.cluster import DEFAULT_TIMEOUT
+
+    return float(args.timeout) if args.timeout is not None else DEFAULT_TIMEOUT
+
+
 def _cluster(args: argparse.Namespace) -> tuple[ApiClient, ClusterState]:
     from ..kube.cluster import connect, read_cluster
 
-    client = connect(args.kubeconfig, args.context)
-    return client, read_cluster(client, args.kubevirt)
+    client = connect(args.kubeconfig, args.context, timeout=_timeout(args))
+    return client, read_cluster(client, args.kubevirt, timeout=_timeout(args))
 
 
 def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | None:
@@ -98,7 +126,7 @@ def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | 
     from ..kube.cluster import read_cozystack_operator
     from ..kube.cozystack import get_release, release_in_cluster
 
-    found = release_in_cluster(read_cozystack_operator(client))
+    found = release_in_cluster(read_cozystack_operator(client, timeout=_timeout(args)))
     given = get_release(args.cozystack) if args.cozystack is not None else None
     if found is not None and found.release is None and given is None:
         say(f"the cluster runs Cozystack {found.version} ({found.evidence}), which this pciname has no facts for: "
@@ -240,7 +268,7 @@ def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
         raise PcinameError("nothing to apply: every device was left out")
     try:
         applied = apply_permitted_host_devices(
-            client, state.kubevirt, snippet.data, force=args.force, dry_run=args.dry_run
+            client, state.kubevirt, snippet.data, force=args.force, dry_run=args.dry_run, timeout=_timeout(args)
         )
     except ApplyRefused as refused:
         say(str(refused))

@@ -150,7 +150,8 @@ def register(sub: Any) -> None:
     net.add_argument("--tls-client-ca", metavar="FILE",
                      help="CA bundle (PEM) client certificates must chain to: mutual TLS, clients without one are refused")
     net.add_argument("--health-listen", metavar="HOST:PORT",
-                     help="also serve grpc.health.v1 alone, plaintext, here (for kubelet probes when --listen uses TLS)")
+                     help="also serve grpc.health.v1 alone, plaintext, here, on threads of its own: it answers whatever "
+                     "the load on --listen (point kubelet probes here)")
     net.add_argument("--metrics-listen", metavar="HOST:PORT",
                      help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)")
 
@@ -173,6 +174,11 @@ def register(sub: Any) -> None:
                         help="files per Lint request (default %(default)s)")
     limits.add_argument("--max-lint-bytes", type=count, default=_Deferred("max_lint_bytes"), metavar="N",
                         help="bytes of YAML per Lint request, all files together (default %(default)s)")
+    limits.add_argument("--max-lint-nodes", type=count, default=_Deferred("max_lint_nodes"), metavar="N",
+                        help="YAML nodes per Lint request, all files together, and per GpuOptions YAML field, "
+                        "aliases counted as what they stand for (default %(default)s)")
+    limits.add_argument("--max-concurrent-lints", type=count, default=_Deferred("max_concurrent_lints"), metavar="N",
+                        help="Lint RPCs running at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)")
 
     life = serve.add_argument_group("lifecycle")
     life.add_argument("--grace", type=seconds, default=_Deferred("grace"), metavar="SECONDS",
@@ -182,7 +188,7 @@ def register(sub: Any) -> None:
                       "so load balancers notice first (default %(default)s)")
     life.add_argument("--watch-interval", type=seconds, default=_Deferred("watch_interval"), metavar="SECONDS",
                       help="poll data/pci.ids, --pciids and the snapshot dirs this often and reload on change; "
-                      "0 disables (SIGHUP still reloads) (default %(default)s)")
+                      "0 disables (SIGHUP still reloads), else at least 0.1 (default %(default)s)")
 
     data = serve.add_argument_group("data")
     data.add_argument("--pciids", type=_file_name, metavar="FILE",
@@ -200,10 +206,12 @@ def register(sub: Any) -> None:
                          "on nodes and kubevirts.kubevirt.io); off by default: callers send the objects")
     cluster.add_argument("--kubeconfig", metavar="FILE",
                          help="with --kube: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
-                         "service account)")
+                         "service account); its credential plugin (users[].user.exec) runs, as with kubectl, within "
+                         "--kube-timeout, and again only when its credentials expire or are refused")
     cluster.add_argument("--kube-context", metavar="NAME", help="with --kube: kubeconfig context (default: the current one)")
     cluster.add_argument("--kube-timeout", type=seconds, default=_Deferred("kube_timeout"), metavar="SECONDS",
-                         help="with --kube: timeout of each API request (default %(default)s)")
+                         help="with --kube: seconds the API requests of one GpuOptions may take together, "
+                         "less when the RPC's deadline is nearer (default %(default)s)")
 
     # The choices are shown in the usage line, which argparse builds as the
     # flag is added: they cannot wait, so tests/test_server_wire.py checks

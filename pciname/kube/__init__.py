@@ -17,11 +17,15 @@ Pure (plain data in, plain data out):
 * :mod:`pciname.kube.objects`: the KubeVirt CR and Nodes as plain dicts:
   what is permitted, what is advertised, who manages the CR, the apply object;
 * :mod:`pciname.kube.audit`: audit, GPU options for tenant node pools, which
-  plugin release the nodes run (``--profile auto``).
+  plugin release the nodes run (``--profile auto``);
+* :mod:`pciname.kube.shapes`: whether objects and API answers have the
+  shapes the modules above read (and counts are Kubernetes quantities).
 
 I/O:
 
 * :mod:`pciname.kube.inputs`: the files (or stdin) to lint;
+* :mod:`pciname.kube.kubeconfig`: the kubeconfig as pciname loads it
+  (bounded reads of every file, credential plugins within a timeout);
 * :mod:`pciname.kube.cluster`: a live cluster through the ``kubernetes``
   client: connect, read, server-side apply. The only module that imports
   ``kubernetes``;

@@ -15,6 +15,8 @@ GPU options, who manages the CR, the apply object) is pure and lives in
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,7 +28,21 @@ if TYPE_CHECKING:
     # What connect() returns and the other functions take (re-exported for callers' annotations).
     from kubernetes.client import ApiClient as ApiClient
 
+    from .kubeconfig import Loaded
+
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
+
+# What a cluster command (and GpuOptions from_cluster) waits for and reads;
+# the README's limits section states them.
+#: Seconds all the API requests of one command may take together (``--timeout``,
+#: and ``serve --kube-timeout``'s default).
+DEFAULT_TIMEOUT = 30.0
+#: Bytes of one API answer (a page of Nodes, the KubeVirt CR list, the apply's answer).
+MAX_RESPONSE_BYTES = 32 << 20
+#: Nodes asked for per request (``limit``; the rest with ``continue``), as kubectl pages.
+NODE_PAGE = 500
+#: Nodes read in all (Kubernetes supports clusters of 5,000).
+MAX_NODES = 20_000
 
 
 @dataclass
@@ -41,41 +57,46 @@ class ClusterState:
 # -- connecting -------------------------------------------------------------------
 
 
-def connect(kubeconfig: str | None = None, context: str | None = None) -> ApiClient:
+def connect(kubeconfig: str | None = None, context: str | None = None, *, timeout: float | None = None) -> ApiClient:
     """An ``ApiClient`` for the kubeconfig (``$KUBECONFIG``, ``~/.kube/config``,
-    else in-cluster), never writing the kubeconfig back."""
-    import os
+    else in-cluster), never writing the kubeconfig back. Its files are read
+    bounded and a credential plugin runs within ``timeout`` seconds
+    (:mod:`pciname.kube.kubeconfig`)."""
+    return connect_loaded(kubeconfig, context, timeout=timeout)[0]
 
+
+def connect_loaded(
+    kubeconfig: str | None = None, context: str | None = None, *, timeout: float | None = None
+) -> tuple[ApiClient, Loaded]:
+    """:func:`connect`, and the :class:`~pciname.kube.kubeconfig.Loaded`
+    configuration (to tell when to connect again)."""
     from kubernetes import config as kube_config
     from kubernetes.client import ApiClient, Configuration
     from kubernetes.config.config_exception import ConfigException
 
-    import yaml
+    from .kubeconfig import load
 
-    from ..files import MAX_KUBECONFIG_BYTES, read_bounded
-
-    path = kubeconfig
+    loaded = load(kubeconfig, context, timeout)
+    configuration = Configuration()
+    # No retries of its own: urllib3 would try a request that timed out three
+    # times more, each with the whole timeout (--timeout 2 took 8 s).
+    configuration.retries = 0
     try:
-        default_file = os.path.expanduser(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
-        if kubeconfig is None and context is None and not os.path.exists(default_file):
-            configuration = Configuration()
+        if loaded.config is None:
             kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-            return ApiClient(configuration=configuration)
-        path = kubeconfig or default_file
-        # A regular file of a sane size, before the client reads it whole.
-        read_bounded(path, MAX_KUBECONFIG_BYTES)
-        client: ApiClient = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, context=context, persist_config=False
+            return ApiClient(configuration=configuration), loaded
+        client: ApiClient = kube_config.new_client_from_config_dict(  # type: ignore[no-untyped-call]
+            config_dict=loaded.config, context=loaded.config["current-context"], persist_config=False,
+            client_configuration=configuration,
         )
-        return client
+        return client, loaded
     except ConfigException as error:
         raise PcinameError(f"cannot load the cluster configuration: {_one_line(error)}") from None
     except OSError as error:
-        raise PcinameError(f"cannot read kubeconfig {path or ''}: {error.strerror or error}") from None
-    except (yaml.YAMLError, ValueError, TypeError, AttributeError, KeyError) as error:
-        # Not YAML (a binary file), YAML values its constructors refuse
-        # (!!timestamp 2020-13-45, 0x_), or YAML of the wrong shape.
-        raise PcinameError(f"cannot load kubeconfig {path}: not a valid kubeconfig: {_one_line(error)[:200]}") from None
+        raise PcinameError(f"cannot load the cluster configuration: {error.strerror or error}") from None
+    except (ValueError, TypeError, AttributeError, KeyError) as error:
+        # Values of the wrong shape the client trips over.
+        raise PcinameError(f"cannot load the cluster configuration: not a valid kubeconfig: {_one_line(error)[:200]}") from None
 
 
 # -- the client's errors ------------------------------------------------------------
@@ -93,7 +114,8 @@ class _Answered(Exception):
         self.error = error
 
 
-def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...] = (), **kwargs: Any) -> Any:
+def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...] = (), nominal: float | None = None,
+          **kwargs: Any) -> Any:
     """Run a client call: API and connection errors become ClusterError,
     except the statuses in ``handled`` (raised as :class:`_Answered`)."""
     from kubernetes.client.exceptions import ApiException
@@ -106,15 +128,28 @@ def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...
             raise _Answered(error) from None
         raise _api_error(what, error) from None
     except HTTPError as error:
-        raise ClusterError(f"cannot {what}: cannot reach the API server: {_one_line(error)}", reason="unreachable") from None
+        raise _unreachable(what, error, nominal if nominal is not None else kwargs.get("_request_timeout")) from None
+
+
+def _unreachable(what: str, error: Exception, timeout: float | None) -> ClusterError:
+    """ClusterError for a connection that failed; a timeout says how long was waited."""
+    from urllib3.exceptions import MaxRetryError, NewConnectionError, TimeoutError as Urllib3Timeout
+
+    cause = error.reason if isinstance(error, MaxRetryError) else error
+    # (NewConnectionError, a refused connection, is a ConnectTimeoutError to urllib3)
+    if isinstance(cause, Urllib3Timeout) and not isinstance(cause, NewConnectionError) and timeout is not None:
+        shown = math.ceil(timeout * 10) / 10  # what was left of --timeout: 0.9998 -> 1
+        return ClusterError(f"cannot {what}: the API server did not answer within {shown:g} seconds",
+                            reason="unreachable")
+    return ClusterError(f"cannot {what}: cannot reach the API server: {_one_line(error)}", reason="unreachable")
 
 
 def _status_message(error: Any) -> str:
     """The message of the Status object an ``ApiException`` carries."""
     try:
         body = json.loads(error.body or "")
-        return str(body.get("message") or error.reason or "")
-    except (TypeError, ValueError, AttributeError):
+        return str(body.get("message") or error.reason or "")[:500]
+    except (TypeError, ValueError, AttributeError, RecursionError):
         return str(error.reason or "")
 
 
@@ -124,41 +159,135 @@ def _api_error(what: str, error: Any) -> PcinameError:
     )
 
 
-def _json(response: Any) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = json.loads(response.data)
-        return data
-    except (TypeError, ValueError) as error:
-        raise ClusterError(f"the API server sent something that is not JSON: {error}", reason="unreachable") from None
-
-
 def _timeout(timeout: float | None) -> dict[str, Any]:
-    """The client's ``_request_timeout`` (connect and read) when one is set."""
+    """The client's ``_request_timeout`` (connect and each read) when one is set."""
     return {} if timeout is None else {"_request_timeout": max(float(timeout), 0.001)}
+
+
+class _Clock:
+    """The time one command (or RPC) may spend on the API server, all its
+    requests and every read of their bodies together."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+
+    def remaining(self, what: str) -> float | None:
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise ClusterError(
+                f"cannot {what}: the API server did not answer within {self.timeout:g} seconds", reason="unreachable"
+            )
+        return left
+
+    def options(self, what: str) -> dict[str, Any]:
+        """``_call``'s keywords: the time left for the request, and the whole timeout (for its message)."""
+        return {**_timeout(self.remaining(what)), "nominal": self.timeout}
+
+
+def _body(what: str, response: Any, clock: _Clock) -> bytes:
+    """The body of a ``_preload_content=False`` response, at most
+    :data:`MAX_RESPONSE_BYTES`, read in steps within the clock's time (a
+    body trickled byte by byte runs out of it)."""
+    from urllib3.exceptions import HTTPError
+
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        length = int(response.headers.get("Content-Length") or 0)
+        if length > MAX_RESPONSE_BYTES:
+            raise ClusterError(
+                f"cannot {what}: the API server's answer is {length} bytes, more than the {MAX_RESPONSE_BYTES} "
+                "allowed", reason="unreachable",
+            )
+        read = getattr(response, "read1", response.read)  # urllib3 2: at most one read of the socket
+        while True:
+            left = clock.remaining(what)
+            sock = getattr(getattr(response, "connection", None), "sock", None)
+            if left is not None and sock is not None:
+                sock.settimeout(left)  # no single read outlasts the clock
+            chunk = read(65536)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise ClusterError(
+                    f"cannot {what}: the API server's answer is more than the {MAX_RESPONSE_BYTES} bytes allowed",
+                    reason="unreachable",
+                )
+            chunks.append(chunk)
+    except (HTTPError, OSError) as error:
+        raise _unreachable(what, error, clock.timeout) from None
+    finally:
+        response.release_conn()
+    return b"".join(chunks)
+
+
+def _json(what: str, response: Any, clock: _Clock) -> Any:
+    from .shapes import ShapeError, decode_json
+
+    try:
+        return decode_json(_body(what, response, clock), "the API server's answer")
+    except ShapeError as error:
+        raise ClusterError(f"cannot {what}: {error}", reason="unreachable") from None
+
+
+def _items(what: str, answer: Any, kind: str) -> tuple[list[KubeObject], str | None]:
+    """A List answer's items and its ``metadata.continue`` (None: the last page)."""
+    from .shapes import ShapeError, list_items, mapping
+
+    try:
+        items = list_items(answer, kind, "the API server's answer")
+        token = mapping(answer.get("metadata"), f"the API server's answer: {kind} metadata").get("continue")
+    except ShapeError as error:
+        raise ClusterError(f"cannot {what}: {error}", reason="unreachable") from None
+    if token is not None and not isinstance(token, str):
+        raise ClusterError(f"cannot {what}: the API server's answer: {kind} metadata.continue is not a string",
+                           reason="unreachable")
+    return items, token or None
+
+
+def _checked(what: str, check: Callable[[KubeObject, str], None], items: list[KubeObject], kind: str) -> None:
+    from .shapes import ShapeError
+
+    for i, item in enumerate(items):
+        try:
+            check(item, f"{kind}[{i}]")
+        except ShapeError as error:
+            raise ClusterError(f"cannot {what}: the API server sent {error}", reason="unreachable") from None
 
 
 # -- reading ------------------------------------------------------------------------
 
 
-def read_kubevirt(api_client: ApiClient, name: str | None = None, *, timeout: float | None = None) -> KubeObject | None:
+def read_kubevirt(api_client: ApiClient, name: str | None = None, *, timeout: float | None = None,
+                  clock: _Clock | None = None) -> KubeObject | None:
     """The KubeVirt CR (None when there is none, or KubeVirt is not
     installed); ``name`` (``[NAMESPACE/]NAME``) picks one of several.
     ``timeout``: seconds for the request (default: none)."""
     from kubernetes.client import CustomObjectsApi
 
+    from .shapes import check_kubevirt
+
+    clock = clock or _Clock(timeout)
+    what = "list KubeVirt CRs"
     try:
-        listing = _call(
-            "list KubeVirt CRs",
+        response = _call(
+            what,
             CustomObjectsApi(api_client).list_cluster_custom_object,
             GROUP,
             VERSION,
             PLURAL,
             handled=(404,),
-            **_timeout(timeout),
+            _preload_content=False,
+            **clock.options(what),
         )
+        items, _ = _items(what, _json(what, response, clock), "KubeVirtList")
     except _Answered:  # 404: KubeVirt is not installed
-        listing = None
-    items: list[KubeObject] = (listing or {}).get("items") or []
+        items = []
+    _checked(what, check_kubevirt, items, "KubeVirtList items")
     if name:
         namespace, _, short = name.rpartition("/")
         items = [
@@ -178,50 +307,81 @@ def read_kubevirt(api_client: ApiClient, name: str | None = None, *, timeout: fl
     return items[0] if items else None
 
 
-def read_nodes(api_client: ApiClient, *, timeout: float | None = None) -> list[KubeObject]:
-    """Every Node, as the API server returns it."""
+def read_nodes(api_client: ApiClient, *, timeout: float | None = None, clock: _Clock | None = None) -> list[KubeObject]:
+    """Every Node, as the API server returns it, :data:`NODE_PAGE` at a
+    time (``limit`` and ``continue``, as kubectl pages), at most
+    :data:`MAX_NODES` in all."""
     from kubernetes.client import CoreV1Api
 
-    response = _call("list nodes", CoreV1Api(api_client).list_node, _preload_content=False, **_timeout(timeout))
-    nodes: list[KubeObject] = _json(response).get("items") or []
-    return nodes
+    from .shapes import check_node
+
+    clock = clock or _Clock(timeout)
+    what = "list nodes"
+    api = CoreV1Api(api_client)
+    nodes: list[KubeObject] = []
+    token: str | None = None
+    while True:
+        paging: dict[str, Any] = {"limit": NODE_PAGE}
+        if token:
+            paging["_continue"] = token
+        response = _call(what, api.list_node, _preload_content=False, **paging, **clock.options(what))
+        items, token = _items(what, _json(what, response, clock), "NodeList")
+        _checked(what, check_node, items, f"NodeList items (from {len(nodes)})")
+        nodes.extend(items)
+        if len(nodes) > MAX_NODES:
+            raise ClusterError(f"cannot {what}: the cluster has more than {MAX_NODES} Nodes", reason="unreachable")
+        if token is None:
+            return nodes
 
 
-def read_cozystack_operator(api_client: ApiClient, *, timeout: float | None = None) -> KubeObject | None:
+def read_cozystack_operator(
+    api_client: ApiClient, *, timeout: float | None = None, clock: _Clock | None = None
+) -> KubeObject | None:
     """The Deployment of Cozystack's operator (``cozy-system/cozystack-operator``,
     :mod:`pciname.kube.cozystack`), None when there is none or it may not be
     read (the cluster does not run Cozystack, or RBAC forbids it: then the
-    release is taken from ``--cozystack``)."""
+    release is taken from ``--cozystack``). Bounded like every read here
+    (time, size, shape)."""
     from kubernetes.client import AppsV1Api
 
     from .cozystack import OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE
+    from .shapes import ShapeError, mapping
 
+    clock = clock or _Clock(timeout)
+    what = "read the Cozystack operator Deployment"
     try:
         response = _call(
-            "read the Cozystack operator Deployment",
+            what,
             AppsV1Api(api_client).read_namespaced_deployment,
             OPERATOR_DEPLOYMENT,
             OPERATOR_NAMESPACE,
             handled=(403, 404),
             _preload_content=False,
-            **_timeout(timeout),
+            **clock.options(what),
         )
     except _Answered:
         return None
-    return _json(response)
+    try:
+        return mapping(_json(what, response, clock), "the API server's answer: Deployment")
+    except ShapeError as error:
+        raise ClusterError(f"cannot {what}: {error}", reason="unreachable") from None
 
 
 def read_cluster(api_client: ApiClient, kubevirt_name: str | None = None, *, timeout: float | None = None) -> ClusterState:
-    """The KubeVirt CR and the Nodes; ``timeout`` applies to each request.
-    Raises ClusterError when the API server cannot be reached or refuses."""
-    return ClusterState(read_kubevirt(api_client, kubevirt_name, timeout=timeout), read_nodes(api_client, timeout=timeout))
+    """The KubeVirt CR and the Nodes; ``timeout`` bounds all the requests
+    together. Raises ClusterError when the API server cannot be reached,
+    refuses, takes too long or answers what is not a KubeVirt CR list or
+    a Node list."""
+    clock = _Clock(timeout)
+    return ClusterState(read_kubevirt(api_client, kubevirt_name, clock=clock), read_nodes(api_client, clock=clock))
 
 
 # -- applying -----------------------------------------------------------------------
 
 
 def apply_permitted_host_devices(
-    api_client: ApiClient, kubevirt: KubeObject, permitted: dict[str, Any], *, force: bool = False, dry_run: bool = False
+    api_client: ApiClient, kubevirt: KubeObject, permitted: dict[str, Any], *, force: bool = False, dry_run: bool = False,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """Server-side apply ``permitted`` as the CR's permittedHostDevices, field
     manager ``pciname``. Raises ApplyRefused when another controller manages
@@ -240,9 +400,11 @@ def apply_permitted_host_devices(
     if dry_run:
         kwargs["dry_run"] = "All"
     api = CustomObjectsApi(api_client)
+    what = f"apply to KubeVirt {object_ref(kubevirt)}"
+    clock = _Clock(timeout)
     try:
-        result = _call(
-            f"apply to KubeVirt {object_ref(kubevirt)}",
+        response = _call(
+            what,
             api.patch_namespaced_custom_object,
             GROUP,
             VERSION,
@@ -251,13 +413,24 @@ def apply_permitted_host_devices(
             meta.get("name"),
             apply_body(kubevirt, permitted),
             handled=(409,),
+            _preload_content=False,
             **kwargs,
+            **clock.options(what),
         )
+        result = _json(what, response, clock)
     except _Answered as conflict:
         raise ApplyRefused(
             f"the API server refused the apply to {object_ref(kubevirt)}: "
             f"{_one_line(_status_message(conflict.error)) or 'conflict'}; "
             "rerun with --force to take ownership of these fields"
         ) from None
-    applied: dict[str, Any] = (((result or {}).get("spec") or {}).get("configuration") or {}).get("permittedHostDevices") or {}
+    from .shapes import ShapeError, mapping
+
+    try:
+        spec = mapping(mapping(result, "the API server's answer").get("spec"), "the API server's answer: spec")
+        configuration = mapping(spec.get("configuration"), "the API server's answer: spec.configuration")
+        applied = mapping(configuration.get("permittedHostDevices"),
+                          "the API server's answer: spec.configuration.permittedHostDevices")
+    except ShapeError as error:
+        raise ClusterError(f"cannot {what}: {error}", reason="unreachable") from None
     return applied

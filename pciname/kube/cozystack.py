@@ -281,12 +281,16 @@ def release_in_cluster(deployment: dict[str, Any] | None) -> ClusterRelease | No
     if not isinstance(deployment, dict):
         return None
     where = f"Deployment {OPERATOR_NAMESPACE}/{OPERATOR_DEPLOYMENT}"
-    containers = (((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+    node: Any = deployment
+    for key in ("spec", "template", "spec", "containers"):  # whatever the API server sent: never trusted
+        node = node.get(key) if isinstance(node, dict) else None
+    containers = node if isinstance(node, list) else []
     for container in containers:
         if not isinstance(container, dict) or container.get("name") != OPERATOR_CONTAINER:
             continue
         found = None
-        for env in container.get("env") or []:
+        envs = container.get("env")
+        for env in envs if isinstance(envs, list) else []:
             if isinstance(env, dict) and env.get("name") == VERSION_ENV and isinstance(env.get("value"), str) and env["value"].strip():
                 found = (env["value"].strip(), f"{where}, env {VERSION_ENV}")
         image = container.get("image")

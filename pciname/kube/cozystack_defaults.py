@@ -241,6 +241,12 @@ def parse_defaults(text: str | bytes, name: str = "<defaults>") -> DefaultsTable
         where = f" (line {mark.line + 1})" if mark is not None else ""
         problem = getattr(error, "problem", None) or "cannot parse"
         raise PcinameError(f"{name}: not YAML{where}: {problem}") from None
+    except (ValueError, TypeError, ArithmeticError, LookupError) as error:
+        # Values PyYAML's constructors refuse with Python's own errors
+        # (!!timestamp 2020-13-45, 0x_, ints past Python's digit limit).
+        raise PcinameError(f"{name}: not valid YAML: {' '.join(str(error).split())[:200]}") from None
+    except RecursionError:
+        raise PcinameError(f"{name}: nested too deeply to read as YAML") from None
     for document in documents:
         block = _find_block(document)
         if block is not None:

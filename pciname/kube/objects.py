@@ -48,14 +48,12 @@ def object_ref(obj: KubeObject | None) -> str | None:
 # -- Nodes ----------------------------------------------------------------------
 
 
-def _quantity(value: object) -> int:
-    try:
-        return int(str(value).strip())
-    except (TypeError, ValueError):
-        try:
-            return int(float(str(value)))
-        except ValueError:
-            return 0
+def _quantity(value: object, where: str = "a resource count") -> int:
+    """A Node's count of a resource (:func:`pciname.kube.shapes.quantity`:
+    a ShapeError, never a guess, for what is not a count)."""
+    from .shapes import quantity
+
+    return quantity(value, where)
 
 
 def node_resources(nodes: Iterable[KubeObject]) -> dict[str, dict[str, dict[str, int]]]:
@@ -68,7 +66,7 @@ def node_resources(nodes: Iterable[KubeObject]) -> dict[str, dict[str, dict[str,
             for resource, value in (status.get(field) or {}).items():
                 if is_nvidia(resource):
                     entry = found.setdefault(resource, {}).setdefault(name, {"allocatable": 0, "capacity": 0})
-                    entry[field] = _quantity(value)
+                    entry[field] = _quantity(value, f"node {name} status.{field}[{resource}]")
     return found
 
 

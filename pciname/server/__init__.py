@@ -11,6 +11,9 @@
 * :mod:`pciname.server.wire`: every conversion between library values and
   messages (both directions), status codes, ``pciname-error`` reasons and
   request limits, shared with :mod:`pciname.client`;
+* :mod:`pciname.server.budget`: what one request may cost (the YAML nodes
+  of a Lint or GpuOptions request, concurrent Lint RPCs) and the checks of
+  the caller's cancellation and deadline while it works;
 * :mod:`pciname.server.data`: one generation of served data;
 * :mod:`pciname.server.logs`, :mod:`pciname.server.metrics`: its log and
   its Prometheus metrics;

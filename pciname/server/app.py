@@ -74,14 +74,27 @@ READINESS_SERVICES = ("", SERVICE_NAME)
 
 class _CertificateFiles:
     """The TLS files, re-read when they change (certificate rotation: gRPC
-    asks before every new connection's handshake)."""
+    asks before every new connection's handshake).
 
-    def __init__(self, cert: str, key: str, client_ca: str | None, logger: logging.Logger) -> None:
+    Each read is bounded and never blocks (:func:`pciname.files.read_bounded`):
+    a FIFO, a device or a huge file in place of one is refused, logged once
+    per change, counted in ``pciname_tls_files_loaded`` (0), and the old
+    certificates keep serving until the files can be read again."""
+
+    def __init__(self, cert: str, key: str, client_ca: str | None, logger: logging.Logger,
+                 metrics: Metrics | None = None) -> None:
         self.paths = [Path(cert), Path(key)] + ([Path(client_ca)] if client_ca else [])
         self.log = logger
+        self.metrics = metrics
         self._lock = threading.Lock()
         self._state = self._stat()
+        self._refused: tuple[tuple[int, int, int] | None, ...] | None = None  # the state last refused
         self.initial = self._configuration()
+        self._loaded(True)
+
+    def _loaded(self, ok: bool) -> None:
+        if self.metrics is not None:
+            self.metrics.tls_loaded.set(1 if ok else 0)
 
     def _stat(self) -> tuple[tuple[int, int, int] | None, ...]:
         states: list[tuple[int, int, int] | None] = []
@@ -94,8 +107,10 @@ class _CertificateFiles:
         return tuple(states)
 
     def _read(self, path: Path) -> bytes:
+        from ..files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
+
         try:
-            return path.read_bytes()
+            return read_bounded(path, MAX_CREDENTIAL_FILE_BYTES)
         except OSError as error:
             raise ServeError(f"{path}: cannot read: {error.strerror or error}") from None
 
@@ -106,17 +121,21 @@ class _CertificateFiles:
 
     def fetch(self) -> grpc.ServerCertificateConfiguration | None:
         state = self._stat()
-        if state == self._state:
+        if state == self._state or state == self._refused:
             return None
         with self._lock:
-            if state == self._state:
+            if state == self._state or state == self._refused:
                 return None
             try:
                 configuration = self._configuration()
             except ServeError as error:
+                self._refused = state  # retried when the files change again
+                self._loaded(False)
                 self.log.error("TLS files changed but cannot be read; keeping the old ones", extra=fields(error=str(error)))
                 return None
             self._state = state
+            self._refused = None
+            self._loaded(True)
             self.log.info("TLS files changed; new connections use them", extra=fields(files=[str(p) for p in self.paths]))
             return configuration
 
@@ -154,6 +173,8 @@ class NameServer:
             max_batch=config.max_batch,
             max_lint_files=config.max_lint_files,
             max_lint_bytes=config.max_lint_bytes,
+            max_lint_nodes=config.max_lint_nodes,
+            max_concurrent_lints=config.max_concurrent_lints,
             cluster=self.cluster,
         )
         self._server: grpc.Server | None = None
@@ -204,7 +225,9 @@ class NameServer:
         credentials = None
         if config.tls_cert:
             assert config.tls_key is not None
-            credentials = _CertificateFiles(config.tls_cert, config.tls_key, config.tls_client_ca, self.log).credentials()
+            credentials = _CertificateFiles(
+                config.tls_cert, config.tls_key, config.tls_client_ca, self.log, self.metrics
+            ).credentials()
         for service in READINESS_SERVICES:
             self.health.set(service, health_pb2.HealthCheckResponse.NOT_SERVING)
         self.health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
@@ -390,6 +413,8 @@ class NameServer:
             httpd.server_close()
             self._metrics_http = None
         self._health_pool.shutdown(wait=False)
+        if self.cluster is not None:
+            self.cluster.close()
         self.log.info("stopped")
 
     def stop(self) -> None:

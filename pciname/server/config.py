@@ -19,6 +19,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from ..errors import ServeError
+from ..kube.cluster import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
 from ..naming.algorithms import ALGORITHMS
 from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE
 
@@ -31,7 +32,24 @@ DEFAULT_LISTEN = f"[::]:{DEFAULT_PORT}"
 DEFAULT_MAX_BATCH = 10_000  # devices per ResolveBatch / PermittedHostDevices request
 DEFAULT_MAX_LINT_FILES = 100
 DEFAULT_MAX_LINT_BYTES = 1 * MIB
-DEFAULT_KUBE_TIMEOUT = 10.0  # seconds per Kubernetes API request
+# What one Lint request may cost, beyond its bytes: YAML nodes (aliases
+# counted as what they stand for; about 700 bytes of server memory each while
+# it is linted), and how many Lint RPCs run at once (more: RESOURCE_EXHAUSTED).
+# The README's limits section states the memory this allows (measured by
+# bench/lint_memory.py).
+DEFAULT_MAX_LINT_NODES = 100_000
+DEFAULT_MAX_CONCURRENT_LINTS = 2
+# Seconds the Kubernetes API requests of one GpuOptions may take together
+# (less when the RPC's deadline is nearer): the cluster commands' --timeout.
+DEFAULT_KUBE_TIMEOUT = DEFAULT_CLUSTER_TIMEOUT
+# The watcher's shortest interval (0 turns it off): each poll stats every
+# watched file, so 1e-9 would spin a core.
+MIN_WATCH_INTERVAL = 0.1
+
+# The metrics endpoint (--metrics-listen): connections served at once (one
+# thread each; more are closed at once) and how long one may stay idle.
+METRICS_MAX_CONNECTIONS = 8
+METRICS_IDLE_SECONDS = 5.0
 
 # The log: not ServeConfig's (a server logs to the logger it is given), but
 # ``pciname serve`` configures it with these (pciname.server.logs.configure).
@@ -72,6 +90,8 @@ class ServeConfig:
     health_listen: str | None = None
     max_lint_files: int = DEFAULT_MAX_LINT_FILES
     max_lint_bytes: int = DEFAULT_MAX_LINT_BYTES
+    max_lint_nodes: int = DEFAULT_MAX_LINT_NODES
+    max_concurrent_lints: int = DEFAULT_MAX_CONCURRENT_LINTS
     # GpuOptions may read the cluster (read-only) only with kube=True.
     kube: bool = False
     kubeconfig: str | None = None
@@ -87,6 +107,10 @@ class ServeConfig:
             _refuse(name, getattr(self, name), count_problem)
         for name in SECONDS_FIELDS:
             _refuse(name, getattr(self, name), seconds_problem)
+        if 0 < self.watch_interval < MIN_WATCH_INTERVAL:
+            raise ServeError(
+                f"--watch-interval: must be 0 (off) or at least {MIN_WATCH_INTERVAL:g} seconds: {self.watch_interval!r}"
+            )
         if self.pciids is not None:
             _refuse("pciids", self.pciids, file_name_problem, show_value=False)
         if self.algorithm not in ALGORITHMS:
@@ -116,7 +140,7 @@ class ServeConfig:
 # Fields whose values gRPC takes as C ints, and durations in seconds.
 COUNT_FIELDS = (
     "max_workers", "max_concurrent_rpcs", "max_batch", "max_recv_message_bytes", "max_send_message_bytes",
-    "max_lint_files", "max_lint_bytes",
+    "max_lint_files", "max_lint_bytes", "max_lint_nodes", "max_concurrent_lints",
 )
 SECONDS_FIELDS = ("max_connection_age", "grace", "shutdown_delay", "watch_interval", "kube_timeout")
 
@@ -201,13 +225,18 @@ __all__ = [
     "DEFAULT_LOG_FORMAT",
     "DEFAULT_LOG_LEVEL",
     "DEFAULT_MAX_BATCH",
+    "DEFAULT_MAX_CONCURRENT_LINTS",
     "DEFAULT_MAX_LINT_BYTES",
     "DEFAULT_MAX_LINT_FILES",
+    "DEFAULT_MAX_LINT_NODES",
     "DEFAULT_PORT",
     "LOG_FORMATS",
     "LOG_LEVELS",
     "MAX_INT",
     "MAX_SECONDS",
+    "METRICS_IDLE_SECONDS",
+    "METRICS_MAX_CONNECTIONS",
+    "MIN_WATCH_INTERVAL",
     "ServeConfig",
     "count_problem",
     "file_name_problem",

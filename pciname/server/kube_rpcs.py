@@ -23,16 +23,18 @@ with a stable reason in the trailing metadata ``pciname-error``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 
 from ..errors import PcinameError
 from ._proto import pciname_pb2 as pb
-from .config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES
+from .budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
+from .config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_NODES
 from .data import DataSet, served_profile
 from .logs import fields
 from .wire import (
@@ -52,7 +54,6 @@ from .wire import (
     OBJECTS_INPUT,
     RpcFailure,
     check_batch,
-    check_deadline,
     check_length,
     failure,
     gpu_options_response,
@@ -232,6 +233,32 @@ def lint(
     *,
     max_files: int,
     max_bytes: int,
+    max_nodes: int = DEFAULT_MAX_LINT_NODES,
+    slots: Slots | None = None,
+) -> pb.LintResponse:
+    """The Lint answer. Its cost is bounded before the linter composes
+    anything: files, bytes, YAML nodes (:func:`~pciname.server.budget.count_nodes`),
+    and ``slots`` (how many run at once); the caller's cancellation and
+    deadline are checked while counting and between steps."""
+    with slots.take() if slots is not None else contextlib.nullcontext():
+        nodes: list[int] = []
+        try:
+            return _lint(request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes,
+                         counted=nodes)
+        finally:
+            if nodes and nodes[0] > RELEASE_AFTER_NODES:
+                release_memory()
+
+
+def _lint(
+    request: pb.LintRequest,
+    context: grpc.ServicerContext,
+    data: DataSet,
+    *,
+    max_files: int,
+    max_bytes: int,
+    max_nodes: int,
+    counted: list[int],
 ) -> pb.LintResponse:
     from ..errors import LintInputError
     from ..kube.lint import Linter
@@ -266,6 +293,10 @@ def lint(
     profile = served_profile(data, cozystack_profile(request.cozystack, request.profile))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 
+    nodes = 0
+    for name, content, _ in inputs:
+        nodes = count_nodes(content, name, max_nodes, context, already=nodes, flag="--max-lint-nodes")
+    counted.append(nodes)
     linter = Linter(
         profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver,
         cozystack=request.cozystack or None,
@@ -273,8 +304,10 @@ def lint(
     documents = 0
     errors: list[LintInputError] = []
     for name, content, _ in inputs:
+        check_alive(context)
         try:
-            documents += linter.add_text(content, name)
+            # A stream the composer reads in steps, each checking the caller is still there.
+            documents += linter.add_text(cast(Any, CheckedText(content, context)), name)
         except LintInputError as error:
             errors.append(error)
         except RecursionError:
@@ -285,12 +318,12 @@ def lint(
         if first.line is not None:
             extra.append((LINE_KEY, str(first.line)))
         raise failure(INVALID, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
-    check_deadline(context)
+    check_alive(context)
     try:
         findings = linter.run()
     except RecursionError:
         raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
-    check_deadline(context)
+    check_alive(context)
     return lint_response(
         findings, profile=profile.name, upgrade_to=upgrade.name if upgrade is not None else None, documents=documents
     )
@@ -357,15 +390,19 @@ def _yaml_documents(text: str, field: str) -> list[Any]:
         raise _objects_error(f"{field}: not valid YAML: {type(error).__name__}: {error}") from None
 
 
-def parse_objects(text: str, field: str) -> list[dict[str, Any]]:
+def parse_objects(text: str, field: str, before_yaml: Callable[[str, str], object] | None = None) -> list[dict[str, Any]]:
     """Kubernetes objects from JSON or YAML text: one object, a ``*List``
-    (``items``), a JSON/YAML list, or several YAML documents."""
+    (``items``), a JSON/YAML list, or several YAML documents.
+    ``before_yaml(text, field)`` runs before text that is not JSON is
+    loaded as YAML (the server bounds its nodes there)."""
     if not text.strip():
         return []
     try:
         try:
             documents = [json.loads(text)]
         except ValueError:
+            if before_yaml is not None:
+                before_yaml(text, field)
             documents = _yaml_documents(text, field)
     except RecursionError:
         raise _objects_error(f"{field}: nested too deeply to read") from None
@@ -390,62 +427,25 @@ def parse_objects(text: str, field: str) -> list[dict[str, Any]]:
     return objects
 
 
-def _mapping(value: Any, where: str) -> dict[Any, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _objects_error(f"{where}: expected a mapping, got {_type_name(value)}")
-    return value
-
-
-def _text(value: Any, where: str) -> None:
-    if value is not None and not isinstance(value, str):
-        raise _objects_error(f"{where}: expected a string, got {_type_name(value)}")
-
-
-def _check_kind(obj: dict[str, Any], kind: str, where: str) -> None:
-    found = obj.get("kind")
-    if found is not None and found != kind:
-        got = shown(found, quote=False) if isinstance(found, str) else _type_name(found)
-        raise _objects_error(f"{where}: expected a {kind}, got {got}")
-
-
-def _check_metadata(obj: dict[str, Any], where: str) -> dict[Any, Any]:
-    meta = _mapping(obj.get("metadata"), f"{where}.metadata")
-    for key in ("name", "namespace"):
-        _text(meta.get(key), f"{where}.metadata.{key}")
-    return meta
-
-
 def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
-    """The fields gpu_options reads have the types it expects."""
-    _check_kind(obj, "KubeVirt", where)
-    _check_metadata(obj, where)
-    spec = _mapping(obj.get("spec"), f"{where}.spec")
-    configuration = _mapping(spec.get("configuration"), f"{where}.spec.configuration")
-    path = f"{where}.spec.configuration.permittedHostDevices"
-    block = _mapping(configuration.get("permittedHostDevices"), path)
-    for list_key, selector in (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector")):
-        entries = block.get(list_key)
-        if entries is None:
-            continue
-        if not isinstance(entries, list):
-            raise _objects_error(f"{path}.{list_key}: expected a list, got {_type_name(entries)}")
-        for i, entry in enumerate(entries):
-            entry = _mapping(entry, f"{path}.{list_key}[{i}]")
-            for key in (selector, "resourceName"):
-                _text(entry.get(key), f"{path}.{list_key}[{i}].{key}")
+    """The fields gpu_options reads have the types it expects
+    (:func:`pciname.kube.shapes.check_kubevirt`; objects-input if not)."""
+    from ..kube.shapes import ShapeError, check_kubevirt as check
+
+    try:
+        check(obj, where)
+    except ShapeError as error:
+        raise _objects_error(str(error)) from None
 
 
 def check_node(obj: dict[str, Any], where: str) -> None:
-    _check_kind(obj, "Node", where)
-    _check_metadata(obj, where)
-    status = _mapping(obj.get("status"), f"{where}.status")
-    for key in ("capacity", "allocatable"):
-        resources = _mapping(status.get(key), f"{where}.status.{key}")
-        for name in resources:
-            if not isinstance(name, str):
-                raise _objects_error(f"{where}.status.{key}: resource names must be strings, got {_type_name(name)}")
+    """:func:`pciname.kube.shapes.check_node`; objects-input if not."""
+    from ..kube.shapes import ShapeError, check_node as check
+
+    try:
+        check(obj, where)
+    except ShapeError as error:
+        raise _objects_error(str(error)) from None
 
 
 def _ref(obj: dict[str, Any]) -> str:
@@ -491,38 +491,69 @@ def pick_nodes(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 class ClusterAccess:
     """Read-only access to the cluster the server runs in (``--kube``):
     ``kubeconfig``/``context`` as ``pciname gpu-options`` takes them (none:
-    $KUBECONFIG, ~/.kube/config, else the in-cluster service account). The
-    configuration is loaded afresh for every request, so rotated
-    credentials are picked up; each request's API calls get ``timeout``
-    seconds (less when the RPC's deadline is nearer)."""
+    $KUBECONFIG, ~/.kube/config, else the in-cluster service account).
+
+    The configuration is loaded once (a kubeconfig credential plugin runs
+    then, within the time the request has) and again only when it must, as
+    the kubernetes client renews credentials: when they expire (the
+    plugin's expirationTimestamp, less five minutes), when a file it was
+    loaded from changes, or after the API server refused them (401, 403).
+    Each request's API calls get ``timeout`` seconds in all (less when the
+    RPC's deadline is nearer)."""
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None,
                  timeout: float = DEFAULT_KUBE_TIMEOUT) -> None:
+        import threading
+
         self.kubeconfig = kubeconfig
         self.context = context
         self.timeout = timeout
+        self.loads = 0  # how many times the configuration was loaded
+        self._lock = threading.Lock()
+        self._client: Any = None
+        self._loaded: Any = None
 
-    def _connect(self) -> Any:
-        from ..kube.cluster import connect
+    def _connect(self, timeout: float) -> Any:
+        from ..kube.cluster import connect_loaded
 
-        return connect(self.kubeconfig, self.context)
+        with self._lock:
+            if self._client is None or self._loaded.stale():
+                client, loaded = connect_loaded(self.kubeconfig, self.context, timeout=timeout)
+                self.loads += 1
+                old, self._client, self._loaded = self._client, client, loaded
+                if old is not None:
+                    old.close()
+            return self._client
+
+    def _forget(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+            self._client = self._loaded = None
 
     def check(self) -> None:
-        """Load the configuration once (at start-up): PcinameError if it cannot be."""
-        self._connect().close()
+        """Load the configuration (at start-up): PcinameError if it cannot be."""
+        self._connect(self.timeout)
+
+    def close(self) -> None:
+        self._forget()
 
     def read(self, kubevirt_name: str | None, timeout: float) -> Any:
         """The cluster's :class:`~pciname.kube.cluster.ClusterState`."""
+        from ..errors import ClusterError
         from ..kube.cluster import read_cluster
 
+        budget = min(self.timeout, timeout)
         try:
-            api = self._connect()
+            api = self._connect(budget)
         except PcinameError as error:
             raise failure(PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG) from None
         try:
-            return read_cluster(api, kubevirt_name, timeout=min(self.timeout, timeout))
-        finally:
-            api.close()
+            return read_cluster(api, kubevirt_name, timeout=budget)
+        except ClusterError as error:
+            if error.reason == "refused" and error.status in (401, 403):
+                self._forget()  # the next request loads the credentials afresh
+            raise
 
 
 def cluster_failure(error: Any, context: grpc.ServicerContext) -> RpcFailure:
@@ -586,6 +617,7 @@ def gpu_options(
     *,
     cluster: ClusterAccess | None,
     log: logging.Logger,
+    max_nodes: int = DEFAULT_MAX_LINT_NODES,
 ) -> pb.GpuOptionsResponse:
     from ..kube.audit import choose_profile
     from ..kube.audit import gpu_options as options_of
@@ -605,8 +637,11 @@ def gpu_options(
             raise RpcFailure(
                 INVALID, "empty request: send the KubeVirt CR in kubevirt (JSON or YAML), or set from_cluster"
             )
-        kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt"), name)
-        nodes = pick_nodes(parse_objects(request.nodes, "nodes"))
+        def bounded(text: str, field: str) -> None:  # YAML: at most max_nodes nodes (JSON is compact)
+            count_nodes(text, field, max_nodes, context, flag="--max-lint-nodes", reason=OBJECTS_INPUT)
+
+        kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt", bounded), name)
+        nodes = pick_nodes(parse_objects(request.nodes, "nodes", bounded))
     if given is not None:
         profile, how = given, "given"
     else:

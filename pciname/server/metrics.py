@@ -11,7 +11,10 @@ Each server has its own registry, served on ``--metrics-listen``:
   ``success`` or ``failure`` (trigger ``startup``, ``signal``, ``file-change``
   or ``api``);
 * ``pciname_data_generation``, ``pciname_data_loaded_timestamp_seconds``,
-  ``pciname_profiles_served``, ``pciname_last_reload_success``.
+  ``pciname_profiles_served``, ``pciname_last_reload_success``;
+* ``pciname_tls_files_loaded``: 1 while the TLS files last seen could be
+  read (a server with TLS), 0 while changed ones cannot be (the old
+  certificates keep serving).
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ from __future__ import annotations
 import threading
 from wsgiref.simple_server import WSGIServer
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from .config import METRICS_IDLE_SECONDS, METRICS_MAX_CONNECTIONS
 from .wire import METHODS
 
 # Latency buckets from 100 us (a cached Resolve) to 10 s (a stalled stream).
@@ -49,6 +55,10 @@ class Metrics:
         self.last_reload_ok = Gauge(
             "pciname_last_reload_success", "1 if the last (re)load succeeded, 0 if it was rejected", registry=r
         )
+        self.tls_loaded = Gauge(
+            "pciname_tls_files_loaded", "1 if the TLS files last seen could be read, 0 if the old ones still serve",
+            registry=r,
+        )
         # Pre-bound children: the hot path must not pay for label lookups.
         self.ok = {m: self.requests.labels(m, "OK") for m in METHODS}
         self.timers = {m: self.duration.labels(m) for m in METHODS}
@@ -76,8 +86,57 @@ class Metrics:
                 self.profiles_served.set(profiles)
 
 
-def start_http(metrics: Metrics, host: str, port: int) -> tuple[WSGIServer, threading.Thread]:
-    """Serve ``/metrics`` on host:port; returns (http server, thread)."""
-    from prometheus_client import start_http_server
+def start_http(
+    metrics: Metrics, host: str, port: int, *, max_connections: int = METRICS_MAX_CONNECTIONS,
+    idle_seconds: float = METRICS_IDLE_SECONDS,
+) -> tuple[WSGIServer, threading.Thread]:
+    """Serve ``/metrics`` on host:port; returns (http server, thread).
 
-    return start_http_server(port, addr=host, registry=metrics.registry)
+    prometheus-client's own server starts a thread per connection, with no
+    cap (800 idle connections made 825 threads): this one serves at most
+    ``max_connections`` at once (a thread each; the next are closed at once)
+    and drops a connection idle for ``idle_seconds``."""
+    import socket
+    from wsgiref.simple_server import WSGIRequestHandler
+
+    from prometheus_client import make_wsgi_app
+
+    class Handler(WSGIRequestHandler):
+        timeout = idle_seconds  # socket timeout of each connection: idle ones are dropped
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet, as prometheus-client's
+            pass
+
+    family = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM)[0][0]
+
+    class Server(WSGIServer):
+        address_family = family
+        daemon_threads = True
+        request_queue_size = 128  # accepted (and refused or served) at once, not left in SYN retries
+
+        def __init__(self) -> None:
+            self._slots = threading.BoundedSemaphore(max_connections)
+            super().__init__((host, port), Handler)
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if not self._slots.acquire(blocking=False):
+                self.shutdown_request(request)  # full: closed, no thread
+                return
+
+            def serve() -> None:
+                try:
+                    self.finish_request(request, client_address)
+                except Exception:  # noqa: BLE001 - a client's broken connection
+                    pass
+                finally:
+                    self.shutdown_request(request)
+                    self._slots.release()
+
+            threading.Thread(target=serve, name="pciname-metrics-conn", daemon=True).start()
+
+    httpd = Server()
+    httpd.set_app(make_wsgi_app(metrics.registry))
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.5}, name="pciname-metrics",
+                              daemon=True)
+    thread.start()
+    return httpd, thread

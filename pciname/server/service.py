@@ -40,7 +40,14 @@ from ..naming import checks
 from ..pciids.ids import NVIDIA_VENDOR_ID
 from . import kube_rpcs
 from ._proto import pciname_pb2 as pb
-from .config import DEFAULT_MAX_BATCH, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_FILES
+from .budget import Slots
+from .config import (
+    DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_CONCURRENT_LINTS,
+    DEFAULT_MAX_LINT_BYTES,
+    DEFAULT_MAX_LINT_FILES,
+    DEFAULT_MAX_LINT_NODES,
+)
 from .data import DataSet, served_profile
 from .kube_rpcs import ClusterAccess
 from .metrics import Metrics
@@ -91,6 +98,8 @@ class PciNameService:
         max_batch: int = DEFAULT_MAX_BATCH,
         max_lint_files: int = DEFAULT_MAX_LINT_FILES,
         max_lint_bytes: int = DEFAULT_MAX_LINT_BYTES,
+        max_lint_nodes: int = DEFAULT_MAX_LINT_NODES,
+        max_concurrent_lints: int = DEFAULT_MAX_CONCURRENT_LINTS,
         cluster: ClusterAccess | None = None,
     ) -> None:
         self._data = data_source
@@ -99,6 +108,8 @@ class PciNameService:
         self.max_batch = max_batch
         self.max_lint_files = max_lint_files
         self.max_lint_bytes = max_lint_bytes
+        self.max_lint_nodes = max_lint_nodes
+        self.lint_slots = Slots(max_concurrent_lints, "Lint requests", "--max-concurrent-lints")
         self.cluster = cluster
 
     # -- plumbing -----------------------------------------------------------------
@@ -323,14 +334,16 @@ class PciNameService:
 
     def lint(self, request: pb.LintRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[pb.LintResponse, int]:
         response = kube_rpcs.lint(
-            request, context, data, max_files=self.max_lint_files, max_bytes=self.max_lint_bytes
+            request, context, data, max_files=self.max_lint_files, max_bytes=self.max_lint_bytes,
+            max_nodes=self.max_lint_nodes, slots=self.lint_slots,
         )
         return response, 0
 
     def gpu_options(
         self, request: pb.GpuOptionsRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.GpuOptionsResponse, int]:
-        return kube_rpcs.gpu_options(request, context, data, cluster=self.cluster, log=self.log), 0
+        return kube_rpcs.gpu_options(request, context, data, cluster=self.cluster, log=self.log,
+                                     max_nodes=self.max_lint_nodes), 0
 
     def node_pool(
         self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
