@@ -10,5 +10,16 @@ from setuptools import find_packages, setup
 setup(
     packages=find_packages(include=["pciname", "pciname.*"]) + ["pciname.data"],
     package_dir={"pciname.data": "data"},
-    package_data={"pciname": ["packaged/*"], "pciname.data": ["pci.ids", "profiles.json", "vgpu-types.json", "snapshots.tar.xz", "snapshots.sha256", "cozystack/releases.json", "cozystack/schemas.json"]},
+    package_data={
+        "pciname": ["packaged/*"],
+        "pciname.data": [
+            "pci.ids",
+            "profiles.json",
+            "vgpu-types.json",
+            "snapshots.tar.xz",
+            "snapshots.sha256",
+            "cozystack/releases.json",
+            "cozystack/schemas.json",
+        ],
+    },
 )

@@ -59,7 +59,9 @@ def wall(cmd: list[str], env: dict, stdin: bytes | None = None) -> float:
     return time.perf_counter() - start
 
 
-def interleaved(cmds: dict[str, list[str]], env: dict, repeat: int, stdin: dict[str, bytes] | None = None) -> dict[str, float]:
+def interleaved(
+    cmds: dict[str, list[str]], env: dict, repeat: int, stdin: dict[str, bytes] | None = None
+) -> dict[str, float]:
     """Median wall ms of each command, runs interleaved so drift hits all alike."""
     samples: dict[str, list[float]] = {name: [] for name in cmds}
     for _ in range(repeat):
@@ -123,7 +125,9 @@ def bench_parse(repeat: int) -> None:
             repeat * 4,
         )
     lspci_load = max(times["names"] - times["numeric"], 0.01)
-    print(f"  lspci name load:    {lspci_load:8.1f} ms  (lspci -i FILE {times['names']:.1f} ms - lspci -n {times['numeric']:.1f} ms)")
+    print(
+        f"  lspci name load:    {lspci_load:8.1f} ms  (lspci -i FILE {times['names']:.1f} ms - lspci -n {times['numeric']:.1f} ms)"
+    )
     print(f"  ratio loader/lspci: {loader_ms / lspci_load:8.1f}x")
     if grammar_ms:
         print(f"  ratio grammar/lspci:{grammar_ms / lspci_load:8.1f}x")
@@ -137,6 +141,7 @@ def bytecode_env() -> dict:
     pciname's sources on every start, which is not how it runs for users.
     """
     import compileall
+
     import pciname
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -149,10 +154,15 @@ def source_tree(into: Path) -> Path:
     untracked ones git does not ignore), copied into ``into``: setuptools
     reuses the checkout's ``build/`` and would ship files left there by
     earlier builds (old answer tables) in the wheel."""
-    listed = subprocess.run(
-        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        check=True, capture_output=True,
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = REPO / name
         if source.is_file():
@@ -176,23 +186,29 @@ class Venv:
         with tempfile.TemporaryDirectory() as wheels, tempfile.TemporaryDirectory() as tree:
             subprocess.run(
                 [str(self.python), "-m", "pip", "wheel", "-q", "--no-deps", "-w", wheels, str(source_tree(Path(tree)))],
-                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             (wheel,) = Path(wheels).glob("pciname-*.whl")
             start = time.perf_counter()
             subprocess.run(
                 [str(self.python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
-                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             seconds = time.perf_counter() - start
             import zipfile
 
             with zipfile.ZipFile(wheel) as archive:
                 tables = [i for i in archive.infolist() if i.filename.startswith("pciname/packaged/")]
-            print(f"wheel {wheel.name}: {wheel.stat().st_size / 1e6:.2f} MB (budget 1.5 MB), of which "
-                  f"{len(tables)} packaged answer files {sum(i.compress_size for i in tables) / 1e6:.2f} MB "
-                  f"({sum(i.file_size for i in tables) / 1e6:.2f} MB installed); "
-                  f"pip install --no-deps of it: {seconds:.1f} s; venv {self.root}")
+            print(
+                f"wheel {wheel.name}: {wheel.stat().st_size / 1e6:.2f} MB (budget 1.5 MB), of which "
+                f"{len(tables)} packaged answer files {sum(i.compress_size for i in tables) / 1e6:.2f} MB "
+                f"({sum(i.file_size for i in tables) / 1e6:.2f} MB installed); "
+                f"pip install --no-deps of it: {seconds:.1f} s; venv {self.root}"
+            )
 
 
 def bench_cli(repeat: int, venv: Venv) -> None:
@@ -233,8 +249,10 @@ def bench_cli(repeat: int, venv: Venv) -> None:
             print(f"  {'':50s}           vs lspci  {goal(label + ' / lspci', warm / times['lspci'], 2.0)}")
     if editable:
         base, warm = times["editable: python -c pass"], times["editable: pciname lookup 10de:2236"]
-        print(f"  editable install (the finder inflates the baseline): python -c pass {base:6.1f} ms, "
-              f"lookup {warm:6.1f} ms, ratio {warm / base:.2f}x")
+        print(
+            f"  editable install (the finder inflates the baseline): python -c pass {base:6.1f} ms, "
+            f"lookup {warm:6.1f} ms, ratio {warm / base:.2f}x"
+        )
 
 
 def bench_fresh_resolve(repeat: int, venv: Venv) -> None:
@@ -245,13 +263,18 @@ def bench_fresh_resolve(repeat: int, venv: Venv) -> None:
         cache = Path(tmp) / "cache"
         env["PCINAME_CACHE_DIR"] = str(cache)
         code = "import pciname; pciname.resolve('10de:2236')"
-        times = interleaved({"pass": [str(venv.python), "-c", "pass"], "resolve": [str(venv.python), "-c", code]},
-                            env, repeat * 2)
+        times = interleaved(
+            {"pass": [str(venv.python), "-c", "pass"], "resolve": [str(venv.python), "-c", code]}, env, repeat * 2
+        )
         built = cache.exists()
-    print("fresh process: import pciname; pciname.resolve('10de:2236'), empty cache, from the venv"
-          + (" (WARNING: the cache was written)" if built else " (nothing written)"))
-    print(f"  python -c pass {times['pass']:6.1f} ms, import + resolve {times['resolve']:6.1f} ms  "
-          f"ratio {goal('fresh import + resolve / python', times['resolve'] / times['pass'], 2.5)}")
+    print(
+        "fresh process: import pciname; pciname.resolve('10de:2236'), empty cache, from the venv"
+        + (" (WARNING: the cache was written)" if built else " (nothing written)")
+    )
+    print(
+        f"  python -c pass {times['pass']:6.1f} ms, import + resolve {times['resolve']:6.1f} ms  "
+        f"ratio {goal('fresh import + resolve / python', times['resolve'] / times['pass'], 2.5)}"
+    )
 
 
 def bench_profiles(repeat: int, venv: Venv) -> None:
@@ -275,8 +298,7 @@ def bench_profiles(repeat: int, venv: Venv) -> None:
         cold_ms = median_ms(cold)
         worst = max(worst, (cold_ms, profile))
         print(f"  {profile:36s} cold {cold_ms:6.1f} ms   warm {warm:6.1f} ms")
-    print(f"  worst cold: {worst[1]} {worst[0]:.1f} ms "
-          f"({'met' if worst[0] < 250 else 'NOT met'}: goal < 250 ms)")
+    print(f"  worst cold: {worst[1]} {worst[0]:.1f} ms ({'met' if worst[0] < 250 else 'NOT met'}: goal < 250 ms)")
     GOALS.append((f"first run, empty cache, worst profile ({worst[1]}) / 250 ms", worst[0] / 250, 1.0))
 
 
@@ -290,7 +312,9 @@ def bench_resolve(repeat: int) -> None:
     dict_s = min(timeit.repeat(lambda: table["10de:2236"], number=n, repeat=repeat))
     print("resolve() in a loop (same device)")
     print(f"  dict lookup:        {dict_s / n * 1e9:7.0f} ns")
-    print(f"  pciname.resolve():  {resolve_s / n * 1e9:7.0f} ns  ratio {goal('resolve() loop / dict', resolve_s / dict_s, 5.0)}")
+    print(
+        f"  pciname.resolve():  {resolve_s / n * 1e9:7.0f} ns  ratio {goal('resolve() loop / dict', resolve_s / dict_s, 5.0)}"
+    )
 
 
 def bench_bulk(repeat: int, venv: Venv) -> None:
@@ -344,11 +368,17 @@ def bench_bulk_vs_lspci(repeat: int, venv: Venv) -> None:
                 "pciname": [str(venv.pciname), "lookup", "--stdin"],
                 "lspci": [lspci, "-F", str(dump), "-i", str(REPO / "data" / "pci.ids"), "-nn"],
             },
-            env, repeat, {"pciname": stdin},
+            env,
+            repeat,
+            {"pciname": stdin},
         )
-    print(f"bulk: pciname lookup --stdin of {len(ids)} NVIDIA ids (default profile, warm) vs lspci -F of as many functions")
-    print(f"  pciname {times['pciname']:6.1f} ms, lspci {times['lspci']:6.1f} ms  "
-          f"ratio {goal('lookup --stdin all ids / lspci', times['pciname'] / times['lspci'], 1.5)}")
+    print(
+        f"bulk: pciname lookup --stdin of {len(ids)} NVIDIA ids (default profile, warm) vs lspci -F of as many functions"
+    )
+    print(
+        f"  pciname {times['pciname']:6.1f} ms, lspci {times['lspci']:6.1f} ms  "
+        f"ratio {goal('lookup --stdin all ids / lspci', times['pciname'] / times['lspci'], 1.5)}"
+    )
 
 
 def bench_server_startup(venv: Venv) -> None:
@@ -364,9 +394,21 @@ def bench_server_startup(venv: Venv) -> None:
         for label in ("empty cache", "warm cache"):
             start = time.perf_counter()
             proc = subprocess.Popen(
-                [str(venv.pciname), "serve", "--listen", "127.0.0.1:0", "--insecure", "--log-format", "json",
-                 "--watch-interval", "0"],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                [
+                    str(venv.pciname),
+                    "serve",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--insecure",
+                    "--log-format",
+                    "json",
+                    "--watch-interval",
+                    "0",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
             )
             loaded = None
             assert proc.stderr is not None
@@ -384,19 +426,20 @@ def bench_server_startup(venv: Venv) -> None:
             if loaded is None:
                 print(f"  {label}: the server exited {proc.returncode} before loading its data")
                 continue
-            print(f"  {label}: {wall:7.1f} ms to SERVING; {loaded['profiles']} profiles from {loaded['files']} "
-                  f"pci.ids files, data build {loaded['seconds'] * 1000:.0f} ms")
+            print(
+                f"  {label}: {wall:7.1f} ms to SERVING; {loaded['profiles']} profiles from {loaded['files']} "
+                f"pci.ids files, data build {loaded['seconds'] * 1000:.0f} ms"
+            )
 
 
 def importtime_top(cmd: list[str], env: dict, n: int = 10) -> list[tuple[int, int, str]]:
     """The ``n`` imports of ``cmd`` (run with ``-X importtime``) with the
     largest cumulative time: (self us, cumulative us, module)."""
-    proc = subprocess.run(cmd, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(cmd, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True, check=False)
     rows = []
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line and "self [us]" not in line:
-            own, cumulative, name = (part.strip() for part in line[len("import time:"):].split("|"))
+            own, cumulative, name = (part.strip() for part in line[len("import time:") :].split("|"))
             rows.append((int(own), int(cumulative), name))
     return sorted(rows, key=lambda row: -row[1])[:n]
 
@@ -407,8 +450,10 @@ def bench_importtime(venv: Venv) -> None:
         env["PCINAME_CACHE_DIR"] = str(Path(tmp) / "cache")
         for label, cmd in (
             ("pciname lookup 10de:2236", [str(venv.pciname), "lookup", "10de:2236"]),
-            ("import pciname; pciname.resolve('10de:2236')",
-             [str(venv.python), "-c", "import pciname; pciname.resolve('10de:2236')"]),
+            (
+                "import pciname; pciname.resolve('10de:2236')",
+                [str(venv.python), "-c", "import pciname; pciname.resolve('10de:2236')"],
+            ),
         ):
             subprocess.run(cmd, env=env, capture_output=True, check=False)  # bytecode compiled, files cached
             print(f"-X importtime top 10 (cumulative), {label}, empty cache, from the venv")
@@ -419,8 +464,12 @@ def bench_importtime(venv: Venv) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
-    parser.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "pciname-bench-venv",
-                        help="where the plain-install venv is built once and reused")
+    parser.add_argument(
+        "--venv",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "pciname-bench-venv",
+        help="where the plain-install venv is built once and reused",
+    )
     args = parser.parse_args()
     venv = Venv(args.venv)
     venv.prepare()

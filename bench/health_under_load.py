@@ -78,9 +78,13 @@ def main() -> int:
                         results[name].append(None)
                     time.sleep(0.2)
 
-        threads = [threading.Thread(target=devices) for _ in range(16)] + [threading.Thread(target=lint) for _ in range(20)]
-        threads += [threading.Thread(target=probe, args=("health port", health_port)),
-                    threading.Thread(target=probe, args=("gRPC port", server.port))]
+        threads = [threading.Thread(target=devices) for _ in range(16)] + [
+            threading.Thread(target=lint) for _ in range(20)
+        ]
+        threads += [
+            threading.Thread(target=probe, args=("health port", health_port)),
+            threading.Thread(target=probe, args=("gRPC port", server.port)),
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -34,7 +34,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-_WORDS = ("Controller", "Bridge", "Adapter", "Ethernet", "GPU", "Audio", "SATA", "USB", "NVMe", "Wireless", "Accelerator")
+_WORDS = (
+    "Controller",
+    "Bridge",
+    "Adapter",
+    "Ethernet",
+    "GPU",
+    "Audio",
+    "SATA",
+    "USB",
+    "NVMe",
+    "Wireless",
+    "Accelerator",
+)
 
 
 def generate(size: int, seed: int = 1) -> bytes:
@@ -64,7 +76,9 @@ def generate(size: int, seed: int = 1) -> bytes:
         total += len(block)
         if total >= size:
             break
-    out.append("C 03  Display controller\n\t00  VGA compatible controller\n\t\t00  VGA controller\n\t02  3D controller\n")
+    out.append(
+        "C 03  Display controller\n\t00  VGA compatible controller\n\t\t00  VGA controller\n\t02  3D controller\n"
+    )
     return "".join(out).encode()
 
 
@@ -141,7 +155,10 @@ def bench_cli(path: Path, tmp: Path) -> None:
     show("python -c pass (baseline)", [sys.executable, "-c", "pass"])
     show("check FILE", [*pciname, "check", str(path)])
     for algorithm in ("vendor-section", "whole-file-anchored", "whole-file-upper", "whole-file-2019"):
-        show(f"lookup --pciids FILE --algorithm {algorithm}", [*pciname, "lookup", "--pciids", str(path), "--algorithm", algorithm, "10de:2236"])
+        show(
+            f"lookup --pciids FILE --algorithm {algorithm}",
+            [*pciname, "lookup", "--pciids", str(path), "--algorithm", algorithm, "10de:2236"],
+        )
     show("describe --pciids FILE 10de:2236", [*pciname, "describe", "--pciids", str(path), "10de:2236"])
     devices = " ".join(f"10de:{i % 0x10000:04x}" for i in range(100_000)).encode()
     show("lookup --stdin (100,000 devices, latest)", [*pciname, "lookup", "--stdin", "-o", "json"], devices)

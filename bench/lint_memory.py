@@ -77,6 +77,7 @@ def lint(port: int, text: str, timeout: float = 120) -> tuple[str, float]:
 
 def busy_seconds(server: Server) -> float:
     """Waits until the server's CPU time stops growing; returns how long that took."""
+
     def cpu() -> float:
         with open(f"/proc/{server.proc.pid}/stat") as stat:
             fields = stat.read().rpartition(")")[2].split()
@@ -115,8 +116,10 @@ def main() -> int:
                 code, seconds = lint(server.port, text)
                 _, peak = server.rss_mb()
                 after, _ = server.rss_mb()
-                print(f"{name:9} {len(text):>8} bytes: {code:18} {seconds:5.1f} s  RSS {before:.0f} MB -> "
-                      f"peak {peak:.0f} MB (+{peak - before:.0f}), {after:.0f} MB after")
+                print(
+                    f"{name:9} {len(text):>8} bytes: {code:18} {seconds:5.1f} s  RSS {before:.0f} MB -> "
+                    f"peak {peak:.0f} MB (+{peak - before:.0f}), {after:.0f} MB after"
+                )
             finally:
                 server.stop()
         for name in ("at-limit", "entries"):
@@ -124,23 +127,29 @@ def main() -> int:
             try:
                 before, _ = server.rss_mb()
                 results: list[tuple[str, float]] = []
-                threads = [threading.Thread(target=lambda: results.append(lint(server.port, texts[name])))
-                           for _ in range(concurrent + 1)]
+                threads = [
+                    threading.Thread(target=lambda: results.append(lint(server.port, texts[name])))  # noqa: B023 - joined in this iteration
+                    for _ in range(concurrent + 1)
+                ]
                 for thread in threads:
                     thread.start()
                 for thread in threads:
                     thread.join()
                 _, peak = server.rss_mb()
                 codes = sorted(code for code, _ in results)
-                print(f"{concurrent + 1} x {name} at once: {codes}  RSS {before:.0f} MB -> peak {peak:.0f} MB "
-                      f"(+{peak - before:.0f})")
+                print(
+                    f"{concurrent + 1} x {name} at once: {codes}  RSS {before:.0f} MB -> peak {peak:.0f} MB "
+                    f"(+{peak - before:.0f})"
+                )
             finally:
                 server.stop()
         server = start(Path(tmp) / "deadline", extra)
         try:
             code, seconds = lint(server.port, texts["at-limit"], timeout=1.0)
-            print(f"at-limit with a 1 s deadline: {code} after {seconds:.1f} s; "
-                  f"the server was busy {busy_seconds(server):.1f} s more")
+            print(
+                f"at-limit with a 1 s deadline: {code} after {seconds:.1f} s; "
+                f"the server was busy {busy_seconds(server):.1f} s more"
+            )
         finally:
             server.stop()
     return 0

@@ -61,10 +61,29 @@ class Server:
         env["PCINAME_CACHE_DIR"] = str(workdir / "cache")
         env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pciname", "serve", "--listen", "127.0.0.1:0", "--insecure",
-             "--metrics-listen", "127.0.0.1:0", "--log-format", "json", "--watch-interval", "0",
-             "--pciids", str(self.custom), *extra],
-            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "pciname",
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--insecure",
+                "--metrics-listen",
+                "127.0.0.1:0",
+                "--log-format",
+                "json",
+                "--watch-interval",
+                "0",
+                "--pciids",
+                str(self.custom),
+                *extra,
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         self.logs: queue.Queue = queue.Queue()
         self.entries: list[dict] = []
@@ -89,7 +108,7 @@ class Server:
                 entry = self.logs.get(timeout=0.5)
             except queue.Empty:
                 if self.proc.poll() is not None:
-                    raise SystemExit(f"server exited {self.proc.returncode}: {self.entries}")
+                    raise SystemExit(f"server exited {self.proc.returncode}: {self.entries}") from None
                 continue
             if entry.get("msg") == msg:
                 return entry
@@ -150,7 +169,7 @@ def _client_process(target: str, kind: str, seconds: float, threads: int, start_
                 counter[0] += 1
                 profile = PROFILES[counter[0] % len(PROFILES)]
                 if counter[0] % 10 == 0:
-                    devices = everything[(counter[0] * 37) % 900:][:100]
+                    devices = everything[(counter[0] * 37) % 900 :][:100]
                     response = stub.ResolveBatch(pb.ResolveBatchRequest(devices=devices, profile=profile), timeout=30)
                     if len(response.results) != len(devices):
                         raise RuntimeError("short batch")
@@ -192,8 +211,15 @@ def _client_process(target: str, kind: str, seconds: float, threads: int, start_
         w.join()
     channel.close()
     latencies = [x for r in results for x in r[0]]
-    out.put((len(latencies), sum(r[1] for r in results), sum(r[2] for r in results),
-             [e for r in results for e in r[3]], latencies[::max(1, len(latencies) // 20000)]))
+    out.put(
+        (
+            len(latencies),
+            sum(r[1] for r in results),
+            sum(r[2] for r in results),
+            [e for r in results for e in r[3]],
+            latencies[:: max(1, len(latencies) // 20000)],
+        )
+    )
 
 
 def load(target: str, kind: str, seconds: float, concurrency: int, processes: int) -> dict:
@@ -264,16 +290,20 @@ def main() -> int:
     parser.add_argument("--max-workers", type=int, default=16, help="server --max-workers (default 16)")
     args = parser.parse_args()
 
-    print(f"pciname service bench: loopback, {os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
-          f"{args.processes} client processes x {args.concurrency} threads in all, {args.seconds:g} s per phase")
+    print(
+        f"pciname service bench: loopback, {os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
+        f"{args.processes} client processes x {args.concurrency} threads in all, {args.seconds:g} s per phase"
+    )
     with tempfile.TemporaryDirectory(prefix="pciname-bench-") as tmp:
         server = Server(Path(tmp), ["--max-workers", str(args.max_workers)])
-        listening = [e for e in server.entries if e.get("msg") == "listening"][0]
+        listening = next(e for e in server.entries if e.get("msg") == "listening")
         server.metrics_port = listening["metrics_port"]
         target = f"127.0.0.1:{server.port}"
         rss, hwm = server.rss_mb()
-        print(f"\nserver: {server.loaded['profiles']} profiles loaded from {server.loaded['files']} pci.ids files "
-              f"in {server.loaded['seconds']:.2f} s")
+        print(
+            f"\nserver: {server.loaded['profiles']} profiles loaded from {server.loaded['files']} pci.ids files "
+            f"in {server.loaded['seconds']:.2f} s"
+        )
         print(f"server RSS after start-up: {rss:.1f} MB (peak {hwm:.1f} MB)   goal < 150 MB")
 
         # Interleaved rounds, so neither side gets the warmer server.
@@ -282,22 +312,31 @@ def main() -> int:
             rounds[kind].append(load(target, kind, args.seconds / 2, args.concurrency, args.processes))
         check, resolve = (merge(rounds[k], args.seconds) for k in ("check", "resolve"))
         ratio = resolve["per_second"] / check["per_second"]
-        print(f"\nhealth Check:        {check['per_second']:9.0f} req/s   p50 {check['p50_ms']:.2f} ms   "
-              f"p99 {check['p99_ms']:.2f} ms")
-        print(f"Resolve (unary):     {resolve['per_second']:9.0f} req/s   p50 {resolve['p50_ms']:.2f} ms   "
-              f"p99 {resolve['p99_ms']:.2f} ms   (concurrency {args.concurrency})")
+        print(
+            f"\nhealth Check:        {check['per_second']:9.0f} req/s   p50 {check['p50_ms']:.2f} ms   "
+            f"p99 {check['p99_ms']:.2f} ms"
+        )
+        print(
+            f"Resolve (unary):     {resolve['per_second']:9.0f} req/s   p50 {resolve['p50_ms']:.2f} ms   "
+            f"p99 {resolve['p99_ms']:.2f} ms   (concurrency {args.concurrency})"
+        )
         print(f"Resolve / Check:     {ratio:9.2f} x          goal >= 0.8")
 
         batch = load(target, "batch", args.seconds, max(2, args.processes), args.processes)
-        print(f"\nResolveBatch x1000:  {batch['items_per_second']:9.0f} devices/s ({batch['per_second']:.0f} batches/s, "
-              f"p50 {batch['p50_ms']:.1f} ms)   goal >= 200000 devices/s   ratio {batch['items_per_second'] / 200_000:.2f} x goal")
+        print(
+            f"\nResolveBatch x1000:  {batch['items_per_second']:9.0f} devices/s ({batch['per_second']:.0f} batches/s, "
+            f"p50 {batch['p50_ms']:.1f} ms)   goal >= 200000 devices/s   ratio {batch['items_per_second'] / 200_000:.2f} x goal"
+        )
 
         rss, hwm = server.rss_mb()
-        print(f"\nserver RSS after load: {rss:.1f} MB (peak {hwm:.1f} MB)   goal < 150 MB   "
-              f"ratio {hwm / 150:.2f} x goal")
+        print(
+            f"\nserver RSS after load: {rss:.1f} MB (peak {hwm:.1f} MB)   goal < 150 MB   ratio {hwm / 150:.2f} x goal"
+        )
         errors = check["errors"] + resolve["errors"] + batch["errors"]
         if errors:
-            print(f"errors in the measured phases: {errors}: {check['first_errors'] + resolve['first_errors'] + batch['first_errors']}")
+            print(
+                f"errors in the measured phases: {errors}: {check['first_errors'] + resolve['first_errors'] + batch['first_errors']}"
+            )
 
         soak_errors = 0
         if args.soak_seconds > 0:
@@ -332,11 +371,15 @@ def main() -> int:
             server_errors = sum(v - before.get(k, 0) for k, v in after.items() if k[0] == "pciname_rpc_errors_total")
             soak_errors = soak["errors"] + int(server_errors)
             rss, hwm = server.rss_mb()
-            print(f"\nsoak {args.soak_seconds:g} s: {soak['per_second']:.0f} req/s ({soak['items_per_second']:.0f} devices/s) "
-                  f"mixed Resolve/ResolveBatch over {len(PROFILES)} profiles, p50 {soak['p50_ms']:.2f} ms, "
-                  f"p99 {soak['p99_ms']:.2f} ms")
-            print(f"  reloads: {len(reloads)} SIGHUPs, {ok_reloads:.0f} succeeded, {bad_reloads:.0f} failed; "
-                  f"data generation now {after.get(('pciname_data_generation', ()), 0):.0f}")
+            print(
+                f"\nsoak {args.soak_seconds:g} s: {soak['per_second']:.0f} req/s ({soak['items_per_second']:.0f} devices/s) "
+                f"mixed Resolve/ResolveBatch over {len(PROFILES)} profiles, p50 {soak['p50_ms']:.2f} ms, "
+                f"p99 {soak['p99_ms']:.2f} ms"
+            )
+            print(
+                f"  reloads: {len(reloads)} SIGHUPs, {ok_reloads:.0f} succeeded, {bad_reloads:.0f} failed; "
+                f"data generation now {after.get(('pciname_data_generation', ()), 0):.0f}"
+            )
             print(f"  errors: {soak['errors']} client-side, {server_errors:.0f} server-side   goal 0")
             print(f"  server RSS after soak: {rss:.1f} MB (peak {hwm:.1f} MB)")
             if soak["first_errors"]:

@@ -108,31 +108,77 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .api import (
         DeviceId as DeviceId,
+    )
+    from .api import (
         DiffEntry as DiffEntry,
-        ProfileInfo as ProfileInfo,
-        Resolution as Resolution,
-        Resolver as Resolver,
+    )
+    from .api import (
         NameWarning as NameWarning,
-        clear_caches as clear_caches,
-        custom_profile as custom_profile,
-        default_resolver as default_resolver,
-        devices as devices,
-        diff as diff,
-        load as load,
-        parse_device as parse_device,
-        profiles as profiles,
-        resolve_many as resolve_many,
-        reverse as reverse,
+    )
+    from .api import (
+        ProfileInfo as ProfileInfo,
     )
     from .api import ProfileLike
+    from .api import (
+        Resolution as Resolution,
+    )
+    from .api import (
+        Resolver as Resolver,
+    )
+    from .api import (
+        clear_caches as clear_caches,
+    )
+    from .api import (
+        custom_profile as custom_profile,
+    )
+    from .api import (
+        default_resolver as default_resolver,
+    )
+    from .api import (
+        devices as devices,
+    )
+    from .api import (
+        diff as diff,
+    )
+    from .api import (
+        load as load,
+    )
+    from .api import (
+        parse_device as parse_device,
+    )
+    from .api import (
+        profiles as profiles,
+    )
+    from .api import (
+        resolve_many as resolve_many,
+    )
+    from .api import (
+        reverse as reverse,
+    )
     from .errors import (
         InvalidDeviceError as InvalidDeviceError,
+    )
+    from .errors import (
         PciIdsError as PciIdsError,
+    )
+    from .errors import (
         PciIdsSyntaxError as PciIdsSyntaxError,
+    )
+    from .errors import (
         PcinameError as PcinameError,
+    )
+    from .errors import (
         SnapshotCacheError as SnapshotCacheError,
+    )
+    from .errors import (
         SnapshotMissingError as SnapshotMissingError,
+    )
+    from .errors import (
         SnapshotVerifyError as SnapshotVerifyError,
+    )
+    from .errors import (
         UnknownAlgorithmError as UnknownAlgorithmError,
+    )
+    from .errors import (
         UnknownProfileError as UnknownProfileError,
     )

@@ -87,7 +87,7 @@ def index() -> "dict[str, Any] | None":
 class Table:
     """One profile's rows: its header and the rows of its table file."""
 
-    __slots__ = ("header", "ids", "ends", "blob", "start", "positions")
+    __slots__ = ("blob", "ends", "header", "ids", "positions", "start")
 
     def __init__(self, header: "dict[str, Any]", blob: "Any") -> None:
         size = int.from_bytes(blob[:4], "little")
@@ -95,7 +95,7 @@ class Table:
         self.header, self.blob, self.start = header, blob, 4 + size
         self.ids: str = head["ids"]
         self.ends: bytes = head["ends"]
-        self.positions: "dict[str, int] | None" = None
+        self.positions: dict[str, int] | None = None
 
     def devices(self) -> "list[str]":
         ids = self.ids

@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 __all__ = [
     "DeviceId",
     "DiffEntry",
+    "NameWarning",
     "ProfileInfo",
+    "ProfileLike",
     "Resolution",
     "Resolver",
     "ResolverLike",
-    "NameWarning",
-    "ProfileLike",
     "custom_profile",
     "default_resolver",
     "devices",
@@ -90,8 +90,8 @@ def devices(profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
 
 def profiles() -> list[ProfileInfo]:
     """Every known profile: release, algorithm, pci.ids and whether it is usable."""
-    from .snapshots import locate
     from .catalog import verified_paths
+    from .snapshots import locate
 
     infos = []
     verified = verified_paths()
@@ -113,7 +113,8 @@ def profiles() -> list[ProfileInfo]:
                 name=profile.name,
                 kind=profile.kind,
                 # the embedded profile is as new as its pci.ids file
-                released=profile.released or (catalog.date[:10] if profile.snapshot is None and catalog and catalog.date else None),
+                released=profile.released
+                or (catalog.date[:10] if profile.snapshot is None and catalog and catalog.date else None),
                 algorithm=profile.algorithm,
                 plugin_release=profile.plugin_release,
                 pci_ids_version=version,

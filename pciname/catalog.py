@@ -23,10 +23,10 @@ from __future__ import annotations
 import marshal
 import os
 import zlib
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from threading import Lock
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cachetools import LRUCache
@@ -36,8 +36,8 @@ from .errors import PciIdsError
 from .files import MAX_PCIIDS_BYTES, read_blob, read_bounded, write_atomically
 from .naming.algorithms import ALGORITHMS, NameIndex, check_algorithm, is_indexed_id
 from .naming.gotext import scan_lines, valid_text
-from .pciids.ids import NVIDIA_VENDOR_ID
 from .paths import cache_dir
+from .pciids.ids import NVIDIA_VENDOR_ID
 
 if TYPE_CHECKING:
     from .pciids.model import SyntaxIssue
@@ -76,19 +76,19 @@ class Catalog:
     """
 
     __slots__ = (
-        "path",
-        "identity",
-        "sha256",
-        "version",
-        "date",
-        "nvidia_vendor_name",
-        "nvidia_devices",
-        "issues",
-        "_names",
         "_lines",
+        "_lock",
+        "_names",
         "_other_names",
         "_reader",
-        "_lock",
+        "date",
+        "identity",
+        "issues",
+        "nvidia_devices",
+        "nvidia_vendor_name",
+        "path",
+        "sha256",
+        "version",
     )
 
     def __init__(

@@ -55,12 +55,11 @@ from .server._proto import pciname_pb2_grpc as pb_grpc
 from .server.wire import AdmissionPolicy, GpuOptions, LintResult, NodePool, PermittedHostDevices, SkippedItem, VgpuTypes
 
 __all__ = [
+    "AdmissionPolicy",
     "Client",
     "GpuOptions",
     "LintResult",
     "NodePool",
-    "AdmissionPolicy",
-    "VgpuTypes",
     "PermittedHostDevices",
     "RemoteClusterError",
     "RemoteInvalidArgument",
@@ -69,6 +68,7 @@ __all__ = [
     "RemoteUnknownProfile",
     "ServiceError",
     "SkippedItem",
+    "VgpuTypes",
     "check_tls_files",
     "lookup_via_server",
 ]
@@ -78,6 +78,7 @@ DEFAULT_TIMEOUT = 30.0
 # 10,000 by default).
 BATCH_CHUNK = 5_000
 _MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+
 
 def _objects_text(value: object, *, as_list: bool) -> str:
     """JSON/YAML text as is; objects (a dict, or a list of them) as JSON."""
@@ -135,7 +136,9 @@ def check_tls_files(
         try:
             context.load_verify_locations(cafile=str(ca))
         except OSError as error:  # ssl.SSLError too
-            raise PcinameError(f"TLS CA bundle {ca} cannot be used: {_tls_problem(error, 'not PEM certificates')}") from None
+            raise PcinameError(
+                f"TLS CA bundle {ca} cannot be used: {_tls_problem(error, 'not PEM certificates')}"
+            ) from None
 
 
 def _read(value: bytes | str | Path | None) -> bytes | None:

@@ -110,7 +110,7 @@ def opener(deadline: Deadline) -> urllib.request.OpenerDirector:
                 # http.client's hook for making the TCP connection (before
                 # any TLS): the deadline gets the raw socket, and the connect
                 # itself waits no longer than the deadline allows.
-                create = getattr(self, "_create_connection")  # getattr: mypy cannot type it
+                create = getattr(self, "_create_connection")  # noqa: B009 - mypy cannot type it
 
                 def create_watched(address: Any, timeout: Any = None, *args: Any, **kwargs: Any) -> socket.socket:
                     left = deadline.remaining()
@@ -206,7 +206,9 @@ def download(url: str, size: int, write: Callable[[bytes], None], *, timeout: fl
             with opener(clock).open(url, timeout=timeout) as response:
                 announced = response.headers.get("Content-Length", "")
                 if announced.strip().isdigit() and int(announced) > size:
-                    raise SnapshotVerifyError(f"the server announces {int(announced)} bytes, more than the expected {size}")
+                    raise SnapshotVerifyError(
+                        f"the server announces {int(announced)} bytes, more than the expected {size}"
+                    )
                 read = getattr(response, "read1", response.read)
                 while chunk := read(_CHUNK):
                     if clock.expired:

@@ -131,8 +131,9 @@ class RemoteUnknownProfile(ServiceError, UnknownProfileError):
 class RemoteSnapshotMissing(ServiceError, SnapshotMissingError):
     """FAILED_PRECONDITION: the profile's pci.ids is not installed on the server."""
 
-    def __init__(self, message: str, code: str = "FAILED_PRECONDITION", *, snapshot: str = "", sha256: str = "",
-                 url: str = "") -> None:
+    def __init__(
+        self, message: str, code: str = "FAILED_PRECONDITION", *, snapshot: str = "", sha256: str = "", url: str = ""
+    ) -> None:
         ServiceError.__init__(self, message, code)
         self.snapshot, self.sha256, self.url = snapshot, sha256, url
 
@@ -151,8 +152,9 @@ class RemoteLintInputError(RemoteInvalidArgument, LintInputError):
     """INVALID_ARGUMENT: a file sent to Lint is not YAML (``file``, ``line``
     of the first such file)."""
 
-    def __init__(self, message: str, code: str = "INVALID_ARGUMENT", *, file: str = "",
-                 line: int | None = None) -> None:
+    def __init__(
+        self, message: str, code: str = "INVALID_ARGUMENT", *, file: str = "", line: int | None = None
+    ) -> None:
         ServiceError.__init__(self, message, code)
         self.file = file
         self.line = line

@@ -15,12 +15,12 @@ run this after changing either (a test regenerates it and compares bytes).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from typing import Any
 import marshal
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from . import answers
 from ._version import __version__
@@ -49,7 +49,7 @@ def _spellings(profile: Profile) -> list[str]:
         try:
             if canonical_name(spelling, registry) == profile.name:
                 found.append(spelling)
-        except Exception:  # not a spelling of anything
+        except Exception:  # noqa: BLE001 - not a spelling of anything, whatever the parser raises
             continue
     if profile.name == registry.get(LATEST).name:
         found.append(LATEST)

@@ -48,7 +48,8 @@ class _DataclassFields:
             else (name, owner.__annotations__[name])
             for name in owner._fields
         ]
-        fields: dict[str, Any] = getattr(dataclasses.make_dataclass(owner.__name__, spec, frozen=True), "__dataclass_fields__")
+        made = dataclasses.make_dataclass(owner.__name__, spec, frozen=True)
+        fields: dict[str, Any] = getattr(made, "__dataclass_fields__")  # noqa: B009 - mypy cannot type it
         type.__setattr__(owner, "__dataclass_fields__", fields)  # from now on, a plain class attribute
         return fields
 
@@ -130,7 +131,7 @@ class Resolution(_Frozen):
         "warnings",
     )
     __slots__ = _fields = __match_args__
-    _defaults = {"warnings": ()}
+    _defaults = {"warnings": ()}  # noqa: RUF012 - read-only; typing.ClassVar would cost start-up time
 
     device: str
     profile: str

@@ -552,8 +552,9 @@ def _download(url: str, snapshot: Snapshot, cache: Path, *, timeout: float, dead
 
     fd, tmp = _temporary(cache, ".fetch-")
     try:
-        digest = download(url, snapshot.size, lambda chunk: _write_all(fd, chunk, cache), timeout=timeout,
-                          deadline=deadline)
+        digest = download(
+            url, snapshot.size, lambda chunk: _write_all(fd, chunk, cache), timeout=timeout, deadline=deadline
+        )
         closing, fd = fd, -1
         try:
             os.close(closing)

@@ -204,7 +204,9 @@ def default_archive() -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pciname.vgpu_catalogue", description=__doc__.split("\n\n")[0])
     parser.add_argument("output", nargs="?", type=Path, help=f"where to write (default: data/{OUTPUT_NAME})")
-    parser.add_argument("--git", type=Path, metavar="MIRROR", help="read every release tag of this vgpu-device-manager clone")
+    parser.add_argument(
+        "--git", type=Path, metavar="MIRROR", help="read every release tag of this vgpu-device-manager clone"
+    )
     parser.add_argument("--archive", type=Path, metavar="FILE", help="the vendored inputs (read; with --git, written)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the output differs")
     args = parser.parse_args(argv)

@@ -72,7 +72,10 @@ class Evaluator:
 
     def _run(self, expr: str, obj_py: Any, vars_py: dict[str, Any], obj: Any, vars_plain: dict[str, Any]) -> Any:
         used = [k for k in vars_py if f"variables.{k}" in expr]  # pass only what the expression reads
-        activation = {"object": obj_py, "variables": celtypes.MapType({celtypes.StringType(k): vars_py[k] for k in used})}
+        activation = {
+            "object": obj_py,
+            "variables": celtypes.MapType({celtypes.StringType(k): vars_py[k] for k in used}),
+        }
         mine = _to_python(self.py[expr].evaluate(activation))
         try:
             theirs = self.rust[expr].execute({"object": obj, "variables": {k: vars_plain[k] for k in used}})

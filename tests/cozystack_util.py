@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import jsonschema
@@ -34,7 +34,7 @@ def commit(tag: str) -> str:
     return str(source().sidecar["tags"][tag]["commit"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _json(tag: str, path: str) -> Any:
     data = source().read(commit(tag), path)
     return None if data is None else json.loads(data)
@@ -61,7 +61,11 @@ def strict(schema: Any) -> Any:
         if isinstance(node, dict):
             node.pop("default", None)
             is_object = node.get("type") == "object" or "properties" in node
-            if is_object and "additionalProperties" not in node and not node.get("x-kubernetes-preserve-unknown-fields"):
+            if (
+                is_object
+                and "additionalProperties" not in node
+                and not node.get("x-kubernetes-preserve-unknown-fields")
+            ):
                 node["additionalProperties"] = False
             for value in node.values():
                 walk(value)
@@ -73,7 +77,7 @@ def strict(schema: Any) -> Any:
     return schema
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validators(tag: str, which: str) -> list[Any]:
     schema = values_schema(tag) if which == "kubernetes" else nodes_schema(tag)
     assert schema is not None, f"{tag} has no {which} schema"

@@ -34,8 +34,15 @@ class Request:
 def node(name: str, resources: dict[str, str], *, allocatable: dict[str, str] | None = None, labels=None) -> dict:
     """A Node as the API server returns it, with GPU resources in capacity
     and allocatable next to the usual ones."""
-    base = {"cpu": "64", "memory": "527946884Ki", "pods": "110", "ephemeral-storage": "936513244Ki",
-            "devices.kubevirt.io/kvm": "1k", "devices.kubevirt.io/tun": "1k", "devices.kubevirt.io/vhost-net": "1k"}
+    base = {
+        "cpu": "64",
+        "memory": "527946884Ki",
+        "pods": "110",
+        "ephemeral-storage": "936513244Ki",
+        "devices.kubevirt.io/kvm": "1k",
+        "devices.kubevirt.io/tun": "1k",
+        "devices.kubevirt.io/vhost-net": "1k",
+    }
     capacity = dict(base, **resources)
     alloc = dict(base, cpu="63500m", **(allocatable if allocatable is not None else resources))
     return {
@@ -63,8 +70,16 @@ def node(name: str, resources: dict[str, str], *, allocatable: dict[str, str] | 
     }
 
 
-def kubevirt(permitted: dict | None, *, namespace="kubevirt", name="kubevirt", labels=None, annotations=None,
-             managed_fields=None, owner_references=None) -> dict:
+def kubevirt(
+    permitted: dict | None,
+    *,
+    namespace="kubevirt",
+    name="kubevirt",
+    labels=None,
+    annotations=None,
+    managed_fields=None,
+    owner_references=None,
+) -> dict:
     """A KubeVirt CR as the API server returns it."""
     meta = {
         "name": name,
@@ -114,7 +129,7 @@ class FakeKube:
     # before anything else; returns True when it has answered (or not) itself.
     misbehave: object = None
 
-    def start(self) -> "FakeKube":
+    def start(self) -> FakeKube:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -169,7 +184,7 @@ class FakeKube:
             # Pages as the API server does: limit, and a continue token (the offset here).
             limit = int(request.query.get("limit", ["0"])[0]) or len(self.nodes)
             start = int(request.query.get("continue", ["0"])[0])
-            page = self.nodes[start:start + limit]
+            page = self.nodes[start : start + limit]
             meta = {"resourceVersion": "81300"}
             if start + limit < len(self.nodes):
                 meta["continue"] = str(start + limit)
@@ -177,17 +192,22 @@ class FakeKube:
         if request.method == "GET" and path == "/apis/kubevirt.io/v1/kubevirts":
             if not self.kubevirt_crd:
                 return 404, _status(404, "NotFound", "the server could not find the requested resource")
-            return 200, {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirtList", "metadata": {"resourceVersion": "99121"}, "items": self.kubevirts}
+            return 200, {
+                "apiVersion": "kubevirt.io/v1",
+                "kind": "KubeVirtList",
+                "metadata": {"resourceVersion": "99121"},
+                "items": self.kubevirts,
+            }
         deployments = "/apis/apps/v1/namespaces/"
         if request.method == "GET" and path.startswith(deployments) and "/deployments/" in path:
-            namespace, _, name = path[len(deployments):].partition("/deployments/")
+            namespace, _, name = path[len(deployments) :].partition("/deployments/")
             found = self.deployments.get((namespace, name))
             if found is None:
                 return 404, _status(404, "NotFound", f'deployments.apps "{name}" not found')
             return 200, found
         prefix = "/apis/kubevirt.io/v1/namespaces/"
         if request.method == "PATCH" and path.startswith(prefix):
-            namespace, _, rest = path[len(prefix):].partition("/kubevirts/")
+            namespace, _, rest = path[len(prefix) :].partition("/kubevirts/")
             if self.patch_status is not None:
                 return self.patch_status, self.patch_status_body or _status(self.patch_status, "Conflict", "conflict")
             for obj in self.kubevirts:
@@ -228,8 +248,15 @@ class FakeKube:
 
 
 def _status(code: int, reason: str, message: str, causes=None) -> dict:
-    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-              "reason": reason, "code": code}
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
     if causes:
         status["details"] = {"causes": causes}
     return status
@@ -242,8 +269,13 @@ def conflict_status() -> dict:
         "Conflict",
         'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using kubevirt.io/v1: '
         ".spec.configuration.permittedHostDevices",
-        causes=[{"type": "FieldManagerConflict", "message": 'conflict with "kubectl-client-side-apply" using kubevirt.io/v1',
-                 "field": ".spec.configuration.permittedHostDevices"}],
+        causes=[
+            {
+                "type": "FieldManagerConflict",
+                "message": 'conflict with "kubectl-client-side-apply" using kubevirt.io/v1',
+                "field": ".spec.configuration.permittedHostDevices",
+            }
+        ],
     )
 
 
@@ -258,7 +290,12 @@ def cozystack_operator(image: str, env: list | None = None) -> dict:
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": "cozystack-operator", "namespace": "cozy-system"},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "cozystack-operator"}},
-                 "template": {"metadata": {"labels": {"app": "cozystack-operator"}},
-                              "spec": {"serviceAccountName": "cozystack", "containers": [container]}}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "cozystack-operator"}},
+            "template": {
+                "metadata": {"labels": {"app": "cozystack-operator"}},
+                "spec": {"serviceAccountName": "cozystack", "containers": [container]},
+            },
+        },
     }

@@ -233,7 +233,11 @@ SRIOV_DOC = (Path(__file__).resolve().parent / "data" / "cozystack-gpu-vgpu-srio
 
 
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
-T4_OLD = {"pciVendorSelector": "10DE:1EB8", "resourceName": "nvidia.com/TU104GL_Tesla_T4", "externalResourceProvider": True}
+T4_OLD = {
+    "pciVendorSelector": "10DE:1EB8",
+    "resourceName": "nvidia.com/TU104GL_Tesla_T4",
+    "externalResourceProvider": True,
+}
 GRID = {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/GRID_T4-1Q", "externalResourceProvider": True}
 
 
@@ -241,8 +245,15 @@ def cluster_nodes():
     return [
         node("gpu-a10-1", {"nvidia.com/GA102GL_A10": "2"}),
         node("gpu-a10-2", {"nvidia.com/GA102GL_A10": "4"}, allocatable={"nvidia.com/GA102GL_A10": "3"}),
-        node("gpu-t4-1", {"nvidia.com/TU104GL_TESLA_T4": "1", "nvidia.com/GRID_T4-1Q": "16"},
-             labels={"nvidia.com/gpu.workload.config": "vm-vgpu"}),
-        node("cpu-1", {"nvidia.com/gpu": "8", "nvidia.com/mig-1g.10gb": "7"}, labels={"nvidia.com/gpu.workload.config": "container"}),
+        node(
+            "gpu-t4-1",
+            {"nvidia.com/TU104GL_TESLA_T4": "1", "nvidia.com/GRID_T4-1Q": "16"},
+            labels={"nvidia.com/gpu.workload.config": "vm-vgpu"},
+        ),
+        node(
+            "cpu-1",
+            {"nvidia.com/gpu": "8", "nvidia.com/mig-1g.10gb": "7"},
+            labels={"nvidia.com/gpu.workload.config": "container"},
+        ),
         node("old-1", {"nvidia.com/AD104GL_L4": "0"}),
     ]

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from pciname.pciids.model import Device, DeviceClass, PciDatabase, ProgIf, Subclass, Subsystem, Vendor
 
-
-_NAME_START = st.sampled_from([b"A", b"z", b"0", b"#", b"[", b"\"", b"\\", b"\xc3\xa9", b"\xff", b"\xe2\x82", b"\x0b"])
+_NAME_START = st.sampled_from([b"A", b"z", b"0", b"#", b"[", b'"', b"\\", b"\xc3\xa9", b"\xff", b"\xe2\x82", b"\x0b"])
 _NAME_REST = st.binary(max_size=24).map(lambda b: b.replace(b"\n", b"").replace(b"\r", b"").replace(b"\0", b""))
 _NAME_TEXT = st.text(st.characters(blacklist_characters="\n\r\0", blacklist_categories=("Cs",)), max_size=12)
 _NAME = st.one_of(
@@ -75,7 +74,9 @@ def well_formed(draw) -> tuple[bytes, PciDatabase]:
     vendors = [block[1] for block in blocks if block[0] == "vendor"]
     if vendors:  # generic blocks come after the vendors they name
         for _ in range(draw(st.integers(0, 2))):
-            blocks.append(("generic", draw(st.sampled_from(vendors)), draw(st.lists(st.integers(0, 0xFFFF), max_size=3))))
+            blocks.append(
+                ("generic", draw(st.sampled_from(vendors)), draw(st.lists(st.integers(0, 0xFFFF), max_size=3)))
+            )
 
     for block in blocks:
         kind = block[0]

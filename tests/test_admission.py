@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from pciname.kube import admission
 from pciname.kube.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.kube.generate import permitted_host_devices, vm_gpus
-from pciname.resolver import resolver_or_default
 from pciname.kube.lint import NOT_PERMITTED, WRONG_MDEV_RESOURCE_NAME, WRONG_RESOURCE_NAME, Linter
+from pciname.resolver import resolver_or_default
 
 from .admission_util import Evaluator
 
@@ -187,7 +187,9 @@ def test_a_vm_asking_for_the_a10g_name_for_an_a10_is_refused_under_deny():
         "apiVersion": "kubevirt.io/v1",
         "kind": "VirtualMachine",
         "metadata": {"name": "a10"},
-        "spec": {"template": {"spec": {"domain": {"devices": {"gpus": [vm_gpus([("10de:2237", 1)]).data["gpus"][0]]}}}}},
+        "spec": {
+            "template": {"spec": {"domain": {"devices": {"gpus": [vm_gpus([("10de:2237", 1)]).data["gpus"][0]]}}}}
+        },
     }
     assert vm["spec"]["template"]["spec"]["domain"]["devices"]["gpus"][0]["deviceName"] == "nvidia.com/GA102GL_A10G"
     evaluator = Evaluator(result.objects[0])
@@ -248,7 +250,9 @@ def test_vm_gpus_output_and_cluster_api_templates():
         gpus = vm_gpus(devices).data["gpus"]
         names = [g["deviceName"] for g in gpus]
         for target in TARGETS:
-            obj = _with_names({"apiVersion": "x/v1", "kind": target.kind, "metadata": {"name": "o"}}, target.kind, names, [])
+            obj = _with_names(
+                {"apiVersion": "x/v1", "kind": target.kind, "metadata": {"name": "o"}}, target.kind, names, []
+            )
             _agree(evaluator, permitted, obj)
 
 
@@ -277,7 +281,9 @@ def test_cozystack_tenant_kubernetes_helmrelease_agrees_with_lint():
         _agree(evaluator, permitted, release)
         verdict = evaluator(release)
         if not verdict.allowed:
-            assert verdict.messages[0].startswith("HelmRelease kubernetes-c (Cozystack Kubernetes): nodeGroups.gpu.gpus: ")
+            assert verdict.messages[0].startswith(
+                "HelmRelease kubernetes-c (Cozystack Kubernetes): nodeGroups.gpu.gpus: "
+            )
 
 
 def test_cozystack_kubernetes_nodes_helmrelease():
@@ -304,7 +310,7 @@ def _cr_agrees(evaluator: Evaluator, cr: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("which", ["small", "large"])
 def test_kubevirt_cr_names_agree_with_lint(which):
-    _, permitted, evaluator = _small() if which == "small" else _large()
+    _, _permitted, evaluator = _small() if which == "small" else _large()
     right = permitted_host_devices(["10de:2236", "10de:2330", "10de:26b9"], ["NVIDIA A10-24Q"]).data
     cr = yaml.safe_load(_kubevirt_cr(right))
     _cr_agrees(evaluator, cr)
@@ -317,7 +323,9 @@ def test_kubevirt_cr_names_agree_with_lint(which):
         entry["pciVendorSelector"] = entry["pciVendorSelector"].lower()
         _cr_agrees(evaluator, lower)
         kubevirt_own = copy.deepcopy(bad)  # KubeVirt's own plugin advertises it: any valid name
-        kubevirt_own["spec"]["configuration"]["permittedHostDevices"]["pciHostDevices"][index].pop("externalResourceProvider")
+        kubevirt_own["spec"]["configuration"]["permittedHostDevices"]["pciHostDevices"][index].pop(
+            "externalResourceProvider"
+        )
         assert evaluator(kubevirt_own).allowed
     bad = copy.deepcopy(cr)
     bad["spec"]["configuration"]["permittedHostDevices"]["mediatedDevices"][0]["resourceName"] = "nvidia.com/A10-24Q"
@@ -353,7 +361,11 @@ _RANDOM = st.builds(lambda s: "nvidia.com/" + s, st.from_regex(r"[A-Za-z0-9_]{1,
 )
 def test_generated_vms_small_set(kind, gpus, host):
     _, permitted, evaluator = _small()
-    _agree(evaluator, permitted, _with_names({"apiVersion": "x/v1", "kind": kind, "metadata": {"name": "v"}}, kind, gpus, host))
+    _agree(
+        evaluator,
+        permitted,
+        _with_names({"apiVersion": "x/v1", "kind": kind, "metadata": {"name": "v"}}, kind, gpus, host),
+    )
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -361,10 +373,14 @@ def test_generated_vms_small_set(kind, gpus, host):
 def test_generated_vms_largest_set(kind, gpus, data):
     """With every device allowed, a wrong name gets a precomputed hint: for
     every name a release or Cozystack's defaults use (names drawn from them)."""
-    result, permitted, evaluator = _large()
+    _result, permitted, evaluator = _large()
     universe = sorted(admission._universe(resolver_or_default(None), "latest"))
     extra = data.draw(st.lists(st.sampled_from(universe), max_size=2))
-    _agree(evaluator, permitted, _with_names({"apiVersion": "x/v1", "kind": kind, "metadata": {"name": "v"}}, kind, gpus + extra, []))
+    _agree(
+        evaluator,
+        permitted,
+        _with_names({"apiVersion": "x/v1", "kind": kind, "metadata": {"name": "v"}}, kind, gpus + extra, []),
+    )
 
 
 # -- from a CR, and the command line --------------------------------------------------
@@ -374,7 +390,11 @@ def test_from_cr_allows_what_works_and_leaves_out_what_lint_finds():
     cr = _kubevirt_cr(
         {
             "pciHostDevices": [
-                {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True},
+                {
+                    "pciVendorSelector": "10DE:2236",
+                    "resourceName": "nvidia.com/GA102GL_A10",
+                    "externalResourceProvider": True,
+                },
                 {"pciVendorSelector": "10DE:2237", "resourceName": "nvidia.com/A10G", "externalResourceProvider": True},
                 {"pciVendorSelector": "10DE:26B9", "resourceName": "nvidia.com/L40S-24Q"},
             ]
@@ -408,9 +428,24 @@ def test_cli_yaml_stream_json_list_and_exit_codes(tmp_path):
         ["admission-policy", "10de:2236", "--name", "Not_A_Name"],
     ):
         out = _cli(*bad)
-        assert out.returncode == 2 and len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr, (bad, out.stderr)
+        assert out.returncode == 2 and len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr, (
+            bad,
+            out.stderr,
+        )
     cr = tmp_path / "kubevirt.yaml"
-    cr.write_text(_kubevirt_cr({"pciHostDevices": [{"pciVendorSelector": "10DE:2237", "resourceName": "nvidia.com/A10G", "externalResourceProvider": True}]}))
+    cr.write_text(
+        _kubevirt_cr(
+            {
+                "pciHostDevices": [
+                    {
+                        "pciVendorSelector": "10DE:2237",
+                        "resourceName": "nvidia.com/A10G",
+                        "externalResourceProvider": True,
+                    }
+                ]
+            }
+        )
+    )
     out = _cli("admission-policy", "--from-cr", str(cr))
     assert out.returncode == 1 and "left out: " in out.stderr and "wrong-resource-name" in out.stderr
     out = _cli("admission-policy", "--from-cr", "-", stdin=_kubevirt_cr(permitted_host_devices(["10de:2236"]).data))
@@ -421,10 +456,12 @@ def test_cli_yaml_stream_json_list_and_exit_codes(tmp_path):
 def test_the_readme_table_lists_every_target():
     text = (ROOT / "README.md").read_text()
     start = text.index("| object | where the GPU names are | rule |")
-    rows = text[start:text.index("\n\n", start)].splitlines()[2:]
+    rows = text[start : text.index("\n\n", start)].splitlines()[2:]
     cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
-    vmi_rows = [(obj, where) for obj, where, _ in cells if "HelmRelease" not in obj and "KubeVirt`" != obj[-9:]]
-    listed = {(obj.split("` ")[0].strip("`"), obj.split("` ")[1], where.strip("`")) for obj, where in vmi_rows if "`" in where}
+    vmi_rows = [(obj, where) for obj, where, _ in cells if "HelmRelease" not in obj and obj[-9:] != "KubeVirt`"]
+    listed = {
+        (obj.split("` ")[0].strip("`"), obj.split("` ")[1], where.strip("`")) for obj, where in vmi_rows if "`" in where
+    }
     expected = {(t.group, t.kind, ".".join(t.devices)) for t in TARGETS}
     assert expected <= listed, expected - listed
     for kind, where in admission.HELM_TARGETS.items():
@@ -471,7 +508,11 @@ def test_generated_kubevirt_crs_agree_with_lint(data):
 
 def test_a_vm_with_generate_name_gets_the_message_too():
     _, _, evaluator = _small()
-    vm = _with_names({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"generateName": "gpu-"}},
-                     "VirtualMachine", ["nvidia.com/A10"], [])
+    vm = _with_names(
+        {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"generateName": "gpu-"}},
+        "VirtualMachine",
+        ["nvidia.com/A10"],
+        [],
+    )
     (message,) = evaluator(vm).messages
     assert message.startswith("VirtualMachine gpu-*: GPU deviceName nvidia.com/A10 is not permitted")

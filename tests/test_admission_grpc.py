@@ -26,8 +26,16 @@ CR = yaml.safe_dump(
             "configuration": {
                 "permittedHostDevices": {
                     "pciHostDevices": [
-                        {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True},
-                        {"pciVendorSelector": "10DE:2237", "resourceName": "nvidia.com/A10G", "externalResourceProvider": True},
+                        {
+                            "pciVendorSelector": "10DE:2236",
+                            "resourceName": "nvidia.com/GA102GL_A10",
+                            "externalResourceProvider": True,
+                        },
+                        {
+                            "pciVendorSelector": "10DE:2237",
+                            "resourceName": "nvidia.com/A10G",
+                            "externalResourceProvider": True,
+                        },
                     ]
                 }
             }
@@ -56,7 +64,9 @@ def stub(server):
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pciname", *args], capture_output=True, text=True, input=stdin, cwd=REPO, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, input=stdin, cwd=REPO, timeout=120
+    )
 
 
 def test_grpc_gives_what_the_cli_prints(client):
@@ -64,7 +74,10 @@ def test_grpc_gives_what_the_cli_prints(client):
     assert answer.allowed == ["nvidia.com/GA102GL_A10", "nvidia.com/NVIDIA_A10-24Q"]
     assert answer.actions == ["Deny"] and answer.profile == "kubevirt-gpu-device-plugin@v1.6.0"
     assert answer.yaml == _cli("admission-policy", "10de:2236", "--mdev", "NVIDIA A10-24Q", "--action", "Deny").stdout
-    assert answer.json == _cli("admission-policy", "10de:2236", "--mdev", "NVIDIA A10-24Q", "--action", "Deny", "-o", "json").stdout
+    assert (
+        answer.json
+        == _cli("admission-policy", "10de:2236", "--mdev", "NVIDIA A10-24Q", "--action", "Deny", "-o", "json").stdout
+    )
     default = client.admission_policy(["10de:2236"])
     assert default.actions == ["Warn", "Audit"]
 
@@ -96,10 +109,26 @@ def _code(stub, request):
     [
         (pb.AdmissionPolicyRequest(), grpc.StatusCode.INVALID_ARGUMENT, "empty request"),
         (pb.AdmissionPolicyRequest(devices=["zz"]), grpc.StatusCode.INVALID_ARGUMENT, "zz"),
-        (pb.AdmissionPolicyRequest(devices=["10de:2236"], actions=["Deny", "Warn"]), grpc.StatusCode.INVALID_ARGUMENT, "Deny and Warn"),
-        (pb.AdmissionPolicyRequest(devices=["10de:2236"], actions=["Block"]), grpc.StatusCode.INVALID_ARGUMENT, "unknown validation action"),
-        (pb.AdmissionPolicyRequest(devices=["10de:2236"], name="Bad_Name"), grpc.StatusCode.INVALID_ARGUMENT, "DNS subdomain"),
-        (pb.AdmissionPolicyRequest(devices=["10de:2236"], kubevirt_cr=CR), grpc.StatusCode.INVALID_ARGUMENT, "go without"),
+        (
+            pb.AdmissionPolicyRequest(devices=["10de:2236"], actions=["Deny", "Warn"]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "Deny and Warn",
+        ),
+        (
+            pb.AdmissionPolicyRequest(devices=["10de:2236"], actions=["Block"]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "unknown validation action",
+        ),
+        (
+            pb.AdmissionPolicyRequest(devices=["10de:2236"], name="Bad_Name"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "DNS subdomain",
+        ),
+        (
+            pb.AdmissionPolicyRequest(devices=["10de:2236"], kubevirt_cr=CR),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "go without",
+        ),
         (pb.AdmissionPolicyRequest(kubevirt_cr="a: [b"), grpc.StatusCode.INVALID_ARGUMENT, "YAML syntax error"),
         (pb.AdmissionPolicyRequest(kubevirt_cr="a: 1\n"), grpc.StatusCode.INVALID_ARGUMENT, "no permittedHostDevices"),
         (pb.AdmissionPolicyRequest(devices=["10de:2236"], profile="v9.9.9"), grpc.StatusCode.NOT_FOUND, "v9.9.9"),
@@ -127,8 +156,16 @@ def _fake_cluster():
             kubevirt(
                 {
                     "pciHostDevices": [
-                        {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True},
-                        {"pciVendorSelector": "10DE:2237", "resourceName": "nvidia.com/A10G", "externalResourceProvider": True},
+                        {
+                            "pciVendorSelector": "10DE:2236",
+                            "resourceName": "nvidia.com/GA102GL_A10",
+                            "externalResourceProvider": True,
+                        },
+                        {
+                            "pciVendorSelector": "10DE:2237",
+                            "resourceName": "nvidia.com/A10G",
+                            "externalResourceProvider": True,
+                        },
                     ]
                 }
             )

@@ -76,15 +76,26 @@ def test_every_packaged_profile_is_answered_under_its_spellings():
 def outcome(call) -> tuple:
     try:
         result = call()
-    except Exception as error:  # the class and message are compared
+    except Exception as error:  # noqa: BLE001 - the class and message are compared
         return ("error", type(error), str(error))
     return ("ok", type(result), result, repr(result))
 
 
 _full = Resolver()
 DEVICE_FORMS = st.sampled_from(TABLE_IDS).flatmap(
-    lambda i: st.sampled_from([f"10de:{i}", f"10DE:{i.upper()}", f"0x10de:0x{i}", i, f"0X10de:{i}", f" 10de:{i}",
-                               f"{i}\n", f"8086:{i}", f"10de:{i}0"])
+    lambda i: st.sampled_from(
+        [
+            f"10de:{i}",
+            f"10DE:{i.upper()}",
+            f"0x10de:0x{i}",
+            i,
+            f"0X10de:{i}",
+            f" 10de:{i}",
+            f"{i}\n",
+            f"8086:{i}",
+            f"10de:{i}0",
+        ]
+    )
 )
 DEVICES = st.one_of(
     DEVICE_FORMS,
@@ -151,7 +162,7 @@ def test_results_are_frozen_dataclasses_without_importing_dataclasses_first():
         assert dataclasses.replace(r) == r and dataclasses.replace(r, **{names[0]: "x"}) != r
         assert dataclasses.astuple(r) == tuple(getattr(r, n) for n in names)
         assert not hasattr(r, "__dict__")
-        for change in (lambda: setattr(r, names[0], "x"), lambda: delattr(r, names[0]), lambda: setattr(r, "y", 1)):
+        for change in (lambda: setattr(r, names[0], "x"), lambda: delattr(r, names[0]), lambda: setattr(r, "y", 1)):  # noqa: B023 - called at once
             with pytest.raises(dataclasses.FrozenInstanceError):
                 change()
     assert [f.default for f in dataclasses.fields(full)][-1] == ()
@@ -189,12 +200,40 @@ def test_there_is_one_memo_the_default_resolvers():
 
 
 #: Top-level modules `import pciname; pciname.resolve(...)` must not load.
-RESOLVE_FORBIDDEN = {"argparse", "pathlib", "cachetools", "grpc", "kubernetes", "yaml", "pyparsing", "hashlib",
-                     "tempfile", "shutil", "threading", "lzma", "tarfile", "zlib", "json", "platformdirs", "importlib",
-                     "dataclasses", "inspect", "ast", "dis", "typing"}
+RESOLVE_FORBIDDEN = {
+    "argparse",
+    "pathlib",
+    "cachetools",
+    "grpc",
+    "kubernetes",
+    "yaml",
+    "pyparsing",
+    "hashlib",
+    "tempfile",
+    "shutil",
+    "threading",
+    "lzma",
+    "tarfile",
+    "zlib",
+    "json",
+    "platformdirs",
+    "importlib",
+    "dataclasses",
+    "inspect",
+    "ast",
+    "dis",
+    "typing",
+}
 #: The only pciname modules it loads.
-RESOLVE_MODULES = {"pciname", "pciname._version", "pciname.answers", "pciname.results", "pciname.naming",
-                   "pciname.naming.checks", "pciname.pciids"}
+RESOLVE_MODULES = {
+    "pciname",
+    "pciname._version",
+    "pciname.answers",
+    "pciname.results",
+    "pciname.naming",
+    "pciname.naming.checks",
+    "pciname.pciids",
+}
 
 
 @pytest.mark.parametrize("profile", ["latest", "gpu-operator@v23.9.2", "kubevirt-gpu-device-plugin@v1.1.1", "preview"])
@@ -210,8 +249,7 @@ def test_a_fresh_resolve_of_a_packaged_profile_loads_little_and_builds_nothing(p
         f"print(r.resource_name, sorted({{m.split('.')[0] for m in new}} & {RESOLVE_FORBIDDEN!r}),"
         f" sorted(ours - {RESOLVE_MODULES!r}))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO,
-                          timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     expected = _full.resolve("10de:2236", profile).resource_name
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{expected} [] []\n", "")
     assert not (tmp_path / "cache").exists()
@@ -219,10 +257,19 @@ def test_a_fresh_resolve_of_a_packaged_profile_loads_little_and_builds_nothing(p
 
 # -- set aside whole -------------------------------------------------------------
 
-CHECKED = [("10de:2236", "latest"), ("10de:2330", "gpu-operator@v23.9.2"), ("10de:002a", "v1.0.0"),
-           ("10de:2335", "kubevirt-gpu-device-plugin@v1.2.2"), ("10de:1eb8", "preview"), ("2236", "v1.2.1")]
-ARGVS = [["lookup", "10de:2236"], ["lookup", "10de:2330", "10de:1eb8", "-p", "gpu-operator@v23.9.2", "-o", "json"],
-         ["lookup", "10de:002a", "-p", "v1.0.0"]]
+CHECKED = [
+    ("10de:2236", "latest"),
+    ("10de:2330", "gpu-operator@v23.9.2"),
+    ("10de:002a", "v1.0.0"),
+    ("10de:2335", "kubevirt-gpu-device-plugin@v1.2.2"),
+    ("10de:1eb8", "preview"),
+    ("2236", "v1.2.1"),
+]
+ARGVS = [
+    ["lookup", "10de:2236"],
+    ["lookup", "10de:2330", "10de:1eb8", "-p", "gpu-operator@v23.9.2", "-o", "json"],
+    ["lookup", "10de:002a", "-p", "v1.0.0"],
+]
 
 
 @pytest.fixture(scope="module")
@@ -276,9 +323,25 @@ def test_absent_packaged_answers_leave_everything_to_the_full_path(missing, expe
 
 TOKEN_IDS = ["2236", "1eb8", "2330", "002a", "0000", "ffff", "ABCD", "22Z6"]
 TOKENS = st.one_of(
-    st.sampled_from(TOKEN_IDS).flatmap(lambda d: st.sampled_from(
-        [f"10de:{d}", d, f"0x10de:0x{d}", f"10DE:{d.upper()}", f"10de:{d.upper()}", f"1002:{d}", f"10de:{d}x",
-         f"0X{d}", f":{d}", f"10de:{d}:", f"10de::{d}", f"0x{d}:0X{d}", f"١٠de:{d}"])),
+    st.sampled_from(TOKEN_IDS).flatmap(
+        lambda d: st.sampled_from(
+            [
+                f"10de:{d}",
+                d,
+                f"0x10de:0x{d}",
+                f"10DE:{d.upper()}",
+                f"10de:{d.upper()}",
+                f"1002:{d}",
+                f"10de:{d}x",
+                f"0X{d}",
+                f":{d}",
+                f"10de:{d}:",
+                f"10de::{d}",
+                f"0x{d}:0X{d}",
+                f"١٠de:{d}",
+            ]
+        )
+    ),
     st.text(max_size=10),
 )
 
@@ -291,9 +354,7 @@ def test_property_the_fast_paths_device_id_is_the_exact_parse(token):
         exact = parse_device_id(token)
     except InvalidDeviceError:
         exact = None
-    if token == token.strip():
-        assert answers.device_id(token) == exact
-    elif answers.device_id(token) is not None:
+    if token == token.strip() or answers.device_id(token) is not None:
         assert answers.device_id(token) == exact
 
 
@@ -304,8 +365,13 @@ def test_setup_ships_every_packaged_answer_file():
     import fnmatch
 
     tree = ast.parse((REPO / "setup.py").read_text())
-    (patterns,) = [ast.literal_eval(k.value)["pciname"] for node in ast.walk(tree)
-                   if isinstance(node, ast.Call) for k in node.keywords if k.arg == "package_data"]
+    (patterns,) = [
+        ast.literal_eval(k.value)["pciname"]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        for k in node.keywords
+        if k.arg == "package_data"
+    ]
     files = [f"{PACKAGED.name}/{p.name}" for p in PACKAGED.iterdir() if not p.name.startswith(".")]
     assert len(files) >= 4
     assert [f for f in files if not any(fnmatch.fnmatchcase(f, pat) for pat in patterns)] == []

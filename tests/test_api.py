@@ -132,7 +132,10 @@ def test_missing_snapshot_says_how_to_get_it(unpackaged, monkeypatch, tmp_path):
 def test_reverse():
     assert pciname.reverse("nvidia.com/GA102GL_A10") == ["10de:2236"]
     assert pciname.reverse("GA102GL_A10") == ["10de:2236"]
-    assert pciname.reverse("nvidia.com/NV5_Riva_TNT2", "kubevirt-gpu-device-plugin@v1.0.1") == ["10de:002a", "10de:002b"]
+    assert pciname.reverse("nvidia.com/NV5_Riva_TNT2", "kubevirt-gpu-device-plugin@v1.0.1") == [
+        "10de:002a",
+        "10de:002b",
+    ]
     assert pciname.reverse("nvidia.com/2335", "kubevirt-gpu-device-plugin@v1.2.2") == ["10de:2335"]
     assert pciname.reverse("nvidia.com/2335") == []  # the newest file names it
     assert pciname.reverse("nvidia.com/NO_SUCH_GPU") == []
@@ -151,7 +154,9 @@ def test_diff_finds_the_h100_rename():
 
 
 def test_diff_appears_and_vanishes():
-    entries = {e.device: e for e in pciname.diff("kubevirt-gpu-device-plugin@v1.0.0", "kubevirt-gpu-device-plugin@v1.0.1")}
+    entries = {
+        e.device: e for e in pciname.diff("kubevirt-gpu-device-plugin@v1.0.0", "kubevirt-gpu-device-plugin@v1.0.1")
+    }
     assert entries and all(e.change == "appears" and e.old is None for e in entries.values())
     back = pciname.diff("kubevirt-gpu-device-plugin@v1.0.1", "kubevirt-gpu-device-plugin@v1.0.0")
     assert {e.device for e in back} == set(entries) and all(e.change == "vanishes" for e in back)
@@ -222,7 +227,9 @@ def test_strict_preload_rejects_a_malformed_file(tmp_path):
     with pytest.raises(pciname.PciIdsError, match=r"pci.ids:2:2: Parse error"):
         pciname.Resolver(pinned=True).preload([pciname.custom_profile(path, "vendor-section")])
     # The lenient default still answers: the plugin never validates its file.
-    assert pciname.resolve("10de:2236", pciname.custom_profile(path, "vendor-section")).resource_name == "nvidia.com/2236"
+    assert (
+        pciname.resolve("10de:2236", pciname.custom_profile(path, "vendor-section")).resource_name == "nvidia.com/2236"
+    )
 
 
 def test_non_nvidia_names_in_every_profile():
@@ -232,7 +239,11 @@ def test_non_nvidia_names_in_every_profile():
 
 
 def _latest_vs_preview() -> dict[str, tuple[str, str]]:
-    rows = (line.split() for line in (TEST_DATA / "latest-vs-preview.txt").read_text().splitlines() if not line.startswith("#"))
+    rows = (
+        line.split()
+        for line in (TEST_DATA / "latest-vs-preview.txt").read_text().splitlines()
+        if not line.startswith("#")
+    )
     return {device: (latest, preview) for device, latest, preview in rows}
 
 
@@ -248,7 +259,9 @@ def test_the_default_is_latest_and_the_74_preview_differences_are_pinned():
     assert {r.profile for r in default} == {LATEST}
     preview = pciname.resolve_many(devices, "preview")
     assert {r.device: r.resource_name for r in preview} == {d: p for d, (_, p) in pinned.items()}
-    assert {(e.device, e.old, e.new) for e in pciname.diff("latest", "preview")} == {(d, a, b) for d, (a, b) in pinned.items()}
+    assert {(e.device, e.old, e.new) for e in pciname.diff("latest", "preview")} == {
+        (d, a, b) for d, (a, b) in pinned.items()
+    }
     h20 = pciname.resolve("10de:230c")
     assert h20.resource_name == "nvidia.com/230c" and h20.warning_codes == ("unnamed-device",)
 
@@ -265,7 +278,9 @@ def test_text_from_a_pciids_file_is_valid_utf8(tmp_path):
     from pciname.naming.gotext import valid_text
 
     ids = tmp_path / "bad.ids"
-    ids.write_bytes(b"# Version: 2026\xff\n10de  NVIDIA \xff\n\t2236  GA102GL [A10\xe2\x82]\n8086  Intel \xfe\n\t1234  x\xfd\n")
+    ids.write_bytes(
+        b"# Version: 2026\xff\n10de  NVIDIA \xff\n\t2236  GA102GL [A10\xe2\x82]\n8086  Intel \xfe\n\t1234  x\xfd\n"
+    )
     custom = pciname.custom_profile(ids, "vendor-section")
     a10, intel, unnamed = pciname.resolve_many(["10de:2236", "8086:1234", "10de:ffff"], custom)
     assert (a10.name, a10.device_name, a10.vendor_name) == ("GA102GL_A10", "GA102GL [A10\ufffd]", "NVIDIA \ufffd")

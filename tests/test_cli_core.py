@@ -68,7 +68,17 @@ def test_lookup_json_contract():
     data = json.loads(proc.stdout)
     assert isinstance(data, list) and len(data) == 2
     first = data[0]
-    for key in ("device", "profile", "name", "resource_name", "device_name", "pci_ids_version", "env_var", "socket_path", "warnings"):
+    for key in (
+        "device",
+        "profile",
+        "name",
+        "resource_name",
+        "device_name",
+        "pci_ids_version",
+        "env_var",
+        "socket_path",
+        "warnings",
+    ):
         assert key in first
     assert first["device"] == "10de:2236" and first["resource_name"] == "nvidia.com/GA102GL_A10"
     assert data[1]["resource_name"] is None
@@ -85,7 +95,9 @@ def test_lookup_yaml_and_table():
 
 def test_lookup_stdin_bulk_every_nvidia_id(vectors):
     ids = sorted(vectors["kubevirt-gpu-device-plugin"]["v1.2.1"])
-    proc = run("lookup", "--stdin", "--profile", "kubevirt-gpu-device-plugin@v1.2.1", stdin="\n".join(f"10de:{i}" for i in ids))
+    proc = run(
+        "lookup", "--stdin", "--profile", "kubevirt-gpu-device-plugin@v1.2.1", stdin="\n".join(f"10de:{i}" for i in ids)
+    )
     expected = vectors["kubevirt-gpu-device-plugin"]["v1.2.1"]
     assert proc.stdout.splitlines() == [f"nvidia.com/{expected[i] or i}" for i in ids]
 
@@ -100,7 +112,10 @@ def test_lookup_not_advertised_exit_1():
 def test_lookup_custom_file_and_algorithm(tmp_path):
     path = tmp_path / "pci.ids"
     path.write_text("# 2236 in a comment\n10de  NVIDIA\n\t2236  GA102GL [A10]\n")
-    assert run("lookup", "10de:2236", "--pciids", str(path), "--algorithm", "whole-file-2019").stdout == "nvidia.com/in_a_comment\n"
+    assert (
+        run("lookup", "10de:2236", "--pciids", str(path), "--algorithm", "whole-file-2019").stdout
+        == "nvidia.com/in_a_comment\n"
+    )
     assert run("lookup", "10de:2236", "--pciids", str(path)).stdout == "nvidia.com/GA102GL_A10\n"
 
 
@@ -135,7 +150,12 @@ def test_reverse_and_diff():
     data = json.loads(proc.stdout)
     assert data["from"] == "gpu-operator@v23.9.2"
     change = next(c for c in data["changes"] if c["device"] == "10de:2330")
-    assert change == {"device": "10de:2330", "change": "renamed", "old": "nvidia.com/GH100H100_SXM5_80GB", "new": "nvidia.com/GH100_H100_SXM5_80GB"}
+    assert change == {
+        "device": "10de:2330",
+        "change": "renamed",
+        "old": "nvidia.com/GH100H100_SXM5_80GB",
+        "new": "nvidia.com/GH100_H100_SXM5_80GB",
+    }
     table = run("diff", "--from", "gpu-operator@v23.9.2", "--to", "gpu-operator@v26.3.1").stdout
     assert "10de:2330  renamed  nvidia.com/GH100H100_SXM5_80GB" in table
 
@@ -161,7 +181,9 @@ def test_version_and_help_everywhere():
 
 
 def test_server_cannot_be_combined_with_a_local_file():
-    assert_one_line_error(run("lookup", "10de:2236", "--server", "127.0.0.1:1", "--pciids", "x"), "--server cannot be combined")
+    assert_one_line_error(
+        run("lookup", "10de:2236", "--server", "127.0.0.1:1", "--pciids", "x"), "--server cannot be combined"
+    )
 
 
 def test_lookup_start_up_path_stays_light():
@@ -190,9 +212,14 @@ def test_lookup_start_up_path_stays_light():
         (("lookup", "10de:2236", "--server", "127.0.0.1:0"), ("argument --server", "a port from 1 to 65535")),
         (("lookup", "10de:2236", "--server", "127.0.0.1:1", "--pciids", ""), ("--server cannot be combined",)),
         (("lookup", "10de:2236", "--tls-ca", "ca.pem"), ("the --tls options go with --server",)),
-        (("lookup", "10de:2236", "--server", "127.0.0.1:1", "--tls-cert", "c.pem"), ("--tls-cert and --tls-key go together",)),
-        (("lookup", "10de:2236", "--server", "127.0.0.1:1", "--tls-ca", "/nonexistent/ca.pem"),
-         ("/nonexistent/ca.pem cannot be used: cannot read it",)),
+        (
+            ("lookup", "10de:2236", "--server", "127.0.0.1:1", "--tls-cert", "c.pem"),
+            ("--tls-cert and --tls-key go together",),
+        ),
+        (
+            ("lookup", "10de:2236", "--server", "127.0.0.1:1", "--tls-ca", "/nonexistent/ca.pem"),
+            ("/nonexistent/ca.pem cannot be used: cannot read it",),
+        ),
         (("health", "--server", "localhost:65536"), ("argument --server", "a port from 1 to 65535")),
         (("health", "--timeout", "inf"), ("argument --timeout: not a finite number",)),
     ],
@@ -225,17 +252,34 @@ def test_lookup_output_is_valid_utf8_whatever_the_pciids_bytes(tmp_path, encodin
     outputs = {}
     for fmt in ("json", "yaml", "table", "name"):
         proc = subprocess.run(
-            [sys.executable, "-m", "pciname", "lookup", "--pciids", str(ids), "10de:2236", "8086:1234", "10de:ffff",
-             "-o", fmt],
-            capture_output=True, env=env, cwd=REPO, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "pciname",
+                "lookup",
+                "--pciids",
+                str(ids),
+                "10de:2236",
+                "8086:1234",
+                "10de:ffff",
+                "-o",
+                fmt,
+            ],
+            capture_output=True,
+            env=env,
+            cwd=REPO,
+            timeout=120,
         )
         assert proc.returncode == 1, proc  # 8086:1234 is not advertised
         assert b"Traceback" not in proc.stderr, proc.stderr.decode("utf-8", "replace")
         outputs[fmt] = proc.stdout.decode("utf-8")  # strictly: valid UTF-8
         proc.stderr.decode("utf-8")
     a10, intel, unnamed = json.loads(outputs["json"])
-    assert (a10["name"], a10["device_name"], a10["vendor_name"]) == ("GA102GL_A10", "GA102GL [A10\ufffd]",
-                                                                     "NVIDIA \ufffdCorporation")
+    assert (a10["name"], a10["device_name"], a10["vendor_name"]) == (
+        "GA102GL_A10",
+        "GA102GL [A10\ufffd]",
+        "NVIDIA \ufffdCorporation",
+    )
     assert a10["pci_ids_version"] == "2026\ufffd"
     assert (intel["vendor_name"], intel["device_name"]) == ("Intel \ufffd", "Some \ufffdIntel device")
     assert "pci.ids 2026\ufffd" in unnamed["warnings"][0]["message"]
@@ -276,7 +320,12 @@ def test_pciids_input_that_is_not_a_regular_file_is_refused_at_once(tmp_path, ar
 def test_check_stdin_is_read_with_the_same_bound():
     with open("/dev/zero", "rb") as zero:
         proc = subprocess.run(
-            [sys.executable, "-m", "pciname", "check", "-"], stdin=zero, capture_output=True, text=True, cwd=REPO, timeout=120
+            [sys.executable, "-m", "pciname", "check", "-"],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
         )
     assert_one_line_error(proc, "<stdin>: cannot read pci.ids file: more than the 67108864 bytes allowed")
 
@@ -293,7 +342,9 @@ def test_check_stdin_limit_in_process(capsys, monkeypatch):
     assert capsys.readouterr().out.startswith("<stdin>: ok, ")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"10de NV\n\t2236 AB\n")))  # 17 bytes
     assert main(["check", "-"]) == 2
-    assert capsys.readouterr().err == "pciname: error: <stdin>: cannot read pci.ids file: more than the 16 bytes allowed\n"
+    assert (
+        capsys.readouterr().err == "pciname: error: <stdin>: cannot read pci.ids file: more than the 16 bytes allowed\n"
+    )
 
 
 def test_lookup_device_limit():
@@ -312,14 +363,23 @@ def test_lookup_stdin_byte_limit():
     assert_one_line_error(proc, f"--stdin: more than {MAX_LOOKUP_STDIN_BYTES} bytes")
     with open("/dev/zero", "rb") as zero:
         proc = subprocess.run(
-            [sys.executable, "-m", "pciname", "lookup", "--stdin"], stdin=zero, capture_output=True, text=True, cwd=REPO, timeout=120
+            [sys.executable, "-m", "pciname", "lookup", "--stdin"],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
         )
     assert_one_line_error(proc, "--stdin: more than")
 
 
 def test_lookup_stdin_that_is_not_utf8_is_a_malformed_device():
     proc = subprocess.run(
-        [sys.executable, "-m", "pciname", "lookup", "--stdin"], input=b"10de:2236 \xff\xfe", capture_output=True, cwd=REPO, timeout=120
+        [sys.executable, "-m", "pciname", "lookup", "--stdin"],
+        input=b"10de:2236 \xff\xfe",
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
     )
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr and len(proc.stderr.splitlines()) == 1
 
@@ -385,5 +445,7 @@ def test_lookup_lists_the_warnings_of_a_small_input():
     assert all(": not-advertised: " in line for line in proc.stderr.splitlines())
     proc = run("lookup", *devices, "10de:ffff", "-p", "kubevirt-gpu-device-plugin@v1.0.0")
     assert proc.returncode == 1
-    assert proc.stderr == f"pciname: {LIST_WARNINGS_UP_TO + 1} warnings for {LIST_WARNINGS_UP_TO + 1} devices " \
+    assert (
+        proc.stderr == f"pciname: {LIST_WARNINGS_UP_TO + 1} warnings for {LIST_WARNINGS_UP_TO + 1} devices "
         "(not-advertised 21); --warnings all lists them\n"
+    )

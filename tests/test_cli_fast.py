@@ -5,7 +5,6 @@ packaged answers (tests/test_answers.py checks those against the resolver)."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import subprocess
@@ -22,13 +21,50 @@ from .conftest import REPO, run_in_process
 
 PROFILES = ["latest", "gpu-operator@v23.9.2", "preview", "kubevirt-gpu-device-plugin@v1.0.0", "v1.2.2", "LATEST"]
 DEVICES = [
-    "10de:2236", "10DE:2236", "0x10de:0x2236", "10de:1eb8", "10de:2330", "10de:002a", "10de:24fa", "10de:ffff",
-    "8086:1234", "2236", " 10de:2236", "10de:22366", "zz", "", "10de:", ":2236", "0X10DE:0X1EB8",
+    "10de:2236",
+    "10DE:2236",
+    "0x10de:0x2236",
+    "10de:1eb8",
+    "10de:2330",
+    "10de:002a",
+    "10de:24fa",
+    "10de:ffff",
+    "8086:1234",
+    "2236",
+    " 10de:2236",
+    "10de:22366",
+    "zz",
+    "",
+    "10de:",
+    ":2236",
+    "0X10DE:0X1EB8",
 ]
 FLAGS = [
-    "-p", "--profile", "-o", "--output", "name", "json", "yaml", "table", "nonsense-profile", "",
-    "--help", "-h", "--pciids", "--algorithm", "--prof", "--", "-x", "--server", "--profile=preview",
-    "--output=json", "lookup", "reverse", "--warnings", "all", "auto",
+    "-p",
+    "--profile",
+    "-o",
+    "--output",
+    "name",
+    "json",
+    "yaml",
+    "table",
+    "nonsense-profile",
+    "",
+    "--help",
+    "-h",
+    "--pciids",
+    "--algorithm",
+    "--prof",
+    "--",
+    "-x",
+    "--server",
+    "--profile=preview",
+    "--output=json",
+    "lookup",
+    "reverse",
+    "--warnings",
+    "all",
+    "auto",
 ]
 VOCABULARY = PROFILES + DEVICES + FLAGS
 
@@ -77,8 +113,16 @@ def test_property_fast_path_and_argparse_agree(tokens):
     assert run_in_process(cli.main, argv) == expected
 
 
-@pytest.mark.parametrize("argv", [["lookup", "10de:2236", "-p", "LATEST"], ["lookup", "10de:2236", "-p", "GPU-Operator@23.9.2"],
-                                  ["lookup", "10de:9999"], ["lookup", "1002:2236"], ["lookup", "10de:2236", "--pciids", "x"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["lookup", "10de:2236", "-p", "LATEST"],
+        ["lookup", "10de:2236", "-p", "GPU-Operator@23.9.2"],
+        ["lookup", "10de:9999"],
+        ["lookup", "1002:2236"],
+        ["lookup", "10de:2236", "--pciids", "x"],
+    ],
+)
 def test_what_the_package_does_not_answer_takes_the_full_path(argv, tmp_path):
     """Spellings the package does not list, ids outside its tables, other
     vendors, other options: the full path answers, and keeps no answer
@@ -97,12 +141,42 @@ def test_no_table_is_written_for_a_custom_file(tmp_path, monkeypatch):
     assert not list((tmp_path / "cache").rglob("*.answers"))
 
 
-FORBIDDEN = {"argparse", "typing", "pathlib", "cachetools", "grpc", "kubernetes", "yaml", "pyparsing", "dataclasses",
-             "hashlib", "threading", "tempfile", "shutil", "locale", "gettext", "random", "lzma", "tarfile", "zlib",
-             "enum", "re", "json"}
+FORBIDDEN = {
+    "argparse",
+    "typing",
+    "pathlib",
+    "cachetools",
+    "grpc",
+    "kubernetes",
+    "yaml",
+    "pyparsing",
+    "dataclasses",
+    "hashlib",
+    "threading",
+    "tempfile",
+    "shutil",
+    "locale",
+    "gettext",
+    "random",
+    "lzma",
+    "tarfile",
+    "zlib",
+    "enum",
+    "re",
+    "json",
+}
 #: The only pciname modules a fast-path lookup loads.
-FAST_MODULES = {"pciname", "pciname._version", "pciname.answers", "pciname.cli", "pciname.cli.fast", "pciname.naming",
-                "pciname.pciids", "pciname.files", "pciname.errors"}
+FAST_MODULES = {
+    "pciname",
+    "pciname._version",
+    "pciname.answers",
+    "pciname.cli",
+    "pciname.cli.fast",
+    "pciname.naming",
+    "pciname.pciids",
+    "pciname.files",
+    "pciname.errors",
+}
 
 
 @pytest.mark.parametrize(
@@ -120,9 +194,14 @@ def test_the_fast_path_imports_almost_nothing(argv, tmp_path):
     the fast path's, before the answer is printed, on an empty cache for a
     packaged profile spelling (nothing is built or written)."""
     env = {**os.environ, "PCINAME_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
-    full = subprocess.run([sys.executable, "-c", f"from pciname import cli; raise SystemExit(cli.full({argv!r}))"],
-                          capture_output=True, text=True, env={**env, "PCINAME_CACHE_DIR": str(tmp_path / "full")},
-                          cwd=REPO, timeout=120)
+    full = subprocess.run(
+        [sys.executable, "-c", f"from pciname import cli; raise SystemExit(cli.full({argv!r}))"],
+        capture_output=True,
+        text=True,
+        env={**env, "PCINAME_CACHE_DIR": str(tmp_path / "full")},
+        cwd=REPO,
+        timeout=120,
+    )
     code = (
         "import sys\n"
         "before = set(sys.modules)\n"
@@ -133,8 +212,7 @@ def test_the_fast_path_imports_almost_nothing(argv, tmp_path):
         "ours = {m for m in new if m.split('.')[0] == 'pciname'}\n"
         f"print(code, sorted(loaded & {FORBIDDEN!r}), sorted(ours - {FAST_MODULES!r}), file=sys.stderr)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO,
-                          timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert proc.stdout == full.stdout
     assert proc.stderr == full.stderr + f"{full.returncode} [] []\n"
     assert not (tmp_path / "cache").exists(), "nothing is built or written for a packaged profile"
@@ -191,7 +269,7 @@ JSON_VALUES = st.recursive(
 
 
 @given(records=st.lists(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4), min_size=1, max_size=3))
-@example(records=[{"message": "é \u2028 \x00 \" \\ \n \t \ud800", "warnings": [], "x": {}}])
+@example(records=[{"message": 'é \u2028 \x00 " \\ \n \t \ud800', "warnings": [], "x": {}}])
 def test_the_fast_paths_json_is_jsons(records):
     import json
 

@@ -54,8 +54,12 @@ def test_permitted_host_devices_reports_and_leaves_out_broken_names(capsys):
     code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "-o", "json")
     assert code == 1
     assert json.loads(out) == {"permittedHostDevices": {"pciHostDevices": [A10]}}
-    assert err.startswith("pciname: left out 10de:24fa: invalid-resource-name: kubelet refuses nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_")
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "--include-broken", "-o", "json")
+    assert err.startswith(
+        "pciname: left out 10de:24fa: invalid-resource-name: kubelet refuses nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_"
+    )
+    code, out, err = run(
+        capsys, "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "--include-broken", "-o", "json"
+    )
     assert code == 1
     names = [e["resourceName"] for e in json.loads(out)["permittedHostDevices"]["pciHostDevices"]]
     assert names == ["nvidia.com/GA102GL_A10", "nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_"]
@@ -68,7 +72,7 @@ def test_permitted_host_devices_reports_and_leaves_out_broken_names(capsys):
 
 
 def test_notes_go_to_stderr_without_failing(capsys):
-    code, out, err = run(capsys, "permitted-host-devices", "10de:20b1")
+    code, _out, err = run(capsys, "permitted-host-devices", "10de:20b1")
     assert code == 0
     assert err.startswith("pciname: note: 10de:20b1: name-collision: ")
 
@@ -89,7 +93,7 @@ def test_notes_go_to_stderr_without_failing(capsys):
     ],
 )
 def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
-    code, out, err = run(capsys, *argv)
+    code, _out, err = run(capsys, *argv)
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -222,7 +226,7 @@ def test_lint_json_and_table(capsys, files):
     code, out, _ = run(capsys, "lint", kv, "-o", "table")
     assert out.splitlines()[0].split() == ["WHERE", "CODE", "PATH", "VALUE", "EXPECTED"]
     assert out.splitlines()[1].split()[0] == f"{kv}:12"
-    code, out, _ = run(capsys, "lint", kv, "-o", "yaml")
+    _code, out, _ = run(capsys, "lint", kv, "-o", "yaml")
     assert yaml.safe_load(out)[0]["code"] == "wrong-resource-name"
 
 
@@ -239,9 +243,9 @@ def test_lint_syntax_error_exits_2_with_file_and_line(capsys, files):
 
 
 def test_lint_stdin(capsys, monkeypatch, files):
-    kv, _, _ = files
+    _kv, _, _ = files
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(KUBEVIRT.encode())))
-    code, out, err = run(capsys, "lint", "-")
+    code, out, _err = run(capsys, "lint", "-")
     assert code == 1
     assert out.startswith("<stdin>:12: wrong-resource-name: ")
 
@@ -263,7 +267,12 @@ def test_lint_stdin_through_the_real_command(tmp_path):
         "must be true (otherwise KubeVirt starts its own plugin for the same resource)\n"
     )
     bad = subprocess.run(
-        [sys.executable, "-m", "pciname", "lint", "-"], input=b"a: [\n", capture_output=True, env=env, cwd=tmp_path, timeout=60
+        [sys.executable, "-m", "pciname", "lint", "-"],
+        input=b"a: [\n",
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
     )
     assert bad.returncode == 2
     assert bad.stderr.decode().startswith("pciname: <stdin>:2:1: YAML syntax error")
@@ -284,10 +293,16 @@ def test_lint_upgrade(capsys, tmp_path):
         "    - {pciVendorSelector: '10DE:2330', resourceName: nvidia.com/GH100H100_SXM5_80GB, externalResourceProvider: true}\n"
     )
     assert run(capsys, "lint", path, "-p", "gpu-operator@v23.9.2")[0] == 0
-    code, out, _ = run(capsys, "lint", path, "-p", "gpu-operator@v23.9.2", "--upgrade-to", "gpu-operator@v25.3.0", "-o", "json")
+    code, out, _ = run(
+        capsys, "lint", path, "-p", "gpu-operator@v23.9.2", "--upgrade-to", "gpu-operator@v25.3.0", "-o", "json"
+    )
     assert code == 1
     (finding,) = json.loads(out)
-    assert (finding["code"], finding["line"], finding["expected"]) == ("renamed-by-upgrade", 4, "nvidia.com/GH100_H100_SXM5_80GB")
+    assert (finding["code"], finding["line"], finding["expected"]) == (
+        "renamed-by-upgrade",
+        4,
+        "nvidia.com/GH100_H100_SXM5_80GB",
+    )
 
 
 # -- scan ----------------------------------------------------------------------------------
@@ -306,7 +321,14 @@ def test_scan_command(capsys, tmp_path):
     code, out, _ = run(capsys, "scan", "--sysfs-root", tree.root, "-o", "json")
     data = json.loads(out)
     assert data["resources"] == [
-        {"resource_name": "nvidia.com/GA102GL_A10", "kind": "pci", "source": "10de:2236", "count": 1, "members": ["0000:3b:00.0"], "works": True}
+        {
+            "resource_name": "nvidia.com/GA102GL_A10",
+            "kind": "pci",
+            "source": "10de:2236",
+            "count": 1,
+            "members": ["0000:3b:00.0"],
+            "works": True,
+        }
     ]
     assert [d["code"] for d in data["diagnoses"]] == ["host-driver"]
     healthy = SysfsTree(tmp_path / "healthy")
@@ -355,9 +377,15 @@ def test_lint_deeply_nested_yaml_is_unreadable_input_not_a_crash(capsys, tmp_pat
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["node-pool", "workers", "10de:2236=3000000"], "count in '10de:2236=3000000' is more than the 1024 GPUs a node may have"),
+        (
+            ["node-pool", "workers", "10de:2236=3000000"],
+            "count in '10de:2236=3000000' is more than the 1024 GPUs a node may have",
+        ),
         (["node-pool", "workers", "10de:2236=1025"], "more than the 1024 GPUs"),
-        (["node-pool", "workers", "10de:2236=1000", "--mdev", "GRID T4-1Q=25"], "1025 GPUs asked for, more than the 1024"),
+        (
+            ["node-pool", "workers", "10de:2236=1000", "--mdev", "GRID T4-1Q=25"],
+            "1025 GPUs asked for, more than the 1024",
+        ),
         (["node-pool", "workers", "10de:2236=" + "9" * 5000], "more than the 1024 GPUs"),
         (["node-pool", "workers", "10de:2236=0001025"], "more than the 1024 GPUs"),
         (["node-pool", "workers", "10de:2236=²"], "malformed count"),
@@ -377,7 +405,9 @@ def test_gpu_count_at_the_limit(capsys):
     from pciname.kube.generate import MAX_GPUS, node_pool, parse_request
 
     assert parse_request("10de:2236=01024") == ("10de:2236", MAX_GPUS)
-    code, out, err = run(capsys, "node-pool", "workers", f"10de:2236={MAX_GPUS - 1}", "nvidia.com/GA102GL_A10", "-o", "json")
+    code, out, err = run(
+        capsys, "node-pool", "workers", f"10de:2236={MAX_GPUS - 1}", "nvidia.com/GA102GL_A10", "-o", "json"
+    )
     assert (code, err) == (0, "")
     assert len(json.loads(out)["nodeGroups"]["workers"]["gpus"]) == MAX_GPUS
     with pytest.raises(Exception, match="1025 GPUs asked for"):  # the library checks it too
@@ -403,14 +433,21 @@ def test_lint_input_size_is_bounded(capsys, monkeypatch, tmp_path):
     code, out, err = run(capsys, "lint", big)
     assert (code, err) == (2, f"pciname: {big}: cannot read: 10 bytes, more than the 8 allowed\n")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a: 123456\n")))
-    code, out, err = run(capsys, "lint", "-")
+    code, _out, err = run(capsys, "lint", "-")
     assert (code, err) == (2, "pciname: <stdin>: cannot read: more than the 8 bytes allowed\n")
 
 
 def test_lint_stdin_of_dev_zero_is_refused(tmp_path):
     with open("/dev/zero", "rb") as zero:
         proc = subprocess.run(
-            [sys.executable, "-m", "pciname", "lint", "-"], stdin=zero, capture_output=True, text=True, cwd=tmp_path,
-            env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=120,
+            [sys.executable, "-m", "pciname", "lint", "-"],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            timeout=120,
         )
-    assert proc.returncode == 2 and proc.stderr == "pciname: <stdin>: cannot read: more than the 16777216 bytes allowed\n"
+    assert (
+        proc.returncode == 2 and proc.stderr == "pciname: <stdin>: cannot read: more than the 16777216 bytes allowed\n"
+    )

@@ -38,8 +38,9 @@ def no_proxies(monkeypatch):
 
 @pytest.fixture(scope="module")
 def fake():
-    server = FakeKube(nodes=[node("gpu-1", {"nvidia.com/GA102GL_A10": "2"})],
-                      kubevirts=[kubevirt({"pciHostDevices": [A10]})]).start()
+    server = FakeKube(
+        nodes=[node("gpu-1", {"nvidia.com/GA102GL_A10": "2"})], kubevirts=[kubevirt({"pciHostDevices": [A10]})]
+    ).start()
     yield server
     server.stop()
 
@@ -63,12 +64,19 @@ def cli_process(*argv, env=None, timeout=60):
     environment["NO_PROXY"] = "127.0.0.1"
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
         environment.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "pciname", *map(str, argv)], capture_output=True, text=True,
-                          timeout=timeout, env=environment, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "pciname", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        cwd=REPO,
+    )
 
 
 def answer(path_prefix, body: bytes, status=200, headers=None):
     """A misbehave hook: ``body`` for requests under ``path_prefix``."""
+
     def hook(handler, request):
         if not request.path.startswith(path_prefix):
             return False
@@ -79,6 +87,7 @@ def answer(path_prefix, body: bytes, status=200, headers=None):
         handler.end_headers()
         handler.wfile.write(body)
         return True
+
     return hook
 
 
@@ -96,11 +105,13 @@ ODD_NODES = {
     "allocatable-a-list": node_list({"metadata": {"name": "n"}, "status": {"allocatable": ["x"]}}),
     "quantity-1e400-text": node_list({"metadata": {"name": "n"}, "status": {"allocatable": {"nvidia.com/X": "1e400"}}}),
     "quantity-1e400-number": b'{"kind": "NodeList", "items": [{"metadata": {"name": "n"}, "status": '
-                             b'{"allocatable": {"nvidia.com/X": 1e400}}}]}',
-    "quantity-5000-digits": node_list({"metadata": {"name": "n"}, "status": {"allocatable": {"nvidia.com/X": "9" * 5000}}}),
+    b'{"allocatable": {"nvidia.com/X": 1e400}}}]}',
+    "quantity-5000-digits": node_list(
+        {"metadata": {"name": "n"}, "status": {"allocatable": {"nvidia.com/X": "9" * 5000}}}
+    ),
     "quantity-inf": node_list({"metadata": {"name": "n"}, "status": {"capacity": {"nvidia.com/X": "Infinity"}}}),
     "number-5000-digits": b'{"kind": "NodeList", "items": [{"metadata": {"name": "n"}, "status": '
-                          b'{"allocatable": {"nvidia.com/X": ' + b"9" * 5000 + b"}}}]}",
+    b'{"allocatable": {"nvidia.com/X": ' + b"9" * 5000 + b"}}}]}",
     "nan": b'{"kind": "NodeList", "items": NaN}',
     "name-null": node_list({"metadata": {"name": None}, "status": {"allocatable": {"nvidia.com/X": "1"}}}),
     "label-an-integer": node_list({"metadata": {"name": "n", "labels": {"a": 1}}}),
@@ -109,11 +120,24 @@ ODD_NODES = {
 }
 ODD_KUBEVIRTS = {
     "kubevirt-items-numbers": b'{"kind": "KubeVirtList", "items": [1, 2]}',
-    "kubevirt-permitted-a-string": json.dumps({"kind": "KubeVirtList", "items": [
-        {"kind": "KubeVirt", "metadata": {"name": "k", "namespace": "kv"},
-         "spec": {"configuration": {"permittedHostDevices": "all"}}}]}).encode(),
-    "kubevirt-label-a-list": json.dumps({"kind": "KubeVirtList", "items": [
-        {"kind": "KubeVirt", "metadata": {"name": "k", "namespace": "kv", "labels": {"x": ["y"]}}}]}).encode(),
+    "kubevirt-permitted-a-string": json.dumps(
+        {
+            "kind": "KubeVirtList",
+            "items": [
+                {
+                    "kind": "KubeVirt",
+                    "metadata": {"name": "k", "namespace": "kv"},
+                    "spec": {"configuration": {"permittedHostDevices": "all"}},
+                }
+            ],
+        }
+    ).encode(),
+    "kubevirt-label-a-list": json.dumps(
+        {
+            "kind": "KubeVirtList",
+            "items": [{"kind": "KubeVirt", "metadata": {"name": "k", "namespace": "kv", "labels": {"x": ["y"]}}}],
+        }
+    ).encode(),
 }
 ODD = [("/api/v1/nodes", k, v) for k, v in ODD_NODES.items()] + [
     ("/apis/kubevirt.io", k, v) for k, v in ODD_KUBEVIRTS.items()
@@ -140,8 +164,11 @@ def kube_server(fake, tmp_path_factory, session_cache):
         mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
         mp.delenv("PCINAME_SNAPSHOTS", raising=False)
         mp.setenv("NO_PROXY", "127.0.0.1")
-        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, kube=True,
-                                        kubeconfig=str(config), kube_timeout=5))
+        server = NameServer(
+            ServeConfig(
+                listen="127.0.0.1:0", insecure=True, watch_interval=0, kube=True, kubeconfig=str(config), kube_timeout=5
+            )
+        )
         server.start()
         assert server.reload("startup")
         yield server
@@ -159,15 +186,41 @@ def test_gpu_options_from_an_odd_cluster_is_unavailable_not_internal(fake, kube_
     fake.misbehave = answer(path, body)
     with pytest.raises(grpc.RpcError) as caught:
         kube_stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20)
-    assert caught.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION), caught.value.details()
+    assert caught.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION), (
+        caught.value.details()
+    )
     assert "\n" not in caught.value.details() and len(caught.value.details()) < 600
     fake.misbehave = None
     assert kube_stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20).options  # still serving
 
 
 def test_quantities_are_read_as_kubernetes_reads_them():
-    assert [quantity(v, "q") for v in ("4", 4, " 2 ", "1k", "2Ki", "1500m", "3e2", "0", 1.9)] == [4, 4, 2, 1000, 2048, 1, 300, 0, 1]
-    for bad in ("1e400", "9" * 5000, "Infinity", "-1", "abc", "", float("inf"), float("nan"), None, True, ["1"], "1e", "2**64"):
+    assert [quantity(v, "q") for v in ("4", 4, " 2 ", "1k", "2Ki", "1500m", "3e2", "0", 1.9)] == [
+        4,
+        4,
+        2,
+        1000,
+        2048,
+        1,
+        300,
+        0,
+        1,
+    ]
+    for bad in (
+        "1e400",
+        "9" * 5000,
+        "Infinity",
+        "-1",
+        "abc",
+        "",
+        float("inf"),
+        float("nan"),
+        None,
+        True,
+        ["1"],
+        "1e",
+        "2**64",
+    ):
         with pytest.raises(ShapeError):
             quantity(bad, "q")
     with pytest.raises(ShapeError, match="out of range"):
@@ -194,7 +247,9 @@ def test_an_api_server_that_never_answers_times_out(fake, tmp_path):
         started = time.monotonic()
         proc = cli_process("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "--timeout", "1")
         assert proc.returncode == 2 and proc.stdout == ""
-        assert proc.stderr == "pciname: error: cannot list KubeVirt CRs: the API server did not answer within 1 seconds\n"
+        assert (
+            proc.stderr == "pciname: error: cannot list KubeVirt CRs: the API server did not answer within 1 seconds\n"
+        )
         assert time.monotonic() - started < 30  # not waiting for the hang's 60 s
         assert len(fake.requests) - sent == 1  # not retried (urllib3 tried 3 times more, each with the whole timeout)
     finally:
@@ -227,8 +282,10 @@ def test_a_trickled_answer_runs_out_of_time(fake, tmp_path):
 def test_a_huge_answer_is_refused(fake, tmp_path, capsys):
     fake.misbehave = answer("/api/v1/nodes", b"{}", headers={"Content-Length": str(300 << 20)})
     code, _, err = run(capsys, "gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path))
-    assert code == 2 and err == (f"pciname: error: cannot list nodes: the API server's answer is {300 << 20} bytes, "
-                                 f"more than the {MAX_RESPONSE_BYTES} allowed\n")
+    assert code == 2 and err == (
+        f"pciname: error: cannot list nodes: the API server's answer is {300 << 20} bytes, "
+        f"more than the {MAX_RESPONSE_BYTES} allowed\n"
+    )
 
     def chunked(handler, request):  # no length: refused once past the limit
         if not request.path.startswith("/api/v1/nodes"):
@@ -248,14 +305,18 @@ def test_a_huge_answer_is_refused(fake, tmp_path, capsys):
 
     fake.misbehave = chunked
     code, _, err = run(capsys, "gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path))
-    assert code == 2 and err == (f"pciname: error: cannot list nodes: the API server's answer is more than the "
-                                 f"{MAX_RESPONSE_BYTES} bytes allowed\n")
+    assert code == 2 and err == (
+        f"pciname: error: cannot list nodes: the API server's answer is more than the "
+        f"{MAX_RESPONSE_BYTES} bytes allowed\n"
+    )
 
 
 def test_nodes_are_read_page_by_page(tmp_path, capsys):
     count = 2 * NODE_PAGE + 3
-    server = FakeKube(nodes=[node(f"gpu-{i:04d}", {"nvidia.com/GA102GL_A10": "1"}) for i in range(count)],
-                      kubevirts=[kubevirt({"pciHostDevices": [A10]})]).start()
+    server = FakeKube(
+        nodes=[node(f"gpu-{i:04d}", {"nvidia.com/GA102GL_A10": "1"}) for i in range(count)],
+        kubevirts=[kubevirt({"pciHostDevices": [A10]})],
+    ).start()
     try:
         state = read_cluster(connect(str(server.kubeconfig(tmp_path))), timeout=30)
         assert [n["metadata"]["name"] for n in state.nodes] == [f"gpu-{i:04d}" for i in range(count)]
@@ -285,7 +346,9 @@ def test_timeout_flag(fake, tmp_path, capsys):
     assert f"(default {TIMEOUT_DEFAULT_SHOWN})" in shown and "credential plugin" in shown
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
-    assert "its credential plugin (users[].user.exec) runs, as with kubectl" in " ".join(capsys.readouterr().out.split())
+    assert "its credential plugin (users[].user.exec) runs, as with kubectl" in " ".join(
+        capsys.readouterr().out.split()
+    )
 
 
 # -- files a kubeconfig names, and every KUBECONFIG path -------------------------------------------
@@ -293,7 +356,9 @@ def test_timeout_flag(fake, tmp_path, capsys):
 
 def kubeconfig_with(fake, directory, user: dict, cluster: dict | None = None):
     config = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "fake",
         "clusters": [{"name": "fake", "cluster": {"server": fake.url, **(cluster or {})}}],
         "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}],
         "users": [{"name": "u", "user": user}],
@@ -310,15 +375,22 @@ def test_named_files_are_read_bounded(fake, tmp_path):
     good = kubeconfig_with(fake, tmp_path, {"tokenFile": "token"})  # relative to the kubeconfig
     proc = cli_process("gpu-options", "--kubeconfig", good, "-o", "json")
     assert proc.returncode == 0, proc.stderr
-    for user in ({"tokenFile": "/dev/zero"}, {"tokenFile": str(fifo)},
-                 {"client-certificate": str(fifo), "client-key": str(fifo)}):
+    for user in (
+        {"tokenFile": "/dev/zero"},
+        {"tokenFile": str(fifo)},
+        {"client-certificate": str(fifo), "client-key": str(fifo)},
+    ):
         hostile = tmp_path / "hostile"
         hostile.mkdir(exist_ok=True)
         proc = cli_process("gpu-options", "--kubeconfig", kubeconfig_with(fake, hostile, user), timeout=30)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
         assert "not a regular file" in proc.stderr
-    proc = cli_process("audit", "--kubeconfig", kubeconfig_with(fake, hostile, {"token": TOKEN},
-                                                                 {"certificate-authority": str(fifo)}), timeout=30)
+    proc = cli_process(
+        "audit",
+        "--kubeconfig",
+        kubeconfig_with(fake, hostile, {"token": TOKEN}, {"certificate-authority": str(fifo)}),
+        timeout=30,
+    )
     assert proc.returncode == 2 and "not a regular file" in proc.stderr
 
 
@@ -345,11 +417,19 @@ def plugin(directory, body: str):
 
 
 def exec_user(script, **extra):
-    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(script), "args": [],
-                     "interactiveMode": "Never", **extra}}
+    return {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": str(script),
+            "args": [],
+            "interactiveMode": "Never",
+            **extra,
+        }
+    }
 
 
-COUNTING = """
+COUNTING = (
+    """
 import json, os, pathlib, datetime
 runs = pathlib.Path(os.environ["RUNS"])
 runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
@@ -358,16 +438,21 @@ assert info["kind"] == "ExecCredential" and info["spec"]["interactive"] is False
 expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=int(os.environ.get("LIFE", "3600")))
 print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
                   "status": {"token": "%s", "expirationTimestamp": expires.strftime("%%Y-%%m-%%dT%%H:%%M:%%SZ")}}))
-""" % TOKEN
+"""
+    % TOKEN
+)
 
 
 def test_the_server_runs_a_credential_plugin_once(fake, tmp_path, session_cache, monkeypatch):
     runs = tmp_path / "runs"
-    config = kubeconfig_with(fake, tmp_path, exec_user(plugin(tmp_path, COUNTING), env=[{"name": "RUNS", "value": str(runs)}]))
+    config = kubeconfig_with(
+        fake, tmp_path, exec_user(plugin(tmp_path, COUNTING), env=[{"name": "RUNS", "value": str(runs)}])
+    )
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(session_cache))
     monkeypatch.delenv("PCINAME_SNAPSHOTS", raising=False)
-    server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, kube=True,
-                                    kubeconfig=str(config)))
+    server = NameServer(
+        ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, kube=True, kubeconfig=str(config))
+    )
     server.start()
     assert server.reload("startup")
     try:
@@ -376,7 +461,9 @@ def test_the_server_runs_a_credential_plugin_once(fake, tmp_path, session_cache,
             for _ in range(20):
                 assert stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20).options
             assert runs.read_text() == "x"  # once (at start-up), not once per request
-            fake.misbehave = answer("/apis/", json.dumps({"kind": "Status", "code": 401, "message": "Unauthorized"}).encode(), 401)
+            fake.misbehave = answer(
+                "/apis/", json.dumps({"kind": "Status", "code": 401, "message": "Unauthorized"}).encode(), 401
+            )
             with pytest.raises(grpc.RpcError) as caught:
                 stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20)
             assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
@@ -406,23 +493,34 @@ def test_a_credential_plugin_that_never_returns_is_bounded(fake, tmp_path, sessi
     config = kubeconfig_with(fake, tmp_path, exec_user(script))
     proc = cli_process("gpu-options", "--kubeconfig", config, "--timeout", "2", timeout=40)
     assert proc.returncode == 2
-    assert proc.stderr == (f"pciname: error: cannot load the cluster configuration: the kubeconfig's credential plugin "
-                           f"{script} did not finish within 2 seconds\n")
+    assert proc.stderr == (
+        f"pciname: error: cannot load the cluster configuration: the kubeconfig's credential plugin "
+        f"{script} did not finish within 2 seconds\n"
+    )
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)  # killed, not left behind
-    server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, kube=True,
-                                    kubeconfig=str(config), kube_timeout=1))
+    server = NameServer(
+        ServeConfig(
+            listen="127.0.0.1:0", insecure=True, watch_interval=0, kube=True, kubeconfig=str(config), kube_timeout=1
+        )
+    )
     with pytest.raises(Exception, match="did not finish within 1 seconds"):
         server.start()
     server.stop()
 
 
-@pytest.mark.parametrize(("body", "needle"), [
-    ("import sys; sys.exit(3)", "exited 3"),
-    ("print('not json')", "not valid JSON"),
-    ("print('{\"kind\": \"ExecCredential\", \"apiVersion\": \"v0\", \"status\": {\"token\": \"t\"}}')", "answered apiVersion v0"),
-    ("import sys; sys.stdout.write('x' * (3 << 20))", "wrote more than"),
-])
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("import sys; sys.exit(3)", "exited 3"),
+        ("print('not json')", "not valid JSON"),
+        (
+            'print(\'{"kind": "ExecCredential", "apiVersion": "v0", "status": {"token": "t"}}\')',
+            "answered apiVersion v0",
+        ),
+        ("import sys; sys.stdout.write('x' * (3 << 20))", "wrote more than"),
+    ],
+)
 def test_a_credential_plugin_that_fails_is_one_line(fake, tmp_path, capsys, body, needle):
     config = kubeconfig_with(fake, tmp_path, exec_user(plugin(tmp_path, body)))
     code, out, err = run(capsys, "gpu-options", "--kubeconfig", config, "--timeout", "20")

@@ -10,8 +10,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 from pciname.cli import KUBECTL_PROG, build_parser
 from pciname.cli.completion import profile_names, script
 
@@ -52,7 +50,10 @@ def test_fish_completes_subcommands_options_and_profiles(tmp_path):
     def complete(line: str) -> list[str]:
         out = subprocess.run(
             ["fish", "--no-config", "-c", f"source {path}; complete -C {line!r}"],
-            capture_output=True, text=True, timeout=60, check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
         )
         return [row.split("\t")[0] for row in out.stdout.splitlines()]
 
@@ -69,9 +70,16 @@ def test_zsh_script_parses_and_carries_subcommands_options_and_profiles(tmp_path
     subprocess.run(["zsh", "-n", str(path)], check=True, timeout=60)
     # Loaded by compinit as a completion function, it defines the command's completer.
     out = subprocess.run(
-        ["zsh", "-f", "-c", f"fpath=({tmp_path} $fpath); autoload -Uz compinit; compinit -u -D; "
-         "autoload -Uz _pciname; print -r -- ${_comps[pciname]}"],
-        capture_output=True, text=True, timeout=60,
+        [
+            "zsh",
+            "-f",
+            "-c",
+            f"fpath=({tmp_path} $fpath); autoload -Uz compinit; compinit -u -D; "
+            "autoload -Uz _pciname; print -r -- ${_comps[pciname]}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.stdout.strip() == "_pciname", out.stderr
     for word in ("admission-policy", "--from-cluster", "gpu-operator@v26.7.0", "kubevirt-gpu-device-plugin@v1.0.0"):
@@ -81,7 +89,9 @@ def test_zsh_script_parses_and_carries_subcommands_options_and_profiles(tmp_path
 def test_completion_of_every_shell_is_generated_for_kubectl_too():
     for shell in ("bash", "zsh", "fish"):
         assert "admission-policy" in script(shell, "kubectl-pciname")
-    out = subprocess.run([sys.executable, "-m", "pciname", "completion", "tcsh"], capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "pciname", "completion", "tcsh"], capture_output=True, text=True, cwd=ROOT
+    )
     assert out.returncode == 2 and "invalid choice" in out.stderr
 
 
@@ -92,13 +102,17 @@ def test_kubectl_plugin_entry_point(tmp_path):
     assert scripts["kubectl-pciname"] == "pciname.cli:kubectl_main"
     assert build_parser(prog=KUBECTL_PROG).format_usage().startswith("usage: kubectl pciname ")
     wrapper = tmp_path / "kubectl-pciname"  # what pip writes for the console script
-    wrapper.write_text(f"#!{sys.executable}\nimport sys\nfrom pciname.cli import kubectl_main\nsys.exit(kubectl_main())\n")
+    wrapper.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom pciname.cli import kubectl_main\nsys.exit(kubectl_main())\n"
+    )
     wrapper.chmod(0o755)
     env = dict(os.environ, PATH=f"{tmp_path}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT))
     out = subprocess.run(["kubectl-pciname", "--help"], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("usage: kubectl pciname ") and "admission-policy" in out.stdout
     assert "`kubectl pciname COMMAND ...`" in " ".join(out.stdout.split())
-    out = subprocess.run(["kubectl-pciname", "lookup", "10de:2236"], capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        ["kubectl-pciname", "lookup", "10de:2236"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert out.stdout == "nvidia.com/GA102GL_A10\n"
 
 

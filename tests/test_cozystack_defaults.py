@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pciname.cli import main
-from pciname.errors import PcinameError
-from pciname.errors import CozystackNotWired
+from pciname.errors import CozystackNotWired, PcinameError
 from pciname.kube import cozystack
 from pciname.kube.cozystack_defaults import (
     ALREADY_A_DEFAULT,
@@ -93,7 +92,9 @@ def test_each_release_wiring_and_tables_are_its_upstream_files(tag):
     and say what to do instead."""
     release = cozystack.get_release(tag)
     if release.gpu_wiring is None:
-        with pytest.raises(CozystackNotWired, match=f"Cozystack {tag} does not wire gpu.permittedHostDevices.*--format kubevirt"):
+        with pytest.raises(
+            CozystackNotWired, match=f"Cozystack {tag} does not wire gpu.permittedHostDevices.*--format kubevirt"
+        ):
             wiring(tag)
         return
     wired = wiring(tag)
@@ -106,13 +107,21 @@ def test_each_release_wiring_and_tables_are_its_upstream_files(tag):
         table = built_in_defaults(variant, vgpu_device_manager=True, release=tag)
         assert table_dict(table)[field.rpartition(".")[2]] == entries
         assert parse_defaults(data, path).entries == table.entries
-        assert all(e.kind == kind for e in table.entries) and path in table.source and f"Cozystack {tag}" in table.source
-        assert table.version == f"{path.rpartition('/')[2]}@{upstream.source().sidecar['tags'][tag]['files'][path][:10]}"
+        assert (
+            all(e.kind == kind for e in table.entries) and path in table.source and f"Cozystack {tag}" in table.source
+        )
+        assert (
+            table.version == f"{path.rpartition('/')[2]}@{upstream.source().sidecar['tags'][tag]['files'][path][:10]}"
+        )
 
 
 def test_variant_facts():
     newest = wiring()
-    assert (VARIANTS, DEFAULT_VARIANT, MDEV_VARIANTS) == (newest.names, newest.default_variant, newest.readers("mediatedDevices"))
+    assert (newest.names, newest.default_variant, newest.readers("mediatedDevices")) == (
+        VARIANTS,
+        DEFAULT_VARIANT,
+        MDEV_VARIANTS,
+    )
     assert wiring("v1.6.2").names == ("default", "vgpu") and wiring("v1.6.2").readers("mediatedDevices") == ("vgpu",)
     assert DEFAULT_VARIANT == "default"
     assert built_in_defaults("default") == PASSTHROUGH_DEFAULTS
@@ -123,7 +132,9 @@ def test_variant_facts():
 
 
 def test_release_before_the_wiring_is_one_line_exit_2(capsys):
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.4.6")
+    code, out, err = run(
+        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.4.6"
+    )
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert "Cozystack v1.4.6 does not wire gpu.permittedHostDevices into the KubeVirt CR" in err
     assert "from v1.5.0 it does" in err and "--format kubevirt or --format patch" in err
@@ -134,12 +145,23 @@ def test_release_before_the_wiring_is_one_line_exit_2(capsys):
 def test_cozystack_release_flag_rules(capsys):
     code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--cozystack", "v1.5.0")
     assert (code, err) == (2, "pciname: error: --cozystack goes with --format cozystack\n")
-    code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.6.0",
-                       "-p", "cozystack@v1.5.0")
+    code, _, err = run(
+        capsys,
+        "permitted-host-devices",
+        "10de:2236",
+        "--format",
+        "cozystack",
+        "--cozystack",
+        "v1.6.0",
+        "-p",
+        "cozystack@v1.5.0",
+    )
     assert code == 2 and "profile cozystack@v1.5.0 is Cozystack v1.5.0, but --cozystack v1.6.0" in err
     code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v7.0.0")
     assert code == 2 and "unknown Cozystack release 'v7.0.0': pciname knows v1.0.0 to v1.6.2" in err
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.5.0")
+    code, _out, err = run(
+        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.5.0"
+    )
     assert code == 0 and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) hold this very entry" in err
 
 
@@ -169,7 +191,9 @@ def test_replace_defaults_reports_no_clash(capsys):
     gpu = yaml.safe_load(out)["gpu"]
     assert gpu["replaceDefaults"] is True
     assert [e["pciVendorSelector"] for e in gpu["permittedHostDevices"]["pciHostDevices"]] == [
-        "10DE:26B9", "10DE:2330", "10DE:2236"
+        "10DE:26B9",
+        "10DE:2330",
+        "10DE:2236",
     ]
 
 
@@ -208,7 +232,16 @@ def test_default_variant_leaves_mdev_entries_out(capsys):
 
 
 def test_vgpu_variant_keeps_mdev_and_pci_entries(capsys):
-    argv = ("permitted-host-devices", "10de:26b9", "--mdev", "NVIDIA A100-40C", "--format", "cozystack", "--variant", "vgpu")
+    argv = (
+        "permitted-host-devices",
+        "10de:26b9",
+        "--mdev",
+        "NVIDIA A100-40C",
+        "--format",
+        "cozystack",
+        "--variant",
+        "vgpu",
+    )
     code, out, err = run(capsys, *argv)
     assert (code, err) == (0, "")  # no passthrough table in vgpu, and no mdev table without the device manager
     assert yaml.safe_load(out) == {
@@ -268,11 +301,23 @@ def test_cozystack_defaults_file(tmp_path, capsys):
     ]  # 10DE:26B9, in the built-in table, is not in this one
     assert len(yaml.safe_load(out)["gpu"]["permittedHostDevices"]["pciHostDevices"]) == 3
     vgpu_fixture = tmp_path / "gpu-vgpu-defaults.yaml"  # Cozystack's own file, from the vendored inputs
-    vgpu_fixture.write_bytes(upstream.source().read(upstream.commit("v1.6.2"), "packages/core/platform/files/gpu-vgpu-defaults.yaml"))
+    vgpu_fixture.write_bytes(
+        upstream.source().read(upstream.commit("v1.6.2"), "packages/core/platform/files/gpu-vgpu-defaults.yaml")
+    )
     code, _, err = run(capsys, *argv, "--cozystack-defaults", vgpu_fixture)  # an mdev-only table: no clash
     assert (code, err) == (0, "")
-    code, _, err = run(capsys, "permitted-host-devices", "--mdev", "NVIDIA T4-16Q", "--format", "cozystack",
-                       "--variant", "vgpu", "--cozystack-defaults", vgpu_fixture)
+    code, _, err = run(
+        capsys,
+        "permitted-host-devices",
+        "--mdev",
+        "NVIDIA T4-16Q",
+        "--format",
+        "cozystack",
+        "--variant",
+        "vgpu",
+        "--cozystack-defaults",
+        vgpu_fixture,
+    )
     assert code == 1 and "clash NVIDIA T4-16Q: shadowed-by-default:" in err and "as nvidia.com/T4-16Q:" in err
 
 
@@ -285,7 +330,10 @@ def test_cozystack_defaults_file(tmp_path, capsys):
         ("pciHostDevices: {a: 1}\n", "pciHostDevices is not a list"),
         ("pciHostDevices: [x]\n", "pciHostDevices[0] is not a mapping"),
         ("pciHostDevices:\n- resourceName: nvidia.com/A10\n", "pciHostDevices[0] has no pciVendorSelector"),
-        ("mediatedDevices:\n- mdevNameSelector: GRID T4-1Q\n  resourceName: 7\n", "mediatedDevices[0] has no resourceName"),
+        (
+            "mediatedDevices:\n- mdevNameSelector: GRID T4-1Q\n  resourceName: 7\n",
+            "mediatedDevices[0] has no resourceName",
+        ),
         (b"pciHostDevices: []\n\xff", "not UTF-8 text"),
         # Values the YAML loader itself refuses (issue 16: a traceback, exit 1).
         ("a: !!timestamp 2020-13-45\n", "not valid YAML: month must be in 1..12"),
@@ -298,7 +346,9 @@ def test_cozystack_defaults_file(tmp_path, capsys):
 def test_bad_defaults_file_is_a_one_line_error(tmp_path, capsys, text, message):
     path = tmp_path / "defaults.yaml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", path)
+    code, out, err = run(
+        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", path
+    )
     assert (code, out) == (2, "")
     assert err.startswith(f"pciname: error: {path}: ") and message in err and err.count("\n") == 1
     with pytest.raises(PcinameError, match="^x.yaml: "):
@@ -307,7 +357,9 @@ def test_bad_defaults_file_is_a_one_line_error(tmp_path, capsys, text, message):
 
 def test_missing_defaults_file(tmp_path, capsys):
     missing = tmp_path / "nope.yaml"
-    code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", missing)
+    code, _, err = run(
+        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", missing
+    )
     assert (code, err) == (2, f"pciname: error: {missing}: cannot read: No such file or directory\n")
 
 
@@ -316,13 +368,20 @@ def test_missing_defaults_file(tmp_path, capsys):
     [
         (["--variant", "vgpu"], "--variant goes with --format cozystack"),
         (["--format", "patch", "--vgpu-device-manager"], "--vgpu-device-manager goes with --format cozystack"),
-        (["--format", "kubevirt", "--cozystack-defaults", "x.yaml"], "--cozystack-defaults goes with --format cozystack"),
+        (
+            ["--format", "kubevirt", "--cozystack-defaults", "x.yaml"],
+            "--cozystack-defaults goes with --format cozystack",
+        ),
         (["--format", "cozystack", "--vgpu-device-manager"], "--vgpu-device-manager goes with --variant vgpu"),
         (["--format", "cozystack", "--replace-defaults", "--cozystack-defaults", "x.yaml"], "nothing to compare with"),
-        (["--format", "cozystack", "--variant", "vgpu", "--vgpu-device-manager", "--cozystack-defaults", "x.yaml"],
-         "--cozystack-defaults FILE replaces it"),
-        (["--format", "cozystack", "--variant", "passthrough"],
-         "unknown Cozystack GPU variant 'passthrough': use one of default, vgpu (what Cozystack v"),
+        (
+            ["--format", "cozystack", "--variant", "vgpu", "--vgpu-device-manager", "--cozystack-defaults", "x.yaml"],
+            "--cozystack-defaults FILE replaces it",
+        ),
+        (
+            ["--format", "cozystack", "--variant", "passthrough"],
+            "unknown Cozystack GPU variant 'passthrough': use one of default, vgpu (what Cozystack v",
+        ),
     ],
 )
 def test_usage_errors(capsys, argv, message):
@@ -334,7 +393,13 @@ def test_usage_errors(capsys, argv, message):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(PASSTHROUGH_DEFAULTS.entries), st.booleans(), st.booleans()), max_size=8, unique_by=lambda t: t[0]))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(PASSTHROUGH_DEFAULTS.entries), st.booleans(), st.booleans()),
+        max_size=8,
+        unique_by=lambda t: t[0],
+    )
+)
 def test_every_default_selector_is_compared(picks):
     """Our entry with a default's selector (in either case): left out with a
     note when its name is the default's, else kept and reported as shadowed."""
@@ -384,10 +449,24 @@ def test_grpc_answers_what_the_cli_prints(stub, capsys):
         devices=["10de:26b9", "10de:2330", "10de:2236"], mdev_types=["NVIDIA A10-24Q"], profile=OLD, format="cozystack"
     )
     got = stub.PermittedHostDevices(request, timeout=20)
-    code, out, err = run(capsys, "permitted-host-devices", "10de:26b9", "10de:2330", "10de:2236", "--mdev",
-                         "NVIDIA A10-24Q", "--format", "cozystack", "-p", OLD)
+    code, out, err = run(
+        capsys,
+        "permitted-host-devices",
+        "10de:26b9",
+        "10de:2330",
+        "10de:2236",
+        "--mdev",
+        "NVIDIA A10-24Q",
+        "--format",
+        "cozystack",
+        "-p",
+        OLD,
+    )
     assert code == 1 and got.yaml == out and got.variant == "default"
-    assert lines(got.left_out, "left out ") + lines(got.notes, "note: ") + lines(got.clashes, "clash ") + [HINT] == err.splitlines()
+    assert (
+        lines(got.left_out, "left out ") + lines(got.notes, "note: ") + lines(got.clashes, "clash ") + [HINT]
+        == err.splitlines()
+    )
     assert [c.item for c in got.clashes] == ["10DE:26B9", "10DE:2330"]
     assert [e.pci_vendor_selector for e in got.pci_host_devices] == ["10DE:26B9", "10DE:2330"]
     assert not got.mediated_devices
@@ -422,18 +501,27 @@ def test_grpc_variant_and_defaults_text(stub):
     ("fields", "needle"),
     [
         ({"variant": "vgpu"}, "variant goes with format cozystack"),
-        ({"format": "patch", "cozystack_defaults": "pciHostDevices: []"}, "cozystack_defaults goes with format cozystack"),
+        (
+            {"format": "patch", "cozystack_defaults": "pciHostDevices: []"},
+            "cozystack_defaults goes with format cozystack",
+        ),
         ({"format": "kubevirt", "vgpu_device_manager": True}, "vgpu_device_manager goes with format cozystack"),
         ({"format": "cozystack", "variant": "container"}, "unknown Cozystack GPU variant 'container'"),
         ({"format": "cozystack", "variant": "x" * 5000}, "variant is too long"),
         ({"format": "cozystack", "vgpu_device_manager": True}, "vgpu_device_manager goes with variant vgpu"),
         ({"format": "cozystack", "cozystack_defaults": "a: ["}, "cozystack_defaults: not YAML"),
         ({"format": "cozystack", "cozystack_defaults": "a: 1"}, "cozystack_defaults: no defaults table"),
-        ({"format": "cozystack", "cozystack_defaults": "a: !!timestamp 2020-13-45"}, "cozystack_defaults: not valid YAML"),
+        (
+            {"format": "cozystack", "cozystack_defaults": "a: !!timestamp 2020-13-45"},
+            "cozystack_defaults: not valid YAML",
+        ),
         ({"format": "cozystack", "cozystack_defaults": "a: 0x_"}, "cozystack_defaults: not valid YAML"),
         ({"format": "cozystack", "cozystack_defaults": "a: " + "9" * 5000}, "cozystack_defaults: not valid YAML"),
         ({"format": "cozystack", "cozystack_defaults": "a: " + "[" * 5000}, "cozystack_defaults: nested too deeply"),
-        ({"format": "cozystack", "cozystack_defaults": "pciHostDevices: []", "replace_defaults": True}, "nothing to compare"),
+        (
+            {"format": "cozystack", "cozystack_defaults": "pciHostDevices: []", "replace_defaults": True},
+            "nothing to compare",
+        ),
         ({"format": "cozystack", "cozystack_defaults": "#" * (2 << 20)}, "cozystack_defaults is too large"),
     ],
 )
@@ -459,12 +547,26 @@ def test_readme_names_every_code_and_flag():
     ("fields", "code", "needle"),
     [
         ({"cozystack": "v1.5.0"}, grpc.StatusCode.INVALID_ARGUMENT, "cozystack goes with format cozystack"),
-        ({"format": "cozystack", "cozystack": "v1.4.0"}, grpc.StatusCode.FAILED_PRECONDITION,
-         "Cozystack v1.4.0 does not wire gpu.permittedHostDevices"),
-        ({"format": "cozystack", "cozystack": "v0.5.0"}, grpc.StatusCode.NOT_FOUND, "unknown Cozystack release 'v0.5.0'"),
-        ({"format": "cozystack", "cozystack": "1.5"}, grpc.StatusCode.INVALID_ARGUMENT, "malformed Cozystack version '1.5'"),
-        ({"format": "cozystack", "cozystack": "v1.6.0", "profile": "cozystack@v1.5.0"}, grpc.StatusCode.INVALID_ARGUMENT,
-         "is Cozystack v1.5.0, but cozystack v1.6.0"),
+        (
+            {"format": "cozystack", "cozystack": "v1.4.0"},
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "Cozystack v1.4.0 does not wire gpu.permittedHostDevices",
+        ),
+        (
+            {"format": "cozystack", "cozystack": "v0.5.0"},
+            grpc.StatusCode.NOT_FOUND,
+            "unknown Cozystack release 'v0.5.0'",
+        ),
+        (
+            {"format": "cozystack", "cozystack": "1.5"},
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "malformed Cozystack version '1.5'",
+        ),
+        (
+            {"format": "cozystack", "cozystack": "v1.6.0", "profile": "cozystack@v1.5.0"},
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "is Cozystack v1.5.0, but cozystack v1.6.0",
+        ),
     ],
 )
 def test_grpc_cozystack_release_errors(stub, fields, code, needle):
@@ -478,6 +580,11 @@ def test_grpc_cozystack_release_is_what_the_cli_prints(stub, capsys):
         pb.PermittedHostDevicesRequest(devices=["10de:2330"], format="cozystack", cozystack="v1.5.0", profile=OLD),
         timeout=20,
     )
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2330", "--format", "cozystack", "--cozystack", "v1.5.0",
-                         "-p", OLD)
-    assert code == 1 and got.yaml == out and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1)" in got.clashes[0].reasons[0].message
+    code, out, _err = run(
+        capsys, "permitted-host-devices", "10de:2330", "--format", "cozystack", "--cozystack", "v1.5.0", "-p", OLD
+    )
+    assert (
+        code == 1
+        and got.yaml == out
+        and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1)" in got.clashes[0].reasons[0].message
+    )

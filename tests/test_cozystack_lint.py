@@ -57,9 +57,16 @@ def test_old_groups_are_flagged_exactly_where_the_release_refuses_them(tag):
         return
     (finding,) = findings
     assert (finding.code, finding.line, finding.path, finding.value, finding.expected) == (
-        FIELD_NOT_IN_RELEASE, 6, "nodeGroups.gpu.ephemeralStorage", "ephemeralStorage", "diskSize"
+        FIELD_NOT_IN_RELEASE,
+        6,
+        "nodeGroups.gpu.ephemeralStorage",
+        "ephemeralStorage",
+        "diskSize",
     )
-    assert f"Cozystack {tag}'s node groups have no field ephemeralStorage: it calls a node's disk diskSize" in finding.message
+    assert (
+        f"Cozystack {tag}'s node groups have no field ephemeralStorage: it calls a node's disk diskSize"
+        in finding.message
+    )
     # and the strict upstream schema of that release agrees
     import yaml
 
@@ -92,11 +99,18 @@ spec:
     assert [(f.line, f.code, f.path, f.expected) for f in findings] == [
         (7, FIELD_NOT_IN_RELEASE, "spec.ephemeralStorage", "diskSize"),
         (8, FIELD_NOT_IN_RELEASE, "spec.nodeLabels", None),
-        (10, "unknown-resource-name", "spec.gpus[0].name", ["nvidia.com/GA102GL_A10", "nvidia.com/GA102GL_A10M", "nvidia.com/GA102GL_A10G"]),
+        (
+            10,
+            "unknown-resource-name",
+            "spec.gpus[0].name",
+            ["nvidia.com/GA102GL_A10", "nvidia.com/GA102GL_A10M", "nvidia.com/GA102GL_A10G"],
+        ),
     ]
     assert "Cozystack v1.6.2's KubernetesNodes has no field nodeLabels, and refuses the group" in findings[1].message
     # v1.4.0 spells the disk diskSize too, and diskSize is wrong before.
-    assert codes(lint_text(OLD_GROUP.replace("ephemeralStorage", "diskSize"), "g.yaml", cozystack="v1.3.6")) == [FIELD_NOT_IN_RELEASE]
+    assert codes(lint_text(OLD_GROUP.replace("ephemeralStorage", "diskSize"), "g.yaml", cozystack="v1.3.6")) == [
+        FIELD_NOT_IN_RELEASE
+    ]
 
 
 def test_cli_cozystack_flag(tmp_path, capsys):
@@ -126,7 +140,9 @@ def test_grpc_lint_takes_the_release(stub):
     request = pb.LintRequest(files=[pb.LintFile(name="old.yaml", text=OLD_GROUP)], cozystack="v1.4.0")
     answer = stub.Lint(request, timeout=20)
     assert [(f.code, f.path) for f in answer.findings] == [(FIELD_NOT_IN_RELEASE, "nodeGroups.gpu.ephemeralStorage")]
-    clean = stub.Lint(pb.LintRequest(files=[pb.LintFile(name="old.yaml", text=OLD_GROUP)], cozystack="v1.3.0"), timeout=20)
+    clean = stub.Lint(
+        pb.LintRequest(files=[pb.LintFile(name="old.yaml", text=OLD_GROUP)], cozystack="v1.3.0"), timeout=20
+    )
     assert list(clean.findings) == []
     for version, code in (("1.x", grpc.StatusCode.INVALID_ARGUMENT), ("v0.0.1", grpc.StatusCode.NOT_FOUND)):
         with pytest.raises(grpc.RpcError) as caught:

@@ -42,7 +42,13 @@ def test_the_inputs_name_their_source_and_hold_every_blob():
     assert sidecar["repository"] == "cozystack/cozystack" and sidecar["license"] == "Apache-2.0"
     for tag, row in sidecar["tags"].items():
         assert len(row["commit"]) == 40 and row["date"][:2] == "20"
-        for path in (extract.CHART, extract.CHART_VALUES, extract.KUBERNETES_SCHEMA, extract.NODES_SCHEMA, extract.IAAS):
+        for path in (
+            extract.CHART,
+            extract.CHART_VALUES,
+            extract.KUBERNETES_SCHEMA,
+            extract.NODES_SCHEMA,
+            extract.IAAS,
+        ):
             assert path in row["files"], (tag, path)
         for path, blob in row["files"].items():
             assert blob is None or blob in upstream.source().blobs, (tag, path)
@@ -74,7 +80,9 @@ def test_the_facts_of_the_issue():
     assert len(known) == 44
     for tag, release in known.items():
         old = cozystack._key(tag) < (1, 4, 0)
-        assert (release.gpu_operator, release.plugin_release) == (("v25.3.0", "v1.3.1") if old else ("v26.3.1", "v1.5.0"))
+        assert (release.gpu_operator, release.plugin_release) == (
+            ("v25.3.0", "v1.3.1") if old else ("v26.3.1", "v1.5.0")
+        )
         assert (release.gpu_wiring is not None) == (cozystack._key(tag) >= (1, 5, 0))
         assert (release.kubernetes_nodes is not None) == (cozystack._key(tag) >= (1, 6, 0))
         if release.kubernetes_nodes:
@@ -95,7 +103,10 @@ def test_every_release_is_a_profile_of_the_plugin_its_gpu_operator_deploys():
         profile = registry.get(f"cozystack@{tag}")
         plugin = registry.get(f"kubevirt-gpu-device-plugin@{release.plugin_release}")
         assert (profile.kind, profile.plugin_release, profile.snapshot, profile.algorithm) == (
-            "cozystack", plugin.plugin_release, plugin.snapshot, plugin.algorithm
+            "cozystack",
+            plugin.plugin_release,
+            plugin.snapshot,
+            plugin.algorithm,
         )
         assert profile.released == release.date and release.gpu_operator in profile.note
     assert registry.get("cozystack@latest").name == f"cozystack@{upstream.tags()[-1]}"
@@ -129,8 +140,13 @@ def test_setup_ships_the_cozystack_facts():
     import fnmatch
 
     tree = ast.parse((REPO / "setup.py").read_text())
-    (patterns,) = [ast.literal_eval(k.value)["pciname.data"] for node in ast.walk(tree)
-                   if isinstance(node, ast.Call) for k in node.keywords if k.arg == "package_data"]
+    (patterns,) = [
+        ast.literal_eval(k.value)["pciname.data"]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        for k in node.keywords
+        if k.arg == "package_data"
+    ]
     files = [f"cozystack/{p.name}" for p in SHIPPED.iterdir()]
     assert sorted(files) == ["cozystack/releases.json", "cozystack/schemas.json"]
     assert [f for f in files if not any(fnmatch.fnmatchcase(f, pat) for pat in patterns)] == []
@@ -166,7 +182,9 @@ def test_lookup_of_every_release_equals_its_plugin_release(capsys):
 
 def test_the_script_rewrites_the_readme_table(tmp_path):
     readme = tmp_path / "README.md"
-    readme.write_text("# x\n\n### Cozystack releases\n\ntext\n\n| old | table |\n| --- | --- |\n| v0 | - |\n\n### Next\n")
+    readme.write_text(
+        "# x\n\n### Cozystack releases\n\ntext\n\n| old | table |\n| --- | --- |\n| v0 | - |\n\n### Next\n"
+    )
     assert extract.update_readme(readme)
     text = readme.read_text()
     assert "| old |" not in text and cozystack.release_table() in text and text.endswith("\n### Next\n")
@@ -182,7 +200,11 @@ def test_grpc_names_and_lists_cozystack_profiles(tmp_path):
         old = stub.Resolve(pb.ResolveRequest(device="10de:2941", profile="cozystack@v1.3.0"), timeout=20)
         new = stub.Resolve(pb.ResolveRequest(device="10de:2941", profile="cozystack@latest"), timeout=20)
         listed = stub.ListProfiles(pb.ListProfilesRequest(), timeout=20)
-    assert (old.resource_name, old.profile, old.plugin_release) == ("nvidia.com/GB100_GB200_SKU", "cozystack@v1.3.0", "v1.3.1")
+    assert (old.resource_name, old.profile, old.plugin_release) == (
+        "nvidia.com/GB100_GB200_SKU",
+        "cozystack@v1.3.0",
+        "v1.3.1",
+    )
     assert (new.resource_name, new.profile) == ("nvidia.com/GB100_HGX_GB200", f"cozystack@{upstream.tags()[-1]}")
     cozy = [p for p in listed.profiles if p.kind == "cozystack"]
     assert [p.name for p in cozy] == [f"cozystack@{t}" for t in upstream.tags()]

@@ -151,8 +151,12 @@ def test_network_policy_admits_what_each_port_is_for(objects):
         rules[port.port] = rule._from
     assert set(rules) == {p.name for p in c.ports}  # every port has its rule, by name
     assert rules["health"] is None  # kubelet's probes come from the node
-    assert [p.namespace_selector.match_labels for p in rules["grpc"] if p.namespace_selector] == [{"pciname.io/client": "true"}]
-    assert [p.namespace_selector.match_labels for p in rules["metrics"]] == [{"kubernetes.io/metadata.name": "monitoring"}]
+    assert [p.namespace_selector.match_labels for p in rules["grpc"] if p.namespace_selector] == [
+        {"pciname.io/client": "true"}
+    ]
+    assert [p.namespace_selector.match_labels for p in rules["metrics"]] == [
+        {"kubernetes.io/metadata.name": "monitoring"}
+    ]
 
 
 def test_services_pdb_and_hpa_select_the_pods(objects):
@@ -200,7 +204,7 @@ def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
     from pciname.server.app import DEFAULT_PORT, split_address
 
     instructions = dockerfile_instructions()
-    final_stage = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM"):]
+    final_stage = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM") :]
     values = {}
     for keyword, rest in final_stage:
         values.setdefault(keyword, []).append(rest)
@@ -268,13 +272,19 @@ def test_cluster_read_component_grants_exactly_what_gpu_options_reads(objects):
         model = deserialize(doc)
         assert _normalised(kubernetes.client.ApiClient().sanitize_for_serialization(model)) == _normalised(doc)
         docs[doc["kind"]] = model
-    rules = {(g, r): set(rule.verbs) for rule in docs["ClusterRole"].rules for g in rule.api_groups for r in rule.resources}
+    rules = {
+        (g, r): set(rule.verbs) for rule in docs["ClusterRole"].rules for g in rule.api_groups for r in rule.resources
+    }
     assert rules == {("", "nodes"): {"get", "list"}, ("kubevirt.io", "kubevirts"): {"get", "list"}}
     binding = docs["ClusterRoleBinding"]
     assert binding.role_ref.name == docs["ClusterRole"].metadata.name
     account = objects["ServiceAccount/pciname"]
     (subject,) = binding.subjects
-    assert (subject.kind, subject.name, subject.namespace) == ("ServiceAccount", account.metadata.name, account.metadata.namespace)
+    assert (subject.kind, subject.name, subject.namespace) == (
+        "ServiceAccount",
+        account.metadata.name,
+        account.metadata.namespace,
+    )
 
     # The patch, applied to the base Deployment, gives a token and --kube.
     deployment = yaml.safe_load((DEPLOY / "deployment.yaml").read_text())

@@ -103,7 +103,10 @@ def random_file(rng: random.Random) -> bytes:
         lines.append(b"".join(parts))
     if rng.random() < 0.3:  # something that looks like the NVIDIA section
         at = rng.randrange(len(lines) + 1)
-        lines[at:at] = [b"10de  NVIDIA Corporation", b"\t" + rng.choice(IDS).encode() + b"  " + rng.choice(PIECES).encode()]
+        lines[at:at] = [
+            b"10de  NVIDIA Corporation",
+            b"\t" + rng.choice(IDS).encode() + b"  " + rng.choice(PIECES).encode(),
+        ]
     return b"\n".join(lines) + rng.choice([b"", b"\n", b"\r\n", b"\r"])
 
 
@@ -167,5 +170,7 @@ def test_real_files_agree_with_go(oracle):
     cache: dict[tuple[Path, str], NameIndex] = {}
     for (algorithm, device_id, path), want in zip(queries, go, strict=True):
         if (path, algorithm) not in cache:
-            cache[(path, algorithm)] = NameIndex(scan_lines(path.read_bytes().decode("utf-8", "surrogateescape")), algorithm)
+            cache[(path, algorithm)] = NameIndex(
+                scan_lines(path.read_bytes().decode("utf-8", "surrogateescape")), algorithm
+            )
         assert cache[(path, algorithm)].name(device_id) == want, (path.name, algorithm, device_id)

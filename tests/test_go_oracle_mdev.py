@@ -24,7 +24,18 @@ ORACLE_SOURCE = Path(__file__).with_name("go_oracle_mdev") / "main.go"
 pytestmark = NEEDS_GO
 
 ALPHABET = [" ", "  ", "\t", "\n", "\r", "\f", "\v", "\x85", "\u00a0", "\u2028", "GRID", "T4-1Q", "A100", "-", "é"]
-FIXED = ["GRID T4-1Q", "GRID T4-1Q\n", "\n\nGRID T4-1Q\n\n", "GRID  T4-1Q", "GRID\tT4-1Q", "GRID T4-1Q\r\n", "T4", "", "\n", " "]
+FIXED = [
+    "GRID T4-1Q",
+    "GRID T4-1Q\n",
+    "\n\nGRID T4-1Q\n\n",
+    "GRID  T4-1Q",
+    "GRID\tT4-1Q",
+    "GRID T4-1Q\r\n",
+    "T4",
+    "",
+    "\n",
+    " ",
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +47,9 @@ def oracle(tmp_path_factory) -> Path:
 def test_mdev_rules_agree_with_go(oracle, seed):
     rng = random.Random(seed)
     names = FIXED + ["".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 9))) for _ in range(3000)]
-    result = subprocess.run([str(oracle)], input=json.dumps(names).encode(), capture_output=True, check=True, timeout=300)
+    result = subprocess.run(
+        [str(oracle)], input=json.dumps(names).encode(), capture_output=True, check=True, timeout=300
+    )
     answers = json.loads(result.stdout)
     assert len(answers) == len(names)
     mismatches = []

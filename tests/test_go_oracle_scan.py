@@ -104,7 +104,7 @@ def build(root: Path, spec: dict) -> SysfsTree:
     addresses = []
     for g, members in enumerate(spec["groups"]):
         for f, fn in enumerate(members):
-            address = f"0000:{0x3b + g:02x}:00.{f}"
+            address = f"0000:{0x3B + g:02x}:00.{f}"
             tree.add_function(
                 address,
                 device=fn["device"],
@@ -135,7 +135,9 @@ def ask(oracle: Path, root: Path) -> list[dict]:
         }
         for p in RELEASES
     ]
-    done = subprocess.run([str(oracle)], input=json.dumps(queries).encode(), capture_output=True, check=True, timeout=300)
+    done = subprocess.run(
+        [str(oracle)], input=json.dumps(queries).encode(), capture_output=True, check=True, timeout=300
+    )
     answers = json.loads(done.stdout)
     assert len(answers) == len(RELEASES)
     return answers
@@ -149,7 +151,9 @@ def disagreements(oracle: Path, root: Path) -> list[tuple[str, object, object]]:
         release = profile.plugin_release
         crashed = any(d.code == PLUGIN_CRASH for d in result.diagnoses)
         if crashed != bool(go["crash"]):
-            found.append((release, go["crash"] or "no panic", [d.message for d in result.diagnoses if d.code == PLUGIN_CRASH]))
+            found.append(
+                (release, go["crash"] or "no panic", [d.message for d in result.diagnoses if d.code == PLUGIN_CRASH])
+            )
             continue
         if crashed:
             continue
@@ -193,7 +197,9 @@ TWO_MODELS_AND_ODD_TYPES = {
 }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @example(spec=A10_WITH_AUDIO)
 @example(spec=TWO_MODELS_AND_ODD_TYPES)
 @given(spec=node)

@@ -13,8 +13,8 @@ from pciname.cli import main
 from pciname.errors import PcinameError
 from pciname.files import MAX_SYSFS_ATTR_BYTES
 from pciname.host import diagnoses, rootfs
-from pciname.host.rootfs import resolve_in_root as _resolve_in_root
 from pciname.host.diagnoses import CODES
+from pciname.host.rootfs import resolve_in_root as _resolve_in_root
 from pciname.host.sysfs import (
     NVGRACE_VFIO,
     VFIO_PCI,
@@ -52,9 +52,13 @@ def two_a10_with_audio(tree):
     # Each A10 with its audio function in one IOMMU group, all on vfio-pci.
     for bus, group, numa in (("3b", "12", "0"), ("af", "87", "1")):
         tree.add_function(f"0000:{bus}:00.0", device="0x2236\n", iommu_group=group, numa_node=numa + "\n")
-        tree.add_function(f"0000:{bus}:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group=group, numa_node=numa + "\n")
+        tree.add_function(
+            f"0000:{bus}:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group=group, numa_node=numa + "\n"
+        )
     # A non-NVIDIA device elsewhere, on its host driver.
-    tree.add_function("0000:00:1f.2", vendor="0x8086\n", device="0xa182\n", pci_class="0x010601\n", driver="ahci", iommu_group="5")
+    tree.add_function(
+        "0000:00:1f.2", vendor="0x8086\n", device="0xa182\n", pci_class="0x010601\n", driver="ahci", iommu_group="5"
+    )
 
 
 def test_passthrough_node_two_a10_with_audio_functions(tree):
@@ -68,7 +72,10 @@ def test_passthrough_node_two_a10_with_audio_functions(tree):
     assert list(by_address) == ["0000:3b:00.0", "0000:3b:00.1", "0000:af:00.0", "0000:af:00.1"]
     gpu, audio = by_address["0000:3b:00.0"], by_address["0000:3b:00.1"]
     assert (gpu.device, gpu.driver, gpu.iommu_group, gpu.numa_node) == ("2236", "vfio-pci", "12", 0)
-    assert gpu.resource_name == "nvidia.com/GA102GL_A10" and gpu.status == "advertised as nvidia.com/GA102GL_A10 (device 12)"
+    assert (
+        gpu.resource_name == "nvidia.com/GA102GL_A10"
+        and gpu.status == "advertised as nvidia.com/GA102GL_A10 (device 12)"
+    )
     assert (gpu.kubelet_id, audio.kubelet_id) == ("12", None)
     # The audio function rides along in the GPU's group: no resource of its own.
     assert audio.counted and audio.resource_name is None
@@ -89,7 +96,10 @@ def test_from_v1_5_0_every_function_is_a_device(tree):
             "nvidia.com/GA102GL_A10": ("10de:2236", 2, True),
             "nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER": ("10de:1aef", 2, True),
         }
-        assert [r.members for r in result.resources] == [("0000:3b:00.0", "0000:af:00.0"), ("0000:3b:00.1", "0000:af:00.1")]
+        assert [r.members for r in result.resources] == [
+            ("0000:3b:00.0", "0000:af:00.0"),
+            ("0000:3b:00.1", "0000:af:00.1"),
+        ]
     audio = next(f for f in result.functions if f.address == "0000:3b:00.1")
     assert audio.kubelet_id == "0000:3b:00.1"
     assert audio.status == "advertised as nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER (device 0000:3b:00.1)"
@@ -98,7 +108,9 @@ def test_from_v1_5_0_every_function_is_a_device(tree):
     # The audio function on its host driver: only the GPU, as before.
     lone = SysfsTree(tree.root.parent / "lone")
     lone.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
-    lone.add_function("0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="12")
+    lone.add_function(
+        "0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="12"
+    )
     assert resources(scan(lone.root, "v1.6.0")) == {"nvidia.com/GA102GL_A10": ("10de:2236", 1, True)}
 
 
@@ -190,7 +202,7 @@ def test_every_release_states_its_discovery(profile_facts):
     releases = [p.plugin_release for p in registry.plugin_releases()]
     # Per function from v1.5.0 on (a new release is per function unless profiles.json says otherwise).
     assert [p.plugin_release for p in registry.plugin_releases() if p.discovery == "per-function"] == releases[
-        releases.index("v1.5.0"):
+        releases.index("v1.5.0") :
     ]
     assert [p.plugin_release for p in registry.plugin_releases() if p.mdev_leak] == ["v1.0.0", "v1.0.1", "v1.1.1"]
     for operator in registry.operator_releases():
@@ -217,9 +229,18 @@ def test_unreadable_device_file_lets_the_next_function_register_the_group(tree):
 
 def test_iommu_group_split_between_drivers(tree):
     tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
-    tree.add_function("0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="12")
+    tree.add_function(
+        "0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="12"
+    )
     # A bridge on pcieport in a group is fine for VFIO.
-    tree.add_function("0000:00:03.0", vendor="0x8086\n", device="0x2f08\n", pci_class="0x060400\n", driver="pcieport", iommu_group="33")
+    tree.add_function(
+        "0000:00:03.0",
+        vendor="0x8086\n",
+        device="0x2f08\n",
+        pci_class="0x060400\n",
+        driver="pcieport",
+        iommu_group="33",
+    )
     tree.add_function("0000:04:00.0", device="0x1eb8\n", iommu_group="33")
     result = scan(tree.root)
     assert codes(result) == ["iommu-group-split"]
@@ -232,7 +253,9 @@ def test_iommu_group_split_between_drivers(tree):
 
 def test_host_drivers_on_a_passthrough_node(tree):
     tree.add_function("0000:3b:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="12")
-    tree.add_function("0000:3b:00.1", device="0x10f8\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="12")
+    tree.add_function(
+        "0000:3b:00.1", device="0x10f8\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="12"
+    )
     tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nouveau", iommu_group="40")
     tree.add_function("0000:d8:00.0", device="0x1eb8\n", driver=None, iommu_group="50")
     result = scan(tree.root)
@@ -358,7 +381,9 @@ def test_no_iommu_group(tree):
 
 def test_short_vendor_file_crashes_the_plugin(tree):
     tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12")
-    tree.add_function("0000:00:1f.0", vendor="8", device="0x0001\n", pci_class="0x060100\n", driver="lpc_ich", iommu_group="2")
+    tree.add_function(
+        "0000:00:1f.0", vendor="8", device="0x0001\n", pci_class="0x060100\n", driver="lpc_ich", iommu_group="2"
+    )
     result = scan(tree.root)
     assert "plugin-crash" in codes(result)
     assert [r.works for r in result.resources] == [False]
@@ -551,7 +576,13 @@ def test_fifos_are_not_read(tree):
     tree.add_function("0000:04:00.0", iommu_group="4")  # a sound function is still advertised
     result = run_bounded(fifos, scan, tree.root)
     # (the GPU on nvidia whose only vGPU has no type: host-driver)
-    assert codes(result) == ["host-driver", "mdev-without-type", "unreadable-device-id", "unreadable-file", "unreadable-file"]
+    assert codes(result) == [
+        "host-driver",
+        "mdev-without-type",
+        "unreadable-device-id",
+        "unreadable-file",
+        "unreadable-file",
+    ]
     by_code = {d.code: d for d in result.diagnoses}
     for d in result.diagnoses[:-1]:
         assert "(not a regular file)" in d.message, d
@@ -669,7 +700,6 @@ def test_cli_scan_of_a_planted_tree(tree, secret, capsys):
         assert "unreadable-device-id" in out and "unreadable-file" in out and "mdev-without-type" in out
 
 
-
 def test_permitted_host_devices_from_scan(tree, capsys):
     import yaml
 
@@ -690,7 +720,9 @@ def test_permitted_host_devices_from_scan(tree, capsys):
         ("10DE:2236", "nvidia.com/GA102GL_A10"),
         ("10DE:1AEF", "nvidia.com/GA102_HIGH_DEFINITION_AUDIO_CONTROLLER"),
     ]
-    assert [(e["mdevNameSelector"], e["resourceName"]) for e in new["mediatedDevices"]] == [("GRID T4-1Q", "nvidia.com/GRID_T4-1Q")]
+    assert [(e["mdevNameSelector"], e["resourceName"]) for e in new["mediatedDevices"]] == [
+        ("GRID T4-1Q", "nvidia.com/GRID_T4-1Q")
+    ]
     assert "left out '10de:20B5'" in err and "mdev-type-looked-up" in err
     code, old, err = permitted("v1.4.0")  # per group: the GPUs only
     assert [e["pciVendorSelector"] for e in old["pciHostDevices"]] == ["10DE:2236"]
@@ -755,7 +787,11 @@ def test_report_only_attributes(tree):
     tree.add_function("0000:af:00.0", device="0x2236\n", iommu_group="87", numa_node=None)
     result = scan(tree.root)
     assert result.diagnoses == []
-    assert [(f.pci_class, f.numa_node) for f in result.functions] == [("0x030200", -1), (None, None), ("0x030200", None)]
+    assert [(f.pci_class, f.numa_node) for f in result.functions] == [
+        ("0x030200", -1),
+        (None, None),
+        ("0x030200", None),
+    ]
     assert resources(result) == {"nvidia.com/GA102GL_A10": ("10de:2236", 3, True)}
 
 
@@ -819,7 +855,9 @@ def test_every_code_is_a_named_constant():
     constants = {
         value
         for name, value in vars(diagnoses).items()
-        if name.isupper() and isinstance(value, str) and value not in (diagnoses.ERROR, diagnoses.WARNING, diagnoses.INFO)
+        if name.isupper()
+        and isinstance(value, str)
+        and value not in (diagnoses.ERROR, diagnoses.WARNING, diagnoses.INFO)
     }
     assert constants == set(CODES)
     assert {c.severity for c in CODES.values()} <= {diagnoses.ERROR, diagnoses.WARNING, diagnoses.INFO}
@@ -841,13 +879,19 @@ def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
     node.add_function("0000:06:00.0", device="0x1eb8\n", driver=None, iommu_group="6")  # no-driver
     node.add_function("0000:07:00.0", device="0x20b1\n", iommu_group="7")  # name-collision
     node.add_function("0000:08:00.0", device="0x20f1\n", iommu_group="8")
-    node.add_function("0000:08:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="8")
+    node.add_function(
+        "0000:08:00.1", device="0x1aef\n", pci_class="0x040300\n", driver="snd_hda_intel", iommu_group="8"
+    )
     node.add_function("0000:09:00.0", device="0x24fa\n", iommu_group="9")  # invalid-resource-name (v1.5.0)
     node.add_function("0000:0a:00.0", device="0x1eb8\n", driver="nvidia", iommu_group="10")
-    node.add_mdev("11111111-0000-4000-8000-000000000001", "0000:0a:00.0", "A" * 63 + "\n", "nvidia-1")  # socket-path-too-long
+    node.add_mdev(
+        "11111111-0000-4000-8000-000000000001", "0000:0a:00.0", "A" * 63 + "\n", "nvidia-1"
+    )  # socket-path-too-long
     node.add_mdev("11111111-0000-4000-8000-000000000002", "0000:0a:00.0", None, "nvidia-2")  # mdev-without-type
     node.add_function("0000:0b:00.0", vendor="0x8086\n", device="0x3e92\n", driver="i915", iommu_group="11")
-    node.add_mdev("11111111-0000-4000-8000-000000000003", "0000:0b:00.0", "i915-GVTg_V5_4\n", "i915-4")  # non-nvidia-mdev
+    node.add_mdev(
+        "11111111-0000-4000-8000-000000000003", "0000:0b:00.0", "i915-GVTg_V5_4\n", "i915-4"
+    )  # non-nvidia-mdev
     note(scan(node.root, "latest"))
     note(scan(node.root, "v1.5.0"))
 
@@ -869,7 +913,9 @@ def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
     note(scan(grace.root, "v1.4.0"))  # unsupported-vfio-driver
 
     crash = SysfsTree(tmp_path / "crash")
-    crash.add_function("0000:00:1f.0", vendor="8", device="0x0001\n", pci_class="0x060100\n", driver="lpc_ich", iommu_group="2")
+    crash.add_function(
+        "0000:00:1f.0", vendor="8", device="0x0001\n", pci_class="0x060100\n", driver="lpc_ich", iommu_group="2"
+    )
     note(scan(crash.root))  # plugin-crash
 
     # An mdev entry that is no link but has a type: only a tree changing

@@ -50,7 +50,14 @@ class Swapper:
     swaps run while this process reads)."""
 
     def __init__(self, target: Path, outside: Path) -> None:
-        self.args = [sys.executable, "-c", _SWAP, str(target), str(outside), str(target.with_name(target.name + ".aside"))]
+        self.args = [
+            sys.executable,
+            "-c",
+            _SWAP,
+            str(target),
+            str(outside),
+            str(target.with_name(target.name + ".aside")),
+        ]
         self.target = target
         self.process: subprocess.Popen[str] | None = None
 
@@ -86,7 +93,7 @@ def test_a_racing_symlink_swap_never_reads_outside_the_root(tmp_path):
                     pass  # caught mid-swap: unreadable, which scan reports
             try:
                 names = [e.name for e in rootfs.entries(root, f"sys/bus/pci/devices/{ADDRESS}")]
-                assert "vendor" in names and "driver" in names or "device" not in names
+                assert ("vendor" in names and "driver" in names) or "device" not in names
             except OSError:
                 pass
     assert SECRET.encode() not in seen

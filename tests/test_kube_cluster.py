@@ -67,32 +67,67 @@ def test_management_detection():
     cozy = kubevirt(
         {},
         namespace="cozy-kubevirt",
-        labels={"app.kubernetes.io/managed-by": "Helm", "helm.toolkit.fluxcd.io/name": "kubevirt",
-                "helm.toolkit.fluxcd.io/namespace": "cozy-kubevirt"},
+        labels={
+            "app.kubernetes.io/managed-by": "Helm",
+            "helm.toolkit.fluxcd.io/name": "kubevirt",
+            "helm.toolkit.fluxcd.io/namespace": "cozy-kubevirt",
+        },
         annotations={"meta.helm.sh/release-name": "kubevirt", "meta.helm.sh/release-namespace": "cozy-kubevirt"},
         managed_fields=[
-            {"manager": "helm-controller", "operation": "Update", "apiVersion": "kubevirt.io/v1",
-             "fieldsType": "FieldsV1",
-             "fieldsV1": {"f:spec": {"f:configuration": {"f:permittedHostDevices": {".": {}, "f:pciHostDevices": {}}}}}},
-            {"manager": "virt-operator", "operation": "Update", "apiVersion": "kubevirt.io/v1",
-             "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {}}},
+            {
+                "manager": "helm-controller",
+                "operation": "Update",
+                "apiVersion": "kubevirt.io/v1",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {
+                    "f:spec": {"f:configuration": {"f:permittedHostDevices": {".": {}, "f:pciHostDevices": {}}}}
+                },
+            },
+            {
+                "manager": "virt-operator",
+                "operation": "Update",
+                "apiVersion": "kubevirt.io/v1",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:status": {}},
+            },
         ],
     )
     info = management(cozy)
     assert info["manager"] == "cozystack"
     assert info["field_managers"] == ["helm-controller"]
     assert any("Flux HelmRelease cozy-kubevirt/kubevirt" in e for e in info["evidence"])
-    assert any("namespace cozy-kubevirt" == e for e in info["evidence"])
+    assert any(e == "namespace cozy-kubevirt" for e in info["evidence"])
     assert management(kubevirt({}, labels={"cozystack.io/system": "true"}))["manager"] == "cozystack"
-    hco = kubevirt({}, namespace="openshift-cnv", owner_references=[{"apiVersion": "hco.kubevirt.io/v1beta1", "kind": "HyperConverged", "name": "kubevirt-hyperconverged", "uid": "x"}])
+    hco = kubevirt(
+        {},
+        namespace="openshift-cnv",
+        owner_references=[
+            {
+                "apiVersion": "hco.kubevirt.io/v1beta1",
+                "kind": "HyperConverged",
+                "name": "kubevirt-hyperconverged",
+                "uid": "x",
+            }
+        ],
+    )
     assert management(hco)["manager"] == "hyperconverged"
     # Another manager alone is no refusal (server-side apply reports the conflict).
-    other = kubevirt({}, managed_fields=[{"manager": "kubectl-client-side-apply", "fieldsV1": {"f:spec": {"f:configuration": {"f:permittedHostDevices": {}}}}}])
+    other = kubevirt(
+        {},
+        managed_fields=[
+            {
+                "manager": "kubectl-client-side-apply",
+                "fieldsV1": {"f:spec": {"f:configuration": {"f:permittedHostDevices": {}}}},
+            }
+        ],
+    )
     assert management(other) == {"manager": None, "evidence": [], "field_managers": ["kubectl-client-side-apply"]}
 
 
 def test_infer_profiles():
-    inferred = infer_profiles(["nvidia.com/GH100H100_SXM5_80GB", "nvidia.com/GA102GL_A10", "nvidia.com/GRID_T4-1Q", "nvidia.com/gpu"])
+    inferred = infer_profiles(
+        ["nvidia.com/GH100H100_SXM5_80GB", "nvidia.com/GA102GL_A10", "nvidia.com/GRID_T4-1Q", "nvidia.com/gpu"]
+    )
     assert inferred["names"] == ["nvidia.com/GA102GL_A10", "nvidia.com/GH100H100_SXM5_80GB"]
     assert [n.partition("@")[2] for n in inferred["consistent"]] == ["v1.2.2", "v1.2.3", "v1.2.4"]
     assert inferred["chosen"] == "kubevirt-gpu-device-plugin@v1.2.4"
@@ -130,7 +165,16 @@ def test_audit_pure():
 
 
 def test_gpu_options_pure():
-    kv = kubevirt({"pciHostDevices": [A10, {**A10, "pciVendorSelector": "10DE:2237", "resourceName": "nvidia.com/GA102GL_A10G"}, T4_OLD], "mediatedDevices": [GRID]})
+    kv = kubevirt(
+        {
+            "pciHostDevices": [
+                A10,
+                {**A10, "pciVendorSelector": "10DE:2237", "resourceName": "nvidia.com/GA102GL_A10G"},
+                T4_OLD,
+            ],
+            "mediatedDevices": [GRID],
+        }
+    )
     options = gpu_options(kv, cluster_nodes())
     assert options[0] == {
         "resource_name": "nvidia.com/GA102GL_A10",
@@ -169,7 +213,10 @@ def test_read_cluster_with_the_real_client(fake, tmp_path):
     state = read_cluster(client)
     assert state.kubevirt["metadata"]["name"] == "kubevirt"
     assert [n["metadata"]["name"] for n in state.nodes] == [n["metadata"]["name"] for n in cluster_nodes()]
-    assert [(r.method, r.path) for r in fake.requests] == [("GET", "/apis/kubevirt.io/v1/kubevirts"), ("GET", "/api/v1/nodes")]
+    assert [(r.method, r.path) for r in fake.requests] == [
+        ("GET", "/apis/kubevirt.io/v1/kubevirts"),
+        ("GET", "/api/v1/nodes"),
+    ]
     assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in fake.requests)
 
 
@@ -179,7 +226,11 @@ def test_audit_command_is_read_only(fake, tmp_path, capsys):
     report = json.loads(out)
     assert report["kubevirt"] == "kubevirt/kubevirt"
     assert report["profile"] == LATEST
-    assert {f["code"] for f in report["findings"]} == {"wrong-resource-name", "permitted-not-advertised", "advertised-not-permitted"}
+    assert {f["code"] for f in report["findings"]} == {
+        "wrong-resource-name",
+        "permitted-not-advertised",
+        "advertised-not-permitted",
+    }
     assert {r.method for r in fake.requests} == {"GET"}
     code, out, _ = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "table")
     assert code == 1
@@ -202,15 +253,32 @@ def test_gpu_options_command(fake, tmp_path, capsys):
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].split() == ["RESOURCE", "MODEL", "DEVICE", "ALLOCATABLE", "NODES"]
-    assert lines[1].split() == ["nvidia.com/GA102GL_A10", "NVIDIA", "GA102GL", "[A10]", "10de:2236", "5", "gpu-a10-1=2,gpu-a10-2=3"]
+    assert lines[1].split() == [
+        "nvidia.com/GA102GL_A10",
+        "NVIDIA",
+        "GA102GL",
+        "[A10]",
+        "10de:2236",
+        "5",
+        "gpu-a10-1=2,gpu-a10-2=3",
+    ]
     code, out, _ = run(capsys, "gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
     assert json.loads(out)[2]["resource_name"] == "nvidia.com/GRID_T4-1Q"
 
 
 def test_apply_sends_exactly_one_server_side_apply(fake, tmp_path, capsys):
     code, out, err = run(
-        capsys, "apply", "permitted-host-devices", "10de:2236", "10de:1eb8", "--mdev", "GRID T4-1Q",
-        "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json",
+        capsys,
+        "apply",
+        "permitted-host-devices",
+        "10de:2236",
+        "10de:1eb8",
+        "--mdev",
+        "GRID T4-1Q",
+        "--kubeconfig",
+        fake.kubeconfig(tmp_path),
+        "-o",
+        "json",
     )
     assert code == 0, err
     patches = [r for r in fake.requests if r.method != "GET"]
@@ -229,7 +297,11 @@ def test_apply_sends_exactly_one_server_side_apply(fake, tmp_path, capsys):
                 "permittedHostDevices": {
                     "pciHostDevices": [
                         A10,
-                        {"pciVendorSelector": "10DE:1EB8", "resourceName": "nvidia.com/TU104GL_TESLA_T4", "externalResourceProvider": True},
+                        {
+                            "pciVendorSelector": "10DE:1EB8",
+                            "resourceName": "nvidia.com/TU104GL_TESLA_T4",
+                            "externalResourceProvider": True,
+                        },
                     ],
                     "mediatedDevices": [GRID],
                 }
@@ -247,8 +319,16 @@ def test_apply_sends_exactly_one_server_side_apply(fake, tmp_path, capsys):
 def test_apply_force_and_dry_run(fake, tmp_path, capsys):
     before = json.dumps(fake.kubevirts[0])
     code, out, err = run(
-        capsys, "apply", "permitted-host-devices", "10de:2236", "--force", "--dry-run",
-        "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "table",
+        capsys,
+        "apply",
+        "permitted-host-devices",
+        "10de:2236",
+        "--force",
+        "--dry-run",
+        "--kubeconfig",
+        fake.kubeconfig(tmp_path),
+        "-o",
+        "table",
     )
     assert code == 0, err
     (patch,) = [r for r in fake.requests if r.method == "PATCH"]
@@ -259,8 +339,16 @@ def test_apply_force_and_dry_run(fake, tmp_path, capsys):
 
 
 def test_apply_leaves_out_broken_names_and_says_so(fake, tmp_path, capsys):
-    code, out, err = run(
-        capsys, "apply", "permitted-host-devices", "10de:2236", "10de:05be", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json"
+    code, _out, err = run(
+        capsys,
+        "apply",
+        "permitted-host-devices",
+        "10de:2236",
+        "10de:05be",
+        "--kubeconfig",
+        fake.kubeconfig(tmp_path),
+        "-o",
+        "json",
     )
     assert code == 1
     assert "left out 10de:05be: invalid-resource-name" in err
@@ -272,14 +360,23 @@ def test_apply_refuses_when_cozystack_manages_the_cr(tmp_path, capsys):
     cozy = kubevirt(
         {"pciHostDevices": [A10]},
         namespace="cozy-kubevirt",
-        labels={"app.kubernetes.io/managed-by": "Helm", "helm.toolkit.fluxcd.io/name": "kubevirt",
-                "helm.toolkit.fluxcd.io/namespace": "cozy-kubevirt"},
+        labels={
+            "app.kubernetes.io/managed-by": "Helm",
+            "helm.toolkit.fluxcd.io/name": "kubevirt",
+            "helm.toolkit.fluxcd.io/namespace": "cozy-kubevirt",
+        },
         annotations={"meta.helm.sh/release-name": "kubevirt", "meta.helm.sh/release-namespace": "cozy-kubevirt"},
     )
     server = FakeKube(nodes=cluster_nodes(), kubevirts=[cozy]).start()
     try:
         code, out, err = run(
-            capsys, "apply", "permitted-host-devices", "10de:2236", "--force", "--kubeconfig", server.kubeconfig(tmp_path)
+            capsys,
+            "apply",
+            "permitted-host-devices",
+            "10de:2236",
+            "--force",
+            "--kubeconfig",
+            server.kubeconfig(tmp_path),
         )
     finally:
         server.stop()
@@ -290,9 +387,13 @@ def test_apply_refuses_when_cozystack_manages_the_cr(tmp_path, capsys):
 
 
 def test_apply_conflict_is_reported(tmp_path, capsys):
-    server = FakeKube(nodes=cluster_nodes(), kubevirts=[kubevirt({})], patch_status=409, patch_status_body=conflict_status()).start()
+    server = FakeKube(
+        nodes=cluster_nodes(), kubevirts=[kubevirt({})], patch_status=409, patch_status_body=conflict_status()
+    ).start()
     try:
-        code, out, err = run(capsys, "apply", "permitted-host-devices", "10de:2236", "--kubeconfig", server.kubeconfig(tmp_path))
+        code, _out, err = run(
+            capsys, "apply", "permitted-host-devices", "10de:2236", "--kubeconfig", server.kubeconfig(tmp_path)
+        )
     finally:
         server.stop()
     assert code == 1
@@ -305,8 +406,16 @@ def test_apply_with_profile_auto_uses_the_running_release(tmp_path, capsys):
     server = FakeKube(nodes=nodes, kubevirts=[kubevirt({})]).start()
     try:
         code, out, err = run(
-            capsys, "apply", "permitted-host-devices", "10de:2330", "--profile", "auto",
-            "--kubeconfig", server.kubeconfig(tmp_path), "-o", "json",
+            capsys,
+            "apply",
+            "permitted-host-devices",
+            "10de:2330",
+            "--profile",
+            "auto",
+            "--kubeconfig",
+            server.kubeconfig(tmp_path),
+            "-o",
+            "json",
         )
     finally:
         server.stop()
@@ -314,7 +423,10 @@ def test_apply_with_profile_auto_uses_the_running_release(tmp_path, capsys):
     result = json.loads(out)
     assert result["profile"] == "kubevirt-gpu-device-plugin@v1.2.4" and result["profile_source"] == "inferred"
     (patch,) = [r for r in server.requests if r.method == "PATCH"]
-    assert patch.json()["spec"]["configuration"]["permittedHostDevices"]["pciHostDevices"][0]["resourceName"] == "nvidia.com/GH100H100_SXM5_80GB"
+    assert (
+        patch.json()["spec"]["configuration"]["permittedHostDevices"]["pciHostDevices"][0]["resourceName"]
+        == "nvidia.com/GH100H100_SXM5_80GB"
+    )
 
 
 def _closed_port() -> int:
@@ -329,7 +441,7 @@ def test_context_selection_and_unreachable_server(fake, tmp_path, capsys):
     assert code == 2
     assert err.startswith("pciname: error: cannot list KubeVirt CRs: cannot reach the API server")
     assert len(err.strip().splitlines()) == 1
-    code, out, err = run(capsys, "gpu-options", "--kubeconfig", config, "--context", "fake", "-o", "json")
+    code, _out, err = run(capsys, "gpu-options", "--kubeconfig", config, "--context", "fake", "-o", "json")
     assert code == 0, err
 
 
@@ -377,11 +489,15 @@ def test_a_kubeconfig_that_is_not_a_regular_file_is_refused(tmp_path, capsys):
 
 
 def test_several_kubevirts_need_a_choice(tmp_path, capsys):
-    server = FakeKube(nodes=[], kubevirts=[kubevirt({}), kubevirt({"pciHostDevices": [A10]}, namespace="kv2", name="second")]).start()
+    server = FakeKube(
+        nodes=[], kubevirts=[kubevirt({}), kubevirt({"pciHostDevices": [A10]}, namespace="kv2", name="second")]
+    ).start()
     try:
         code, _, err = run(capsys, "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path))
         assert code == 2 and "--kubevirt NAMESPACE/NAME" in err
-        code, out, err = run(capsys, "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path), "--kubevirt", "kv2/second", "-o", "json")
+        code, out, err = run(
+            capsys, "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path), "--kubevirt", "kv2/second", "-o", "json"
+        )
         assert code == 0 and json.loads(out)[0]["resource_name"] == "nvidia.com/GA102GL_A10"
     finally:
         server.stop()

@@ -26,11 +26,23 @@ def test_kubevirt_block_default_profile():
     assert snippet.data == {
         "pciHostDevices": [
             A10,
-            {"pciVendorSelector": "10DE:1EB8", "resourceName": "nvidia.com/TU104GL_TESLA_T4", "externalResourceProvider": True},
+            {
+                "pciVendorSelector": "10DE:1EB8",
+                "resourceName": "nvidia.com/TU104GL_TESLA_T4",
+                "externalResourceProvider": True,
+            },
         ],
         "mediatedDevices": [
-            {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/GRID_T4-1Q", "externalResourceProvider": True},
-            {"mdevNameSelector": "NVIDIA A100-40C", "resourceName": "nvidia.com/NVIDIA_A100-40C", "externalResourceProvider": True},
+            {
+                "mdevNameSelector": "GRID T4-1Q",
+                "resourceName": "nvidia.com/GRID_T4-1Q",
+                "externalResourceProvider": True,
+            },
+            {
+                "mdevNameSelector": "NVIDIA A100-40C",
+                "resourceName": "nvidia.com/NVIDIA_A100-40C",
+                "externalResourceProvider": True,
+            },
         ],
     }
     assert snippet.left_out == () and snippet.notes == ()
@@ -45,7 +57,11 @@ def test_duplicates_are_dropped_and_order_kept():
 def test_only_mdevs_gives_no_pci_list():
     assert permitted_host_devices([], ["GRID T4-1Q"]).data == {
         "mediatedDevices": [
-            {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/GRID_T4-1Q", "externalResourceProvider": True}
+            {
+                "mdevNameSelector": "GRID T4-1Q",
+                "resourceName": "nvidia.com/GRID_T4-1Q",
+                "externalResourceProvider": True,
+            }
         ]
     }
 

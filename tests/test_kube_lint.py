@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pciname.kube.lint import CODES, LintInputError, Linter, format_path, lint_data, lint_text
+from pciname.kube.lint import CODES, Linter, LintInputError, format_path, lint_data, lint_text
 
 from .kube_documents import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, TENANT, VMS, y
-
 
 
 def codes(findings):
@@ -26,22 +25,38 @@ def test_kubevirt_cr_findings_with_lines_paths_and_expected_values():
     got = [(f.line, f.code, f.path, f.value, f.expected) for f in findings]
     base = "spec.configuration.permittedHostDevices."
     assert got == [
-        (12, "wrong-resource-name", base + "pciHostDevices[0].resourceName", "nvidia.com/TU104GL_Tesla_T4", "nvidia.com/TU104GL_TESLA_T4"),
+        (
+            12,
+            "wrong-resource-name",
+            base + "pciHostDevices[0].resourceName",
+            "nvidia.com/TU104GL_Tesla_T4",
+            "nvidia.com/TU104GL_TESLA_T4",
+        ),
         (14, "missing-external-resource-provider", base + "pciHostDevices[1].externalResourceProvider", None, True),
         (16, "duplicate-selector", base + "pciHostDevices[2].pciVendorSelector", "10de:2236", None),
         (18, "missing-external-resource-provider", base + "pciHostDevices[2].externalResourceProvider", "true", True),
         (19, "wrong-selector-field", base + "pciHostDevices[3].pciDeviceSelector", "10DE:27B8", "pciVendorSelector"),
         (22, "invalid-selector", base + "pciHostDevices[4].pciVendorSelector", "10DE:ZZZZ", None),
         (26, "not-advertised", base + "pciHostDevices[5].resourceName", "nvidia.com/CX7", None),
-        (30, "wrong-mdev-resource-name", base + "mediatedDevices[0].resourceName", "nvidia.com/L40S-24Q", "nvidia.com/NVIDIA_L40S-24Q"),
+        (
+            30,
+            "wrong-mdev-resource-name",
+            base + "mediatedDevices[0].resourceName",
+            "nvidia.com/L40S-24Q",
+            "nvidia.com/NVIDIA_L40S-24Q",
+        ),
         (32, "unknown-vgpu-type", base + "mediatedDevices[1].mdevNameSelector", "GRID T4-1Q ", ["GRID T4-1Q"]),
         (33, "invalid-resource-name", base + "mediatedDevices[1].resourceName", "nvidia.com/GRID_T4-1Q_", None),
     ]
     assert all(f.file == "kubevirt.yaml" and f.document == 1 for f in findings)
     assert findings[0].column == 23  # the opening quote
     assert "already permitted at line 14" in findings[2].message
-    assert findings[0].format().startswith(
-        "kubevirt.yaml:12: wrong-resource-name: spec.configuration.permittedHostDevices.pciHostDevices[0].resourceName: "
+    assert (
+        findings[0]
+        .format()
+        .startswith(
+            "kubevirt.yaml:12: wrong-resource-name: spec.configuration.permittedHostDevices.pciHostDevices[0].resourceName: "
+        )
     )
     assert set(codes(findings)) <= set(CODES)
 
@@ -130,7 +145,9 @@ def test_bare_defaults_table():
         "pciHostDevices[1].externalResourceProvider",
     )
     nested = "permittedHostDevices:\n" + textwrap.indent(text, "  ")
-    assert [f.path for f in lint_text(nested, "d.yaml")] == ["permittedHostDevices.pciHostDevices[1].externalResourceProvider"]
+    assert [f.path for f in lint_text(nested, "d.yaml")] == [
+        "permittedHostDevices.pciHostDevices[1].externalResourceProvider"
+    ]
 
 
 def test_vm_and_vmi_references():
@@ -287,7 +304,13 @@ def test_lint_data_for_objects_from_a_cluster():
         "spec": {
             "configuration": {
                 "permittedHostDevices": {
-                    "pciHostDevices": [{"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/A10", "externalResourceProvider": True}]
+                    "pciHostDevices": [
+                        {
+                            "pciVendorSelector": "10DE:2236",
+                            "resourceName": "nvidia.com/A10",
+                            "externalResourceProvider": True,
+                        }
+                    ]
                 }
             }
         },
@@ -297,7 +320,9 @@ def test_lint_data_for_objects_from_a_cluster():
 
 
 def test_format_path():
-    assert format_path(["spec", "nodeGroups", "gpu pool", "gpus", 0, "name"]) == 'spec.nodeGroups["gpu pool"].gpus[0].name'
+    assert (
+        format_path(["spec", "nodeGroups", "gpu pool", "gpus", 0, "name"]) == 'spec.nodeGroups["gpu pool"].gpus[0].name'
+    )
     assert format_path([0, "a"]) == "[0].a"
 
 
@@ -338,7 +363,9 @@ def test_cozystacks_documented_sriov_example_has_no_findings(profile):
     assert "externalResourceProvider" not in SRIOV_DOC.split("---")[0].split("# L40S")[1]
     assert lint_text(SRIOV_DOC, "gpu-vgpu.yaml", profile) == []
     assert lint_text(SRIOV_DOC, "gpu-vgpu.yaml", "v1.2.2", upgrade_to="latest") == []
-    assert lint_text(SRIOV_VALUES.replace("GA102GL_A10", "A10-4Q").replace("true", "false"), "values.yaml", profile) == []
+    assert (
+        lint_text(SRIOV_VALUES.replace("GA102GL_A10", "A10-4Q").replace("true", "false"), "values.yaml", profile) == []
+    )
     assert lint_text(SRIOV_VALUES, "values.yaml", "latest") == []  # with the A10 under NVIDIA's name
 
 
@@ -363,9 +390,15 @@ def test_sriov_names_are_permitted_for_vms_across_files_and_beside_mdev_types():
     # Without the SR-IOV entry, the same VM's name is still suspicious.
     alone = Linter("latest")
     alone.add_text(SRIOV_DOC.split("---")[1], "vm.yaml")
-    alone.add_text("mediatedDevices:\n- {mdevNameSelector: NVIDIA L40S-24Q, resourceName: nvidia.com/NVIDIA_L40S-24Q, "
-                   "externalResourceProvider: true}\n", "mdev.yaml")
-    assert [(f.file, f.code) for f in alone.run()] == [("vm.yaml", "not-permitted"), ("vm.yaml", "unknown-resource-name")]
+    alone.add_text(
+        "mediatedDevices:\n- {mdevNameSelector: NVIDIA L40S-24Q, resourceName: nvidia.com/NVIDIA_L40S-24Q, "
+        "externalResourceProvider: true}\n",
+        "mdev.yaml",
+    )
+    assert [(f.file, f.code) for f in alone.run()] == [
+        ("vm.yaml", "not-permitted"),
+        ("vm.yaml", "unknown-resource-name"),
+    ]
 
 
 def test_kubevirt_advertised_entries_still_catch_real_mistakes():
@@ -415,7 +448,10 @@ def test_kubevirt_advertised_entries_still_catch_real_mistakes():
     assert missing.value is False and "comes from NVIDIA's device plugin" in missing.message
     assert "kubevirt-nvidia.com-AN_EXTREMELY" in socket.message  # KubeVirt's socket, domain included
     # The same names under externalResourceProvider: true are NVIDIA's, so wrong.
-    nvidia = text.replace("  resourceName: nvidia.com/L40S-24Q\n", "  resourceName: nvidia.com/L40S-24Q\n  externalResourceProvider: true\n")
+    nvidia = text.replace(
+        "  resourceName: nvidia.com/L40S-24Q\n",
+        "  resourceName: nvidia.com/L40S-24Q\n  externalResourceProvider: true\n",
+    )
     first = lint_text(nvidia, "sriov.yaml", "latest")[0]
     assert (first.line, first.code, first.expected) == (3, "wrong-resource-name", "nvidia.com/AD102GL_L40S")
 
@@ -453,13 +489,23 @@ def test_who_advertises_follows_the_external_resource_provider_value():
         return sorted(codes(lint_text(text, "e.yaml", "latest")))
 
     # KubeVirt's own plugin: missing, null or false.
-    for erp in ("", "  externalResourceProvider:\n", "  externalResourceProvider: false\n", "  externalResourceProvider: no\n"):
+    for erp in (
+        "",
+        "  externalResourceProvider:\n",
+        "  externalResourceProvider: false\n",
+        "  externalResourceProvider: no\n",
+    ):
         assert entry(erp) == [], erp
     # NVIDIA's plugin: true; a value that is not a boolean is meant for it, and wrong.
     assert entry("  externalResourceProvider: true\n") == ["wrong-resource-name"]
-    assert entry('  externalResourceProvider: "true"\n') == ["missing-external-resource-provider", "wrong-resource-name"]
+    assert entry('  externalResourceProvider: "true"\n') == [
+        "missing-external-resource-provider",
+        "wrong-resource-name",
+    ]
     assert entry("  externalResourceProvider: 1\n", "nvidia.com/AD102GL_L40S") == ["missing-external-resource-provider"]
-    assert entry("  externalResourceProvider: false\n", "nvidia.com/AD102GL_L40S") == ["missing-external-resource-provider"]
+    assert entry("  externalResourceProvider: false\n", "nvidia.com/AD102GL_L40S") == [
+        "missing-external-resource-provider"
+    ]
 
 
 def test_hyperconverged_sriov_entry_is_kubevirts_too():

@@ -186,10 +186,19 @@ def test_the_subset_names_its_source_and_keeps_the_generated_paths_whole():
     assert len(source["commit"]) == 40 and source["license"] == "Apache-2.0"
     definitions = spec()["definitions"]
     path_types = [
-        "v1.KubeVirt", "v1.KubeVirtSpec", "v1.KubeVirtConfiguration", "v1.PermittedHostDevices",
-        "v1.PciHostDevice", "v1.MediatedHostDevice",
-        "v1.VirtualMachine", "v1.VirtualMachineSpec", "v1.VirtualMachineInstanceTemplateSpec",
-        "v1.VirtualMachineInstanceSpec", "v1.DomainSpec", "v1.Devices", "v1.GPU",
+        "v1.KubeVirt",
+        "v1.KubeVirtSpec",
+        "v1.KubeVirtConfiguration",
+        "v1.PermittedHostDevices",
+        "v1.PciHostDevice",
+        "v1.MediatedHostDevice",
+        "v1.VirtualMachine",
+        "v1.VirtualMachineSpec",
+        "v1.VirtualMachineInstanceTemplateSpec",
+        "v1.VirtualMachineInstanceSpec",
+        "v1.DomainSpec",
+        "v1.Devices",
+        "v1.GPU",
     ]
     for name in path_types:
         assert STUB not in definitions[name] and definitions[name]["properties"], name
@@ -218,7 +227,9 @@ def test_strict_closes_every_object_with_properties():
 # -- the strict check can fail ------------------------------------------------------------
 
 BAD_CRS = {
-    "unknown field in a pciHostDevices entry": {"permittedHostDevices": {"pciHostDevices": [dict(A10, vendor="NVIDIA")]}},
+    "unknown field in a pciHostDevices entry": {
+        "permittedHostDevices": {"pciHostDevices": [dict(A10, vendor="NVIDIA")]}
+    },
     "unknown field in a mediatedDevices entry": {
         "permittedHostDevices": {"mediatedDevices": [dict(GRID, mdevTypeSelector="GRID T4-1Q")]}
     },
@@ -227,7 +238,9 @@ BAD_CRS = {
     },
     "resourceName null": {"permittedHostDevices": {"pciHostDevices": [dict(A10, resourceName=None)]}},
     "resourceName missing": {"permittedHostDevices": {"pciHostDevices": [{"pciVendorSelector": "10DE:2236"}]}},
-    "mdevNameSelector missing": {"permittedHostDevices": {"mediatedDevices": [{"resourceName": "nvidia.com/GRID_T4-1Q"}]}},
+    "mdevNameSelector missing": {
+        "permittedHostDevices": {"mediatedDevices": [{"resourceName": "nvidia.com/GRID_T4-1Q"}]}
+    },
     "entries not a list": {"permittedHostDevices": {"pciHostDevices": A10}},
     "misspelt list": {"permittedHostDevices": {"pciDevices": [A10]}},
     "misspelt block": {"permittedHostDevice": {"pciHostDevices": [A10]}},
@@ -240,7 +253,9 @@ def test_a_bad_kubevirt_cr_is_rejected(configuration):
 
 
 BAD_GPUS = {
-    "unknown field": [{"name": "gpu1", "deviceName": "nvidia.com/GA102GL_A10", "resourceName": "nvidia.com/GA102GL_A10"}],
+    "unknown field": [
+        {"name": "gpu1", "deviceName": "nvidia.com/GA102GL_A10", "resourceName": "nvidia.com/GA102GL_A10"}
+    ],
     "name missing": [{"deviceName": "nvidia.com/GA102GL_A10"}],
     "deviceName a number": [{"name": "gpu1", "deviceName": 10}],
     "deviceName null": [{"name": "gpu1", "deviceName": None}],
@@ -257,12 +272,12 @@ def test_what_the_schemas_require_is_required():
     assert_valid(vm, VIRTUAL_MACHINE)
     del vm["spec"]["template"]["spec"]["domain"]["devices"]
     assert errors(vm, VIRTUAL_MACHINE) == ["spec/template/spec/domain: 'devices' is a required property"]
-    assert errors({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt"}, KUBEVIRT) == ["<root>: 'spec' is a required property"]
+    assert errors({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt"}, KUBEVIRT) == [
+        "<root>: 'spec' is a required property"
+    ]
     cr = kubevirt_cr({"permittedHostDevices": {"pciHostDevices": [A10]}})
     cr["spec"]["configurations"] = cr["spec"].pop("configuration")
-    assert errors(cr, KUBEVIRT) == [
-        "spec: Additional properties are not allowed ('configurations' was unexpected)"
-    ]
+    assert errors(cr, KUBEVIRT) == ["spec: Additional properties are not allowed ('configurations' was unexpected)"]
 
 
 # -- the library, over many requests -------------------------------------------------------
@@ -288,8 +303,15 @@ def nvidia_ids() -> tuple[str, ...]:
 SPELLINGS = (str, str.upper, lambda d: "0x" + d.replace(":", ":0x"))
 #: vGPU type names as sysfs gives them, and a few the plugin trips over.
 MDEV_TYPES = (
-    "GRID T4-1Q", "GRID T4-16Q", "NVIDIA A100-40C", "NVIDIA A10-24Q", "NVIDIA L4-12A", "GRID  A10-2Q",
-    "T4", "NVIDIA RTX6000-Ada-4Q", "GRID P40-24Q",
+    "GRID T4-1Q",
+    "GRID T4-16Q",
+    "NVIDIA A100-40C",
+    "NVIDIA A10-24Q",
+    "NVIDIA L4-12A",
+    "GRID  A10-2Q",
+    "T4",
+    "NVIDIA RTX6000-Ada-4Q",
+    "GRID P40-24Q",
 )
 
 profiles = st.deferred(lambda: st.sampled_from(("latest", *installed_profiles())))
@@ -299,7 +321,9 @@ devices = st.one_of(
 )
 mdev_types = st.one_of(
     st.sampled_from(MDEV_TYPES),
-    st.sampled_from(("null", "yes", "1.5", "0x10", "~", "on", "GRID 1:30")),  # plain YAML would read these as non-strings
+    st.sampled_from(
+        ("null", "yes", "1.5", "0x10", "~", "on", "GRID 1:30")
+    ),  # plain YAML would read these as non-strings
     st.text(st.sampled_from("ABGIRDNVTQ0123456789- _."), min_size=1, max_size=24),
 )
 resource_requests = st.sampled_from(("nvidia.com/GA102GL_A10", "nvidia.com/GRID_T4-1Q", "nvidia.com/bad name"))
@@ -410,15 +434,28 @@ def fake_cluster(monkeypatch):
 
 
 def test_cli_apply_sends_a_valid_kubevirt_cr(fake_cluster, tmp_path, capsys):
-    code = main([
-        "apply", "permitted-host-devices", "10de:2236", "10de:1eb8", "--mdev", "NVIDIA A100-40C",
-        "--kubeconfig", str(fake_cluster.kubeconfig(tmp_path)), "-o", "json",
-    ])
+    code = main(
+        [
+            "apply",
+            "permitted-host-devices",
+            "10de:2236",
+            "10de:1eb8",
+            "--mdev",
+            "NVIDIA A100-40C",
+            "--kubeconfig",
+            str(fake_cluster.kubeconfig(tmp_path)),
+            "-o",
+            "json",
+        ]
+    )
     capsys.readouterr()
     assert code == 0
     (patch,) = [r for r in fake_cluster.requests if r.method == "PATCH"]
     body = patch.json()
-    assert body["spec"]["configuration"]["permittedHostDevices"]["mediatedDevices"][0]["mdevNameSelector"] == "NVIDIA A100-40C"
+    assert (
+        body["spec"]["configuration"]["permittedHostDevices"]["mediatedDevices"][0]["mdevNameSelector"]
+        == "NVIDIA A100-40C"
+    )
     assert_valid(body, KUBEVIRT)
     assert_valid(fake_cluster.kubevirts[0], KUBEVIRT)
 
@@ -436,7 +473,12 @@ def stub(tmp_path_factory):
 GRPC_REQUESTS = [
     {"devices": ["10de:2236", "10de:1eb8"], "mdev_types": ["GRID T4-1Q"]},
     {"devices": ["10de:2330"], "profile": "gpu-operator@v23.9.2"},
-    {"devices": ["10de:2236", "10de:ffff"], "mdev_types": ["GRID  A10-2Q", "T4"], "profile": "v1.0.1", "include_broken": True},
+    {
+        "devices": ["10de:2236", "10de:ffff"],
+        "mdev_types": ["GRID  A10-2Q", "T4"],
+        "profile": "v1.0.1",
+        "include_broken": True,
+    },
 ]
 
 

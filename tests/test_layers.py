@@ -99,9 +99,7 @@ def test_every_module_has_a_layer():
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_imports_a_higher_layer(module):
     rank = layer_of(module)
-    upward = sorted(
-        f"{target} ({LAYERS[layer_of(target)][0]})" for target in GRAPH[module] if layer_of(target) > rank
-    )
+    upward = sorted(f"{target} ({LAYERS[layer_of(target)][0]})" for target in GRAPH[module] if layer_of(target) > rank)
     assert not upward, f"{module} ({LAYERS[rank][0]}) imports a higher layer: {', '.join(upward)}"
 
 

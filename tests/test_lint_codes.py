@@ -16,7 +16,9 @@ def test_the_readme_table_is_the_registrys():
     readme = (ROOT / "README.md").read_text()
     section = readme.split("* `pciname lint FILE...", 1)[1].split("* `pciname scan", 1)[0]
     rows = [line for line in section.splitlines() if line.strip().startswith("|")]
-    assert "\n".join(rows) + "\n" == lint_codes.markdown_table(), "paste `python -m pciname.kube.lint_codes` into README.md"
+    assert "\n".join(rows) + "\n" == lint_codes.markdown_table(), (
+        "paste `python -m pciname.kube.lint_codes` into README.md"
+    )
 
 
 def test_the_proto_comment_is_the_registrys():
@@ -66,7 +68,9 @@ def test_write_makes_drifted_copies_anew():
     readme = (ROOT / "README.md").read_text()
     proto = (ROOT / "proto/pciname/v1/pciname.proto").read_text()
     assert lint_codes.rewritten(readme, proto) == (readme, proto)
-    drifted_readme = readme.replace("  | `duplicate-key` |", "  | `some-new-code` | error | new |\n  | `duplicate-key` |", 1)
+    drifted_readme = readme.replace(
+        "  | `duplicate-key` |", "  | `some-new-code` | error | new |\n  | `duplicate-key` |", 1
+    )
     drifted_readme = drifted_readme.replace("| code | severity | when |", "| code | when |", 1)
     drifted_proto = proto.replace("renamed-by-upgrade, duplicate-key", "renamed-by-upgrade", 1)
     assert (drifted_readme, drifted_proto) != (readme, proto)

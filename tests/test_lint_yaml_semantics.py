@@ -121,7 +121,9 @@ def test_cli_exit_code_for_a_duplicate(tmp_path, capsys):
     from pciname.cli import main
 
     path = tmp_path / "d.yaml"
-    path.write_text(f'pciHostDevices:\n- pciVendorSelector: "10DE:2236"\n  resourceName: {RIGHT}\n  resourceName: {WRONG}\n  externalResourceProvider: true\n')
+    path.write_text(
+        f'pciHostDevices:\n- pciVendorSelector: "10DE:2236"\n  resourceName: {RIGHT}\n  resourceName: {WRONG}\n  externalResourceProvider: true\n'
+    )
     assert main(["lint", str(path)]) == 1
     out = capsys.readouterr().out
     assert "duplicate-key" in out and "wrong-resource-name" in out
@@ -157,7 +159,9 @@ def _entries(draw: st.DrawFn) -> tuple[str, bool]:
         repeated |= len({k for k, _ in own}) < len(own)
         body = []
         if merged:
-            body.append("<<: " + (f"*b{merged[0]}" if len(merged) == 1 else "[" + ", ".join(f"*b{m}" for m in merged) + "]"))
+            body.append(
+                "<<: " + (f"*b{merged[0]}" if len(merged) == 1 else "[" + ", ".join(f"*b{m}" for m in merged) + "]")
+            )
         body.extend(f"{k}: {v}" for k, v in own)
         lines.append("  - " + body[0])
         lines.extend("    " + line for line in body[1:])
@@ -170,6 +174,7 @@ def test_lint_sees_what_safe_load_sees(case: tuple[str, bool]) -> None:
     text, repeated = case
     ours = lint_text(text, "g.yaml", "latest")
     theirs = lint_data(yaml.safe_load(text), "g.yaml", "latest")
+
     def strip(findings: list[Finding]) -> list[tuple[str, str, str, str]]:
         # the lines differ (lint_data's refer to the dump), nothing else may
         return sorted(

@@ -23,16 +23,22 @@ def stub(tmp_path_factory):
 def test_permitted_host_devices_by_release(stub):
     request = pb.PermittedHostDevicesRequest(mdev_types=["GRID T4-1Q", "T4", "GRID  A10-2Q"], profile="v1.0.1")
     old = stub.PermittedHostDevices(request, timeout=20)
-    assert [(m.mdev_name_selector, m.resource_name) for m in old.mediated_devices] == [("GRID T4-1Q", "nvidia.com/T4-1Q")]
-    assert [(e.item, e.resource_name if e.HasField("resource_name") else None, [w.code for w in e.reasons])
-            for e in old.left_out] == [
+    assert [(m.mdev_name_selector, m.resource_name) for m in old.mediated_devices] == [
+        ("GRID T4-1Q", "nvidia.com/T4-1Q")
+    ]
+    assert [
+        (e.item, e.resource_name if e.HasField("resource_name") else None, [w.code for w in e.reasons])
+        for e in old.left_out
+    ] == [
         ("T4", None, ["plugin-crash"]),
         ("GRID  A10-2Q", "nvidia.com/", ["invalid-resource-name"]),
     ]
     request = pb.PermittedHostDevicesRequest(mdev_types=["GRID T4-1Q", "T4", "GRID  A10-2Q"], profile="v1.6.0")
     new = stub.PermittedHostDevices(request, timeout=20)
     assert [m.resource_name for m in new.mediated_devices] == [
-        "nvidia.com/GRID_T4-1Q", "nvidia.com/T4", "nvidia.com/GRID_A10-2Q"
+        "nvidia.com/GRID_T4-1Q",
+        "nvidia.com/T4",
+        "nvidia.com/GRID_A10-2Q",
     ]
     assert list(new.left_out) == []
 

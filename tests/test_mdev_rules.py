@@ -165,7 +165,9 @@ def test_node_pool_and_vm_gpus_by_release():
     old = node_pool("gpu", [], OLD, mdevs=[("GRID T4-1Q", 2), ("T4", 1)], fragment=True)
     assert old.data == {"nodeGroups": {"gpu": {"gpus": [{"name": "nvidia.com/T4-1Q"}] * 2}}}
     assert [(s.item, s.codes) for s in old.left_out] == [("T4", ("plugin-crash",))]
-    assert node_pool("gpu", [], OLD, True, mdevs=[("T4", 1)], fragment=True).data == {"nodeGroups": {"gpu": {"gpus": []}}}
+    assert node_pool("gpu", [], OLD, True, mdevs=[("T4", 1)], fragment=True).data == {
+        "nodeGroups": {"gpu": {"gpus": []}}
+    }
     new = node_pool("gpu", [], NEW, mdevs=[("GRID T4-1Q", 1)], fragment=True)
     assert new.data == {"nodeGroups": {"gpu": {"gpus": [{"name": "nvidia.com/GRID_T4-1Q"}]}}}
     vm_old = vm_gpus([], OLD, mdevs=[("GRID T4-1Q", 1)], prefix="vgpu")
@@ -231,8 +233,11 @@ def test_lint_upgrade_renames_vgpu_types():
         "resourceName: nvidia.com/GRID  A10-2Q", "resourceName: nvidia.com/A10-2Q"
     )
     found = lint_codes(text, OLD, NEW)
-    assert ("spec.configuration.permittedHostDevices.mediatedDevices[0].resourceName", "renamed-by-upgrade",
-            "nvidia.com/GRID_T4-1Q") in found
+    assert (
+        "spec.configuration.permittedHostDevices.mediatedDevices[0].resourceName",
+        "renamed-by-upgrade",
+        "nvidia.com/GRID_T4-1Q",
+    ) in found
     assert lint_codes(KUBEVIRT.format(t4="nvidia.com/GRID_T4-1Q", bare="A10"), "v1.1.1", NEW) == []
 
 

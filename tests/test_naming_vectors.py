@@ -56,7 +56,7 @@ def test_reference_scan_agrees_with_vectors(key, vectors, profile_facts):
     """The line-by-line reference functions, on a random sample (they scan
     the whole file per id, as Go does)."""
     facts = profile_facts["kubevirt_gpu_device_plugin"][key]
-    lines = catalog_for(PLUGIN_PCIIDS / f'{facts["snapshot"]}.ids').lines()
+    lines = catalog_for(PLUGIN_PCIIDS / f"{facts['snapshot']}.ids").lines()
     expected = vectors["kubevirt-gpu-device-plugin"][key]
     sample = random.Random(key).sample(sorted(expected), 120)
     reference = REFERENCE[facts["algorithm"]]

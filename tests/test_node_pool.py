@@ -122,7 +122,10 @@ def test_facts_are_the_schema_defaults(tag):
     md0 = upstream.values_schema(tag)["properties"]["nodeGroups"].get("default", {}).get("md0")
     if md0 is not None:  # the schema's own example group passes the strict copy
         assert (md0[defaults.disk_field], md0["instanceType"], md0["maxReplicas"], md0["minReplicas"]) == (
-            defaults.disk_size, defaults.instance_type, defaults.max_replicas, defaults.min_replicas
+            defaults.disk_size,
+            defaults.instance_type,
+            defaults.max_replicas,
+            defaults.min_replicas,
         )
         assert_valid({"nodeGroups": {"md0": md0}}, tag)
 
@@ -147,8 +150,18 @@ def test_the_issue_example_validates_for_every_release(tag, capsys):
 
 @pytest.mark.parametrize("tag", NODES_TAGS)
 def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", "--cozystack", tag,
-                         "--format", "kubernetes-nodes", "--cluster", "demo")
+    code, out, err = run(
+        capsys,
+        "node-pool",
+        "gpu",
+        "10de:2236=2",
+        "--cozystack",
+        tag,
+        "--format",
+        "kubernetes-nodes",
+        "--cluster",
+        "demo",
+    )
     assert code == 0
     app = cozystack.get_release(tag).kubernetes_nodes
     assert ("app-not-installed" in err) == (not app.installed_by_iaas_bundle)
@@ -158,15 +171,49 @@ def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
     assert document["spec"]["cluster"] == "demo" and document["spec"]["gpus"] == [{"name": A10}] * 2
     assert nodes_errors(document["spec"], tag) == []
     # With every field set too.
-    code, out, _ = run(capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes",
-                       "--cluster", "demo", "--cpu", "4", "--memory", "16Gi", "--role", "gpu", "--disk-size", "50Gi",
-                       "--instance-type", "u1.xlarge", "--min-replicas", "1", "--max-replicas", "2")
+    code, out, _ = run(
+        capsys,
+        "node-pool",
+        "gpu",
+        "10de:2236",
+        "--cozystack",
+        tag,
+        "--format",
+        "kubernetes-nodes",
+        "--cluster",
+        "demo",
+        "--cpu",
+        "4",
+        "--memory",
+        "16Gi",
+        "--role",
+        "gpu",
+        "--disk-size",
+        "50Gi",
+        "--instance-type",
+        "u1.xlarge",
+        "--min-replicas",
+        "1",
+        "--max-replicas",
+        "2",
+    )
     spec = yaml.safe_load(out)["spec"]
     assert spec["diskSize"] == "50Gi" and spec["resources"] == {"cpu": "4", "memory": "16Gi"}
     assert nodes_errors(spec, tag) == []
     # The patch of that object is its spec, which merges into it.
-    code, out, _ = run(capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "patch",
-                       "--cluster", "demo", "--fragment")
+    code, out, _ = run(
+        capsys,
+        "node-pool",
+        "gpu",
+        "10de:2236",
+        "--cozystack",
+        tag,
+        "--format",
+        "patch",
+        "--cluster",
+        "demo",
+        "--fragment",
+    )
     assert json.loads(out) == {"spec": {"gpus": [{"name": A10}]}}
     assert nodes_errors(merge_patch(spec, json.loads(out)["spec"]), tag) == []
 
@@ -174,17 +221,24 @@ def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
 def test_kubernetes_nodes_facts_are_cozystack_code():
     app = cozystack.get_release(NODES_TAGS[0]).kubernetes_nodes
     assert (app.api_version, app.kind, app.plural, app.release_prefix) == (
-        "apps.cozystack.io/v1alpha1", "KubernetesNodes", "kubernetesnodeses", "kubernetes-nodes-"
+        "apps.cozystack.io/v1alpha1",
+        "KubernetesNodes",
+        "kubernetesnodeses",
+        "kubernetes-nodes-",
     )
     assert NODES_TAGS[0] == "v1.6.0"
 
 
 @pytest.mark.parametrize("tag", NO_NODES_TAGS[-1:] + NO_NODES_TAGS[:1])
 def test_kubernetes_nodes_before_the_app_is_one_line_exit_2(tag, capsys):
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes",
-                         "--cluster", "demo")
+    code, out, err = run(
+        capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes", "--cluster", "demo"
+    )
     assert (code, out) == (2, "")
-    assert err == f"pciname: error: Cozystack {tag} has no KubernetesNodes application (from v1.6.0): use format values or patch, a node group of the Kubernetes application\n"
+    assert (
+        err
+        == f"pciname: error: Cozystack {tag} has no KubernetesNodes application (from v1.6.0): use format values or patch, a node group of the Kubernetes application\n"
+    )
 
 
 @pytest.mark.parametrize("tag", TAGS)
@@ -192,15 +246,17 @@ def test_cozystack_profile_implies_its_release_and_its_plugin(tag, capsys):
     release = cozystack.get_release(tag)
     via_profile = run(capsys, "node-pool", "gpu", "10de:2941", "-p", f"cozystack@{tag}")
     via_flag = run(capsys, "node-pool", "gpu", "10de:2941", "--cozystack", tag)
-    via_plugin = run(capsys, "node-pool", "gpu", "10de:2941", "-p", f"v{release.plugin_release.lstrip('v')}",
-                     "--cozystack", tag)
+    via_plugin = run(
+        capsys, "node-pool", "gpu", "10de:2941", "-p", f"v{release.plugin_release.lstrip('v')}", "--cozystack", tag
+    )
     assert via_profile == via_flag == via_plugin
     assert_valid(yaml.safe_load(via_flag[1]), tag)
 
 
 def test_without_cozystack_the_output_is_the_newest_release(capsys):
-    assert run(capsys, "node-pool", "gpu", "10de:2236=2") == run(capsys, "node-pool", "gpu", "10de:2236=2",
-                                                                  "--cozystack", NEWEST, "-p", "latest")
+    assert run(capsys, "node-pool", "gpu", "10de:2236=2") == run(
+        capsys, "node-pool", "gpu", "10de:2236=2", "--cozystack", NEWEST, "-p", "latest"
+    )
     assert cozystack.newest().version == NEWEST
 
 
@@ -209,7 +265,10 @@ def test_without_cozystack_the_output_is_the_newest_release(capsys):
     [
         (["--cozystack", "1.9"], "malformed Cozystack version '1.9': use vX.Y.Z, v1.0.0 to " + NEWEST + ", or latest"),
         (["--cozystack", "v9.0.0"], "unknown Cozystack release 'v9.0.0': pciname knows v1.0.0 to " + NEWEST),
-        (["--cozystack", "v1.4.0", "-p", "cozystack@v1.3.0"], "profile cozystack@v1.3.0 is Cozystack v1.3.0, but Cozystack v1.4.0 was asked for"),
+        (
+            ["--cozystack", "v1.4.0", "-p", "cozystack@v1.3.0"],
+            "profile cozystack@v1.3.0 is Cozystack v1.3.0, but Cozystack v1.4.0 was asked for",
+        ),
         (["--cluster", "demo"], "--cluster goes with --format kubernetes-nodes or patch"),
         (["--format", "kubernetes-nodes"], "--format kubernetes-nodes needs --cluster NAME"),
         (["--format", "kubernetes-nodes", "--cluster", "Demo"], "cluster 'Demo' is not a name"),
@@ -378,7 +437,9 @@ instance_types = st.one_of(
     st.from_regex(r"\A[a-z0-9]{1,4}(\.[a-z0-9]{1,8})?\Z"),
     st.sampled_from(["u1.medium", "u1.2xlarge", "", "U1", "u1..x", "-u1", "u1 medium"]),
 )
-roles = st.lists(st.one_of(st.from_regex(r"\A[a-z][a-z0-9-]{0,10}[a-z0-9]\Z"), st.sampled_from(["", "a b", "x/y"])), max_size=3)
+roles = st.lists(
+    st.one_of(st.from_regex(r"\A[a-z][a-z0-9-]{0,10}[a-z0-9]\Z"), st.sampled_from(["", "a b", "x/y"])), max_size=3
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -403,10 +464,7 @@ def test_any_fields_give_a_valid_group_or_a_clear_error(low, high, disk, cpu, in
         lo = 0 if low is None else low
         hi = 10 if high is None else high
         bad_range = not (0 <= lo <= hi and hi >= 1)
-        bad_value = any(
-            v is not None and not _accepted(v)
-            for v in (disk, cpu)
-        )
+        bad_value = any(v is not None and not _accepted(v) for v in (disk, cpu))
         bad_type = instance_type is not None and not cozystack._DNS_SUBDOMAIN.match(instance_type.strip())
         bad_role = role_list is not None and any(not cozystack._ROLE.match(r.strip()) for r in role_list)
         assert bad_range or bad_value or bad_type or bad_role, str(error)
@@ -480,7 +538,9 @@ def test_cli_fragment_is_gpus_only_and_merges(capsys):
 
 
 def test_cli_include_broken_still_reports_with_patch(capsys):
-    code, out, err = run(capsys, "node-pool", "gpu", "nvidia.com/BAD_", "10de:2236", "--format", "patch", "--include-broken")
+    code, out, err = run(
+        capsys, "node-pool", "gpu", "nvidia.com/BAD_", "10de:2236", "--format", "patch", "--include-broken"
+    )
     assert code == 1
     assert "broken nvidia.com/BAD_: invalid-resource-name" in err
     assert_valid(json.loads(out)["spec"])
@@ -512,9 +572,22 @@ def test_cli_help_names_every_flag(capsys):
     with pytest.raises(SystemExit):
         main(["node-pool", "--help"])
     text = capsys.readouterr().out
-    for flag in ("--instance-type", "--min-replicas", "--max-replicas", "--disk-size", "--ephemeral-storage",
-                 "--role", "--cpu", "--memory", "--fragment", "--format", "kuberneteses.apps.cozystack.io",
-                 "--cozystack", "--cluster", "kubernetes-nodes"):
+    for flag in (
+        "--instance-type",
+        "--min-replicas",
+        "--max-replicas",
+        "--disk-size",
+        "--ephemeral-storage",
+        "--role",
+        "--cpu",
+        "--memory",
+        "--fragment",
+        "--format",
+        "kuberneteses.apps.cozystack.io",
+        "--cozystack",
+        "--cluster",
+        "kubernetes-nodes",
+    ):
         assert flag in text
 
 
@@ -545,10 +618,31 @@ RPC_CASES = [
     ({"format": "patch"}, ["--format", "patch"]),
     ({"format": "patch", "fragment": True}, ["--format", "patch", "--fragment"]),
     (
-        {"instance_type": "u1.xlarge", "min_replicas": 1, "max_replicas": 2, "ephemeral_storage": "40Gi",
-         "roles": ["gpu"], "cpu": "4", "memory": "16Gi"},
-        ["--instance-type", "u1.xlarge", "--min-replicas", "1", "--max-replicas", "2", "--disk-size", "40Gi",
-         "--role", "gpu", "--cpu", "4", "--memory", "16Gi"],
+        {
+            "instance_type": "u1.xlarge",
+            "min_replicas": 1,
+            "max_replicas": 2,
+            "ephemeral_storage": "40Gi",
+            "roles": ["gpu"],
+            "cpu": "4",
+            "memory": "16Gi",
+        },
+        [
+            "--instance-type",
+            "u1.xlarge",
+            "--min-replicas",
+            "1",
+            "--max-replicas",
+            "2",
+            "--disk-size",
+            "40Gi",
+            "--role",
+            "gpu",
+            "--cpu",
+            "4",
+            "--memory",
+            "16Gi",
+        ],
     ),
     ({"min_replicas": 0, "max_replicas": 1}, ["--min-replicas", "0", "--max-replicas", "1"]),
 ]
@@ -596,12 +690,16 @@ def _code(stub, request):
         (pb.NodePoolRequest(group="gpu"), "no devices and no mdev_types"),
         (pb.NodePoolRequest(group="", devices=["10de:2236"]), "node group name is empty"),
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236=0"]), "malformed count"),
-        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], min_replicas=4, max_replicas=3),
-         "minReplicas 4 is more than maxReplicas 3"),
+        (
+            pb.NodePoolRequest(group="gpu", devices=["10de:2236"], min_replicas=4, max_replicas=3),
+            "minReplicas 4 is more than maxReplicas 3",
+        ),
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], max_replicas=2**40), "out of range"),
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], ephemeral_storage="lots"), "not a Kubernetes quantity"),
-        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], fragment=True, instance_type="u1.large"),
-         "a fragment carries gpus only: it takes no instance_type"),
+        (
+            pb.NodePoolRequest(group="gpu", devices=["10de:2236"], fragment=True, instance_type="u1.large"),
+            "a fragment carries gpus only: it takes no instance_type",
+        ),
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], format="kubevirt"), "unknown format 'kubevirt'"),
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], profile="auto"), "profile auto"),
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cpu="x" * 100_000), "cpu"),
@@ -652,8 +750,18 @@ def test_grpc_cozystack_release_is_what_the_cli_prints(client, capsys, tag):
     assert_valid(yaml.safe_load(answer.yaml), tag)
     if tag in NODES_TAGS:
         answer = client.node_pool("gpu", ["10de:2236"], cozystack=tag, format="kubernetes-nodes", cluster="demo")
-        _, yaml_out, _ = run(capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format",
-                             "kubernetes-nodes", "--cluster", "demo")
+        _, yaml_out, _ = run(
+            capsys,
+            "node-pool",
+            "gpu",
+            "10de:2236",
+            "--cozystack",
+            tag,
+            "--format",
+            "kubernetes-nodes",
+            "--cluster",
+            "demo",
+        )
         assert answer.yaml == yaml_out and answer.gpus == [A10]
         assert nodes_errors(yaml.safe_load(answer.yaml)["spec"], tag) == []
 
@@ -661,14 +769,28 @@ def test_grpc_cozystack_release_is_what_the_cli_prints(client, capsys, tag):
 @pytest.mark.parametrize(
     "request_message, code, needle",
     [
-        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cozystack="1.x"), grpc.StatusCode.INVALID_ARGUMENT,
-         "malformed Cozystack version '1.x': use vX.Y.Z, v1.0.0 to"),
-        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cozystack="v0.1.0"), grpc.StatusCode.NOT_FOUND,
-         "unknown Cozystack release 'v0.1.0': pciname knows v1.0.0 to"),
-        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cozystack="v1.5.0", format="kubernetes-nodes",
-                            cluster="demo"), grpc.StatusCode.INVALID_ARGUMENT, "has no KubernetesNodes application"),
-        (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], format="kubernetes-nodes"),
-         grpc.StatusCode.INVALID_ARGUMENT, "needs the name of its cluster"),
+        (
+            pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cozystack="1.x"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "malformed Cozystack version '1.x': use vX.Y.Z, v1.0.0 to",
+        ),
+        (
+            pb.NodePoolRequest(group="gpu", devices=["10de:2236"], cozystack="v0.1.0"),
+            grpc.StatusCode.NOT_FOUND,
+            "unknown Cozystack release 'v0.1.0': pciname knows v1.0.0 to",
+        ),
+        (
+            pb.NodePoolRequest(
+                group="gpu", devices=["10de:2236"], cozystack="v1.5.0", format="kubernetes-nodes", cluster="demo"
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "has no KubernetesNodes application",
+        ),
+        (
+            pb.NodePoolRequest(group="gpu", devices=["10de:2236"], format="kubernetes-nodes"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "needs the name of its cluster",
+        ),
     ],
 )
 def test_grpc_bad_cozystack_release(stub, request_message, code, needle):

@@ -156,7 +156,9 @@ def test_parse_device_numbers(text):
     assert parse_device_numbers(text) == (0x10DE, 0x2236)
 
 
-@pytest.mark.parametrize("text", ["", "10de:22", "10de2236", "10de:2236:1", "g0de:2236", "10de-2236", "0x:2236", "1 0de:2236"])
+@pytest.mark.parametrize(
+    "text", ["", "10de:22", "10de2236", "10de:2236:1", "g0de:2236", "10de-2236", "0x:2236", "1 0de:2236"]
+)
 def test_parse_device_rejects(text):
     with pytest.raises(InvalidDeviceError, match="malformed device"):
         parse_device_numbers(text)
@@ -224,7 +226,9 @@ def test_describe_cli_errors(capsys):
 
 def test_check_cli(capsys, tmp_path):
     good = tmp_path / "good.ids"
-    good.write_bytes(b"#\tVersion: 2026.10.24\n#\tDate:    2026-10-24 03:15:02\n10de NV\n\t2236 A\n\t\t10de 0001 s\nC 03 D\n")
+    good.write_bytes(
+        b"#\tVersion: 2026.10.24\n#\tDate:    2026-10-24 03:15:02\n10de NV\n\t2236 A\n\t\t10de 0001 s\nC 03 D\n"
+    )
     bad = tmp_path / "bad.ids"
     bad.write_bytes(b"10de NV\n\t22 A\n\tzzzz B\n10de again\n")
     assert main(["check", str(good)]) == 0
@@ -249,7 +253,10 @@ def test_check_cli(capsys, tmp_path):
 def test_check_cli_unreadable(capsys, tmp_path):
     assert main(["check", str(tmp_path / "missing.ids")]) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"pciname: error: {tmp_path / 'missing.ids'}: cannot read pci.ids file: No such file or directory\n"
+    assert (
+        captured.err
+        == f"pciname: error: {tmp_path / 'missing.ids'}: cannot read pci.ids file: No such file or directory\n"
+    )
     assert main(["check", str(tmp_path)]) == 2
     assert "Is a directory" in capsys.readouterr().err
 
@@ -428,7 +435,7 @@ UNUSUAL = (
     "#\tVersion: test\n"
     "10DE\tNVIDIA Corporation \n"  # upper-case hex, tab separator, one trailing blank (dropped)
     "\t2236 \t GA102GL [A10]  \n"  # blanks before the name; of two trailing blanks one is kept
-    "\t\t10DE\t152F\tA10 \"quoted\" \\back\\slash\n"
+    '\t\t10DE\t152F\tA10 "quoted" \\back\\slash\n'
     "\t\t1028 0001\tDell \t tabbed\n"
     "\t2237  " + "D" * 120 + "\n"  # long: the pair overflows lspci's buffer
     "\t\t10de 0002 " + "S" * 300 + "\n"  # longer than even the 256-byte Subsystem line
@@ -475,7 +482,15 @@ def test_lspci_names_unusual_file(tmp_path):
         (v, d, sv, sd, code)
         for v in vendors
         for d in devices
-        for sv, sd in [(0x10DE, 0x152F), (0x10DE, 0x0003), (0x1028, 0x0001), (0x10DE, 0x0002), (v, d), (0, 0), (0x1234, 0x5678)]
+        for sv, sd in [
+            (0x10DE, 0x152F),
+            (0x10DE, 0x0003),
+            (0x1028, 0x0001),
+            (0x10DE, 0x0002),
+            (v, d),
+            (0, 0),
+            (0x1234, 0x5678),
+        ]
         for code in random.Random(v * 65536 + d).sample(classes, 3)
     ]
     assert compare_with_lspci(db, ids, functions, tmp_path) > 5000
@@ -488,7 +503,9 @@ def test_lspci_names_unusual_file(tmp_path):
 
 
 @needs_lspci
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(case=well_formed(), seed=st.integers(0, 2**32))
 def test_lspci_names_generated_files(case, seed, tmp_path):
     data, db = case

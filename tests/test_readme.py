@@ -148,8 +148,16 @@ def test_the_readme_has_transcripts_to_replay():
     # would make the test below pass on nothing.
     assert len(CASES) >= 15, [c.text for _, c in CASES]
     shown = " ".join(c.text for _, c in CASES)
-    for flag in ("--format cozystack", "--variant vgpu", "--cozystack-defaults", "--replace-defaults", "--fragment",
-                 "--format patch", "--instance-type", "--profile gpu-operator@v23.9.2"):
+    for flag in (
+        "--format cozystack",
+        "--variant vgpu",
+        "--cozystack-defaults",
+        "--replace-defaults",
+        "--fragment",
+        "--format patch",
+        "--instance-type",
+        "--profile gpu-operator@v23.9.2",
+    ):
         assert flag in shown, flag
 
 
@@ -164,7 +172,12 @@ def test_matches_understands_ellipsis():
 def test_readme_transcript(transcript, command, tmp_path, session_cache):
     for name, content in transcript.files.items():
         (tmp_path / name).write_text(content, encoding="utf-8")
-    env = {"PATH": "/usr/bin:/bin", "PCINAME_CACHE_DIR": str(session_cache), "PYTHONPATH": str(REPO), "HOME": str(tmp_path)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PCINAME_CACHE_DIR": str(session_cache),
+        "PYTHONPATH": str(REPO),
+        "HOME": str(tmp_path),
+    }
     got = run(command, tmp_path, env)
     assert matches(command.expected, got), (
         f"README.md:{command.line}: $ {command.text}\n--- README shows\n"

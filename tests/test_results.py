@@ -38,8 +38,9 @@ def reference(cls: type) -> type:
 REFERENCES = {cls: reference(cls) for cls in CLASSES}
 
 texts = st.one_of(st.none(), st.text(max_size=8))
-warnings = st.lists(st.builds(NameWarning, st.sampled_from(["unnamed-device", "name-collision"]), st.text(max_size=8)),
-                    max_size=2).map(tuple)
+warnings = st.lists(
+    st.builds(NameWarning, st.sampled_from(["unnamed-device", "name-collision"]), st.text(max_size=8)), max_size=2
+).map(tuple)
 
 
 def values(cls: type) -> st.SearchStrategy[list[object]]:
@@ -110,8 +111,16 @@ def test_behaviour_equals_the_dataclass(cls, data):
     # from inside its own __setattr__ ("super(type, obj): obj must be an
     # instance or subtype of type", its closure holds the class it replaced);
     # the written-out class says what it means.
-    assert outcome(lambda: setattr(a, "not_a_field", 1)) == ("raises", "FrozenInstanceError", "cannot assign to field 'not_a_field'")
-    assert outcome(lambda: delattr(a, "not_a_field")) == ("raises", "FrozenInstanceError", "cannot delete field 'not_a_field'")
+    assert outcome(lambda: setattr(a, "not_a_field", 1)) == (
+        "raises",
+        "FrozenInstanceError",
+        "cannot assign to field 'not_a_field'",
+    )
+    assert outcome(lambda: delattr(a, "not_a_field")) == (
+        "raises",
+        "FrozenInstanceError",
+        "cannot delete field 'not_a_field'",
+    )
     assert a == cls(*a_args)  # nothing above changed it
 
 
@@ -119,7 +128,12 @@ def test_behaviour_equals_the_dataclass(cls, data):
 def test_construction_errors_equal_the_dataclass(cls):
     ref = REFERENCES[cls]
     n = len(cls._fields)
-    for args, kwargs in [((), {}), (("x",) * (n + 1), {}), (("x",) * n, {"nope": 1}), (("x",) * n, {cls._fields[0]: "y"})]:
-        assert outcome(lambda: cls(*args, **kwargs))[:2] == outcome(lambda: ref(*args, **kwargs))[:2], (args, kwargs)
+    for args, kwargs in [
+        ((), {}),
+        (("x",) * (n + 1), {}),
+        (("x",) * n, {"nope": 1}),
+        (("x",) * n, {cls._fields[0]: "y"}),
+    ]:
+        assert outcome(lambda: cls(*args, **kwargs))[:2] == outcome(lambda: ref(*args, **kwargs))[:2], (args, kwargs)  # noqa: B023 - called at once
     keywords = {name: "x" for name in cls._fields if name not in cls._defaults}
     assert repr(cls(**keywords)) == repr(ref(**keywords))

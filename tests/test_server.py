@@ -143,7 +143,10 @@ def test_resolve_known_names(client, server_env):
 def test_resolve_wire_fields(stub, server_env):
     r = stub.Resolve(pb.ResolveRequest(device="10de:2236", profile="latest"), timeout=10)
     assert (r.device, r.resource_name, r.name, r.device_name) == (
-        "10de:2236", "nvidia.com/GA102GL_A10", "GA102GL_A10", "GA102GL [A10]"
+        "10de:2236",
+        "nvidia.com/GA102GL_A10",
+        "GA102GL_A10",
+        "GA102GL [A10]",
     )
     assert r.profile == pciname.resolve("10de:2236", "latest").profile
     assert r.env_var == "PCI_RESOURCE_NVIDIA_COM_GA102GL_A10"
@@ -220,7 +223,11 @@ def test_list_profiles(client, stub, server_env):
     for name, info in library.items():
         served = got[name]
         assert (served.kind, served.algorithm, served.plugin_release, served.released, served.aliases) == (
-            info.kind, info.algorithm, info.plugin_release, info.released, info.aliases
+            info.kind,
+            info.algorithm,
+            info.plugin_release,
+            info.released,
+            info.aliases,
         )
         # 2019-08-14 is not installed on this server (the library here sees every snapshot)
         uses_2019 = info.pci_ids_version == "2019-08-14"
@@ -268,12 +275,18 @@ def test_permitted_host_devices_is_the_generator_answer(client, stub, server_env
         "resourceName": "nvidia.com/GA102GL_A10",
         "externalResourceProvider": True,
     }
-    assert {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/GRID_T4-1Q",
-            "externalResourceProvider": True} in got.mediated_devices
+    assert {
+        "mdevNameSelector": "GRID T4-1Q",
+        "resourceName": "nvidia.com/GRID_T4-1Q",
+        "externalResourceProvider": True,
+    } in got.mediated_devices
     assert {s.item for s in got.left_out} >= {"8086:1234", "bad name "}
     broken = client.permitted_host_devices(["10de:2236"], ["bad name "], "latest", include_broken=True)
-    assert {"mdevNameSelector": "bad name ", "resourceName": "nvidia.com/bad_name_",
-            "externalResourceProvider": True} in broken.mediated_devices
+    assert {
+        "mdevNameSelector": "bad name ",
+        "resourceName": "nvidia.com/bad_name_",
+        "externalResourceProvider": True,
+    } in broken.mediated_devices
 
 
 # -- errors -------------------------------------------------------------------------------------
@@ -281,11 +294,19 @@ def test_permitted_host_devices_is_the_generator_answer(client, stub, server_env
 ERROR_CASES = [
     ("Resolve", pb.ResolveRequest(device="10de:zzzz"), INVALID, "malformed device"),
     ("Resolve", pb.ResolveRequest(device=""), INVALID, "empty request"),
-    ("Resolve", pb.ResolveRequest(device="10de:2236", profile="kubevirt-gpu-device-plugin@v9.9.9"), NOT_FOUND,
-     "unknown profile"),
+    (
+        "Resolve",
+        pb.ResolveRequest(device="10de:2236", profile="kubevirt-gpu-device-plugin@v9.9.9"),
+        NOT_FOUND,
+        "unknown profile",
+    ),
     ("Resolve", pb.ResolveRequest(device="10de:2236", profile="v1.0.1"), PRECONDITION, "2019-08-14"),
-    ("Resolve", pb.ResolveRequest(device="10de:2236", profile="kubevirt-gpu-device-plugin@v1.0.0"), PRECONDITION,
-     "2ae8cce2619123c794bc99e1727a0b663b1e5aa07bbf29c514ef4bbea74caac9"),
+    (
+        "Resolve",
+        pb.ResolveRequest(device="10de:2236", profile="kubevirt-gpu-device-plugin@v1.0.0"),
+        PRECONDITION,
+        "2ae8cce2619123c794bc99e1727a0b663b1e5aa07bbf29c514ef4bbea74caac9",
+    ),
     ("ResolveBatch", pb.ResolveBatchRequest(), INVALID, "empty request"),
     ("ResolveBatch", pb.ResolveBatchRequest(devices=["10de:2236", "nope"]), INVALID, "'nope'"),
     ("ResolveBatch", pb.ResolveBatchRequest(devices=["10de:2236"] * 10_001), INVALID, "maximum of 10000"),
@@ -302,15 +323,26 @@ ERROR_CASES = [
     ("PermittedHostDevices", pb.PermittedHostDevicesRequest(), INVALID, "empty request"),
     ("PermittedHostDevices", pb.PermittedHostDevicesRequest(devices=["xyz"]), INVALID, "malformed device"),
     ("PermittedHostDevices", pb.PermittedHostDevicesRequest(devices=["10de:2236"] * 10_001), INVALID, "maximum"),
-    ("PermittedHostDevices", pb.PermittedHostDevicesRequest(devices=["10de:2236"], profile="nope"), NOT_FOUND,
-     "unknown profile"),
-    ("PermittedHostDevices", pb.PermittedHostDevicesRequest(devices=["10de:2236"], profile="v1.0.0"), PRECONDITION,
-     "2019-08-14"),
+    (
+        "PermittedHostDevices",
+        pb.PermittedHostDevicesRequest(devices=["10de:2236"], profile="nope"),
+        NOT_FOUND,
+        "unknown profile",
+    ),
+    (
+        "PermittedHostDevices",
+        pb.PermittedHostDevicesRequest(devices=["10de:2236"], profile="v1.0.0"),
+        PRECONDITION,
+        "2019-08-14",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("method", "request_message", "code", "needle"), ERROR_CASES,
-                         ids=[f"{c[0]}-{c[2].name}-{i}" for i, c in enumerate(ERROR_CASES)])
+@pytest.mark.parametrize(
+    ("method", "request_message", "code", "needle"),
+    ERROR_CASES,
+    ids=[f"{c[0]}-{c[2].name}-{i}" for i, c in enumerate(ERROR_CASES)],
+)
 def test_error_codes(stub, server_env, method, request_message, code, needle):
     got, details = call_code(getattr(stub, method), request_message)
     assert got == code
@@ -341,9 +373,8 @@ def test_client_errors_are_pciname_errors(client, server_env):
     assert missing.value.sha256 == "2ae8cce2619123c794bc99e1727a0b663b1e5aa07bbf29c514ef4bbea74caac9"
     with pytest.raises(UnknownProfileError):
         list(client.list_devices("nope"))
-    with Client("127.0.0.1:1", timeout=2) as nowhere:
-        with pytest.raises(ServiceError) as down:
-            nowhere.resolve("10de:2236")
+    with Client("127.0.0.1:1", timeout=2) as nowhere, pytest.raises(ServiceError) as down:
+        nowhere.resolve("10de:2236")
     assert down.value.code == "UNAVAILABLE" and "\n" not in str(down.value)
 
 
@@ -433,9 +464,20 @@ def test_reflection(channel, server_env):
     service = pool.FindServiceByName("pciname.v1.PciName")
     assert service.file.name == "pciname/v1/pciname.proto"
     methods = {m.name: m for m in service.methods}
-    assert set(methods) == {"Resolve", "ResolveBatch", "Reverse", "Diff", "ListProfiles", "ListDevices",
-                            "PermittedHostDevices", "Lint", "GpuOptions", "NodePool", "VgpuTypes",
-                            "AdmissionPolicy"}
+    assert set(methods) == {
+        "Resolve",
+        "ResolveBatch",
+        "Reverse",
+        "Diff",
+        "ListProfiles",
+        "ListDevices",
+        "PermittedHostDevices",
+        "Lint",
+        "GpuOptions",
+        "NodePool",
+        "VgpuTypes",
+        "AdmissionPolicy",
+    }
     assert methods["ListDevices"].server_streaming and not methods["Resolve"].server_streaming
     assert methods["Resolve"].output_type.full_name == "pciname.v1.Resolution"
 
@@ -493,8 +535,15 @@ def test_deadline_ends_a_stalled_stream(server, server_env):
 
 def test_concurrency_and_message_limits(server_env):
     small = NameServer(
-        ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, max_concurrent_rpcs=2, max_workers=4,
-                    max_recv_message_bytes=1024, max_batch=50)
+        ServeConfig(
+            listen="127.0.0.1:0",
+            insecure=True,
+            watch_interval=0,
+            max_concurrent_rpcs=2,
+            max_workers=4,
+            max_recv_message_bytes=1024,
+            max_batch=50,
+        )
     )
     port = small.start()
     assert small.reload()
@@ -555,12 +604,21 @@ OVERSIZED = [
     ("Diff", pb.DiffRequest(from_profile="latest", to_profile="y" * 100_000), "to_profile is too long"),
     ("ListDevices", pb.ListDevicesRequest(profile=LONG_PROFILE), "profile is too long"),
     ("ListDevices", pb.ListDevicesRequest(vendor=" " * MB + "10de"), "vendor is too long"),
-    ("PermittedHostDevices", pb.PermittedHostDevicesRequest(devices=["10de:2236", PADDED_DEVICE]),
-     "devices[1] is too long"),
-    ("PermittedHostDevices", pb.PermittedHostDevicesRequest(mdev_types=["GRID T4-1Q" * 10_000]),
-     "mdev_types[0] is too long"),
-    ("PermittedHostDevices", pb.PermittedHostDevicesRequest(devices=["10de:2236"], profile=LONG_PROFILE),
-     "profile is too long"),
+    (
+        "PermittedHostDevices",
+        pb.PermittedHostDevicesRequest(devices=["10de:2236", PADDED_DEVICE]),
+        "devices[1] is too long",
+    ),
+    (
+        "PermittedHostDevices",
+        pb.PermittedHostDevicesRequest(mdev_types=["GRID T4-1Q" * 10_000]),
+        "mdev_types[0] is too long",
+    ),
+    (
+        "PermittedHostDevices",
+        pb.PermittedHostDevicesRequest(devices=["10de:2236"], profile=LONG_PROFILE),
+        "profile is too long",
+    ),
 ]
 
 
@@ -574,10 +632,12 @@ def _cached_keys(data) -> list:
     return [k for k in keys if isinstance(k, str)]
 
 
-@pytest.mark.parametrize(("method", "request_message", "needle"), OVERSIZED,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(OVERSIZED)])
-def test_oversized_fields_are_refused_before_anything_is_cached(server, stub, server_env, method, request_message,
-                                                                 needle):
+@pytest.mark.parametrize(
+    ("method", "request_message", "needle"), OVERSIZED, ids=[f"{c[0]}-{i}" for i, c in enumerate(OVERSIZED)]
+)
+def test_oversized_fields_are_refused_before_anything_is_cached(
+    server, stub, server_env, method, request_message, needle
+):
     for _ in range(3):  # a repeated request is refused again: nothing of it was kept
         code, details = call_code(getattr(stub, method), request_message)
         assert (code, needle in details) == (INVALID, True), (code, details[:300])
@@ -609,8 +669,9 @@ def test_client_sees_the_real_code_for_huge_inputs(client, stub, server_env):
     with pytest.raises(RemoteInvalidArgument) as caught:
         client.resolve("10de:2236", "x" * 100_000)
     assert "…(100000 bytes)" in str(caught.value)
-    code, details = call_code(stub.PermittedHostDevices,
-                              pb.PermittedHostDevicesRequest(devices=["10de:2236"], format="helm" * 50_000))
+    code, details = call_code(
+        stub.PermittedHostDevices, pb.PermittedHostDevicesRequest(devices=["10de:2236"], format="helm" * 50_000)
+    )
     assert code == INVALID and details.startswith("unknown format 'helmhelm") and "…(200000 bytes)" in details
     code, details = call_code(stub.ListDevices, pb.ListDevicesRequest(vendor="ü" * 60))
     assert code == INVALID and details.startswith("malformed vendor 'üüü")
@@ -638,14 +699,17 @@ def test_malformed_protobuf_is_invalid_argument(server, channel, server_env, met
     assert code == INVALID, (code, details)
     assert details.startswith("malformed request: not a valid pciname.v1.")
     after = scrape(server.metrics_port)
-    assert metric(after, "pciname_rpc_errors_total", method=method, code="INVALID_ARGUMENT") - metric(
-        before, "pciname_rpc_errors_total", method=method, code="INVALID_ARGUMENT"
-    ) == 1
+    assert (
+        metric(after, "pciname_rpc_errors_total", method=method, code="INVALID_ARGUMENT")
+        - metric(before, "pciname_rpc_errors_total", method=method, code="INVALID_ARGUMENT")
+        == 1
+    )
 
 
 def test_malformed_protobuf_on_the_stream_is_invalid_argument(channel, server_env):
-    stream = channel.unary_stream("/pciname.v1.PciName/ListDevices", request_serializer=None,
-                                  response_deserializer=None)
+    stream = channel.unary_stream(
+        "/pciname.v1.PciName/ListDevices", request_serializer=None, response_deserializer=None
+    )
     code, details = call_code(stream, b"\x0a\x02\xff\xfe")
     assert code == INVALID and "pciname.v1.ListDevicesRequest" in details
     raw = channel.unary_unary("/pciname.v1.PciName/Resolve", request_serializer=None, response_deserializer=None)

@@ -80,7 +80,10 @@ def test_count_refuses_past_the_limit_and_deep_nesting():
         count_nodes(text, "a.yaml", 50, Context(), flag="--max-lint-nodes")
     assert caught.value.code is grpc.StatusCode.INVALID_ARGUMENT
     assert "maximum of 50 YAML nodes in one request (--max-lint-nodes)" in caught.value.details
-    assert count_nodes("x: " + "[" * (MAX_YAML_DEPTH - 1) + "]" * (MAX_YAML_DEPTH - 1), "d", 10**6, Context(), flag="-") > 0
+    assert (
+        count_nodes("x: " + "[" * (MAX_YAML_DEPTH - 1) + "]" * (MAX_YAML_DEPTH - 1), "d", 10**6, Context(), flag="-")
+        > 0
+    )
     with pytest.raises(RpcFailure, match="nested too deeply"):
         count_nodes("x: " + "[" * MAX_YAML_DEPTH, "d", 10**6, Context(), flag="-")
 
@@ -95,11 +98,16 @@ def test_count_stops_when_the_caller_goes():
     assert caught.value.code is grpc.StatusCode.DEADLINE_EXCEEDED
 
 
-@pytest.mark.parametrize("text", [
-    "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nspec:\n  configuration:\n    permittedHostDevices:\n"
-    "      pciHostDevices:\n      - {pciVendorSelector: '10DE:2236', resourceName: nvidia.com/GA102GL_A1, externalResourceProvider: true}\n",
-    "a: 1\n\tb: 2\n", "é: [ü\n", "a: \x07\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nspec:\n  configuration:\n    permittedHostDevices:\n"
+        "      pciHostDevices:\n      - {pciVendorSelector: '10DE:2236', resourceName: nvidia.com/GA102GL_A1, externalResourceProvider: true}\n",
+        "a: 1\n\tb: 2\n",
+        "é: [ü\n",
+        "a: \x07\n",
+    ],
+)
 def test_the_linter_reads_the_checked_stream_as_it_reads_the_text(text):
     """Same findings and the same errors as from the text itself; each read asks the context."""
     from pciname.errors import LintInputError
@@ -128,7 +136,10 @@ def test_slots():
         with pytest.raises(RpcFailure) as caught:
             slots.take()
         assert caught.value.code is grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert caught.value.details == "2 Lint requests already running, this server's maximum (--max-concurrent-lints); retry shortly"
+        assert (
+            caught.value.details
+            == "2 Lint requests already running, this server's maximum (--max-concurrent-lints); retry shortly"
+        )
     with slots.take(), slots.take():  # released
         pass
 
@@ -146,8 +157,16 @@ def server(session_cache):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
         mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        s = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, metrics_listen="127.0.0.1:0",
-                                   max_lint_nodes=MAX_NODES, max_concurrent_lints=1))
+        s = NameServer(
+            ServeConfig(
+                listen="127.0.0.1:0",
+                insecure=True,
+                watch_interval=0,
+                metrics_listen="127.0.0.1:0",
+                max_lint_nodes=MAX_NODES,
+                max_concurrent_lints=1,
+            )
+        )
         s.start()
         assert s.reload("startup")
         yield s
@@ -172,8 +191,10 @@ def test_lint_nodes_are_bounded_across_files(stub):
     assert lint(stub, a="- a\n" * 499, b="- a\n" * 499)[0] == grpc.StatusCode.OK  # 500 + 500 nodes
     code, details = lint(stub, a="- a\n" * 499, b="- a\n" * 500)
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    assert details == (f"more than this server's maximum of {MAX_NODES} YAML nodes in one request (--max-lint-nodes), "
-                       "counting aliases as what they stand for, by b; split the request")
+    assert details == (
+        f"more than this server's maximum of {MAX_NODES} YAML nodes in one request (--max-lint-nodes), "
+        "counting aliases as what they stand for, by b; split the request"
+    )
 
 
 def test_a_billion_laughs_is_refused_at_once(stub):
@@ -234,7 +255,10 @@ def test_gpu_options_yaml_is_bounded_too(stub):
     laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)
     )
-    for request in (pb.GpuOptionsRequest(kubevirt=laughs), pb.GpuOptionsRequest(kubevirt="kind: KubeVirt\n", nodes="- a\n" * 2000)):
+    for request in (
+        pb.GpuOptionsRequest(kubevirt=laughs),
+        pb.GpuOptionsRequest(kubevirt="kind: KubeVirt\n", nodes="- a\n" * 2000),
+    ):
         with pytest.raises(grpc.RpcError) as caught:
             stub.GpuOptions(request, timeout=20)
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -245,6 +269,7 @@ def test_a_large_lint_gives_its_memory_back(session_cache):
     """Issue 16: "The memory is not returned": after one Lint of 100,000
     nodes a server stayed at its peak (+57 MB). It frees it after the
     request (glibc kept what the worker thread's arena held)."""
+
     def rss_mb() -> float:
         with open("/proc/self/status") as status:
             for line in status:

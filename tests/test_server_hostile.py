@@ -47,8 +47,16 @@ def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
         mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, max_workers=2,
-                                        max_concurrent_rpcs=2, health_listen="127.0.0.1:0"))
+        server = NameServer(
+            ServeConfig(
+                listen="127.0.0.1:0",
+                insecure=True,
+                watch_interval=0,
+                max_workers=2,
+                max_concurrent_rpcs=2,
+                health_listen="127.0.0.1:0",
+            )
+        )
         resolve = server.service.resolve
 
         def stuck(request, context, data):
@@ -61,8 +69,10 @@ def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
         assert server.reload("startup")
         calls = []
         try:
-            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as main_channel, \
-                    grpc.insecure_channel(f"127.0.0.1:{server.health_port}") as health_channel:
+            with (
+                grpc.insecure_channel(f"127.0.0.1:{server.port}") as main_channel,
+                grpc.insecure_channel(f"127.0.0.1:{server.health_port}") as health_channel,
+            ):
                 stub = pb_grpc.PciNameStub(main_channel)
                 for _ in range(2):  # every slot
                     calls.append(stub.Resolve.future(pb.ResolveRequest(device="10de:2236"), timeout=30))

@@ -28,16 +28,28 @@ from pciname.kube.audit import gpu_options
 from pciname.kube.cluster import connect, read_cluster
 from pciname.kube.cozystack_defaults import for_cozystack
 from pciname.kube.generate import permitted_host_devices, render
-from pciname.kube.lint import LintInputError, Linter
+from pciname.kube.lint import Linter, LintInputError
 from pciname.server import NameServer, ServeConfig, ServeError
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from pciname.server.kube_rpcs import ClusterAccess
 
-from .fake_kube import FakeKube, kubevirt, node
 from .conftest import LATEST, package_only
+from .fake_kube import FakeKube, kubevirt, node
+from .kube_documents import (
+    A10,
+    CLEAN,
+    COZYSTACK_VALUES,
+    GRID,
+    HYPERCONVERGED,
+    KUBEVIRT_CR,
+    SRIOV_DOC,
+    T4_OLD,
+    TENANT,
+    VMS,
+    cluster_nodes,
+)
 from .server_util import ALL_BUT_2019, metric, scrape, snapshot_dir
-from .kube_documents import A10, CLEAN, COZYSTACK_VALUES, GRID, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, T4_OLD, TENANT, VMS, cluster_nodes
 
 OK = grpc.StatusCode.OK
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -146,7 +158,12 @@ def files_request(files: dict, **kwargs) -> pb.LintRequest:
 
 @pytest.mark.parametrize(
     ("profile", "upgrade"),
-    [("preview", ""), ("latest", ""), ("kubevirt-gpu-device-plugin@v1.2.2", "latest"), ("v1.1.2", "gpu-operator@v25.3.0")],
+    [
+        ("preview", ""),
+        ("latest", ""),
+        ("kubevirt-gpu-device-plugin@v1.2.2", "latest"),
+        ("v1.1.2", "gpu-operator@v25.3.0"),
+    ],
 )
 def test_lint_is_the_library_answer(client, profile, upgrade):
     linter = Linter(profile, upgrade or None)
@@ -228,12 +245,17 @@ def test_lint_yaml_errors_name_every_file_and_line(client, stub):
     assert code == INVALID and "bin: not readable as YAML" in details and meta["pciname-error"] == "lint-input"
 
 
-@pytest.mark.parametrize("text", ["[" * 5000, "- " * 3000 + "x\n", "[" * 5000 + "]" * 5000], ids=["flow", "block", "closed"])
+@pytest.mark.parametrize(
+    "text", ["[" * 5000, "- " * 3000 + "x\n", "[" * 5000 + "]" * 5000], ids=["flow", "block", "closed"]
+)
 def test_deep_nesting_is_invalid_input_not_a_crash(server, stub, text):
     code, details, meta = call(stub.Lint, files_request({"deep.yaml": text}))
     assert code == INVALID and meta["pciname-error"] == "lint-input"
     assert "deep.yaml" in details and ("nested too deeply" in details or "YAML syntax error" in details)
-    for request in (pb.GpuOptionsRequest(kubevirt=text), pb.GpuOptionsRequest(kubevirt=json.dumps(KV), nodes="[" * 200_000 + "]" * 200_000)):
+    for request in (
+        pb.GpuOptionsRequest(kubevirt=text),
+        pb.GpuOptionsRequest(kubevirt=json.dumps(KV), nodes="[" * 200_000 + "]" * 200_000),
+    ):
         code, details, meta = call(stub.GpuOptions, request)
         assert (code, meta.get("pciname-error")) == (INVALID, "objects-input"), details
     assert call(stub.GpuOptions, pb.GpuOptionsRequest(kubevirt=json.dumps(KV)))[0] == OK  # still up
@@ -246,7 +268,9 @@ def test_lint_limits(stub):
     code, details, _ = call(stub.Lint, at_limit)
     assert code == INVALID and f"maximum of {MAX_LINT_FILES} (--max-lint-files)" in details
     filler = "# " + "x" * 97 + "\n"  # 100 bytes
-    exact = pb.LintRequest(files=[pb.LintFile(name="a", text="é" * 10), pb.LintFile(name="b", data=b"#" * (MAX_LINT_BYTES - 20))])
+    exact = pb.LintRequest(
+        files=[pb.LintFile(name="a", text="é" * 10), pb.LintFile(name="b", data=b"#" * (MAX_LINT_BYTES - 20))]
+    )
     assert call(stub.Lint, exact)[0] == OK  # 20 bytes of UTF-8 + the rest: exactly the limit
     big = filler * (MAX_LINT_BYTES // 100)  # under the limit alone, over it with the small file
     code, details, _ = call(stub.Lint, files_request({"small": "a: 1\n" * 10, "big": big}))
@@ -270,7 +294,9 @@ LINT_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("request_message", "code", "needle"), LINT_ERRORS, ids=[f"{c[1].name}-{i}" for i, c in enumerate(LINT_ERRORS)])
+@pytest.mark.parametrize(
+    ("request_message", "code", "needle"), LINT_ERRORS, ids=[f"{c[1].name}-{i}" for i, c in enumerate(LINT_ERRORS)]
+)
 def test_lint_errors(stub, request_message, code, needle):
     got, details, _ = call(stub.Lint, request_message)
     assert (got, needle in details) == (code, True), details
@@ -284,13 +310,22 @@ MDEVS = ["GRID T4-1Q", "bad name "]
 
 @pytest.mark.parametrize(
     ("fmt", "flags"),
-    [("kubevirt", ()), ("cozystack", ()), ("cozystack", ("--replace-defaults",)), ("patch", ()),
-     ("kubevirt", ("--include-broken",))],
+    [
+        ("kubevirt", ()),
+        ("cozystack", ()),
+        ("cozystack", ("--replace-defaults",)),
+        ("patch", ()),
+        ("kubevirt", ("--include-broken",)),
+    ],
 )
 def test_permitted_host_devices_formats_match_the_cli(client, capsys, fmt, flags):
     mdev_args = [a for m in MDEVS for a in ("--mdev", m)]
     got = client.permitted_host_devices(
-        DEVICES, MDEVS, "latest", format=fmt, replace_defaults="--replace-defaults" in flags,
+        DEVICES,
+        MDEVS,
+        "latest",
+        format=fmt,
+        replace_defaults="--replace-defaults" in flags,
         include_broken="--include-broken" in flags,
     )
     base = ("permitted-host-devices", *DEVICES, *mdev_args, "--format", fmt, "-p", "latest", *flags)
@@ -301,7 +336,9 @@ def test_permitted_host_devices_formats_match_the_cli(client, capsys, fmt, flags
     snippet = permitted_host_devices(DEVICES, MDEVS, "latest", "--include-broken" in flags)
     if fmt == "cozystack":  # as Cozystack takes it: no mdev entries in its default variant, no default twice
         snippet = for_cozystack(snippet, replace_defaults="--replace-defaults" in flags).snippet
-    assert json.loads(got.json) == render(snippet.data, fmt, replace_defaults=True if flags == ("--replace-defaults",) else None)
+    assert json.loads(got.json) == render(
+        snippet.data, fmt, replace_defaults=True if flags == ("--replace-defaults",) else None
+    )
     assert got.to_dict() == render(snippet.data, "kubevirt")  # the structured entries do not depend on the format
     assert [s.item for s in got.left_out] == [s.item for s in snippet.left_out]
 
@@ -310,14 +347,20 @@ def test_permitted_host_devices_patch_is_a_merge_patch(client):
     got = client.permitted_host_devices(["10de:2236"], format="patch")
     assert json.loads(got.json) == {"spec": {"configuration": {"permittedHostDevices": {"pciHostDevices": [A10]}}}}
     default = client.permitted_host_devices(["10de:2236"])
-    assert default.format == "kubevirt" and yaml.safe_load(default.yaml) == {"permittedHostDevices": {"pciHostDevices": [A10]}}
+    assert default.format == "kubevirt" and yaml.safe_load(default.yaml) == {
+        "permittedHostDevices": {"pciHostDevices": [A10]}
+    }
 
 
 @pytest.mark.parametrize(
     ("request_message", "code", "needle"),
     [
         (pb.PermittedHostDevicesRequest(devices=["10de:2236"], format="helm"), INVALID, "unknown format 'helm'"),
-        (pb.PermittedHostDevicesRequest(devices=["10de:2236"], replace_defaults=True), INVALID, "goes with format cozystack"),
+        (
+            pb.PermittedHostDevicesRequest(devices=["10de:2236"], replace_defaults=True),
+            INVALID,
+            "goes with format cozystack",
+        ),
         (pb.PermittedHostDevicesRequest(devices=["10de:2236"], profile="auto"), INVALID, "profile auto"),
     ],
 )
@@ -375,25 +418,68 @@ OBJECT_ERRORS = [
     (pb.GpuOptionsRequest(), INVALID, "empty request", None),
     (pb.GpuOptionsRequest(kubevirt=json.dumps(KV), from_cluster=True), INVALID, "leave kubevirt and nodes empty", None),
     (pb.GpuOptionsRequest(kubevirt="a: [\n"), INVALID, "kubevirt:2:1: neither JSON nor YAML", "objects-input"),
-    (pb.GpuOptionsRequest(kubevirt=json.dumps(KV), nodes="- 1\n- 2\n"), INVALID, "expected Kubernetes objects", "objects-input"),
-    (pb.GpuOptionsRequest(kubevirt=json.dumps(cluster_nodes()[0])), INVALID, "kubevirt: expected a KubeVirt, got Node", "objects-input"),
-    (pb.GpuOptionsRequest(kubevirt=json.dumps(KV), nodes=json.dumps([KV])), INVALID, "nodes[0]: expected a Node, got KubeVirt", "objects-input"),
-    (pb.GpuOptionsRequest(kubevirt=json.dumps(kubevirt({"pciHostDevices": {"a": 1}}))), INVALID,
-     "kubevirt.spec.configuration.permittedHostDevices.pciHostDevices: expected a list", "objects-input"),
-    (pb.GpuOptionsRequest(kubevirt=json.dumps(kubevirt({"pciHostDevices": [{"pciVendorSelector": 4318, "resourceName": "x"}]}))),
-     INVALID, "pciHostDevices[0].pciVendorSelector: expected a string, got a number", "objects-input"),
-    (pb.GpuOptionsRequest(kubevirt=json.dumps(KV), nodes=json.dumps({"kind": "Node", "status": {"allocatable": ["x"]}})),
-     INVALID, "nodes[0].status.allocatable: expected a mapping, got a list", "objects-input"),
-    (pb.GpuOptionsRequest(kubevirt=json.dumps({"kind": "List", "items": [KV, KV]})), INVALID,
-     "several KubeVirt CRs (kubevirt/kubevirt, kubevirt/kubevirt): choose one with kubevirt_name", "kubevirt-ambiguous"),
-    (pb.GpuOptionsRequest(kubevirt=json.dumps(KV), kubevirt_name="other/kv"), INVALID, "no KubeVirt CR other/kv", "objects-input"),
+    (
+        pb.GpuOptionsRequest(kubevirt=json.dumps(KV), nodes="- 1\n- 2\n"),
+        INVALID,
+        "expected Kubernetes objects",
+        "objects-input",
+    ),
+    (
+        pb.GpuOptionsRequest(kubevirt=json.dumps(cluster_nodes()[0])),
+        INVALID,
+        "kubevirt: expected a KubeVirt, got Node",
+        "objects-input",
+    ),
+    (
+        pb.GpuOptionsRequest(kubevirt=json.dumps(KV), nodes=json.dumps([KV])),
+        INVALID,
+        "nodes[0]: expected a Node, got KubeVirt",
+        "objects-input",
+    ),
+    (
+        pb.GpuOptionsRequest(kubevirt=json.dumps(kubevirt({"pciHostDevices": {"a": 1}}))),
+        INVALID,
+        "kubevirt.spec.configuration.permittedHostDevices.pciHostDevices: expected a list",
+        "objects-input",
+    ),
+    (
+        pb.GpuOptionsRequest(
+            kubevirt=json.dumps(kubevirt({"pciHostDevices": [{"pciVendorSelector": 4318, "resourceName": "x"}]}))
+        ),
+        INVALID,
+        "pciHostDevices[0].pciVendorSelector: expected a string, got a number",
+        "objects-input",
+    ),
+    (
+        pb.GpuOptionsRequest(
+            kubevirt=json.dumps(KV), nodes=json.dumps({"kind": "Node", "status": {"allocatable": ["x"]}})
+        ),
+        INVALID,
+        "nodes[0].status.allocatable: expected a mapping, got a list",
+        "objects-input",
+    ),
+    (
+        pb.GpuOptionsRequest(kubevirt=json.dumps({"kind": "List", "items": [KV, KV]})),
+        INVALID,
+        "several KubeVirt CRs (kubevirt/kubevirt, kubevirt/kubevirt): choose one with kubevirt_name",
+        "kubevirt-ambiguous",
+    ),
+    (
+        pb.GpuOptionsRequest(kubevirt=json.dumps(KV), kubevirt_name="other/kv"),
+        INVALID,
+        "no KubeVirt CR other/kv",
+        "objects-input",
+    ),
     (pb.GpuOptionsRequest(kubevirt=json.dumps(KV), profile="nope"), NOT_FOUND, "unknown profile", None),
     (pb.GpuOptionsRequest(kubevirt=json.dumps(KV), profile="v1.0.1"), PRECONDITION, "2019-08-14", None),
 ]
 
 
-@pytest.mark.parametrize(("request_message", "code", "needle", "reason"), OBJECT_ERRORS,
-                         ids=[f"{c[1].name}-{i}" for i, c in enumerate(OBJECT_ERRORS)])
+@pytest.mark.parametrize(
+    ("request_message", "code", "needle", "reason"),
+    OBJECT_ERRORS,
+    ids=[f"{c[1].name}-{i}" for i, c in enumerate(OBJECT_ERRORS)],
+)
 def test_gpu_options_object_errors(stub, request_message, code, needle, reason):
     got, details, meta = call(stub.GpuOptions, request_message)
     assert (got, meta.get("pciname-error")) == (code, reason), details
@@ -402,10 +488,34 @@ def test_gpu_options_object_errors(stub, request_message, code, needle, reason):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
-        ["kind", "metadata", "name", "namespace", "spec", "configuration", "permittedHostDevices", "pciHostDevices",
-         "mediatedDevices", "pciVendorSelector", "mdevNameSelector", "resourceName", "status", "allocatable",
-         "capacity", "nvidia.com/GA102GL_A10", "items"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "kind",
+                    "metadata",
+                    "name",
+                    "namespace",
+                    "spec",
+                    "configuration",
+                    "permittedHostDevices",
+                    "pciHostDevices",
+                    "mediatedDevices",
+                    "pciVendorSelector",
+                    "mdevNameSelector",
+                    "resourceName",
+                    "status",
+                    "allocatable",
+                    "capacity",
+                    "nvidia.com/GA102GL_A10",
+                    "items",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
     max_leaves=12,
 )
 
@@ -414,8 +524,12 @@ json_values = st.recursive(
 @given(kv=json_values, nodes=json_values, wrap=st.booleans())
 def test_gpu_options_never_fails_badly_on_odd_objects(stub, kv, nodes, wrap):
     if wrap:  # odd values deep inside an otherwise well-formed CR and Node
-        kv = kubevirt({"pciHostDevices": [{"pciVendorSelector": "10DE:2236", "resourceName": kv}], "mediatedDevices": kv})
-        nodes = [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"nvidia.com/GA102GL_A10": nodes}}}]
+        kv = kubevirt(
+            {"pciHostDevices": [{"pciVendorSelector": "10DE:2236", "resourceName": kv}], "mediatedDevices": kv}
+        )
+        nodes = [
+            {"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"nvidia.com/GA102GL_A10": nodes}}}
+        ]
     request = pb.GpuOptionsRequest(kubevirt=json.dumps(kv), nodes=json.dumps(nodes))
     code, details, _ = call(stub.GpuOptions, request)
     assert code in (OK, INVALID), (code, details)
@@ -429,14 +543,23 @@ def test_gpu_options_from_the_cluster_match_the_cli(client, fake, setup, capsys,
     before = len(fake.requests)
     got = client.gpu_options(from_cluster=True, profile=profile)
     requests = fake.requests[before:]
-    assert [(r.method, r.path) for r in requests] == [("GET", "/apis/kubevirt.io/v1/kubevirts"), ("GET", "/api/v1/nodes")]
+    assert [(r.method, r.path) for r in requests] == [
+        ("GET", "/apis/kubevirt.io/v1/kubevirts"),
+        ("GET", "/api/v1/nodes"),
+    ]
     state = read_cluster(connect(str(setup.kubeconfig)))
     assert got.options == gpu_options(state.kubevirt, state.nodes, profile or "latest")
-    code, out, err = cli(capsys, "gpu-options", "--kubeconfig", setup.kubeconfig, "-p", profile or "latest", "-o", "json")
+    code, out, err = cli(
+        capsys, "gpu-options", "--kubeconfig", setup.kubeconfig, "-p", profile or "latest", "-o", "json"
+    )
     assert code == 0, err
     assert got.options == json.loads(out)
     assert got.kubevirt == "kubevirt/kubevirt"
-    assert [o["resource_name"] for o in got.options] == ["nvidia.com/GA102GL_A10", "nvidia.com/TU104GL_Tesla_T4", "nvidia.com/GRID_T4-1Q"]
+    assert [o["resource_name"] for o in got.options] == [
+        "nvidia.com/GA102GL_A10",
+        "nvidia.com/TU104GL_Tesla_T4",
+        "nvidia.com/GRID_T4-1Q",
+    ]
 
 
 def _kubeconfig_with(path, setup, **user):
@@ -458,7 +581,11 @@ def test_gpu_options_cluster_errors(server, stub, client, fake, setup, tmp_path,
     assert "choose one with kubevirt_name NAMESPACE/NAME" in details and "--kubevirt" not in details
     assert from_cluster(kubevirt_name="kv2/second")[0] == OK
     code, details, meta = from_cluster(kubevirt_name="kv3/third")
-    assert (code, meta["pciname-error"], details) == (NOT_FOUND, "kubevirt-not-found", "no KubeVirt CR kv3/third in the cluster")
+    assert (code, meta["pciname-error"], details) == (
+        NOT_FOUND,
+        "kubevirt-not-found",
+        "no KubeVirt CR kv3/third in the cluster",
+    )
     with pytest.raises(RemoteClusterError) as caught:
         client.gpu_options(from_cluster=True, kubevirt_name="kv3/third")
     assert not isinstance(caught.value, RemoteUnknownProfile) and caught.value.reason == "kubevirt-not-found"
@@ -472,17 +599,29 @@ def test_gpu_options_cluster_errors(server, stub, client, fake, setup, tmp_path,
 
     # The API server refuses the credentials, is overloaded, is not there.
     with caplog.at_level("WARNING", logger="pciname.server"):
-        monkeypatch.setattr(server.service, "cluster", ClusterAccess(_kubeconfig_with(tmp_path / "bad", setup, token="wrong")))
+        monkeypatch.setattr(
+            server.service, "cluster", ClusterAccess(_kubeconfig_with(tmp_path / "bad", setup, token="wrong"))
+        )
         code, details, meta = from_cluster()
     assert (code, meta["pciname-error"]) == (PRECONDITION, "cluster-refused")
     assert details.startswith("cannot list KubeVirt CRs: 401 Unauthorized") and "get and list on nodes" in details
-    assert any(r.getMessage() == "cannot read the cluster" and r.fields["code"] == "FAILED_PRECONDITION"
-               for r in caplog.records)
+    assert any(
+        r.getMessage() == "cannot read the cluster" and r.fields["code"] == "FAILED_PRECONDITION"
+        for r in caplog.records
+    )
     monkeypatch.setattr(server.service, "cluster", ClusterAccess(str(setup.kubeconfig)))
     real_answer = fake.answer
-    monkeypatch.setattr(fake, "answer", lambda r: (503, {"kind": "Status", "message": "etcd is down"}) if "nodes" in r.path else real_answer(r))
+    monkeypatch.setattr(
+        fake,
+        "answer",
+        lambda r: (503, {"kind": "Status", "message": "etcd is down"}) if "nodes" in r.path else real_answer(r),
+    )
     code, details, meta = from_cluster()
-    assert (code, meta["pciname-error"], details) == (UNAVAILABLE, "cluster-refused", "cannot list nodes: 503 etcd is down")
+    assert (code, meta["pciname-error"], details) == (
+        UNAVAILABLE,
+        "cluster-refused",
+        "cannot list nodes: 503 etcd is down",
+    )
     monkeypatch.setattr(fake, "answer", real_answer)
 
     # The kubeconfig went away after start-up; a server without --kube.
@@ -524,7 +663,9 @@ def test_gpu_options_unreachable_and_silent_cluster(server, stub, setup, tmp_pat
         started = time.monotonic()
         code, details, meta = call(stub.GpuOptions, pb.GpuOptionsRequest(from_cluster=True))
         assert (code, meta["pciname-error"]) == (UNAVAILABLE, "cluster-unreachable")
-        assert "did not answer within 0.2 seconds" in details and time.monotonic() - started < 5  # --kube-timeout, not the RPC's deadline
+        assert (
+            "did not answer within 0.2 seconds" in details and time.monotonic() - started < 5
+        )  # --kube-timeout, not the RPC's deadline
         # The RPC's deadline is nearer than --kube-timeout: it bounds the API calls too.
         monkeypatch.setattr(server.service, "cluster", ClusterAccess(path, timeout=30))
         started = time.monotonic()
@@ -541,12 +682,30 @@ def test_serve_flags(setup, tmp_path):
     from pciname.server.app import ServeConfig as Config
 
     args = build_parser("serve").parse_args(
-        ["serve", "--insecure", "--kube", "--kubeconfig", str(setup.kubeconfig), "--kube-context", "fake",
-         "--kube-timeout", "3", "--max-lint-files", "5", "--max-lint-bytes", "1000"]
+        [
+            "serve",
+            "--insecure",
+            "--kube",
+            "--kubeconfig",
+            str(setup.kubeconfig),
+            "--kube-context",
+            "fake",
+            "--kube-timeout",
+            "3",
+            "--max-lint-files",
+            "5",
+            "--max-lint-bytes",
+            "1000",
+        ]
     )
     config = Config(**{name: getattr(args, name) for name in Config.__dataclass_fields__})
     config.validate()
-    assert (config.kube, config.kubeconfig, config.kube_context, config.kube_timeout) == (True, str(setup.kubeconfig), "fake", 3.0)
+    assert (config.kube, config.kubeconfig, config.kube_context, config.kube_timeout) == (
+        True,
+        str(setup.kubeconfig),
+        "fake",
+        3.0,
+    )
     assert (config.max_lint_files, config.max_lint_bytes) == (5, 1000)
     defaults = build_parser("serve").parse_args(["serve", "--insecure"])
     assert (defaults.kube, defaults.max_lint_files, defaults.max_lint_bytes) == (False, 100, 1024 * 1024)
@@ -582,7 +741,14 @@ def test_metrics_count_the_feed_rpcs(server, stub):
 
 # -- hostile input ---------------------------------------------------------------------------
 
-YAML_VALUES_REFUSED = ["0x_", "0b_", "!!float x", "!!timestamp 2020-13-45", "!!int x", "!!timestamp 2020-01-01 25:00:00"]
+YAML_VALUES_REFUSED = [
+    "0x_",
+    "0b_",
+    "!!float x",
+    "!!timestamp 2020-13-45",
+    "!!int x",
+    "!!timestamp 2020-01-01 25:00:00",
+]
 
 
 @pytest.mark.parametrize("value", YAML_VALUES_REFUSED)
@@ -607,13 +773,22 @@ def test_yaml_values_the_constructors_refuse_are_invalid_argument(client, stub, 
 OVERSIZED_FEEDS = [
     ("Lint", files_request({"a": "x: 1"}, profile="latest" + " " * 100_000), "profile is too long"),
     ("Lint", files_request({"a": "x: 1"}, upgrade_to="v" * 100_000), "upgrade_to is too long"),
-    ("GpuOptions", pb.GpuOptionsRequest(kubevirt=json.dumps(KV), profile="auto" + " " * 100_000), "profile is too long"),
-    ("GpuOptions", pb.GpuOptionsRequest(kubevirt=json.dumps(KV), kubevirt_name="n" * 100_000), "kubevirt_name is too long"),
+    (
+        "GpuOptions",
+        pb.GpuOptionsRequest(kubevirt=json.dumps(KV), profile="auto" + " " * 100_000),
+        "profile is too long",
+    ),
+    (
+        "GpuOptions",
+        pb.GpuOptionsRequest(kubevirt=json.dumps(KV), kubevirt_name="n" * 100_000),
+        "kubevirt_name is too long",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("method", "request_message", "needle"), OVERSIZED_FEEDS,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(OVERSIZED_FEEDS)])
+@pytest.mark.parametrize(
+    ("method", "request_message", "needle"), OVERSIZED_FEEDS, ids=[f"{c[0]}-{i}" for i, c in enumerate(OVERSIZED_FEEDS)]
+)
 def test_oversized_profile_fields_are_invalid_argument(stub, method, request_message, needle):
     code, details, _ = call(getattr(stub, method), request_message)
     assert (code, needle in details) == (INVALID, True), details[:300]

@@ -79,8 +79,22 @@ def refused_code(address: str):
 
 
 def test_sigterm_drains_in_flight_rpcs_and_exits_0(spawn, env):
-    server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--watch-interval", "0", "--shutdown-delay", "1",
-                    "--grace", "20", "--metrics-listen", "127.0.0.1:0"], env).ready()
+    server = spawn(
+        [
+            "--listen",
+            "127.0.0.1:0",
+            "--insecure",
+            "--watch-interval",
+            "0",
+            "--shutdown-delay",
+            "1",
+            "--grace",
+            "20",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        env,
+    ).ready()
     with grpc.insecure_channel(server.address, options=[("grpc.http2.bdp_probe", 0)]) as channel:
         stub = pb_grpc.PciNameStub(channel)
         expected = sum(1 for _ in stub.ListDevices(pb.ListDevicesRequest(profile="latest"), timeout=20))
@@ -122,8 +136,20 @@ def test_sigterm_grace_cancels_stragglers(spawn, env):
 def test_sighup_and_file_watch_reload(spawn, env, tmp_path):
     custom = tmp_path / "custom.ids"
     write_atomically(custom, pciids_text("FIRST NAME"))
-    server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--pciids", str(custom), "--watch-interval", "0.2",
-                    "--default-profile", "custom"], env).ready()
+    server = spawn(
+        [
+            "--listen",
+            "127.0.0.1:0",
+            "--insecure",
+            "--pciids",
+            str(custom),
+            "--watch-interval",
+            "0.2",
+            "--default-profile",
+            "custom",
+        ],
+        env,
+    ).ready()
 
     def name() -> str:
         with grpc.insecure_channel(server.address) as channel:
@@ -162,8 +188,14 @@ def test_startup_failures(spawn, env, tmp_path):
     assert bad_data.wait_log("reload rejected", trigger="startup")["keeping"] == "no data is loaded"
     bad_data.wait_log("no data to serve; exiting")
 
-    no_tls = subprocess.run([sys.executable, "-m", "pciname", "serve", "--listen", "127.0.0.1:0"],
-                            capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    no_tls = subprocess.run(
+        [sys.executable, "-m", "pciname", "serve", "--listen", "127.0.0.1:0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=60,
+    )
     assert no_tls.returncode == 2
     assert no_tls.stderr.startswith("pciname: error: no TLS certificate") and no_tls.stderr.count("\n") == 1
 
@@ -180,8 +212,9 @@ def test_cli_lookup_and_health_through_the_server(spawn, env):
     server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--watch-interval", "0"], env).ready()
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env,
-                              cwd=REPO, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=60
+        )
 
     devices = ["10de:2236", "10DE:2330", "8086:1234"]
     for profile in ("latest", "preview"):
@@ -228,7 +261,11 @@ def test_serve_flag_values_are_usage_errors(env, flag, value, needle):
     """Values gRPC or the clock cannot take used to end in OverflowError tracebacks."""
     proc = subprocess.run(
         [sys.executable, "-m", "pciname", "serve", "--listen", "127.0.0.1:0", "--insecure", flag, value],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
     )
     assert proc.returncode == 2, proc
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
@@ -239,14 +276,19 @@ def test_cli_client_addresses_are_checked(spawn, env):
     server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--watch-interval", "0"], env).ready()
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env,
-                              cwd=REPO, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=60
+        )
 
     # A port out of range used to be taken modulo 65536: another server entirely.
     wrapped = f"127.0.0.1:{server.port + 65536}"
     for command in (("lookup", "10de:2236"), ("health",)):
-        for address, needle in [(wrapped, "a port from 1 to 65535"), ("", "empty address"),
-                                ("127.0.0.1", "expected HOST:PORT"), ("::1:50051", "IPv6 host in brackets")]:
+        for address, needle in [
+            (wrapped, "a port from 1 to 65535"),
+            ("", "empty address"),
+            ("127.0.0.1", "expected HOST:PORT"),
+            ("::1:50051", "IPv6 host in brackets"),
+        ]:
             proc = cli(*command, "--server", address)
             assert proc.returncode == 2 and proc.stdout == "", (command, address, proc)
             assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
@@ -266,8 +308,20 @@ def _resolve_name(address: str) -> str:
 def test_fifo_in_place_of_the_pciids_file_is_rejected_and_sigterm_exits(spawn, env, tmp_path):
     custom = tmp_path / "custom.ids"
     write_atomically(custom, pciids_text("FIRST NAME"))
-    server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--pciids", str(custom), "--watch-interval", "0.2",
-                    "--default-profile", "custom"], env).ready()
+    server = spawn(
+        [
+            "--listen",
+            "127.0.0.1:0",
+            "--insecure",
+            "--pciids",
+            str(custom),
+            "--watch-interval",
+            "0.2",
+            "--default-profile",
+            "custom",
+        ],
+        env,
+    ).ready()
     custom.unlink()
     os.mkfifo(custom)  # nobody ever writes to it: a blocking read would wait forever
 
@@ -300,8 +354,21 @@ pciname.catalog.read_bounded = _blocking_read
 def test_sigterm_does_not_wait_for_a_reload_that_hangs(spawn, env, tmp_path):
     custom = tmp_path / "custom.ids"
     write_atomically(custom, pciids_text("FIRST NAME"))
-    server = spawn(["--listen", "127.0.0.1:0", "--insecure", "--pciids", str(custom), "--watch-interval", "0",
-                    "--default-profile", "custom"], env, prelude=BLOCKING_READS).ready()
+    server = spawn(
+        [
+            "--listen",
+            "127.0.0.1:0",
+            "--insecure",
+            "--pciids",
+            str(custom),
+            "--watch-interval",
+            "0",
+            "--default-profile",
+            "custom",
+        ],
+        env,
+        prelude=BLOCKING_READS,
+    ).ready()
     custom.unlink()
     os.mkfifo(custom)
     server.signal(signal.SIGHUP)
@@ -324,8 +391,11 @@ def test_sigterm_does_not_wait_for_a_reload_that_hangs(spawn, env, tmp_path):
         assert server.wait(30) == 0
         server.wait_log("reload still running; not waiting for it", trigger="signal")
         server.wait_log("stopped")
-        assert not [e for e in server.logs if e.get("msg") in ("data loaded", "reload rejected")
-                    and e.get("trigger") == "signal"]
+        assert not [
+            e
+            for e in server.logs
+            if e.get("msg") in ("data loaded", "reload rejected") and e.get("trigger") == "signal"
+        ]
     finally:
         os.close(writer)
     all_json(server)

@@ -27,7 +27,7 @@ def test_stubs_are_not_stale(tmp_path):
     # The proto's content, whatever grpcio-tools version generated the stubs.
     fresh_source = (tmp_path / "pciname_pb2.py").read_text()
     fresh_blob = re.search(r"AddSerializedFile\((b'.*?')\)\n", fresh_source, re.S).group(1)
-    fresh = descriptor_pb2.FileDescriptorProto.FromString(eval(fresh_blob))  # noqa: S307 - protoc's own literal
+    fresh = descriptor_pb2.FileDescriptorProto.FromString(eval(fresh_blob))
     ours = descriptor_pb2.FileDescriptorProto()
     pciname_pb2.DESCRIPTOR.CopyToProto(ours)
     assert ours == fresh, "pciname/server/_proto is stale: run python -m pciname.server.protogen"
@@ -54,7 +54,9 @@ def test_stale_check_notices_a_change(tmp_path):
     proto = tmp_path / "proto"
     (proto / "pciname" / "v1").mkdir(parents=True)
     text = (REPO / "proto" / protogen.PROTO_FILE).read_text()
-    (proto / protogen.PROTO_FILE).write_text(text.replace("bool advertised = 10;", "bool advertised = 10;\n  string extra = 99;"))
+    (proto / protogen.PROTO_FILE).write_text(
+        text.replace("bool advertised = 10;", "bool advertised = 10;\n  string extra = 99;")
+    )
     assert set(protogen.stale_files(proto_root=proto)) >= {"pciname_pb2.py", "pciname_pb2.pyi"}
 
 
@@ -68,8 +70,9 @@ def test_stubs_import_as_a_package_from_anywhere(tmp_path):
         "print(sorted(pciname_pb2.DESCRIPTOR.services_by_name['PciName'].methods_by_name))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert "ListDevices" in result.stdout and "PermittedHostDevices" in result.stdout
     grpc_stub = (REPO / "pciname" / "server" / "_proto" / "pciname_pb2_grpc.py").read_text()

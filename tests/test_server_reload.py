@@ -42,8 +42,13 @@ def files(tmp_path, session_cache, monkeypatch):
 @pytest.fixture
 def server(files):
     s = NameServer(
-        ServeConfig(listen="127.0.0.1:0", insecure=True, metrics_listen="127.0.0.1:0", pciids=str(files.custom),
-                    watch_interval=0)
+        ServeConfig(
+            listen="127.0.0.1:0",
+            insecure=True,
+            metrics_listen="127.0.0.1:0",
+            pciids=str(files.custom),
+            watch_interval=0,
+        )
     )
     s.start()
     assert s.reload("startup")
@@ -229,8 +234,10 @@ def test_first_load_failure_leaves_no_data(files):
 NOT_PCIIDS = {
     "empty": (b"", "no header"),
     "only-comments": (b"#\n#\tList of PCI ID's\n#\n# nothing else\n", "no header"),
-    "no-nvidia": (b"# Version: 2030.02.02\n8086  Intel Corporation\n\t1234  Some Intel device\n",
-                  "no NVIDIA vendor section"),
+    "no-nvidia": (
+        b"# Version: 2030.02.02\n8086  Intel Corporation\n\t1234  Some Intel device\n",
+        "no NVIDIA vendor section",
+    ),
     "no-header": (b"10de  NVIDIA Corporation\n\t2236  HEADERLESS\n", "no header"),
 }
 
@@ -306,12 +313,17 @@ def test_invalid_utf8_in_a_served_file_is_served_as_replacement_characters(files
             (custom,) = [p for p in profiles if p.name == "custom"]
             assert custom.pci_ids_version == "2026\ufffd"
             r = stub.Resolve(pb.ResolveRequest(device="10de:2236", profile="custom"), timeout=10)
-            assert (r.name, r.device_name, r.vendor_name) == ("GA102GL_A10", "GA102GL [A10\ufffd]", "NVIDIA \ufffdCorporation")
+            assert (r.name, r.device_name, r.vendor_name) == (
+                "GA102GL_A10",
+                "GA102GL [A10\ufffd]",
+                "NVIDIA \ufffdCorporation",
+            )
             assert r.pci_ids_version == "2026\ufffd"
             unnamed = stub.Resolve(pb.ResolveRequest(device="10de:ffff", profile="custom"), timeout=10)
             assert "pci.ids 2026\ufffd" in unnamed.warnings[0].message
-            batch = stub.ResolveBatch(pb.ResolveBatchRequest(devices=["10de:2236", "8086:1234"], profile="custom"),
-                                      timeout=10).results
+            batch = stub.ResolveBatch(
+                pb.ResolveBatchRequest(devices=["10de:2236", "8086:1234"], profile="custom"), timeout=10
+            ).results
             assert (batch[1].vendor_name, batch[1].device_name) == ("Intel \ufffd\ufffd", "Some \ufffdIntel device")
             intel = list(stub.ListDevices(pb.ListDevicesRequest(profile="custom", vendor="8086"), timeout=10))
             assert [m.device_name for m in intel] == ["Some \ufffdIntel device"]
@@ -389,7 +401,7 @@ def test_encoded_answers_stay_within_their_byte_bound(server):
         assert small.currsize <= small.maxsize
     assert 0 < len(small) < len(keys) and small.currsize > small.maxsize // 2
     assert small.currsize == sum(small.size(k, expected) for k in small.keys())  # noqa: SIM118 - a list, not a dict
-    assert small.keys() == keys[-len(small):]  # first in, first out
+    assert small.keys() == keys[-len(small) :]  # first in, first out
     table = data.encoded_table(custom)
     assert table.get(keys[0]) is None and table.get(keys[-1]) == expected
 

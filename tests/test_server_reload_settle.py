@@ -109,6 +109,7 @@ def test_a_file_that_changed_while_it_was_loaded_is_refused(tmp_path):
 
 # -- generated: any cut that does not end a line is refused, never served -------------
 
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(1, len(FULL) - 1), junk=st.sampled_from(["", "\t2330  GH100 [H100 SXM5 80GB]"]))
 def test_no_cut_short_of_a_line_end_is_loaded(tmp_path, cut, junk):

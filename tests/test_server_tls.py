@@ -37,8 +37,9 @@ def works(client: Client) -> bool:
 
 
 def test_tls(pki):
-    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key),
-                               watch_interval=0))
+    server = start(
+        ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key), watch_interval=0)
+    )
     target = f"localhost:{server.port}"
     try:
         with Client(target, root_certificates=pki.ca, timeout=5) as trusted:
@@ -55,17 +56,30 @@ def test_tls(pki):
 
 
 def test_mutual_tls(pki):
-    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key),
-                               tls_client_ca=str(pki.ca), watch_interval=0))
+    server = start(
+        ServeConfig(
+            listen="127.0.0.1:0",
+            tls_cert=str(pki.server_cert),
+            tls_key=str(pki.server_key),
+            tls_client_ca=str(pki.ca),
+            watch_interval=0,
+        )
+    )
     target = f"localhost:{server.port}"
     try:
-        with Client(target, root_certificates=pki.ca, certificate_chain=pki.client_cert,
-                    private_key=pki.client_key, timeout=5) as member:
+        with Client(
+            target, root_certificates=pki.ca, certificate_chain=pki.client_cert, private_key=pki.client_key, timeout=5
+        ) as member:
             assert works(member)
         with Client(target, root_certificates=pki.ca, timeout=3) as anonymous:
             assert not works(anonymous)
-        with Client(target, root_certificates=pki.ca, certificate_chain=pki.other_client_cert,
-                    private_key=pki.other_client_key, timeout=3) as intruder:
+        with Client(
+            target,
+            root_certificates=pki.ca,
+            certificate_chain=pki.other_client_cert,
+            private_key=pki.other_client_key,
+            timeout=3,
+        ) as intruder:
             assert not works(intruder)
         with Client(target, timeout=3) as plaintext:
             assert not works(plaintext)
@@ -102,8 +116,11 @@ def test_certificate_replaced_by_a_fifo_keeps_the_old_one(pki, tmp_path):
     cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
     shutil.copyfile(pki.server_cert, cert)
     shutil.copyfile(pki.server_key, key)
-    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(cert), tls_key=str(key), watch_interval=0,
-                               health_listen="127.0.0.1:0"))
+    server = start(
+        ServeConfig(
+            listen="127.0.0.1:0", tls_cert=str(cert), tls_key=str(key), watch_interval=0, health_listen="127.0.0.1:0"
+        )
+    )
     target = f"localhost:{server.port}"
     try:
         assert server.metrics.tls_loaded._value.get() == 1
@@ -145,17 +162,26 @@ def test_plaintext_only_when_asked(config, message):
 
 
 def test_health_command_over_mutual_tls(pki):
-    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key),
-                               tls_client_ca=str(pki.ca), watch_interval=0))
+    server = start(
+        ServeConfig(
+            listen="127.0.0.1:0",
+            tls_cert=str(pki.server_cert),
+            tls_key=str(pki.server_key),
+            tls_client_ca=str(pki.ca),
+            watch_interval=0,
+        )
+    )
     try:
         base = [sys.executable, "-m", "pciname", "health", "--server", f"localhost:{server.port}", "--timeout", "5"]
         ok = subprocess.run(
             [*base, "--tls-ca", str(pki.ca), "--tls-cert", str(pki.client_cert), "--tls-key", str(pki.client_key)],
-            capture_output=True, text=True, cwd=REPO, timeout=60,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=60,
         )
         assert (ok.returncode, ok.stdout.strip()) == (0, "SERVING"), ok.stderr
-        refused = subprocess.run([*base, "--tls-ca", str(pki.ca)], capture_output=True, text=True, cwd=REPO,
-                                 timeout=60)
+        refused = subprocess.run([*base, "--tls-ca", str(pki.ca)], capture_output=True, text=True, cwd=REPO, timeout=60)
         assert refused.returncode == 2
         assert refused.stderr.startswith("pciname: error: ") and refused.stderr.count("\n") == 1
     finally:
@@ -163,8 +189,9 @@ def test_health_command_over_mutual_tls(pki):
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pciname", *args], capture_output=True, text=True, cwd=REPO,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, cwd=REPO, timeout=timeout
+    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
@@ -202,30 +229,60 @@ def test_client_needs_both_halves_of_a_client_certificate(pki):
         "    print(error)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
-    assert (proc.returncode, proc.stdout) == (0, "certificate_chain and private_key go together (mutual TLS needs both)\n")
+    assert (proc.returncode, proc.stdout) == (
+        0,
+        "certificate_chain and private_key go together (mutual TLS needs both)\n",
+    )
 
 
 def test_unusable_tls_files_are_named(pki, garbage):
     serve = ("serve", "--listen", "127.0.0.1:0", "--watch-interval", "0")
-    assert_one_line_error(cli(*serve, "--tls-cert", str(garbage), "--tls-key", str(pki.server_key)),
-                          f"TLS certificate {garbage} cannot be used: no PEM certificate in it")
-    assert_one_line_error(cli(*serve, "--tls-cert", str(pki.server_cert), "--tls-key", str(garbage)),
-                          f"TLS key {garbage} cannot be used", "not a PEM private key")
-    assert_one_line_error(cli(*serve, "--tls-cert", str(pki.server_cert), "--tls-key", str(pki.client_key)),
-                          "the key does not belong to the certificate")
-    assert_one_line_error(cli(*serve, "--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key),
-                              "--tls-client-ca", str(garbage)), f"TLS CA bundle {garbage} cannot be used")
+    assert_one_line_error(
+        cli(*serve, "--tls-cert", str(garbage), "--tls-key", str(pki.server_key)),
+        f"TLS certificate {garbage} cannot be used: no PEM certificate in it",
+    )
+    assert_one_line_error(
+        cli(*serve, "--tls-cert", str(pki.server_cert), "--tls-key", str(garbage)),
+        f"TLS key {garbage} cannot be used",
+        "not a PEM private key",
+    )
+    assert_one_line_error(
+        cli(*serve, "--tls-cert", str(pki.server_cert), "--tls-key", str(pki.client_key)),
+        "the key does not belong to the certificate",
+    )
+    assert_one_line_error(
+        cli(
+            *serve,
+            "--tls-cert",
+            str(pki.server_cert),
+            "--tls-key",
+            str(pki.server_key),
+            "--tls-client-ca",
+            str(garbage),
+        ),
+        f"TLS CA bundle {garbage} cannot be used",
+    )
     health = ("health", "--server", "127.0.0.1:1", "--timeout", "2")
     assert_one_line_error(cli(*health, "--tls-ca", str(garbage)), f"TLS CA bundle {garbage} cannot be used")
-    assert_one_line_error(cli(*health, "--tls-cert", str(garbage), "--tls-key", str(pki.client_key)),
-                          f"TLS certificate {garbage} cannot be used")
-    assert_one_line_error(cli(*health, "--tls-cert", str(pki.client_cert), "--tls-key", str(garbage)),
-                          f"TLS key {garbage} cannot be used")
+    assert_one_line_error(
+        cli(*health, "--tls-cert", str(garbage), "--tls-key", str(pki.client_key)),
+        f"TLS certificate {garbage} cannot be used",
+    )
+    assert_one_line_error(
+        cli(*health, "--tls-cert", str(pki.client_cert), "--tls-key", str(garbage)), f"TLS key {garbage} cannot be used"
+    )
 
 
 def test_lookup_server_over_mutual_tls(pki, garbage):
-    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key),
-                               tls_client_ca=str(pki.ca), watch_interval=0))
+    server = start(
+        ServeConfig(
+            listen="127.0.0.1:0",
+            tls_cert=str(pki.server_cert),
+            tls_key=str(pki.server_key),
+            tls_client_ca=str(pki.ca),
+            watch_interval=0,
+        )
+    )
     try:
         lookup = ("lookup", "10de:2236", "--server", f"localhost:{server.port}")
         member = ("--tls-ca", str(pki.ca), "--tls-cert", str(pki.client_cert), "--tls-key", str(pki.client_key))
@@ -233,8 +290,10 @@ def test_lookup_server_over_mutual_tls(pki, garbage):
         assert (ok.returncode, ok.stdout, ok.stderr) == (0, "nvidia.com/GA102GL_A10\n", "")
         anonymous = cli(*lookup, "--tls-ca", str(pki.ca))
         assert anonymous.returncode == 2 and "Traceback" not in anonymous.stderr  # mutual TLS refuses it
-        assert_one_line_error(cli(*lookup, "--tls-ca", str(pki.ca), "--tls-key", str(pki.client_key)),
-                              "--tls-cert and --tls-key go together")
+        assert_one_line_error(
+            cli(*lookup, "--tls-ca", str(pki.ca), "--tls-key", str(pki.client_key)),
+            "--tls-cert and --tls-key go together",
+        )
         assert_one_line_error(cli(*lookup, "--tls-ca", str(garbage)), "cannot be used")
         assert_one_line_error(cli("lookup", "10de:2236", "--tls-ca", str(pki.ca)), "go with --server")
     finally:
@@ -246,15 +305,19 @@ def test_a_failed_handshake_is_our_one_line_only(pki):
     Handshake failed") came before our one-line error."""
     import os
 
-    server = start(ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key),
-                               watch_interval=0))
+    server = start(
+        ServeConfig(listen="127.0.0.1:0", tls_cert=str(pki.server_cert), tls_key=str(pki.server_key), watch_interval=0)
+    )
     env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
     env["PYTHONPATH"] = str(REPO)
     try:
-        for argv in (["health", "--server", f"localhost:{server.port}", "--tls-ca", str(pki.other_ca)],
-                     ["lookup", "10de:2236", "--server", f"localhost:{server.port}", "--tls-ca", str(pki.other_ca)]):
-            proc = subprocess.run([sys.executable, "-m", "pciname", *argv], capture_output=True, text=True,
-                                  timeout=60, env=env, cwd=REPO)
+        for argv in (
+            ["health", "--server", f"localhost:{server.port}", "--tls-ca", str(pki.other_ca)],
+            ["lookup", "10de:2236", "--server", f"localhost:{server.port}", "--tls-ca", str(pki.other_ca)],
+        ):
+            proc = subprocess.run(
+                [sys.executable, "-m", "pciname", *argv], capture_output=True, text=True, timeout=60, env=env, cwd=REPO
+            )
             assert proc.returncode == 2
             assert proc.stderr.startswith("pciname: error: ") and proc.stderr.count("\n") == 1, proc.stderr
     finally:

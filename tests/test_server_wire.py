@@ -164,12 +164,25 @@ def test_resolutions_round_trip_alone_and_framed_in_a_batch(values):
 
 
 def test_a_resolution_sends_what_it_derives():
-    r = Resolution("10de:2236", "latest", "vendor-section", "v1.6.0", "GA102GL_A10", "nvidia.com/GA102GL_A10",
-                   "NVIDIA Corporation", "GA102GL [A10]", "2025.07.11", "ab" * 32, "PCI_RESOURCE_X", "/s.sock")
+    r = Resolution(
+        "10de:2236",
+        "latest",
+        "vendor-section",
+        "v1.6.0",
+        "GA102GL_A10",
+        "nvidia.com/GA102GL_A10",
+        "NVIDIA Corporation",
+        "GA102GL [A10]",
+        "2025.07.11",
+        "ab" * 32,
+        "PCI_RESOURCE_X",
+        "/s.sock",
+    )
     message = wire.resolution_message(r)
     assert message.advertised is True and r.advertised is True
-    unset = wire.resolution_message(Resolution("10de:0001", "p", "a", None, "", None, None, None, None, None, None,
-                                               None))
+    unset = wire.resolution_message(
+        Resolution("10de:0001", "p", "a", None, "", None, None, None, None, None, None, None)
+    )
     assert not unset.HasField("resource_name") and not unset.advertised
 
 
@@ -195,8 +208,19 @@ def test_profile_infos_round_trip(infos, generation, data):
 
 def test_profile_info_leaves_its_path_home_and_sends_valid_text():
     undecodable = b"2024 \xff".decode("utf-8", "surrogateescape")
-    info = ProfileInfo("custom", "custom", None, "vendor-section", None, undecodable, "ab" * 32, True,
-                       "/srv/pci.ids", (), f"over {undecodable}")
+    info = ProfileInfo(
+        "custom",
+        "custom",
+        None,
+        "vendor-section",
+        None,
+        undecodable,
+        "ab" * 32,
+        True,
+        "/srv/pci.ids",
+        (),
+        f"over {undecodable}",
+    )
     back = wire.profile_info_from_message(over_the_wire(wire.profile_info_message(info)))
     assert back.path is None
     assert (back.pci_ids_version, back.note) == ("2024 \ufffd", "over 2024 \ufffd")
@@ -220,8 +244,14 @@ def test_permitted_host_devices_round_trip(value):
 
 
 @ROUND_TRIPS
-@given(st.lists(st.builds(Skipped, item=text, kind=st.sampled_from(["pci", "mdev"]), resource_name=optional_text,
-                          reasons=warnings), max_size=3))
+@given(
+    st.lists(
+        st.builds(
+            Skipped, item=text, kind=st.sampled_from(["pci", "mdev"]), resource_name=optional_text, reasons=warnings
+        ),
+        max_size=3,
+    )
+)
 def test_the_librarys_skipped_entries_come_back_as_skipped_items(entries):
     back = [wire.skipped_from_message(over_the_wire(wire.skipped_message(s))) for s in entries]
     assert back == [SkippedItem(s.item, s.kind, s.resource_name, s.reasons) for s in entries]
@@ -246,7 +276,10 @@ def test_finding_values_keep_their_kind():
         assert (back.value, back.expected) == (value, value)
         assert type(back.value) is type(value)
     assert wire.finding_from_message(wire.finding_message(Finding("f", 1, 1, 1, "p", 2.0, "c", "m"))).value == 2
-    assert wire.finding_from_message(wire.finding_message(Finding("f", 1, 1, 1, "p", {"a": 1}, "c", "m"))).value == "{'a': 1}"
+    assert (
+        wire.finding_from_message(wire.finding_message(Finding("f", 1, 1, 1, "p", {"a": 1}, "c", "m"))).value
+        == "{'a': 1}"
+    )
 
 
 @ROUND_TRIPS
@@ -257,8 +290,15 @@ def test_gpu_options_round_trip(values, profile, source, kubevirt):
 
 
 def test_gpu_option_counts_beyond_int64_are_clamped():
-    option = {"resource_name": "r", "kind": "pci", "selectors": [], "devices": [], "models": [],
-              "allocatable": 2**70, "nodes": [{"name": 7, "allocatable": -(2**70)}]}
+    option = {
+        "resource_name": "r",
+        "kind": "pci",
+        "selectors": [],
+        "devices": [],
+        "models": [],
+        "allocatable": 2**70,
+        "nodes": [{"name": 7, "allocatable": -(2**70)}],
+    }
     back = wire.option_from_message(over_the_wire(wire.option_message(option)))
     assert back["allocatable"] == 2**63 - 1 and back["nodes"] == [{"name": "7", "allocatable": -(2**63)}]
 
@@ -281,11 +321,17 @@ def come_back(error: BaseException):
         (UnknownAlgorithmError("unknown algorithm 'x'"), RemoteInvalidArgument, "INVALID_ARGUMENT"),
         (UnknownProfileError("unknown profile 'nope'"), RemoteUnknownProfile, "NOT_FOUND"),
         (PciIdsError("/srv/pci.ids: changed"), RemoteSnapshotMissing, "FAILED_PRECONDITION"),
-        (wire.failure(grpc.StatusCode.INVALID_ARGUMENT, "kubevirt: not YAML", wire.OBJECTS_INPUT),
-         RemoteInvalidArgument, "INVALID_ARGUMENT"),
+        (
+            wire.failure(grpc.StatusCode.INVALID_ARGUMENT, "kubevirt: not YAML", wire.OBJECTS_INPUT),
+            RemoteInvalidArgument,
+            "INVALID_ARGUMENT",
+        ),
         *[
-            (wire.failure(grpc.StatusCode.FAILED_PRECONDITION, f"cluster trouble {reason}", reason),
-             RemoteClusterError, "FAILED_PRECONDITION")
+            (
+                wire.failure(grpc.StatusCode.FAILED_PRECONDITION, f"cluster trouble {reason}", reason),
+                RemoteClusterError,
+                "FAILED_PRECONDITION",
+            )
             for reason in wire.CLUSTER_REASONS
         ],
     ],
@@ -322,10 +368,14 @@ def test_a_lint_input_error_comes_back_with_its_file_and_line(name, line):
 @pytest.mark.parametrize(
     ("error", "message"),
     [
-        (wire.RpcFailure(grpc.StatusCode.UNAVAILABLE, "still loading"),
-         f"pciname server {TARGET} is unavailable: still loading"),
-        (wire.RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "too late"),
-         f"pciname server {TARGET} did not answer in time (too late)"),
+        (
+            wire.RpcFailure(grpc.StatusCode.UNAVAILABLE, "still loading"),
+            f"pciname server {TARGET} is unavailable: still loading",
+        ),
+        (
+            wire.RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "too late"),
+            f"pciname server {TARGET} did not answer in time (too late)",
+        ),
         (KeyError("x"), f"pciname server {TARGET}: INTERNAL: internal error: KeyError: 'x'"),
     ],
 )
@@ -344,8 +394,15 @@ def test_details_are_one_bounded_line():
 def test_the_reasons_and_metadata_keys_are_defined_in_wire_only():
     """The client reads them from wire: no other module spells them."""
     spelled = {
-        wire.ERROR_KEY, wire.FILE_KEY, wire.LINE_KEY, wire.SNAPSHOT_KEY, wire.SHA256_KEY, wire.URL_KEY,
-        wire.LINT_INPUT, wire.OBJECTS_INPUT, *wire.CLUSTER_REASONS,
+        wire.ERROR_KEY,
+        wire.FILE_KEY,
+        wire.LINE_KEY,
+        wire.SNAPSHOT_KEY,
+        wire.SHA256_KEY,
+        wire.URL_KEY,
+        wire.LINT_INPUT,
+        wire.OBJECTS_INPUT,
+        *wire.CLUSTER_REASONS,
     }
     assert {"pciname-error", "lint-input", "cluster-disabled", "kubevirt-ambiguous"} <= spelled
     package = REPO / "pciname"
@@ -354,12 +411,16 @@ def test_the_reasons_and_metadata_keys_are_defined_in_wire_only():
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {
-            id(node.body[0].value) for node in ast.walk(tree)
+            id(node.body[0].value)
+            for node in ast.walk(tree)
             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
         }
         found = {
-            node.value for node in ast.walk(tree)
+            node.value
+            for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and node.value in spelled and id(node) not in docstrings
         }
         assert not found, f"{path.relative_to(REPO)} spells {sorted(found)}: import them from pciname.server.wire"
@@ -381,10 +442,12 @@ def test_the_servicer_implements_exactly_the_protos_methods():
     for name, handler in handlers.items():
         method = in_proto[name]
         assert (handler.request_streaming, handler.response_streaming) == (
-            method.client_streaming, method.server_streaming), name
+            method.client_streaming,
+            method.server_streaming,
+        ), name
     for name, (_, request_type) in servicer().rpcs().items():
         assert request_type.DESCRIPTOR.full_name == in_proto[name].input_type.full_name, name
-    assert wire.METHODS == tuple(in_proto) and wire.SERVICE_NAME == "pciname.v1.PciName"
+    assert tuple(in_proto) == wire.METHODS and wire.SERVICE_NAME == "pciname.v1.PciName"
 
 
 def test_a_running_server_answers_every_method_of_the_proto_and_no_other():
@@ -414,7 +477,7 @@ def test_a_running_server_answers_every_method_of_the_proto_and_no_other():
 def test_metrics_count_every_method_of_the_proto():
     from pciname.server import metrics
 
-    assert metrics.METHODS == tuple(method.name for method in PROTO_SERVICE.methods)
+    assert tuple(method.name for method in PROTO_SERVICE.methods) == metrics.METHODS
 
 
 # -- ServeConfig: the one source of serve's defaults and checks --------------------------------
@@ -435,9 +498,21 @@ def test_serves_help_shows_serveconfigs_defaults(capsys):
     with pytest.raises(SystemExit):
         build_parser("serve").parse_args(["serve", "--help"])
     shown = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # lines break after hyphens
-    for needle in (f"(default {config.DEFAULT_LISTEN};", "(default 16)", "(default 256)", "(default 10000)",
-                   "(default 4 MiB)", "(default 64 MiB)", "(default 1 MiB)", "(default 100)", "(default 10)",
-                   "(default 2)", "(default vendor-section)", "(default text)", "0: never (default 0)"):
+    for needle in (
+        f"(default {config.DEFAULT_LISTEN};",
+        "(default 16)",
+        "(default 256)",
+        "(default 10000)",
+        "(default 4 MiB)",
+        "(default 64 MiB)",
+        "(default 1 MiB)",
+        "(default 100)",
+        "(default 10)",
+        "(default 2)",
+        "(default vendor-section)",
+        "(default text)",
+        "0: never (default 0)",
+    ):
         assert needle in shown, needle
     assert f"(default {ServeConfig.max_workers})" in shown and f"(default {ServeConfig.max_batch})" in shown
 
@@ -446,15 +521,21 @@ def test_the_log_choices_and_healths_port_are_serveconfigs():
     from pciname.cli import service
 
     assert (service.LOG_FORMATS, service.LOG_LEVELS) == (config.LOG_FORMATS, config.LOG_LEVELS)
-    assert service.DEFAULT_SERVER == f"localhost:{config.DEFAULT_PORT}"
+    assert f"localhost:{config.DEFAULT_PORT}" == service.DEFAULT_SERVER
     assert config.DEFAULT_LOG_FORMAT in config.LOG_FORMATS and config.DEFAULT_LOG_LEVEL in config.LOG_LEVELS
 
 
 BAD_VALUES = [
-    *[(name, value) for name in config.COUNT_FIELDS
-      for value in (0, -1, config.MAX_INT + 1, math.inf, math.nan, 1.5, "16", True)],
-    *[(name, value) for name in config.SECONDS_FIELDS
-      for value in (math.inf, -math.inf, math.nan, -1, -0.5, config.MAX_SECONDS + 1, "2", None)],
+    *[
+        (name, value)
+        for name in config.COUNT_FIELDS
+        for value in (0, -1, config.MAX_INT + 1, math.inf, math.nan, 1.5, "16", True)
+    ],
+    *[
+        (name, value)
+        for name in config.SECONDS_FIELDS
+        for value in (math.inf, -math.inf, math.nan, -1, -0.5, config.MAX_SECONDS + 1, "2", None)
+    ],
 ]
 
 
@@ -520,10 +601,17 @@ def test_the_config_and_the_wire_load_without_the_server():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(sorted([
-        "pciname.server._proto", "pciname.server._proto.pciname_pb2", "pciname.server._proto.pciname_pb2_grpc",
-        "pciname.server.config", "pciname.server.wire",
-    ]))
+    assert result.stdout.strip() == str(
+        sorted(
+            [
+                "pciname.server._proto",
+                "pciname.server._proto.pciname_pb2",
+                "pciname.server._proto.pciname_pb2_grpc",
+                "pciname.server.config",
+                "pciname.server.wire",
+            ]
+        )
+    )
 
 
 def test_every_server_module_names_its_job():

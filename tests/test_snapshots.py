@@ -121,7 +121,10 @@ def test_fetch_from_upstream_urls(empty_cache, mirror, monkeypatch):
         target = root / upstream_path
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(PLUGIN_PCIIDS / snap.filename, target)
-    rewritten = {s.key: s.__class__(s.key, s.sha256, s.size, url + "/" + s.url.split("://", 1)[1].split("/", 1)[1], s.note) for s in snapshots.known_snapshots()}
+    rewritten = {
+        s.key: s.__class__(s.key, s.sha256, s.size, url + "/" + s.url.split("://", 1)[1].split("/", 1)[1], s.note)
+        for s in snapshots.known_snapshots()
+    }
     monkeypatch.setattr(snapshots, "known_snapshots", lambda: sorted(rewritten.values(), key=lambda s: s.key))
     results = snapshots.fetch(timeout=10)
     assert {r.status for r in results} == {"fetched"}
@@ -133,11 +136,17 @@ def test_cli_snapshots_list_import_and_fetch(empty_cache, tmp_path, mirror):
     env = {**os.environ, **trimmed_install(tmp_path / "install")}  # a package that carries no snapshot
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
+        )
 
     listing = json.loads(cli("snapshots", "list", "-o", "json").stdout)
     assert {row["installed"] for row in listing} == {False}
-    assert next(r for r in listing if r["snapshot"] == "2025.07.11")["plugin_releases"] == ["v1.4.0", "v1.5.0", "v1.6.0"]
+    assert next(r for r in listing if r["snapshot"] == "2025.07.11")["plugin_releases"] == [
+        "v1.4.0",
+        "v1.5.0",
+        "v1.6.0",
+    ]
 
     junk = tmp_path / "junk"
     junk.write_text("x")
@@ -158,6 +167,7 @@ def test_cli_snapshots_list_import_and_fetch(empty_cache, tmp_path, mirror):
 
 
 # -- a hostile or broken mirror -------------------------------------------------
+
 
 @pytest.fixture(autouse=True)
 def _no_proxy(monkeypatch):
@@ -224,7 +234,9 @@ class RawServer:
                     request += data
                 path = request.split(b" ")[1].decode().lstrip("/")
                 self.requested.append(path)
-                answer = self.answers.get(path, b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                answer = self.answers.get(
+                    path, b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
                 if callable(answer):
                     answer(conn, self.stop)
                 else:
@@ -380,16 +392,37 @@ def test_stale_temporaries_are_removed_and_nothing_else(empty_cache, tmp_path, m
         old = time.time() - 2 * 3600
         outside = tmp_path / "outside"
         outside.write_text("not ours")
-        for name in (".fetch-abcd1234", ".import-q1w2e3r4", ".fetch-young123", ".fetch-abcd1234.ids", "notes.txt", "0" * 64 + ".ids"):
+        for name in (
+            ".fetch-abcd1234",
+            ".import-q1w2e3r4",
+            ".fetch-young123",
+            ".fetch-abcd1234.ids",
+            "notes.txt",
+            "0" * 64 + ".ids",
+        ):
             (cache / name).write_text("x")
         (cache / ".fetch-dir12345").mkdir(exist_ok=True)
         (cache / ".fetch-link1234").unlink(missing_ok=True)
         (cache / ".fetch-link1234").symlink_to(outside)
-        for name in (".fetch-abcd1234", ".import-q1w2e3r4", ".fetch-abcd1234.ids", "notes.txt", "0" * 64 + ".ids", ".fetch-dir12345"):
+        for name in (
+            ".fetch-abcd1234",
+            ".import-q1w2e3r4",
+            ".fetch-abcd1234.ids",
+            "notes.txt",
+            "0" * 64 + ".ids",
+            ".fetch-dir12345",
+        ):
             os.utime(cache / name, (old, old))
         os.utime(cache / ".fetch-link1234", (old, old), follow_symlinks=False)
 
-    kept = [".fetch-abcd1234.ids", ".fetch-dir12345", ".fetch-link1234", ".fetch-young123", "0" * 64 + ".ids", "notes.txt"]
+    kept = [
+        ".fetch-abcd1234.ids",
+        ".fetch-dir12345",
+        ".fetch-link1234",
+        ".fetch-young123",
+        "0" * 64 + ".ids",
+        "notes.txt",
+    ]
     populate()
     junk = tmp_path / "junk"
     junk.write_text("not a snapshot")
@@ -409,7 +442,10 @@ def _unwritable_caches(tmp_path):
     holder = tmp_path / "holder"
     holder.mkdir()
     (holder / "snapshots").write_text("x")
-    return {"cache is a file": (a_file, f"{a_file} is not a directory"), "cache/snapshots is a file": (holder, f"{holder / 'snapshots'} is not a directory")}
+    return {
+        "cache is a file": (a_file, f"{a_file} is not a directory"),
+        "cache/snapshots is a file": (holder, f"{holder / 'snapshots'} is not a directory"),
+    }
 
 
 @pytest.mark.parametrize("case", ["cache is a file", "cache/snapshots is a file"])
@@ -425,7 +461,14 @@ def test_unwritable_cache_is_one_line_error(empty_cache, tmp_path, mirror, monke
 
     env = {**_cli_env(tmp_path), "PCINAME_CACHE_DIR": str(cache)}
     for args in (["import", str(PLUGIN_PCIIDS / "2019-08-14.ids")], ["fetch", "--base-url", url, "--timeout", "5"]):
-        proc = subprocess.run([sys.executable, "-m", "pciname", "snapshots", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pciname", "snapshots", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            timeout=120,
+        )
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("pciname: error: cannot write to the snapshot cache") and says in proc.stderr
         assert proc.stderr.count("\n") == 1 and proc.stdout == ""

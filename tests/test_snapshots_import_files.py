@@ -26,7 +26,11 @@ def cli_import(path: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
     instead of hanging it."""
     return subprocess.run(
         [sys.executable, "-m", "pciname", "snapshots", "import", path],
-        capture_output=True, text=True, env={**os.environ, **env}, cwd=REPO, timeout=60,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=REPO,
+        timeout=60,
     )
 
 

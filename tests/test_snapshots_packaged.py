@@ -15,8 +15,8 @@ import tarfile
 import pytest
 
 import pciname
-from pciname.kube.cozystack import releases as cozystack_releases
 from pciname import snapshots
+from pciname.kube.cozystack import releases as cozystack_releases
 from pciname.naming.profiles import load_registry
 from pciname.paths import packaged_manifest_path, packaged_snapshots_path
 
@@ -27,7 +27,12 @@ ALL_SNAPSHOTS = sorted(p.name for p in PLUGIN_PCIIDS.glob("*.ids"))
 
 def cli(*args: str, env: dict, cwd) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd, timeout=120
+        [sys.executable, "-m", "pciname", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=cwd,
+        timeout=120,
     )
 
 
@@ -72,7 +77,9 @@ def test_every_profile_works_with_nothing_installed(monkeypatch, tmp_path):
     assert len(infos) == len(load_registry().profiles) == 54 + len(cozystack_releases())  # and each Cozystack release
     assert all(p.installed for p in infos)
     assert pciname.resolve("10de:2330", "gpu-operator@v23.9.2").resource_name == "nvidia.com/GH100H100_SXM5_80GB"
-    assert pciname.resolve("10de:1eb8", "kubevirt-gpu-device-plugin@v1.0.1").resource_name == "nvidia.com/TU104GL_Tesla_T4"
+    assert (
+        pciname.resolve("10de:1eb8", "kubevirt-gpu-device-plugin@v1.0.1").resource_name == "nvidia.com/TU104GL_Tesla_T4"
+    )
     assert not (tmp_path / "empty-cache" / "snapshots").exists()  # read from the package, never extracted
 
 

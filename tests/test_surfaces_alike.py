@@ -17,7 +17,13 @@ from pciname.server._proto import pciname_pb2 as pb
 
 from .test_server import channel, client, server, server_env, setup, stub  # noqa: F401 - fixtures
 
-SPELLINGS = ["nvidia.com/GA102GL_A10", " nvidia.com/GA102GL_A10", "nvidia.com/GA102GL_A10\n", "\tGA102GL_A10 ", "GA102GL_A10"]
+SPELLINGS = [
+    "nvidia.com/GA102GL_A10",
+    " nvidia.com/GA102GL_A10",
+    "nvidia.com/GA102GL_A10\n",
+    "\tGA102GL_A10 ",
+    "GA102GL_A10",
+]
 
 
 def test_reverse_query():

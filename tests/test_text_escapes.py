@@ -114,8 +114,15 @@ def test_audit_text_escapes_cluster_names(capsys):
         "profile": "v1.4.0",
         "profile_source": "--profile",
         "inference": {"names": []},
-        "permitted": [{"kind": "pci", "selector": "10DE:2236", "resource_name": f"nvidia.com/X{ERASE}",
-                       "expected": "nvidia.com/GA102GL_A10", "nodes": {f"node{ESC_OSC}": 1}}],
+        "permitted": [
+            {
+                "kind": "pci",
+                "selector": "10DE:2236",
+                "resource_name": f"nvidia.com/X{ERASE}",
+                "expected": "nvidia.com/GA102GL_A10",
+                "nodes": {f"node{ESC_OSC}": 1},
+            }
+        ],
         "advertised": [],
         "findings": [{"code": "wrong-resource-name", "path": "x", "message": f"API said {ERASE}fine"}],
     }

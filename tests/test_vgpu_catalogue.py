@@ -26,7 +26,7 @@ SHIPPED = ROOT / "data" / "vgpu-types.json"
 
 def newest_config() -> dict:
     releases = vgpu_catalogue.read_archive(ARCHIVE)
-    tag, commit, text = max(releases, key=lambda r: vgpu_catalogue._version_key(r[0]))
+    tag, _commit, text = max(releases, key=lambda r: vgpu_catalogue._version_key(r[0]))
     assert tag == "v0.5.0"
     return yaml.safe_load(text)
 
@@ -49,7 +49,16 @@ def test_archive_holds_every_release_tag_with_its_commit():
     with tarfile.open(ARCHIVE, "r:xz") as tar:
         names = [m.name for m in tar.getmembers()]
     tags = [n.partition("@")[0] for n in names]
-    assert tags == [f"v0.1.0", "v0.2.0", *[f"v0.2.{i}" for i in range(1, 9)], "v0.3.0", "v0.4.0", "v0.4.1", "v0.4.2", "v0.5.0"]
+    assert tags == [
+        "v0.1.0",
+        "v0.2.0",
+        *[f"v0.2.{i}" for i in range(1, 9)],
+        "v0.3.0",
+        "v0.4.0",
+        "v0.4.1",
+        "v0.4.2",
+        "v0.5.0",
+    ]
     assert all(re.fullmatch(r"v[\d.]+@[0-9a-f]{40}\.yaml", n) for n in names)
     data = json.loads(SHIPPED.read_text())
     assert [r["release"] for r in data["releases"]] == tags
@@ -168,7 +177,11 @@ def test_every_prefix_fact_names_a_catalogue_family_and_matches_its_string():
 
 def test_maintainer_script_runs_as_a_module():
     done = subprocess.run(
-        [sys.executable, "-m", "pciname.vgpu_catalogue", "--check"], capture_output=True, text=True, cwd=ROOT, check=False
+        [sys.executable, "-m", "pciname.vgpu_catalogue", "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "up to date" in done.stdout
@@ -177,7 +190,7 @@ def test_maintainer_script_runs_as_a_module():
 def test_readme_prefix_table_is_the_facts():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     header = "| family | prefix | observed string | evidence | driver | counts for lint | source |"
-    lines = text[text.index(header):].split("\n")[2:]
+    lines = text[text.index(header) :].split("\n")[2:]
     rows = [line for line in lines[: next(i for i, line in enumerate(lines) if not line.startswith("|"))]]
     expected = []
     for f in vgpu_prefixes.FACTS:

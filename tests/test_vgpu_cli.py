@@ -33,7 +33,7 @@ def test_vgpu_types_json_fields(capsys):
 
 
 def test_vgpu_types_under_v1_0_x(capsys):
-    code, out, _ = run(capsys, "vgpu-types", "10de:1eb8", "-p", "v1.0.1", "-o", "yaml")
+    _code, out, _ = run(capsys, "vgpu-types", "10de:1eb8", "-p", "v1.0.1", "-o", "yaml")
     row = next(t for t in yaml.safe_load(out)["types"] if t["type"] == "T4-16Q")
     assert (row["mdev_name"], row["resource_name"]) == ("GRID T4-16Q", "nvidia.com/T4-16Q")
 
@@ -86,15 +86,21 @@ def test_permitted_host_devices_vgpu(capsys, device, wanted, selector, resource)
     assert code == 0, err
     assert yaml.safe_load(out) == {
         "permittedHostDevices": {
-            "mediatedDevices": [{"mdevNameSelector": selector, "resourceName": resource, "externalResourceProvider": True}]
+            "mediatedDevices": [
+                {"mdevNameSelector": selector, "resourceName": resource, "externalResourceProvider": True}
+            ]
         }
     }
 
 
 def test_vgpu_in_cozystack_values(capsys):
-    code, out, _ = run(capsys, "permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "--format", "cozystack", "--variant", "vgpu")
+    code, out, _ = run(
+        capsys, "permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "--format", "cozystack", "--variant", "vgpu"
+    )
     assert code == 0
-    assert yaml.safe_load(out)["gpu"]["permittedHostDevices"]["mediatedDevices"][0]["mdevNameSelector"] == "NVIDIA A10-24Q"
+    assert (
+        yaml.safe_load(out)["gpu"]["permittedHostDevices"]["mediatedDevices"][0]["mdevNameSelector"] == "NVIDIA A10-24Q"
+    )
 
 
 def test_vm_gpus_and_node_pool_take_counts(capsys):

@@ -34,7 +34,10 @@ def stub(server):
         yield pb_grpc.PciNameStub(channel)
 
 
-@pytest.mark.parametrize(("device", "profile"), [("10de:2236", ""), ("0x10DE:0x1EB8", "v1.0.1"), ("25b6", "gpu-operator@v24.9.0"), ("2331", "")])
+@pytest.mark.parametrize(
+    ("device", "profile"),
+    [("10de:2236", ""), ("0x10DE:0x1EB8", "v1.0.1"), ("25b6", "gpu-operator@v24.9.0"), ("2331", "")],
+)
 def test_client_answer_equals_the_library(client, device, profile):
     got = client.vgpu_types(device, profile)
     want = vgpu_types(device, profile or "latest")
@@ -49,11 +52,18 @@ def test_a10_24q_over_the_wire(stub):
     answer = stub.VgpuTypes(pb.VgpuTypesRequest(device="10de:2236"), timeout=20)
     t = next(t for t in answer.types if t.type == "A10-24Q")
     assert (t.mdev_name, t.resource_name, t.max_instances, t.vgpu_config) == (
-        "NVIDIA A10-24Q", "nvidia.com/NVIDIA_A10-24Q", 1, "A10-24Q"
+        "NVIDIA A10-24Q",
+        "nvidia.com/NVIDIA_A10-24Q",
+        1,
+        "A10-24Q",
     )
     assert t.mdev_name_certainty == "observed" and t.evidence.kind == "kubevirt-config"
     unknown = stub.VgpuTypes(pb.VgpuTypesRequest(device="10de:2331"), timeout=20).types[0]
-    assert not unknown.HasField("mdev_name") and not unknown.HasField("evidence") and unknown.mdev_name_certainty == "unknown"
+    assert (
+        not unknown.HasField("mdev_name")
+        and not unknown.HasField("evidence")
+        and unknown.mdev_name_certainty == "unknown"
+    )
 
 
 def test_device_not_covered_is_an_answer(client):

@@ -4,12 +4,10 @@ catalogue and certain prefix evidence tell."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from pciname.kube.lint import UNKNOWN_VGPU_TYPE, lint_text
 from pciname.kube.vgpu import kubevirt_selector_key
-
 
 
 def cr(selector: str, resource: str) -> str:

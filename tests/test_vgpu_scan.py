@@ -112,7 +112,9 @@ def test_mdev_config_uses_the_nodes_ids(tmp_path, harvester):
 def test_scan_cli_mdev_config_and_table(tmp_path, harvester, capsys):
     tree = node(tmp_path, harvester)
     assert main(["scan", "--sysfs-root", str(tree.root), "--mdev-config", "A2-4Q"]) == 0
-    assert yaml.safe_load(capsys.readouterr().out) == {"mediatedDevicesConfiguration": {"mediatedDeviceTypes": ["nvidia-746"]}}
+    assert yaml.safe_load(capsys.readouterr().out) == {
+        "mediatedDevicesConfiguration": {"mediatedDeviceTypes": ["nvidia-746"]}
+    }
     main(["scan", "--sysfs-root", str(tree.root)])
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines()]
@@ -131,7 +133,11 @@ def test_from_scan_offered_permits_offered_types(tmp_path, harvester, capsys):
     code = main(["permitted-host-devices", "--from-scan", str(tree.root), "--offered"])
     out = yaml.safe_load(capsys.readouterr().out)
     assert code == 0
-    entry = {"mdevNameSelector": "NVIDIA A2-4Q", "resourceName": "nvidia.com/NVIDIA_A2-4Q", "externalResourceProvider": True}
+    entry = {
+        "mdevNameSelector": "NVIDIA A2-4Q",
+        "resourceName": "nvidia.com/NVIDIA_A2-4Q",
+        "externalResourceProvider": True,
+    }
     assert entry in out["permittedHostDevices"]["mediatedDevices"]
 
 

@@ -25,7 +25,18 @@ if TYPE_CHECKING:
 # .fast (importing __future__ costs start-up time): type-only names are quoted.
 
 # Command modules, in the order their commands appear in --help.
-COMMAND_MODULES = ("core", "pciids", "service", "generate", "vgpu", "lint", "scan", "cluster", "admission", "completion")
+COMMAND_MODULES = (
+    "core",
+    "pciids",
+    "service",
+    "generate",
+    "vgpu",
+    "lint",
+    "scan",
+    "cluster",
+    "admission",
+    "completion",
+)
 
 
 def _parser_class() -> "type[argparse.ArgumentParser]":

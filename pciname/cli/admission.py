@@ -73,7 +73,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"the binding's validationActions, repeatable: {', '.join(ACTIONS)} (default: "
         f"{' and '.join(DEFAULT_ACTIONS)}: nothing is refused; Deny refuses)",
     )
-    policy.add_argument("--name", default=DEFAULT_NAME, help=f"name of the policy and binding (default: {DEFAULT_NAME})")
+    policy.add_argument(
+        "--name", default=DEFAULT_NAME, help=f"name of the policy and binding (default: {DEFAULT_NAME})"
+    )
     policy.add_argument("--kubeconfig", metavar="FILE", help="with --from-cluster: kubeconfig file")
     policy.add_argument("--context", metavar="NAME", help="with --from-cluster: kubeconfig context")
     policy.add_argument("--kubevirt", metavar="[NAMESPACE/]NAME", help="with --from-cluster: which KubeVirt CR")
@@ -88,7 +90,9 @@ def run_admission_policy(args: argparse.Namespace) -> int:
     profile = profile_arg(args)
     from_cr = args.from_cr is not None or args.from_cluster
     if from_cr and (args.devices or args.mdev or args.vgpu):
-        raise PcinameError("DEVICE, --mdev and --vgpu go without --from-cr / --from-cluster: the CR says what is allowed")
+        raise PcinameError(
+            "DEVICE, --mdev and --vgpu go without --from-cr / --from-cluster: the CR says what is allowed"
+        )
     if not from_cr and not args.devices and not args.mdev:
         raise PcinameError("nothing to allow: name a DEVICE or --mdev TYPE, or use --from-cr FILE / --from-cluster")
     if not args.from_cluster and (args.kubeconfig or args.context or args.kubevirt):
@@ -108,9 +112,7 @@ def run_admission_policy(args: argparse.Namespace) -> int:
         kubevirt = read_kubevirt(connect(args.kubeconfig, args.context), args.kubevirt)
         if kubevirt is None:
             raise PcinameError("the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)")
-        permitted, findings = allowed_from_cr(
-            yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt", profile
-        )
+        permitted, findings = allowed_from_cr(yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt", profile)
     else:
         devices, mdevs = vgpu_requests(args, counts=False)
         permitted, left_out = allowed_from_devices(devices, mdevs, profile)

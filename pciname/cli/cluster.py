@@ -27,21 +27,23 @@ if TYPE_CHECKING:
 # pciname.kube.cluster.DEFAULT_TIMEOUT, spelled out so that building the
 # parser imports nothing more (tests/test_kube_cluster.py checks).
 TIMEOUT_DEFAULT_SHOWN = "30"
-CREDENTIALS_NOTE = (
-    " A kubeconfig's credential plugin (users[].user.exec) runs, as with kubectl, within --timeout."
-)
+CREDENTIALS_NOTE = " A kubeconfig's credential plugin (users[].user.exec) runs, as with kubectl, within --timeout."
 CLUSTER_PROFILE_NOTE = " --profile auto infers the plugin release from the names the nodes advertise."
 NO_KUBEVIRT = "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)"
 
 
 def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+    parser.add_argument(
+        "--kubeconfig", metavar="FILE", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
+    )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     parser.add_argument(
         "--kubevirt", metavar="[NAMESPACE/]NAME", help="which KubeVirt CR, when the cluster has several"
     )
     parser.add_argument(
-        "--timeout", type=_seconds, metavar="SECONDS",
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
         help=f"seconds all the API requests may take together (default {TIMEOUT_DEFAULT_SHOWN})",
     )
 
@@ -52,7 +54,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="compare the KubeVirt CR, the nodes and the profile",
         description="Read the KubeVirt CR and the Nodes (read-only) and report permitted names no node "
         "advertises, advertised nvidia.com names not permitted, permitted names that do not match the profile, "
-        "and which plugin releases are consistent with the advertised names." + CLUSTER_PROFILE_NOTE + CREDENTIALS_NOTE
+        "and which plugin releases are consistent with the advertised names."
+        + CLUSTER_PROFILE_NOTE
+        + CREDENTIALS_NOTE
         + " Exit 0 clean, 1 findings, 2 errors.",
     )
     _add_cluster_options(audit)
@@ -65,7 +69,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "gpu-options",
         help="what a tenant node pool may ask for",
         description="Every permitted resource name with its GPU model and how many are allocatable on which "
-        "nodes, like Cozystack's dashboard offers for nodeGroups.<group>.gpus." + CLUSTER_PROFILE_NOTE + CREDENTIALS_NOTE,
+        "nodes, like Cozystack's dashboard offers for nodeGroups.<group>.gpus."
+        + CLUSTER_PROFILE_NOTE
+        + CREDENTIALS_NOTE,
     )
     _add_cluster_options(options)
     add_cozystack_option(options, "the cluster runs, when its cozystack-operator Deployment does not say")
@@ -81,7 +87,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="server-side apply permittedHostDevices to the KubeVirt CR",
         description="Server-side apply (field manager pciname) of the permittedHostDevices for these devices to "
         "the KubeVirt CR. Refused when Cozystack or the HyperConverged operator manages the CR, and when another "
-        "field manager owns the field (unless --force)." + CLUSTER_PROFILE_NOTE + CREDENTIALS_NOTE
+        "field manager owns the field (unless --force)."
+        + CLUSTER_PROFILE_NOTE
+        + CREDENTIALS_NOTE
         + " Exit 0 applied, 1 refused or some devices left out, 2 errors.",
     )
     aphd.add_argument("devices", nargs="*", metavar="DEVICE")
@@ -129,15 +137,21 @@ def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | 
     found = release_in_cluster(read_cozystack_operator(client, timeout=_timeout(args)))
     given = get_release(args.cozystack) if args.cozystack is not None else None
     if found is not None and found.release is None and given is None:
-        say(f"the cluster runs Cozystack {found.version} ({found.evidence}), which this pciname has no facts for: "
-            "use a newer pciname, or give --cozystack or --profile")
+        say(
+            f"the cluster runs Cozystack {found.version} ({found.evidence}), which this pciname has no facts for: "
+            "use a newer pciname, or give --cozystack or --profile"
+        )
     if found is not None and given is not None and found.version != given.version:
         say(f"--cozystack {given.version} given; the cluster says Cozystack {found.version} ({found.evidence})")
     release = given or (found.release if found is not None else None)
     if release is None:
         return found.to_dict() if found is not None else None
     source = "given (--cozystack)" if given is not None else found.evidence if found is not None else ""
-    implied = not getattr(args, "profile", None) and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None)
+    implied = (
+        not getattr(args, "profile", None)
+        and not getattr(args, "pciids", None)
+        and not getattr(args, "algorithm", None)
+    )
     if implied:
         args.profile = release.profile
     return {"version": release.version, "source": source, "known": True, "implies_profile": implied}
@@ -152,9 +166,8 @@ def run_audit(args: argparse.Namespace) -> int:
     client, state = _cluster(args)
     cozystack = _cozystack(args, client)
     result = audit(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True))
-    if cozystack is not None:
-        if cozystack.pop("implies_profile", False):
-            result["profile_source"] = f"Cozystack {cozystack['version']} ({cozystack['source']})"
+    if cozystack is not None and cozystack.pop("implies_profile", False):
+        result["profile_source"] = f"Cozystack {cozystack['version']} ({cozystack['source']})"
     result["cozystack"] = cozystack
     if args.output == "table":
         _audit_table(result)
@@ -196,7 +209,12 @@ def _audit_table(result: dict[str, Any]) -> None:
         out.write("\n")
         table(
             [
-                (a["resource_name"], a["kind"], "yes" if a["permitted"] else "no", ",".join(f"{n}={c}" for n, c in a["nodes"].items()))
+                (
+                    a["resource_name"],
+                    a["kind"],
+                    "yes" if a["permitted"] else "no",
+                    ",".join(f"{n}={c}" for n, c in a["nodes"].items()),
+                )
                 for a in result["advertised"]
             ],
             ("ADVERTISED", "KIND", "PERMITTED", "ALLOCATABLE"),

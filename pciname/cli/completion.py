@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "completion",
         help="shell completion script (bash, zsh, fish)",
         description="Print a completion script for the shell, generated from pciname's parser (shtab). "
-        "bash: `source <(pciname completion bash)`; zsh: `pciname completion zsh > \"${fpath[1]}/_pciname\"`; "
+        'bash: `source <(pciname completion bash)`; zsh: `pciname completion zsh > "${fpath[1]}/_pciname"`; '
         "fish: `pciname completion fish > ~/.config/fish/completions/pciname.fish`.",
     )
     comp.add_argument("shell", choices=SHELLS)
@@ -36,9 +36,11 @@ def profile_names() -> list[str]:
     from ..naming.profiles import LATEST, PREVIEW, load_registry
 
     registry = load_registry()
-    return [LATEST, PREVIEW] + [p.name for p in registry.plugin_releases()] + [
-        p.name for p in registry.operator_releases()
-    ]
+    return (
+        [LATEST, PREVIEW]
+        + [p.name for p in registry.plugin_releases()]
+        + [p.name for p in registry.operator_releases()]
+    )
 
 
 def _mark_profiles(parser: argparse.ArgumentParser, names: list[str], bash_function: str) -> None:

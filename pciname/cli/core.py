@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..render import emit, table, write_line
 from ..naming.algorithms import ALGORITHMS
+from ..render import emit, table, write_line
 from .fast import LIST_WARNINGS_UP_TO, warnings_summary
 from .output import add_output_option
 
@@ -242,7 +242,6 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
 
 def run_reverse(args: argparse.Namespace) -> int:
     from ..api import reverse
-
     from ..errors import PcinameError
     from ..naming.checks import reverse_query
 
@@ -401,7 +400,10 @@ def _import(args: argparse.Namespace) -> int:
     failed = 0
     for result in import_files([Path(f) for f in args.files]):
         if result.snapshot is None:
-            write_line(f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported", sys.stderr)
+            write_line(
+                f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported",
+                sys.stderr,
+            )
             failed += 1
         else:
             write_line(f"{result.source}: snapshot {result.snapshot.key} -> {result.stored}")

@@ -83,8 +83,13 @@ def plain_lookup(argv: "Sequence[str]") -> "dict[str, Any] | None":
     if stdin and values.get("output", "name") != "name":  # bulk JSON: the full path's
         return None
     profile = values.get("profile") or answers.DEFAULT_PROFILE
-    return {"devices": devices, "profile": profile, "output": values.get("output", "name"), "stdin": stdin,
-            "warnings": values.get("warnings", "auto")}
+    return {
+        "devices": devices,
+        "profile": profile,
+        "output": values.get("output", "name"),
+        "stdin": stdin,
+        "warnings": values.get("warnings", "auto"),
+    }
 
 
 def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
@@ -127,7 +132,7 @@ def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
         return None
     if len(devices) > 64:
         table.index_all()
-    spelt: "dict[str, tuple[str, int]]" = {}
+    spelt: dict[str, tuple[str, int]] = {}
     for token in dict.fromkeys(devices):  # each distinct spelling parsed once
         parsed = answers.device_id(token)
         at = -1 if parsed is None or parsed[0] != answers.NVIDIA_VENDOR_ID else table.find(parsed[1])

@@ -17,7 +17,17 @@ from ..errors import PcinameError
 from ..render import emit, table, write_line
 from .core import add_profile_options
 from .output import add_output_option
-from .shared import NO_DEVICES, add_cozystack_option, add_request_options, cozystack_profile, included, profile_arg, report, say, vgpu_requests
+from .shared import (
+    NO_DEVICES,
+    add_cozystack_option,
+    add_request_options,
+    cozystack_profile,
+    included,
+    profile_arg,
+    report,
+    say,
+    vgpu_requests,
+)
 
 if TYPE_CHECKING:
     from ..kube.generate import Skipped, Snippet
@@ -219,7 +229,9 @@ def _for_cozystack(snippet: Snippet, args: argparse.Namespace) -> tuple[Snippet,
     defaults = None
     if args.cozystack_defaults is not None:
         if args.replace_defaults:
-            raise PcinameError("--cozystack-defaults has nothing to compare with: --replace-defaults drops the defaults")
+            raise PcinameError(
+                "--cozystack-defaults has nothing to compare with: --replace-defaults drops the defaults"
+            )
         if args.vgpu_device_manager:
             raise PcinameError("--vgpu-device-manager picks a built-in table; --cozystack-defaults FILE replaces it")
         try:
@@ -422,7 +434,10 @@ def run_mdev_name(args: argparse.Namespace) -> int:
                 say(f"{r['mdev_type']}: {w['code']}: {w['message']}")
     elif args.output == "table":
         table(
-            [(r["mdev_type"], r["resource_name"], r["env_var"], ",".join(w["code"] for w in r["warnings"]) or None) for r in results],
+            [
+                (r["mdev_type"], r["resource_name"], r["env_var"], ",".join(w["code"] for w in r["warnings"]) or None)
+                for r in results
+            ],
             ("MDEV TYPE", "RESOURCE", "ENV VAR", "WARNINGS"),
         )
     else:

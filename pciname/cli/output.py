@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 FORMATS = ("json", "yaml", "table")
 
 
-def add_output_option(parser: argparse.ArgumentParser, choices: Sequence[str] = FORMATS, default: str = "table") -> None:
+def add_output_option(
+    parser: argparse.ArgumentParser, choices: Sequence[str] = FORMATS, default: str = "table"
+) -> None:
     parser.add_argument(
         "-o",
         "--output",

@@ -94,8 +94,7 @@ def _write(text: str) -> None:
 def _read(name: str) -> bytes:
     """A pci.ids file's bytes (``-``: stdin), at most MAX_PCIIDS_BYTES of
     them; a regular file only (never blocks on a FIFO or a device)."""
-    from ..errors import PciIdsError
-    from ..errors import FileLimitError
+    from ..errors import FileLimitError, PciIdsError
     from ..files import MAX_PCIIDS_BYTES, read_bounded
 
     try:

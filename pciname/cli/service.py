@@ -142,83 +142,193 @@ def register(sub: Any) -> None:
     count, seconds, text = _or_default(_positive_int), _or_default(_seconds), _or_default(_as_is)
 
     net = serve.add_argument_group("network")
-    net.add_argument("--listen", type=text, default=_Deferred("listen"), metavar="HOST:PORT",
-                     help="gRPC address (default %(default)s; port 0 picks a free one)")
+    net.add_argument(
+        "--listen",
+        type=text,
+        default=_Deferred("listen"),
+        metavar="HOST:PORT",
+        help="gRPC address (default %(default)s; port 0 picks a free one)",
+    )
     net.add_argument("--insecure", action="store_true", help="serve plaintext (required when no TLS files are given)")
     net.add_argument("--tls-cert", metavar="FILE", help="server certificate chain (PEM)")
     net.add_argument("--tls-key", metavar="FILE", help="server private key (PEM)")
-    net.add_argument("--tls-client-ca", metavar="FILE",
-                     help="CA bundle (PEM) client certificates must chain to: mutual TLS, clients without one are refused")
-    net.add_argument("--health-listen", metavar="HOST:PORT",
-                     help="also serve grpc.health.v1 alone, plaintext, here, on threads of its own: it answers whatever "
-                     "the load on --listen (point kubelet probes here)")
-    net.add_argument("--metrics-listen", metavar="HOST:PORT",
-                     help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)")
+    net.add_argument(
+        "--tls-client-ca",
+        metavar="FILE",
+        help="CA bundle (PEM) client certificates must chain to: mutual TLS, clients without one are refused",
+    )
+    net.add_argument(
+        "--health-listen",
+        metavar="HOST:PORT",
+        help="also serve grpc.health.v1 alone, plaintext, here, on threads of its own: it answers whatever "
+        "the load on --listen (point kubelet probes here)",
+    )
+    net.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)",
+    )
 
     limits = serve.add_argument_group("limits")
-    limits.add_argument("--max-workers", type=count, default=_Deferred("max_workers"), metavar="N",
-                        help="threads handling RPCs (default %(default)s)")
-    limits.add_argument("--max-concurrent-rpcs", type=count, default=_Deferred("max_concurrent_rpcs"), metavar="N",
-                        help="RPCs accepted at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)")
-    limits.add_argument("--max-batch", type=count, default=_Deferred("max_batch"), metavar="N",
-                        help="devices per ResolveBatch/PermittedHostDevices request (default %(default)s)")
-    limits.add_argument("--max-recv-message-bytes", type=count, default=_Deferred("max_recv_message_bytes"),
-                        metavar="N", help="largest request message (default %(default)s)")
-    limits.add_argument("--max-connection-age", type=seconds, default=_Deferred("max_connection_age"),
-                        metavar="SECONDS",
-                        help="close client connections after this long (gracefully) so clients re-balance "
-                        "across replicas; 0: never (default %(default)s)")
-    limits.add_argument("--max-send-message-bytes", type=count, default=_Deferred("max_send_message_bytes"),
-                        metavar="N", help="largest response message (default %(default)s)")
-    limits.add_argument("--max-lint-files", type=count, default=_Deferred("max_lint_files"), metavar="N",
-                        help="files per Lint request (default %(default)s)")
-    limits.add_argument("--max-lint-bytes", type=count, default=_Deferred("max_lint_bytes"), metavar="N",
-                        help="bytes of YAML per Lint request, all files together (default %(default)s)")
-    limits.add_argument("--max-lint-nodes", type=count, default=_Deferred("max_lint_nodes"), metavar="N",
-                        help="YAML nodes per Lint request, all files together, and per GpuOptions YAML field, "
-                        "aliases counted as what they stand for (default %(default)s)")
-    limits.add_argument("--max-concurrent-lints", type=count, default=_Deferred("max_concurrent_lints"), metavar="N",
-                        help="Lint RPCs running at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)")
+    limits.add_argument(
+        "--max-workers",
+        type=count,
+        default=_Deferred("max_workers"),
+        metavar="N",
+        help="threads handling RPCs (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-concurrent-rpcs",
+        type=count,
+        default=_Deferred("max_concurrent_rpcs"),
+        metavar="N",
+        help="RPCs accepted at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-batch",
+        type=count,
+        default=_Deferred("max_batch"),
+        metavar="N",
+        help="devices per ResolveBatch/PermittedHostDevices request (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-recv-message-bytes",
+        type=count,
+        default=_Deferred("max_recv_message_bytes"),
+        metavar="N",
+        help="largest request message (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-connection-age",
+        type=seconds,
+        default=_Deferred("max_connection_age"),
+        metavar="SECONDS",
+        help="close client connections after this long (gracefully) so clients re-balance "
+        "across replicas; 0: never (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-send-message-bytes",
+        type=count,
+        default=_Deferred("max_send_message_bytes"),
+        metavar="N",
+        help="largest response message (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-lint-files",
+        type=count,
+        default=_Deferred("max_lint_files"),
+        metavar="N",
+        help="files per Lint request (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-lint-bytes",
+        type=count,
+        default=_Deferred("max_lint_bytes"),
+        metavar="N",
+        help="bytes of YAML per Lint request, all files together (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-lint-nodes",
+        type=count,
+        default=_Deferred("max_lint_nodes"),
+        metavar="N",
+        help="YAML nodes per Lint request, all files together, and per GpuOptions YAML field, "
+        "aliases counted as what they stand for (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-concurrent-lints",
+        type=count,
+        default=_Deferred("max_concurrent_lints"),
+        metavar="N",
+        help="Lint RPCs running at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)",
+    )
 
     life = serve.add_argument_group("lifecycle")
-    life.add_argument("--grace", type=seconds, default=_Deferred("grace"), metavar="SECONDS",
-                      help="on SIGTERM, how long RPCs in flight may take to finish (default %(default)s)")
-    life.add_argument("--shutdown-delay", type=seconds, default=_Deferred("shutdown_delay"), metavar="SECONDS",
-                      help="on SIGTERM, keep serving this long with health NOT_SERVING before refusing new RPCs, "
-                      "so load balancers notice first (default %(default)s)")
-    life.add_argument("--watch-interval", type=seconds, default=_Deferred("watch_interval"), metavar="SECONDS",
-                      help="poll data/pci.ids, --pciids and the snapshot dirs this often and reload on change; "
-                      "0 disables (SIGHUP still reloads), else at least 0.1 (default %(default)s)")
+    life.add_argument(
+        "--grace",
+        type=seconds,
+        default=_Deferred("grace"),
+        metavar="SECONDS",
+        help="on SIGTERM, how long RPCs in flight may take to finish (default %(default)s)",
+    )
+    life.add_argument(
+        "--shutdown-delay",
+        type=seconds,
+        default=_Deferred("shutdown_delay"),
+        metavar="SECONDS",
+        help="on SIGTERM, keep serving this long with health NOT_SERVING before refusing new RPCs, "
+        "so load balancers notice first (default %(default)s)",
+    )
+    life.add_argument(
+        "--watch-interval",
+        type=seconds,
+        default=_Deferred("watch_interval"),
+        metavar="SECONDS",
+        help="poll data/pci.ids, --pciids and the snapshot dirs this often and reload on change; "
+        "0 disables (SIGHUP still reloads), else at least 0.1 (default %(default)s)",
+    )
 
     data = serve.add_argument_group("data")
-    data.add_argument("--pciids", type=_file_name, metavar="FILE",
-                      help="also serve this pci.ids file as profile 'custom'; it is loaded only once it has stopped "
-                      "changing and ends with a complete line, so replace it by writing a new file beside it and "
-                      "renaming that into place (mv)")
-    data.add_argument("--algorithm", type=text, choices=ALGORITHMS, default=_Deferred("algorithm"),
-                      help="name algorithm of the custom profile (default %(default)s)")
-    data.add_argument("--default-profile", type=text, default=_Deferred("default_profile"), metavar="PROFILE",
-                      help=f"profile of requests that name none ({default_profile_help()}; 'custom' for --pciids)")
+    data.add_argument(
+        "--pciids",
+        type=_file_name,
+        metavar="FILE",
+        help="also serve this pci.ids file as profile 'custom'; it is loaded only once it has stopped "
+        "changing and ends with a complete line, so replace it by writing a new file beside it and "
+        "renaming that into place (mv)",
+    )
+    data.add_argument(
+        "--algorithm",
+        type=text,
+        choices=ALGORITHMS,
+        default=_Deferred("algorithm"),
+        help="name algorithm of the custom profile (default %(default)s)",
+    )
+    data.add_argument(
+        "--default-profile",
+        type=text,
+        default=_Deferred("default_profile"),
+        metavar="PROFILE",
+        help=f"profile of requests that name none ({default_profile_help()}; 'custom' for --pciids)",
+    )
 
     cluster = serve.add_argument_group("cluster (GpuOptions from_cluster)")
-    cluster.add_argument("--kube", action="store_true",
-                         help="let GpuOptions read the KubeVirt CR and the Nodes from the cluster (read-only: get/list "
-                         "on nodes and kubevirts.kubevirt.io); off by default: callers send the objects")
-    cluster.add_argument("--kubeconfig", metavar="FILE",
-                         help="with --kube: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
-                         "service account); its credential plugin (users[].user.exec) runs, as with kubectl, within "
-                         "--kube-timeout, and again only when its credentials expire or are refused")
-    cluster.add_argument("--kube-context", metavar="NAME", help="with --kube: kubeconfig context (default: the current one)")
-    cluster.add_argument("--kube-timeout", type=seconds, default=_Deferred("kube_timeout"), metavar="SECONDS",
-                         help="with --kube: seconds the API requests of one GpuOptions may take together, "
-                         "less when the RPC's deadline is nearer (default %(default)s)")
+    cluster.add_argument(
+        "--kube",
+        action="store_true",
+        help="let GpuOptions read the KubeVirt CR and the Nodes from the cluster (read-only: get/list "
+        "on nodes and kubevirts.kubevirt.io); off by default: callers send the objects",
+    )
+    cluster.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="with --kube: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
+        "service account); its credential plugin (users[].user.exec) runs, as with kubectl, within "
+        "--kube-timeout, and again only when its credentials expire or are refused",
+    )
+    cluster.add_argument(
+        "--kube-context", metavar="NAME", help="with --kube: kubeconfig context (default: the current one)"
+    )
+    cluster.add_argument(
+        "--kube-timeout",
+        type=seconds,
+        default=_Deferred("kube_timeout"),
+        metavar="SECONDS",
+        help="with --kube: seconds the API requests of one GpuOptions may take together, "
+        "less when the RPC's deadline is nearer (default %(default)s)",
+    )
 
     # The choices are shown in the usage line, which argparse builds as the
     # flag is added: they cannot wait, so tests/test_server_wire.py checks
     # that they are pciname.server.config's LOG_FORMATS and LOG_LEVELS.
     logs = serve.add_argument_group("logging")
-    logs.add_argument("--log-format", type=text, choices=LOG_FORMATS, default=_Deferred("log_format"),
-                      help="text, or json: one JSON object per line (default %(default)s)")
+    logs.add_argument(
+        "--log-format",
+        type=text,
+        choices=LOG_FORMATS,
+        default=_Deferred("log_format"),
+        help="text, or json: one JSON object per line (default %(default)s)",
+    )
     logs.add_argument("--log-level", type=text, choices=LOG_LEVELS, default=_Deferred("log_level"))
     serve.set_defaults(func=run_serve)
 
@@ -247,9 +357,12 @@ def add_client_tls_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("TLS (to the server)")
     group.add_argument("--tls", action="store_true", help="connect with TLS (implied by the other --tls-* options)")
     group.add_argument("--tls-ca", type=_file_name, metavar="FILE", help="CA bundle to verify the server with")
-    group.add_argument("--tls-cert", type=_file_name, metavar="FILE",
-                       help="client certificate (mutual TLS; goes with --tls-key)")
-    group.add_argument("--tls-key", type=_file_name, metavar="FILE", help="client private key (mutual TLS; goes with --tls-cert)")
+    group.add_argument(
+        "--tls-cert", type=_file_name, metavar="FILE", help="client certificate (mutual TLS; goes with --tls-key)"
+    )
+    group.add_argument(
+        "--tls-key", type=_file_name, metavar="FILE", help="client private key (mutual TLS; goes with --tls-cert)"
+    )
     group.add_argument("--tls-server-name", metavar="NAME", help="expected server name, if not the host")
 
 

@@ -54,7 +54,11 @@ def cozystack_profile(args: argparse.Namespace) -> None:
 
     release = get_release(version)
     args.cozystack = release.version
-    if not getattr(args, "profile", None) and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None):
+    if (
+        not getattr(args, "profile", None)
+        and not getattr(args, "pciids", None)
+        and not getattr(args, "algorithm", None)
+    ):
         args.profile = release.profile
 
 
@@ -106,7 +110,7 @@ def vgpu_requests(
 
     gpus = []
     for item in devices:
-        device, count = parse_request(item) if counts else (item, 1)
+        device, _count = parse_request(item) if counts else (item, 1)
         if counts and "=" in item:
             raise PcinameError(f"{item}: with --vgpu, DEVICE names a GPU model; give the count to --vgpu TYPE=COUNT")
         gpus.append(device)

@@ -71,8 +71,7 @@ CODES: dict[str, Code] = {
     ),
     NO_IOMMU_GROUP: Code(
         ERROR,
-        "an NVIDIA function bound to a VFIO driver without an iommu_group link (IOMMU off): "
-        "the plugin skips it",
+        "an NVIDIA function bound to a VFIO driver without an iommu_group link (IOMMU off): the plugin skips it",
     ),
     HOST_DRIVER: Code(
         ERROR,
@@ -95,8 +94,7 @@ CODES: dict[str, Code] = {
     ),
     SOCKET_PATH_TOO_LONG: Code(
         ERROR,
-        f"the plugin's socket path for the name is over {checks.SOCKET_PATH_MAX_BYTES} bytes: "
-        "it is never advertised",
+        f"the plugin's socket path for the name is over {checks.SOCKET_PATH_MAX_BYTES} bytes: it is never advertised",
     ),
     NOT_ADVERTISED: Code(
         ERROR,
@@ -111,8 +109,7 @@ CODES: dict[str, Code] = {
     ),
     NON_NVIDIA_MDEV: Code(
         WARNING,
-        "a vGPU whose parent is not an NVIDIA function: "
-        "the plugin advertises it under nvidia.com/ all the same",
+        "a vGPU whose parent is not an NVIDIA function: the plugin advertises it under nvidia.com/ all the same",
     ),
     MDEV_TYPE_LOOKED_UP: Code(
         WARNING,

@@ -39,7 +39,7 @@ class Entry:
     """One entry of a directory listing (:func:`entries`): its name and
     whether it is a directory itself (not a link to one)."""
 
-    __slots__ = ("name", "_dir")
+    __slots__ = ("_dir", "name")
 
     def __init__(self, name: str, is_dir: bool) -> None:
         self.name = name
@@ -130,7 +130,9 @@ def _resolve(root: Path, path: str, follow_last: bool = True) -> _At:
                 at.last = part
                 break
             if not stat.S_ISDIR(st.st_mode):
-                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(root.joinpath(*at.parts, part)))
+                raise NotADirectoryError(
+                    errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(root.joinpath(*at.parts, part))
+                )
             at.down(part)
         return at
     except BaseException:

@@ -72,7 +72,6 @@ from ..naming.mdev import crash_warning, type_string
 from ..naming.profiles import DEFAULT_PROFILE, PER_FUNCTION, UNNAMED_NOT_ADVERTISED, get_profile
 from ..pciids.ids import NVIDIA_VENDOR_ID
 from . import rootfs
-from .offered import MDEV, OfferedType, mixed_sriov_types, offered_types
 from .diagnoses import (
     ERROR,
     HOST_DRIVER,
@@ -94,6 +93,7 @@ from .diagnoses import (
     UNUSUAL_DEVICE_ID,
     Diagnosis,
 )
+from .offered import MDEV, OfferedType, mixed_sriov_types, offered_types
 
 if TYPE_CHECKING:
     from ..resolver import ProfileLike, ProfileView, ResolverLike
@@ -417,7 +417,9 @@ def _walk_functions(root: Path) -> list[_PciEntry]:
         real = rootfs.directory(root, _PCI_DEVICES)
         listed = rootfs.entries(root, real)
     except (FileNotFoundError, NotADirectoryError):
-        raise PcinameError(f"{shown}: no such directory (the root given must be the directory that holds sys/)") from None
+        raise PcinameError(
+            f"{shown}: no such directory (the root given must be the directory that holds sys/)"
+        ) from None
     except OSError as exc:
         raise PcinameError(f"{shown}: cannot list it ({rootfs.reason(exc)})") from None
     return [_read_function(root, real, entry, shown / entry.name) for entry in listed]
@@ -834,9 +836,7 @@ def _name_vgpus(vgpu_types: _VgpuTypes, mdevs: list[MdevDevice], view: ProfileVi
         for mdev in mdevs:
             if mdev.uuid in own:
                 mdev.resource_name = resource
-                mdev.status = (
-                    f"{resource} is refused: never advertised" if warnings else f"advertised as {resource}"
-                )
+                mdev.status = f"{resource} is refused: never advertised" if warnings else f"advertised as {resource}"
     if view.profile.mdev_leak and len(vgpu_types.types) > 1:
         listed = ", ".join(repr(type_name) for type_name, _ in vgpu_types.types.values())
         named.diagnoses.append(

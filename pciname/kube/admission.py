@@ -89,17 +89,25 @@ _TEMPLATE = ("spec", "template")
 TARGETS = (
     Target("kubevirt.io", "virtualmachineinstances", "VirtualMachineInstance", _VMI_DEVICES),
     Target("kubevirt.io", "virtualmachines", "VirtualMachine", _TEMPLATE + _VMI_DEVICES),
-    Target("kubevirt.io", "virtualmachineinstancereplicasets", "VirtualMachineInstanceReplicaSet", _TEMPLATE + _VMI_DEVICES),
     Target(
-        "pool.kubevirt.io", "virtualmachinepools", "VirtualMachinePool",
+        "kubevirt.io", "virtualmachineinstancereplicasets", "VirtualMachineInstanceReplicaSet", _TEMPLATE + _VMI_DEVICES
+    ),
+    Target(
+        "pool.kubevirt.io",
+        "virtualmachinepools",
+        "VirtualMachinePool",
         ("spec", "virtualMachineTemplate") + _TEMPLATE + _VMI_DEVICES,
     ),
     Target(
-        "infrastructure.cluster.x-k8s.io", "kubevirtmachinetemplates", "KubevirtMachineTemplate",
+        "infrastructure.cluster.x-k8s.io",
+        "kubevirtmachinetemplates",
+        "KubevirtMachineTemplate",
         ("spec", "template", "spec", "virtualMachineTemplate") + _TEMPLATE + _VMI_DEVICES,
     ),
     Target(
-        "infrastructure.cluster.x-k8s.io", "kubevirtmachines", "KubevirtMachine",
+        "infrastructure.cluster.x-k8s.io",
+        "kubevirtmachines",
+        "KubevirtMachine",
         ("spec", "virtualMachineTemplate") + _TEMPLATE + _VMI_DEVICES,
     ),
 )
@@ -536,8 +544,10 @@ def _fallback_hint(allowed: Sequence[str]) -> str:
     with no close permitted one."""
     from .lint import LIST_PERMITTED_MAX, not_permitted_hint
 
-    return not_permitted_hint("", allowed)[1] if len(allowed) <= LIST_PERMITTED_MAX else (
-        f"no permitted name pciname knows of is close ({len(allowed)} permitted)"
+    return (
+        not_permitted_hint("", allowed)[1]
+        if len(allowed) <= LIST_PERMITTED_MAX
+        else (f"no permitted name pciname knows of is close ({len(allowed)} permitted)")
     )
 
 
@@ -550,7 +560,9 @@ def check_actions(actions: Sequence[str]) -> tuple[str, ...]:
         if action not in ACTIONS:
             raise PcinameError(f"unknown validation action {action!r}: use {', '.join(ACTIONS)}")
     if "Deny" in out and "Warn" in out:
-        raise PcinameError("Deny and Warn cannot go together (Kubernetes refuses the binding): Deny already tells the client")
+        raise PcinameError(
+            "Deny and Warn cannot go together (Kubernetes refuses the binding): Deny already tells the client"
+        )
     return out
 
 

@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
-from ..naming import checks
 from ..naming.profiles import DEFAULT_PROFILE
 from ..pciids.ids import NVIDIA_VENDOR_ID
 from .objects import KubeObject, advertised, management, node_resources, object_ref, permitted_entries
@@ -174,7 +173,12 @@ def audit(
         kind = resource_kind(name)
         is_permitted = name in permitted_names
         adv_rows.append(
-            {"resource_name": name, "kind": kind, "permitted": is_permitted, "nodes": dict(sorted(on_nodes[name].items()))}
+            {
+                "resource_name": name,
+                "kind": kind,
+                "permitted": is_permitted,
+                "nodes": dict(sorted(on_nodes[name].items())),
+            }
         )
         if kind in (PCI, MDEV) and not is_permitted:
             nodes_list = ", ".join(sorted(on_nodes[name]))
@@ -239,7 +243,15 @@ def gpu_options(
             continue
         option = options.setdefault(
             name,
-            {"resource_name": name, "kind": entry["kind"], "selectors": [], "devices": [], "models": [], "allocatable": 0, "nodes": []},
+            {
+                "resource_name": name,
+                "kind": entry["kind"],
+                "selectors": [],
+                "devices": [],
+                "models": [],
+                "allocatable": 0,
+                "nodes": [],
+            },
         )
         selector = entry["selector"]
         if selector and selector not in option["selectors"]:

@@ -86,7 +86,9 @@ def connect_loaded(
             kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             return ApiClient(configuration=configuration), loaded
         client: ApiClient = kube_config.new_client_from_config_dict(  # type: ignore[no-untyped-call]
-            config_dict=loaded.config, context=loaded.config["current-context"], persist_config=False,
+            config_dict=loaded.config,
+            context=loaded.config["current-context"],
+            persist_config=False,
             client_configuration=configuration,
         )
         return client, loaded
@@ -96,7 +98,9 @@ def connect_loaded(
         raise PcinameError(f"cannot load the cluster configuration: {error.strerror or error}") from None
     except (ValueError, TypeError, AttributeError, KeyError) as error:
         # Values of the wrong shape the client trips over.
-        raise PcinameError(f"cannot load the cluster configuration: not a valid kubeconfig: {_one_line(error)[:200]}") from None
+        raise PcinameError(
+            f"cannot load the cluster configuration: not a valid kubeconfig: {_one_line(error)[:200]}"
+        ) from None
 
 
 # -- the client's errors ------------------------------------------------------------
@@ -114,8 +118,14 @@ class _Answered(Exception):
         self.error = error
 
 
-def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...] = (), nominal: float | None = None,
-          **kwargs: Any) -> Any:
+def _call(
+    what: str,
+    fn: Callable[..., Any],
+    *args: Any,
+    handled: tuple[int, ...] = (),
+    nominal: float | None = None,
+    **kwargs: Any,
+) -> Any:
     """Run a client call: API and connection errors become ClusterError,
     except the statuses in ``handled`` (raised as :class:`_Answered`)."""
     from kubernetes.client.exceptions import ApiException
@@ -133,14 +143,16 @@ def _call(what: str, fn: Callable[..., Any], *args: Any, handled: tuple[int, ...
 
 def _unreachable(what: str, error: Exception, timeout: float | None) -> ClusterError:
     """ClusterError for a connection that failed; a timeout says how long was waited."""
-    from urllib3.exceptions import MaxRetryError, NewConnectionError, TimeoutError as Urllib3Timeout
+    from urllib3.exceptions import MaxRetryError, NewConnectionError
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
     cause = error.reason if isinstance(error, MaxRetryError) else error
     # (NewConnectionError, a refused connection, is a ConnectTimeoutError to urllib3)
     if isinstance(cause, Urllib3Timeout) and not isinstance(cause, NewConnectionError) and timeout is not None:
         shown = math.ceil(timeout * 10) / 10  # what was left of --timeout: 0.9998 -> 1
-        return ClusterError(f"cannot {what}: the API server did not answer within {shown:g} seconds",
-                            reason="unreachable")
+        return ClusterError(
+            f"cannot {what}: the API server did not answer within {shown:g} seconds", reason="unreachable"
+        )
     return ClusterError(f"cannot {what}: cannot reach the API server: {_one_line(error)}", reason="unreachable")
 
 
@@ -155,7 +167,9 @@ def _status_message(error: Any) -> str:
 
 def _api_error(what: str, error: Any) -> PcinameError:
     return ClusterError(
-        f"cannot {what}: {error.status} {_one_line(_status_message(error))}".rstrip(), reason="refused", status=error.status
+        f"cannot {what}: {error.status} {_one_line(_status_message(error))}".rstrip(),
+        reason="refused",
+        status=error.status,
     )
 
 
@@ -199,8 +213,8 @@ def _body(what: str, response: Any, clock: _Clock) -> bytes:
         length = int(response.headers.get("Content-Length") or 0)
         if length > MAX_RESPONSE_BYTES:
             raise ClusterError(
-                f"cannot {what}: the API server's answer is {length} bytes, more than the {MAX_RESPONSE_BYTES} "
-                "allowed", reason="unreachable",
+                f"cannot {what}: the API server's answer is {length} bytes, more than the {MAX_RESPONSE_BYTES} allowed",
+                reason="unreachable",
             )
         read = getattr(response, "read1", response.read)  # urllib3 2: at most one read of the socket
         while True:
@@ -244,8 +258,9 @@ def _items(what: str, answer: Any, kind: str) -> tuple[list[KubeObject], str | N
     except ShapeError as error:
         raise ClusterError(f"cannot {what}: {error}", reason="unreachable") from None
     if token is not None and not isinstance(token, str):
-        raise ClusterError(f"cannot {what}: the API server's answer: {kind} metadata.continue is not a string",
-                           reason="unreachable")
+        raise ClusterError(
+            f"cannot {what}: the API server's answer: {kind} metadata.continue is not a string", reason="unreachable"
+        )
     return items, token or None
 
 
@@ -262,8 +277,9 @@ def _checked(what: str, check: Callable[[KubeObject, str], None], items: list[Ku
 # -- reading ------------------------------------------------------------------------
 
 
-def read_kubevirt(api_client: ApiClient, name: str | None = None, *, timeout: float | None = None,
-                  clock: _Clock | None = None) -> KubeObject | None:
+def read_kubevirt(
+    api_client: ApiClient, name: str | None = None, *, timeout: float | None = None, clock: _Clock | None = None
+) -> KubeObject | None:
     """The KubeVirt CR (None when there is none, or KubeVirt is not
     installed); ``name`` (``[NAMESPACE/]NAME``) picks one of several.
     ``timeout``: seconds for the request (default: none)."""
@@ -367,7 +383,9 @@ def read_cozystack_operator(
         raise ClusterError(f"cannot {what}: {error}", reason="unreachable") from None
 
 
-def read_cluster(api_client: ApiClient, kubevirt_name: str | None = None, *, timeout: float | None = None) -> ClusterState:
+def read_cluster(
+    api_client: ApiClient, kubevirt_name: str | None = None, *, timeout: float | None = None
+) -> ClusterState:
     """The KubeVirt CR and the Nodes; ``timeout`` bounds all the requests
     together. Raises ClusterError when the API server cannot be reached,
     refuses, takes too long or answers what is not a KubeVirt CR list or
@@ -380,7 +398,12 @@ def read_cluster(api_client: ApiClient, kubevirt_name: str | None = None, *, tim
 
 
 def apply_permitted_host_devices(
-    api_client: ApiClient, kubevirt: KubeObject, permitted: dict[str, Any], *, force: bool = False, dry_run: bool = False,
+    api_client: ApiClient,
+    kubevirt: KubeObject,
+    permitted: dict[str, Any],
+    *,
+    force: bool = False,
+    dry_run: bool = False,
     timeout: float | None = None,
 ) -> dict[str, Any]:
     """Server-side apply ``permitted`` as the CR's permittedHostDevices, field
@@ -429,8 +452,10 @@ def apply_permitted_host_devices(
     try:
         spec = mapping(mapping(result, "the API server's answer").get("spec"), "the API server's answer: spec")
         configuration = mapping(spec.get("configuration"), "the API server's answer: spec.configuration")
-        applied = mapping(configuration.get("permittedHostDevices"),
-                          "the API server's answer: spec.configuration.permittedHostDevices")
+        applied = mapping(
+            configuration.get("permittedHostDevices"),
+            "the API server's answer: spec.configuration.permittedHostDevices",
+        )
     except ShapeError as error:
         raise ClusterError(f"cannot {what}: {error}", reason="unreachable") from None
     return applied

@@ -163,7 +163,13 @@ class Release:
                 raise PcinameError(f"{self.label}: its node-group schema gives no default for {name}: set it")
             return value
 
-        return NodeGroupDefaults(disk, str(default(disk)), str(default("instanceType")), int(default("maxReplicas")), int(default("minReplicas")))
+        return NodeGroupDefaults(
+            disk,
+            str(default(disk)),
+            str(default("instanceType")),
+            int(default("maxReplicas")),
+            int(default("minReplicas")),
+        )
 
     @property
     def gpu_wiring(self) -> dict[str, Any] | None:
@@ -196,12 +202,23 @@ def releases() -> dict[str, Release]:
         app = None
         if nodes:
             app = NodesApp(
-                nodes["api_version"], nodes["kind"], nodes["plural"], nodes.get("release_prefix", ""),
-                schemas[nodes["schema"]], nodes["source"], bool(nodes["installed_by_iaas_bundle"]),
+                nodes["api_version"],
+                nodes["kind"],
+                nodes["plural"],
+                nodes.get("release_prefix", ""),
+                schemas[nodes["schema"]],
+                nodes["source"],
+                bool(nodes["installed_by_iaas_bundle"]),
             )
         out[version] = Release(
-            version, entry["date"], entry["commit"], entry["gpu_operator"]["version"],
-            entry["sandbox_device_plugin"]["version"], schemas[entry["node_group"]["schema"]], app, entry,
+            version,
+            entry["date"],
+            entry["commit"],
+            entry["gpu_operator"]["version"],
+            entry["sandbox_device_plugin"]["version"],
+            schemas[entry["node_group"]["schema"]],
+            app,
+            entry,
         )
     return out
 
@@ -291,7 +308,12 @@ def release_in_cluster(deployment: dict[str, Any] | None) -> ClusterRelease | No
         found = None
         envs = container.get("env")
         for env in envs if isinstance(envs, list) else []:
-            if isinstance(env, dict) and env.get("name") == VERSION_ENV and isinstance(env.get("value"), str) and env["value"].strip():
+            if (
+                isinstance(env, dict)
+                and env.get("name") == VERSION_ENV
+                and isinstance(env.get("value"), str)
+                and env["value"].strip()
+            ):
                 found = (env["value"].strip(), f"{where}, env {VERSION_ENV}")
         image = container.get("image")
         if found is None and isinstance(image, str):
@@ -392,8 +414,8 @@ def check_roles(roles: object) -> list[str]:
 __all__ = [
     "API_GROUP",
     "API_VERSION",
-    "KIND",
     "DISK_FIELDS",
+    "KIND",
     "MAX_REPLICAS",
     "POOL_FIELDS",
     "QUANTITY_PATTERN",
@@ -402,11 +424,11 @@ __all__ = [
     "NodesApp",
     "Release",
     "UnknownCozystackRelease",
-    "get_release",
-    "newest",
-    "releases",
     "check_instance_type",
     "check_quantity",
     "check_replicas",
     "check_roles",
+    "get_release",
+    "newest",
+    "releases",
 ]

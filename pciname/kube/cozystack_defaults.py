@@ -135,7 +135,8 @@ def _table(table_id: str, release: str) -> DefaultsTable:
     facts = tables()[table_id]
     kind = _KIND[facts["list"]]
     entries = tuple(
-        DefaultEntry(kind, e["selector"], e["resourceName"], bool(e["externalResourceProvider"])) for e in facts["entries"]
+        DefaultEntry(kind, e["selector"], e["resourceName"], bool(e["externalResourceProvider"]))
+        for e in facts["entries"]
     )
     source = f"{REPOSITORY}, {facts['path']} ({facts['field']}), blob {facts['blob'][:10]}, as of Cozystack {release}"
     # Named by file and blob, as the releases that share it ship it (what messages show).
@@ -251,7 +252,9 @@ def parse_defaults(text: str | bytes, name: str = "<defaults>") -> DefaultsTable
         block = _find_block(document)
         if block is not None:
             return DefaultsTable(name, name, tuple(_table_entries(block, name)))
-    raise PcinameError(f"{name}: no defaults table in it (pciHostDevices / mediatedDevices, or a permittedHostDevices mapping)")
+    raise PcinameError(
+        f"{name}: no defaults table in it (pciHostDevices / mediatedDevices, or a permittedHostDevices mapping)"
+    )
 
 
 def _find_block(document: Any) -> dict[str, Any] | None:
@@ -275,7 +278,10 @@ def _find_block(document: Any) -> dict[str, Any] | None:
 
 
 def _table_entries(block: dict[str, Any], name: str) -> Iterator[DefaultEntry]:
-    for key, kind, field in (("pciHostDevices", "pci", "pciVendorSelector"), ("mediatedDevices", "mdev", "mdevNameSelector")):
+    for key, kind, field in (
+        ("pciHostDevices", "pci", "pciVendorSelector"),
+        ("mediatedDevices", "mdev", "mdevNameSelector"),
+    ):
         items = block.get(key)
         if items is None:
             continue
@@ -331,15 +337,21 @@ def for_cozystack(
     for key, field in LISTS.items():
         if lists[key] and key not in wired.variants[variant].reads:
             readers = wired.readers(key)
-            only = f"only {', '.join(readers)} {'does' if len(readers) == 1 else 'do'}" if readers else "no variant does"
+            only = (
+                f"only {', '.join(readers)} {'does' if len(readers) == 1 else 'do'}" if readers else "no variant does"
+            )
             for e in lists[key]:
                 message = f"Cozystack's GPU variant {variant} does not read gpu.permittedHostDevices.{key} ({only})"
-                left_out.append(Skipped(e[field], _KIND[key], e["resourceName"], (NameWarning(IGNORED_BY_VARIANT, message),)))
+                left_out.append(
+                    Skipped(e[field], _KIND[key], e["resourceName"], (NameWarning(IGNORED_BY_VARIANT, message),))
+                )
             lists[key] = []
     pci, mdev = lists["pciHostDevices"], lists["mediatedDevices"]
 
-    table = None if replace_defaults else (
-        defaults if defaults is not None else built_in_defaults(variant, vgpu_device_manager, release)
+    table = (
+        None
+        if replace_defaults
+        else (defaults if defaults is not None else built_in_defaults(variant, vgpu_device_manager, release))
     )
     clashes: list[Skipped] = []
     if table is not None:
@@ -375,11 +387,18 @@ def _compare(
         default = by_key.get(ours.key())
         if default is not None and default.resource_name == name and default.external:
             notes.append(
-                Skipped(ours.selector, kind, name, (NameWarning(
-                    ALREADY_A_DEFAULT,
-                    f"Cozystack's defaults ({table.version}) hold this very entry: left out, "
-                    "the CR would list it twice",
-                ),))
+                Skipped(
+                    ours.selector,
+                    kind,
+                    name,
+                    (
+                        NameWarning(
+                            ALREADY_A_DEFAULT,
+                            f"Cozystack's defaults ({table.version}) hold this very entry: left out, "
+                            "the CR would list it twice",
+                        ),
+                    ),
+                )
             )
             continue
         reasons: list[NameWarning] = []
@@ -399,11 +418,13 @@ def _compare(
         others = [d for d in by_name.get(name, ()) if d.key() != ours.key()]
         if others:
             selectors = ", ".join(d.selector for d in others)
-            reasons.append(NameWarning(
-                DUPLICATE_OF_DEFAULT,
-                f"Cozystack's defaults ({table.version}) permit {name} for {selectors} too: "
-                "a VM asking for it may be given either device",
-            ))
+            reasons.append(
+                NameWarning(
+                    DUPLICATE_OF_DEFAULT,
+                    f"Cozystack's defaults ({table.version}) permit {name} for {selectors} too: "
+                    "a VM asking for it may be given either device",
+                )
+            )
         if reasons:
             clashes.append(Skipped(ours.selector, kind, name, tuple(reasons)))
         yield e
@@ -413,7 +434,10 @@ def table_dict(table: DefaultsTable) -> dict[str, Any]:
     """A table as Cozystack's files write it: ``{"pciHostDevices": [...],
     "mediatedDevices": [...]}`` (a list only when it has entries)."""
     out: dict[str, Any] = {}
-    for kind, key, field in (("pci", "pciHostDevices", "pciVendorSelector"), ("mdev", "mediatedDevices", "mdevNameSelector")):
+    for kind, key, field in (
+        ("pci", "pciHostDevices", "pciVendorSelector"),
+        ("mdev", "mediatedDevices", "mdevNameSelector"),
+    ):
         rows = [
             {field: d.selector, "resourceName": d.resource_name, "externalResourceProvider": True}
             if d.external

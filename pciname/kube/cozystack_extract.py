@@ -195,7 +195,10 @@ def _gpu_operator(tag: str, read: Callable[[str], bytes | None]) -> tuple[dict[s
     plugin = (_yaml(values, f"{tag}:{CHART_VALUES}").get("sandboxDevicePlugin") or {}).get("version")
     wrapper = read(WRAPPER_VALUES)
     if wrapper is not None:
-        override = (((_yaml(wrapper, f"{tag}:{WRAPPER_VALUES}") or {}).get("gpu-operator") or {}).get("sandboxDevicePlugin") or {}).get("version")
+        override = (
+            ((_yaml(wrapper, f"{tag}:{WRAPPER_VALUES}") or {}).get("gpu-operator") or {}).get("sandboxDevicePlugin")
+            or {}
+        ).get("version")
         if override:
             plugin, plugin_source = override, f"{WRAPPER_VALUES} gpu-operator.sandboxDevicePlugin.version"
     if not isinstance(version, str) or not isinstance(plugin, str):
@@ -219,7 +222,9 @@ def _node_group(tag: str, read: Callable[[str], bytes | None], schemas: dict[str
     return {"schema": key, "source": f"{KUBERNETES_SCHEMA} properties.nodeGroups.additionalProperties"}
 
 
-def _kubernetes_nodes(tag: str, read: Callable[[str], bytes | None], iaas: str, schemas: dict[str, Any]) -> dict[str, Any] | None:
+def _kubernetes_nodes(
+    tag: str, read: Callable[[str], bytes | None], iaas: str, schemas: dict[str, Any]
+) -> dict[str, Any] | None:
     data = read(NODES_SCHEMA)
     if data is None:
         return None
@@ -270,7 +275,7 @@ def _wiring(tag: str, iaas: str, read: Callable[[str], bytes | None], tables: di
         if "permittedHostDevices" in iaas or "gpuOperatorVariant" in iaas:
             raise ExtractError(f"{tag}: {IAAS} mentions GPU wiring in a way this script does not know")
         return None
-    eq = re.compile(r'eq \$' + variant_var + r' "([^"]+)"')
+    eq = re.compile(r"eq \$" + variant_var + r' "([^"]+)"')
     accepted: list[str] = []
     for a in actions:
         if a.startswith("if not (or") and eq.search(a):
@@ -288,7 +293,7 @@ def _wiring(tag: str, iaas: str, read: Callable[[str], bytes | None], tables: di
     for a in actions:
         head = a.split(" ", 1)[0]
         if current is None:
-            m = re.match(r'^if eq \$' + variant_var + r' "([^"]+)"$', a)
+            m = re.match(r"^if eq \$" + variant_var + r' "([^"]+)"$', a)
             if m:
                 names, current, depth = [m.group(1)], [], 0
             continue
@@ -301,7 +306,7 @@ def _wiring(tag: str, iaas: str, read: Callable[[str], bytes | None], tables: di
             depth -= 1
         elif head == "else" and depth == 0:
             branches[names[-1]] = current
-            m = re.match(r'^else if eq \$' + variant_var + r' "([^"]+)"$', a)
+            m = re.match(r"^else if eq \$" + variant_var + r' "([^"]+)"$', a)
             names.append(m.group(1) if m else "")
             current = []
             continue
@@ -337,12 +342,14 @@ def _wiring(tag: str, iaas: str, read: Callable[[str], bytes | None], tables: di
                 table = _table(tag, path, data, field, list_of[target])
                 tables[table["id"]] = table
                 when = " ".join(condition)
-                defaults.append({
-                    "table": table["id"],
-                    "list": list_of[target],
-                    "unless_replace_defaults": "not $replace" in when,
-                    "needs_vgpu_device_manager": "$deviceManagerOn" in when,
-                })
+                defaults.append(
+                    {
+                        "table": table["id"],
+                        "list": list_of[target],
+                        "unless_replace_defaults": "not $replace" in when,
+                        "needs_vgpu_device_manager": "$deviceManagerOn" in when,
+                    }
+                )
             else:
                 raise ExtractError(f"{tag}: {IAAS}: concat of ${var}{m.group(3)} is not understood")
         variants[variant] = {"reads": sorted(set(reads)), "defaults": defaults}
@@ -361,15 +368,28 @@ def _table(tag: str, path: str, data: bytes, field: str, kind: str) -> dict[str,
     selector = _LIST_FIELDS[kind]
     entries = []
     for item in node:
-        if not isinstance(item, dict) or not isinstance(item.get(selector), str) or not isinstance(item.get("resourceName"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get(selector), str)
+            or not isinstance(item.get("resourceName"), str)
+        ):
             raise ExtractError(f"{tag}: {path}: an entry of {field} has no {selector} or resourceName")
-        entries.append({
-            "selector": item[selector],
-            "resourceName": item["resourceName"],
-            "externalResourceProvider": item.get("externalResourceProvider") is True,
-        })
+        entries.append(
+            {
+                "selector": item[selector],
+                "resourceName": item["resourceName"],
+                "externalResourceProvider": item.get("externalResourceProvider") is True,
+            }
+        )
     blob = blob_id(data)
-    return {"id": f"{path.rpartition('/')[2]}@{blob[:10]}", "path": path, "blob": blob, "field": field, "list": kind, "entries": entries}
+    return {
+        "id": f"{path.rpartition('/')[2]}@{blob[:10]}",
+        "path": path,
+        "blob": blob,
+        "field": field,
+        "list": kind,
+        "entries": entries,
+    }
 
 
 def extract(source: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -378,6 +398,7 @@ def extract(source: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     schemas: dict[str, Any] = {}
     tables: dict[str, Any] = {}
     for tag, commit, date in source.tags():
+
         def read(path: str, commit: str = commit) -> bytes | None:
             data: bytes | None = source.read(commit, path)
             return data
@@ -406,7 +427,10 @@ def extract(source: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         "releases": releases,
         "tables": dict(sorted(tables.items())),
     }
-    return document, {"about": "Cozystack values schemas by id (see releases.json)", "schemas": dict(sorted(schemas.items()))}
+    return document, {
+        "about": "Cozystack values schemas by id (see releases.json)",
+        "schemas": dict(sorted(schemas.items())),
+    }
 
 
 def dumps(document: dict[str, Any]) -> str:
@@ -477,9 +501,13 @@ def shipped_dir() -> Path:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m pciname.kube.cozystack_extract", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m pciname.kube.cozystack_extract", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("git_dir", nargs="?", help="a cozystack/cozystack git repository (bare is fine)")
-    parser.add_argument("--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json")
+    parser.add_argument(
+        "--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json"
+    )
     parser.add_argument("--from-inputs", type=Path, help="extract from PREFIX.tar.xz + PREFIX.json instead of git")
     parser.add_argument("--check", action="store_true", help="compare with the shipped facts; exit 1 when they differ")
     parser.add_argument("--out", type=Path, default=None, help="where to write (default: the package's data/cozystack)")
@@ -500,7 +528,11 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or shipped_dir()
     files = {"releases.json": dumps(releases), "schemas.json": dumps(schemas)}
     if args.check:
-        stale = [name for name, text in files.items() if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text]
+        stale = [
+            name
+            for name, text in files.items()
+            if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text
+        ]
         print(f"{out}: {'STALE: ' + ', '.join(stale) if stale else 'up to date'}")
         return 1 if stale else 0
     out.mkdir(parents=True, exist_ok=True)
@@ -512,7 +544,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{readme}: the table of Cozystack releases rewritten")
     if recording is not None and args.inputs is not None:
         write_inputs(args.inputs, recording)
-    print(f"{out}: {len(releases['releases'])} releases, {len(schemas['schemas'])} schemas, {len(releases['tables'])} tables")
+    print(
+        f"{out}: {len(releases['releases'])} releases, {len(schemas['schemas'])} schemas, {len(releases['tables'])} tables"
+    )
     return 0
 
 

@@ -447,12 +447,21 @@ def node_pool(
         else:
             data = {"apiVersion": app.api_version, "kind": app.kind, "metadata": {"name": name}, "spec": spec}
         if not app.installed_by_iaas_bundle:
-            notes.append(Skipped(name, "resource", None, (NameWarning(
-                NOT_INSTALLED,
-                f"{release.label} ships the {app.kind} application but its iaas bundle does not install it "
-                "(packages/core/platform/templates/bundles/iaas.yaml): the API serves no "
-                f"{app.resource} until the Package cozystack.kubernetes-nodes-application is installed",
-            ),)))
+            notes.append(
+                Skipped(
+                    name,
+                    "resource",
+                    None,
+                    (
+                        NameWarning(
+                            NOT_INSTALLED,
+                            f"{release.label} ships the {app.kind} application but its iaas bundle does not install it "
+                            "(packages/core/platform/templates/bundles/iaas.yaml): the API serves no "
+                            f"{app.resource} until the Package cozystack.kubernetes-nodes-application is installed",
+                        ),
+                    ),
+                )
+            )
         return Snippet(data, canonical, tuple(left_out), tuple(notes))
     data = place_node_pool({"nodeGroups": {group: node_group}}, fmt)
     return Snippet(data, canonical, tuple(left_out), tuple(notes))

@@ -56,7 +56,7 @@ class Loaded:
 
     def stale(self) -> bool:
         """The credentials expire within :data:`EXPIRY_SKEW`, or a file read changed."""
-        if self.expiry is not None and datetime.datetime.now(datetime.timezone.utc) >= self.expiry - EXPIRY_SKEW:
+        if self.expiry is not None and datetime.datetime.now(datetime.UTC) >= self.expiry - EXPIRY_SKEW:
             return True
         return any(_state(path) != state for path, state in self.files.items())
 
@@ -116,7 +116,9 @@ def _entries(config: dict[str, Any], key: str, inner: str, path: str) -> list[tu
             raise PcinameError(f"cannot load kubeconfig {path}: not a valid kubeconfig: {key}[{i}] has no name")
         value = entry.get(inner) or {}
         if not isinstance(value, dict):
-            raise PcinameError(f"cannot load kubeconfig {path}: not a valid kubeconfig: {key}[{i}].{inner} is not a mapping")
+            raise PcinameError(
+                f"cannot load kubeconfig {path}: not a valid kubeconfig: {key}[{i}].{inner} is not a mapping"
+            )
         entries.append((entry["name"], value))
     return entries
 
@@ -193,8 +195,9 @@ def _file(name: Any, base: str, what: str, files: dict[str, tuple[int, int, int]
     return _read(path, MAX_CREDENTIAL_FILE_BYTES, f"the kubeconfig's {what}")
 
 
-def _inline(values: dict[str, Any], keys: tuple[tuple[str, str], ...], base: str,
-            files: dict[str, tuple[int, int, int] | None]) -> None:
+def _inline(
+    values: dict[str, Any], keys: tuple[tuple[str, str], ...], base: str, files: dict[str, tuple[int, int, int] | None]
+) -> None:
     for key, data_key in keys:
         name = values.pop(key, None)
         if name is not None and not values.get(data_key):
@@ -204,8 +207,9 @@ def _inline(values: dict[str, Any], keys: tuple[tuple[str, str], ...], base: str
 # -- credential plugins ------------------------------------------------------------------
 
 
-def _exec(plugin: Any, base: str, user: dict[str, Any], cluster: dict[str, Any] | None,
-          timeout: float | None) -> datetime.datetime | None:
+def _exec(
+    plugin: Any, base: str, user: dict[str, Any], cluster: dict[str, Any] | None, timeout: float | None
+) -> datetime.datetime | None:
     """Run ``users[].user.exec`` and put its credential in ``user``; its expiry."""
     import json
 
@@ -224,19 +228,30 @@ def _exec(plugin: Any, base: str, user: dict[str, Any], cluster: dict[str, Any] 
         raise PcinameError("cannot load the cluster configuration: users[].user.exec.args is not a list of strings")
     env = dict(os.environ)
     for entry in plugin.get("env") or []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not isinstance(entry.get("value"), str):
-            raise PcinameError("cannot load the cluster configuration: users[].user.exec.env holds an entry without name and value")
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("name"), str)
+            or not isinstance(entry.get("value"), str)
+        ):
+            raise PcinameError(
+                "cannot load the cluster configuration: users[].user.exec.env holds an entry without name and value"
+            )
         env[entry["name"]] = entry["value"]
     info: dict[str, Any] = {"apiVersion": api_version, "kind": "ExecCredential", "spec": {"interactive": False}}
     if plugin.get("provideClusterInfo") and cluster is not None:
-        info["spec"]["cluster"] = {k: v for k, v in cluster.items() if k in ("server", "certificate-authority-data",
-                                                                             "tls-server-name", "proxy-url")}
+        info["spec"]["cluster"] = {
+            k: v
+            for k, v in cluster.items()
+            if k in ("server", "certificate-authority-data", "tls-server-name", "proxy-url")
+        }
     env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
     code, out, err = run_bounded([command, *args], env, timeout)
     what = f"the kubeconfig's credential plugin {plugin['command']}"
     if code != 0:
         detail = " ".join(err.decode("utf-8", "replace").split())[:200]
-        raise PcinameError(f"cannot load the cluster configuration: {what} exited {code}" + (f": {detail}" if detail else ""))
+        raise PcinameError(
+            f"cannot load the cluster configuration: {what} exited {code}" + (f": {detail}" if detail else "")
+        )
     try:
         answer = decode_json(out, what)
     except ShapeError as error:
@@ -245,8 +260,10 @@ def _exec(plugin: Any, base: str, user: dict[str, Any], cluster: dict[str, Any] 
     if not isinstance(answer, dict) or answer.get("kind") != "ExecCredential" or not isinstance(status, dict):
         raise PcinameError(f"cannot load the cluster configuration: {what} did not answer an ExecCredential")
     if answer.get("apiVersion") != api_version:
-        raise PcinameError(f"cannot load the cluster configuration: {what} answered apiVersion "
-                           f"{str(answer.get('apiVersion'))[:64]}, not {api_version[:64]}")
+        raise PcinameError(
+            f"cannot load the cluster configuration: {what} answered apiVersion "
+            f"{str(answer.get('apiVersion'))[:64]}, not {api_version[:64]}"
+        )
     token, cert, key = status.get("token"), status.get("clientCertificateData"), status.get("clientKeyData")
     if isinstance(token, str) and token:
         user["token"] = token
@@ -254,16 +271,19 @@ def _exec(plugin: Any, base: str, user: dict[str, Any], cluster: dict[str, Any] 
         user["client-certificate-data"] = base64.b64encode(cert.encode()).decode("ascii")
         user["client-key-data"] = base64.b64encode(key.encode()).decode("ascii")
     else:
-        raise PcinameError(f"cannot load the cluster configuration: {what} answered neither a token nor a client certificate")
+        raise PcinameError(
+            f"cannot load the cluster configuration: {what} answered neither a token nor a client certificate"
+        )
     expires = status.get("expirationTimestamp")
     if expires is None:
         return None
     try:
         when = datetime.datetime.fromisoformat(str(expires).replace("Z", "+00:00"))
     except ValueError:
-        raise PcinameError(f"cannot load the cluster configuration: {what} answered an expirationTimestamp that is "
-                           "not RFC 3339") from None
-    return when if when.tzinfo is not None else when.replace(tzinfo=datetime.timezone.utc)
+        raise PcinameError(
+            f"cannot load the cluster configuration: {what} answered an expirationTimestamp that is not RFC 3339"
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=datetime.UTC)
 
 
 def run_bounded(argv: list[str], env: dict[str, str], timeout: float | None) -> tuple[int, bytes, bytes]:
@@ -276,10 +296,18 @@ def run_bounded(argv: list[str], env: dict[str, str], timeout: float | None) -> 
     import time
 
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=env, start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
     except OSError as error:
-        raise PcinameError(f"cannot run the kubeconfig's credential plugin {argv[0]}: {error.strerror or error}") from None
+        raise PcinameError(
+            f"cannot run the kubeconfig's credential plugin {argv[0]}: {error.strerror or error}"
+        ) from None
     deadline = None if timeout is None else time.monotonic() + timeout
     output: dict[int, list[bytes]] = {1: [], 2: []}
     sizes = {1: 0, 2: 0}
@@ -325,8 +353,10 @@ def run_bounded(argv: list[str], env: dict[str, str], timeout: float | None) -> 
         process.stdout.close()
         process.stderr.close()
     if problem:
-        raise PcinameError(f"cannot load the cluster configuration: the kubeconfig's credential plugin {argv[0]} {problem}")
+        raise PcinameError(
+            f"cannot load the cluster configuration: the kubeconfig's credential plugin {argv[0]} {problem}"
+        )
     return code, b"".join(output[1]), b"".join(output[2])
 
 
-__all__ = ["EXPIRY_SKEW", "Loaded", "MAX_EXEC_OUTPUT_BYTES", "exists", "load", "paths", "run_bounded"]
+__all__ = ["EXPIRY_SKEW", "MAX_EXEC_OUTPUT_BYTES", "Loaded", "exists", "load", "paths", "run_bounded"]

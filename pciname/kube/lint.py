@@ -325,6 +325,7 @@ class _Sites:
     #: specs: (doc, mapping, path, is a KubernetesNodes spec).
     pools: list[tuple[_Doc, MappingNode, YamlPath, bool]] = field(default_factory=list)
 
+
 #: The kind of Cozystack's node-pool application (a fact of every release that has it).
 KUBERNETES_NODES = "KubernetesNodes"
 
@@ -518,8 +519,13 @@ class Linter:
                         key = str(kept.value) if isinstance(kept, ScalarNode) else "?"
                         found.append(
                             self._finding(
-                                doc, kept, path + (key,), DUPLICATE_KEY, value=key,
-                                key=key, first_line=earlier.start_mark.line + 1,
+                                doc,
+                                kept,
+                                path + (key,),
+                                DUPLICATE_KEY,
+                                value=key,
+                                key=key,
+                                first_line=earlier.start_mark.line + 1,
                             )
                         )
                     stack.extend((v, path + (k,)) for k, _, v in _items(node))
@@ -555,14 +561,26 @@ class Linter:
         state = "is missing" if erp is None else f"is {_value(erp)!r}"
         return [
             self._finding(
-                entry.doc, where, path, MISSING_EXTERNAL_RESOURCE_PROVIDER, expected=True,
-                value=_value(erp) if erp is not None else None, state=state, name=name,
+                entry.doc,
+                where,
+                path,
+                MISSING_EXTERNAL_RESOURCE_PROVIDER,
+                expected=True,
+                value=_value(erp) if erp is not None else None,
+                state=state,
+                name=name,
             )
         ]
 
     def _duplicate(
-        self, entry: _Entry, node: Node, path: YamlPath, key: tuple[str, str], seen: dict[tuple[str, str], int],
-        shown: str, **names: str | None,
+        self,
+        entry: _Entry,
+        node: Node,
+        path: YamlPath,
+        key: tuple[str, str],
+        seen: dict[tuple[str, str], int],
+        shown: str,
+        **names: str | None,
     ) -> list[Finding]:
         first = seen.get(key)
         if first is None:
@@ -609,8 +627,14 @@ class Linter:
         reader = "a HyperConverged CR" if pci.entry.hyperconverged else "KubeVirt"
         return [
             self._finding(
-                pci.entry.doc, pci.misplaced, pci.selector_path, WRONG_SELECTOR_FIELD, expected=pci.own_field,
-                reader=reader, own=pci.own_field, other=pci.other_field,
+                pci.entry.doc,
+                pci.misplaced,
+                pci.selector_path,
+                WRONG_SELECTOR_FIELD,
+                expected=pci.own_field,
+                reader=reader,
+                own=pci.own_field,
+                other=pci.other_field,
             )
         ]
 
@@ -623,12 +647,20 @@ class Linter:
             )
         ]
 
-    def _pci_duplicate(self, pci: _PciEntry, seen: dict[tuple[str, str], int], pci_names: dict[str, str]) -> list[Finding]:
+    def _pci_duplicate(
+        self, pci: _PciEntry, seen: dict[tuple[str, str], int], pci_names: dict[str, str]
+    ) -> list[Finding]:
         """duplicate-selector: the selector already permitted in this list."""
         assert pci.selector_node is not None
         found = self._duplicate(
-            pci.entry, pci.selector_node, pci.selector_path, ("pci", pci.shown), seen, pci.shown,
-            first_name=pci_names.get(pci.shown), name=pci.name,
+            pci.entry,
+            pci.selector_node,
+            pci.selector_path,
+            ("pci", pci.shown),
+            seen,
+            pci.shown,
+            first_name=pci_names.get(pci.shown),
+            name=pci.name,
         )
         pci_names.setdefault(pci.shown, pci.name)
         return found
@@ -640,8 +672,13 @@ class Linter:
         reason = next((w.message for w in resolution.warnings if w.code == NOT_ADVERTISED), "")
         return [
             self._finding(
-                pci.entry.doc, pci.name_node, pci.name_path, NOT_ADVERTISED,
-                profile=self.profile_name, shown=pci.shown, reason=reason,
+                pci.entry.doc,
+                pci.name_node,
+                pci.name_path,
+                NOT_ADVERTISED,
+                profile=self.profile_name,
+                shown=pci.shown,
+                reason=reason,
             )
         ]
 
@@ -653,8 +690,15 @@ class Linter:
         wrong_pci.setdefault(pci.name, expected)
         return [
             self._finding(
-                pci.entry.doc, pci.name_node, pci.name_path, WRONG_RESOURCE_NAME, expected=expected,
-                profile=self.profile_name, shown=pci.shown, right=expected, name=pci.name,
+                pci.entry.doc,
+                pci.name_node,
+                pci.name_path,
+                WRONG_RESOURCE_NAME,
+                expected=expected,
+                profile=self.profile_name,
+                shown=pci.shown,
+                right=expected,
+                name=pci.name,
                 refused=not resolution.advertised,
             )
         ]
@@ -669,8 +713,15 @@ class Linter:
             return []
         return [
             self._finding(
-                pci.entry.doc, pci.name_node, pci.name_path, RENAMED_BY_UPGRADE, expected=after,
-                upgrade=self.upgrade_name, shown=pci.shown, after=after, name=pci.name,
+                pci.entry.doc,
+                pci.name_node,
+                pci.name_path,
+                RENAMED_BY_UPGRADE,
+                expected=after,
+                upgrade=self.upgrade_name,
+                shown=pci.shown,
+                after=after,
+                name=pci.name,
             )
         ]
 
@@ -693,7 +744,11 @@ class Linter:
         theirs = resolution.resource_name
         if theirs is not None and name == theirs:
             return self._common(entry, name)
-        note = f"NVIDIA's plugin would call {shown} {theirs}" if theirs else f"NVIDIA's plugin advertises nothing for {shown}"
+        note = (
+            f"NVIDIA's plugin would call {shown} {theirs}"
+            if theirs
+            else f"NVIDIA's plugin advertises nothing for {shown}"
+        )
         problems = [
             self._finding(entry.doc, name_node, path, w.code, warning=w.message, note=note)
             for w in kubevirt_name_warnings(name)
@@ -702,8 +757,15 @@ class Linter:
         if others:
             problems.append(
                 self._finding(
-                    entry.doc, name_node, path, RESOURCE_NAME_CONFLICT,
-                    shown=shown, name=name, profile=self.profile_name, others=tuple(others), note=note,
+                    entry.doc,
+                    name_node,
+                    path,
+                    RESOURCE_NAME_CONFLICT,
+                    shown=shown,
+                    name=name,
+                    profile=self.profile_name,
+                    others=tuple(others),
+                    note=note,
                 )
             )
         if not problems:
@@ -720,8 +782,13 @@ class Linter:
             for entry, name_node, shown in kubevirt_pci.pop(name):
                 found.append(
                     self._finding(
-                        entry.doc, name_node, entry.path + ("resourceName",), RESOURCE_NAME_CONFLICT,
-                        shown=shown, name=name, mdev=True,
+                        entry.doc,
+                        name_node,
+                        entry.path + ("resourceName",),
+                        RESOURCE_NAME_CONFLICT,
+                        shown=shown,
+                        name=name,
+                        mdev=True,
                     )
                 )
         return found
@@ -769,8 +836,12 @@ class Linter:
         if expected is None:
             found.append(
                 self._finding(
-                    entry.doc, selector_node, selector_path, PLUGIN_CRASH,
-                    profile=self.profile_name, warning=mdev.crash_warning(selector).message,
+                    entry.doc,
+                    selector_node,
+                    selector_path,
+                    PLUGIN_CRASH,
+                    profile=self.profile_name,
+                    warning=mdev.crash_warning(selector).message,
                 )
             )
             return found
@@ -782,8 +853,16 @@ class Linter:
                 how = "the second space-separated field"
             found.append(
                 self._finding(
-                    entry.doc, name_node, path, WRONG_MDEV_RESOURCE_NAME, expected=expected,
-                    profile=self.profile_name, selector=selector, right=expected, name=name, how=how,
+                    entry.doc,
+                    name_node,
+                    path,
+                    WRONG_MDEV_RESOURCE_NAME,
+                    expected=expected,
+                    profile=self.profile_name,
+                    selector=selector,
+                    right=expected,
+                    name=name,
+                    how=how,
                 )
             )
             return found
@@ -796,8 +875,15 @@ class Linter:
             if after != name:
                 found.append(
                     self._finding(
-                        entry.doc, name_node, path, RENAMED_BY_UPGRADE, expected=after,
-                        upgrade=self.upgrade_name, selector=selector, after=after, name=name,
+                        entry.doc,
+                        name_node,
+                        path,
+                        RENAMED_BY_UPGRADE,
+                        expected=after,
+                        upgrade=self.upgrade_name,
+                        selector=selector,
+                        after=after,
+                        name=name,
                     )
                 )
         return found
@@ -812,9 +898,7 @@ class Linter:
         if name is None or not is_nvidia(name) or name in permitted:
             return []
         expected, hint = not_permitted_hint(name, working)
-        return [
-            self._finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint)
-        ]
+        return [self._finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint)]
 
     def _names(self) -> dict[str, list[Resolution]]:
         """resource name -> resolutions of the devices with that name."""
@@ -829,8 +913,8 @@ class Linter:
     def _suggest(self, name: str, extra: Iterable[str] = ()) -> list[str]:
         candidates = {n for n, rs in self._names().items() if any(r.advertised for r in rs)}
         candidates.update(extra)
-        upper = {c[len(PREFIX):].upper(): c for c in candidates if is_nvidia(c)}
-        close = difflib.get_close_matches(name[len(PREFIX):].upper(), list(upper), n=3, cutoff=0.6)
+        upper = {c[len(PREFIX) :].upper(): c for c in candidates if is_nvidia(c)}
+        close = difflib.get_close_matches(name[len(PREFIX) :].upper(), list(upper), n=3, cutoff=0.6)
         return [upper[c] for c in close]
 
     def _check_pool_fields(self, doc: _Doc, pool: MappingNode, path: YamlPath, is_nodes: bool) -> list[Finding]:
@@ -855,7 +939,9 @@ class Linter:
                 continue
             expected = disk if key in DISK_FIELDS else None
             found.append(
-                self._finding(doc, key_node, path + (key,), FIELD_NOT_IN_RELEASE, expected, key, what=what, key=key, disk=expected)
+                self._finding(
+                    doc, key_node, path + (key,), FIELD_NOT_IN_RELEASE, expected, key, what=what, key=key, disk=expected
+                )
             )
         return found
 
@@ -870,8 +956,14 @@ class Linter:
             if name in wrong_mdev:
                 return [
                     self._finding(
-                        doc, node, path, WRONG_MDEV_RESOURCE_NAME, expected=wrong_mdev[name],
-                        name=name, right=wrong_mdev[name], reference=True,
+                        doc,
+                        node,
+                        path,
+                        WRONG_MDEV_RESOURCE_NAME,
+                        expected=wrong_mdev[name],
+                        name=name,
+                        right=wrong_mdev[name],
+                        reference=True,
                     )
                 ]
             problems = self._name_problems(doc, node, path, resource_warnings(name))
@@ -882,16 +974,29 @@ class Linter:
                 if close:
                     return [
                         self._finding(
-                            doc, node, path, UNKNOWN_RESOURCE_NAME, expected=close,
-                            name=name, suggestions=tuple(close), mdev=True,
+                            doc,
+                            node,
+                            path,
+                            UNKNOWN_RESOURCE_NAME,
+                            expected=close,
+                            name=name,
+                            suggestions=tuple(close),
+                            mdev=True,
                         )
                     ]
             return []
         if name in wrong_pci:
             return [
                 self._finding(
-                    doc, node, path, WRONG_RESOURCE_NAME, expected=wrong_pci[name],
-                    profile=self.profile_name, name=name, right=wrong_pci[name], reference=True,
+                    doc,
+                    node,
+                    path,
+                    WRONG_RESOURCE_NAME,
+                    expected=wrong_pci[name],
+                    profile=self.profile_name,
+                    name=name,
+                    right=wrong_pci[name],
+                    reference=True,
                 )
             ]
         resolutions = self._names().get(name)
@@ -905,8 +1010,14 @@ class Linter:
             suggestions = self._suggest(name)
             return [
                 self._finding(
-                    doc, node, path, UNKNOWN_RESOURCE_NAME, expected=suggestions,
-                    profile=self.profile_name, name=name, suggestions=tuple(suggestions),
+                    doc,
+                    node,
+                    path,
+                    UNKNOWN_RESOURCE_NAME,
+                    expected=suggestions,
+                    profile=self.profile_name,
+                    name=name,
+                    suggestions=tuple(suggestions),
                 )
             ]
         if not any(r.advertised for r in resolutions):
@@ -914,17 +1025,21 @@ class Linter:
             return self._name_problems(doc, node, path, warnings)
         if self.upgrade_to is not None:
             after = sorted(
-                {
-                    self.resolver.resolve(r.device, self.upgrade_to).resource_name or "nothing"
-                    for r in resolutions
-                }
+                {self.resolver.resolve(r.device, self.upgrade_to).resource_name or "nothing" for r in resolutions}
             )
             if name not in after:
                 listed = ", ".join(r.device for r in resolutions)
                 return [
                     self._finding(
-                        doc, node, path, RENAMED_BY_UPGRADE, expected=after[0] if len(after) == 1 else after,
-                        upgrade=self.upgrade_name, devices=listed, after=", ".join(after), name=name,
+                        doc,
+                        node,
+                        path,
+                        RENAMED_BY_UPGRADE,
+                        expected=after[0] if len(after) == 1 else after,
+                        upgrade=self.upgrade_name,
+                        devices=listed,
+                        after=", ".join(after),
+                        name=name,
                     )
                 ]
         return []
@@ -965,7 +1080,9 @@ class _PciEntry:
         if name_node is None or name is None or not is_nvidia(name):
             return None
         own_field, other_field = (
-            ("pciDeviceSelector", "pciVendorSelector") if entry.hyperconverged else ("pciVendorSelector", "pciDeviceSelector")
+            ("pciDeviceSelector", "pciVendorSelector")
+            if entry.hyperconverged
+            else ("pciVendorSelector", "pciDeviceSelector")
         )
         selector_node = _get(node, own_field)
         misplaced = _get(node, other_field) if selector_node is None else None
@@ -977,7 +1094,8 @@ class _PciEntry:
         # is not a boolean: reported, and the entry checked as NVIDIA's.
         erp = _get(node, "externalResourceProvider")
         by_nvidia = erp is not None and not (
-            isinstance(erp, ScalarNode) and (erp.tag.endswith(":null") or (erp.tag.endswith(":bool") and not _is_true(erp)))
+            isinstance(erp, ScalarNode)
+            and (erp.tag.endswith(":null") or (erp.tag.endswith(":bool") and not _is_true(erp)))
         )
         match = _SELECTOR.match(selector) if selector is not None and selector_node is not None else None
         vendor_device = shown = None
@@ -985,8 +1103,19 @@ class _PciEntry:
             vendor, device = (g.lower() for g in match.groups())
             vendor_device = f"{vendor}:{device}"
             shown = vendor_device.upper()
-        return cls(entry, name_node, name, own_field, other_field, selector_node, misplaced, selector, by_nvidia,
-                   vendor_device, shown or "")
+        return cls(
+            entry,
+            name_node,
+            name,
+            own_field,
+            other_field,
+            selector_node,
+            misplaced,
+            selector,
+            by_nvidia,
+            vendor_device,
+            shown or "",
+        )
 
 
 def _permitted_names(sites: _Sites) -> set[str] | None:
@@ -1039,7 +1168,7 @@ def kubevirt_name_warnings(resource: str) -> list[NameWarning]:
     found: list[NameWarning] = []
     if not is_nvidia(resource):
         return found
-    problem = checks.name_part_problem(resource[len(PREFIX):])
+    problem = checks.name_part_problem(resource[len(PREFIX) :])
     if problem:
         found.append(
             NameWarning(

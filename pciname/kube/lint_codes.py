@@ -55,24 +55,27 @@ class LintCode(NamedTuple):
 # -- message builders: one per code, keyword facts in, the finding's message out
 
 
-def _wrong_resource_name(*, profile: str, name: str, right: str, shown: str = "", refused: bool = False,
-                         reference: bool = False) -> str:
+def _wrong_resource_name(
+    *, profile: str, name: str, right: str, shown: str = "", refused: bool = False, reference: bool = False
+) -> str:
     if reference:
         return f"{name} is permitted with a wrong name; {profile} advertises that device as {right}"
     extra = " (and kubelet refuses that name too)" if refused else ""
     return f"{profile} advertises {shown} as {right}{extra}, not {name}: VMs asking for this name never schedule"
 
 
-def _unknown_resource_name(*, name: str, profile: str = "", suggestions: tuple[str, ...] = (),
-                           mdev: bool = False) -> str:
+def _unknown_resource_name(
+    *, name: str, profile: str = "", suggestions: tuple[str, ...] = (), mdev: bool = False
+) -> str:
     if mdev:
         return f"no permitted vGPU type is advertised as {name}; did you mean {', '.join(suggestions)}?"
     hint = f"closest: {', '.join(suggestions)}" if suggestions else "no similar name either"
     return f"{profile} advertises no device as {name}; {hint}"
 
 
-def _wrong_mdev_resource_name(*, name: str, right: str, profile: str = "", selector: str = "", how: str = "",
-                              reference: bool = False) -> str:
+def _wrong_mdev_resource_name(
+    *, name: str, right: str, profile: str = "", selector: str = "", how: str = "", reference: bool = False
+) -> str:
     if reference:
         return f"{name} is the wrong name of a permitted vGPU type; the plugin advertises it as {right}"
     return f"{profile} advertises vGPU type {selector!r} as {right}, not {name} ({how})"
@@ -99,8 +102,9 @@ def _missing_external_resource_provider(*, state: str, name: str) -> str:
     )
 
 
-def _resource_name_conflict(*, shown: str, name: str, profile: str = "", others: tuple[str, ...] = (),
-                            note: str = "", mdev: bool = False) -> str:
+def _resource_name_conflict(
+    *, shown: str, name: str, profile: str = "", others: tuple[str, ...] = (), note: str = "", mdev: bool = False
+) -> str:
     if mdev:
         return (
             f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, and a "
@@ -133,8 +137,9 @@ def _wrong_selector_field(*, reader: str, own: str, other: str) -> str:
     return f"{reader} reads {own}, not {other}: this entry selects no device"
 
 
-def _renamed_by_upgrade(*, upgrade: str, name: str, after: str | None, shown: str = "", selector: str | None = None,
-                        devices: str = "") -> str:
+def _renamed_by_upgrade(
+    *, upgrade: str, name: str, after: str | None, shown: str = "", selector: str | None = None, devices: str = ""
+) -> str:
     if devices:  # a VM or node pool asking for the name
         return f"{upgrade} advertises {devices} as {after}: after the upgrade nothing is advertised as {name}"
     if selector is not None:
@@ -152,8 +157,17 @@ def _duplicate_key(*, key: str, first_line: int) -> str:
     )
 
 
-def _unknown_vgpu_type(*, selector: str, token: str, family: str, devices: tuple[str, ...], strings: list[str],
-                       prefix: str, kind: str, observed: str) -> str:
+def _unknown_vgpu_type(
+    *,
+    selector: str,
+    token: str,
+    family: str,
+    devices: tuple[str, ...],
+    strings: list[str],
+    prefix: str,
+    kind: str,
+    observed: str,
+) -> str:
     return (
         f"{selector!r} is not a vGPU type string: the driver names {token} ({family}, {', '.join(devices)}) "
         f"{' or '.join(repr(n) for n in strings)} in mdev_type/name (prefix {prefix!r}: {kind}, {observed!r})"
@@ -340,7 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     readme_path, proto_path = root / "README.md", root / "proto/pciname/v1/pciname.proto"
     readme, proto = readme_path.read_text(encoding="utf-8"), proto_path.read_text(encoding="utf-8")
     new_readme, new_proto = rewritten(readme, proto)
-    stale = [str(p) for p, old, new in ((readme_path, readme, new_readme), (proto_path, proto, new_proto)) if old != new]
+    stale = [
+        str(p) for p, old, new in ((readme_path, readme, new_readme), (proto_path, proto, new_proto)) if old != new
+    ]
     if args.check:
         for path in stale:
             print(f"{path}: lint codes differ from pciname.kube.lint_codes.CODES (run with --write)")

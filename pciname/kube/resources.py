@@ -37,7 +37,7 @@ def is_nvidia(name: str) -> bool:
 def is_mdev_name(name: str) -> bool:
     """An ``nvidia.com/`` name shaped as a vGPU type's: its name part has a
     ``-`` (PCI names never do)."""
-    return is_nvidia(name) and "-" in name[len(PREFIX):]
+    return is_nvidia(name) and "-" in name[len(PREFIX) :]
 
 
 def resource_kind(name: str) -> str:
@@ -55,4 +55,4 @@ def resource_warnings(resource: str) -> list[NameWarning]:
     (nothing for other domains: their plugins are not NVIDIA's)."""
     if not is_nvidia(resource):
         return []
-    return checks.name_warnings(resource[len(PREFIX):])
+    return checks.name_warnings(resource[len(PREFIX) :])

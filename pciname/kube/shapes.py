@@ -35,8 +35,18 @@ _QUANTITY = re.compile(
     r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exponent>[eE][+-]?[0-9]+)|(?P<decimal>[numkMGTPE]?))"
 )
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1), "k": Decimal("1e3"),
-            "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"), "P": Decimal("1e15"), "E": Decimal("1e18")}
+_DECIMAL = {
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "": Decimal(1),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+}
 
 
 class ShapeError(PcinameError):
@@ -46,8 +56,14 @@ class ShapeError(PcinameError):
 def type_name(value: Any) -> str:
     if value is None:
         return "null"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _shown(value: Any) -> str:
@@ -226,7 +242,9 @@ def list_items(answer: Any, kind: str, what: str) -> list[dict[str, Any]]:
         raise ShapeError(f"{what}: expected a {kind}, got {type_name(answer)}")
     found = answer.get("kind")
     if found is not None and found != kind:
-        raise ShapeError(f"{what}: expected a {kind}, got {_kind_shown(found) if isinstance(found, str) else type_name(found)}")
+        raise ShapeError(
+            f"{what}: expected a {kind}, got {_kind_shown(found) if isinstance(found, str) else type_name(found)}"
+        )
     items = answer.get("items")
     if items is None:
         return []

@@ -142,7 +142,7 @@ class NameIndex:
     Other ids (not 4 lower-case hex digits) fall back to the reference scan.
     """
 
-    __slots__ = ("algorithm", "_lines", "_deciding", "_names", "_clean")
+    __slots__ = ("_clean", "_deciding", "_lines", "_names", "algorithm")
 
     def __init__(self, lines: Sequence[str], algorithm: str) -> None:
         self.algorithm = check_algorithm(algorithm)

@@ -40,7 +40,8 @@ GPU_OPERATOR = "gpu-operator"
 COZYSTACK = "cozystack"
 PREVIEW = "preview"
 LEGACY_PREVIEW = "embedded"  # the preview's name before 0.2: still accepted
-from . import DEFAULT_PROFILE as DEFAULT_PROFILE, LATEST as LATEST  # noqa: E402  (defined once, light to import)
+from . import DEFAULT_PROFILE as DEFAULT_PROFILE  # noqa: E402  (defined once, light to import)
+from . import LATEST as LATEST  # noqa: E402
 
 # Unnamed devices: v1.0.1+ advertise the id itself, v1.0.0 skips the device.
 UNNAMED_DEVICE_ID = "device-id"
@@ -59,6 +60,7 @@ def check_discovery(discovery: str) -> str:
     if discovery not in DISCOVERIES:
         raise PcinameError(f"unknown discovery {discovery!r}: use one of {', '.join(DISCOVERIES)}")
     return discovery
+
 
 _PLUGIN_ALIASES = (PLUGIN, "plugin", "sandbox-device-plugin", "kubevirt-gpu-device-plugin")
 _OPERATOR_ALIASES = (GPU_OPERATOR, "operator", "gpu-operator")
@@ -116,7 +118,7 @@ class Profile(
 class Registry:
     """Every known profile, by canonical name, in release order."""
 
-    __slots__ = ("profiles", "latest_plugin", "cozystack_latest", "cozystack_missing")
+    __slots__ = ("cozystack_latest", "cozystack_missing", "latest_plugin", "profiles")
 
     def __init__(
         self,

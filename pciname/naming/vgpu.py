@@ -28,7 +28,9 @@ from .vgpu_prefixes import READ_ON_HOST, PrefixFact, facts_for, prefix_of
 GFX_SUFFIX = "GFX"
 #: The manager's vGPU type patterns (pkg/types/vgpu_type.go).
 _TIME_SLICED = re.compile(r"(?P<GPU>[A-Z0-9]+(-([a-zA-Z]+))*)-(?P<GB>0|[1-9][0-9]*)(?P<S>A|B|C|Q)\Z")
-_MIG_BACKED = re.compile(r"(?P<GPU>[A-Z0-9]+)-(?P<G>[1-9])-(?P<GB>0|[1-9][0-9]*)(?P<S>A|B|C|Q)(?P<ATTR>(ME|NOME|MEALL|GFX))?\Z")
+_MIG_BACKED = re.compile(
+    r"(?P<GPU>[A-Z0-9]+)-(?P<G>[1-9])-(?P<GB>0|[1-9][0-9]*)(?P<S>A|B|C|Q)(?P<ATTR>(ME|NOME|MEALL|GFX))?\Z"
+)
 
 #: How certain an ``mdev_name`` is: this very string is in a certain source;
 #: another type of its family is (the prefix goes by family); only a guest's
@@ -90,7 +92,9 @@ class Catalogue:
 
 
 def load(data: dict[str, Any]) -> Catalogue:
-    families = {f: tuple((str(c), str(t), int(n), str(s)) for c, t, n, s in e["types"]) for f, e in data["families"].items()}
+    families = {
+        f: tuple((str(c), str(t), int(n), str(s)) for c, t, n, s in e["types"]) for f, e in data["families"].items()
+    }
     type_families: dict[str, list[str]] = {}
     for family, types in families.items():
         for _, vgpu_type, _, _ in types:
@@ -216,7 +220,11 @@ def device_types(device: str, rule: str = mdev.DEFAULT_MDEV_NAME, cat: Catalogue
                         board_note = (
                             f"the {family} family spans boards of {shown} (by their default configs) and the catalogue "
                             f"counts for the {sizes[0]} GB one: on 10de:{device} ({board} GB) "
-                            + (f"at most {fit} fit (inferred)" if fit else f"a {m.group('GB')} GB vGPU does not fit (inferred)")
+                            + (
+                                f"at most {fit} fit (inferred)"
+                                if fit
+                                else f"a {m.group('GB')} GB vGPU does not fit (inferred)"
+                            )
                         )
                 else:
                     board_note = (

@@ -84,12 +84,31 @@ FACTS: tuple[PrefixFact, ...] = (
         "kubevirt/kubevirt@d923fdb pkg/virt-handler/device-manager/device_controller.go removeSelectorSpaces "
         "(selector 'such as GRID T4-1Q'); KubeVirt user guide, host devices (mediatedDevices example)",
     ),
-    PrefixFact("T4", "GRID", "GRID T4-2Q", KUBEVIRT_CONFIG, "openshift/openshift-docs, OpenShift Virtualization mediated devices (HyperConverged mediatedDevices)"),
-    PrefixFact("T4", "GRID", "GRID T4-8Q", KUBEVIRT_CONFIG, f"a KubeVirt vGPU how-to, HyperConverged mediatedDevices ({_UNLOCATED})", located=False),
-    PrefixFact("V100", "GRID", "GRID V100-8C", SYSFS, f"mdevctl types output, nvidia-300 ({_UNLOCATED})", located=False),
-    PrefixFact("V100", "GRID", "GRID V100-8Q", CODE, "NVIDIA/go-nvlib@3c16156 pkg/nvmdev/nvmdev_test.go TestParseMdevTypeName"),
+    PrefixFact(
+        "T4",
+        "GRID",
+        "GRID T4-2Q",
+        KUBEVIRT_CONFIG,
+        "openshift/openshift-docs, OpenShift Virtualization mediated devices (HyperConverged mediatedDevices)",
+    ),
+    PrefixFact(
+        "T4",
+        "GRID",
+        "GRID T4-8Q",
+        KUBEVIRT_CONFIG,
+        f"a KubeVirt vGPU how-to, HyperConverged mediatedDevices ({_UNLOCATED})",
+        located=False,
+    ),
+    PrefixFact(
+        "V100", "GRID", "GRID V100-8C", SYSFS, f"mdevctl types output, nvidia-300 ({_UNLOCATED})", located=False
+    ),
+    PrefixFact(
+        "V100", "GRID", "GRID V100-8Q", CODE, "NVIDIA/go-nvlib@3c16156 pkg/nvmdev/nvmdev_test.go TestParseMdevTypeName"
+    ),
     PrefixFact("V100D", "GRID", "GRID V100D-8C", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", located=False),
-    PrefixFact("V100DX", "GRID", "GRID V100DX-32C", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", driver="580", located=False),
+    PrefixFact(
+        "V100DX", "GRID", "GRID V100DX-32C", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", driver="580", located=False
+    ),
     PrefixFact(
         "A100D",
         "GRID",
@@ -100,12 +119,40 @@ FACTS: tuple[PrefixFact, ...] = (
         driver="525",
     ),
     PrefixFact("A10", "NVIDIA", "NVIDIA A10-24Q", KUBEVIRT_CONFIG, _GPU_OPERATOR_DOCS),
-    PrefixFact("A10", "NVIDIA", "NVIDIA A10-12Q", KUBEVIRT_CONFIG, f"{_GPU_OPERATOR_DOCS}; the node advertises nvidia.com/NVIDIA_A10-12Q"),
-    PrefixFact("A2", "NVIDIA", "NVIDIA A2-4Q", SYSFS, f"{_HARVESTER}/class/mdev_bus/0000:08:01.7/mdev_supported_types/nvidia-746/name (device 0x25b6)", devices=("25b6",)),
-    PrefixFact("A40", "NVIDIA", "NVIDIA A40-1B", SYSFS, f"cat .../mdev_supported_types/nvidia-555/name on a host ({_UNLOCATED})", located=False),
-    PrefixFact("A30", "NVIDIA", "NVIDIA A30-24C", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", driver="580", located=False),
+    PrefixFact(
+        "A10",
+        "NVIDIA",
+        "NVIDIA A10-12Q",
+        KUBEVIRT_CONFIG,
+        f"{_GPU_OPERATOR_DOCS}; the node advertises nvidia.com/NVIDIA_A10-12Q",
+    ),
+    PrefixFact(
+        "A2",
+        "NVIDIA",
+        "NVIDIA A2-4Q",
+        SYSFS,
+        f"{_HARVESTER}/class/mdev_bus/0000:08:01.7/mdev_supported_types/nvidia-746/name (device 0x25b6)",
+        devices=("25b6",),
+    ),
+    PrefixFact(
+        "A40",
+        "NVIDIA",
+        "NVIDIA A40-1B",
+        SYSFS,
+        f"cat .../mdev_supported_types/nvidia-555/name on a host ({_UNLOCATED})",
+        located=False,
+    ),
+    PrefixFact(
+        "A30", "NVIDIA", "NVIDIA A30-24C", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", driver="580", located=False
+    ),
     PrefixFact("A16", "NVIDIA", "NVIDIA A16-2Q", GUEST, f"nvidia-smi in a guest ({_UNLOCATED})", located=False),
-    PrefixFact("L40S", "NVIDIA", "NVIDIA L40S-24Q", SYSFS, f"{_HARVESTER}/bus/pci/devices/0000:26:00.4/nvidia/creatable_vgpu_types (SR-IOV VF)"),
+    PrefixFact(
+        "L40S",
+        "NVIDIA",
+        "NVIDIA L40S-24Q",
+        SYSFS,
+        f"{_HARVESTER}/bus/pci/devices/0000:26:00.4/nvidia/creatable_vgpu_types (SR-IOV VF)",
+    ),
     PrefixFact(
         "DC",
         "NVIDIA RTX Pro 6000 Blackwell",

@@ -77,8 +77,8 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 import pyparsing as pp
@@ -100,26 +100,25 @@ from .model import (
 )
 
 __all__ = [
+    "CLASS_LINE",
+    "DEVICE_LINE",
+    "GENERIC_LINE",
+    "GENERIC_SUBSYSTEM_LINE",
+    "HEADER_LINE",
+    "IGNORED_LINE",
+    "LINE_BUFFER",
+    "PROG_IF_LINE",
+    "SUBCLASS_LINE",
+    "SUBSYSTEM_LINE",
+    "TOP_LEVEL_LINE",
+    "UNKNOWN_LINE",
+    "VENDOR_LINE",
     "CheckReport",
     "Line",
     "check_bytes",
     "parse_bytes",
     "read_lines",
-    "LINE_BUFFER",
-    "VENDOR_LINE",
-    "CLASS_LINE",
-    "GENERIC_LINE",
-    "UNKNOWN_LINE",
-    "TOP_LEVEL_LINE",
-    "DEVICE_LINE",
-    "SUBCLASS_LINE",
-    "GENERIC_SUBSYSTEM_LINE",
-    "SUBSYSTEM_LINE",
-    "PROG_IF_LINE",
-    "IGNORED_LINE",
-    "HEADER_LINE",
 ]
-
 
 
 # ---------------------------------------------------------------------------
@@ -321,9 +320,7 @@ GENERIC_FORM = _form(rf"S (?P<generic>{_HEX4})\Z", "well-formed generic subsyste
 DEVICE_FORM = _form(rf"\t(?P<id>{_HEX4}){_NAMED}", "well-formed device line")
 GENERIC_SUBSYSTEM_FORM = DEVICE_FORM  # the same shape
 SUBCLASS_FORM = _form(rf"\t(?P<id>{_HEX2}){_NAMED}", "well-formed subclass line")
-SUBSYSTEM_FORM = _form(
-    rf"\t\t(?P<subvendor>{_HEX4})[ \t](?P<subdevice>{_HEX4}){_NAMED}", "well-formed subsystem line"
-)
+SUBSYSTEM_FORM = _form(rf"\t\t(?P<subvendor>{_HEX4})[ \t](?P<subdevice>{_HEX4}){_NAMED}", "well-formed subsystem line")
 PROG_IF_FORM = _form(rf"\t\t(?P<id>{_HEX2}){_NAMED}", "well-formed prog-if line")
 
 # Each line expression and its form (UNKNOWN_LINE, IGNORED_LINE and
@@ -346,7 +343,11 @@ _unknown = UNKNOWN_LINE.re.match
 # error: the grammar commits to it there (the "-" after the literal).
 _TOP_LEVEL_COMMITTED = {"C ": CLASS_FORM.re.match, "S ": GENERIC_FORM.re.match}
 _vendor = VENDOR_FORM.re.match
-_LEVEL1_FORM = {_VENDOR: DEVICE_FORM.re.match, _CLASS: SUBCLASS_FORM.re.match, _GENERIC: GENERIC_SUBSYSTEM_FORM.re.match}
+_LEVEL1_FORM = {
+    _VENDOR: DEVICE_FORM.re.match,
+    _CLASS: SUBCLASS_FORM.re.match,
+    _GENERIC: GENERIC_SUBSYSTEM_FORM.re.match,
+}
 _LEVEL2_FORM = {"device": SUBSYSTEM_FORM.re.match, "subclass": PROG_IF_FORM.re.match, _CLASS: PROG_IF_FORM.re.match}
 
 

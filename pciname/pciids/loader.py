@@ -37,8 +37,8 @@ from .model import (
     MAX_LINE_BYTES,
     NO_VENDOR,
     PARSE_ERROR,
-    DeviceClass,
     Device,
+    DeviceClass,
     PciDatabase,
     ProgIf,
     Subclass,
@@ -46,7 +46,6 @@ from .model import (
     SyntaxIssue,
     Vendor,
 )
-
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _intern = sys.intern
@@ -180,7 +179,7 @@ def _load_lines(blocks: Iterable[tuple[list[str], bool]], has_nul: bool, strict:
 class _Parse:
     """The state of one load, and one method per kind of line."""
 
-    __slots__ = ("db", "strict", "block", "vendor", "dclass", "generic_vendor", "level1", "level2", "in_header")
+    __slots__ = ("block", "db", "dclass", "generic_vendor", "in_header", "level1", "level2", "strict", "vendor")
 
     def __init__(self, strict: bool) -> None:
         self.db = PciDatabase()

@@ -34,9 +34,9 @@ from .model import PciDatabase
 
 __all__ = [
     "BOTH",
-    "LspciNames",
     "NAMES",
     "NUMBERS",
+    "LspciNames",
     "class_name",
     "describe",
     "device_name",
@@ -178,9 +178,7 @@ def vendor_device_name(
 ) -> str:
     """What ``lspci`` prints after the class: ``NVIDIA Corporation GA102GL
     [A10]``, ``NVIDIA Corporation Device 2236``, or ``Device 1234:5678``."""
-    return _format_pair(
-        _vendor(db, vendor), _device(db, vendor, device), f"{vendor:04x}:{device:04x}", numeric, size
-    )
+    return _format_pair(_vendor(db, vendor), _device(db, vendor, device), f"{vendor:04x}:{device:04x}", numeric, size)
 
 
 def subsystem_vendor_name(
@@ -369,6 +367,7 @@ def _check_id(value: int, top: int, what: str) -> None:
 # -- parsing ids from the command line ----------------------------------------
 
 _CLASS = re.compile(r"(?:0[xX])?([0-9a-fA-F]{4}|[0-9a-fA-F]{6})")
+
 
 def parse_device_numbers(text: str) -> tuple[int, int]:
     """``10de:2236``, ``10DE:2236``, ``0x10de:0x2236``, or a bare ``2236``

@@ -49,9 +49,8 @@ def admission_policy(
     """The answer, and how many devices and mdev types it names."""
     import yaml
 
-    from ..kube.admission import DEFAULT_ACTIONS, DEFAULT_NAME
+    from ..kube.admission import DEFAULT_ACTIONS, DEFAULT_NAME, allowed_from_cr, allowed_from_devices
     from ..kube.admission import admission_policy as build
-    from ..kube.admission import allowed_from_cr, allowed_from_devices
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
@@ -69,7 +68,9 @@ def admission_policy(
         )
     from_cr = bool(request.kubevirt_cr.strip()) or request.from_cluster
     if from_cr and (devices or mdev_types):
-        raise RpcFailure(INVALID, "devices and mdev_types go without kubevirt_cr / from_cluster: the CR says what is allowed")
+        raise RpcFailure(
+            INVALID, "devices and mdev_types go without kubevirt_cr / from_cluster: the CR says what is allowed"
+        )
     if request.kubevirt_cr.strip() and request.from_cluster:
         raise RpcFailure(INVALID, "from_cluster reads the KubeVirt CR from the cluster: leave kubevirt_cr empty")
     if not from_cr and not devices and not mdev_types:
@@ -85,7 +86,9 @@ def admission_policy(
                 yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt", profile.key, resolver=data.resolver
             )
         elif from_cr:
-            permitted, findings = allowed_from_cr(request.kubevirt_cr, "kubevirt_cr", profile.key, resolver=data.resolver)
+            permitted, findings = allowed_from_cr(
+                request.kubevirt_cr, "kubevirt_cr", profile.key, resolver=data.resolver
+            )
         else:
             permitted, left_out = allowed_from_devices(devices, mdev_types, profile.key, resolver=data.resolver)
     except LintInputError as error:

@@ -43,8 +43,8 @@ import select
 import signal
 import threading
 import time
-from concurrent import futures
 from collections.abc import Callable
+from concurrent import futures
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -81,8 +81,9 @@ class _CertificateFiles:
     per change, counted in ``pciname_tls_files_loaded`` (0), and the old
     certificates keep serving until the files can be read again."""
 
-    def __init__(self, cert: str, key: str, client_ca: str | None, logger: logging.Logger,
-                 metrics: Metrics | None = None) -> None:
+    def __init__(
+        self, cert: str, key: str, client_ca: str | None, logger: logging.Logger, metrics: Metrics | None = None
+    ) -> None:
         self.paths = [Path(cert), Path(key)] + ([Path(client_ca)] if client_ca else [])
         self.log = logger
         self.metrics = metrics
@@ -131,16 +132,22 @@ class _CertificateFiles:
             except ServeError as error:
                 self._refused = state  # retried when the files change again
                 self._loaded(False)
-                self.log.error("TLS files changed but cannot be read; keeping the old ones", extra=fields(error=str(error)))
+                self.log.error(
+                    "TLS files changed but cannot be read; keeping the old ones", extra=fields(error=str(error))
+                )
                 return None
             self._state = state
             self._refused = None
             self._loaded(True)
-            self.log.info("TLS files changed; new connections use them", extra=fields(files=[str(p) for p in self.paths]))
+            self.log.info(
+                "TLS files changed; new connections use them", extra=fields(files=[str(p) for p in self.paths])
+            )
             return configuration
 
     def credentials(self) -> grpc.ServerCredentials:
-        return grpc.dynamic_ssl_server_credentials(self.initial, self.fetch, require_client_authentication=len(self.paths) > 2)
+        return grpc.dynamic_ssl_server_credentials(
+            self.initial, self.fetch, require_client_authentication=len(self.paths) > 2
+        )
 
 
 # -- the server ---------------------------------------------------------------------
@@ -259,7 +266,9 @@ class NameServer:
             try:
                 self._metrics_http = start_http(self.metrics, host, port)
             except OSError as error:
-                raise ServeError(f"cannot serve metrics on {config.metrics_listen}: {error.strerror or error}") from None
+                raise ServeError(
+                    f"cannot serve metrics on {config.metrics_listen}: {error.strerror or error}"
+                ) from None
             self.metrics_port = self._metrics_http[0].server_port
 
         server.start()
@@ -297,7 +306,7 @@ class NameServer:
                     pciids=self.config.pciids,
                     algorithm=self.config.algorithm,
                 )
-            except Exception as error:  # noqa: BLE001 - a failed load must never take the server down
+            except Exception as error:
                 self._loaded_signature = self._seen_signature = signature  # retry on the next change only
                 self.metrics.reloaded(trigger, False)
                 keeping = f"generation {self._generation} keeps serving" if self._data else "no data is loaded"
@@ -306,20 +315,27 @@ class NameServer:
                 self.log.error(
                     "reload rejected",
                     exc_info=None if isinstance(error, PcinameError) else error,
-                    extra=fields(trigger=trigger, error=message, keeping=keeping,
-                                 seconds=round(time.monotonic() - started, 3)),
+                    extra=fields(
+                        trigger=trigger, error=message, keeping=keeping, seconds=round(time.monotonic() - started, 3)
+                    ),
                 )
                 return False
             if self._stopped.is_set():
-                self.log.info("reload discarded: shutting down",
-                              extra=fields(trigger=trigger, generation=self._generation))
+                self.log.info(
+                    "reload discarded: shutting down", extra=fields(trigger=trigger, generation=self._generation)
+                )
                 return False
             first = self._data is None
             self._generation = data.generation
             self._data = data  # the swap: one reference, read once per request
             self._loaded_signature = self._seen_signature = signature
-            self.metrics.reloaded(trigger, True, generation=data.generation, loaded_at=data.loaded_at,
-                                  profiles=len(data.served) + (1 if data.custom else 0))
+            self.metrics.reloaded(
+                trigger,
+                True,
+                generation=data.generation,
+                loaded_at=data.loaded_at,
+                profiles=len(data.served) + (1 if data.custom else 0),
+            )
             self.log.info(
                 "data loaded",
                 extra=fields(
@@ -396,8 +412,7 @@ class NameServer:
         self.health.enter_graceful_shutdown()
         self.log.info("draining", extra=fields(shutdown_delay=delay, grace=grace))
         if self.reloading:
-            self.log.warning("reload still running; not waiting for it",
-                             extra=fields(trigger=self._reload_trigger))
+            self.log.warning("reload still running; not waiting for it", extra=fields(trigger=self._reload_trigger))
         if delay:
             time.sleep(delay)
         done = []
@@ -408,7 +423,7 @@ class NameServer:
         for event in done:
             event.wait(grace + 5)
         if self._metrics_http is not None:
-            httpd, thread = self._metrics_http
+            httpd, _thread = self._metrics_http
             httpd.shutdown()
             httpd.server_close()
             self._metrics_http = None

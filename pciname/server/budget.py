@@ -57,7 +57,13 @@ def _events(text: str | bytes, loader: Any) -> Any:
 
 
 def count_nodes(
-    text: str | bytes, name: str, limit: int, context: grpc.ServicerContext, *, already: int = 0, flag: str,
+    text: str | bytes,
+    name: str,
+    limit: int,
+    context: grpc.ServicerContext,
+    *,
+    already: int = 0,
+    flag: str,
     reason: str | None = None,
 ) -> int:
     """The YAML nodes of ``text`` (aliases expanded), plus ``already``
@@ -71,7 +77,7 @@ def count_nodes(
     from .wire import FILE_KEY, LINT_INPUT, failure, metadata_text, shown
 
     fast = _parser()
-    for loader in ((fast, yaml.SafeLoader) if fast is not None else (yaml.SafeLoader,)):
+    for loader in (fast, yaml.SafeLoader) if fast is not None else (yaml.SafeLoader,):
         count = already
         sizes: dict[str, int] = {}
         open_: list[tuple[str | None, int]] = []  # (anchor, count at the start) of each open collection
@@ -190,6 +196,12 @@ class _Slot:
 
 
 __all__ = [
-    "CHECK_EVERY", "MAX_YAML_DEPTH", "RELEASE_AFTER_NODES", "CheckedText", "Slots", "check_alive", "count_nodes",
+    "CHECK_EVERY",
+    "MAX_YAML_DEPTH",
+    "RELEASE_AFTER_NODES",
+    "CheckedText",
+    "Slots",
+    "check_alive",
+    "count_nodes",
     "release_memory",
 ]

@@ -139,8 +139,15 @@ class ServeConfig:
 
 # Fields whose values gRPC takes as C ints, and durations in seconds.
 COUNT_FIELDS = (
-    "max_workers", "max_concurrent_rpcs", "max_batch", "max_recv_message_bytes", "max_send_message_bytes",
-    "max_lint_files", "max_lint_bytes", "max_lint_nodes", "max_concurrent_lints",
+    "max_workers",
+    "max_concurrent_rpcs",
+    "max_batch",
+    "max_recv_message_bytes",
+    "max_send_message_bytes",
+    "max_lint_files",
+    "max_lint_bytes",
+    "max_lint_nodes",
+    "max_concurrent_lints",
 )
 SECONDS_FIELDS = ("max_connection_age", "grace", "shutdown_delay", "watch_interval", "kube_timeout")
 

@@ -151,7 +151,8 @@ def cozystack_release(cozystack: str, profile: str) -> str:
     implied = release_of_profile(profile)
     if chosen is not None and implied is not None and chosen.version != implied.version:
         raise RpcFailure(
-            INVALID, f"profile {shown(profile)} is Cozystack {implied.version}, but cozystack {chosen.version} was asked for"
+            INVALID,
+            f"profile {shown(profile)} is Cozystack {implied.version}, but cozystack {chosen.version} was asked for",
         )
     release = (chosen or implied or newest()).version
     try:
@@ -243,8 +244,9 @@ def lint(
     with slots.take() if slots is not None else contextlib.nullcontext():
         nodes: list[int] = []
         try:
-            return _lint(request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes,
-                         counted=nodes)
+            return _lint(
+                request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes, counted=nodes
+            )
         finally:
             if nodes and nodes[0] > RELEASE_AFTER_NODES:
                 release_memory()
@@ -298,7 +300,9 @@ def _lint(
         nodes = count_nodes(content, name, max_nodes, context, already=nodes, flag="--max-lint-nodes")
     counted.append(nodes)
     linter = Linter(
-        profile.key, upgrade.key if upgrade is not None else None, resolver=data.resolver,
+        profile.key,
+        upgrade.key if upgrade is not None else None,
+        resolver=data.resolver,
         cozystack=request.cozystack or None,
     )
     documents = 0
@@ -339,8 +343,14 @@ def _objects_error(message: str) -> RpcFailure:
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 _LOADER: type[Any] | None = None
@@ -362,7 +372,9 @@ def _loader() -> type[Any]:
                     tag = node.tag.rpartition(":")[2] or node.tag
                     value = node.value if isinstance(node.value, str) else ""
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"{shown(value)} is not a valid {shown(tag, quote=False)} ({error})",
+                        None,
+                        None,
+                        f"{shown(value)} is not a valid {shown(tag, quote=False)} ({error})",
                         node.start_mark,
                     ) from None
 
@@ -390,7 +402,9 @@ def _yaml_documents(text: str, field: str) -> list[Any]:
         raise _objects_error(f"{field}: not valid YAML: {type(error).__name__}: {error}") from None
 
 
-def parse_objects(text: str, field: str, before_yaml: Callable[[str, str], object] | None = None) -> list[dict[str, Any]]:
+def parse_objects(
+    text: str, field: str, before_yaml: Callable[[str, str], object] | None = None
+) -> list[dict[str, Any]]:
     """Kubernetes objects from JSON or YAML text: one object, a ``*List``
     (``items``), a JSON/YAML list, or several YAML documents.
     ``before_yaml(text, field)`` runs before text that is not JSON is
@@ -430,7 +444,8 @@ def parse_objects(text: str, field: str, before_yaml: Callable[[str, str], objec
 def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
     """The fields gpu_options reads have the types it expects
     (:func:`pciname.kube.shapes.check_kubevirt`; objects-input if not)."""
-    from ..kube.shapes import ShapeError, check_kubevirt as check
+    from ..kube.shapes import ShapeError
+    from ..kube.shapes import check_kubevirt as check
 
     try:
         check(obj, where)
@@ -440,7 +455,8 @@ def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
 
 def check_node(obj: dict[str, Any], where: str) -> None:
     """:func:`pciname.kube.shapes.check_node`; objects-input if not."""
-    from ..kube.shapes import ShapeError, check_node as check
+    from ..kube.shapes import ShapeError
+    from ..kube.shapes import check_node as check
 
     try:
         check(obj, where)
@@ -463,7 +479,8 @@ def pick_kubevirt(objects: Sequence[dict[str, Any]], name: str | None) -> dict[s
     if name:
         namespace, _, short = name.rpartition("/")
         candidates = [
-            o for o in candidates
+            o
+            for o in candidates
             if (o.get("metadata") or {}).get("name") == short
             and (not namespace or (o.get("metadata") or {}).get("namespace") == namespace)
         ]
@@ -501,8 +518,9 @@ class ClusterAccess:
     Each request's API calls get ``timeout`` seconds in all (less when the
     RPC's deadline is nearer)."""
 
-    def __init__(self, kubeconfig: str | None = None, context: str | None = None,
-                 timeout: float = DEFAULT_KUBE_TIMEOUT) -> None:
+    def __init__(
+        self, kubeconfig: str | None = None, context: str | None = None, timeout: float = DEFAULT_KUBE_TIMEOUT
+    ) -> None:
         import threading
 
         self.kubeconfig = kubeconfig
@@ -598,12 +616,14 @@ def read_from_cluster(
     except ClusterError as error:
         reason = cluster_failure(error, context)
         if error.reason in ("unreachable", "refused"):
-            log.warning("cannot read the cluster", extra=fields(method="GpuOptions", error=str(error),
-                                                               code=reason.code.name))
+            log.warning(
+                "cannot read the cluster", extra=fields(method="GpuOptions", error=str(error), code=reason.code.name)
+            )
         raise reason from None
     except RpcFailure as refused:
-        log.warning("cannot read the cluster", extra=fields(method="GpuOptions", error=refused.details,
-                                                           code=refused.code.name))
+        log.warning(
+            "cannot read the cluster", extra=fields(method="GpuOptions", error=refused.details, code=refused.code.name)
+        )
         raise
     if state.kubevirt is None:
         raise failure(PRECONDITION, "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)", NO_KUBEVIRT)
@@ -629,7 +649,8 @@ def gpu_options(
     if request.from_cluster:
         if request.kubevirt.strip() or request.nodes.strip():
             raise RpcFailure(
-                INVALID, "from_cluster reads the KubeVirt CR and the Nodes from the cluster: leave kubevirt and nodes empty"
+                INVALID,
+                "from_cluster reads the KubeVirt CR and the Nodes from the cluster: leave kubevirt and nodes empty",
             )
         kubevirt, nodes = read_from_cluster(cluster, name, context, log)
     else:
@@ -637,6 +658,7 @@ def gpu_options(
             raise RpcFailure(
                 INVALID, "empty request: send the KubeVirt CR in kubevirt (JSON or YAML), or set from_cluster"
             )
+
         def bounded(text: str, field: str) -> None:  # YAML: at most max_nodes nodes (JSON is compact)
             count_nodes(text, field, max_nodes, context, flag="--max-lint-nodes", reason=OBJECTS_INPUT)
 
@@ -651,14 +673,14 @@ def gpu_options(
     return gpu_options_response(options, profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
 
 
-
 # -- NodePool ---------------------------------------------------------------------------------
 
 
 def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> tuple[pb.NodePoolResponse, int]:
     """The answer (what ``pciname node-pool`` prints for the same input), and
     how many device and mdev type requests it names."""
-    from ..kube.generate import DEFAULT_POOL_FORMAT, node_pool as generate, parse_request, pool_format
+    from ..kube.generate import DEFAULT_POOL_FORMAT, parse_request, pool_format
+    from ..kube.generate import node_pool as generate
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
@@ -739,6 +761,8 @@ def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesRespo
         return pb.VgpuTypesResponse(
             device=str(parse_device(request.device)), profile=profile.name, covered=False, message=str(error)
         )
+
+
 def cozystack_profile(cozystack: str, profile: str) -> str:
     """The profile to serve: ``profile``, or with none given and a Cozystack
     release asked for, that release's (``cozystack@vX.Y.Z``). A malformed
@@ -761,6 +785,7 @@ def _texts(data: Any) -> tuple[str, str]:
     dump_yaml(data, yaml_text)
     dump_json(data, json_text)
     return yaml_text.getvalue(), json_text.getvalue()
+
 
 __all__ = [
     "AUTO",

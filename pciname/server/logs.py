@@ -59,7 +59,7 @@ class TextFormatter(logging.Formatter):
 
 def _text_value(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return json.dumps(text, ensure_ascii=False) if (not text or any(c in text for c in " \"=\n")) else text
+    return json.dumps(text, ensure_ascii=False) if (not text or any(c in text for c in ' "=\n')) else text
 
 
 def configure(

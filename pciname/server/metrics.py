@@ -20,9 +20,8 @@ Each server has its own registry, served on ``--metrics-listen``:
 from __future__ import annotations
 
 import threading
-from wsgiref.simple_server import WSGIServer
-
 from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -40,13 +39,17 @@ class Metrics:
         self.requests = Counter(
             "pciname_rpc_requests", "Finished RPCs by method and status code", ("method", "code"), registry=r
         )
-        self.errors = Counter("pciname_rpc_errors", "RPCs that ended with a non-OK status", ("method", "code"), registry=r)
+        self.errors = Counter(
+            "pciname_rpc_errors", "RPCs that ended with a non-OK status", ("method", "code"), registry=r
+        )
         self.duration = Histogram(
             "pciname_rpc_duration_seconds", "Time spent handling an RPC", ("method",), buckets=_BUCKETS, registry=r
         )
         self.in_flight = Gauge("pciname_rpc_in_flight", "RPCs being handled now", registry=r)
         self.devices = Counter("pciname_resolved_devices", "Devices answered", ("method",), registry=r)
-        self.reloads = Counter("pciname_reloads", "Data (re)loads by trigger and result", ("trigger", "result"), registry=r)
+        self.reloads = Counter(
+            "pciname_reloads", "Data (re)loads by trigger and result", ("trigger", "result"), registry=r
+        )
         self.generation = Gauge("pciname_data_generation", "Generation of the data being served", registry=r)
         self.loaded_at = Gauge(
             "pciname_data_loaded_timestamp_seconds", "When the data being served was loaded", registry=r
@@ -56,7 +59,8 @@ class Metrics:
             "pciname_last_reload_success", "1 if the last (re)load succeeded, 0 if it was rejected", registry=r
         )
         self.tls_loaded = Gauge(
-            "pciname_tls_files_loaded", "1 if the TLS files last seen could be read, 0 if the old ones still serve",
+            "pciname_tls_files_loaded",
+            "1 if the TLS files last seen could be read, 0 if the old ones still serve",
             registry=r,
         )
         # Pre-bound children: the hot path must not pay for label lookups.
@@ -73,8 +77,15 @@ class Metrics:
         self.requests.labels(method, code).inc()
         self.errors.labels(method, code).inc()
 
-    def reloaded(self, trigger: str, ok: bool, *, generation: int | None = None, loaded_at: float | None = None,
-                 profiles: int | None = None) -> None:
+    def reloaded(
+        self,
+        trigger: str,
+        ok: bool,
+        *,
+        generation: int | None = None,
+        loaded_at: float | None = None,
+        profiles: int | None = None,
+    ) -> None:
         self.reloads.labels(trigger, "success" if ok else "failure").inc()
         self.last_reload_ok.set(1 if ok else 0)
         if ok:
@@ -87,7 +98,11 @@ class Metrics:
 
 
 def start_http(
-    metrics: Metrics, host: str, port: int, *, max_connections: int = METRICS_MAX_CONNECTIONS,
+    metrics: Metrics,
+    host: str,
+    port: int,
+    *,
+    max_connections: int = METRICS_MAX_CONNECTIONS,
     idle_seconds: float = METRICS_IDLE_SECONDS,
 ) -> tuple[WSGIServer, threading.Thread]:
     """Serve ``/metrics`` on host:port; returns (http server, thread).
@@ -136,7 +151,8 @@ def start_http(
 
     httpd = Server()
     httpd.set_app(make_wsgi_app(metrics.registry))
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.5}, name="pciname-metrics",
-                              daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.5}, name="pciname-metrics", daemon=True
+    )
     thread.start()
     return httpd, thread

@@ -85,8 +85,7 @@ def stale_files(proto_root: Path | None = None, committed: Path | None = None) -
         return [
             name
             for name in STUB_NAMES
-            if not (committed / name).is_file()
-            or (committed / name).read_bytes() != (Path(tmp) / name).read_bytes()
+            if not (committed / name).is_file() or (committed / name).read_bytes() != (Path(tmp) / name).read_bytes()
         ]
 
 

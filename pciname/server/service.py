@@ -179,7 +179,7 @@ class PciNameService:
                         raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the work began")
                     request = parse_request(request_type, raw)
                     response, devices = fn(request, context, self._current())
-                except Exception as error:  # noqa: BLE001 - every error becomes a status
+                except Exception as error:
                     self._fail(method, context, error)
                     raise  # not reached: abort raises
                 ok.inc()
@@ -213,7 +213,7 @@ class PciNameService:
                             break
                         yield message
                         sent += 1
-                except Exception as error:  # noqa: BLE001 - every error becomes a status
+                except Exception as error:
                     outcome = "error"
                     self._fail(method, context, error)
                     raise
@@ -287,7 +287,9 @@ class PciNameService:
         devices = data.resolver.reverse(resource, profile.key)
         return pb.ReverseResponse(resource_name=wanted, profile=profile.name, devices=devices), 0
 
-    def diff(self, request: pb.DiffRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[pb.DiffResponse, int]:
+    def diff(
+        self, request: pb.DiffRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.DiffResponse, int]:
         check_length(request.from_profile, "from_profile", MAX_PROFILE_CHARS)
         check_length(request.to_profile, "to_profile", MAX_PROFILE_CHARS)
         if not request.from_profile.strip() or not request.to_profile.strip():
@@ -332,18 +334,26 @@ class PciNameService:
     ) -> tuple[pb.PermittedHostDevicesResponse, int]:
         return kube_rpcs.permitted_host_devices(request, data, max_batch=self.max_batch)
 
-    def lint(self, request: pb.LintRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[pb.LintResponse, int]:
+    def lint(
+        self, request: pb.LintRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.LintResponse, int]:
         response = kube_rpcs.lint(
-            request, context, data, max_files=self.max_lint_files, max_bytes=self.max_lint_bytes,
-            max_nodes=self.max_lint_nodes, slots=self.lint_slots,
+            request,
+            context,
+            data,
+            max_files=self.max_lint_files,
+            max_bytes=self.max_lint_bytes,
+            max_nodes=self.max_lint_nodes,
+            slots=self.lint_slots,
         )
         return response, 0
 
     def gpu_options(
         self, request: pb.GpuOptionsRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.GpuOptionsResponse, int]:
-        return kube_rpcs.gpu_options(request, context, data, cluster=self.cluster, log=self.log,
-                                     max_nodes=self.max_lint_nodes), 0
+        return kube_rpcs.gpu_options(
+            request, context, data, cluster=self.cluster, log=self.log, max_nodes=self.max_lint_nodes
+        ), 0
 
     def node_pool(
         self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
@@ -361,9 +371,14 @@ class PciNameService:
         from .admission_rpc import admission_policy
 
         return admission_policy(
-            request, context, data, max_batch=self.max_batch, max_bytes=self.max_lint_bytes,
-            cluster=self.cluster, log=self.log,
+            request,
+            context,
+            data,
+            max_batch=self.max_batch,
+            max_bytes=self.max_lint_bytes,
+            cluster=self.cluster,
+            log=self.log,
         )
 
 
-__all__ = ["PciNameService", "SERVICE_NAME", "STREAMING"]
+__all__ = ["SERVICE_NAME", "STREAMING", "PciNameService"]

@@ -96,7 +96,12 @@ KUBEVIRT_NOT_FOUND = "kubevirt-not-found"
 KUBEVIRT_AMBIGUOUS = "kubevirt-ambiguous"
 # The reasons a client raises RemoteClusterError for.
 CLUSTER_REASONS = (
-    CLUSTER_DISABLED, CLUSTER_CONFIG, CLUSTER_UNREACHABLE, CLUSTER_REFUSED, NO_KUBEVIRT, KUBEVIRT_NOT_FOUND,
+    CLUSTER_DISABLED,
+    CLUSTER_CONFIG,
+    CLUSTER_UNREACHABLE,
+    CLUSTER_REFUSED,
+    NO_KUBEVIRT,
+    KUBEVIRT_NOT_FOUND,
     KUBEVIRT_AMBIGUOUS,
 )
 
@@ -218,9 +223,7 @@ def trailing_metadata(error: BaseException) -> Metadata:
 # -- errors, client side -----------------------------------------------------------------------
 
 
-def remote_error(
-    code: grpc.StatusCode | None, details: str, metadata: Mapping[str, str], target: str
-) -> PcinameError:
+def remote_error(code: grpc.StatusCode | None, details: str, metadata: Mapping[str, str], target: str) -> PcinameError:
     """The pciname exception for a status a server at ``target`` answered
     (the inverse of :func:`status_of` and :func:`trailing_metadata`)."""
     details = " ".join(details.split())
@@ -239,7 +242,10 @@ def remote_error(
         return RemoteUnknownProfile(details, name)
     if code is grpc.StatusCode.FAILED_PRECONDITION:
         return RemoteSnapshotMissing(
-            details, name, snapshot=metadata.get(SNAPSHOT_KEY, ""), sha256=metadata.get(SHA256_KEY, ""),
+            details,
+            name,
+            snapshot=metadata.get(SNAPSHOT_KEY, ""),
+            sha256=metadata.get(SHA256_KEY, ""),
             url=metadata.get(URL_KEY, ""),
         )
     if code is grpc.StatusCode.UNAVAILABLE:
@@ -554,9 +560,7 @@ def skipped_message(s: SkippedLike) -> pb.SkippedEntry:
 
 
 def skipped_from_message(m: pb.SkippedEntry) -> SkippedItem:
-    return SkippedItem(
-        m.item, m.kind, _optional(m, "resource_name"), tuple(warning_from_message(w) for w in m.reasons)
-    )
+    return SkippedItem(m.item, m.kind, _optional(m, "resource_name"), tuple(warning_from_message(w) for w in m.reasons))
 
 
 def permitted_response(
@@ -652,7 +656,11 @@ def vgpu_types_response(answer: dict[str, Any]) -> pb.VgpuTypesResponse:
         if e is not None:
             m.evidence.CopyFrom(
                 pb.VgpuPrefixEvidence(
-                    observed=e["observed"], kind=e["kind"], source=e["source"], driver=e["driver"] or "", located=e["located"]
+                    observed=e["observed"],
+                    kind=e["kind"],
+                    source=e["source"],
+                    driver=e["driver"] or "",
+                    located=e["located"],
                 )
             )
     return response
@@ -663,7 +671,13 @@ def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
         if not t.HasField("evidence"):
             return None
         e = t.evidence
-        return {"observed": e.observed, "kind": e.kind, "source": e.source, "driver": e.driver or None, "located": e.located}
+        return {
+            "observed": e.observed,
+            "kind": e.kind,
+            "source": e.source,
+            "driver": e.driver or None,
+            "located": e.located,
+        }
 
     return VgpuTypes(
         device=m.device,
