@@ -28,6 +28,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
+import pciname
+
 REPO = Path(__file__).resolve().parents[1]
 
 #: The newest plugin release pciname knows: what ``latest`` means. A new
@@ -233,3 +235,13 @@ def corrupt(tables_dir: Path, op: tuple, pattern: str = "*.marshal") -> None:
         target.symlink_to("/dev/zero")
     else:
         target.write_bytes(b"")
+
+
+@pytest.fixture
+def empty_cache(unpackaged, monkeypatch, tmp_path):
+    """No packaged snapshots, no snapshot dirs and an empty cache: only what
+    the test installs (as for a release newer than this pciname)."""
+    monkeypatch.setenv("PCINAME_SNAPSHOTS", "")
+    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
+    pciname.clear_caches()
+    return tmp_path / "cache"

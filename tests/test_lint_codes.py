@@ -49,7 +49,7 @@ def test_each_code_is_a_constant_of_the_registry_and_of_lint():
 def test_every_message_is_made_by_the_registry(monkeypatch):
     """A finding's message is its code's builder's: replacing the builders
     changes every message, so no rule writes its own."""
-    from tests.test_kube_lint import COZYSTACK_VALUES, KUBEVIRT_CR, VMS
+    from tests.kube_documents import COZYSTACK_VALUES, KUBEVIRT_CR, VMS
 
     monkeypatch.setattr(
         lint_codes,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from types import SimpleNamespace
 
 import grpc
 import pytest
@@ -29,74 +28,25 @@ from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
-from .conftest import LATEST, package_only, wait_until
-from .server_util import ALL_BUT_2019, metric, pciids_text, scrape, snapshot_dir, write_atomically
+from . import server_fixtures
+from .conftest import LATEST, wait_until
+from .server_util import metric, scrape
+
+# The loopback server (tests/server_fixtures.py), module-scoped here too.
+setup, server_env, server, channel, stub, client = (
+    server_fixtures.setup,
+    server_fixtures.server_env,
+    server_fixtures.server,
+    server_fixtures.channel,
+    server_fixtures.stub,
+    server_fixtures.client,
+)
 
 OK = grpc.StatusCode.OK
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 NOT_FOUND = grpc.StatusCode.NOT_FOUND
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 SLOW_READER = [("grpc.http2.bdp_probe", 0)]  # a reader that stops reading stalls the stream
-
-
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory, session_cache):
-    """The server's files: a package with every snapshot but 2019-08-14's
-    (so v1.0.0/v1.0.1 are known but not installed), an empty snapshot dir,
-    and a custom pci.ids."""
-    root = tmp_path_factory.mktemp("server")
-    snapshots = snapshot_dir(root / "snapshots", [])
-    custom = root / "custom.ids"
-    write_atomically(custom, pciids_text("GA102GL [A10 custom]"))
-    with pytest.MonkeyPatch.context() as mp:
-        package_only(mp, ALL_BUT_2019)
-        mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
-        mp.setenv("PCINAME_SNAPSHOTS", str(snapshots))
-        yield SimpleNamespace(root=root, snapshots=snapshots, custom=custom, cache=session_cache)
-
-
-@pytest.fixture
-def server_env(setup, monkeypatch):
-    """Each test sees the server's environment (conftest's autouse fixture
-    resets it for every test)."""
-    monkeypatch.setenv("PCINAME_CACHE_DIR", str(setup.cache))
-    monkeypatch.setenv("PCINAME_SNAPSHOTS", str(setup.snapshots))
-    return setup
-
-
-@pytest.fixture(scope="module")
-def server(setup):
-    s = NameServer(
-        ServeConfig(
-            listen="127.0.0.1:0",
-            insecure=True,
-            metrics_listen="127.0.0.1:0",
-            pciids=str(setup.custom),
-            watch_interval=0,
-        )
-    )
-    s.start()
-    assert s.reload("startup")
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def channel(server):
-    ch = grpc.insecure_channel(f"127.0.0.1:{server.port}")
-    yield ch
-    ch.close()
-
-
-@pytest.fixture(scope="module")
-def stub(channel):
-    return pb_grpc.PciNameStub(channel)
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with Client(f"127.0.0.1:{server.port}", timeout=20) as c:
-        yield c
 
 
 def call_code(fn, *args, **kwargs):

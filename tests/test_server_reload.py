@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from types import SimpleNamespace
 
 import grpc
 import pytest
@@ -16,9 +15,8 @@ from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
-from .conftest import package_only
+from . import reload_fixtures
 from .server_util import (
-    ALL_BUT_2019,
     BROKEN_PCIIDS,
     metric,
     pciids_text,
@@ -27,33 +25,8 @@ from .server_util import (
     write_atomically,
 )
 
-
-@pytest.fixture
-def files(tmp_path, session_cache, monkeypatch):
-    package_only(monkeypatch, ALL_BUT_2019)
-    snapshots = snapshot_dir(tmp_path / "snapshots", [])
-    custom = tmp_path / "custom.ids"
-    write_atomically(custom, pciids_text("OLD NAME"))
-    monkeypatch.setenv("PCINAME_CACHE_DIR", str(session_cache))
-    monkeypatch.setenv("PCINAME_SNAPSHOTS", str(snapshots))
-    return SimpleNamespace(snapshots=snapshots, custom=custom)
-
-
-@pytest.fixture
-def server(files):
-    s = NameServer(
-        ServeConfig(
-            listen="127.0.0.1:0",
-            insecure=True,
-            metrics_listen="127.0.0.1:0",
-            pciids=str(files.custom),
-            watch_interval=0,
-        )
-    )
-    s.start()
-    assert s.reload("startup")
-    yield s
-    s.stop()
+# The reloading server (tests/reload_fixtures.py).
+files, server = reload_fixtures.files, reload_fixtures.server
 
 
 def reload_after_change(server: NameServer) -> bool | None:

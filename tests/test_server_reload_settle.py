@@ -20,8 +20,11 @@ from pciname.server import data as data_module
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
+from . import reload_fixtures
 from .server_util import pciids_text, write_atomically
-from .test_server_reload import files, server  # noqa: F401 - fixtures
+
+# The reloading server (tests/reload_fixtures.py).
+files, server = reload_fixtures.files, reload_fixtures.server
 
 FULL = pciids_text("GA102GL [A10]")
 
@@ -37,7 +40,7 @@ def rejected(caplog: pytest.LogCaptureFixture) -> str:
     return str(record.fields["error"])  # type: ignore[attr-defined]
 
 
-def test_a_file_cut_mid_line_is_refused_on_sighup(server, files, caplog):  # noqa: F811
+def test_a_file_cut_mid_line_is_refused_on_sighup(server, files, caplog):
     """The issue's example: cut inside the A10's name, then SIGHUP."""
     generation = server.data.generation
     cut = FULL.index("[A10]") + len("[A1")
@@ -52,7 +55,7 @@ def test_a_file_cut_mid_line_is_refused_on_sighup(server, files, caplog):  # noq
     assert served_a10(server) == "GA102GL_A10"
 
 
-def test_a_file_still_being_written_is_refused(server, files, caplog, monkeypatch):  # noqa: F811
+def test_a_file_still_being_written_is_refused(server, files, caplog, monkeypatch):
     """A writer that truncates the file and writes it in pieces (each ending a
     line, so the file always looks complete): a reload while it writes is
     refused; once it is done and settled, the reload serves the whole file."""

@@ -24,16 +24,6 @@ from pciname.naming.profiles import load_registry
 from .conftest import PLUGIN_PCIIDS, REPO, trimmed_install
 
 
-@pytest.fixture
-def empty_cache(unpackaged, monkeypatch, tmp_path):
-    """No packaged snapshots, no snapshot dirs and an empty cache: only what
-    the test installs (as for a release newer than this pciname)."""
-    monkeypatch.setenv("PCINAME_SNAPSHOTS", "")
-    monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
-    pciname.clear_caches()
-    return tmp_path / "cache"
-
-
 def snapshot(key: str):
     return next(s for s in snapshots.known_snapshots() if s.key == key)
 

@@ -16,7 +16,6 @@ from pciname import snapshots
 from pciname.errors import SnapshotCacheError, SnapshotVerifyError
 
 from .conftest import PLUGIN_PCIIDS, REPO
-from .test_snapshots import empty_cache  # noqa: F401 - fixture
 
 KNOWN = PLUGIN_PCIIDS / "2019-08-14.ids"
 
@@ -49,7 +48,7 @@ def test_import_refuses_what_is_no_regular_file_at_once(tmp_path, kind):
     assert "not a regular file" in proc.stderr or "Is a directory" in proc.stderr
 
 
-def test_import_of_a_fifo_in_process_raises(empty_cache, tmp_path):  # noqa: F811
+def test_import_of_a_fifo_in_process_raises(empty_cache, tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     with pytest.raises(SnapshotVerifyError, match="not a regular file"):
@@ -86,7 +85,7 @@ def _planted(tmp_path, root_mode: int):
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o1777, 0o755])
-def test_import_never_follows_a_planted_snapshots_link(empty_cache, tmp_path, monkeypatch, mode):  # noqa: F811
+def test_import_never_follows_a_planted_snapshots_link(empty_cache, tmp_path, monkeypatch, mode):
     """World-writable without the sticky bit: the cache is not trusted. With
     it (or a cache of ours): a link where snapshots/ should be is refused."""
     root, elsewhere, old = _planted(tmp_path, mode)
@@ -102,7 +101,7 @@ def test_import_never_follows_a_planted_snapshots_link(empty_cache, tmp_path, mo
     assert sorted(p.name for p in elsewhere.iterdir()) == [".import-abcdefgh"]
 
 
-def test_import_refuses_a_world_writable_cache(empty_cache, tmp_path, monkeypatch):  # noqa: F811
+def test_import_refuses_a_world_writable_cache(empty_cache, tmp_path, monkeypatch):
     root = tmp_path / "shared"
     (root / "snapshots").mkdir(parents=True)
     os.chmod(root, 0o777)
@@ -112,7 +111,7 @@ def test_import_refuses_a_world_writable_cache(empty_cache, tmp_path, monkeypatc
     assert list((root / "snapshots").iterdir()) == []
 
 
-def test_import_creates_the_cache_directories_0700(empty_cache, tmp_path):  # noqa: F811
+def test_import_creates_the_cache_directories_0700(empty_cache, tmp_path):
     previous = os.umask(0o022)
     try:
         (result,) = snapshots.import_files([KNOWN])

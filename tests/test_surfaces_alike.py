@@ -15,7 +15,17 @@ from pciname.cli import main
 from pciname.naming.checks import reverse_query
 from pciname.server._proto import pciname_pb2 as pb
 
-from .test_server import channel, client, server, server_env, setup, stub  # noqa: F401 - fixtures
+from . import server_fixtures
+
+# The loopback server (tests/server_fixtures.py), module-scoped here too.
+setup, server_env, server, channel, stub, client = (
+    server_fixtures.setup,
+    server_fixtures.server_env,
+    server_fixtures.server,
+    server_fixtures.channel,
+    server_fixtures.stub,
+    server_fixtures.client,
+)
 
 SPELLINGS = [
     "nvidia.com/GA102GL_A10",
@@ -42,7 +52,7 @@ def test_no_advertised_name_has_surrounding_blanks():
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_library_cli_and_grpc_answer_alike(spelling, stub, server_env, capsys):  # noqa: F811
+def test_library_cli_and_grpc_answer_alike(spelling, stub, server_env, capsys):
     assert pciname.reverse(spelling, "latest") == ["10de:2236"]
     assert main(["reverse", spelling, "-p", "latest", "-o", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"resource_name": "nvidia.com/GA102GL_A10", "devices": ["10de:2236"]}
@@ -50,7 +60,7 @@ def test_library_cli_and_grpc_answer_alike(spelling, stub, server_env, capsys): 
     assert (response.resource_name, list(response.devices)) == ("nvidia.com/GA102GL_A10", ["10de:2236"])
 
 
-def test_a_blank_name_is_refused_alike(stub, server_env, capsys):  # noqa: F811
+def test_a_blank_name_is_refused_alike(stub, server_env, capsys):
     assert pciname.reverse("  ", "latest") == []
     assert main(["reverse", "  "]) == 2
     assert "no resource name given" in capsys.readouterr().err
@@ -59,7 +69,7 @@ def test_a_blank_name_is_refused_alike(stub, server_env, capsys):  # noqa: F811
     assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_grpc_lint_sees_what_the_library_sees(stub, server_env):  # noqa: F811
+def test_grpc_lint_sees_what_the_library_sees(stub, server_env):
     """Issue 16 item 1 over gRPC: the Lint RPC reports the duplicate key and
     checks its last value, as the library and the CLI do."""
     from pciname.kube.lint import lint_text
