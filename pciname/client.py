@@ -418,18 +418,22 @@ class Client:
         *,
         from_cluster: bool = False,
         kubevirt_name: str = "",
+        cozystack: str = "",
     ) -> GpuOptions:
         """What a tenant node pool may ask for. ``kubevirt`` and ``nodes`` are
         objects (a dict; a list of Node dicts) or their JSON/YAML text; with
         ``from_cluster`` the server reads them from its cluster instead (only
         servers started with ``--kube``). ``profile`` "auto" infers the
-        plugin release from the nodes."""
+        plugin release from the nodes. ``cozystack`` ("v1.6.2", "latest"):
+        the Cozystack release the cluster runs; without a profile, GPUs are
+        named as its GPU Operator deploys them."""
         request = pb.GpuOptionsRequest(
             profile=profile,
             kubevirt=_objects_text(kubevirt, as_list=False),
             nodes=_objects_text(nodes, as_list=True),
             from_cluster=from_cluster,
             kubevirt_name=kubevirt_name,
+            cozystack=cozystack,
         )
         return wire.gpu_options_from_response(self._call(self.stub.GpuOptions, request))
 

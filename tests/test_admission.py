@@ -286,16 +286,31 @@ def test_cozystack_tenant_kubernetes_helmrelease_agrees_with_lint():
             )
 
 
-def test_cozystack_kubernetes_nodes_helmrelease():
-    """lint does not read KubernetesNodes values (gpus[] at the top); the
-    worker template they render is checked above. Here: the policy alone."""
-    _, _, evaluator = _small()
-    assert evaluator(_cozystack_release("KubernetesNodes", ["nvidia.com/GA102GL_A10"])).allowed
+def test_cozystack_kubernetes_nodes_helmrelease_agrees_with_lint():
+    """lint reads the KubernetesNodes HelmRelease (by its label) as the policy
+    does: verdicts agree, and the message names lint's hint."""
+    _, permitted, evaluator = _small()
+    for names in (
+        ["nvidia.com/GA102GL_A10"],
+        ["nvidia.com/GA102GL_A10G"],
+        ["nvidia.com/GA102GL_A10", "nvidia.com/X"],
+        ["nvidia.com/NVIDIA_A10-24Q", "intel.com/qat"],
+        [],
+    ):
+        release = _cozystack_release("KubernetesNodes", names)
+        _agree(evaluator, permitted, release)
+        verdict = evaluator(release)
+        if not verdict.allowed:
+            assert verdict.messages[0].startswith(
+                "HelmRelease kubernetes-nodes-c-gpu (Cozystack KubernetesNodes): gpus: "
+            )
     (message,) = evaluator(_cozystack_release("KubernetesNodes", ["nvidia.com/GA102GL_A10G"])).messages
     assert "gpus: nvidia.com/GA102GL_A10G is not permitted" in message and "nvidia.com/GA102GL_A10" in message
-    other = _cozystack_release("KubernetesNodes", ["nvidia.com/GA102GL_A10G"])
-    other["metadata"]["labels"] = {"apps.cozystack.io/application.kind": "VirtualMachine"}
-    assert evaluator(other).allowed  # another application's values are not read
+    for label in ("VirtualMachine", "Kubernetes", None):  # another application's values are not read, by either
+        other = _cozystack_release("KubernetesNodes", ["nvidia.com/GA102GL_A10G"])
+        other["metadata"]["labels"] = {} if label is None else {"apps.cozystack.io/application.kind": label}
+        assert evaluator(other).allowed
+        _agree(evaluator, permitted, other)
 
 
 def _cr_agrees(evaluator: Evaluator, cr: dict[str, Any]) -> None:
@@ -381,6 +396,35 @@ def test_generated_vms_largest_set(kind, gpus, data):
         permitted,
         _with_names({"apiVersion": "x/v1", "kind": kind, "metadata": {"name": "v"}}, kind, gpus + extra, []),
     )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    shape=st.sampled_from(
+        [
+            ("Kubernetes", "Kubernetes"),
+            ("KubernetesNodes", "KubernetesNodes"),
+            ("KubernetesNodes", "Kubernetes"),
+            ("KubernetesNodes", "Postgres"),
+            ("KubernetesNodes", None),
+        ]
+    ),
+    gpus=st.lists(st.one_of(_NAMES, _RANDOM), max_size=4),
+)
+def test_generated_cozystack_helmreleases_agree_with_lint(shape, gpus):
+    """HelmReleases of both applications' shapes, labelled as theirs, as the
+    other application's, as a third one's or not at all: the policy and lint
+    read the same ones, by the label. (A Kubernetes shape is drawn only with
+    its own label: lint reads ``nodeGroups`` anywhere, as tenant values files
+    have them, while the policy reads only what Cozystack labels.)"""
+    _, permitted, evaluator = _small()
+    kind, label = shape
+    release = _cozystack_release(kind, gpus)
+    if label is None:
+        del release["metadata"]["labels"]
+    else:
+        release["metadata"]["labels"] = {"apps.cozystack.io/application.kind": label}
+    _agree(evaluator, permitted, release)
 
 
 # -- from a CR, and the command line --------------------------------------------------

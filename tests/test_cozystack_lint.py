@@ -1,4 +1,5 @@
-"""lint reads KubernetesNodes objects and flags node-group fields the chosen
+"""lint reads KubernetesNodes objects, and the HelmReleases Cozystack's
+aggregated API server writes for them, and flags node-group fields the chosen
 Cozystack release does not have (field-not-in-release), for every release:
 the groups earlier pciname versions printed (ephemeralStorage) are refused
 from v1.4.0, and what node-pool prints now for a release is clean for it.
@@ -148,3 +149,123 @@ def test_grpc_lint_takes_the_release(stub):
         with pytest.raises(grpc.RpcError) as caught:
             stub.Lint(pb.LintRequest(files=[pb.LintFile(name="a.yaml", text=OLD_GROUP)], cozystack=version), timeout=20)
         assert caught.value.code() == code and "v1.0.0 to" in caught.value.details()
+
+
+# -- the HelmRelease Cozystack's aggregated API server writes for a KubernetesNodes object --------
+
+
+def helm_release_of(obj, kind_label: str = "KubernetesNodes", api_version: str = "helm.toolkit.fluxcd.io/v2"):
+    """The HelmRelease Cozystack's aggregated API server writes for an
+    application object, as pkg/registry/apps/application/rest.go
+    (convertApplicationToHelmRelease) builds it: named by the release prefix,
+    labelled with the application's kind, group and name, its spec as
+    ``spec.values``."""
+    name = obj["metadata"]["name"]
+    return {
+        "apiVersion": api_version,
+        "kind": "HelmRelease",
+        "metadata": {
+            "name": f"kubernetes-nodes-{name}",
+            "namespace": "tenant-foo",
+            "labels": {
+                cozystack.APPLICATION_KIND_LABEL: kind_label,
+                "apps.cozystack.io/application.group": "apps.cozystack.io",
+                "apps.cozystack.io/application.name": name,
+            },
+        },
+        "spec": {
+            "chartRef": {"kind": "ExternalArtifact", "name": "cozystack-kubernetes-nodes", "namespace": "cozy-system"},
+            "interval": "5m0s",
+            "valuesFrom": [{"kind": "Secret", "name": "cozystack-values"}],
+            "values": obj["spec"],
+        },
+    }
+
+
+OLD_POOL = {
+    "apiVersion": "apps.cozystack.io/v1alpha1",
+    "kind": "KubernetesNodes",
+    "metadata": {"name": "demo-gpu"},
+    "spec": {
+        "cluster": "demo",
+        "minReplicas": 0,
+        "ephemeralStorage": "20Gi",
+        "nodeLabels": {},
+        "gpus": [{"name": "nvidia.com/GA102GL_A1O"}, {"name": A10}],
+    },
+}
+
+
+def _seen(findings, prefix: str):
+    return [(f.code, f.path.removeprefix(prefix), f.value, f.expected) for f in findings]
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_kubernetes_nodes_helmrelease_is_checked_as_its_object_is(tag):
+    """Every release: the HelmRelease's spec.values get exactly the findings
+    the KubernetesNodes object's spec gets (names; fields against the
+    release's KubernetesNodes schema, where it has one), and the strict
+    upstream schema of that release agrees on the fields."""
+    as_object = lint_text(text_of(OLD_POOL), "pool.yaml", "latest", cozystack=tag)
+    as_release = lint_text(text_of(helm_release_of(OLD_POOL)), "hr.yaml", "latest", cozystack=tag)
+    assert _seen(as_release, "spec.values.") == _seen(as_object, "spec.")
+    assert all(f.path.startswith("spec.values.") for f in as_release)
+    assert "unknown-resource-name" in codes(as_release)
+    fields = [f.value for f in as_release if f.code == FIELD_NOT_IN_RELEASE]
+    schema = upstream.nodes_schema(tag)
+    if schema is None:
+        assert fields == []  # no such application in this release: nothing to compare with
+    else:
+        assert fields == ["ephemeralStorage", "nodeLabels"]
+        errors = upstream.errors_of(OLD_POOL["spec"], tag, "nodes")
+        assert all(any(repr(f) in e for e in errors) for f in fields), errors
+        obj = node_pool("gpu", [("10de:2236", 1)], cozystack=tag, format="kubernetes-nodes", cluster="demo").data
+        release = helm_release_of(obj)
+        assert upstream.errors_of(release["spec"]["values"], tag, "nodes") == []
+        assert lint_text(text_of(release), "hr.yaml", f"cozystack@{tag}", cozystack=tag) == []
+
+
+def test_kubernetes_nodes_helmrelease_lines_and_messages():
+    findings = lint_text(text_of(helm_release_of(OLD_POOL)), "hr.yaml", "latest", cozystack="v1.6.2")
+    assert [(f.line, f.code, f.path, f.expected) for f in findings] == [
+        (22, FIELD_NOT_IN_RELEASE, "spec.values.ephemeralStorage", "diskSize"),
+        (23, FIELD_NOT_IN_RELEASE, "spec.values.nodeLabels", None),
+        (
+            25,
+            "unknown-resource-name",
+            "spec.values.gpus[0].name",
+            ["nvidia.com/GA102GL_A10", "nvidia.com/GA102GL_A10M", "nvidia.com/GA102GL_A10G"],
+        ),
+    ]
+    assert "Cozystack v1.6.2's KubernetesNodes has no field nodeLabels" in findings[1].message
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["another application", "no label", "another group", "no apiVersion", "not a HelmRelease", "values not a mapping"],
+)
+def test_only_a_labelled_flux_helmrelease_is_read_as_a_pool(change):
+    """Told by its API group and label, as the admission policy tells it; a
+    HelmRelease of another application with the same values is not read."""
+    release = helm_release_of(OLD_POOL)
+    if change == "another application":
+        release["metadata"]["labels"][cozystack.APPLICATION_KIND_LABEL] = "Kubernetes"
+    elif change == "no label":
+        del release["metadata"]["labels"][cozystack.APPLICATION_KIND_LABEL]
+    elif change == "another group":
+        release["apiVersion"] = "example.com/v2"
+    elif change == "no apiVersion":
+        del release["apiVersion"]
+    elif change == "not a HelmRelease":
+        release["kind"] = "HelmChart"
+    else:
+        release["spec"]["values"] = [OLD_POOL["spec"]]
+    assert lint_text(text_of(release), "hr.yaml", "latest", cozystack="v1.6.2") == []
+    # and the labelled one, inside a List, is
+    listed = {"apiVersion": "v1", "kind": "List", "items": [release, helm_release_of(OLD_POOL)]}
+    found = lint_text(text_of(listed), "list.yaml", "latest", cozystack="v1.6.2")
+    assert {f.path for f in found} == {
+        "items[1].spec.values.ephemeralStorage",
+        "items[1].spec.values.nodeLabels",
+        "items[1].spec.values.gpus[0].name",
+    }

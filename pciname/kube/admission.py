@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LintInputError, PcinameError
 from ..naming.profiles import DEFAULT_PROFILE
+from .cozystack import APPLICATION_KIND_LABEL, HELM_RELEASE_GROUP, HELM_RELEASE_KIND
 from .resources import PREFIX, is_nvidia
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ MAX_POLICY_BYTES = 1_000_000
 #: A validation's message when its messageExpression cannot be evaluated.
 STATIC_MESSAGE = "a GPU name is not one the device plugin advertises (pciname admission policy)"
 #: Cozystack's label on the HelmRelease of an application (``apps.cozystack.io/v1alpha1``).
-COZYSTACK_KIND_LABEL = "apps.cozystack.io/application.kind"
+COZYSTACK_KIND_LABEL = APPLICATION_KIND_LABEL
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ TARGETS = (
 
 #: Cozystack applications (their HelmRelease's label) -> where their GPU names are in ``spec.values``.
 HELM_TARGETS = {"Kubernetes": "nodeGroups.*.gpus[].name", "KubernetesNodes": "gpus[].name"}
-HELM_RELEASE = ("helm.toolkit.fluxcd.io", "helmreleases", "HelmRelease")
+HELM_RELEASE = (HELM_RELEASE_GROUP, "helmreleases", HELM_RELEASE_KIND)
 KUBEVIRT_CR = ("kubevirt.io", "kubevirts", "KubeVirt")
 
 
@@ -391,7 +392,7 @@ def admission_policy(
     # Cozystack: the HelmRelease of a tenant Kubernetes / KubernetesNodes.
     label = cel_string(COZYSTACK_KIND_LABEL)
     app = (
-        f"(object.kind == 'HelmRelease' && has(object.metadata.labels) && {label} in object.metadata.labels "
+        f"(object.kind == {cel_string(HELM_RELEASE_KIND)} && has(object.metadata.labels) && {label} in object.metadata.labels "
         f"&& has(object.spec) && has(object.spec.values) ? object.metadata.labels[{label}] : '')"
     )
     variables.append({"name": "application", "expression": app})

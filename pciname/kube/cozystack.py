@@ -41,6 +41,15 @@ API_VERSION = f"{API_GROUP}/v1alpha1"
 KIND = "Kubernetes"
 RESOURCE = f"kuberneteses.{API_GROUP}"  # what kubectl get / patch take
 
+#: Cozystack's aggregated API server serves applications by writing a Flux
+#: HelmRelease for each (``pkg/registry/apps/application/rest.go``: the
+#: application's spec is the release's ``spec.values``), labelled with the
+#: application's kind (``pkg/apis/apps/v1alpha1/types.go`` ApplicationKindLabel,
+#: the same in every release from v1.0.0).
+APPLICATION_KIND_LABEL = "apps.cozystack.io/application.kind"
+HELM_RELEASE_GROUP = "helm.toolkit.fluxcd.io"
+HELM_RELEASE_KIND = "HelmRelease"
+
 #: The two names a node's disk has had in a node group (v1.4.0 renamed it).
 DISK_FIELDS = ("diskSize", "ephemeralStorage")
 #: Node-group fields pciname fills in (every other field is left to the user).
@@ -414,7 +423,10 @@ def check_roles(roles: object) -> list[str]:
 __all__ = [
     "API_GROUP",
     "API_VERSION",
+    "APPLICATION_KIND_LABEL",
     "DISK_FIELDS",
+    "HELM_RELEASE_GROUP",
+    "HELM_RELEASE_KIND",
     "KIND",
     "MAX_REPLICAS",
     "POOL_FIELDS",

@@ -15,12 +15,17 @@ and a bare defaults table:
   document whose top level has ``pciHostDevices`` / ``mediatedDevices``;
 * ``domain.devices.gpus[].deviceName`` and ``domain.devices.hostDevices[].deviceName``
   (VirtualMachine, VirtualMachineInstance, pools, replica sets);
-* ``nodeGroups.<group>.gpus[].name`` (Cozystack tenant Kubernetes values, or
-  the ``spec`` of its ``Kubernetes`` application), and ``spec.gpus[].name``
-  of a ``KubernetesNodes`` object (a Cozystack node pool, v1.6.0 and later).
+* ``nodeGroups.<group>.gpus[].name`` (Cozystack tenant Kubernetes values, the
+  ``spec`` of its ``Kubernetes`` application, or the ``spec.values`` of the
+  HelmRelease Cozystack writes for it), and ``spec.gpus[].name`` of a
+  ``KubernetesNodes`` object (a Cozystack node pool, v1.6.0 and later), or
+  ``spec.values.gpus[].name`` of the ``helm.toolkit.fluxcd.io`` HelmRelease
+  Cozystack's aggregated API server writes for it (labelled
+  ``apps.cozystack.io/application.kind: KubernetesNodes``: what kube-apiserver
+  admits, and the admission policy checks).
 
-Node groups and ``KubernetesNodes`` pools are also checked against the
-chosen Cozystack release (``cozystack``; default: the newest known): a field
+Node groups and ``KubernetesNodes`` pools (the object's ``spec`` or its
+HelmRelease's ``spec.values``) are also checked against the chosen Cozystack release (``cozystack``; default: the newest known): a field
 its schema does not have is ``field-not-in-release``.
 
 Only names in the ``nvidia.com/`` domain are checked: other names belong to
@@ -338,15 +343,15 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
             return
         seen.add(id(node))
         if isinstance(node, MappingNode):
-            if _scalar(_get(node, "kind")) == KUBERNETES_NODES:
-                spec = _get(node, "spec")
-                if isinstance(spec, MappingNode):
-                    sites.pools.append((doc, spec, path + ("spec",), True))
-                    gpus = _get(spec, "gpus")
-                    for i, item in enumerate(gpus.value if isinstance(gpus, SequenceNode) else ()):
-                        name = _get(item, "name")
-                        if isinstance(name, ScalarNode):
-                            sites.references.append(_Reference(doc, name, path + ("spec", "gpus", i, "name")))
+            pool = _nodes_pool(node)
+            if pool is not None:
+                spec, where = pool
+                sites.pools.append((doc, spec, path + where, True))
+                gpus = _get(spec, "gpus")
+                for i, item in enumerate(gpus.value if isinstance(gpus, SequenceNode) else ()):
+                    name = _get(item, "name")
+                    if isinstance(name, ScalarNode):
+                        sites.references.append(_Reference(doc, name, path + where + ("gpus", i, "name")))
             for key, _, value in _items(node):
                 child = path + (key,)
                 if key == "permittedHostDevices" and isinstance(value, MappingNode):
@@ -365,6 +370,35 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
     if isinstance(root, MappingNode) and (_get(root, "pciHostDevices") or _get(root, "mediatedDevices")):
         sites.blocks.append((doc, root, ()))
     visit(root, ())
+
+
+def _nodes_pool(node: MappingNode) -> tuple[MappingNode, YamlPath] | None:
+    """The pool of a ``KubernetesNodes`` object (its ``spec``) or of the
+    HelmRelease Cozystack's aggregated API server writes for one (its
+    ``spec.values``, the object's spec as it was sent), and where it is in
+    ``node``; None for anything else. The HelmRelease is told by its API group
+    and its application-kind label, as the admission policy tells it
+    (:data:`pciname.kube.admission.HELM_TARGETS`), never by its values' shape."""
+    from .cozystack import APPLICATION_KIND_LABEL, HELM_RELEASE_GROUP, HELM_RELEASE_KIND
+
+    kind = _scalar(_get(node, "kind"))
+    if kind == KUBERNETES_NODES:
+        spec = _get(node, "spec")
+        return (spec, ("spec",)) if isinstance(spec, MappingNode) else None
+    if kind != HELM_RELEASE_KIND:
+        return None
+    group = (_scalar(_get(node, "apiVersion")) or "").partition("/")[0]
+    metadata = _get(node, "metadata")
+    labels = _get(metadata, "labels") if metadata is not None else None
+    if (
+        group != HELM_RELEASE_GROUP
+        or labels is None
+        or _scalar(_get(labels, APPLICATION_KIND_LABEL)) != KUBERNETES_NODES
+    ):
+        return None
+    spec = _get(node, "spec")
+    values = _get(spec, "values") if spec is not None else None
+    return (values, ("spec", "values")) if isinstance(values, MappingNode) else None
 
 
 def _is_reference(path: YamlPath, key: str) -> bool:

@@ -643,9 +643,12 @@ def gpu_options(
     from ..kube.audit import gpu_options as options_of
 
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
     name = check_length(request.kubevirt_name, "kubevirt_name", MAX_NAME_CHARS).strip() or None
-    auto = request.profile.strip().lower() == AUTO
-    given = None if auto else served_profile(data, request.profile)  # a bad profile fails before any cluster I/O
+    # A bad profile or release fails before any cluster I/O.
+    profile_text, release_how = gpu_options_profile(request.cozystack, request.profile)
+    auto = profile_text.strip().lower() == AUTO
+    given = None if auto else served_profile(data, profile_text)
     if request.from_cluster:
         if request.kubevirt.strip() or request.nodes.strip():
             raise RpcFailure(
@@ -665,12 +668,35 @@ def gpu_options(
         kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt", bounded), name)
         nodes = pick_nodes(parse_objects(request.nodes, "nodes", bounded))
     if given is not None:
-        profile, how = given, "given"
+        profile, how = given, release_how
     else:
         chosen, how, _ = choose_profile(AUTO, nodes, resolver=data.resolver)
         profile = data.profile(str(chosen)) if how == "inferred" else data.default
     options = options_of(kubevirt, nodes, profile.key, resolver=data.resolver)
     return gpu_options_response(options, profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
+
+
+def gpu_options_profile(cozystack: str, profile: str) -> tuple[str, str]:
+    """The profile of a GpuOptions request and how it was chosen: ``profile``
+    ("given"; "auto" too), or with none given and a Cozystack release asked
+    for, that release's ("cozystack"), as ``pciname gpu-options --cozystack``
+    chooses. A ``cozystack@`` profile of another release is INVALID_ARGUMENT;
+    a malformed release INVALID_ARGUMENT, an unknown one NOT_FOUND (status_of)."""
+    chosen = cozystack_profile(cozystack, profile)
+    if not cozystack.strip():
+        return chosen, "given"
+    if not profile.strip():
+        return chosen, "cozystack"
+    from ..kube.cozystack import get_release, release_of_profile
+
+    release = get_release(cozystack)
+    implied = release_of_profile(profile)
+    if implied is not None and implied.version != release.version:
+        raise RpcFailure(
+            INVALID,
+            f"profile {shown(profile)} is Cozystack {implied.version}, but cozystack {release.version} was asked for",
+        )
+    return chosen, "given"
 
 
 # -- NodePool ---------------------------------------------------------------------------------

@@ -313,18 +313,20 @@ class LintResponse(_message.Message):
     def __init__(self, findings: _Optional[_Iterable[_Union[Finding, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., documents: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
 
 class GpuOptionsRequest(_message.Message):
-    __slots__ = ("profile", "kubevirt", "nodes", "from_cluster", "kubevirt_name")
+    __slots__ = ("profile", "kubevirt", "nodes", "from_cluster", "kubevirt_name", "cozystack")
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     KUBEVIRT_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
     FROM_CLUSTER_FIELD_NUMBER: _ClassVar[int]
     KUBEVIRT_NAME_FIELD_NUMBER: _ClassVar[int]
+    COZYSTACK_FIELD_NUMBER: _ClassVar[int]
     profile: str
     kubevirt: str
     nodes: str
     from_cluster: bool
     kubevirt_name: str
-    def __init__(self, profile: _Optional[str] = ..., kubevirt: _Optional[str] = ..., nodes: _Optional[str] = ..., from_cluster: _Optional[bool] = ..., kubevirt_name: _Optional[str] = ...) -> None: ...
+    cozystack: str
+    def __init__(self, profile: _Optional[str] = ..., kubevirt: _Optional[str] = ..., nodes: _Optional[str] = ..., from_cluster: _Optional[bool] = ..., kubevirt_name: _Optional[str] = ..., cozystack: _Optional[str] = ...) -> None: ...
 
 class NodeAllocatable(_message.Message):
     __slots__ = ("name", "allocatable")
