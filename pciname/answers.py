@@ -42,6 +42,7 @@ from .pciids import NVIDIA_VENDOR_ID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 __all__ = ["DEFAULT_PROFILE", "NVIDIA_VENDOR_ID"]
@@ -137,13 +138,21 @@ def table(spelling: str) -> "Table | None":
     return _files[key]  # type: ignore[no-any-return]
 
 
-def string(pool: str, at: int) -> str:
-    """String ``at`` of the pool ``pool`` (:data:`STRINGS` or :data:`MESSAGES`)."""
+def strings(pool: str, ats: "Iterable[int]") -> "dict[int, str]":
+    """Strings ``ats`` of the pool ``pool`` (:data:`STRINGS` or :data:`MESSAGES`), by position."""
     blob = mapped(pool)
-    start = int.from_bytes(blob[4 * at : 4 * at + 4], "little") if at else 0
-    end = int.from_bytes(blob[4 * at + 4 : 4 * at + 8], "little")
     base = 4 + 4 * int.from_bytes(blob[:4], "little")
-    return blob[base + start : base + end].decode("utf-8", "surrogatepass")  # type: ignore[no-any-return]
+    found = {}
+    for at in ats:
+        start = int.from_bytes(blob[4 * at : 4 * at + 4], "little") if at else 0
+        end = int.from_bytes(blob[4 * at + 4 : 4 * at + 8], "little")
+        found[at] = blob[base + start : base + end].decode("utf-8", "surrogatepass")
+    return found
+
+
+def string(pool: str, at: int) -> str:
+    """String ``at`` of the pool ``pool``."""
+    return strings(pool, (at,))[at]
 
 
 def hex4(text: str) -> str | None:

@@ -130,10 +130,16 @@ def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     table = answers.table(plain["profile"])
     if table is None:
         return None
+    known: dict[str, int] = {}
     if len(devices) > 64:
         table.index_all()
+        known = table.positions or {}
+    nvidia = answers.NVIDIA_VENDOR_ID + ":"
     spelt: dict[str, tuple[str, int]] = {}
     for token in dict.fromkeys(devices):  # each distinct spelling parsed once
+        if token[:5] == nvidia and token[5:] in known:  # "10de:" and an id of the table: what device_id reads
+            spelt[token] = token[5:], known[token[5:]]
+            continue
         parsed = answers.device_id(token)
         at = -1 if parsed is None or parsed[0] != answers.NVIDIA_VENDOR_ID else table.find(parsed[1])
         if at == -1:
@@ -147,13 +153,13 @@ def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     fields = answers.index()["fields"]  # type: ignore[index]
     resource, advertised, warnings = (fields.index(k) for k in ("resource_name", "advertised", "warnings"))
     rows = {at: table.row(at) for _, at in spelt.values()}
-    string = answers.string
-    names = {at: "" if row[resource] is None else string(answers.STRINGS, row[resource]) for at, row in rows.items()}
+    pooled = answers.strings(answers.STRINGS, {row[resource] for row in rows.values() if row[resource] is not None})
+    names = {at: "" if row[resource] is None else pooled[row[resource]] for at, row in rows.items()}
     if not all(_printable(name) for name in names.values()):
         return None  # the full path prints it, escaped (pciname.render.printable)
     out, err = sys.stdout, sys.stderr
     if plain["warnings"] == "all" or len(found) <= LIST_WARNINGS_UP_TO:
-        messages = {m: string(answers.MESSAGES, m) for at in rows for _, m in rows[at][warnings]}
+        messages = answers.strings(answers.MESSAGES, {m for at in rows for _, m in rows[at][warnings]})
         if not all(_printable(text) for text in messages.values()):
             return None
         for i, at in found:  # as the full path writes them
