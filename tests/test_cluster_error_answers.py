@@ -275,3 +275,9 @@ def test_gpu_options_from_cluster_error_answers(fake, kube_server, mode):
         assert metadata.get("pciname-error") == "cluster-refused"
         assert stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20).options  # still serving
     json.dumps(details)  # plain text
+
+
+def test_readme_states_the_bounds():
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert f"at most the first {MAX_ERROR_BYTES >> 10} KiB are read" in text
+    assert f"escaped, at most {MAX_MESSAGE_CHARS} characters" in text
