@@ -12,9 +12,21 @@ from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
 from .server_util import packaged_server
-from .test_vgpu_lint import cr
 
 NOTE = "pciname: note: "
+
+
+def cr(selector: str, resource: str) -> str:
+    return f"""apiVersion: kubevirt.io/v1
+kind: KubeVirt
+spec:
+  configuration:
+    permittedHostDevices:
+      mediatedDevices:
+      - mdevNameSelector: "{selector}"
+        resourceName: {resource}
+        externalResourceProvider: true
+"""
 
 
 @pytest.fixture(scope="module")
