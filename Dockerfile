@@ -17,6 +17,14 @@
 # volume there (deploy/ uses an emptyDir) to save the parse at each start;
 # without one, every process parses in memory and answers the same.
 #
+# Metrics: the default CMD serves them on 127.0.0.1:9090, inside the
+# container only (unauthenticated, so never on every interface by default).
+# To publish them, override CMD with the address to listen on: deploy/ passes
+# "--metrics-listen=$(POD_IP):9090" (the pod's own IP), and
+#   docker run --rm -p 9090:9090 pciname:0.3.0 serve --listen "[::]:50051" \
+#       --insecure --health-listen "[::]:50052" --metrics-listen 0.0.0.0:9090
+# publishes them on purpose.
+#
 # TLS: override CMD, e.g. ["serve", "--tls-cert", "/tls/tls.crt", "--tls-key",
 # "/tls/tls.key", "--health-listen", "[::]:50052"] (kubelet's gRPC probes
 # and this HEALTHCHECK speak plaintext, and ask --health-listen: a server of
@@ -54,10 +62,10 @@ RUN pip install --no-cache-dir --no-index --find-links /wheels "pciname==${PCINA
  && test "$(pciname lookup 10de:2330 --profile gpu-operator@v23.9.2)" = nvidia.com/GH100H100_SXM5_80GB
 
 USER 10001:10001
-EXPOSE 50051 50052 9090
+EXPOSE 50051 50052
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["pciname", "health", "--server", "127.0.0.1:50052", "--timeout", "4"]
 
 ENTRYPOINT ["pciname"]
-CMD ["serve", "--listen", "[::]:50051", "--insecure", "--health-listen", "[::]:50052", "--metrics-listen", "0.0.0.0:9090", "--log-format", "json"]
+CMD ["serve", "--listen", "[::]:50051", "--insecure", "--health-listen", "[::]:50052", "--metrics-listen", "127.0.0.1:9090", "--log-format", "json"]

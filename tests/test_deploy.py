@@ -240,8 +240,16 @@ def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
     health_port = split_address(config.health_listen)[1]
     assert health_port != DEFAULT_PORT  # the health port, not the gRPC port's shared workers
     assert probe[probe.index("--server") + 1].endswith(f":{health_port}")
+    # Metrics (unauthenticated) answer inside the container only, never on
+    # every interface; deploy/ overrides CMD with the pod's IP (checked above).
+    metrics_host, metrics_port = split_address(config.metrics_listen)
+    assert metrics_host == "127.0.0.1"
+    assert not any(
+        address.startswith(("0.0.0.0:", "[::]:", ":")) for address in cmd if address.endswith(f":{metrics_port}")
+    )
     exposed = {int(p) for p in " ".join(values["EXPOSE"]).split()}
-    assert exposed == {p.container_port for p in c.ports}
+    assert exposed == {p.container_port for p in c.ports if p.name != "metrics"}
+    assert {p.name for p in c.ports} == {"grpc", "health", "metrics"}
 
 
 def test_dockerfile_build_context_has_what_the_build_copies():

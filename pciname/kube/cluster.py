@@ -39,6 +39,11 @@ APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 DEFAULT_TIMEOUT = 30.0
 #: Bytes of one API answer (a page of Nodes, the KubeVirt CR list, the apply's answer).
 MAX_RESPONSE_BYTES = 32 << 20
+#: Bytes read of an error answer (4xx, 5xx): its Status message is in them;
+#: the rest is never read (the connection is closed).
+MAX_ERROR_BYTES = 64 << 10
+#: Characters of an error answer's message in our one-line error.
+MAX_MESSAGE_CHARS = 300
 #: Nodes asked for per request (``limit``; the rest with ``continue``), as kubectl pages.
 NODE_PAGE = 500
 #: Nodes read in all (Kubernetes supports clusters of 5,000).
@@ -84,14 +89,14 @@ def connect_loaded(
     try:
         if loaded.config is None:
             kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-            return ApiClient(configuration=configuration), loaded
+            return bounded(ApiClient(configuration=configuration)), loaded
         client: ApiClient = kube_config.new_client_from_config_dict(  # type: ignore[no-untyped-call]
             config_dict=loaded.config,
             context=loaded.config["current-context"],
             persist_config=False,
             client_configuration=configuration,
         )
-        return client, loaded
+        return bounded(client), loaded
     except ConfigException as error:
         raise PcinameError(f"cannot load the cluster configuration: {_one_line(error)}") from None
     except OSError as error:
@@ -101,6 +106,90 @@ def connect_loaded(
         raise PcinameError(
             f"cannot load the cluster configuration: not a valid kubeconfig: {_one_line(error)[:200]}"
         ) from None
+
+
+# -- error answers, read bounded before the client sees them ----------------------------
+
+
+class _Refusal(Exception):
+    """A non-2xx answer (``status``, ``reason``), its body read by
+    :class:`_BoundedPool`: at most :data:`MAX_ERROR_BYTES`, within the
+    request's time (``body``: what arrived, decoded with replacement)."""
+
+    def __init__(self, status: int, reason: str | None, body: str) -> None:
+        super().__init__(status)
+        self.status = status
+        self.reason = reason
+        self.body = body
+
+
+def _read_some(response: Any, limit: int, deadline: float | None) -> tuple[bytes, bool]:
+    """Up to ``limit`` bytes of ``response``'s body, one socket read at a
+    time, each within what is left before ``deadline``: what arrived when
+    the body ends, the time runs out or the connection fails, and whether
+    that was the whole body."""
+    from urllib3.exceptions import HTTPError
+
+    chunks: list[bytes] = []
+    size = 0
+    read = getattr(response, "read1", response.read)
+    try:
+        while size < limit:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            sock = getattr(getattr(response, "connection", None), "sock", None)
+            if left is not None and sock is not None:
+                sock.settimeout(left)
+            chunk = read(min(65536, limit - size))
+            if not chunk:
+                return b"".join(chunks), True
+            chunks.append(chunk)
+            size += len(chunk)
+    except (HTTPError, OSError):
+        pass
+    return b"".join(chunks), False
+
+
+class _BoundedPool:
+    """The kubernetes client's urllib3 pool manager, except that an answer
+    that is not 2xx is read here, bounded in size (:data:`MAX_ERROR_BYTES`)
+    and time (the request's own timeout), and raised as :class:`_Refusal`
+    before the client reads the whole body itself (it does, unbounded,
+    for every error answer). 2xx answers go to the caller unread
+    (``_preload_content=False``; :func:`_body` bounds them)."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        started = time.monotonic()
+        total = getattr(kwargs.get("timeout"), "total", None)
+        response = self._pool.request(method, url, *args, **kwargs)
+        status = getattr(response, "status", 0)
+        if 200 <= status <= 299 or kwargs.get("preload_content", True):
+            return response
+        deadline = None if total is None else started + float(total)
+        try:
+            data, whole = _read_some(response, MAX_ERROR_BYTES, deadline)
+        finally:
+            response.close()  # what was not read is never read: this connection is done
+            response.release_conn()
+        # A body cut short (too long, too slow) ends in "…" where it was cut.
+        raise _Refusal(status, response.reason, data.decode("utf-8", "replace") + ("" if whole else "…"))
+
+
+def bounded(api_client: ApiClient) -> ApiClient:
+    """``api_client`` with its error answers read bounded (:class:`_BoundedPool`);
+    :func:`connect` returns such clients, and every read here makes sure of it."""
+    rest = getattr(api_client, "rest_client", None)
+    pool = getattr(rest, "pool_manager", None)
+    if rest is not None and pool is not None and not isinstance(pool, _BoundedPool):
+        rest.pool_manager = _BoundedPool(pool)
+    return api_client
 
 
 # -- the client's errors ------------------------------------------------------------
@@ -133,7 +222,7 @@ def _call(
 
     try:
         return fn(*args, **kwargs)
-    except ApiException as error:
+    except (_Refusal, ApiException) as error:
         if error.status in handled:
             raise _Answered(error) from None
         raise _api_error(what, error) from None
@@ -156,18 +245,34 @@ def _unreachable(what: str, error: Exception, timeout: float | None) -> ClusterE
     return ClusterError(f"cannot {what}: cannot reach the API server: {_one_line(error)}", reason="unreachable")
 
 
+def _excerpt(text: str) -> str:
+    """``text`` on one line, control characters escaped, at most
+    :data:`MAX_MESSAGE_CHARS` characters (``…`` where it was cut)."""
+    from ..render import printable
+
+    line = printable(_one_line(text))
+    return line if len(line) <= MAX_MESSAGE_CHARS else line[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
 def _status_message(error: Any) -> str:
-    """The message of the Status object an ``ApiException`` carries."""
+    """The message of the Status object an error answer carries; for a body
+    that is not one, the HTTP reason and an excerpt of the body."""
+    body = error.body if isinstance(error.body, str) else ""
+    reason = error.reason if isinstance(error.reason, str) else ""
     try:
-        body = json.loads(error.body or "")
-        return str(body.get("message") or error.reason or "")[:500]
-    except (TypeError, ValueError, AttributeError, RecursionError):
-        return str(error.reason or "")
+        status = json.loads(body) if body.strip() else None
+    except (ValueError, RecursionError):
+        status = None
+    if isinstance(status, dict) and isinstance(status.get("message"), str) and status["message"].strip():
+        return _excerpt(status["message"])
+    if status is None and body.strip():
+        return _excerpt(f"{reason}: {body}" if reason.strip() else body)
+    return _excerpt(reason)
 
 
 def _api_error(what: str, error: Any) -> PcinameError:
     return ClusterError(
-        f"cannot {what}: {error.status} {_one_line(_status_message(error))}".rstrip(),
+        f"cannot {what}: {error.status} {_status_message(error)}".rstrip(),
         reason="refused",
         status=error.status,
     )
@@ -287,6 +392,7 @@ def read_kubevirt(
 
     from .shapes import check_kubevirt
 
+    bounded(api_client)
     clock = clock or _Clock(timeout)
     what = "list KubeVirt CRs"
     try:
@@ -331,6 +437,7 @@ def read_nodes(api_client: ApiClient, *, timeout: float | None = None, clock: _C
 
     from .shapes import check_node
 
+    bounded(api_client)
     clock = clock or _Clock(timeout)
     what = "list nodes"
     api = CoreV1Api(api_client)
@@ -363,6 +470,7 @@ def read_cozystack_operator(
     from .cozystack import OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE
     from .shapes import ShapeError, mapping
 
+    bounded(api_client)
     clock = clock or _Clock(timeout)
     what = "read the Cozystack operator Deployment"
     try:
@@ -422,6 +530,7 @@ def apply_permitted_host_devices(
         kwargs["force"] = True
     if dry_run:
         kwargs["dry_run"] = "All"
+    bounded(api_client)
     api = CustomObjectsApi(api_client)
     what = f"apply to KubeVirt {object_ref(kubevirt)}"
     clock = _Clock(timeout)
@@ -444,7 +553,7 @@ def apply_permitted_host_devices(
     except _Answered as conflict:
         raise ApplyRefused(
             f"the API server refused the apply to {object_ref(kubevirt)}: "
-            f"{_one_line(_status_message(conflict.error)) or 'conflict'}; "
+            f"{_status_message(conflict.error) or 'conflict'}; "
             "rerun with --force to take ownership of these fields"
         ) from None
     from .shapes import ShapeError, mapping

@@ -329,7 +329,11 @@ def _lint(
         raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
     check_alive(context)
     return lint_response(
-        findings, profile=profile.name, upgrade_to=upgrade.name if upgrade is not None else None, documents=documents
+        findings,
+        profile=profile.name,
+        upgrade_to=upgrade.name if upgrade is not None else None,
+        documents=documents,
+        notes=linter.notes,
     )
 
 

@@ -345,6 +345,7 @@ class LintResult:
     upgrade_to: str | None = None
     documents: int = 0
     text: str = ""  # pciname lint's output: FILE:LINE: code: PATH: message lines
+    notes: list[str] = field(default_factory=list)  # pciname lint's "note:" lines, escaped
 
 
 @dataclass(frozen=True)
@@ -819,14 +820,23 @@ def finding_from_message(m: pb.Finding) -> Finding:
 
 
 def lint_response(
-    findings: Sequence[Finding], *, profile: str, upgrade_to: str | None, documents: int
+    findings: Sequence[Finding],
+    *,
+    profile: str,
+    upgrade_to: str | None,
+    documents: int,
+    notes: Sequence[str] = (),
 ) -> pb.LintResponse:
-    """Lint's answer; its ``text`` is ``pciname lint``'s output for the findings."""
+    """Lint's answer; its ``text`` is ``pciname lint``'s output for the
+    findings, its ``notes`` the notes it prints on stderr, escaped alike."""
+    from ..render import printable
+
     response = pb.LintResponse(
         profile=profile,
         upgrade_to=upgrade_to,
         documents=documents,
         text="".join(f.format() + "\n" for f in findings),
+        notes=[printable(note, tab=True) for note in notes],
     )
     response.findings.extend(finding_message(f) for f in findings)
     return response
@@ -839,6 +849,7 @@ def lint_from_response(m: pb.LintResponse) -> LintResult:
         upgrade_to=_optional(m, "upgrade_to"),
         documents=m.documents,
         text=m.text,
+        notes=list(m.notes),
     )
 
 

@@ -299,18 +299,20 @@ class Finding(_message.Message):
     def __init__(self, file: _Optional[str] = ..., line: _Optional[int] = ..., column: _Optional[int] = ..., document: _Optional[int] = ..., path: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., expected: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class LintResponse(_message.Message):
-    __slots__ = ("findings", "profile", "upgrade_to", "documents", "text")
+    __slots__ = ("findings", "profile", "upgrade_to", "documents", "text", "notes")
     FINDINGS_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     UPGRADE_TO_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
     findings: _containers.RepeatedCompositeFieldContainer[Finding]
     profile: str
     upgrade_to: str
     documents: int
     text: str
-    def __init__(self, findings: _Optional[_Iterable[_Union[Finding, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., documents: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, findings: _Optional[_Iterable[_Union[Finding, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., documents: _Optional[int] = ..., text: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GpuOptionsRequest(_message.Message):
     __slots__ = ("profile", "kubevirt", "nodes", "from_cluster", "kubevirt_name", "cozystack")
