@@ -117,11 +117,31 @@ class Table:
         """For many lookups: one dict beats a scan of ``ids`` per device."""
         self.positions = {device: at * 4 for at, device in enumerate(self.devices())}
 
+    def rows(self, ats: "Iterable[int]") -> "dict[int, tuple[Any, ...]]":
+        """The rows at positions ``ats`` (from :meth:`find`), as written."""
+        ends, start, blob, loads = self.ends, self.start, self.blob, marshal.loads
+        ats = list(ats)
+        found = {}
+        if len(ats) > 64:  # many rows: every end read at once beats two from_bytes per row
+            every = (0, *_unpack(ends))
+            for at in ats:
+                found[at] = loads(blob[start + every[at >> 2] : start + every[(at >> 2) + 1]])
+            return found
+        for at in ats:
+            first = int.from_bytes(ends[at - 4 : at], "little") if at else 0
+            found[at] = loads(blob[start + first : start + int.from_bytes(ends[at : at + 4], "little")])
+        return found
+
     def row(self, at: int) -> "tuple[Any, ...]":
-        """The row at position ``at`` (from :meth:`find`), as written."""
-        ends, start = self.ends, self.start
-        first = int.from_bytes(ends[at - 4 : at], "little") if at else 0
-        return marshal.loads(self.blob[start + first : start + int.from_bytes(ends[at : at + 4], "little")])  # type: ignore[no-any-return]
+        """The row at position ``at``."""
+        return self.rows((at,))[at]
+
+
+def _unpack(ends: "Any") -> "tuple[int, ...]":
+    """Every 4-byte little-endian end of ``ends``, in one call."""
+    import struct
+
+    return struct.unpack(f"<{len(ends) // 4}I", ends)
 
 
 def table(spelling: str) -> "Table | None":
@@ -142,7 +162,13 @@ def strings(pool: str, ats: "Iterable[int]") -> "dict[int, str]":
     """Strings ``ats`` of the pool ``pool`` (:data:`STRINGS` or :data:`MESSAGES`), by position."""
     blob = mapped(pool)
     base = 4 + 4 * int.from_bytes(blob[:4], "little")
+    ats = list(ats)
     found = {}
+    if len(ats) > 64:  # as Table.rows
+        every = (0, *_unpack(blob[4:base]))
+        for at in ats:
+            found[at] = blob[base + every[at] : base + every[at + 1]].decode("utf-8", "surrogatepass")
+        return found
     for at in ats:
         start = int.from_bytes(blob[4 * at : 4 * at + 4], "little") if at else 0
         end = int.from_bytes(blob[4 * at + 4 : 4 * at + 8], "little")

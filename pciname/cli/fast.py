@@ -127,6 +127,18 @@ def lookup(argv: "Sequence[str]") -> "int | None":
 def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     if not devices or len(devices) > MAX_LOOKUP_DEVICES:
         return None
+    if len(devices) <= 64:
+        return _answered(plain, devices)
+    import gc
+
+    gc.disable()  # thousands of rows, no cycles: the collector would only walk them
+    try:
+        return _answered(plain, devices)
+    finally:
+        gc.enable()
+
+
+def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     table = answers.table(plain["profile"])
     if table is None:
         return None
@@ -152,15 +164,15 @@ def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
         return 0 if all(r["advertised"] for r in records if r is not None) else 1
     fields = answers.index()["fields"]  # type: ignore[index]
     resource, advertised, warnings = (fields.index(k) for k in ("resource_name", "advertised", "warnings"))
-    rows = {at: table.row(at) for _, at in spelt.values()}
+    rows = table.rows({at for _, at in spelt.values()})
     pooled = answers.strings(answers.STRINGS, {row[resource] for row in rows.values() if row[resource] is not None})
     names = {at: "" if row[resource] is None else pooled[row[resource]] for at, row in rows.items()}
-    if not all(_printable(name) for name in names.values()):
+    if not _printable("".join(names.values())):
         return None  # the full path prints it, escaped (pciname.render.printable)
     out, err = sys.stdout, sys.stderr
     if plain["warnings"] == "all" or len(found) <= LIST_WARNINGS_UP_TO:
         messages = answers.strings(answers.MESSAGES, {m for at in rows for _, m in rows[at][warnings]})
-        if not all(_printable(text) for text in messages.values()):
+        if not _printable("".join(messages.values())):
             return None
         for i, at in found:  # as the full path writes them
             out.write(names[at] + "\n")
