@@ -16,7 +16,10 @@ unnoticed. Written by ``python -m pciname.packaged_answers``, it holds:
   ids, 4 characters each; ``ends``, where each row ends, 4 bytes each),
   then the rows (marshal each: a tuple of the ``fields``, each string as
   its index in ``strings``, the warnings as (code, index in ``messages``)
-  pairs);
+  pairs), then the bulk section, read only by lookups of more than 64 ids
+  (marshal: per row, in id order, how far its ``resource_name``'s index in
+  ``strings`` is from the previous row's, ``""`` for none; its
+  ``advertised``; its warning codes);
 * ``strings`` and ``messages``, the strings every table's rows share: their
   count, where each ends (4 bytes each), then the strings (UTF-8).
 
@@ -27,14 +30,15 @@ ids under a packaged profile spelling. Anything else takes the full path
 (the resolver and its catalogs), which the user cache speeds up with its
 own checks.
 
-This module imports only ``os``, ``marshal``, ``mmap`` and two constants
-(no ``from __future__ import annotations``: importing ``__future__`` costs
+This module imports only ``os``, ``sys``, ``marshal``, ``mmap`` and two
+constants (bulk reads: ``array`` and ``itertools`` too; no ``from __future__ import annotations``: importing ``__future__`` costs
 start-up time).
 """
 
 import marshal
 import mmap
 import os
+import sys
 
 from ._version import __version__
 from .naming import DEFAULT_PROFILE
@@ -88,7 +92,7 @@ def index() -> "dict[str, Any] | None":
 class Table:
     """One profile's rows: its header and the rows of its table file."""
 
-    __slots__ = ("blob", "ends", "header", "ids", "positions", "start")
+    __slots__ = ("blob", "ends", "header", "ids", "start")
 
     def __init__(self, header: "dict[str, Any]", blob: "Any") -> None:
         size = int.from_bytes(blob[:4], "little")
@@ -96,7 +100,6 @@ class Table:
         self.header, self.blob, self.start = header, blob, 4 + size
         self.ids: str = head["ids"]
         self.ends: bytes = head["ends"]
-        self.positions: dict[str, int] | None = None
 
     def devices(self) -> "list[str]":
         ids = self.ids
@@ -104,8 +107,6 @@ class Table:
 
     def find(self, device: str) -> int:
         """Where ``device`` is in ``ids`` (a multiple of 4), or -1."""
-        if self.positions is not None:
-            return self.positions.get(device, -1)
         if len(device) != 4:
             return -1
         at = self.ids.find(device)
@@ -113,35 +114,38 @@ class Table:
             at = self.ids.find(device, at + 1)
         return at
 
-    def index_all(self) -> None:
-        """For many lookups: one dict beats a scan of ``ids`` per device."""
-        self.positions = {device: at * 4 for at, device in enumerate(self.devices())}
-
     def rows(self, ats: "Iterable[int]") -> "dict[int, tuple[Any, ...]]":
         """The rows at positions ``ats`` (from :meth:`find`), as written."""
-        ends, start, blob, loads = self.ends, self.start, self.blob, marshal.loads
-        ats = list(ats)
+        ends, start, blob = self.ends, self.start, self.blob
         found = {}
-        if len(ats) > 64:  # many rows: every end read at once beats two from_bytes per row
-            every = (0, *_unpack(ends))
-            for at in ats:
-                found[at] = loads(blob[start + every[at >> 2] : start + every[(at >> 2) + 1]])
-            return found
         for at in ats:
             first = int.from_bytes(ends[at - 4 : at], "little") if at else 0
-            found[at] = loads(blob[start + first : start + int.from_bytes(ends[at : at + 4], "little")])
+            found[at] = marshal.loads(blob[start + first : start + int.from_bytes(ends[at : at + 4], "little")])
         return found
 
     def row(self, at: int) -> "tuple[Any, ...]":
         """The row at position ``at``."""
         return self.rows((at,))[at]
 
+    def bulk(self) -> "tuple[dict[str, int], list[Any], tuple[bool, ...], tuple[tuple[str, ...], ...]]":
+        """For lookups of many ids, from the bulk section: each device id of
+        the table -> its place in id order, and in that order each name (UTF-8
+        bytes), whether it is advertised and its warning codes."""
+        from array import array
+        from itertools import accumulate
 
-def _unpack(ends: "Any") -> "tuple[int, ...]":
-    """Every 4-byte little-endian end of ``ends``, in one call."""
-    import struct
-
-    return struct.unpack(f"<{len(ends) // 4}I", ends)
+        section = self.blob[self.start + int.from_bytes(self.ends[-4:], "little") :]
+        steps, advertised, codes = marshal.loads(section)
+        pool = mapped(STRINGS)
+        size = 4 * int.from_bytes(pool[:4], "little")
+        starts, ends = array("I", bytes(4) + pool[4:size]), array("I", pool[4 : 4 + size])  # no int per string
+        if sys.byteorder == "big":  # pragma: no cover - the pools are little-endian
+            starts.byteswap()
+            ends.byteswap()
+        text = memoryview(pool)[4 + size :]
+        at = list(accumulate(steps))  # each name's index in the pool
+        names = list(map(text.__getitem__, map(slice, map(starts.__getitem__, at), map(ends.__getitem__, at))))
+        return dict(zip(self.devices(), range(len(at)))), names, advertised, codes
 
 
 def table(spelling: str) -> "Table | None":
@@ -162,13 +166,7 @@ def strings(pool: str, ats: "Iterable[int]") -> "dict[int, str]":
     """Strings ``ats`` of the pool ``pool`` (:data:`STRINGS` or :data:`MESSAGES`), by position."""
     blob = mapped(pool)
     base = 4 + 4 * int.from_bytes(blob[:4], "little")
-    ats = list(ats)
     found = {}
-    if len(ats) > 64:  # as Table.rows
-        every = (0, *_unpack(blob[4:base]))
-        for at in ats:
-            found[at] = blob[base + every[at] : base + every[at + 1]].decode("utf-8", "surrogatepass")
-        return found
     for at in ats:
         start = int.from_bytes(blob[4 * at : 4 * at + 4], "little") if at else 0
         end = int.from_bytes(blob[4 * at + 4 : 4 * at + 8], "little")

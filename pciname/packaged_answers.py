@@ -90,7 +90,7 @@ def build() -> dict[str, bytes]:
             row: tuple[Any, ...] = tuple(_pooled(record[key], strings, messages) for key in fields)
             rows[record["device"].partition(":")[2]] = marshal.dumps(row, _MARSHAL)
         head = marshal.dumps({"ids": "".join(rows), "ends": _ends(rows.values())}, _MARSHAL)
-        blob = len(head).to_bytes(4, "little") + head + b"".join(rows.values())
+        blob = len(head).to_bytes(4, "little") + head + b"".join(rows.values()) + _bulk(records, strings)
         name = hashlib.sha256(blob).hexdigest()[:16]
         files[name] = blob
         profiles[profile.name] = {"header": {key: records[0][key] for key in SHARED}, "table": name}
@@ -101,6 +101,22 @@ def build() -> dict[str, bytes]:
     files[answers.STRINGS] = _pool(strings)
     files[answers.MESSAGES] = _pool(messages)
     return dict(sorted(files.items()))  # tests/test_answers.py reads every record back
+
+
+def _bulk(records: list[dict[str, Any]], strings: dict[str, int]) -> bytes:
+    """A table's bulk section (see :mod:`pciname.answers`): per record, in
+    id order, how far its name's index in ``strings`` is from the previous
+    one's (no name: the index of ""), whether it is advertised and its
+    warning codes."""
+    at, steps = 0, []
+    for record in records:
+        name = record["resource_name"]
+        index = strings.setdefault("" if name is None else name, len(strings))
+        steps.append(index - at)
+        at = index
+    advertised = tuple(bool(record["advertised"]) for record in records)
+    codes = tuple(tuple(w["code"] for w in record["warnings"]) for record in records)
+    return marshal.dumps((tuple(steps), advertised, codes), _MARSHAL)
 
 
 def _ends(blobs: Iterable[bytes]) -> bytes:

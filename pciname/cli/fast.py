@@ -142,16 +142,10 @@ def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     table = answers.table(plain["profile"])
     if table is None:
         return None
-    known: dict[str, int] = {}
-    if len(devices) > 64:
-        table.index_all()
-        known = table.positions or {}
-    nvidia = answers.NVIDIA_VENDOR_ID + ":"
+    if len(devices) > 64 and plain["output"] == "name" and plain["warnings"] == "auto":
+        return _bulk(table, devices)
     spelt: dict[str, tuple[str, int]] = {}
     for token in dict.fromkeys(devices):  # each distinct spelling parsed once
-        if token[:5] == nvidia and token[5:] in known:  # "10de:" and an id of the table: what device_id reads
-            spelt[token] = token[5:], known[token[5:]]
-            continue
         parsed = answers.device_id(token)
         at = -1 if parsed is None or parsed[0] != answers.NVIDIA_VENDOR_ID else table.find(parsed[1])
         if at == -1:
@@ -187,6 +181,33 @@ def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
         if counts:
             err.write(warnings_summary(counts, len(found)))
     return 0 if all(rows[at][advertised] for _, at in found) else 1
+
+
+def _bulk(table: "answers.Table", devices: "list[str]") -> "int | None":
+    """``_answered`` of many ids, read from the table's bulk section: as
+    that writes them, the names and one line that sums up the warnings."""
+    from itertools import chain, repeat
+
+    known, names, advertised, codes = table.bulk()
+    nvidia = answers.NVIDIA_VENDOR_ID + ":"  # "10de:dddd" and a bare "dddd": what device_id reads as dddd
+    found: list[int | None] = list(map(known.get, map(str.removeprefix, devices, repeat(nvidia))))
+    if None in found:
+        for i, token in enumerate(devices):  # any other spelling
+            if found[i] is None:
+                parsed = answers.device_id(token)
+                at = -1 if parsed is None or parsed[0] != answers.NVIDIA_VENDOR_ID else table.find(parsed[1])
+                if at == -1:
+                    return None
+                found[i] = at >> 2
+    text = b"\n".join(map(names.__getitem__, found)).decode("utf-8", "surrogatepass")  # type: ignore[arg-type]
+    if text.count("\n") != len(found) - 1 or not _printable(text.replace("\n", "")):
+        return None
+    sys.stdout.write(text + "\n")
+    warned = list(chain.from_iterable(map(codes.__getitem__, found)))  # type: ignore[arg-type]
+    counts = {code: warned.count(code) for code in set(warned)}
+    if counts:
+        sys.stderr.write(warnings_summary(counts, len(found)))
+    return 0 if all(map(advertised.__getitem__, found)) else 1  # type: ignore[arg-type]
 
 
 def _printable(text: "str | None") -> bool:
