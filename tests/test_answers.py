@@ -144,6 +144,27 @@ def test_every_device_of_every_packaged_profile_is_answered_as_the_full_path_doe
             assert answers.record(table, device) == view.record(pciname.parse_device(device)), (canonical, device)
 
 
+def test_every_tables_bulk_section_is_its_rows():
+    """What lookups of many ids read (the bulk section) is, id by id, what
+    the rows say, in every packaged table."""
+    index = packaged_index()
+    for entry in {e["table"]: e for e in index["profiles"].values()}.values():
+        table = answers.Table(entry["header"], answers.mapped(entry["table"]))
+        known, names, advertised, codes = table.bulk()
+        ids = table.devices()
+        assert known == {device: i for i, device in enumerate(ids)}, entry["table"]
+        assert len(names) == len(advertised) == len(codes) == len(ids), entry["table"]
+        for i, device in enumerate(ids):
+            record = answers.record(table, device)
+            assert record is not None
+            got = (bytes(names[i]).decode("utf-8", "surrogatepass"), advertised[i], codes[i])
+            assert got == (
+                record["resource_name"] or "",
+                record["advertised"],
+                tuple(w["code"] for w in record["warnings"]),
+            ), (entry["table"], device)
+
+
 def test_results_are_frozen_dataclasses_without_importing_dataclasses_first():
     """pciname.results writes out what @dataclass(frozen=True, slots=True)
     made (importing dataclasses costs more than python -c pass)."""

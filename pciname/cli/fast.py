@@ -35,6 +35,7 @@ _CHOICES = {"output": ("name", "json"), "warnings": ("auto", "all")}
 #: devices, and sums them up in one line beyond (``--warnings all``: always
 #: listed).
 LIST_WARNINGS_UP_TO = 20
+_ASCII_PRINTABLE = bytes(range(0x20, 0x7F))  # what str.isprintable() accepts of ASCII
 
 
 # -- the command line ---------------------------------------------------------
@@ -199,8 +200,10 @@ def _bulk(table: "answers.Table", devices: "list[str]") -> "int | None":
                 if at == -1:
                     return None
                 found[i] = at >> 2
-    text = b"\n".join(map(names.__getitem__, found)).decode("utf-8", "surrogatepass")  # type: ignore[arg-type]
-    if text.count("\n") != len(found) - 1 or not _printable(text.replace("\n", "")):
+    joined = b"\n".join(map(names.__getitem__, found))  # type: ignore[arg-type]
+    text = joined.decode("utf-8", "surrogatepass")
+    ascii_only = joined.translate(None, _ASCII_PRINTABLE) == b"\n" * (len(found) - 1)  # names of printable ASCII
+    if not ascii_only and (text.count("\n") != len(found) - 1 or not _printable(text.replace("\n", ""))):
         return None
     sys.stdout.write(text + "\n")
     warned = list(chain.from_iterable(map(codes.__getitem__, found)))  # type: ignore[arg-type]
