@@ -21,7 +21,8 @@ unnoticed. Written by ``python -m pciname.packaged_answers``, it holds:
   ``strings`` is from the previous row's, ``""`` for none; its
   ``advertised``; its warning codes);
 * ``strings`` and ``messages``, the strings every table's rows share: their
-  count, where each ends (4 bytes each), then the strings (UTF-8).
+  count, where each ends (4 bytes each), then the strings (UTF-8); string 0
+  of ``strings`` is ``""``.
 
 Files are mapped (``mmap``), so that a lookup reads the rows and strings it
 needs, not whole files. One fast path uses them: :func:`pciname.resolve`
@@ -30,15 +31,14 @@ ids under a packaged profile spelling. Anything else takes the full path
 (the resolver and its catalogs), which the user cache speeds up with its
 own checks.
 
-This module imports only ``os``, ``sys``, ``marshal``, ``mmap`` and two
-constants (bulk reads: ``array`` and ``itertools`` too; no ``from __future__ import annotations``: importing ``__future__`` costs
+This module imports only ``os``, ``marshal``, ``mmap`` and two constants
+(bulk reads: ``itertools`` too; no ``from __future__ import annotations``: importing ``__future__`` costs
 start-up time).
 """
 
 import marshal
 import mmap
 import os
-import sys
 
 from ._version import __version__
 from .naming import DEFAULT_PROFILE
@@ -131,18 +131,14 @@ class Table:
         """For lookups of many ids, from the bulk section: each device id of
         the table -> its place in id order, and in that order each name (UTF-8
         bytes), whether it is advertised and its warning codes."""
-        from array import array
         from itertools import accumulate
 
         section = self.blob[self.start + int.from_bytes(self.ends[-4:], "little") :]
         steps, advertised, codes = marshal.loads(section)
-        pool = mapped(STRINGS)
+        pool = memoryview(mapped(STRINGS))  # no int per string, and no import (array, struct: 2 ms)
         size = 4 * int.from_bytes(pool[:4], "little")
-        starts, ends = array("I", bytes(4) + pool[4:size]), array("I", pool[4 : 4 + size])  # no int per string
-        if sys.byteorder == "big":  # pragma: no cover - the pools are little-endian
-            starts.byteswap()
-            ends.byteswap()
-        text = memoryview(pool)[4 + size :]
+        ends, text = pool[4 : 4 + size].cast("I"), pool[4 + size :]  # native order: little-endian only
+        starts = pool[:size].cast("I")  # where the one before ends; string 0 is "", so the count there is harmless
         at = list(accumulate(steps))  # each name's index in the pool
         names = list(map(text.__getitem__, map(slice, map(starts.__getitem__, at), map(ends.__getitem__, at))))
         return dict(zip(self.devices(), range(len(at)))), names, advertised, codes

@@ -73,7 +73,7 @@ def build() -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     profiles: dict[str, dict[str, object]] = {}
     spellings: dict[str, str] = {}
-    strings: dict[str, int] = {}
+    strings: dict[str, int] = {"": 0}  # string 0 is "" (Table.bulk)
     messages: dict[str, int] = {}
     order: list[str] = []
     fields: list[str] = []

@@ -143,7 +143,7 @@ def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     table = answers.table(plain["profile"])
     if table is None:
         return None
-    if len(devices) > 64 and plain["output"] == "name" and plain["warnings"] == "auto":
+    if len(devices) > 64 and plain["output"] == "name" and plain["warnings"] == "auto" and sys.byteorder == "little":
         return _bulk(table, devices)
     spelt: dict[str, tuple[str, int]] = {}
     for token in dict.fromkeys(devices):  # each distinct spelling parsed once
