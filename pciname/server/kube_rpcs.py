@@ -344,19 +344,6 @@ def _objects_error(message: str) -> RpcFailure:
     return failure(INVALID, message, OBJECTS_INPUT)
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {
-        dict: "a mapping",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-    }.get(type(value), type(value).__name__)
-
-
 _LOADER: type[Any] | None = None
 
 
@@ -440,7 +427,9 @@ def parse_objects(
             items = [document]
         for item in items:
             if not isinstance(item, dict):
-                raise _objects_error(f"{field}: expected Kubernetes objects (mappings), got {_type_name(item)}")
+                from ..kube.shapes import type_name
+
+                raise _objects_error(f"{field}: expected Kubernetes objects (mappings), got {type_name(item)}")
             objects.append(item)
     return objects
 
