@@ -23,32 +23,13 @@ from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
+from . import misbehaving_kube
 from .conftest import REPO
 from .fake_kube import TOKEN, FakeKube, kubevirt, node
+from .misbehaving_kube import A10
 
-A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
-
-
-@pytest.fixture(autouse=True)
-def no_proxies(monkeypatch):
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "KUBECONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-
-
-@pytest.fixture(scope="module")
-def fake():
-    server = FakeKube(
-        nodes=[node("gpu-1", {"nvidia.com/GA102GL_A10": "2"})], kubevirts=[kubevirt({"pciHostDevices": [A10]})]
-    ).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(autouse=True)
-def well_behaved(fake):
-    yield
-    fake.misbehave = None
+# The misbehaving API server and its environment (tests/misbehaving_kube.py).
+no_proxies, fake, well_behaved = misbehaving_kube.no_proxies, misbehaving_kube.fake, misbehaving_kube.well_behaved
 
 
 def run(capsys, *argv):
