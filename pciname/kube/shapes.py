@@ -155,6 +155,15 @@ def mapping(value: Any, where: str) -> dict[Any, Any]:
     return value
 
 
+def mappings(value: Any, where: str) -> list[dict[Any, Any]]:
+    """A list of mappings (None: none), each checked as :func:`mapping` checks it."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ShapeError(f"{where}: expected a list, got {type_name(value)}")
+    return [mapping(entry, f"{where}[{i}]") for i, entry in enumerate(value)]
+
+
 def text(value: Any, where: str) -> None:
     if value is not None and not isinstance(value, str):
         raise ShapeError(f"{where}: expected a string, got {type_name(value)}")
@@ -186,13 +195,7 @@ def check_metadata(obj: dict[str, Any], where: str) -> dict[Any, Any]:
                 bad = name if not isinstance(name, str) else value
                 raise ShapeError(f"{where}.metadata.{key}: keys and values must be strings, got {type_name(bad)}")
     for key in ("managedFields", "ownerReferences"):
-        entries = meta.get(key)
-        if entries is None:
-            continue
-        if not isinstance(entries, list):
-            raise ShapeError(f"{where}.metadata.{key}: expected a list, got {type_name(entries)}")
-        for i, entry in enumerate(entries):
-            entry = mapping(entry, f"{where}.metadata.{key}[{i}]")
+        for i, entry in enumerate(mappings(meta.get(key), f"{where}.metadata.{key}")):
             for field in ("manager", "kind", "name"):
                 text(entry.get(field), f"{where}.metadata.{key}[{i}].{field}")
             mapping(entry.get("fieldsV1"), f"{where}.metadata.{key}[{i}].fieldsV1")
@@ -208,13 +211,7 @@ def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
     path = f"{where}.spec.configuration.permittedHostDevices"
     block = mapping(configuration.get("permittedHostDevices"), path)
     for list_key, selector in (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector")):
-        entries = block.get(list_key)
-        if entries is None:
-            continue
-        if not isinstance(entries, list):
-            raise ShapeError(f"{path}.{list_key}: expected a list, got {type_name(entries)}")
-        for i, entry in enumerate(entries):
-            entry = mapping(entry, f"{path}.{list_key}[{i}]")
+        for i, entry in enumerate(mappings(block.get(list_key), f"{path}.{list_key}")):
             for key in (selector, "resourceName"):
                 text(entry.get(key), f"{path}.{list_key}[{i}].{key}")
 
