@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from pciname.kube import admission
 from pciname.kube.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.kube.generate import permitted_host_devices, vm_gpus
+from pciname.kube.hints import LIST_PERMITTED_MAX
 from pciname.kube.lint import NOT_PERMITTED, WRONG_MDEV_RESOURCE_NAME, WRONG_RESOURCE_NAME, Linter
 from pciname.resolver import resolver_or_default
 
@@ -110,6 +111,12 @@ def _agree(evaluator: Evaluator, permitted: dict[str, Any], obj: dict[str, Any])
         named = [f for f in wrong if f" {f.value} is not permitted" in message]
         assert named, (message, [f.value for f in wrong])
         hints = {k for name, (_, value) in evaluator.constants.items() if name.startswith("hints") for k in value}
+        allowed = {e["resourceName"] for key in ("pciHostDevices", "mediatedDevices") for e in permitted.get(key, [])}
+        if not hints and len(allowed) > LIST_PERMITTED_MAX:
+            # More allowed names than the hint budget covers for every known
+            # wrong name: no hint is written, and the message says so.
+            assert "too many for pciname to write hints for: `pciname lint` names the closest" in message, message
+            return
         if hints and named[0].value not in hints:
             # The largest sets: hints are written ahead for the names releases
             # and Cozystack use; of any other name the policy cannot say what

@@ -43,18 +43,20 @@ etcd's 1.5 MiB object limit (:data:`MAX_POLICY_BYTES`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LintInputError, PcinameError
+from ..errors import PcinameError
 from ..naming.profiles import DEFAULT_PROFILE
 from .cozystack import APPLICATION_KIND_LABEL, HELM_RELEASE_GROUP, HELM_RELEASE_KIND
+from .hints import LIST_PERMITTED_MAX, Candidates, HintBudget, not_permitted_hint
 from .resources import PREFIX, is_nvidia
 
 if TYPE_CHECKING:
     from ..resolver import ProfileLike, ResolverLike
     from .generate import Skipped
+    from .lint import Linter
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 DEFAULT_NAME = "pciname-gpu-names"
@@ -250,60 +252,31 @@ def allowed_from_cr(
     a CR, Cozystack values, a bare table) that work under the profile, as one
     block; and ``pciname lint``'s findings on the rest, one line each (those
     entries are left out: their names never schedule)."""
-    import yaml
-
     from .lint import Linter
 
     linter = Linter(profile, resolver=resolver)
     if not linter.add_text(text, filename):
         raise PcinameError(f"{filename}: no YAML document in it")
+    return allowed_from_linter(linter, filename)
+
+
+def allowed_from_linter(linter: Linter, filename: str) -> tuple[dict[str, Any], list[str]]:
+    """:func:`allowed_from_cr` of the documents ``linter`` holds: it runs the
+    linter and keeps the entries it found nothing wrong with, read from the
+    nodes it composed (each alias once), in input order, each once."""
     findings = linter.run()
-    working = linter.working
-    pci: list[dict[str, Any]] = []
-    mdev: list[dict[str, Any]] = []
-    blocks = 0
-    try:
-        documents = list(yaml.safe_load_all(text))
-    except (yaml.YAMLError, RecursionError) as error:  # lint composed it; loading can still refuse a value
-        detail = " ".join(str(error).split())
-        raise LintInputError(f"{filename}: not readable as YAML: {detail}", file=filename) from None
-    for document in documents:
-        for block in _blocks(document):
-            blocks += 1
-            for key, out in (("pciHostDevices", pci), ("mediatedDevices", mdev)):
-                for entry in block.get(key) or []:
-                    if (
-                        isinstance(entry, dict)
-                        and entry.get("resourceName") in working
-                        and entry.get("disabled") is not True
-                        and entry not in out
-                    ):
-                        out.append(entry)
-    if not blocks:
+    if not linter.blocks:
         raise PcinameError(f"{filename}: no permittedHostDevices in it (a KubeVirt CR, Cozystack values or a table)")
-    data: dict[str, Any] = {}
-    if pci:
-        data["pciHostDevices"] = pci
-    if mdev:
-        data["mediatedDevices"] = mdev
+    lists: dict[str, list[dict[str, Any]]] = {"pciHostDevices": [], "mediatedDevices": []}
+    seen: set[tuple[str, tuple[tuple[str, Any], ...]]] = set()
+    for key, entry in linter.working_entries:
+        identity = (key, tuple(sorted(entry.items(), key=lambda item: item[0])))
+        if identity not in seen:
+            seen.add(identity)
+            lists[key].append(entry)
+    data: dict[str, Any] = {key: entries for key, entries in lists.items() if entries}
     about_entries = [f for f in findings if "pciHostDevices[" in f.path or "mediatedDevices[" in f.path]
     return data, [f.format() for f in about_entries]
-
-
-def _blocks(node: Any) -> Iterable[dict[str, Any]]:
-    """Every permittedHostDevices mapping in a loaded document (as lint finds them)."""
-    if isinstance(node, dict):
-        if node is not None and ("pciHostDevices" in node or "mediatedDevices" in node):
-            yield node
-            return
-        for key, value in node.items():
-            if key == "permittedHostDevices" and isinstance(value, dict):
-                yield value
-            else:
-                yield from _blocks(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _blocks(item)
 
 
 def admission_policy(
@@ -314,10 +287,11 @@ def admission_policy(
     name: str = DEFAULT_NAME,
     left_out: Sequence[Skipped] = (),
     resolver: ResolverLike | None = None,
+    check: Callable[[], None] | None = None,
 ) -> AdmissionPolicy:
     """The policy and binding that allow exactly the names of ``permitted``
-    (a permittedHostDevices block) under ``profile``."""
-    from .lint import LIST_PERMITTED_MAX, not_permitted_hint
+    (a permittedHostDevices block) under ``profile``. ``check`` is asked
+    while the hints are written (it raises to stop: a caller's deadline)."""
 
     resolver = _resolver(resolver)
     actions = check_actions(actions)
@@ -350,11 +324,18 @@ def admission_policy(
             if expected is not None:
                 mdev_types.setdefault(selector, expected)
 
+    # Hints for the wrong names known ahead of time, when the hint budget
+    # covers them all (decided before any is written); else none is.
     hints: list[tuple[str, str | bool]] = []
+    written = True
     if len(allowed) > LIST_PERMITTED_MAX:
-        for wrong in sorted(_universe(resolver, profile) - set(allowed)):
-            hints.append((wrong, not_permitted_hint(wrong, allowed)[1]))
-    fallback = _fallback_hint(allowed)
+        wrong_names = sorted(_universe(resolver, profile) - set(allowed))
+        budget = HintBudget(check=check)
+        written = budget.pairs >= len(wrong_names) * len(allowed)
+        if written:
+            candidates = Candidates(allowed)
+            hints = [(wrong, not_permitted_hint(wrong, candidates, budget)[1]) for wrong in wrong_names]
+    fallback = _fallback_hint(allowed, written)
 
     variables: list[dict[str, str]] = []
 
@@ -540,16 +521,15 @@ def admission_policy(
     return AdmissionPolicy((policy, binding), tuple(allowed), canonical, tuple(left_out))
 
 
-def _fallback_hint(allowed: Sequence[str]) -> str:
+def _fallback_hint(allowed: Sequence[str], written: bool = True) -> str:
     """The hint of a name no hint was written for: what lint says of a name
-    with no close permitted one."""
-    from .lint import LIST_PERMITTED_MAX, not_permitted_hint
-
-    return (
-        not_permitted_hint("", allowed)[1]
-        if len(allowed) <= LIST_PERMITTED_MAX
-        else (f"no permitted name pciname knows of is close ({len(allowed)} permitted)")
-    )
+    with no close permitted one; or, where the hint budget left every hint
+    out (``written`` false), that and how to find one."""
+    if len(allowed) <= LIST_PERMITTED_MAX:
+        return not_permitted_hint("", allowed)[1]
+    if not written:
+        return f"{len(allowed)} permitted, too many for pciname to write hints for: `pciname lint` names the closest"
+    return f"no permitted name pciname knows of is close ({len(allowed)} permitted)"
 
 
 def check_actions(actions: Sequence[str]) -> tuple[str, ...]:

@@ -52,9 +52,8 @@ made from that registry.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +66,7 @@ from ..naming.checks import NameWarning
 from ..naming.profiles import DEFAULT_PROFILE
 from ..render import printable
 from . import lint_codes
+from .hints import Candidates, HintBudget, not_permitted_hint
 from .lint_codes import (
     DUPLICATE_KEY,
     DUPLICATE_SELECTOR,
@@ -97,9 +97,6 @@ if TYPE_CHECKING:
 # The codes, their severities, meanings and message builders: pciname.kube.lint_codes.
 CODES = lint_codes.CODES
 
-#: A not-permitted message lists every permitted name when there are at most
-#: this many and none is close (the admission policy's message does the same).
-LIST_PERMITTED_MAX = 8
 
 _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
@@ -411,6 +408,16 @@ def _is_reference(path: YamlPath, key: str) -> bool:
     return path[-2] == "gpus" and path[-4] == "nodeGroups"
 
 
+#: An entry's list kind -> its list's key in permittedHostDevices.
+_LIST_KEYS = {"pci": "pciHostDevices", "mdev": "mediatedDevices"}
+
+
+def _fields(node: Node) -> dict[str, Any]:
+    """The scalar fields of an entry, as a consumer loads them (what an
+    entry's collections hold does not decide who advertises it)."""
+    return {key: _value(value) for key, _, value in _items(node) if isinstance(value, ScalarNode)}
+
+
 def _entries(doc: _Doc, block: Node, path: YamlPath) -> Iterator[_Entry]:
     hyperconverged = doc.kind == "HyperConverged"
     for list_key, list_kind in (("pciHostDevices", "pci"), ("mediatedDevices", "mdev")):
@@ -465,9 +472,17 @@ class Linter:
         #: ``FILE:LINE: PATH: message`` lines that deserve a word but are no
         #: finding (a vGPU type string the evidence cannot check), set by :meth:`run`.
         self.notes: list[str] = []
-        #: After :meth:`run`: the nvidia.com names the input's
-        #: permittedHostDevices entries permit with no finding (they work).
-        self.working: frozenset[str] = frozenset()
+        #: After :meth:`run`: the input's permittedHostDevices entries that
+        #: permit an nvidia.com name with no finding (they work), in input
+        #: order, as ("pciHostDevices" or "mediatedDevices", the entry's scalar fields).
+        self.working_entries: list[tuple[str, dict[str, Any]]] = []
+        #: After :meth:`run`: how many permittedHostDevices blocks the input has.
+        self.blocks = 0
+        #: Asked before each step of :meth:`run` that can take long (a hint):
+        #: it raises to stop the run (the server's deadline and cancellation).
+        self.check: Callable[[], None] | None = None
+        self._budget = HintBudget()
+        self._advertised: Candidates | None = None
 
     # inputs
 
@@ -496,12 +511,14 @@ class Linter:
         sites = _Sites()
         for doc in self._docs:
             _walk(doc, sites)
+        self._budget = HintBudget(check=self.check)
         findings: list[Finding] = []
         wrong_pci: dict[str, str] = {}
         wrong_mdev: dict[str, str] = {}
         permitted_mdev: set[str] = set()
         kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = {}  # valid names KubeVirt's own plugin advertises
         working: set[str] = set()  # permitted names whose entries have no finding
+        entries: list[tuple[str, str, Node]] = []  # (list key, name, entry) of those entries
         for doc, block, path in sites.blocks:
             seen: dict[tuple[str, str], int] = {}
             pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
@@ -515,18 +532,21 @@ class Linter:
                 clean = not [f for f in found if f.code != RENAMED_BY_UPGRADE]
                 if clean and name is not None and is_nvidia(name) and not _is_true(_get(entry.node, "disabled")):
                     working.add(name)
+                    entries.append((_LIST_KEYS[entry.list_kind], name, entry.node))
         conflicts = self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev)
         findings.extend(conflicts)
         working.difference_update(str(f.value) for f in conflicts)
-        self.working = frozenset(working)
+        self.working_entries = [(key, _fields(node)) for key, name, node in entries if name in working]
+        self.blocks = len(sites.blocks)
         for doc, pool, path, is_nodes in sites.pools:
             findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
         if self._duplicates:
             findings.extend(self._duplicate_keys())
         permitted = _permitted_names(sites)
+        suggested = Candidates(working)
         for ref in sites.references:
             if permitted is not None:
-                findings.extend(self._check_permitted(ref, permitted, working))
+                findings.extend(self._check_permitted(ref, permitted, suggested))
             if _scalar(ref.node) in kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
             findings.extend(self._check_reference(ref, wrong_pci, wrong_mdev, permitted_mdev))
@@ -924,14 +944,14 @@ class Linter:
 
     # references from VMs and node pools
 
-    def _check_permitted(self, ref: _Reference, permitted: set[str], working: set[str]) -> list[Finding]:
+    def _check_permitted(self, ref: _Reference, permitted: set[str], working: Candidates) -> list[Finding]:
         """A VM or node pool name that no permittedHostDevices entry of the
         input permits (``not-permitted``); the names suggested are those of
         ``working``, the permitted entries without a finding."""
         name = _scalar(ref.node)
         if name is None or not is_nvidia(name) or name in permitted:
             return []
-        expected, hint = not_permitted_hint(name, working)
+        expected, hint = not_permitted_hint(name, working, self._budget)
         return [self._finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint)]
 
     def _names(self) -> dict[str, list[Resolution]]:
@@ -944,12 +964,13 @@ class Linter:
             self._name_index = names
         return self._name_index
 
-    def _suggest(self, name: str, extra: Iterable[str] = ()) -> list[str]:
-        candidates = {n for n, rs in self._names().items() if any(r.advertised for r in rs)}
-        candidates.update(extra)
-        upper = {c[len(PREFIX) :].upper(): c for c in candidates if is_nvidia(c)}
-        close = difflib.get_close_matches(name[len(PREFIX) :].upper(), list(upper), n=3, cutoff=0.6)
-        return [upper[c] for c in close]
+    def _suggest(self, name: str) -> list[str]:
+        """Up to three advertised names close to ``name`` (none when the run's hint budget is spent)."""
+        if self._advertised is None:
+            self._advertised = Candidates(
+                n for n, rs in self._names().items() if is_nvidia(n) and any(r.advertised for r in rs)
+            )
+        return self._advertised.closest(name, self._budget) or []
 
     def _check_pool_fields(self, doc: _Doc, pool: MappingNode, path: YamlPath, is_nodes: bool) -> list[Finding]:
         """``field-not-in-release`` for each field of a node group (or a
@@ -1004,7 +1025,7 @@ class Linter:
             if problems:
                 return problems
             if permitted_mdev and name not in permitted_mdev:
-                close = difflib.get_close_matches(name, sorted(permitted_mdev), n=3, cutoff=0.8)
+                close = Candidates(permitted_mdev, key=str).closest(name, self._budget, cutoff=0.8)
                 if close:
                     return [
                         self._finding(
@@ -1167,27 +1188,6 @@ def _permitted_names(sites: _Sites) -> set[str] | None:
             if name is not None and is_nvidia(name):
                 names.add(name)
     return names
-
-
-def not_permitted_hint(name: str, permitted: Iterable[str]) -> tuple[list[str], str]:
-    """What to ask for instead of a name that is not permitted: the closest
-    permitted names (difflib on the part after ``nvidia.com/``, case
-    ignored, at most 3), else every permitted name when there are at most
-    :data:`LIST_PERMITTED_MAX`; and the text saying so. The one rule of lint's
-    ``not-permitted`` and the admission policy's message."""
-    allowed = sorted(set(permitted))
-    upper: dict[str, str] = {}
-    for candidate in allowed:
-        upper.setdefault(candidate.partition("/")[2].upper(), candidate)
-    close = difflib.get_close_matches(name.partition("/")[2].upper(), list(upper), n=3, cutoff=0.6)
-    if close:
-        names = [upper[c] for c in close]
-        return names, f"closest permitted: {', '.join(names)}"
-    if not allowed:
-        return [], "no permitted entry works"
-    if len(allowed) <= LIST_PERMITTED_MAX:
-        return allowed, f"permitted: {', '.join(allowed)}"
-    return [], f"no permitted name is close ({len(allowed)} permitted)"
 
 
 def kubevirt_socket_path(resource: str) -> str:
