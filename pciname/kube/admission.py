@@ -72,6 +72,8 @@ CHUNK_CODE_POINTS = 90_000
 MAX_POLICY_BYTES = 1_000_000
 #: A validation's message when its messageExpression cannot be evaluated.
 STATIC_MESSAGE = "a GPU name is not one the device plugin advertises (pciname admission policy)"
+#: The policy's matchCondition: objects being deleted are not checked.
+NOT_BEING_DELETED = "!has(object.metadata.deletionTimestamp)"
 #: Cozystack's label on the HelmRelease of an application (``apps.cozystack.io/v1alpha1``).
 COZYSTACK_KIND_LABEL = APPLICATION_KIND_LABEL
 
@@ -357,73 +359,106 @@ def admission_policy(
     def hint(value: str) -> str:
         return _lookup(value, hint_vars, cel_string(fallback)) if hint_vars else cel_string(fallback)
 
+    # An UPDATE is checked for what it adds: a wrong name (or CR entry) that
+    # the old object already held is let through, so objects written before
+    # the allowed set changed can still be updated (finalizers removed, status
+    # written). "held*" are the old object's wrong names, empty on CREATE.
+    variables.append({"name": "updating", "expression": "request.operation == 'UPDATE'"})
+
+    def held(name: str, expression: str) -> None:
+        variables.append({"name": name, "expression": f"(variables.updating ? {expression} : [])"})
+
     # VMI specs, wherever they are embedded.
-    branches = "[]"
-    for target in reversed(TARGETS):
-        devices = "object." + ".".join(target.devices)
-        collect = " + ".join(
-            f"(has({devices}.{key}) ? {devices}.{key}.filter(d, has(d.deviceName) && {bad('d.deviceName')})"
-            f".map(d, d.deviceName) : [])"
-            for key in ("gpus", "hostDevices")
-        )
-        guard = _has_chain("object", target.devices)
-        branches = f"(object.kind == {cel_string(target.kind)} ? ({guard} ? {collect} : []) : {branches})"
-    variables.append({"name": "badDevices", "expression": branches})
+    def bad_devices(root: str, fresh: str = "") -> str:
+        branches = "[]"
+        for target in reversed(TARGETS):
+            devices = f"{root}." + ".".join(target.devices)
+            collect = " + ".join(
+                f"(has({devices}.{key}) ? {devices}.{key}.filter(d, has(d.deviceName) && {bad('d.deviceName')}{fresh})"
+                f".map(d, d.deviceName) : [])"
+                for key in ("gpus", "hostDevices")
+            )
+            guard = _has_chain(root, target.devices)
+            branches = f"({root}.kind == {cel_string(target.kind)} ? ({guard} ? {collect} : []) : {branches})"
+        return branches
+
+    held("heldDevices", bad_devices("oldObject"))
+    variables.append(
+        {"name": "badDevices", "expression": bad_devices("object", " && !(d.deviceName in variables.heldDevices)")}
+    )
 
     # Cozystack: the HelmRelease of a tenant Kubernetes / KubernetesNodes.
     label = cel_string(COZYSTACK_KIND_LABEL)
-    app = (
-        f"(object.kind == {cel_string(HELM_RELEASE_KIND)} && has(object.metadata.labels) && {label} in object.metadata.labels "
-        f"&& has(object.spec) && has(object.spec.values) ? object.metadata.labels[{label}] : '')"
+
+    def application(root: str) -> str:
+        return (
+            f"({root}.kind == {cel_string(HELM_RELEASE_KIND)} && has({root}.metadata.labels) && {label} in "
+            f"{root}.metadata.labels && has({root}.spec) && has({root}.spec.values) ? {root}.metadata.labels[{label}] : '')"
+        )
+
+    def wrong_gpus(gpus: str, fresh: str = "") -> str:
+        return f"{gpus}.filter(x, has(x.name) && {bad('x.name')}{fresh}).map(x, x.name)"
+
+    old_groups = "oldObject.spec.values.nodeGroups"
+    held(
+        "heldGpus",  # a list of lists: each node group's wrong names, or the KubernetesNodes pool's
+        f"({application('oldObject')} == 'Kubernetes' && has({old_groups}) ? {old_groups}.map(g, "
+        f"has({old_groups}[g].gpus) ? {wrong_gpus(f'{old_groups}[g].gpus')} : []) : "
+        f"({application('oldObject')} == 'KubernetesNodes' && has(oldObject.spec.values.gpus) ? "
+        f"[{wrong_gpus('oldObject.spec.values.gpus')}] : []))",
     )
-    variables.append({"name": "application", "expression": app})
+    fresh_gpu = " && !variables.heldGpus.exists(l, x.name in l)"
+    variables.append({"name": "application", "expression": application("object")})
     groups = "object.spec.values.nodeGroups"
     variables.append(
         {
             "name": "badGroups",
             "expression": f"(variables.application == 'Kubernetes' && has({groups}) ? {groups}.filter(g, "
-            f"has({groups}[g].gpus) && {groups}[g].gpus.exists(x, has(x.name) && {bad('x.name')})) : [])",
+            f"has({groups}[g].gpus) && {groups}[g].gpus.exists(x, has(x.name) && {bad('x.name')}{fresh_gpu})) : [])",
         }
     )
     variables.append(
         {
             "name": "badNodeGpus",
             "expression": "(variables.application == 'KubernetesNodes' && has(object.spec.values.gpus) ? "
-            f"object.spec.values.gpus.filter(x, has(x.name) && {bad('x.name')}).map(x, x.name) : [])",
+            f"{wrong_gpus('object.spec.values.gpus', fresh_gpu)} : [])",
         }
     )
     variables.append(
         {
             "name": "badPoolGpus",
-            "expression": f"(size(variables.badGroups) > 0 ? {groups}[variables.badGroups[0]].gpus"
-            f".filter(x, has(x.name) && {bad('x.name')}).map(x, x.name) : [])",
+            "expression": f"(size(variables.badGroups) > 0 ? {wrong_gpus(f'{groups}[variables.badGroups[0]].gpus', fresh_gpu)} : [])",
         }
     )
 
-    # The KubeVirt CR.
-    phd = "object.spec.configuration.permittedHostDevices"
-    cr_guard = f"object.kind == 'KubeVirt' && {_has_chain('object', ('spec', 'configuration', 'permittedHostDevices'))}"
+    # The KubeVirt CR: entries as [selector, resourceName] pairs.
     expected_pci = _lookup("e.pciVendorSelector", selector_vars, "''")
-    enabled = "!(has(e.disabled) && e.disabled == true)"  # lint skips disabled entries too
-    variables.append(
-        {
-            "name": "badPci",
-            "expression": f"({cr_guard} && has({phd}.pciHostDevices) ? {phd}.pciHostDevices.filter(e, {enabled} && "
-            "has(e.externalResourceProvider) && e.externalResourceProvider == true && has(e.pciVendorSelector) "
-            f"&& has(e.resourceName) && {_in_any('e.pciVendorSelector', selector_vars)} "
-            f"&& e.resourceName != {expected_pci}) : [])",
-        }
-    )
     expected_mdev = _lookup("e.mdevNameSelector", mdev_vars, "''")
-    variables.append(
-        {
-            "name": "badMdev",
-            "expression": f"({cr_guard} && has({phd}.mediatedDevices) ? {phd}.mediatedDevices.filter(e, {enabled} && "
-            "has(e.mdevNameSelector) && has(e.resourceName) && e.resourceName.startsWith('nvidia.com/') "
-            f"&& {_in_any('e.mdevNameSelector', mdev_vars)} "
-            f"&& e.resourceName != {expected_mdev}) : [])",
-        }
-    )
+    enabled = "!(has(e.disabled) && e.disabled == true)"  # lint skips disabled entries too
+
+    def wrong_entries(root: str, key: str, fresh: str = "") -> str:
+        phd = f"{root}.spec.configuration.permittedHostDevices"
+        guard = f"{root}.kind == 'KubeVirt' && {_has_chain(root, ('spec', 'configuration', 'permittedHostDevices'))}"
+        if key == "pciHostDevices":
+            wrong = (
+                "has(e.externalResourceProvider) && e.externalResourceProvider == true && has(e.pciVendorSelector) "
+                f"&& has(e.resourceName) && {_in_any('e.pciVendorSelector', selector_vars)} "
+                f"&& e.resourceName != {expected_pci}"
+            )
+        else:
+            wrong = (
+                "has(e.mdevNameSelector) && has(e.resourceName) && e.resourceName.startsWith('nvidia.com/') "
+                f"&& {_in_any('e.mdevNameSelector', mdev_vars)} && e.resourceName != {expected_mdev}"
+            )
+        return f"({guard} && has({phd}.{key}) ? {phd}.{key}.filter(e, {enabled} && {wrong}{fresh}) : [])"
+
+    for key, selector, suffix in (
+        ("pciHostDevices", "pciVendorSelector", "Pci"),
+        ("mediatedDevices", "mdevNameSelector", "Mdev"),
+    ):
+        held(f"held{suffix}", f"{wrong_entries('oldObject', key)}.map(e, [e.{selector}, e.resourceName])")
+        fresh = f" && !([e.{selector}, e.resourceName] in variables.held{suffix})"
+        variables.append({"name": f"bad{suffix}", "expression": wrong_entries("object", key, fresh)})
 
     # A VM created with generateName has no name yet.
     variables.append(
@@ -494,6 +529,9 @@ def admission_policy(
         "metadata": {"name": name, "labels": labels, "annotations": annotations},
         "spec": {
             "failurePolicy": "Fail",
+            # An object being deleted is let go: its finalizers' removal is an
+            # UPDATE that must pass whatever names it holds.
+            "matchConditions": [{"name": "not-being-deleted", "expression": NOT_BEING_DELETED}],
             "matchConstraints": {
                 "resourceRules": [
                     {

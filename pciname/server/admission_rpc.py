@@ -4,18 +4,26 @@ The handler checks the request's fields, builds the allowed set (devices and
 mdev types under the profile, or a KubeVirt CR the caller sends or the
 server reads with ``--kube``) and answers the policy and binding as YAML and
 JSON text, exactly as the command prints them
-(:mod:`pciname.kube.admission`).
+(:mod:`pciname.kube.admission`). A CR costs what a Lint request may
+(:mod:`pciname.server.budget`): one of the ``--max-concurrent-lints``
+slots, at most ``--max-lint-nodes`` nodes counted before it is composed,
+the caller's deadline and cancellation checked while it is composed,
+linted and its hints written.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 
 from ..errors import LintInputError, PcinameError
 from ._proto import pciname_pb2 as pb
+from .budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
+from .config import DEFAULT_MAX_LINT_NODES
 from .data import DataSet, served_profile
 from .kube_rpcs import INVALID, ClusterAccess, no_auto, read_from_cluster
 from .wire import (
@@ -45,11 +53,13 @@ def admission_policy(
     max_bytes: int,
     cluster: ClusterAccess | None,
     log: logging.Logger,
+    max_nodes: int = DEFAULT_MAX_LINT_NODES,
+    slots: Slots | None = None,
 ) -> tuple[pb.AdmissionPolicyResponse, int]:
     """The answer, and how many devices and mdev types it names."""
     import yaml
 
-    from ..kube.admission import DEFAULT_ACTIONS, DEFAULT_NAME, allowed_from_cr, allowed_from_devices
+    from ..kube.admission import DEFAULT_ACTIONS, DEFAULT_NAME, allowed_from_devices
     from ..kube.admission import admission_policy as build
 
     devices = list(request.devices)
@@ -79,34 +89,47 @@ def admission_policy(
     profile = served_profile(data, request.profile)
     left_out: tuple[Skipped, ...] = ()
     findings: list[str] = []
-    try:
-        if request.from_cluster:
-            kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
-            permitted, findings = allowed_from_cr(
-                yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt", profile.key, resolver=data.resolver
-            )
-        elif from_cr:
-            permitted, findings = allowed_from_cr(
-                request.kubevirt_cr, "kubevirt_cr", profile.key, resolver=data.resolver
-            )
-        else:
-            permitted, left_out = allowed_from_devices(devices, mdev_types, profile.key, resolver=data.resolver)
-    except LintInputError as error:
-        extra: list[tuple[str, Any]] = [(FILE_KEY, metadata_text(error.file))]
-        if error.line is not None:
-            extra.append((LINE_KEY, str(error.line)))
-        raise failure(INVALID, str(error), LINT_INPUT, *extra) from None
-    try:
-        result = build(
-            permitted,
-            profile.key,
-            list(request.actions) or DEFAULT_ACTIONS,
-            name=request.name.strip() or DEFAULT_NAME,
-            left_out=left_out,
-            resolver=data.resolver,
-        )
-    except PcinameError as error:
-        raise RpcFailure(INVALID, str(error)) from None
+    alive = functools.partial(check_alive, context)
+    # A CR's YAML takes the budget Lint takes: a slot, the nodes counted
+    # (aliases as what they stand for) before anything is composed, the
+    # caller checked while composing, linting and writing hints, and the
+    # memory given back after a large one.
+    with slots.take() if from_cr and slots is not None else contextlib.nullcontext():
+        nodes = 0
+        try:
+            try:
+                if from_cr:
+                    if request.from_cluster:
+                        kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
+                        text, name = yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt"
+                    else:
+                        text, name = request.kubevirt_cr, "kubevirt_cr"
+                    nodes = count_nodes(text, name, max_nodes, context, flag="--max-lint-nodes")
+                    permitted, findings = _allowed_from_cr(text, name, profile.key, data, context)
+                else:
+                    permitted, left_out = allowed_from_devices(devices, mdev_types, profile.key, resolver=data.resolver)
+            except LintInputError as error:
+                extra: list[tuple[str, Any]] = [(FILE_KEY, metadata_text(error.file))]
+                if error.line is not None:
+                    extra.append((LINE_KEY, str(error.line)))
+                raise failure(INVALID, str(error), LINT_INPUT, *extra) from None
+            alive()
+            try:
+                result = build(
+                    permitted,
+                    profile.key,
+                    list(request.actions) or DEFAULT_ACTIONS,
+                    name=request.name.strip() or DEFAULT_NAME,
+                    left_out=left_out,
+                    resolver=data.resolver,
+                    check=alive,
+                )
+            except PcinameError as error:
+                raise RpcFailure(INVALID, str(error)) from None
+        finally:
+            if nodes > RELEASE_AFTER_NODES:
+                release_memory()
+    alive()
     response = admission_policy_response(
         profile=result.profile,
         yaml=result.to_yaml(),
@@ -117,3 +140,27 @@ def admission_policy(
         findings=findings,
     )
     return response, len(devices) + len(mdev_types)
+
+
+def _allowed_from_cr(
+    text: str, name: str, profile: Any, data: DataSet, context: grpc.ServicerContext
+) -> tuple[dict[str, Any], list[str]]:
+    """:func:`pciname.kube.admission.allowed_from_cr`, composed from a
+    stream that checks the caller every 4 KiB, linted with the caller
+    checked before each hint."""
+    from ..kube.admission import allowed_from_linter
+    from ..kube.lint import Linter
+
+    linter = Linter(profile, resolver=data.resolver)
+    linter.check = functools.partial(check_alive, context)
+    try:
+        documents = linter.add_text(cast(Any, CheckedText(text, context)), name)
+    except RecursionError:
+        raise LintInputError(f"{name}: nested too deeply to read as YAML", file=name) from None
+    if not documents:
+        raise PcinameError(f"{name}: no YAML document in it")
+    check_alive(context)
+    try:
+        return allowed_from_linter(linter, name)
+    except RecursionError:
+        raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
