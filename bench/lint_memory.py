@@ -17,7 +17,11 @@ sends hostile requests just under the default ``--max-lint-bytes`` (1 MiB):
 For each it prints the server's RSS before, its peak (VmHWM) after, the
 status and the seconds the server spent; then the peak with the maximum
 number of ``at-limit``/``entries`` requests at once, and the seconds a
-request sent with a 1 s deadline keeps the server busy after it. With
+request sent with a 1 s deadline keeps the server busy after it. Then the
+same for ``AdmissionPolicy``: eight ``kubevirt_cr`` requests at once of
+about 8,900 distinct, right mdev entries in just under 1 MiB (the largest
+allowed set, whose hints the budget refuses), the ``laughs`` CR, and 6,000
+``mdev_types``. With
 ``--unbounded`` the node and concurrency limits are lifted (as before they
 existed), for comparison. The README's limits section quotes these figures.
 """
@@ -73,6 +77,84 @@ def lint(port: int, text: str, timeout: float = 120) -> tuple[str, float]:
         except grpc.RpcError as error:
             code = error.code().name
     return code, time.monotonic() - started
+
+
+def policy(port: int, timeout: float = 300, **fields: object) -> tuple[str, float]:
+    import grpc
+
+    from pciname.server._proto import pciname_pb2 as pb
+    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+
+    started = time.monotonic()
+    with grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", 64 * MIB)]) as channel:
+        try:
+            pb_grpc.PciNameStub(channel).AdmissionPolicy(pb.AdmissionPolicyRequest(**fields), timeout=timeout)  # type: ignore[arg-type]
+            code = "OK"
+        except grpc.RpcError as error:
+            code = error.code().name
+    return code, time.monotonic() - started
+
+
+def mdev_cr(size: int = MIB - 1024) -> str:
+    header = (
+        "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\n"
+        "spec:\n  configuration:\n    permittedHostDevices:\n      mediatedDevices:\n"
+    )
+    lines, total, i = [header], len(header), 0
+    while True:
+        line = (
+            f"      - {{mdevNameSelector: NVIDIA X{i}-1Q, resourceName: nvidia.com/NVIDIA_X{i}-1Q, "
+            "externalResourceProvider: true}\n"
+        )
+        if total + len(line) > size:
+            return "".join(lines)
+        lines.append(line)
+        total += len(line)
+        i += 1
+
+
+def admission(tmp: Path, extra: list[str]) -> None:
+    laughs = cases(1)["laughs"]
+    bomb = "bomb:\n" + "".join(f"  {line}\n" for line in laughs.splitlines()) + mdev_cr(600)
+    for name, fields in (
+        ("cr-laughs", {"kubevirt_cr": bomb}),
+        ("cr-largest", {"kubevirt_cr": mdev_cr()}),
+        ("mdev-6000", {"mdev_types": [f"NVIDIA A{i}-24Q" for i in range(6000)]}),
+    ):
+        server = start(tmp / name, extra)
+        try:
+            before, _ = server.rss_mb()
+            code, seconds = policy(server.port, **fields)
+            _, peak = server.rss_mb()
+            print(f"AdmissionPolicy {name:10}: {code:18} {seconds:5.1f} s  RSS {before:.0f} MB -> peak {peak:.0f} MB")
+        finally:
+            server.stop()
+    server = start(tmp / "cr-x8", extra)
+    try:
+        before, _ = server.rss_mb()
+        text = mdev_cr()
+        results: list[tuple[str, float]] = []
+        threads = [
+            threading.Thread(target=lambda: results.append(policy(server.port, kubevirt_cr=text))) for _ in range(8)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        _, peak = server.rss_mb()
+        print(
+            f"8 x AdmissionPolicy cr-largest at once: {sorted(c for c, _ in results)}  RSS {before:.0f} MB -> peak {peak:.0f} MB"
+        )
+    finally:
+        server.stop()
+    server = start(tmp / "cr-deadline", extra)
+    try:
+        code, seconds = policy(server.port, timeout=1.0, kubevirt_cr=mdev_cr())
+        print(
+            f"AdmissionPolicy cr-largest with a 1 s deadline: {code} after {seconds:.1f} s; the server was busy {busy_seconds(server):.1f} s more"
+        )
+    finally:
+        server.stop()
 
 
 def busy_seconds(server: Server) -> float:
@@ -143,6 +225,7 @@ def main() -> int:
                 )
             finally:
                 server.stop()
+        admission(Path(tmp), extra)
         server = start(Path(tmp) / "deadline", extra)
         try:
             code, seconds = lint(server.port, texts["at-limit"], timeout=1.0)

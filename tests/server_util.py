@@ -212,6 +212,14 @@ def metric(samples: dict, name: str, **labels: str) -> float:
 # -- a server in a subprocess -----------------------------------------------------------------
 
 
+def peak_rss(pid: int) -> int:
+    """A process's peak resident set size so far (VmHWM), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
 class ServerProcess:
     """``python -m pciname serve ... --log-format json`` with its log lines
     collected; ``port`` is the bound port (from the "listening" line).

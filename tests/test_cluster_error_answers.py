@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import grpc
 import pytest
@@ -24,7 +23,7 @@ from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
 from . import misbehaving_kube
 from .conftest import REPO
-from .server_util import ServerProcess
+from .server_util import ServerProcess, peak_rss
 
 HUGE = 300 << 20
 #: Peak RSS a command may grow by while it reads an error answer (a
@@ -207,13 +206,6 @@ def test_a_status_message_is_what_the_line_says(fake, tmp_path, capsys):
 
 
 # -- GpuOptions(from_cluster) on serve --kube ------------------------------------------------------
-
-
-def peak_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
 
 
 @pytest.fixture(scope="module")

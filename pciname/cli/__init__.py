@@ -86,6 +86,7 @@ KUBECTL_PROG = "kubectl pciname"
 
 def main(argv: "Sequence[str] | None" = None, prog: str = "pciname") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _text_out()
     if argv and argv[0] == "lookup":
         from .fast import lookup
 
@@ -99,6 +100,16 @@ def main(argv: "Sequence[str] | None" = None, prog: str = "pciname") -> int:
         if code is not None:
             return code
     return full(argv, prog)
+
+
+def _text_out() -> None:
+    """Whatever reaches stdout and stderr is valid UTF-8: a lone surrogate
+    (from a file name's undecodable bytes, a ``\\ud800`` JSON escape in an
+    API answer) is written as its escape, ``\\ud800``, never an exception."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            reconfigure(errors="backslashreplace")
 
 
 def full(argv: list[str], prog: str = "pciname") -> int:

@@ -172,6 +172,11 @@ class _ConsumerLoader(yaml.SafeLoader):
             return (False, node.tag, node.value)
         return (None, id(node))  # a collection as a key: never equal to another
 
+    def compose_scalar_node(self, anchor: Any) -> ScalarNode:
+        node: ScalarNode = super().compose_scalar_node(anchor)
+        refuse_surrogates(node)
+        return node
+
     def compose_mapping_node(self, anchor: Any) -> MappingNode:  # anchor: its name (typeshed says otherwise)
         node: MappingNode = super().compose_mapping_node(anchor)
         first: dict[Any, Node] = {}
@@ -189,6 +194,24 @@ class _ConsumerLoader(yaml.SafeLoader):
         if len(last) != len(node.value):
             node.value = [pair for i, pair in enumerate(node.value) if last[self._key(pair[0])] == i]
         return node
+
+
+def refuse_surrogates(node: ScalarNode) -> None:
+    """A scalar written with an escape of a lone UTF-16 surrogate
+    (``"\\uD800"``): PyYAML reads it as a string that is no text (no
+    encoder takes it); kubectl's and Helm's YAML parser (go-yaml) refuse it.
+    So is it refused here, as a syntax error at the scalar."""
+    value = node.value
+    if not value.isascii():
+        for char in value:
+            if "\ud800" <= char <= "\udfff":
+                raise yaml.MarkedYAMLError(
+                    None,
+                    None,
+                    f"found the escape of a lone UTF-16 surrogate (\\u{ord(char):04x}), which is no character: "
+                    "kubectl's and Helm's YAML parser refuse it",
+                    node.start_mark,
+                )
 
 
 #: Mapping node id -> (kept key, earlier key) of each key written twice in it.

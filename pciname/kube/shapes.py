@@ -91,12 +91,41 @@ def _constant(text: str) -> Any:
     raise ValueError(f"{text} is not JSON")
 
 
+#: A JSON ``\\uXXXX`` escape of a UTF-16 surrogate (``\\ud800``..``\\udfff``).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def go_strings(value: Any, text: str | bytes) -> Any:
+    """``value``, decoded from the JSON ``text``, with every lone surrogate
+    (an escape such as ``\\ud800`` that is not half of a pair) replaced by
+    U+FFFD, as Go's encoding/json decodes it (the API server, kubectl): the
+    strings are then valid UTF-8 wherever they go. A text with no such
+    escape is returned as it is, unwalked."""
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if "\\u" not in raw or not _SURROGATE_ESCAPE.search(raw):
+        return value
+    return _replace_surrogates(value)
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def decode_json(data: bytes | str, what: str) -> Any:
     """The JSON ``data`` (an API answer), or ShapeError: not JSON, NaN or
     infinite numbers, numbers longer than :data:`MAX_NUMBER_CHARS`, or
-    nesting deeper than Python can decode."""
+    nesting deeper than Python can decode. Lone surrogates are U+FFFD
+    (:func:`go_strings`)."""
     try:
-        return json.loads(data, parse_float=_float, parse_int=lambda t: int(_number(t)), parse_constant=_constant)
+        value = json.loads(data, parse_float=_float, parse_int=lambda t: int(_number(t)), parse_constant=_constant)
+        return go_strings(value, data)
     except RecursionError:
         raise ShapeError(f"{what}: the JSON is nested too deeply") from None
     except (TypeError, ValueError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 import grpc
 
 from ..errors import PcinameError
+from ..kube.shapes import go_strings
 from ._proto import pciname_pb2 as pb
 from .budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
 from .config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_NODES
@@ -355,7 +356,14 @@ def _loader() -> type[Any]:
     if _LOADER is None:
         import yaml
 
+        from ..kube.lint import refuse_surrogates
+
         class Loader(yaml.SafeLoader):
+            def compose_scalar_node(self, anchor: Any) -> yaml.ScalarNode:
+                node: yaml.ScalarNode = super().compose_scalar_node(anchor)
+                refuse_surrogates(node)
+                return node
+
             def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
                 try:
                     return super().construct_object(node, deep)
@@ -404,7 +412,7 @@ def parse_objects(
         return []
     try:
         try:
-            documents = [json.loads(text)]
+            documents = [go_strings(json.loads(text), text)]
         except ValueError:
             if before_yaml is not None:
                 before_yaml(text, field)
