@@ -51,6 +51,7 @@ def admission_policy(
 
     from ..kube.admission import DEFAULT_ACTIONS, DEFAULT_NAME, allowed_from_cr, allowed_from_devices
     from ..kube.admission import admission_policy as build
+    from ..yaml_out import Dumper
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
@@ -83,7 +84,10 @@ def admission_policy(
         if request.from_cluster:
             kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
             permitted, findings = allowed_from_cr(
-                yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt", profile.key, resolver=data.resolver
+                yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False),
+                "cluster:kubevirt",
+                profile.key,
+                resolver=data.resolver,
             )
         elif from_cr:
             permitted, findings = allowed_from_cr(
