@@ -23,12 +23,17 @@ a string any of these resolvers reads plain as another type:
   followed by a signed octal number: covered here too.
 
 The :class:`Dumper` writes such a string quoted (single quotes, or double
-where single quotes cannot hold it); every other string it writes exactly as
-SafeDumper does. The patterns are of syntax only, and where unsure broader:
-a number out of range, a date that does not exist (``2001-02-30``) or a
-timestamp with its zone on the wrong layout counts as typed, so no verdict
-rests on a reader's range checks or Go's version (quoting never changes what
-a string reads as; at worst a string is quoted that need not be).
+where single quotes cannot hold it), and a string holding NEL, LS or PS
+double-quoted (escaped: ``\\N``, ``\\L``, ``\\P``): SafeDumper writes those
+raw, where YAML 1.1 readers (PyYAML, go-yaml) fold NEL to a space and YAML
+1.2 readers take none of them for a line break. Every other string it
+writes exactly as SafeDumper does.
+
+The patterns are of syntax only, and where unsure broader: a number out of
+range, a date that does not exist (``2001-02-30``) or a timestamp with its
+zone on the wrong layout counts as typed, so no verdict rests on a reader's
+range checks or Go's version (quoting never changes what a string reads
+as; at worst a string is quoted that need not be).
 """
 
 from __future__ import annotations
@@ -133,12 +138,18 @@ def ambiguous(text: str) -> bool:
     )
 
 
+#: The line breaks of YAML 1.1 but newline: YAML 1.2 has none of them.
+_OTHER_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
 class Dumper(yaml.SafeDumper):
-    """SafeDumper whose strings every reader reads back as strings: an
-    :func:`ambiguous` one is quoted."""
+    """SafeDumper whose strings every reader reads back as the strings
+    written: an :func:`ambiguous` one is quoted, one with NEL, LS or PS
+    double-quoted."""
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
-        return self.represent_scalar("tag:yaml.org,2002:str", data, style="'" if ambiguous(data) else None)
+        style = '"' if _OTHER_BREAKS.search(data) else "'" if ambiguous(data) else None
+        return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
 Dumper.add_representer(str, Dumper.represent_str)
