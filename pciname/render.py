@@ -8,7 +8,9 @@ CR, newline, ...), DEL and C1 controls (CSI ``\\x9b``, OSC ``\\x9d``) print as
 ``\\xNN``, so YAML, node names, API errors or pci.ids names cannot move the
 cursor, retitle the terminal or hide lines. A tab is kept in free text and
 escaped in a table cell. JSON and YAML output are left as they are (their
-encoders escape what their formats require)."""
+encoders escape what their formats require); YAML is written with
+:class:`pciname.yaml_out.Dumper`, so that Go's readers (kubectl) read back
+the strings written."""
 
 from __future__ import annotations
 
@@ -44,8 +46,10 @@ def dump_json(data: Any, out: TextIO | None = None) -> None:
 def dump_yaml(data: Any, out: TextIO | None = None) -> None:
     import yaml
 
+    from .yaml_out import Dumper
+
     out = out or sys.stdout
-    yaml.safe_dump(data, out, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    yaml.dump(data, out, Dumper=Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], out: TextIO | None = None) -> None:

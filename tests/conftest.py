@@ -175,16 +175,29 @@ def profile_facts() -> dict:
 NEEDS_GO = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed (apt-get install golang-go)")
 NEEDS_ZSH = pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed (apt-get install zsh)")
 NEEDS_FISH = pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed (apt-get install fish)")
+#: Where Debian's golang-*-dev packages put Go source (GOPATH layout).
+DEBIAN_GOCODE = Path("/usr/share/gocode")
+#: The mark of a test module that builds against go-yaml v2 and v3 (CI
+#: installs golang-gopkg-yaml.v2-dev and golang-gopkg-yaml.v3-dev).
+NEEDS_GO_YAML = pytest.mark.skipif(
+    shutil.which("go") is None
+    or not all((DEBIAN_GOCODE / "src" / "gopkg.in" / v).is_dir() for v in ("yaml.v2", "yaml.v3")),
+    reason="Go or go-yaml is not installed (apt-get install golang-go golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev)",
+)
 
 
-def build_go(source: Path, directory: Path) -> Path:
+def build_go(source: Path, directory: Path, *, debian_packages: bool = False) -> Path:
     """``go build`` of one Go file into ``directory``, with its own Go
-    caches there; the binary's path."""
+    caches there; the binary's path. With ``debian_packages``, imports are
+    found in Debian's Go source (:data:`DEBIAN_GOCODE`, GOPATH mode: offline,
+    no module proxy)."""
     import os
     import subprocess
 
     binary = directory / "oracle"
     env = {**os.environ, "GOCACHE": str(directory / "cache"), "GOPATH": str(directory / "gopath")}
+    if debian_packages:
+        env.update(GO111MODULE="off", GOPATH=f"{directory / 'gopath'}{os.pathsep}{DEBIAN_GOCODE}")
     subprocess.run(["go", "build", "-o", str(binary), str(source)], check=True, env=env, timeout=300)
     return binary
 

@@ -10,8 +10,11 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from pciname.cli import KUBECTL_PROG, build_parser
 from pciname.cli.completion import profile_names, script
+from pciname.errors import PcinameError
 
 from .conftest import NEEDS_FISH, NEEDS_ZSH
 
@@ -120,3 +123,95 @@ def test_lookup_fast_path_does_not_import_shtab_or_kube():
     code = "import sys; from pciname.cli import main; main(['lookup', '10de:2236']); print(sorted(m for m in sys.modules if m.startswith(('shtab', 'pciname.kube', 'pciname.cli.completion', 'pciname.cli.admission'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.stdout.splitlines()[-1] == "[]", out.stdout
+
+
+#: ``--prog`` names with shell code in them: each would run ``touch MARKER``
+#: if the script held it unquoted (bash and fish words, zsh's compdef line and
+#: case patterns).
+HOSTILE_PROGS = [
+    "x;touch {marker}",
+    "$(touch {marker})",
+    "`touch {marker}`",
+    "x\ntouch {marker}",
+    "x&&touch {marker}",
+    "(touch {marker})",
+    "x)touch {marker};;",
+    "x' ; touch {marker} ; '",
+    'x" ; touch {marker} ; "',
+    "x|touch {marker}",
+]
+#: Plain command names: accepted, and completed under exactly that name.
+PLAIN_PROGS = ["g++", "pciname.dev", "my_pciname-2", "1e3", "_x"]
+SHELL_PARAMS = ["bash", pytest.param("zsh", marks=NEEDS_ZSH), pytest.param("fish", marks=NEEDS_FISH)]
+
+
+def _source(shell: str, path: Path) -> None:
+    """Source ``path`` in ``shell`` as a user's shell would load it (in its folder)."""
+    command = {
+        "bash": ["bash", "--norc", "-c", f"source {path}"],
+        "zsh": ["zsh", "-f", "-c", f"autoload -Uz compinit; compinit -u -D; source {path}"],
+        "fish": ["fish", "--no-config", "-c", f"source {path}"],
+    }[shell]
+    subprocess.run(command, capture_output=True, timeout=60, cwd=path.parent)
+
+
+@pytest.mark.parametrize("shell", SHELL_PARAMS)
+def test_a_prog_with_shell_code_is_refused_and_runs_nothing(shell, tmp_path):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "completion"
+    path.write_text(f"touch {marker}\n")  # the harness runs what a script holds
+    _source(shell, path)
+    assert marker.exists()
+    marker.unlink()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    ran, answers = [], []
+    for prog in (p.format(marker=marker) for p in HOSTILE_PROGS):
+        out = subprocess.run(
+            [sys.executable, "-m", "pciname", "completion", shell, f"--prog={prog}"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+        )
+        path.write_text(out.stdout)
+        _source(shell, path)
+        if marker.exists():
+            ran.append(prog)
+            marker.unlink()
+        answers.append((prog, out))
+    assert ran == []
+    for prog, out in answers:
+        assert (out.returncode, out.stdout) == (2, ""), prog
+        assert out.stderr.startswith("pciname: error: --prog ") and out.stderr.count("\n") == 1, out.stderr
+        assert "is not a plain command name" in out.stderr
+
+
+def test_script_refuses_a_prog_with_shell_code():
+    for prog in ("x;y", "$(y)", "a b", "", "-x", ".x", "é", "x/y"):
+        with pytest.raises(PcinameError, match="is not a plain command name"):
+            script("bash", prog)
+
+
+@pytest.mark.parametrize("shell", SHELL_PARAMS)
+def test_a_plain_prog_is_completed_under_that_name(shell, tmp_path):
+    for i, prog in enumerate(PLAIN_PROGS):
+        if shell == "bash":
+            path = tmp_path / f"{i}.bash"
+            path.write_text(script("bash", prog))
+            check = f"source {path}; complete -p {prog}"
+            out = subprocess.run(["bash", "--norc", "-c", check], capture_output=True, text=True, timeout=60)
+            assert out.stdout.startswith("complete ") and out.stdout.split()[-1] == prog, out.stderr
+        elif shell == "zsh":
+            folder = tmp_path / f"fpath{i}"
+            folder.mkdir()
+            (folder / f"_{prog}").write_text(script("zsh", prog))
+            check = f"fpath=({folder} $fpath); autoload -Uz compinit; compinit -u -D; print -r -- ${{_comps[{prog}]}}"
+            out = subprocess.run(["zsh", "-f", "-c", check], capture_output=True, text=True, timeout=60)
+            assert out.stdout.strip() == f"_{prog}", out.stderr
+        else:
+            path = tmp_path / f"{i}.fish"
+            path.write_text(script("fish", prog))
+            check = f"source {path}; complete -C '{prog} adm'"
+            out = subprocess.run(["fish", "--no-config", "-c", check], capture_output=True, text=True, timeout=60)
+            assert "admission-policy" in [row.split("\t")[0] for row in out.stdout.splitlines()], out.stderr

@@ -16,7 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pciname"
 # The layers, lowest first. A module may import modules of its own layer or
 # of a lower one, never of a higher one.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("pciname._version", "pciname.errors", "pciname.files", "pciname.paths", "pciname.render")),
+    (
+        "base",
+        ("pciname._version", "pciname.errors", "pciname.files", "pciname.paths", "pciname.render", "pciname.yaml_out"),
+    ),
     ("database", ("pciname.pciids",)),
     ("naming", ("pciname.naming",)),
     ("catalog", ("pciname.answers", "pciname.catalog", "pciname.download", "pciname.snapshots", "pciname.results")),

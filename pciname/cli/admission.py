@@ -108,11 +108,14 @@ def run_admission_policy(args: argparse.Namespace) -> int:
         import yaml
 
         from ..kube.cluster import connect, read_kubevirt
+        from ..yaml_out import Dumper
 
         kubevirt = read_kubevirt(connect(args.kubeconfig, args.context), args.kubevirt)
         if kubevirt is None:
             raise PcinameError("the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)")
-        permitted, findings = allowed_from_cr(yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt", profile)
+        permitted, findings = allowed_from_cr(
+            yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False), "cluster:kubevirt", profile
+        )
     else:
         devices, mdevs = vgpu_requests(args, counts=False)
         permitted, left_out = allowed_from_devices(devices, mdevs, profile)

@@ -5,16 +5,28 @@ and option completes as the parser defines it, and each option that takes a
 profile (``--profile``, ``--from``, ``--to``, ``--upgrade-to``) completes the
 profile names this pciname knows. ``kubectl pciname`` (the
 ``kubectl-pciname`` entry point) is the same program.
+
+``--prog NAME`` must be a plain command name (:data:`COMMAND_NAME`): shtab
+writes it into each script unquoted (``complete ... NAME``, ``#compdef NAME``,
+``complete -c NAME``), so a name with shell syntax in it would run as code
+when the script is sourced; such a name is refused (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+
+from ..errors import PcinameError
 
 SHELLS = ("bash", "zsh", "fish")
 #: Options whose value is a profile, by metavar.
 PROFILE_METAVAR = "PROFILE"
+#: A command name every shell reads as one plain word, wherever shtab puts it
+#: (bash words, zsh case patterns and _arguments states, fish words): ASCII
+#: letters, digits and ``_``, then also ``.``, ``+`` and ``-``.
+COMMAND_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,7 +38,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "fish: `pciname completion fish > ~/.config/fish/completions/pciname.fish`.",
     )
     comp.add_argument("shell", choices=SHELLS)
-    comp.add_argument("--prog", default="pciname", help="the command name to complete (default: pciname)")
+    comp.add_argument(
+        "--prog",
+        default="pciname",
+        help="the command name to complete (default: pciname): ASCII letters, digits and _ . + - only",
+    )
     comp.set_defaults(func=run_completion)
 
 
@@ -55,7 +71,13 @@ def _mark_profiles(parser: argparse.ArgumentParser, names: list[str], bash_funct
 
 
 def script(shell: str, prog: str = "pciname") -> str:
-    """The completion script of ``shell`` for ``prog``."""
+    """The completion script of ``shell`` for ``prog``. Raises PcinameError
+    when ``prog`` is not a plain command name (:data:`COMMAND_NAME`)."""
+    if not COMMAND_NAME.fullmatch(prog):
+        raise PcinameError(
+            f"--prog {prog!r} is not a plain command name: the completion script names the command unquoted, "
+            "so use ASCII letters, digits and _ . + - only (not starting with . + -)"
+        )
     import shtab
 
     from . import build_parser

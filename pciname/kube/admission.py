@@ -142,7 +142,9 @@ class AdmissionPolicy:
         """A multi-document YAML stream of the objects (``-o yaml``)."""
         import yaml
 
-        return yaml.safe_dump_all(list(self.objects), sort_keys=False, allow_unicode=True, width=1 << 20)
+        from ..yaml_out import Dumper
+
+        return yaml.dump_all(list(self.objects), Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1 << 20)
 
     def to_json(self) -> str:
         return json.dumps(self.as_list(), indent=2, ensure_ascii=False) + "\n"

@@ -65,6 +65,7 @@ from ..naming import checks, mdev
 from ..naming.checks import NameWarning
 from ..naming.profiles import DEFAULT_PROFILE
 from ..render import printable
+from ..yaml_out import Dumper
 from . import lint_codes
 from .hints import Candidates, HintBudget, not_permitted_hint
 from .lint_codes import (
@@ -1272,5 +1273,5 @@ def lint_data(
 ) -> list[Finding]:
     """Findings for plain data (e.g. an object read from the cluster); lines
     refer to its YAML dump."""
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    text = yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True)
     return lint_text(text, filename, profile, upgrade_to, resolver=resolver, cozystack=cozystack)

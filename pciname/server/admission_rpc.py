@@ -61,6 +61,7 @@ def admission_policy(
 
     from ..kube.admission import DEFAULT_ACTIONS, DEFAULT_NAME, allowed_from_devices
     from ..kube.admission import admission_policy as build
+    from ..yaml_out import Dumper
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
@@ -101,7 +102,7 @@ def admission_policy(
                 if from_cr:
                     if request.from_cluster:
                         kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
-                        text, name = yaml.safe_dump(kubevirt, sort_keys=False), "cluster:kubevirt"
+                        text, name = yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False), "cluster:kubevirt"
                     else:
                         text, name = request.kubevirt_cr, "kubevirt_cr"
                     nodes = count_nodes(text, name, max_nodes, context, flag="--max-lint-nodes")
