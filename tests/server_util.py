@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .conftest import PLUGIN_PCIIDS, REPO
 
@@ -26,9 +27,10 @@ from .conftest import PLUGIN_PCIIDS, REPO
 
 
 @contextmanager
-def packaged_server(cache: Path) -> Iterator:
+def packaged_server(cache: Path, **config: Any) -> Iterator:
     """A started NameServer on a loopback port, serving the packaged
-    snapshots with ``cache`` as its cache dir; stopped on exit."""
+    snapshots with ``cache`` as its cache dir (``config``: more ServeConfig
+    fields); stopped on exit."""
     import pytest
 
     from pciname.server import NameServer, ServeConfig
@@ -36,7 +38,7 @@ def packaged_server(cache: Path) -> Iterator:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PCINAME_CACHE_DIR", str(cache))
         mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0))
+        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, **config))
         server.start()
         assert server.reload("startup")
         try:

@@ -23,13 +23,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pciname.kube.admission import admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.kube.hints import MAX_HINT_PAIRS
 from pciname.kube.lint import Linter
-from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_NODES
 
 from .conftest import wait_until
-from .server_util import ServerProcess, metric, peak_rss, scrape
+from .server_util import ServerProcess, metric, packaged_server, peak_rss, scrape
 
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1 << 20
@@ -212,23 +211,8 @@ def test_cli_many_mdev_types_are_answered_without_hints():
 
 @pytest.fixture(scope="module")
 def server(session_cache):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        s = NameServer(
-            ServeConfig(
-                listen="127.0.0.1:0",
-                insecure=True,
-                watch_interval=0,
-                metrics_listen="127.0.0.1:0",
-                max_workers=4,
-                max_concurrent_lints=1,
-            )
-        )
-        s.start()
-        assert s.reload("startup")
+    with packaged_server(session_cache, metrics_listen="127.0.0.1:0", max_workers=4, max_concurrent_lints=1) as s:
         yield s
-        s.stop()
 
 
 @pytest.fixture(scope="module")

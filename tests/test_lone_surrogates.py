@@ -19,11 +19,10 @@ import pytest
 
 from pciname.kube.lint import Linter
 from pciname.kube.shapes import decode_json
-from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
 from .fake_kube import FakeKube, kubevirt, node
+from .server_util import packaged_stub
 
 REPO = Path(__file__).resolve().parents[1]
 CR = (
@@ -106,17 +105,8 @@ def test_json_escapes_are_read_as_go_reads_them():
 
 @pytest.fixture(scope="module")
 def stub(session_cache):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0))
-        server.start()
-        assert server.reload("startup")
-        try:
-            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-                yield pb_grpc.PciNameStub(channel)
-        finally:
-            server.stop()
+    with packaged_stub(session_cache) as stub:
+        yield stub
 
 
 def _status(call) -> tuple[grpc.StatusCode, str, dict[str, str]]:
