@@ -5,7 +5,7 @@ imported.
 ``pciname/packaged/`` is part of the package, as the ``.py`` files beside
 it are, and is trusted as they are: nothing in it is digest-checked when
 read; a test regenerates it and compares bytes, so it cannot go stale
-unnoticed. Written by ``python -m pciname.packaged_answers``, it holds:
+unnoticed. Written by ``python -m tools.packaged_answers``, it holds:
 
 * ``index`` (marshal): pciname's version, the keys of a record in order
   (``order``), the fields a row holds (``fields``), every spelling of every

@@ -40,7 +40,7 @@ def embedded_profiles_path() -> Path:
 
 
 def cozystack_releases_path() -> Path:
-    """The Cozystack release facts (:mod:`pciname.kube.cozystack_extract` writes them)."""
+    """The Cozystack release facts (:mod:`tools.cozystack_extract` writes them)."""
     return data_dir() / "cozystack" / "releases.json"
 
 

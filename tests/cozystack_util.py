@@ -1,6 +1,6 @@
 """The upstream Cozystack files of every release, from the vendored inputs
 (tests/data/cozystack-inputs.tar.xz and its sidecar .json: the files
-``python -m pciname.kube.cozystack_extract`` read, each blob once), and the
+``python -m tools.cozystack_extract`` read, each blob once), and the
 strict validation the node-pool tests use: no unknown field anywhere, no
 default relied on. Read straight from the upstream files, not from the
 facts pciname ships."""
@@ -14,7 +14,7 @@ from typing import Any
 
 import jsonschema
 
-from pciname.kube.cozystack_extract import KUBERNETES_SCHEMA, NODES_SCHEMA, VendoredSource, version_key
+from tools.cozystack_extract import KUBERNETES_SCHEMA, NODES_SCHEMA, VendoredSource, version_key
 
 from .conftest import REPO
 

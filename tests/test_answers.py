@@ -16,12 +16,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pciname
-from pciname import answers, cli, packaged_answers
+from pciname import answers, cli
 from pciname.cli import fast
 from pciname.errors import InvalidDeviceError
 from pciname.naming.profiles import canonical_name, load_registry
 from pciname.pciids.ids import parse_device_id
 from pciname.resolver import Resolver
+from tools import packaged_answers
 
 from .conftest import REPO, run_in_process
 
@@ -31,7 +32,7 @@ PACKAGED = Path(answers.DIRECTORY)
 def packaged_index() -> dict:
     answers.clear()
     index = answers.index()
-    assert index is not None, "no packaged answers: run python -m pciname.packaged_answers"
+    assert index is not None, "no packaged answers: run python -m tools.packaged_answers"
     return index
 
 
@@ -42,12 +43,12 @@ TABLE_IDS = sorted({i for profile in packaged_index()["profiles"] for i in answe
 def test_the_packaged_answers_are_what_the_code_and_data_make_now():
     """They cannot go stale: any change to the code or data that changes an
     answer (or the spellings, or pciname's version) fails here until
-    ``python -m pciname.packaged_answers`` is run."""
+    ``python -m tools.packaged_answers`` is run."""
     built = packaged_answers.build()
     on_disk = packaged_answers.on_disk(PACKAGED)
-    assert sorted(on_disk) == sorted(built), "run: python -m pciname.packaged_answers"
+    assert sorted(on_disk) == sorted(built), "run: python -m tools.packaged_answers"
     for name, blob in built.items():
-        assert on_disk[name] == blob, f"{name} is stale: run python -m pciname.packaged_answers"
+        assert on_disk[name] == blob, f"{name} is stale: run python -m tools.packaged_answers"
     assert packaged_answers.main(["--check"]) == 0
 
 
@@ -55,7 +56,7 @@ def test_check_says_when_the_packaged_answers_are_stale(tmp_path, capsys):
     shutil.copytree(PACKAGED, tmp_path / "packaged")
     (tmp_path / "packaged" / answers.STRINGS).write_bytes(b"")
     assert packaged_answers.main(["--check", str(tmp_path / "packaged")]) == 1
-    assert "STALE: run python -m pciname.packaged_answers" in capsys.readouterr().out
+    assert "STALE: run python -m tools.packaged_answers" in capsys.readouterr().out
 
 
 def test_every_packaged_profile_is_answered_under_its_spellings():

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from pciname.kube import cozystack
-from pciname.kube import cozystack_extract as extract
 from pciname.naming.profiles import load_registry
+from tools import cozystack_extract as extract
 
 from . import cozystack_util as upstream
 from .conftest import REPO
@@ -29,7 +29,7 @@ def test_shipped_facts_are_what_the_script_writes_from_the_vendored_inputs():
 
 
 def test_the_script_checks_the_shipped_facts(tmp_path):
-    args = [sys.executable, "-m", "pciname.kube.cozystack_extract", "--from-inputs", str(upstream.INPUTS)]
+    args = [sys.executable, "-m", "tools.cozystack_extract", "--from-inputs", str(upstream.INPUTS)]
     done = subprocess.run([*args, "--check"], capture_output=True, text=True, cwd=REPO)
     assert (done.returncode, done.stdout.strip().endswith("up to date")) == (0, True), done.stderr
     (tmp_path / "releases.json").write_text("{}")

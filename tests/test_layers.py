@@ -165,3 +165,42 @@ def test_test_modules_do_not_import_each_other():
             if isinstance(node, ast.ImportFrom) and node.level and (node.module or "").startswith("test_"):
                 found.append(f"{path.name} imports {node.module}")
     assert found == []
+
+
+# -- maintainer tools stay out of the package ----------------------------------------------
+
+
+def _main_blocks(path: Path) -> list[int]:
+    """Lines of ``if __name__ == "__main__":`` blocks in a module."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
+            names = [n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)]
+            texts = [n.value for n in ast.walk(node.test) if isinstance(n, ast.Constant)]
+            if "__name__" in names and "__main__" in texts:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_runnable_build_tool_ships_in_the_package():
+    """Extractors and generators live in tools/, which the wheel does not
+    carry: in pciname/ only __main__.py runs as a program."""
+    runnable = {m: _main_blocks(p) for m, p in MODULES.items() if p.name != "__main__.py"}
+    assert not {m: lines for m, lines in runnable.items() if lines}
+    tools = PACKAGE.parent / "tools"
+    assert sorted(p.stem for p in tools.glob("*.py") if _main_blocks(p)) == [
+        "cozystack_extract",
+        "lint_tables",
+        "packaged_answers",
+        "protogen",
+        "vgpu_catalogue",
+    ]
+
+
+def test_the_package_never_imports_the_tools():
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                assert (node.module or "").split(".")[0] != "tools", module
+            elif isinstance(node, ast.Import):
+                assert all(a.name.split(".")[0] != "tools" for a in node.names), module

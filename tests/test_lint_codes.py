@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pciname.kube import lint, lint_codes
 from pciname.kube.lint_codes import CODES, ERROR, WARNING
+from tools import lint_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,14 +17,12 @@ def test_the_readme_table_is_the_registrys():
     readme = (ROOT / "README.md").read_text()
     section = readme.split("* `pciname lint FILE...", 1)[1].split("* `pciname scan", 1)[0]
     rows = [line for line in section.splitlines() if line.strip().startswith("|")]
-    assert "\n".join(rows) + "\n" == lint_codes.markdown_table(), (
-        "paste `python -m pciname.kube.lint_codes` into README.md"
-    )
+    assert "\n".join(rows) + "\n" == lint_codes.markdown_table(), "paste `python -m tools.lint_tables` into README.md"
 
 
 def test_the_proto_comment_is_the_registrys():
     proto = (ROOT / "proto/pciname/v1/pciname.proto").read_text()
-    assert lint_codes.proto_comment() in proto, "paste `python -m pciname.kube.lint_codes` into the .proto"
+    assert lint_codes.proto_comment() in proto, "paste `python -m tools.lint_tables` into the .proto"
     assert lint_codes.proto_comment() + "  string code = 7;" in proto  # on Finding.code
 
 
@@ -67,12 +66,12 @@ def test_write_makes_drifted_copies_anew():
     proto list) is rewritten from the registry by ``--write``."""
     readme = (ROOT / "README.md").read_text()
     proto = (ROOT / "proto/pciname/v1/pciname.proto").read_text()
-    assert lint_codes.rewritten(readme, proto) == (readme, proto)
+    assert lint_tables.rewritten(readme, proto) == (readme, proto)
     drifted_readme = readme.replace(
         "  | `duplicate-key` |", "  | `some-new-code` | error | new |\n  | `duplicate-key` |", 1
     )
     drifted_readme = drifted_readme.replace("| code | severity | when |", "| code | when |", 1)
     drifted_proto = proto.replace("renamed-by-upgrade, duplicate-key", "renamed-by-upgrade", 1)
     assert (drifted_readme, drifted_proto) != (readme, proto)
-    assert lint_codes.rewritten(drifted_readme, drifted_proto) == (readme, proto)
-    assert lint_codes.main(["--check"]) == 0
+    assert lint_tables.rewritten(drifted_readme, drifted_proto) == (readme, proto)
+    assert lint_tables.main(["--check"]) == 0

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pciname import vgpu_catalogue
 from pciname.errors import PcinameError
 from pciname.naming import mdev, vgpu, vgpu_prefixes
+from tools import vgpu_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCHIVE = ROOT / "tests" / "data" / "vgpu-device-manager-configs.tar.xz"
@@ -177,7 +177,7 @@ def test_every_prefix_fact_names_a_catalogue_family_and_matches_its_string():
 
 def test_maintainer_script_runs_as_a_module():
     done = subprocess.run(
-        [sys.executable, "-m", "pciname.vgpu_catalogue", "--check"],
+        [sys.executable, "-m", "tools.vgpu_catalogue", "--check"],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -137,7 +137,3 @@ def full(argv: list[str], prog: str = "pciname") -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

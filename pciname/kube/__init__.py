@@ -29,7 +29,7 @@ I/O:
 * :mod:`pciname.kube.cluster`: a live cluster through the ``kubernetes``
   client: connect, read, server-side apply. The only module that imports
   ``kubernetes``;
-* :mod:`pciname.kube.cozystack_extract`: the maintainer script that writes
+* :mod:`tools.cozystack_extract`: the maintainer script that writes
   the Cozystack release facts from a ``cozystack/cozystack`` git repository.
 
 Nothing here imports ``kubernetes`` or ``yaml`` at module level except

@@ -8,7 +8,7 @@ Pure data and checks; :func:`pciname.kube.generate.node_pool` builds node
 groups from them.
 
 The facts are ``data/cozystack/releases.json`` and ``schemas.json``, written
-by the maintainer script :mod:`pciname.kube.cozystack_extract` from the
+by the maintainer script :mod:`tools.cozystack_extract` from the
 ``cozystack/cozystack`` git history (Apache-2.0), every final release tag
 from v1.0.0; each fact names its source path at the release's commit, and a
 test re-runs the script on the vendored upstream files. Cozystack fills

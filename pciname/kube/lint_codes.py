@@ -9,9 +9,9 @@ Adding a code is one entry: a constant, and a :class:`LintCode` in
 :data:`CODES` (in the order the README lists it) whose ``message`` takes the
 facts the rule knows as keyword arguments and returns the finding's message;
 the rule calls ``Linter._finding(..., CODE, expected=..., **facts)``. Then
-``python -m pciname.kube.lint_codes --write`` rewrites the README table and
-the proto comment from the registry (``--check``: exit 1 if they differ),
-and ``python -m pciname.server.protogen`` regenerates the stubs.
+``python -m tools.lint_tables --write`` rewrites the README table and the
+proto comment from the registry (``--check``: exit 1 if they differ), and
+``python -m tools.protogen`` regenerates the stubs.
 """
 
 from __future__ import annotations
@@ -310,63 +310,3 @@ def proto_comment() -> str:
     """The ``Finding.code`` comment of the ``.proto``."""
     text = "Stable code: " + ", ".join(CODES) + " (pciname.kube.lint.CODES)."
     return "".join(f"  // {line}\n" for line in textwrap.wrap(text, 76, break_on_hyphens=False))
-
-
-def _rewrite(text: str, start: str, end: str, made: str) -> str:
-    """``text`` with the lines from the one holding ``start`` to the one
-    holding ``end`` (both kept or replaced whole) replaced by ``made``."""
-    lines = text.splitlines(keepends=True)
-    first = next(i for i, line in enumerate(lines) if start in line)
-    last = next(i for i in range(first, len(lines)) if end in lines[i])
-    return "".join(lines[:first]) + made + "".join(lines[last + 1 :])
-
-
-def rewritten(readme: str, proto: str) -> tuple[str, str]:
-    """README.md's and the ``.proto``'s text with their copies made anew
-    from :data:`CODES` (the README table; the ``Finding.code`` comment)."""
-    start = readme.index("* `pciname lint FILE...")
-    end = readme.index("* `pciname scan", start)
-    head, section, tail = readme[:start], readme[start:end], readme[end:]
-    rows = [line for line in section.splitlines() if line.strip().startswith("| ")]
-    section = _rewrite(section, rows[0], rows[-1], markdown_table())
-    proto = _rewrite(proto, "// Stable code: " + next(iter(CODES)), "(pciname.kube.lint.CODES).", proto_comment())
-    return head + section + tail, proto
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m pciname.kube.lint_codes [--write | --check]``: print the
-    README table and the proto comment, write them into README.md and
-    ``proto/pciname/v1/pciname.proto`` of this checkout, or exit 1 when
-    those differ from the registry."""
-    import argparse
-    from pathlib import Path
-
-    parser = argparse.ArgumentParser(prog="python -m pciname.kube.lint_codes")
-    parser.add_argument("--write", action="store_true", help="rewrite README.md and the .proto from the registry")
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md or the .proto differ from it")
-    args = parser.parse_args(argv)
-    if not (args.write or args.check):
-        print(markdown_table(), end="")
-        print()
-        print(proto_comment(), end="")
-        return 0
-    root = Path(__file__).resolve().parents[2]
-    readme_path, proto_path = root / "README.md", root / "proto/pciname/v1/pciname.proto"
-    readme, proto = readme_path.read_text(encoding="utf-8"), proto_path.read_text(encoding="utf-8")
-    new_readme, new_proto = rewritten(readme, proto)
-    stale = [
-        str(p) for p, old, new in ((readme_path, readme, new_readme), (proto_path, proto, new_proto)) if old != new
-    ]
-    if args.check:
-        for path in stale:
-            print(f"{path}: lint codes differ from pciname.kube.lint_codes.CODES (run with --write)")
-        return 1 if stale else 0
-    readme_path.write_text(new_readme, encoding="utf-8")
-    proto_path.write_text(new_proto, encoding="utf-8")
-    for path in stale:
-        print(f"rewrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

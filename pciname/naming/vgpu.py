@@ -1,5 +1,5 @@
 """NVIDIA's vGPU type catalogue (``data/vgpu-types.json``, written by
-``python -m pciname.vgpu_catalogue``): which types a GPU supports, the most
+``python -m tools.vgpu_catalogue``): which types a GPU supports, the most
 instances of each one GPU takes, and the exact ``mdev_type/name`` string
 where the prefix evidence (:mod:`pciname.naming.vgpu_prefixes`) knows it.
 

@@ -19,7 +19,7 @@
   its Prometheus metrics;
 * :mod:`pciname.server._proto`: the generated stubs of
   ``proto/pciname/v1/pciname.proto`` (regenerate with
-  ``python -m pciname.server.protogen``).
+  ``python -m tools.protogen``).
 
 The names below are imported on first use, so the client (which imports
 :mod:`pciname.server.wire`) does not load the server.

@@ -1,7 +1,7 @@
 """Writes the packaged answers (``pciname/packaged/``, :mod:`pciname.answers`)
 from the packaged pci.ids files and profiles.
 
-    python -m pciname.packaged_answers [--check] [DIR]
+    python -m tools.packaged_answers [--check] [DIR]
 
 Every profile whose pci.ids file ships in the package (each plugin and GPU
 Operator release, and the preview) gets its record of every NVIDIA device
@@ -22,11 +22,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from . import answers
-from ._version import __version__
-from .naming.profiles import LATEST, PREVIEW, Profile, canonical_name, load_registry
-from .pciids.ids import NVIDIA_VENDOR_ID
-from .resolver import DeviceId, Resolver
+from pciname import answers
+from pciname._version import __version__
+from pciname.naming.profiles import LATEST, PREVIEW, Profile, canonical_name, load_registry
+from pciname.pciids.ids import NVIDIA_VENDOR_ID
+from pciname.resolver import DeviceId, Resolver
 
 #: The record fields every record of a profile shares: a table's header.
 #: marshal's format 2: no references, whose use depends on reference counts
@@ -57,7 +57,7 @@ def _spellings(profile: Profile) -> list[str]:
 
 
 def _packaged(profile: Profile) -> bool:
-    from .snapshots import locate
+    from pciname.snapshots import locate
 
     if profile.snapshot is None:
         return bool(profile.kind == PREVIEW)
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     files = build()
     if check:
         fresh = on_disk(directory) == files
-        print(f"{directory}: {'up to date' if fresh else 'STALE: run python -m pciname.packaged_answers'}")
+        print(f"{directory}: {'up to date' if fresh else 'STALE: run python -m tools.packaged_answers'}")
         return 0 if fresh else 1
     write(directory, files)
     total = sum(len(b) for b in files.values())

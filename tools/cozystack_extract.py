@@ -3,8 +3,8 @@
 the history of a ``cozystack/cozystack`` git repository, every final
 release tag ``vX.Y.Z`` from :data:`FIRST_RELEASE` on.
 
-    python -m pciname.kube.cozystack_extract GIT_DIR [--inputs tests/data/cozystack-inputs]
-    python -m pciname.kube.cozystack_extract --from-inputs tests/data/cozystack-inputs [--check]
+    python -m tools.cozystack_extract GIT_DIR [--inputs tests/data/cozystack-inputs]
+    python -m tools.cozystack_extract --from-inputs tests/data/cozystack-inputs [--check]
 
 ``GIT_DIR`` may be a bare repository (files are read with ``git cat-file``).
 ``--inputs PREFIX`` also writes the upstream files the facts come from, each
@@ -420,7 +420,7 @@ def extract(source: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     document = {
         "about": (
             "Facts about Cozystack releases that pciname writes for, one entry per final release tag, extracted "
-            "from the cozystack/cozystack git history by `python -m pciname.kube.cozystack_extract` (do not edit "
+            "from the cozystack/cozystack git history by `python -m tools.cozystack_extract` (do not edit "
             "by hand). Each fact names its source path at the release's commit. Schemas are in schemas.json by id."
         ),
         "repository": REPOSITORY,
@@ -469,7 +469,7 @@ README_SECTION = "### Cozystack releases"
 def update_readme(readme: Path) -> bool:
     """Rewrite the table of releases in ``readme``'s Cozystack releases
     section from the shipped facts (True: it changed)."""
-    from . import cozystack
+    from pciname.kube import cozystack
 
     cozystack._documents.cache_clear()
     cozystack.releases.cache_clear()
@@ -493,7 +493,7 @@ def update_readme(readme: Path) -> bool:
 
 
 def shipped_dir() -> Path:
-    from ..paths import data_dir
+    from pciname.paths import data_dir
 
     return data_dir() / "cozystack"
 
@@ -501,9 +501,7 @@ def shipped_dir() -> Path:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(
-        prog="python -m pciname.kube.cozystack_extract", description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m tools.cozystack_extract", description=__doc__.split("\n\n")[0])
     parser.add_argument("git_dir", nargs="?", help="a cozystack/cozystack git repository (bare is fine)")
     parser.add_argument(
         "--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json"

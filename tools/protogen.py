@@ -1,7 +1,7 @@
 """Generate the Python stubs of ``proto/pciname/v1/pciname.proto``.
 
-    python -m pciname.server.protogen            # rewrite pciname/server/_proto/
-    python -m pciname.server.protogen --check    # exit 1 if the committed stubs are stale
+    python -m tools.protogen            # rewrite pciname/server/_proto/
+    python -m tools.protogen --check    # exit 1 if the committed stubs are stale
 
 The stubs are committed (``pciname/server/_proto/``) so that installing
 pciname needs no protoc; ``tests/test_server_proto.py`` regenerates them
@@ -29,13 +29,21 @@ _ABSOLUTE_IMPORT = "from pciname.v1 import pciname_pb2 as "
 _RELATIVE_IMPORT = "from . import pciname_pb2 as "
 
 
+#: The source checkout these tools live in.
+REPO = Path(__file__).resolve().parents[1]
+
+
+#: The source checkout these tools live in.
+REPO = Path(__file__).resolve().parents[1]
+
+
 def repo_proto_root() -> Path:
     """``proto/`` of the source checkout this module lives in."""
-    return Path(__file__).resolve().parents[2] / "proto"
+    return REPO / "proto"
 
 
 def stubs_dir() -> Path:
-    return Path(__file__).resolve().parent / "_proto"
+    return REPO / "pciname" / "server" / "_proto"
 
 
 def generate(out_dir: Path, proto_root: Path | None = None) -> list[Path]:
@@ -90,7 +98,7 @@ def stale_files(proto_root: Path | None = None, committed: Path | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pciname.server.protogen", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.protogen", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only report stale stubs (exit 1 if any)")
     args = parser.parse_args(argv)
     if args.check:
