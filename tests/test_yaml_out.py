@@ -240,20 +240,35 @@ def test_go_yaml_typed_is_what_go_yaml_reads(oracle, seed):
 # -- every emitter uses the one Dumper ------------------------------------------------------
 
 
+#: Dumps read back at once by PyYAML (libyaml), never written out: the lint
+#: of an object read from the cluster composes its dump.
+INTERNAL = {("pciname/kube/lint.py", "_compose_data")}
+
+
 def test_every_yaml_dump_in_pciname_uses_the_dumper():
-    """No call in pciname/ dumps YAML but through yaml_out.Dumper."""
+    """No call in pciname/ dumps YAML but through yaml_out.Dumper, but in
+    the functions named in INTERNAL."""
     offenders = []
     for path in sorted((ROOT / "pciname").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        tree = ast.parse(path.read_text(), str(path))
+        where = str(path.relative_to(ROOT))
+        skipped = {
+            id(n)
+            for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef) and (where, f.name) in INTERNAL
+            for n in ast.walk(f)
+        }
+        for node in ast.walk(tree):
+            if id(node) in skipped or not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
             if node.func.attr in ("safe_dump", "safe_dump_all", "dump", "dump_all", "emit", "serialize"):
                 if not isinstance(node.func.value, ast.Name) or node.func.value.id != "yaml":
                     continue
                 dumper = next((k.value for k in node.keywords if k.arg == "Dumper"), None)
                 if not (isinstance(dumper, ast.Name) and dumper.id == "Dumper"):
-                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+                    offenders.append(f"{where}:{node.lineno}")
     assert offenders == []
+    assert all((ROOT / f).exists() for f, _ in INTERNAL)
 
 
 # -- the command line, end to end --------------------------------------------------------

@@ -6,13 +6,17 @@ Each takes the kubeconfig options, ``--profile`` (``auto``: inferred from
 the names the nodes advertise) and ``-o``. Exit codes: 0 fine, 1 audit
 findings or apply refused (or devices left out), 2 bad usage or the cluster
 cannot be read. What the objects mean is :mod:`pciname.kube.audit`; the
-client I/O is :mod:`pciname.kube.cluster`.
+client I/O is :mod:`pciname.kube.cluster`. ``--timeout`` bounds the API
+requests of a command together and, for ``audit`` and ``gpu-options``, the
+work on what they read too (counted from the command's start; past it, one
+line, exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
@@ -44,7 +48,8 @@ def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=_seconds,
         metavar="SECONDS",
-        help=f"seconds all the API requests may take together (default {TIMEOUT_DEFAULT_SHOWN})",
+        help="seconds all the API requests may take together, and with them the work on what they read "
+        f"(audit, gpu-options) (default {TIMEOUT_DEFAULT_SHOWN})",
     )
 
 
@@ -127,6 +132,30 @@ def _cluster(args: argparse.Namespace) -> tuple[ApiClient, ClusterState]:
     return client, read_cluster(client, args.kubevirt, timeout=_timeout(args))
 
 
+class _Deadline:
+    """``--timeout`` from the command's start: :meth:`check` (what the
+    work calls as it goes) raises one line once it has passed."""
+
+    def __init__(self, args: argparse.Namespace, command: str) -> None:
+        self.timeout = _timeout(args)
+        self.at = time.monotonic() + self.timeout
+        self.command = command
+        self.sizes = "what the cluster sent"
+
+    def sized(self, state: ClusterState) -> None:
+        """Say how much the cluster sent, in the message."""
+        from ..kube.objects import permitted_entries
+
+        entries = len(permitted_entries(state.kubevirt))
+        self.sizes = f"the {entries} permittedHostDevices entries and {len(state.nodes)} Nodes the cluster sent"
+
+    def check(self) -> None:
+        if time.monotonic() > self.at:
+            raise PcinameError(
+                f"{self.command}: not done within --timeout ({self.timeout:g} seconds) with {self.sizes}"
+            )
+
+
 def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | None:
     """The cluster's Cozystack release: what its operator Deployment says,
     else ``--cozystack``; without a profile given, select that release's
@@ -163,9 +192,11 @@ def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | 
 def run_audit(args: argparse.Namespace) -> int:
     from ..kube.audit import audit
 
+    deadline = _Deadline(args, "audit")
     client, state = _cluster(args)
+    deadline.sized(state)
     cozystack = _cozystack(args, client)
-    result = audit(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True))
+    result = audit(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True), check=deadline.check)
     if cozystack is not None and cozystack.pop("implies_profile", False):
         result["profile_source"] = f"Cozystack {cozystack['version']} ({cozystack['source']})"
     result["cozystack"] = cozystack
@@ -234,13 +265,15 @@ def _audit_table(result: dict[str, Any]) -> None:
 def run_gpu_options(args: argparse.Namespace) -> int:
     from ..kube.audit import gpu_options
 
+    deadline = _Deadline(args, "gpu-options")
     client, state = _cluster(args)
     if state.kubevirt is None:
         raise PcinameError(NO_KUBEVIRT)
+    deadline.sized(state)
     cozystack = _cozystack(args, client)
     if cozystack and cozystack["known"]:
         say(f"Cozystack {cozystack['version']} ({cozystack['source']})")
-    options = gpu_options(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True))
+    options = gpu_options(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True), check=deadline.check)
     if args.output == "table":
         if options:
             table(

@@ -11,11 +11,16 @@ ask for, from the KubeVirt CR and the Nodes as plain dicts.
 Pure: objects in as the API server returns them, plain data out, so a gRPC
 servicer (or a test) can call them with objects it got anywhere; reading
 them from a live cluster is :mod:`pciname.kube.cluster`.
+
+The work is linear in the objects (each entry, name and node is looked at a
+bounded number of times; :data:`pciname.kube.shapes.MAX_PERMITTED_ENTRIES`
+bounds the entries) and each function takes a ``check``, called as it goes
+(before each entry, each name): a deadline or a cancellation raises there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PcinameError
@@ -34,6 +39,14 @@ AUTO = "auto"
 PERMITTED_NOT_ADVERTISED = "permitted-not-advertised"
 ADVERTISED_NOT_PERMITTED = "advertised-not-permitted"
 
+#: What the functions call as they go: it raises to stop the work (a
+#: deadline passed, the caller went away).
+Check = Callable[[], None]
+
+
+def _nothing() -> None:
+    pass
+
 
 def is_auto(profile: object) -> bool:
     """Whether ``profile`` is :data:`AUTO` (any case, surrounding blanks)."""
@@ -49,7 +62,9 @@ def _resolver(resolver: ResolverLike | None) -> ResolverLike:
 # -- which plugin release is running ------------------------------------------
 
 
-def infer_profiles(names: Iterable[str], *, resolver: ResolverLike | None = None) -> dict[str, Any]:
+def infer_profiles(
+    names: Iterable[str], *, resolver: ResolverLike | None = None, check: Check | None = None
+) -> dict[str, Any]:
     """Which plugin releases are consistent with the resource names nodes
     advertise: a release is consistent when it would give every advertised
     pci name to some device (vGPU and container resources say nothing about
@@ -62,14 +77,20 @@ def infer_profiles(names: Iterable[str], *, resolver: ResolverLike | None = None
     from ..naming.profiles import load_registry
 
     resolver = _resolver(resolver)
+    check = check or _nothing
     pci = sorted({n for n in names if resource_kind(n) == PCI})
     registry = load_registry()
     consistent: list[str] = []
     unavailable: list[str] = []
     unexplained: dict[str, list[str]] = {}
+
+    def explained(name: str, profile: str) -> bool:
+        check()
+        return bool(resolver.reverse(name, profile))
+
     for profile in registry.plugin_releases():
         try:
-            missing = [n for n in pci if not resolver.reverse(n, profile.name)]
+            missing = [n for n in pci if not explained(n, profile.name)]
         except PcinameError:
             unavailable.append(profile.name)
             continue
@@ -91,7 +112,11 @@ def infer_profiles(names: Iterable[str], *, resolver: ResolverLike | None = None
 
 
 def choose_profile(
-    profile: ProfileLike | None, nodes: Iterable[KubeObject], *, resolver: ResolverLike | None = None
+    profile: ProfileLike | None,
+    nodes: Iterable[KubeObject],
+    *,
+    resolver: ResolverLike | None = None,
+    check: Check | None = None,
 ) -> tuple[ProfileLike, str, dict[str, Any] | None]:
     """(profile, how it was chosen, inference): ``auto`` infers it from the
     names the nodes advertise (the newest consistent plugin release), falling
@@ -100,7 +125,7 @@ def choose_profile(
         profile = DEFAULT_PROFILE
     if not is_auto(profile):
         return profile, "given", None
-    inference = infer_profiles(advertised(nodes), resolver=resolver)
+    inference = infer_profiles(advertised(nodes), resolver=resolver, check=check)
     if inference["chosen"]:
         return inference["chosen"], "inferred", inference
     return DEFAULT_PROFILE, "default (nothing to infer from)", inference
@@ -115,6 +140,7 @@ def audit(
     profile: ProfileLike = DEFAULT_PROFILE,
     *,
     resolver: ResolverLike | None = None,
+    check: Check | None = None,
 ) -> dict[str, Any]:
     """Compare the KubeVirt CR's permitted names with what the nodes advertise
     and with the profile (``auto``: inferred from the nodes).
@@ -127,17 +153,18 @@ def audit(
     from .lint import lint_data
 
     resolver = _resolver(resolver)
-    chosen, how, inference = choose_profile(profile, nodes, resolver=resolver)
-    if inference is None:
-        inference = infer_profiles(advertised(nodes), resolver=resolver)
-    canonical = resolver.view(chosen).profile.name
+    check = check or _nothing
     on_nodes = advertised(nodes)
+    chosen, how, inference = choose_profile(profile, nodes, resolver=resolver, check=check)
+    if inference is None:
+        inference = infer_profiles(on_nodes, resolver=resolver, check=check)
+    canonical = resolver.view(chosen).profile.name
     entries = permitted_entries(kubevirt)
     findings: list[dict[str, Any]] = []
 
     ref = object_ref(kubevirt) or "(no KubeVirt CR)"
     if kubevirt is not None:
-        for f in lint_data(kubevirt, ref, chosen, resolver=resolver):
+        for f in lint_data(kubevirt, ref, chosen, resolver=resolver, check=check):
             findings.append(
                 {
                     "code": f.code,
@@ -150,11 +177,15 @@ def audit(
             )
     permitted_names = {e["resource_name"] for e in entries if e["resource_name"]}
     permitted = []
+    where: dict[str, dict[str, int]] = {}  # name -> its nodes, sorted once (each row its own copy: no YAML aliases)
     for entry in entries:
+        check()
         name = entry["resource_name"]
         row = dict(entry)
         row["expected"] = _expected(entry, chosen, resolver)
-        row["nodes"] = dict(sorted(on_nodes.get(name, {}).items())) if name else {}
+        if name and name not in where:
+            where[name] = dict(sorted(on_nodes.get(name, {}).items()))
+        row["nodes"] = dict(where[name]) if name else {}
         permitted.append(row)
     for name in sorted(permitted_names):
         if is_nvidia(name) and name not in on_nodes:
@@ -170,6 +201,7 @@ def audit(
             )
     adv_rows = []
     for name in sorted(on_nodes):
+        check()
         kind = resource_kind(name)
         is_permitted = name in permitted_names
         adv_rows.append(
@@ -228,16 +260,22 @@ def gpu_options(
     profile: ProfileLike = DEFAULT_PROFILE,
     *,
     resolver: ResolverLike | None = None,
+    check: Check | None = None,
 ) -> list[dict[str, Any]]:
     """What a Cozystack tenant node pool may ask for, as its dashboard offers
     it: every permitted resource name (in CR order, once) with the GPU model
     (``NVIDIA GA102GL [A10]``), the device ids or vGPU types behind it, and how
     many are allocatable on which nodes."""
     resolver = _resolver(resolver)
-    chosen, _, _ = choose_profile(profile, nodes, resolver=resolver)
+    check = check or _nothing
+    chosen, _, _ = choose_profile(profile, nodes, resolver=resolver, check=check)
     per_node = node_resources(nodes)
     options: dict[str, dict[str, Any]] = {}
+    # What each option's lists hold already, as sets: a name with thousands
+    # of selectors must not cost a scan of its list per entry.
+    listed: dict[str, tuple[set[str], set[str], set[str]]] = {}
     for entry in permitted_entries(kubevirt):
+        check()
         name = entry["resource_name"]
         if not name:
             continue
@@ -253,18 +291,23 @@ def gpu_options(
                 "nodes": [],
             },
         )
+        selectors, devices, models = listed.setdefault(name, (set(), set(), set()))
         selector = entry["selector"]
-        if selector and selector not in option["selectors"]:
+        if selector and selector not in selectors:
+            selectors.add(selector)
             option["selectors"].append(selector)
             if entry["kind"] == PCI:
                 device, model = _model(selector, chosen, resolver)
-                if device and device not in option["devices"]:
-                    option["devices"].append(device)
-                if model and model not in option["models"]:
-                    option["models"].append(model)
-            elif selector not in option["models"]:
-                option["models"].append(selector)  # a vGPU type's name is its model
+            else:
+                device, model = None, selector  # a vGPU type's name is its model
+            if device and device not in devices:
+                devices.add(device)
+                option["devices"].append(device)
+            if model and model not in models:
+                models.add(model)
+                option["models"].append(model)
     for name, option in options.items():
+        check()
         rows = [
             {"name": node, "allocatable": counts["allocatable"]}
             for node, counts in sorted(per_node.get(name, {}).items())

@@ -48,6 +48,10 @@ MAX_MESSAGE_CHARS = 300
 NODE_PAGE = 500
 #: Nodes read in all (Kubernetes supports clusters of 5,000).
 MAX_NODES = 20_000
+#: Pages of Nodes read in all: what :data:`MAX_NODES` takes at :data:`NODE_PAGE`
+#: a page. Past it, or when a ``continue`` token comes back a second time, the
+#: API server's paging does not end (one line, not ``--timeout`` of requests).
+MAX_NODE_PAGES = -(-MAX_NODES // NODE_PAGE)
 
 
 @dataclass
@@ -432,7 +436,11 @@ def read_kubevirt(
 def read_nodes(api_client: ApiClient, *, timeout: float | None = None, clock: _Clock | None = None) -> list[KubeObject]:
     """Every Node, as the API server returns it, :data:`NODE_PAGE` at a
     time (``limit`` and ``continue``, as kubectl pages), at most
-    :data:`MAX_NODES` in all."""
+    :data:`MAX_NODES` in all, in at most :data:`MAX_NODE_PAGES` pages. A
+    ``continue`` token the API server sent before, or paging past that many
+    pages, is a ClusterError (``unreachable``: the answers are wrong)."""
+    import hashlib
+
     from kubernetes.client import CoreV1Api
 
     from .shapes import check_node
@@ -443,7 +451,8 @@ def read_nodes(api_client: ApiClient, *, timeout: float | None = None, clock: _C
     api = CoreV1Api(api_client)
     nodes: list[KubeObject] = []
     token: str | None = None
-    while True:
+    seen: set[bytes] = set()  # the tokens' digests: a token may be as long as an answer
+    for page in range(1, MAX_NODE_PAGES + 1):
         paging: dict[str, Any] = {"limit": NODE_PAGE}
         if token:
             paging["_continue"] = token
@@ -455,6 +464,19 @@ def read_nodes(api_client: ApiClient, *, timeout: float | None = None, clock: _C
             raise ClusterError(f"cannot {what}: the cluster has more than {MAX_NODES} Nodes", reason="unreachable")
         if token is None:
             return nodes
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        if digest in seen:
+            raise ClusterError(
+                f"cannot {what}: the API server's NodeList paging does not end: "
+                f"continue token repeated after {page} pages",
+                reason="unreachable",
+            )
+        seen.add(digest)
+    raise ClusterError(
+        f"cannot {what}: the API server's NodeList paging does not end: still a continue token after "
+        f"{MAX_NODE_PAGES} pages ({len(nodes)} Nodes; at most {MAX_NODES} are read, {NODE_PAGE} a page)",
+        reason="unreachable",
+    )
 
 
 def read_cozystack_operator(

@@ -471,6 +471,8 @@ class Linter:
         *,
         resolver: ResolverLike | None = None,
         cozystack: str | None = None,
+        notes: bool = True,
+        check: Callable[[], None] | None = None,
     ) -> None:
         from ..errors import PcinameError
         from ..resolver import resolver_or_default
@@ -494,17 +496,20 @@ class Linter:
         self._duplicates: Duplicates = {}
         self._name_index: dict[str, list[Resolution]] | None = None
         #: ``FILE:LINE: PATH: message`` lines that deserve a word but are no
-        #: finding (a vGPU type string the evidence cannot check), set by :meth:`run`.
+        #: finding (a vGPU type string the evidence cannot check), set by
+        #: :meth:`run` (unless ``notes`` is False: a caller that shows none
+        #: saves their cost, a comparison with every vGPU type per selector).
         self.notes: list[str] = []
+        self._want_notes = notes
+        #: Called before each entry, each reference and each hint :meth:`run`
+        #: checks: a deadline or a cancellation raises there, so no input outlasts it.
+        self._check = check or _nothing
         #: After :meth:`run`: the input's permittedHostDevices entries that
         #: permit an nvidia.com name with no finding (they work), in input
         #: order, as ("pciHostDevices" or "mediatedDevices", the entry's scalar fields).
         self.working_entries: list[tuple[str, dict[str, Any]]] = []
         #: After :meth:`run`: how many permittedHostDevices blocks the input has.
         self.blocks = 0
-        #: Asked before each step of :meth:`run` that can take long (a hint):
-        #: it raises to stop the run (the server's deadline and cancellation).
-        self.check: Callable[[], None] | None = None
         self._budget = HintBudget()
         self._advertised: Candidates | None = None
 
@@ -515,6 +520,26 @@ class Linter:
         LintInputError on a syntax error (nothing of that text is added)."""
         roots, duplicates = compose_documents(text, filename)
         self._duplicates.update(duplicates)
+        for index, root in roots:
+            kind = _scalar(_get(root, "kind")) if isinstance(root, MappingNode) else None
+            self._docs.append(_Doc(filename, index, root, kind))
+        return len(roots)
+
+    def add_data(self, data: Any, filename: str = "<data>") -> int:
+        """Add plain data (e.g. an object read from the cluster) as one
+        document: its YAML dump, so lines refer to the dump. Dumped and
+        composed by libyaml when PyYAML has it, ten times faster than
+        :meth:`add_text` (plain data has no key twice and no merge key, all
+        that :class:`_ConsumerLoader` is for). Raises LintInputError for
+        data nested too deeply to dump."""
+        try:
+            roots = _compose_data(data)
+            # Without libyaml, or with text it cannot encode (a lone surrogate):
+            text = yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True) if roots is None else ""
+        except RecursionError:
+            raise LintInputError(f"{filename}: nested too deeply to check", file=filename) from None
+        if roots is None:
+            return self.add_text(text, filename)
         for index, root in roots:
             kind = _scalar(_get(root, "kind")) if isinstance(root, MappingNode) else None
             self._docs.append(_Doc(filename, index, root, kind))
@@ -535,7 +560,7 @@ class Linter:
         sites = _Sites()
         for doc in self._docs:
             _walk(doc, sites)
-        self._budget = HintBudget(check=self.check)
+        self._budget = HintBudget(check=self._check)
         findings: list[Finding] = []
         wrong_pci: dict[str, str] = {}
         wrong_mdev: dict[str, str] = {}
@@ -547,6 +572,7 @@ class Linter:
             seen: dict[tuple[str, str], int] = {}
             pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
             for entry in _entries(doc, block, path):
+                self._check()
                 if entry.list_kind == "pci":
                     found = self._check_pci(entry, seen, wrong_pci, pci_names, kubevirt_pci)
                 else:
@@ -569,6 +595,7 @@ class Linter:
         permitted = _permitted_names(sites)
         suggested = Candidates(working)
         for ref in sites.references:
+            self._check()
             if permitted is not None:
                 findings.extend(self._check_permitted(ref, permitted, suggested))
             if _scalar(ref.node) in kubevirt_pci:
@@ -899,7 +926,7 @@ class Linter:
         from .vgpu import selector_note, selector_problem
 
         problem = selector_problem(selector)
-        note = selector_note(selector) if problem is None else None
+        note = selector_note(selector) if problem is None and self._want_notes else None
         if note is not None:
             mark = selector_node.start_mark
             self.notes.append(f"{entry.doc.file}:{mark.line + 1}: {format_path(selector_path)}: {note}")
@@ -1270,8 +1297,37 @@ def lint_data(
     *,
     resolver: ResolverLike | None = None,
     cozystack: str | None = None,
+    check: Callable[[], None] | None = None,
 ) -> list[Finding]:
     """Findings for plain data (e.g. an object read from the cluster); lines
-    refer to its YAML dump."""
-    text = yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True)
-    return lint_text(text, filename, profile, upgrade_to, resolver=resolver, cozystack=cozystack)
+    refer to its YAML dump (:meth:`Linter.add_data`). No notes are made
+    (none is returned). ``check``: see :class:`Linter`. Raises
+    LintInputError for data nested too deeply to check."""
+    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=cozystack, notes=False, check=check)
+    linter.add_data(data, filename)
+    try:
+        return linter.run()
+    except RecursionError:
+        raise LintInputError(f"{filename}: nested too deeply to check", file=filename) from None
+
+
+def _nothing() -> None:
+    pass
+
+
+def _compose_data(data: Any) -> list[tuple[int, Node]] | None:
+    """The one document of ``data``'s YAML dump as libyaml dumps and
+    composes it; None without libyaml, or for text it cannot encode. The
+    dump (PyYAML's representer, in Python) raises RecursionError past a few
+    hundred levels, far below the nesting libyaml's composer recurses too
+    deep on (tens of thousands): it never sees text nested deeper."""
+    dumper = getattr(yaml, "CSafeDumper", None)
+    loader = getattr(yaml, "CSafeLoader", None)
+    if dumper is None or loader is None:
+        return None
+    try:
+        text = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    except UnicodeEncodeError:
+        return None
+    root = yaml.compose(text, Loader=loader)
+    return [] if root is None else [(1, root)]

@@ -12,7 +12,9 @@ JSON bounded the same way (no NaN or infinite numbers, no 5000-digit
 integers, no nesting past what JSON objects of Kubernetes need).
 
 Used by :mod:`pciname.kube.cluster` (what the API server answers) and the
-GpuOptions RPC (what its caller sends).
+GpuOptions RPC (what its caller sends). A KubeVirt CR with more than
+:data:`MAX_PERMITTED_ENTRIES` permittedHostDevices entries is a ShapeError
+too, found before any entry is read: what is done per entry stays bounded.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ from ..errors import PcinameError
 MAX_COUNT = 2**63 - 1
 #: The longest number text read (a count, a JSON number): int64 is 19 digits.
 MAX_NUMBER_CHARS = 64
+#: permittedHostDevices entries read of one KubeVirt CR (pciHostDevices and
+#: mediatedDevices together). A real CR has tens; every NVIDIA device and
+#: vGPU type is about 4,000, and etcd keeps objects of at most 1.5 MiB
+#: (about 15,000 entries).
+MAX_PERMITTED_ENTRIES = 10_000
 
 # Kubernetes' quantity grammar (k8s.io/apimachinery/pkg/api/resource).
 _QUANTITY = re.compile(
@@ -239,7 +246,11 @@ def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
     configuration = mapping(spec.get("configuration"), f"{where}.spec.configuration")
     path = f"{where}.spec.configuration.permittedHostDevices"
     block = mapping(configuration.get("permittedHostDevices"), path)
-    for list_key, selector in (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector")):
+    lists = (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector"))
+    count = sum(len(block[key]) for key, _ in lists if isinstance(block.get(key), list))
+    if count > MAX_PERMITTED_ENTRIES:
+        raise ShapeError(f"{path}: {count} entries, more than the {MAX_PERMITTED_ENTRIES} read")
+    for list_key, selector in lists:
         for i, entry in enumerate(mappings(block.get(list_key), f"{path}.{list_key}")):
             for key in (selector, "resourceName"):
                 text(entry.get(key), f"{path}.{list_key}[{i}].{key}")
@@ -284,6 +295,7 @@ def list_items(answer: Any, kind: str, what: str) -> list[dict[str, Any]]:
 
 __all__ = [
     "MAX_COUNT",
+    "MAX_PERMITTED_ENTRIES",
     "ShapeError",
     "check_kubevirt",
     "check_node",

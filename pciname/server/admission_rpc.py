@@ -152,8 +152,7 @@ def _allowed_from_cr(
     from ..kube.admission import allowed_from_linter
     from ..kube.lint import Linter
 
-    linter = Linter(profile, resolver=data.resolver)
-    linter.check = functools.partial(check_alive, context)
+    linter = Linter(profile, resolver=data.resolver, check=functools.partial(check_alive, context))
     try:
         documents = linter.add_text(cast(Any, CheckedText(text, context)), name)
     except RecursionError:

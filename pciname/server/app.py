@@ -27,7 +27,12 @@ Life of a server (:class:`NameServer`):
    after ``--shutdown-delay`` the server stops taking RPCs, the ones in
    flight get ``--grace`` seconds to finish, and ``serve`` returns 0. A
    reload still running is not waited for (it is logged and abandoned; its
-   data is never swapped in).
+   data is never swapped in). Past the grace gRPC cancels the calls still
+   open, but a handler thread in the middle of a computation does not
+   notice, and its thread would keep the process alive until it is done:
+   ``serve`` then flushes the logs and ends the process at once
+   (``os._exit(0)``), and so it does if the drain itself is not over
+   :data:`DRAIN_MARGIN` seconds after the delay and the grace.
 
 Health service names: ``""`` and ``pciname.v1.PciName`` are SERVING once
 data is loaded and until shutdown begins; ``liveness`` is SERVING from
@@ -41,6 +46,7 @@ import logging
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -67,6 +73,9 @@ from .wire import SERVICE_NAME
 
 LIVENESS_SERVICE = "liveness"
 READINESS_SERVICES = ("", SERVICE_NAME)
+#: Seconds past ``--shutdown-delay`` and ``--grace`` a drain may take (the
+#: servers' stop, the metrics server's) before ``serve`` ends the process anyway.
+DRAIN_MARGIN = 5.0
 
 
 # -- TLS ----------------------------------------------------------------------
@@ -436,6 +445,30 @@ class NameServer:
         """Stop at once (cancelling RPCs in flight)."""
         self.drain(grace=0, delay=0)
 
+    @property
+    def rpcs_running(self) -> int:
+        """How many RPC handlers are running now (after a drain: those
+        computing still, their calls cancelled)."""
+        return self.metrics.rpcs_in_flight()
+
+
+def _end_process(log: logging.Logger, message: str, **extra: Any) -> None:
+    """Log ``message``, flush the logs and the standard streams, and end the
+    process with status 0 (what a drain exits with) without waiting for
+    any thread: worker threads still computing would hold a normal exit."""
+    log.warning(message, extra=fields(**extra))
+    for handler in [*log.handlers, *logging.getLogger().handlers]:
+        try:
+            handler.flush()
+        except Exception:  # noqa: BLE001 - a log that cannot be flushed must not keep the process alive
+            pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
+
 
 # -- the process ----------------------------------------------------------------------
 
@@ -489,7 +522,11 @@ def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
     """Run a server until SIGTERM/SIGINT; reload on SIGHUP and file changes.
 
     Exit status: 0 after a drain, 1 if the data cannot be loaded at start-up,
-    2 if the server cannot start as configured.
+    2 if the server cannot start as configured. A drain with RPC handlers
+    still running past ``--grace``, or not over :data:`DRAIN_MARGIN`
+    seconds after ``--shutdown-delay`` and ``--grace``, ends the process
+    there (status 0, the logs flushed) instead of returning: a worker thread
+    still computing would keep it alive.
 
     Reloads run in their own thread (:meth:`NameServer.start_reload`); this
     loop only waits for signals, the watcher's interval and reloads' ends,
@@ -552,7 +589,17 @@ def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
                 timeout = max(0.0, next_poll - time.monotonic())
             note(wakeup.wait(timeout))
         log.info("shutdown requested", extra=fields(signal=requested["stop"]))
+        allowed = config.shutdown_delay + config.grace + DRAIN_MARGIN
+        watchdog = threading.Timer(
+            allowed, _end_process, (log, "drain not over in time; exiting"), {"seconds": round(allowed, 3)}
+        )
+        watchdog.daemon = True
+        watchdog.start()
         server.drain()
+        watchdog.cancel()
+        running = server.rpcs_running
+        if running:  # their calls are cancelled, but their threads compute on
+            _end_process(log, "RPCs still running past --grace; exiting without them", rpcs=running, grace=config.grace)
         return 0
     finally:
         for signum, handler in previous.items():

@@ -305,6 +305,7 @@ def _lint(
         upgrade.key if upgrade is not None else None,
         resolver=data.resolver,
         cozystack=request.cozystack or None,
+        check=lambda: check_alive(context),
     )
     documents = 0
     errors: list[LintInputError] = []
@@ -668,12 +669,16 @@ def gpu_options(
 
         kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt", bounded), name)
         nodes = pick_nodes(parse_objects(request.nodes, "nodes", bounded))
+
+    def check() -> None:  # the work stops once the caller is gone or its deadline passed
+        check_alive(context)
+
     if given is not None:
         profile, how = given, release_how
     else:
-        chosen, how, _ = choose_profile(AUTO, nodes, resolver=data.resolver)
+        chosen, how, _ = choose_profile(AUTO, nodes, resolver=data.resolver, check=check)
         profile = data.profile(str(chosen)) if how == "inferred" else data.default
-    options = options_of(kubevirt, nodes, profile.key, resolver=data.resolver)
+    options = options_of(kubevirt, nodes, profile.key, resolver=data.resolver, check=check)
     return gpu_options_response(options, profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
 
 

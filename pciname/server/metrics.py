@@ -73,6 +73,10 @@ class Metrics:
             for result in ("success", "failure"):
                 self.reloads.labels(trigger, result)
 
+    def rpcs_in_flight(self) -> int:
+        """``pciname_rpc_in_flight`` now: how many handlers are running."""
+        return sum(int(sample.value) for family in self.in_flight.collect() for sample in family.samples)
+
     def error(self, method: str, code: str) -> None:
         self.requests.labels(method, code).inc()
         self.errors.labels(method, code).inc()
