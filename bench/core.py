@@ -91,7 +91,7 @@ def lspci_dump(path: Path, device_ids: list[str]) -> None:
 
 
 def bench_parse(repeat: int) -> None:
-    from pciname.paths import embedded_pciids_path
+    from pciname.base.paths import embedded_pciids_path
     from pciname.pciids.loader import load_bytes
 
     path = embedded_pciids_path()

@@ -11,13 +11,13 @@ same names, exactly as a given plugin or GPU Operator release does.
 The names below are imported on first use (PEP 562), so that the
 ``pciname`` command loads only what the command it runs needs; and
 :func:`resolve` answers a plain NVIDIA device id under a packaged profile
-from the packaged answers (:mod:`pciname.answers`), with the very
+from the packaged answers (:mod:`pciname.resolution.answers`), with the very
 Resolution the full path (:func:`pciname.api.resolve`) gives, before the
 catalog, the resolver or cachetools are imported.
 """
 
-from . import answers as _answers
-from ._version import __version__
+from pciname._version import __version__
+from pciname.resolution import answers as _answers
 
 # Not typing.TYPE_CHECKING: importing typing costs `pciname lookup` several
 # milliseconds (type checkers treat any TYPE_CHECKING name alike).
@@ -78,17 +78,17 @@ def _resolve(device: str, profile: "ProfileLike") -> "Resolution":
     if type(device) is str and type(profile) is str:
         record = _answers.packaged_record(device, profile)
     if record is None:
-        from .api import resolve as full
+        from pciname.api import resolve as full
 
         return full(device, profile)
-    from .results import Resolution
+    from pciname.resolution.results import Resolution
 
     return _answers.remember(_answers.memo, (device, profile), Resolution.from_record(record))  # type: ignore[no-any-return]
 
 
 def __getattr__(name: str) -> object:
     if name == "Warning":  # deprecated alias of NameWarning, for one release (0.3)
-        from . import api
+        from pciname import api
 
         return api.Warning
     module = _EXPORTS.get(name)
@@ -106,79 +106,29 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .api import (
-        DeviceId as DeviceId,
-    )
-    from .api import (
-        DiffEntry as DiffEntry,
-    )
-    from .api import (
-        NameWarning as NameWarning,
-    )
-    from .api import (
-        ProfileInfo as ProfileInfo,
-    )
-    from .api import ProfileLike
-    from .api import (
-        Resolution as Resolution,
-    )
-    from .api import (
-        Resolver as Resolver,
-    )
-    from .api import (
-        clear_caches as clear_caches,
-    )
-    from .api import (
-        custom_profile as custom_profile,
-    )
-    from .api import (
-        default_resolver as default_resolver,
-    )
-    from .api import (
-        devices as devices,
-    )
-    from .api import (
-        diff as diff,
-    )
-    from .api import (
-        load as load,
-    )
-    from .api import (
-        parse_device as parse_device,
-    )
-    from .api import (
-        profiles as profiles,
-    )
-    from .api import (
-        resolve_many as resolve_many,
-    )
-    from .api import (
-        reverse as reverse,
-    )
-    from .errors import (
-        InvalidDeviceError as InvalidDeviceError,
-    )
-    from .errors import (
-        PciIdsError as PciIdsError,
-    )
-    from .errors import (
-        PciIdsSyntaxError as PciIdsSyntaxError,
-    )
-    from .errors import (
-        PcinameError as PcinameError,
-    )
-    from .errors import (
-        SnapshotCacheError as SnapshotCacheError,
-    )
-    from .errors import (
-        SnapshotMissingError as SnapshotMissingError,
-    )
-    from .errors import (
-        SnapshotVerifyError as SnapshotVerifyError,
-    )
-    from .errors import (
-        UnknownAlgorithmError as UnknownAlgorithmError,
-    )
-    from .errors import (
-        UnknownProfileError as UnknownProfileError,
-    )
+    from pciname.api import DeviceId as DeviceId
+    from pciname.api import DiffEntry as DiffEntry
+    from pciname.api import NameWarning as NameWarning
+    from pciname.api import ProfileInfo as ProfileInfo
+    from pciname.api import ProfileLike
+    from pciname.api import Resolution as Resolution
+    from pciname.api import Resolver as Resolver
+    from pciname.api import clear_caches as clear_caches
+    from pciname.api import custom_profile as custom_profile
+    from pciname.api import default_resolver as default_resolver
+    from pciname.api import devices as devices
+    from pciname.api import diff as diff
+    from pciname.api import load as load
+    from pciname.api import parse_device as parse_device
+    from pciname.api import profiles as profiles
+    from pciname.api import resolve_many as resolve_many
+    from pciname.api import reverse as reverse
+    from pciname.errors import InvalidDeviceError as InvalidDeviceError
+    from pciname.errors import PciIdsError as PciIdsError
+    from pciname.errors import PciIdsSyntaxError as PciIdsSyntaxError
+    from pciname.errors import PcinameError as PcinameError
+    from pciname.errors import SnapshotCacheError as SnapshotCacheError
+    from pciname.errors import SnapshotMissingError as SnapshotMissingError
+    from pciname.errors import SnapshotVerifyError as SnapshotVerifyError
+    from pciname.errors import UnknownAlgorithmError as UnknownAlgorithmError
+    from pciname.errors import UnknownProfileError as UnknownProfileError

@@ -8,8 +8,8 @@
 
 Everything here is pure with respect to its inputs and the pci.ids files,
 and cached: the second ``resolve`` of the same device and profile is a
-dictionary lookup. The work is done by :mod:`pciname.resolver`; the typed
-results are those of :mod:`pciname.results`.
+dictionary lookup. The work is done by :mod:`pciname.resolution.resolver`; the typed
+results are those of :mod:`pciname.resolution.results`.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import answers
-from .catalog import FileCache, catalog_for, catalogs
-from .naming.checks import NameWarning
-from .naming.profiles import DEFAULT_PROFILE, PREVIEW, custom_profile, load_registry
-from .paths import embedded_pciids_path
-from .resolver import DeviceId, ProfileLike, Resolver, ResolverLike, default_resolver, parse_device
-from .results import DiffEntry, ProfileInfo, Resolution
+from pciname.base.paths import embedded_pciids_path
+from pciname.naming.checks import NameWarning
+from pciname.naming.profiles import DEFAULT_PROFILE, PREVIEW, custom_profile, load_registry
+from pciname.resolution import answers
+from pciname.resolution.catalog import FileCache, catalog_for, catalogs
+from pciname.resolution.resolver import DeviceId, ProfileLike, Resolver, ResolverLike, default_resolver, parse_device
+from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
 
 if TYPE_CHECKING:
-    from .pciids.model import PciDatabase
+    from pciname.pciids.model import PciDatabase
 
 __all__ = [
     "DeviceId",
@@ -90,8 +90,8 @@ def devices(profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
 
 def profiles() -> list[ProfileInfo]:
     """Every known profile: release, algorithm, pci.ids and whether it is usable."""
-    from .catalog import verified_paths
-    from .snapshots import locate
+    from pciname.resolution.catalog import verified_paths
+    from pciname.resolution.snapshots import locate
 
     infos = []
     verified = verified_paths()
@@ -135,8 +135,8 @@ def load(path: str | Path | None = None) -> PciDatabase:
     """The parsed pci.ids database of ``path`` (default: the embedded file),
     cached per file identity. Malformed lines are skipped and listed in
     ``.issues``; use ``pciname check`` to see them."""
-    from .catalog import read_pciids
-    from .pciids.loader import load_bytes
+    from pciname.pciids.loader import load_bytes
+    from pciname.resolution.catalog import read_pciids
 
     path = Path(path) if path is not None else embedded_pciids_path()
     return _databases.get(path, lambda p, _: load_bytes(read_pciids(p)))

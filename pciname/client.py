@@ -1,13 +1,13 @@
 """A typed client of the pciname gRPC service: requests out, library values
-back (every message and status is read by :mod:`pciname.server.wire`).
+back (every message and status is read by :mod:`pciname.server.rpc.wire`).
 
 >>> from pciname.client import Client
 >>> with Client("pciname.example:50051") as client:          # doctest: +SKIP
 ...     client.resolve("10de:2236").resource_name
 'nvidia.com/GA102GL_A10'
 
-Answers come back as the library's own types (:class:`~pciname.results.Resolution`,
-:class:`~pciname.results.DiffEntry`, :class:`~pciname.results.ProfileInfo`), so code
+Answers come back as the library's own types (:class:`~pciname.resolution.results.Resolution`,
+:class:`~pciname.resolution.results.DiffEntry`, :class:`~pciname.resolution.results.ProfileInfo`), so code
 can switch between ``pciname.resolve`` and a server. gRPC errors become
 pciname exceptions with one-line messages: INVALID_ARGUMENT
 :class:`RemoteInvalidArgument` (an InvalidDeviceError), NOT_FOUND
@@ -17,7 +17,7 @@ pciname exceptions with one-line messages: INVALID_ARGUMENT
 
 Errors of the KubeVirt RPCs that are not about profiles come with a reason
 (the ``pciname-error`` trailing metadata): a file that is not YAML raises
-:class:`RemoteLintInputError` (a :class:`~pciname.kube.lint.LintInputError`
+:class:`RemoteLintInputError` (a :class:`~pciname.lint.linter.LintInputError`
 too), objects that are not JSON/YAML or not the right kind
 :class:`RemoteInvalidArgument`, and trouble with the server's cluster
 (``from_cluster``) :class:`RemoteClusterError`, whose ``reason`` says which.
@@ -39,7 +39,7 @@ from typing import Any, TypeGuard
 
 import grpc
 
-from .errors import (
+from pciname.errors import (
     PcinameError,
     RemoteClusterError,
     RemoteInvalidArgument,
@@ -48,11 +48,19 @@ from .errors import (
     RemoteUnknownProfile,
     ServiceError,
 )
-from .results import DiffEntry, ProfileInfo, Resolution
-from .server import wire
-from .server._proto import pciname_pb2 as pb
-from .server._proto import pciname_pb2_grpc as pb_grpc
-from .server.wire import AdmissionPolicy, GpuOptions, LintResult, NodePool, PermittedHostDevices, SkippedItem, VgpuTypes
+from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
+from pciname.server._proto import pciname_pb2 as pb
+from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server.rpc import wire
+from pciname.server.rpc.wire import (
+    AdmissionPolicy,
+    GpuOptions,
+    LintResult,
+    NodePool,
+    PermittedHostDevices,
+    SkippedItem,
+    VgpuTypes,
+)
 
 __all__ = [
     "AdmissionPolicy",
@@ -217,7 +225,7 @@ class Client:
         self.close()
 
     def _error(self, error: grpc.RpcError) -> PcinameError:
-        """The pciname exception for a failed call (:func:`pciname.server.wire.remote_error`)."""
+        """The pciname exception for a failed call (:func:`pciname.server.rpc.wire.remote_error`)."""
         code = error.code() if hasattr(error, "code") else None
         details = (error.details() if hasattr(error, "details") else None) or str(error)
         try:

@@ -1,7 +1,7 @@
 """Every error pciname raises: one clear line each, for a person.
 
 The CLI prints ``str(error)`` and exits 2; the gRPC service maps the classes
-to status codes (:mod:`pciname.server.wire`), and the client maps status
+to status codes (:mod:`pciname.server.rpc.wire`), and the client maps status
 codes back to the ``Remote*`` classes. Anything else escaping is a bug.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs lookup start-up time
 
 if TYPE_CHECKING:
-    from .pciids.model import SyntaxIssue
+    from pciname.pciids.model import SyntaxIssue
 
 
 class PcinameError(Exception):

@@ -91,18 +91,18 @@ def package_only(monkeypatch, keep: list[str] = ()) -> None:
     """In this process, as if the package carried only the snapshot files
     named in ``keep`` (e.g. ``["2025.07.11.ids"]``): the others must come
     from the search dirs, as a release newer than pciname's would."""
-    from pciname import snapshots
+    from pciname.resolution import snapshots
 
     manifest = {sha: name for sha, name in snapshots.packaged_manifest().items() if name in keep}
     monkeypatch.setattr(snapshots, "packaged_manifest", lambda: manifest)
-    # Nor the answers made from them (pciname.answers).
+    # Nor the answers made from them (pciname.resolution.answers).
     without_packaged_answers(monkeypatch)
 
 
 def without_packaged_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     """In this process, as if the package carried no packaged answers:
     every lookup and resolve takes the full path."""
-    from pciname import answers
+    from pciname.resolution import answers
 
     monkeypatch.setattr(answers, "packaged_dir", lambda: "/nonexistent/pciname-packaged-answers")
     answers.clear()
@@ -144,7 +144,7 @@ def trimmed_install(root: Path, keep: list[str] = ()) -> dict[str, str]:
     """A copy of pciname whose package carries only the snapshot files named
     in ``keep``; returns the environment that makes ``python -m pciname``
     run it (a subprocess's view of :func:`package_only`)."""
-    from pciname.snapshots import pack
+    from pciname.resolution.snapshots import pack
 
     root.mkdir(parents=True, exist_ok=True)
     # Without the packaged answers too: they are made from the snapshots.

@@ -19,12 +19,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pciname.kube import admission
-from pciname.kube.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices
-from pciname.kube.generate import permitted_host_devices, vm_gpus
-from pciname.kube.hints import LIST_PERMITTED_MAX
-from pciname.kube.lint import NOT_PERMITTED, WRONG_MDEV_RESOURCE_NAME, WRONG_RESOURCE_NAME, Linter
-from pciname.resolver import resolver_or_default
+from pciname.kubevirt import admission
+from pciname.kubevirt.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices
+from pciname.kubevirt.generate import permitted_host_devices, vm_gpus
+from pciname.lint.hints import LIST_PERMITTED_MAX
+from pciname.lint.linter import NOT_PERMITTED, WRONG_MDEV_RESOURCE_NAME, WRONG_RESOURCE_NAME, Linter
+from pciname.resolution.resolver import resolver_or_default
 
 from .admission_util import Evaluator
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pciname.kube.admission import NOT_BEING_DELETED, TARGETS, admission_policy, allowed_from_devices
+from pciname.kubevirt.admission import NOT_BEING_DELETED, TARGETS, admission_policy, allowed_from_devices
 
 from .admission_util import Evaluator
 

@@ -1,4 +1,4 @@
-"""The packaged answers (pciname.answers, pciname/packaged/): what the code
+"""The packaged answers (pciname.resolution.answers, pciname/packaged/): what the code
 and data make now, answering exactly as the full path does (pciname.resolve
 and `pciname lookup`: tests/test_cli_fast.py), and set aside whole when they
 are not this version's or absent."""
@@ -16,12 +16,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pciname
-from pciname import answers, cli
+from pciname import cli
 from pciname.cli import fast
 from pciname.errors import InvalidDeviceError
 from pciname.naming.profiles import canonical_name, load_registry
 from pciname.pciids.ids import parse_device_id
-from pciname.resolver import Resolver
+from pciname.resolution import answers
+from pciname.resolution.resolver import Resolver
 from tools import packaged_answers
 
 from .conftest import REPO, run_in_process
@@ -167,7 +168,7 @@ def test_every_tables_bulk_section_is_its_rows():
 
 
 def test_results_are_frozen_dataclasses_without_importing_dataclasses_first():
-    """pciname.results writes out what @dataclass(frozen=True, slots=True)
+    """pciname.resolution.results writes out what @dataclass(frozen=True, slots=True)
     made (importing dataclasses costs more than python -c pass)."""
     import copy
     import dataclasses
@@ -208,7 +209,7 @@ def test_there_is_one_memo_the_default_resolvers():
     """pciname.resolve (packaged or not), pciname.api.resolve and the
     default resolver remember in one dict, which clear_caches empties."""
     from pciname.api import resolve as api_resolve
-    from pciname.resolver import default_resolver
+    from pciname.resolution.resolver import default_resolver
 
     pciname.clear_caches()
     assert default_resolver().memo is answers.memo and not answers.memo
@@ -250,8 +251,9 @@ RESOLVE_FORBIDDEN = {
 RESOLVE_MODULES = {
     "pciname",
     "pciname._version",
-    "pciname.answers",
-    "pciname.results",
+    "pciname.resolution",  # a docstring only
+    "pciname.resolution.answers",
+    "pciname.resolution.results",
     "pciname.naming",
     "pciname.naming.checks",
     "pciname.pciids",

@@ -188,7 +188,7 @@ def test_property_every_cli_answer_is_right_whatever_happens_to_the_tables(prist
 def test_tables_of_pciids_files_gone_or_changed_are_pruned(tmp_path, monkeypatch):
     """Writing a catalog table removes those of files that are gone or not
     what they were (they can never be read again); the others stay."""
-    from pciname import catalog
+    from pciname.resolution import catalog
 
     from .conftest import PLUGIN_PCIIDS
 

@@ -333,7 +333,7 @@ def test_check_stdin_is_read_with_the_same_bound():
 def test_check_stdin_limit_in_process(capsys, monkeypatch):
     import io
 
-    from pciname import files
+    from pciname.base import files
     from pciname.cli import main
 
     monkeypatch.setattr(files, "MAX_PCIIDS_BYTES", 16)
@@ -348,7 +348,7 @@ def test_check_stdin_limit_in_process(capsys, monkeypatch):
 
 
 def test_lookup_device_limit():
-    from pciname.files import MAX_LOOKUP_DEVICES
+    from pciname.base.files import MAX_LOOKUP_DEVICES
 
     proc = run("lookup", "--stdin", stdin="2236 " * MAX_LOOKUP_DEVICES + "2236")
     assert_one_line_error(proc, f"{MAX_LOOKUP_DEVICES + 1} devices given; a lookup takes at most {MAX_LOOKUP_DEVICES}")
@@ -357,7 +357,7 @@ def test_lookup_device_limit():
 
 
 def test_lookup_stdin_byte_limit():
-    from pciname.files import MAX_LOOKUP_STDIN_BYTES
+    from pciname.base.files import MAX_LOOKUP_STDIN_BYTES
 
     proc = run("lookup", "--stdin", stdin=" " * MAX_LOOKUP_STDIN_BYTES + "2236")
     assert_one_line_error(proc, f"--stdin: more than {MAX_LOOKUP_STDIN_BYTES} bytes")
@@ -390,7 +390,7 @@ def test_lookup_repeated_devices_resolve_once_and_print_each_time(monkeypatch, c
     import io
 
     from pciname.cli import main
-    from pciname.resolver import Resolver
+    from pciname.resolution.resolver import Resolver
 
     asked: list[list[str]] = []
     original = Resolver.records

@@ -402,7 +402,7 @@ def test_gpu_counts_are_bounded(capsys, argv, message):
 
 
 def test_gpu_count_at_the_limit(capsys):
-    from pciname.kube.generate import MAX_GPUS, node_pool, parse_request
+    from pciname.kubevirt.generate import MAX_GPUS, node_pool, parse_request
 
     assert parse_request("10de:2236=01024") == ("10de:2236", MAX_GPUS)
     code, out, err = run(
@@ -425,7 +425,7 @@ def test_lint_input_that_is_not_a_regular_file_is_refused_at_once(capsys, tmp_pa
 
 
 def test_lint_input_size_is_bounded(capsys, monkeypatch, tmp_path):
-    from pciname import files
+    from pciname.base import files
 
     monkeypatch.setattr(files, "MAX_YAML_BYTES", 8)
     big = tmp_path / "big.yaml"

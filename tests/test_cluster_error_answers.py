@@ -17,7 +17,7 @@ import time
 import grpc
 import pytest
 
-from pciname.kube.cluster import MAX_ERROR_BYTES, MAX_MESSAGE_CHARS, connect, read_cluster
+from pciname.cluster.kube import MAX_ERROR_BYTES, MAX_MESSAGE_CHARS, connect, read_cluster
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
@@ -116,7 +116,7 @@ COMMANDS = {
 PEAK = """
 import resource, sys
 import kubernetes.client, urllib3, yaml  # what main() imports lazily, in the baseline
-import pciname.kube.cluster
+import pciname.cluster.kube
 from pciname.cli import main
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:

@@ -17,8 +17,8 @@ import grpc
 import pytest
 
 from pciname.cli import main
-from pciname.kube.cluster import MAX_RESPONSE_BYTES, NODE_PAGE, connect, read_cluster
-from pciname.kube.shapes import ShapeError, decode_json, quantity
+from pciname.cluster.kube import MAX_RESPONSE_BYTES, NODE_PAGE, connect, read_cluster
+from pciname.cluster.shapes import ShapeError, decode_json, quantity
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
@@ -317,7 +317,7 @@ def test_timeout_flag(fake, tmp_path, capsys):
         assert caught.value.code == 2
     capsys.readouterr()
     from pciname.cli.cluster import TIMEOUT_DEFAULT_SHOWN
-    from pciname.kube.cluster import DEFAULT_TIMEOUT
+    from pciname.cluster.kube import DEFAULT_TIMEOUT
     from pciname.server.config import DEFAULT_KUBE_TIMEOUT
 
     assert float(TIMEOUT_DEFAULT_SHOWN) == DEFAULT_TIMEOUT == DEFAULT_KUBE_TIMEOUT == 30
@@ -459,7 +459,7 @@ def test_the_server_runs_a_credential_plugin_once(fake, tmp_path, session_cache,
 def test_a_credential_plugin_about_to_expire_runs_again(fake, tmp_path, capsys):
     runs = tmp_path / "runs"
     env = [{"name": "RUNS", "value": str(runs)}, {"name": "LIFE", "value": "60"}]  # within the 5-minute skew
-    from pciname.server.kube_rpcs import ClusterAccess
+    from pciname.server.rpc.kube import ClusterAccess
 
     access = ClusterAccess(str(kubeconfig_with(fake, tmp_path, exec_user(plugin(tmp_path, COUNTING), env=env))))
     for _ in range(3):

@@ -24,8 +24,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from pciname.kube.audit import audit, gpu_options
-from pciname.kube.shapes import MAX_PERMITTED_ENTRIES
+from pciname.cluster.shapes import MAX_PERMITTED_ENTRIES
+from pciname.kubevirt.audit import audit, gpu_options
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
@@ -94,7 +94,7 @@ def at_the_limit():
 PEAK = """
 import resource, sys
 import kubernetes.client, urllib3, yaml  # what main() imports lazily, in the baseline
-import pciname.kube.cluster
+import pciname.cluster.kube
 from pciname.cli import main
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:

@@ -14,7 +14,7 @@ import sys
 import grpc
 import pytest
 
-from pciname.kube.cluster import MAX_NODE_PAGES, MAX_NODES, NODE_PAGE, connect, read_cluster
+from pciname.cluster.kube import MAX_NODE_PAGES, MAX_NODES, NODE_PAGE, connect, read_cluster
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 

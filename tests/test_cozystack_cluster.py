@@ -12,7 +12,7 @@ import json
 import pytest
 
 from pciname.cli import main
-from pciname.kube.cozystack import release_in_cluster
+from pciname.cozystack.releases import release_in_cluster
 
 from .fake_kube import FakeKube, cozystack_operator, kubevirt, node
 

@@ -13,9 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pciname.cli import main
-from pciname.errors import CozystackNotWired, PcinameError
-from pciname.kube import cozystack
-from pciname.kube.cozystack_defaults import (
+from pciname.cozystack import releases as cozystack
+from pciname.cozystack.defaults import (
     ALREADY_A_DEFAULT,
     DEFAULT_VARIANT,
     DUPLICATE_OF_DEFAULT,
@@ -33,7 +32,8 @@ from pciname.kube.cozystack_defaults import (
     table_dict,
     wiring,
 )
-from pciname.kube.generate import Snippet, permitted_host_devices, render
+from pciname.errors import CozystackNotWired, PcinameError
+from pciname.kubevirt.generate import Snippet, permitted_host_devices, render
 from pciname.server._proto import pciname_pb2 as pb
 
 from . import cozystack_util as upstream
@@ -533,7 +533,7 @@ def test_grpc_invalid_arguments(stub, fields, needle):
 
 
 def test_readme_names_every_code_and_flag():
-    from pciname.kube.cozystack_defaults import CODES
+    from pciname.cozystack.defaults import CODES
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("`--format cozystack` writes", 1)[1].split("vGPU (mdev) names depend", 1)[0]

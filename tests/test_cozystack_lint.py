@@ -10,11 +10,11 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from pciname.base.render import dump_yaml
 from pciname.cli import main
-from pciname.kube import cozystack
-from pciname.kube.generate import node_pool
-from pciname.kube.lint import FIELD_NOT_IN_RELEASE, lint_text
-from pciname.render import dump_yaml
+from pciname.cozystack import releases as cozystack
+from pciname.kubevirt.generate import node_pool
+from pciname.lint.linter import FIELD_NOT_IN_RELEASE, lint_text
 from pciname.server._proto import pciname_pb2 as pb
 
 from . import cozystack_util as upstream

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from pciname.kube import cozystack
+from pciname.cozystack import releases as cozystack
 from pciname.naming.profiles import load_registry
 from tools import cozystack_extract as extract
 
@@ -158,8 +158,8 @@ def test_lookup_of_every_release_equals_its_plugin_release(capsys):
     NVIDIA id pciname knows, every release; and the packaged answer tables
     answer the cozystack@ spellings (the fast path)."""
     import pciname
-    from pciname import answers
     from pciname.cli import main
+    from pciname.resolution import answers
 
     ids = [r.device for r in pciname.devices("preview")]
     assert len(ids) > 1900

@@ -15,12 +15,12 @@ import grpc
 import pytest
 
 from pciname.client import Client, RemoteInvalidArgument, RemoteUnknownProfile
-from pciname.kube import cozystack
-from pciname.kube.audit import gpu_options
+from pciname.cozystack import releases as cozystack
+from pciname.kubevirt.audit import gpu_options
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from pciname.server.wire import MAX_NAME_CHARS
+from pciname.server.rpc.wire import MAX_NAME_CHARS
 
 from . import cozystack_util as upstream
 from .fake_kube import FakeKube, kubevirt, node

@@ -9,18 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from pciname.base.files import MAX_SYSFS_ATTR_BYTES
 from pciname.cli import main
 from pciname.errors import PcinameError
-from pciname.files import MAX_SYSFS_ATTR_BYTES
 from pciname.host import diagnoses, rootfs
 from pciname.host.diagnoses import CODES
 from pciname.host.rootfs import resolve_in_root as _resolve_in_root
-from pciname.host.sysfs import (
-    NVGRACE_VFIO,
-    VFIO_PCI,
-    scan,
-    vfio_drivers,
-)
+from pciname.host.sysfs import NVGRACE_VFIO, VFIO_PCI, scan, vfio_drivers
 
 from .sysfs_tree import SysfsTree
 

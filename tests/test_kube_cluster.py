@@ -10,10 +10,10 @@ import socket
 import pytest
 
 from pciname.cli import main
-from pciname.kube.audit import audit, gpu_options, infer_profiles
-from pciname.kube.cluster import connect, read_cluster
-from pciname.kube.objects import advertised, apply_body, management
-from pciname.kube.resources import resource_kind
+from pciname.cluster.kube import connect, read_cluster
+from pciname.kubevirt.audit import audit, gpu_options, infer_profiles
+from pciname.kubevirt.objects import advertised, apply_body, management
+from pciname.kubevirt.resources import resource_kind
 
 from .conftest import LATEST
 from .fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pciname.errors import InvalidDeviceError, PcinameError, UnknownProfileError
-from pciname.kube.generate import (
+from pciname.kubevirt.generate import (
     mdev_names,
     node_pool,
     parse_request,

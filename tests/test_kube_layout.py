@@ -1,6 +1,7 @@
-"""The rooms of pciname.kube, read from the source with ``ast``: only the I/O
-module talks to Kubernetes (the commands in pciname.cli go through it too),
-and every module says what its one job is."""
+"""The domain rooms (kubevirt, lint, cozystack, cluster, host), read from
+the source with ``ast``: only the I/O module talks to Kubernetes (the
+commands in pciname.cli go through it too), and every module says what its
+one job is."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pciname"
-MODULES = sorted((PACKAGE / "kube").glob("*.py"))
+ROOMS = ("kubevirt", "lint", "cozystack", "cluster", "host")
+MODULES = sorted(p for room in ROOMS for p in (PACKAGE / room).glob("*.py"))
 CLI_MODULES = sorted((PACKAGE / "cli").glob("*.py"))
 
 #: The one module that talks to a cluster through the kubernetes client.
-IO_MODULE = PACKAGE / "kube" / "cluster.py"
+IO_MODULE = PACKAGE / "cluster" / "kube.py"
 #: The client and the HTTP library under it.
 CLIENT_PACKAGES = ("kubernetes", "urllib3")
 
@@ -33,7 +35,9 @@ def imported_packages(path: Path) -> set[str]:
 
 def test_the_modules_are_found():
     assert IO_MODULE in MODULES
-    assert {"audit.py", "objects.py", "generate.py", "lint.py"} <= {path.name for path in MODULES}
+    assert {"audit.py", "objects.py", "generate.py", "linter.py", "releases.py", "sysfs.py"} <= {
+        path.name for path in MODULES
+    }
     assert {"generate.py", "lint.py", "scan.py", "cluster.py"} <= {path.name for path in CLI_MODULES}
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pciname.kube.lint import CODES, Linter, LintInputError, format_path, lint_data, lint_text
+from pciname.lint.linter import CODES, Linter, LintInputError, format_path, lint_data, lint_text
 
 from .kube_documents import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, TENANT, VMS, y
 
@@ -560,7 +560,7 @@ def test_the_proto_lists_every_lint_code_in_order():
     from pathlib import Path
 
     proto = (Path(__file__).resolve().parents[1] / "proto/pciname/v1/pciname.proto").read_text()
-    end = proto.index("(pciname.kube.lint.CODES)")
+    end = proto.index("(pciname.lint.linter.CODES)")
     start = proto.rindex("// Stable code:", 0, end) + len("// Stable code:")
     listed = [c.strip() for c in re.sub(r"\s*//\s*", " ", proto[start:end]).split(",")]
     assert tuple(listed) == tuple(CODES)

@@ -35,10 +35,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
+from pciname.base.render import emit
 from pciname.cli import main
-from pciname.kube.generate import FORMATS, permitted_host_devices, render, vm_gpus
-from pciname.kube.objects import apply_body
-from pciname.render import emit
+from pciname.kubevirt.generate import FORMATS, permitted_host_devices, render, vm_gpus
+from pciname.kubevirt.objects import apply_body
 
 from .conftest import REPO, TEST_DATA
 from .fake_kube import FakeKube, kubevirt, node

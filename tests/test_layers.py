@@ -1,6 +1,6 @@
 """The import graph, read from the source with ``ast``: data flows one way,
 pci.ids text -> database -> naming -> catalog -> resolver -> api -> the
-surfaces (kube, host, server) -> cli, and no module imports itself back
+domain rooms (kubevirt, lint, cozystack, cluster, host) -> server -> cli, and no module imports itself back
 through a cycle. Imports inside functions count (they are dependencies all
 the same); imports only for type checkers do not."""
 
@@ -16,17 +16,24 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pciname"
 # The layers, lowest first. A module may import modules of its own layer or
 # of a lower one, never of a higher one.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    (
-        "base",
-        ("pciname._version", "pciname.errors", "pciname.files", "pciname.paths", "pciname.render", "pciname.yaml_out"),
-    ),
+    ("base", ("pciname._version", "pciname.errors", "pciname.base")),
     ("database", ("pciname.pciids",)),
     ("naming", ("pciname.naming",)),
-    ("catalog", ("pciname.answers", "pciname.catalog", "pciname.download", "pciname.snapshots", "pciname.results")),
-    ("resolver", ("pciname.resolver",)),
+    (
+        "catalog",
+        (
+            "pciname.resolution",
+            "pciname.resolution.answers",
+            "pciname.resolution.catalog",
+            "pciname.resolution.download",
+            "pciname.resolution.snapshots",
+            "pciname.resolution.results",
+        ),
+    ),
+    ("resolver", ("pciname.resolution.resolver",)),
     ("api", ("pciname.api",)),
     ("facade", ("pciname",)),
-    ("kube/host", ("pciname.kube", "pciname.host")),
+    ("domain", ("pciname.kubevirt", "pciname.lint", "pciname.cozystack", "pciname.cluster", "pciname.host")),
     ("server", ("pciname.server", "pciname.client")),
     ("cli", ("pciname.cli", "pciname.__main__")),
 ]
@@ -79,8 +86,9 @@ def imports_of(module: str) -> set[str]:
             if target.split(".")[0] != "pciname":
                 return
             submodules = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES]
-            # "from . import x" depends on the submodule x, not on the package.
-            if len(submodules) < len(node.names) or node.module:
+            # "from . import x" and "from pkg import x" depend on the
+            # submodule x, not on the package.
+            if len(submodules) < len(node.names):
                 found.add(target)
             found.update(submodules)
         for child in ast.iter_child_nodes(node):
@@ -152,7 +160,7 @@ def test_the_checker_sees_a_cycle_and_an_upward_import(monkeypatch):
     monkeypatch.setitem(GRAPH, "pciname.naming.gotext", GRAPH["pciname.naming.gotext"] | {"pciname.naming.checks"})
     monkeypatch.setitem(GRAPH, "pciname.naming.checks", GRAPH["pciname.naming.checks"] | {"pciname.naming.gotext"})
     assert ["pciname.naming.checks", "pciname.naming.gotext"] in _cycles()
-    assert layer_of("pciname.cli.core") > layer_of("pciname.resolver")
+    assert layer_of("pciname.cli.core") > layer_of("pciname.resolution.resolver")
 
 
 def test_test_modules_do_not_import_each_other():
@@ -204,3 +212,27 @@ def test_the_package_never_imports_the_tools():
                 assert (node.module or "").split(".")[0] != "tools", module
             elif isinstance(node, ast.Import):
                 assert all(a.name.split(".")[0] != "tools" for a in node.names), module
+
+
+# -- rooms of a size one can hold in mind --------------------------------------------------
+
+#: The most lines of modules one folder of pciname/ holds directly.
+MAX_ROOM_LINES = 3000
+#: The most modules loose at the top of pciname/ (the face and the base).
+MAX_TOP_MODULES = 8
+
+
+def test_no_room_is_a_monolith():
+    rooms = {p.parent for p in PACKAGE.rglob("*.py") if "_proto" not in p.parts}
+    sizes = {
+        str(room.relative_to(PACKAGE.parent)): sum(
+            len(p.read_text(encoding="utf-8").splitlines()) for p in room.glob("*.py")
+        )
+        for room in rooms
+    }
+    assert {room: lines for room, lines in sizes.items() if lines > MAX_ROOM_LINES} == {}
+
+
+def test_the_top_of_the_package_shows_the_face_only():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top

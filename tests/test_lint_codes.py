@@ -1,4 +1,4 @@
-"""The lint codes' one registry (``pciname.kube.lint_codes.CODES``) and what
+"""The lint codes' one registry (``pciname.lint.codes.CODES``) and what
 is made from it: the README table, the lint module's docstring and the
 ``.proto`` comment fail here as soon as they drift from it."""
 
@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pciname.kube import lint, lint_codes
-from pciname.kube.lint_codes import CODES, ERROR, WARNING
+from pciname.lint import codes as lint_codes
+from pciname.lint import linter as lint
+from pciname.lint.codes import CODES, ERROR, WARNING
 from tools import lint_tables
 
 ROOT = Path(__file__).resolve().parents[1]

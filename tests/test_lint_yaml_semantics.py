@@ -11,7 +11,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pciname.kube.lint import DUPLICATE_KEY, Finding, lint_data, lint_text
+from pciname.lint.linter import DUPLICATE_KEY, Finding, lint_data, lint_text
 
 RIGHT = "nvidia.com/GA102GL_A10"
 WRONG = "nvidia.com/GA102GL_A10_TYPO"

@@ -17,8 +17,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from pciname.kube.lint import Linter
-from pciname.kube.shapes import decode_json
+from pciname.cluster.shapes import decode_json
+from pciname.lint.linter import Linter
 from pciname.server._proto import pciname_pb2 as pb
 
 from .fake_kube import FakeKube, kubevirt, node

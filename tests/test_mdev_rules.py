@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from pciname.cli import main
 from pciname.host.sysfs import scan
-from pciname.kube.generate import mdev_names, node_pool, permitted_host_devices, vm_gpus
-from pciname.kube.lint import lint_text
+from pciname.kubevirt.generate import mdev_names, node_pool, permitted_host_devices, vm_gpus
+from pciname.lint.linter import lint_text
 from pciname.naming import checks, gotext, mdev
 from pciname.naming.profiles import custom_profile, get_profile, load_registry
 

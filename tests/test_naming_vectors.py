@@ -9,11 +9,11 @@ import random
 import pytest
 
 import pciname
-from pciname.catalog import catalog_for
+from pciname.base.paths import embedded_pciids_path
 from pciname.naming.algorithms import REFERENCE, NameIndex
 from pciname.naming.profiles import load_registry
-from pciname.paths import embedded_pciids_path
-from pciname.resolver import profile_catalog
+from pciname.resolution.catalog import catalog_for
+from pciname.resolution.resolver import profile_catalog
 
 from .conftest import DEBIAN_PCIIDS, PLUGIN_PCIIDS
 

@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 import pciname
 from pciname.cli import main
 from pciname.client import Client, RemoteInvalidArgument
+from pciname.cozystack import releases as cozystack
 from pciname.errors import PcinameError, UnknownCozystackRelease
-from pciname.kube import cozystack
-from pciname.kube.generate import node_pool
+from pciname.kubevirt.generate import node_pool
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 

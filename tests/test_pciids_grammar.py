@@ -21,16 +21,7 @@ from hypothesis import strategies as st
 
 from pciname.errors import PciIdsSyntaxError
 from pciname.pciids import grammar, loader
-from pciname.pciids.model import (
-    Device,
-    DeviceClass,
-    PciDatabase,
-    ProgIf,
-    Subclass,
-    Subsystem,
-    SyntaxIssue,
-    Vendor,
-)
+from pciname.pciids.model import Device, DeviceClass, PciDatabase, ProgIf, Subclass, Subsystem, SyntaxIssue, Vendor
 
 from .conftest import REAL_PCIIDS_FILES as REAL_FILES
 from .pciids_strategies import well_formed

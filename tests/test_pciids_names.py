@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pciname.base.paths import embedded_pciids_path
 from pciname.cli import main
 from pciname.errors import InvalidDeviceError
-from pciname.paths import embedded_pciids_path
 from pciname.pciids import loader
 from pciname.pciids.names import (
     BOTH,

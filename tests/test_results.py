@@ -1,4 +1,4 @@
-"""pciname.results writes its three classes out by hand instead of with
+"""pciname.resolution.results writes its three classes out by hand instead of with
 ``@dataclass(frozen=True, slots=True)`` (importing dataclasses costs more than
 ``python -c pass``). Here the reference is what ``@dataclass`` itself makes
 of the same fields and defaults, and every behaviour a caller can see must be
@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pciname.naming.checks import NameWarning
-from pciname.results import DiffEntry, ProfileInfo, Resolution
+from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
 
 CLASSES = (Resolution, DiffEntry, ProfileInfo)
 

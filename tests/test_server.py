@@ -16,13 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pciname
-from pciname.client import (
-    Client,
-    RemoteInvalidArgument,
-    RemoteSnapshotMissing,
-    RemoteUnknownProfile,
-    ServiceError,
-)
+from pciname.client import Client, RemoteInvalidArgument, RemoteSnapshotMissing, RemoteUnknownProfile, ServiceError
 from pciname.errors import InvalidDeviceError, SnapshotMissingError, UnknownProfileError
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
@@ -208,7 +202,7 @@ def test_list_devices_other_vendor_and_custom(client, stub, server_env):
 
 
 def test_permitted_host_devices_is_the_generator_answer(client, stub, server_env):
-    from pciname.kube.generate import permitted_host_devices, render
+    from pciname.kubevirt.generate import permitted_host_devices, render
 
     devices = ["10de:2236", "10DE:20B5", "8086:1234", "10de:2236"]
     mdevs = ["GRID T4-1Q", "NVIDIA A100-40C", "bad name "]
@@ -596,7 +590,7 @@ def test_oversized_fields_are_refused_before_anything_is_cached(
 
 
 def test_padding_within_the_limits_still_works(client, stub, server_env):
-    from pciname.server.wire import MAX_DEVICE_CHARS, MAX_PROFILE_CHARS
+    from pciname.server.rpc.wire import MAX_DEVICE_CHARS, MAX_PROFILE_CHARS
 
     device = " 10de:2236 ".center(MAX_DEVICE_CHARS)
     profile = " latest ".center(MAX_PROFILE_CHARS)

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from pciname.server.budget import CHECK_EVERY, MAX_YAML_DEPTH, CheckedText, Slots, count_nodes
 from pciname.server.config import DEFAULT_MAX_CONCURRENT_LINTS, DEFAULT_MAX_LINT_NODES, flag_default
-from pciname.server.wire import RpcFailure
+from pciname.server.rpc.budget import CHECK_EVERY, MAX_YAML_DEPTH, CheckedText, Slots, count_nodes
+from pciname.server.rpc.wire import RpcFailure
 
 from .server_util import metric, scrape
 
@@ -111,7 +111,7 @@ def test_count_stops_when_the_caller_goes():
 def test_the_linter_reads_the_checked_stream_as_it_reads_the_text(text):
     """Same findings and the same errors as from the text itself; each read asks the context."""
     from pciname.errors import LintInputError
-    from pciname.kube.lint import Linter
+    from pciname.lint.linter import Linter
 
     def outcome(source):
         linter = Linter("latest")
@@ -218,7 +218,7 @@ def test_a_passed_deadline_stops_the_lint(session_cache):
     server gives up at its next look, before the composer has read the
     whole text (and it records DEADLINE_EXCEEDED, not the OK of work done
     for nobody)."""
-    from pciname.server import budget
+    from pciname.server.rpc import budget
 
     text = "- a\n" * (DEFAULT_MAX_LINT_NODES - 10)
     reads = []

@@ -95,9 +95,11 @@ def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
 
 
 def test_readme_states_the_bounds_as_defined():
-    from pciname.files import MAX_CREDENTIAL_FILE_BYTES
-    from pciname.kube import cluster, kubeconfig
-    from pciname.server import budget, config
+    from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES
+    from pciname.cluster import kube as cluster
+    from pciname.cluster import kubeconfig
+    from pciname.server import config
+    from pciname.server.rpc import budget
 
     from .conftest import REPO
 
@@ -128,8 +130,8 @@ def test_an_idle_poll_of_a_huge_snapshot_dir_lists_nothing(tmp_path, monkeypatch
     not listed again; only files that may be snapshots are stat'ed."""
     import os
 
+    from pciname.resolution.snapshots import known_snapshots
     from pciname.server import data
-    from pciname.snapshots import known_snapshots
 
     snapshot_size = known_snapshots()[0].size
     directory = tmp_path / "snapshots"

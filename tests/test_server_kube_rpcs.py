@@ -17,22 +17,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pciname.cli import main
-from pciname.client import (
-    Client,
-    RemoteClusterError,
-    RemoteInvalidArgument,
-    RemoteLintInputError,
-    RemoteUnknownProfile,
-)
-from pciname.kube.audit import gpu_options
-from pciname.kube.cluster import connect, read_cluster
-from pciname.kube.cozystack_defaults import for_cozystack
-from pciname.kube.generate import permitted_host_devices, render
-from pciname.kube.lint import Linter, LintInputError
+from pciname.client import Client, RemoteClusterError, RemoteInvalidArgument, RemoteLintInputError, RemoteUnknownProfile
+from pciname.cluster.kube import connect, read_cluster
+from pciname.cozystack.defaults import for_cozystack
+from pciname.kubevirt.audit import gpu_options
+from pciname.kubevirt.generate import permitted_host_devices, render
+from pciname.lint.linter import Linter, LintInputError
 from pciname.server import NameServer, ServeConfig, ServeError
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from pciname.server.kube_rpcs import ClusterAccess
+from pciname.server.rpc.kube import ClusterAccess
 
 from .conftest import LATEST, package_only
 from .fake_kube import FakeKube, kubevirt, node

@@ -341,13 +341,13 @@ def test_fifo_in_place_of_the_pciids_file_is_rejected_and_sigterm_exits(spawn, e
 # In the server process: reads of pci.ids files block on a FIFO, as a plain
 # open() and read() do (or a hung network file system): the reload hangs.
 BLOCKING_READS = """
-import pciname.catalog
+import pciname.resolution.catalog
 
 def _blocking_read(path, limit, **kwargs):
     with open(path, "rb") as handle:  # waits for a writer, then for data
         return handle.read(limit + 1)
 
-pciname.catalog.read_bounded = _blocking_read
+pciname.resolution.catalog.read_bounded = _blocking_read
 """
 
 

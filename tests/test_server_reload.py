@@ -346,12 +346,7 @@ def test_list_devices_of_another_vendor_parses_the_file_once(server, monkeypatch
 
 
 def test_encoded_answers_stay_within_their_byte_bound(server):
-    from pciname.server.data import (
-        CACHE_MAX_BYTES,
-        ENCODED_CACHE_MAX_BYTES,
-        MAX_CACHED_KEY_CHARS,
-        EncodedAnswers,
-    )
+    from pciname.server.data import CACHE_MAX_BYTES, ENCODED_CACHE_MAX_BYTES, MAX_CACHED_KEY_CHARS, EncodedAnswers
 
     data = server.data
     assert CACHE_MAX_BYTES == 64 << 20

@@ -99,7 +99,7 @@ def test_wait_until_settled_waits_only_for_a_recent_write(tmp_path, monkeypatch)
 
 
 def test_a_file_that_changed_while_it_was_loaded_is_refused(tmp_path):
-    from pciname.catalog import catalog_for
+    from pciname.resolution.catalog import catalog_for
 
     path = tmp_path / "custom.ids"
     path.write_text(FULL)
@@ -118,7 +118,7 @@ def test_a_file_that_changed_while_it_was_loaded_is_refused(tmp_path):
 def test_no_cut_short_of_a_line_end_is_loaded(tmp_path, cut, junk):
     """A file cut at any byte (of a whole file, or of a line appended to it)
     that does not end with a newline: the served-file check refuses it."""
-    from pciname.catalog import catalog_for
+    from pciname.resolution.catalog import catalog_for
 
     text = (FULL + junk)[: cut + (len(junk) and len(FULL))]
     if text.endswith("\n"):

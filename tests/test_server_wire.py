@@ -1,4 +1,4 @@
-"""pciname.server.wire, the one place where library values become
+"""pciname.server.rpc.wire, the one place where library values become
 pciname.v1 messages and back: every conversion round-trips (through the
 bytes on the wire), errors come back as the classes they left as, the
 servicer implements exactly the .proto's methods, and ServeConfig, the one
@@ -34,16 +34,17 @@ from pciname.errors import (
     UnknownAlgorithmError,
     UnknownProfileError,
 )
-from pciname.kube.generate import Skipped
-from pciname.kube.lint import Finding
+from pciname.kubevirt.generate import Skipped
+from pciname.lint.linter import Finding
 from pciname.naming.checks import NameWarning
-from pciname.results import DiffEntry, ProfileInfo, Resolution
-from pciname.server import config, wire
+from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
+from pciname.server import config
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import ServeConfig
 from pciname.server.metrics import Metrics
+from pciname.server.rpc import wire
+from pciname.server.rpc.wire import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
 from pciname.server.service import PciNameService
-from pciname.server.wire import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
 
 from .conftest import REPO
 
@@ -423,7 +424,7 @@ def test_the_reasons_and_metadata_keys_are_defined_in_wire_only():
             for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and node.value in spelled and id(node) not in docstrings
         }
-        assert not found, f"{path.relative_to(REPO)} spells {sorted(found)}: import them from pciname.server.wire"
+        assert not found, f"{path.relative_to(REPO)} spells {sorted(found)}: import them from pciname.server.rpc.wire"
 
 
 # -- the servicer implements the .proto ----------------------------------------------------------
@@ -589,7 +590,7 @@ def test_serveconfig_refuses_what_else_the_command_line_refuses():
 
 def test_the_config_and_the_wire_load_without_the_server():
     """The command line checks flag values with pciname.server.config, and
-    the client reads answers with pciname.server.wire: neither loads the
+    the client reads answers with pciname.server.rpc.wire: neither loads the
     server (nor does config load grpc)."""
     code = (
         "import sys\n"
@@ -608,7 +609,7 @@ def test_the_config_and_the_wire_load_without_the_server():
                 "pciname.server._proto.pciname_pb2",
                 "pciname.server._proto.pciname_pb2_grpc",
                 "pciname.server.config",
-                "pciname.server.wire",
+                "pciname.server.rpc.wire",
             ]
         )
     )

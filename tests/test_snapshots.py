@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import pciname
-from pciname import snapshots
 from pciname.errors import PcinameError
 from pciname.naming.profiles import load_registry
+from pciname.resolution import snapshots
 
 from .conftest import PLUGIN_PCIIDS, REPO, trimmed_install
 

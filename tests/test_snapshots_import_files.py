@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from pciname import snapshots
 from pciname.errors import SnapshotCacheError, SnapshotVerifyError
+from pciname.resolution import snapshots
 
 from .conftest import PLUGIN_PCIIDS, REPO
 

@@ -15,10 +15,10 @@ import tarfile
 import pytest
 
 import pciname
-from pciname import snapshots
-from pciname.kube.cozystack import releases as cozystack_releases
+from pciname.base.paths import packaged_manifest_path, packaged_snapshots_path
+from pciname.cozystack.releases import releases as cozystack_releases
 from pciname.naming.profiles import load_registry
-from pciname.paths import packaged_manifest_path, packaged_snapshots_path
+from pciname.resolution import snapshots
 
 from .conftest import PLUGIN_PCIIDS, trimmed_install
 

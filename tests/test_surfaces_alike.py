@@ -72,7 +72,7 @@ def test_a_blank_name_is_refused_alike(stub, server_env, capsys):
 def test_grpc_lint_sees_what_the_library_sees(stub, server_env):
     """Issue 16 item 1 over gRPC: the Lint RPC reports the duplicate key and
     checks its last value, as the library and the CLI do."""
-    from pciname.kube.lint import lint_text
+    from pciname.lint.linter import lint_text
 
     text = (
         'pciHostDevices:\n- pciVendorSelector: "10DE:2236"\n  resourceName: nvidia.com/GA102GL_A10\n'

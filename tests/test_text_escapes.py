@@ -11,8 +11,8 @@ import re
 
 import pytest
 
+from pciname.base.render import printable, table
 from pciname.cli import main
-from pciname.render import printable, table
 
 from .sysfs_tree import SysfsTree
 
@@ -144,7 +144,7 @@ def test_describe_and_check_text_escape_pciids_lines(escaping_pciids, tmp_path, 
 
 def test_fetch_failure_lines_escape_what_a_mirror_says(tmp_path, capsys, monkeypatch):
     """A mirror's error text (a hostile one's) is a line of ours: escaped."""
-    from pciname import snapshots
+    from pciname.resolution import snapshots
 
     def hostile(*args, **kwargs):
         snap = snapshots.known_snapshots()[0]

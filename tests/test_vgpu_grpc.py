@@ -9,7 +9,7 @@ import pytest
 
 from pciname.client import Client
 from pciname.errors import RemoteInvalidArgument, RemoteUnknownProfile
-from pciname.kube.vgpu import vgpu_types
+from pciname.kubevirt.vgpu import vgpu_types
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pciname.kube.lint import UNKNOWN_VGPU_TYPE, lint_text
-from pciname.kube.vgpu import kubevirt_selector_key
+from pciname.kubevirt.vgpu import kubevirt_selector_key
+from pciname.lint.linter import UNKNOWN_VGPU_TYPE, lint_text
 
 
 def cr(selector: str, resource: str) -> str:
@@ -82,7 +82,7 @@ def test_cozystack_vgpu_defaults_t4_entry_is_flagged():
 
 
 def notes_of(selector: str) -> list[str]:
-    from pciname.kube.lint import Linter
+    from pciname.lint.linter import Linter
 
     linter = Linter()
     linter.add_text(cr(selector, "nvidia.com/X"), "cr.yaml")

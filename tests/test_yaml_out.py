@@ -3,7 +3,7 @@ Go: ``tests/go_oracle_yaml/main.go`` reads it with go-yaml v2 (what
 sigs.k8s.io/yaml forks: kubectl, Helm) and go-yaml v3 (kustomize), built from
 Debian's Go source. PyYAML's own SafeDumper leaves ``y``, ``08``, ``1e3``,
 ``0o17`` ... plain, which Go reads as booleans and numbers; every YAML
-pciname emits goes through :class:`pciname.yaml_out.Dumper`, which quotes
+pciname emits goes through :class:`pciname.base.yaml_out.Dumper`, which quotes
 them, and writes every other string as SafeDumper does."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pciname.yaml_out import GO_YAML_TIMESTAMP, Dumper, ambiguous, go_yaml_typed
+from pciname.base.yaml_out import GO_YAML_TIMESTAMP, Dumper, ambiguous, go_yaml_typed
 
 from .conftest import NEEDS_GO_YAML, build_go
 from .sysfs_tree import SysfsTree
@@ -242,7 +242,7 @@ def test_go_yaml_typed_is_what_go_yaml_reads(oracle, seed):
 
 #: Dumps read back at once by PyYAML (libyaml), never written out: the lint
 #: of an object read from the cluster composes its dump.
-INTERNAL = {("pciname/kube/lint.py", "_compose_data")}
+INTERNAL = {("pciname/lint/linter.py", "_compose_data")}
 
 
 def test_every_yaml_dump_in_pciname_uses_the_dumper():

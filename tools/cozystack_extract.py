@@ -469,7 +469,7 @@ README_SECTION = "### Cozystack releases"
 def update_readme(readme: Path) -> bool:
     """Rewrite the table of releases in ``readme``'s Cozystack releases
     section from the shipped facts (True: it changed)."""
-    from pciname.kube import cozystack
+    from pciname.cozystack import releases as cozystack
 
     cozystack._documents.cache_clear()
     cozystack.releases.cache_clear()
@@ -493,7 +493,7 @@ def update_readme(readme: Path) -> bool:
 
 
 def shipped_dir() -> Path:
-    from pciname.paths import data_dir
+    from pciname.base.paths import data_dir
 
     return data_dir() / "cozystack"
 

@@ -1,5 +1,5 @@
 """The lint code tables of README.md and the ``.proto`` made anew from the
-registry, :data:`pciname.kube.lint_codes.CODES`.
+registry, :data:`pciname.lint.codes.CODES`.
 
     python -m tools.lint_tables [--write | --check]
 
@@ -8,7 +8,7 @@ Without a flag it prints the README table and the proto comment.
 
 from __future__ import annotations
 
-from pciname.kube.lint_codes import CODES, markdown_table, proto_comment
+from pciname.lint.codes import CODES, markdown_table, proto_comment
 
 
 def _rewrite(text: str, start: str, end: str, made: str) -> str:
@@ -28,7 +28,7 @@ def rewritten(readme: str, proto: str) -> tuple[str, str]:
     head, section, tail = readme[:start], readme[start:end], readme[end:]
     rows = [line for line in section.splitlines() if line.strip().startswith("| ")]
     section = _rewrite(section, rows[0], rows[-1], markdown_table())
-    proto = _rewrite(proto, "// Stable code: " + next(iter(CODES)), "(pciname.kube.lint.CODES).", proto_comment())
+    proto = _rewrite(proto, "// Stable code: " + next(iter(CODES)), "(pciname.lint.linter.CODES).", proto_comment())
     return head + section + tail, proto
 
 
@@ -58,9 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if args.check:
         for path in stale:
-            print(
-                f"{path}: lint codes differ from pciname.kube.lint_codes.CODES (run python -m tools.lint_tables --write)"
-            )
+            print(f"{path}: lint codes differ from pciname.lint.codes.CODES (run python -m tools.lint_tables --write)")
         return 1 if stale else 0
     readme_path.write_text(new_readme, encoding="utf-8")
     proto_path.write_text(new_proto, encoding="utf-8")

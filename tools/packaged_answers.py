@@ -1,4 +1,4 @@
-"""Writes the packaged answers (``pciname/packaged/``, :mod:`pciname.answers`)
+"""Writes the packaged answers (``pciname/packaged/``, :mod:`pciname.resolution.answers`)
 from the packaged pci.ids files and profiles.
 
     python -m tools.packaged_answers [--check] [DIR]
@@ -22,11 +22,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pciname import answers
 from pciname._version import __version__
 from pciname.naming.profiles import LATEST, PREVIEW, Profile, canonical_name, load_registry
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
-from pciname.resolver import DeviceId, Resolver
+from pciname.resolution import answers
+from pciname.resolution.resolver import DeviceId, Resolver
 
 #: The record fields every record of a profile shares: a table's header.
 #: marshal's format 2: no references, whose use depends on reference counts
@@ -57,7 +57,7 @@ def _spellings(profile: Profile) -> list[str]:
 
 
 def _packaged(profile: Profile) -> bool:
-    from pciname.snapshots import locate
+    from pciname.resolution.snapshots import locate
 
     if profile.snapshot is None:
         return bool(profile.kind == PREVIEW)
@@ -104,7 +104,7 @@ def build() -> dict[str, bytes]:
 
 
 def _bulk(records: list[dict[str, Any]], strings: dict[str, int]) -> bytes:
-    """A table's bulk section (see :mod:`pciname.answers`): per record, in
+    """A table's bulk section (see :mod:`pciname.resolution.answers`): per record, in
     id order, how far its name's index in ``strings`` is from the previous
     one's (no name: the index of ""), whether it is advertised and its
     warning codes."""
@@ -135,7 +135,7 @@ def _pool(pool: dict[str, int]) -> bytes:
 
 
 def _pooled(value: object, strings: dict[str, int], messages: dict[str, int]) -> object:
-    """A record's value as a row holds it (see :mod:`pciname.answers`)."""
+    """A record's value as a row holds it (see :mod:`pciname.resolution.answers`)."""
     if isinstance(value, str):
         return strings.setdefault(value, len(strings))
     if isinstance(value, list):  # the warnings

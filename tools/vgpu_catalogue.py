@@ -46,8 +46,8 @@ from typing import Any
 
 import yaml
 
+from pciname.base.paths import data_dir
 from pciname.naming.vgpu import GFX_SUFFIX, family_of
-from pciname.paths import data_dir
 
 REPO = "NVIDIA/vgpu-device-manager"
 PATH = "examples/config-example.yaml"

@@ -14,7 +14,7 @@ usage or bad input, with one line on stderr and never a traceback.
 import os
 import sys
 
-from .._version import __version__
+from pciname._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def main(argv: "Sequence[str] | None" = None, prog: str = "pciname") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _text_out()
     if argv and argv[0] == "lookup":
-        from .fast import lookup
+        from pciname.cli.fast import lookup
 
         try:
             code = lookup(argv)
@@ -115,7 +115,7 @@ def _text_out() -> None:
 def full(argv: list[str], prog: str = "pciname") -> int:
     """The command line through argparse: every command and every form
     (the fast path answers a plain lookup only as this would)."""
-    from ..errors import PcinameError
+    from pciname.errors import PcinameError
 
     command = argv[0] if argv and not argv[0].startswith("-") else None
     args = build_parser(command, prog).parse_args(argv)
@@ -127,7 +127,7 @@ def full(argv: list[str], prog: str = "pciname") -> int:
     try:
         return int(args.func(args) or 0)
     except PcinameError as error:
-        from ..render import write_line
+        from pciname.base.render import write_line
 
         write_line(f"pciname: error: {error}", sys.stderr)
         return 2

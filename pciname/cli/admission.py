@@ -4,7 +4,7 @@ Prints the policy and its binding (``-o yaml``: a multi-document stream,
 ``-o json``: a ``kind: List``) for ``kubectl apply -f -``. Exit codes: 0, 1
 when devices or CR entries were left out of the allowed set (reported on
 stderr), 2 bad usage or bad input. The policy itself is
-:mod:`pciname.kube.admission`.
+:mod:`pciname.kubevirt.admission`.
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ..errors import PcinameError
-from .core import add_profile_options
-from .shared import profile_arg, report_left_out, say, vgpu_requests
+from pciname.cli.core import add_profile_options
+from pciname.cli.shared import profile_arg, report_left_out, say, vgpu_requests
+from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
-    from ..kube.generate import Skipped
+    from pciname.kubevirt.generate import Skipped
 
 POLICY_FORMATS = ("yaml", "json")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..kube.admission import ACTIONS, DEFAULT_ACTIONS, DEFAULT_NAME
+    from pciname.kubevirt.admission import ACTIONS, DEFAULT_ACTIONS, DEFAULT_NAME
 
     policy = sub.add_parser(
         "admission-policy",
@@ -85,7 +85,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_admission_policy(args: argparse.Namespace) -> int:
-    from ..kube.admission import DEFAULT_ACTIONS, admission_policy, allowed_from_cr, allowed_from_devices
+    from pciname.kubevirt.admission import DEFAULT_ACTIONS, admission_policy, allowed_from_cr, allowed_from_devices
 
     profile = profile_arg(args)
     from_cr = args.from_cr is not None or args.from_cluster
@@ -100,15 +100,15 @@ def run_admission_policy(args: argparse.Namespace) -> int:
     left_out: tuple[Skipped, ...] = ()
     findings: list[str] = []
     if args.from_cr is not None:
-        from ..kube.inputs import read_input
+        from pciname.lint.inputs import read_input
 
         data, name = read_input(args.from_cr)
         permitted, findings = allowed_from_cr(data, name, profile)
     elif args.from_cluster:
         import yaml
 
-        from ..kube.cluster import connect, read_kubevirt
-        from ..yaml_out import Dumper
+        from pciname.base.yaml_out import Dumper
+        from pciname.cluster.kube import connect, read_kubevirt
 
         kubevirt = read_kubevirt(connect(args.kubeconfig, args.context), args.kubevirt)
         if kubevirt is None:

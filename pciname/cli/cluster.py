@@ -5,8 +5,8 @@
 Each takes the kubeconfig options, ``--profile`` (``auto``: inferred from
 the names the nodes advertise) and ``-o``. Exit codes: 0 fine, 1 audit
 findings or apply refused (or devices left out), 2 bad usage or the cluster
-cannot be read. What the objects mean is :mod:`pciname.kube.audit`; the
-client I/O is :mod:`pciname.kube.cluster`. ``--timeout`` bounds the API
+cannot be read. What the objects mean is :mod:`pciname.kubevirt.audit`; the
+client I/O is :mod:`pciname.cluster.kube`. ``--timeout`` bounds the API
 requests of a command together and, for ``audit`` and ``gpu-options``, the
 work on what they read too (counted from the command's start; past it, one
 line, exit 2).
@@ -19,16 +19,24 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PcinameError
-from ..render import emit, table, write_line
-from .core import add_profile_options
-from .output import add_output_option
-from .shared import NO_DEVICES, add_cozystack_option, add_request_options, profile_arg, report, say, vgpu_requests
+from pciname.base.render import emit, table, write_line
+from pciname.cli.core import add_profile_options
+from pciname.cli.output import add_output_option
+from pciname.cli.shared import (
+    NO_DEVICES,
+    add_cozystack_option,
+    add_request_options,
+    profile_arg,
+    report,
+    say,
+    vgpu_requests,
+)
+from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
-    from ..kube.cluster import ApiClient, ClusterState
+    from pciname.cluster.kube import ApiClient, ClusterState
 
-# pciname.kube.cluster.DEFAULT_TIMEOUT, spelled out so that building the
+# pciname.cluster.kube.DEFAULT_TIMEOUT, spelled out so that building the
 # parser imports nothing more (tests/test_kube_cluster.py checks).
 TIMEOUT_DEFAULT_SHOWN = "30"
 CREDENTIALS_NOTE = " A kubeconfig's credential plugin (users[].user.exec) runs, as with kubectl, within --timeout."
@@ -120,13 +128,13 @@ def _seconds(text: str) -> float:
 
 
 def _timeout(args: argparse.Namespace) -> float:
-    from ..kube.cluster import DEFAULT_TIMEOUT
+    from pciname.cluster.kube import DEFAULT_TIMEOUT
 
     return float(args.timeout) if args.timeout is not None else DEFAULT_TIMEOUT
 
 
 def _cluster(args: argparse.Namespace) -> tuple[ApiClient, ClusterState]:
-    from ..kube.cluster import connect, read_cluster
+    from pciname.cluster.kube import connect, read_cluster
 
     client = connect(args.kubeconfig, args.context, timeout=_timeout(args))
     return client, read_cluster(client, args.kubevirt, timeout=_timeout(args))
@@ -144,7 +152,7 @@ class _Deadline:
 
     def sized(self, state: ClusterState) -> None:
         """Say how much the cluster sent, in the message."""
-        from ..kube.objects import permitted_entries
+        from pciname.kubevirt.objects import permitted_entries
 
         entries = len(permitted_entries(state.kubevirt))
         self.sizes = f"the {entries} permittedHostDevices entries and {len(state.nodes)} Nodes the cluster sent"
@@ -160,8 +168,8 @@ def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | 
     """The cluster's Cozystack release: what its operator Deployment says,
     else ``--cozystack``; without a profile given, select that release's
     profile (its GPU Operator's names). A note on stderr says which."""
-    from ..kube.cluster import read_cozystack_operator
-    from ..kube.cozystack import get_release, release_in_cluster
+    from pciname.cluster.kube import read_cozystack_operator
+    from pciname.cozystack.releases import get_release, release_in_cluster
 
     found = release_in_cluster(read_cozystack_operator(client, timeout=_timeout(args)))
     given = get_release(args.cozystack) if args.cozystack is not None else None
@@ -190,7 +198,7 @@ def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | 
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from ..kube.audit import audit
+    from pciname.kubevirt.audit import audit
 
     deadline = _Deadline(args, "audit")
     client, state = _cluster(args)
@@ -263,7 +271,7 @@ def _audit_table(result: dict[str, Any]) -> None:
 
 
 def run_gpu_options(args: argparse.Namespace) -> int:
-    from ..kube.audit import gpu_options
+    from pciname.kubevirt.audit import gpu_options
 
     deadline = _Deadline(args, "gpu-options")
     client, state = _cluster(args)
@@ -300,11 +308,11 @@ def run_gpu_options(args: argparse.Namespace) -> int:
 
 
 def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
-    from ..errors import ApplyRefused
-    from ..kube.audit import choose_profile
-    from ..kube.cluster import apply_permitted_host_devices
-    from ..kube.generate import permitted_host_devices
-    from ..kube.objects import FIELD_MANAGER, object_ref
+    from pciname.cluster.kube import apply_permitted_host_devices
+    from pciname.errors import ApplyRefused
+    from pciname.kubevirt.audit import choose_profile
+    from pciname.kubevirt.generate import permitted_host_devices
+    from pciname.kubevirt.objects import FIELD_MANAGER, object_ref
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_DEVICES)

@@ -18,7 +18,7 @@ import argparse
 import re
 import sys
 
-from ..errors import PcinameError
+from pciname.errors import PcinameError
 
 SHELLS = ("bash", "zsh", "fish")
 #: Options whose value is a profile, by metavar.
@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def profile_names() -> list[str]:
     """Every profile spelling worth offering: latest, preview, each plugin
     and GPU Operator release."""
-    from ..naming.profiles import LATEST, PREVIEW, load_registry
+    from pciname.naming.profiles import LATEST, PREVIEW, load_registry
 
     registry = load_registry()
     return (
@@ -80,7 +80,7 @@ def script(shell: str, prog: str = "pciname") -> str:
         )
     import shtab
 
-    from . import build_parser
+    from pciname.cli import build_parser
 
     parser = build_parser()
     parser.prog = prog

@@ -6,19 +6,19 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..naming.algorithms import ALGORITHMS
-from ..render import emit, table, write_line
-from .fast import LIST_WARNINGS_UP_TO, warnings_summary
-from .output import add_output_option
+from pciname.base.render import emit, table, write_line
+from pciname.cli.fast import LIST_WARNINGS_UP_TO, warnings_summary
+from pciname.cli.output import add_output_option
+from pciname.naming.algorithms import ALGORITHMS
 
 if TYPE_CHECKING:
-    from ..naming.profiles import Profile
-    from .output import Subcommands
+    from pciname.cli.output import Subcommands
+    from pciname.naming.profiles import Profile
 
 
 def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True) -> None:
     """``--profile P`` or ``--pciids FILE [--algorithm A]`` (shared by commands)."""
-    from ..naming.profiles import CUSTOM_ALGORITHM, PREVIEW, default_profile_help
+    from pciname.naming.profiles import CUSTOM_ALGORITHM, PREVIEW, default_profile_help
 
     parser.add_argument(
         "-p",
@@ -38,8 +38,8 @@ def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True)
 
 def profile_from_args(args: argparse.Namespace) -> str | Profile:
     """The profile the options select (a name or a custom Profile)."""
-    from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, custom_profile
-    from ..paths import embedded_pciids_path
+    from pciname.base.paths import embedded_pciids_path
+    from pciname.naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, custom_profile
 
     pciids = getattr(args, "pciids", None)
     algorithm = getattr(args, "algorithm", None)
@@ -53,7 +53,7 @@ def profile_from_args(args: argparse.Namespace) -> str | Profile:
 
 
 def _usage(message: str) -> Exception:
-    from ..errors import PcinameError
+    from pciname.errors import PcinameError
 
     return PcinameError(message)
 
@@ -79,7 +79,7 @@ def register(sub: Subcommands) -> None:
         help=f"-o name: warnings on stderr, one line each for up to {LIST_WARNINGS_UP_TO} devices, else one "
         "summary line (auto, the default); all: one line each, always",
     )
-    from .service import add_client_tls_options, add_server_option
+    from pciname.cli.service import add_client_tls_options, add_server_option
 
     add_server_option(lookup, help="ask a pciname gRPC service instead of computing locally")
     add_client_tls_options(lookup)
@@ -153,7 +153,7 @@ def register(sub: Subcommands) -> None:
 def _read_devices(args: argparse.Namespace) -> list[str]:
     """The devices to look up, at most MAX_LOOKUP_DEVICES (arguments and
     --stdin together); stdin is read up to MAX_LOOKUP_STDIN_BYTES."""
-    from ..files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
+    from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
 
     devices = list(args.devices)
     if args.stdin:
@@ -175,10 +175,10 @@ def _read_devices(args: argparse.Namespace) -> list[str]:
 
 def run_lookup(args: argparse.Namespace) -> int:
     devices = _read_devices(args)
-    from .service import client_options, client_tls_asked
+    from pciname.cli.service import client_options, client_tls_asked
 
     if args.server:
-        from ..client import lookup_via_server
+        from pciname.client import lookup_via_server
 
         if args.pciids is not None or args.algorithm:
             raise _usage("--server cannot be combined with --pciids/--algorithm (the server's files are its own)")
@@ -188,7 +188,7 @@ def run_lookup(args: argparse.Namespace) -> int:
     elif client_tls_asked(args):
         raise _usage("the --tls options go with --server")
     else:
-        from ..resolver import default_resolver
+        from pciname.resolution.resolver import default_resolver
 
         profile = profile_from_args(args)
         # Each distinct spelling is resolved once; repeats share its record
@@ -241,9 +241,9 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
 
 
 def run_reverse(args: argparse.Namespace) -> int:
-    from ..api import reverse
-    from ..errors import PcinameError
-    from ..naming.checks import reverse_query
+    from pciname.api import reverse
+    from pciname.errors import PcinameError
+    from pciname.naming.checks import reverse_query
 
     wanted = reverse_query(args.resource)  # the rule the library and the service use
     if not wanted:
@@ -258,8 +258,8 @@ def run_reverse(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from ..api import diff
-    from ..naming.profiles import canonical_name
+    from pciname.api import diff
+    from pciname.naming.profiles import canonical_name
 
     entries = diff(args.old, args.new)
     if args.output == "table":
@@ -280,7 +280,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_profiles(args: argparse.Namespace) -> int:
-    from ..api import profiles
+    from pciname.api import profiles
 
     infos = profiles()
     if args.output == "table":
@@ -308,7 +308,7 @@ def run_profiles(args: argparse.Namespace) -> int:
 
 def _users() -> dict[str, dict[str, list[str]]]:
     """sha256 -> the plugin and GPU Operator releases whose names need it."""
-    from ..naming.profiles import load_registry
+    from pciname.naming.profiles import load_registry
 
     users: dict[str, dict[str, list[str]]] = {}
     for profile in load_registry().profiles.values():
@@ -319,7 +319,7 @@ def _users() -> dict[str, dict[str, list[str]]]:
 
 
 def run_snapshots_list(args: argparse.Namespace) -> int:
-    from ..snapshots import status
+    from pciname.resolution.snapshots import status
 
     users = _users()
     rows = [
@@ -395,7 +395,7 @@ def run_snapshots_import(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..snapshots import import_files
+    from pciname.resolution.snapshots import import_files
 
     failed = 0
     for result in import_files([Path(f) for f in args.files]):
@@ -411,7 +411,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def run_snapshots_fetch(args: argparse.Namespace) -> int:
-    from ..snapshots import iter_fetch
+    from pciname.resolution.snapshots import iter_fetch
 
     failed = 0
     with _SigtermCleanup():
@@ -429,8 +429,8 @@ def run_snapshots_fetch(args: argparse.Namespace) -> int:
 def run_snapshots_pack(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..paths import data_dir
-    from ..snapshots import pack
+    from pciname.base.paths import data_dir
+    from pciname.resolution.snapshots import pack
 
     into = Path(args.into) if args.into else data_dir()
     for snapshot in pack([Path(f) for f in args.files], into):

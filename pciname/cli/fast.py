@@ -1,6 +1,6 @@
 """The fast path of ``pciname lookup``: a plain lookup of NVIDIA device ids
 under a packaged profile, answered from the packaged answers
-(:mod:`pciname.answers`), importing almost nothing.
+(:mod:`pciname.resolution.answers`), importing almost nothing.
 
 ``pciname lookup DEVICE... [-p PROFILE] [-o name|json]`` is what people and
 scripts run most; argparse, typing, pathlib and the catalog machinery cost
@@ -13,16 +13,16 @@ a device or spelling the package does not answer, a non-NVIDIA vendor) it
 returns None and the caller runs the full path, which owns --help, every
 error and every other command.
 
-This module imports only ``os``, ``sys``, :mod:`pciname.answers` and the
-limits of :mod:`pciname.files`. No ``from __future__ import annotations``
+This module imports only ``os``, ``sys``, :mod:`pciname.resolution.answers` and the
+limits of :mod:`pciname.base.files`. No ``from __future__ import annotations``
 (importing ``__future__`` costs start-up time): annotations naming
 type-only imports are strings.
 """
 
 import sys
 
-from .. import answers
-from ..files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
+from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
+from pciname.resolution import answers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     pooled = answers.strings(answers.STRINGS, {row[resource] for row in rows.values() if row[resource] is not None})
     names = {at: "" if row[resource] is None else pooled[row[resource]] for at, row in rows.items()}
     if not _printable("".join(names.values())):
-        return None  # the full path prints it, escaped (pciname.render.printable)
+        return None  # the full path prints it, escaped (pciname.base.render.printable)
     out, err = sys.stdout, sys.stderr
     if plain["warnings"] == "all" or len(found) <= LIST_WARNINGS_UP_TO:
         messages = answers.strings(answers.MESSAGES, {m for at in rows for _, m in rows[at][warnings]})
@@ -222,7 +222,7 @@ def _printable(text: "str | None") -> bool:
 
 def json_text(records: "list[dict[str, Any] | None]") -> str:
     """``json.dumps(records, indent=2, ensure_ascii=False)``, as
-    :func:`pciname.render.dump_json` writes it, for what records hold
+    :func:`pciname.base.render.dump_json` writes it, for what records hold
     (strings, booleans, None, lists of dicts of strings), without importing
     :mod:`json` (its decoder imports re): strings go through the C encoder
     json itself uses."""

@@ -4,7 +4,7 @@
 
 Each takes ``--profile`` and ``-o``. Exit codes: 0 fine, 1 names left out
 (or, with ``--include-broken``, kept but broken), 2 bad usage or bad input.
-The snippets themselves are :mod:`pciname.kube.generate`.
+The snippets themselves are :mod:`pciname.kubevirt.generate`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import argparse
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PcinameError
-from ..render import emit, table, write_line
-from .core import add_profile_options
-from .output import add_output_option
-from .shared import (
+from pciname.base.render import emit, table, write_line
+from pciname.cli.core import add_profile_options
+from pciname.cli.output import add_output_option
+from pciname.cli.shared import (
     NO_DEVICES,
     add_cozystack_option,
     add_request_options,
@@ -28,9 +27,10 @@ from .shared import (
     say,
     vgpu_requests,
 )
+from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
-    from ..kube.generate import Skipped, Snippet
+    from pciname.kubevirt.generate import Skipped, Snippet
 
 #: The -o choices of the generated snippets.
 SNIPPET_FORMATS = ("yaml", "json", "table")
@@ -48,8 +48,8 @@ POOL_FIELD_FLAGS = {
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..kube.cozystack_defaults import DEFAULT_VARIANT, MDEV_VARIANTS, VARIANTS
-    from ..kube.generate import DEFAULT_FORMAT, FORMATS
+    from pciname.cozystack.defaults import DEFAULT_VARIANT, MDEV_VARIANTS, VARIANTS
+    from pciname.kubevirt.generate import DEFAULT_FORMAT, FORMATS
 
     phd = sub.add_parser(
         "permitted-host-devices",
@@ -159,7 +159,7 @@ def _snippet_table(snippet: Snippet, rows_of: Callable[[dict[str, Any]], list[tu
 
 
 def run_permitted_host_devices(args: argparse.Namespace) -> int:
-    from ..kube.generate import permitted_host_devices, render
+    from pciname.kubevirt.generate import permitted_host_devices, render
 
     if args.cozystack is not None and args.format != "cozystack":
         raise PcinameError("--cozystack goes with --format cozystack")
@@ -168,7 +168,7 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
         _cozystack_release(args)
     devices, mdevs = vgpu_requests(args, counts=False)
     if args.from_scan is not None:
-        from ..host.sysfs import scan, scan_requests
+        from pciname.host.sysfs import scan, scan_requests
 
         found = scan_requests(scan(args.from_scan, profile_arg(args)), offered=args.offered)
         for line in found.skipped:
@@ -196,7 +196,7 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
         for line in clash.lines():
             say(f"clash {line}")
     if clashes:
-        from ..kube.cozystack_defaults import SUGGESTION
+        from pciname.cozystack.defaults import SUGGESTION
 
         say(f"hint: {SUGGESTION}")
     output = args.output or ("json" if args.format == "patch" else "yaml")
@@ -217,9 +217,9 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
 
 
 def _for_cozystack(snippet: Snippet, args: argparse.Namespace) -> tuple[Snippet, tuple[Skipped, ...]]:
-    """The snippet as Cozystack takes it (:func:`pciname.kube.cozystack_defaults.for_cozystack`)."""
-    from .. import files
-    from ..kube.cozystack_defaults import DEFAULT_VARIANT, check_variant, for_cozystack, parse_defaults
+    """The snippet as Cozystack takes it (:func:`pciname.cozystack.defaults.for_cozystack`)."""
+    from pciname.base import files
+    from pciname.cozystack.defaults import DEFAULT_VARIANT, check_variant, for_cozystack, parse_defaults
 
     variant = args.variant or DEFAULT_VARIANT
     release = args.cozystack
@@ -254,8 +254,8 @@ def _cozystack_release(args: argparse.Namespace) -> None:
     """``args.cozystack``: the release --cozystack or a cozystack@ profile
     names (they must agree), else the newest; one whose bundle does not wire
     GPUs is a one-line error saying what to do instead."""
-    from ..kube.cozystack import newest, release_of_profile
-    from ..kube.cozystack_defaults import wiring
+    from pciname.cozystack.defaults import wiring
+    from pciname.cozystack.releases import newest, release_of_profile
 
     implied = release_of_profile(args.profile)
     if args.cozystack is not None and implied is not None and implied.version != args.cozystack:
@@ -267,14 +267,14 @@ def _cozystack_release(args: argparse.Namespace) -> None:
 
 
 def _requests(items: Iterable[str]) -> list[tuple[str, int]]:
-    from ..kube.generate import parse_request
+    from pciname.kubevirt.generate import parse_request
 
     return [parse_request(item) for item in items]
 
 
 def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..kube.cozystack import RESOURCE, newest
-    from ..kube.generate import DEFAULT_POOL_FORMAT, POOL_FORMATS
+    from pciname.cozystack.releases import RESOURCE, newest
+    from pciname.kubevirt.generate import DEFAULT_POOL_FORMAT, POOL_FORMATS
 
     release = newest()
     defaults = release.defaults()
@@ -354,7 +354,7 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def run_node_pool(args: argparse.Namespace) -> int:
-    from ..kube.generate import node_pool
+    from pciname.kubevirt.generate import node_pool
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_GPUS)
@@ -401,7 +401,7 @@ def run_node_pool(args: argparse.Namespace) -> int:
 
 
 def run_vm_gpus(args: argparse.Namespace) -> int:
-    from ..kube.generate import vm_gpus
+    from pciname.kubevirt.generate import vm_gpus
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_GPUS)
@@ -424,7 +424,7 @@ def run_vm_gpus(args: argparse.Namespace) -> int:
 
 
 def run_mdev_name(args: argparse.Namespace) -> int:
-    from ..kube.generate import mdev_names
+    from pciname.kubevirt.generate import mdev_names
 
     results = mdev_names(args.types, profile_arg(args))
     if args.output == "name":

@@ -2,18 +2,18 @@
 
 Prints ``FILE:LINE: code: PATH: message`` (or ``-o`` yaml/json/table).
 Exit codes: 0 clean, 1 findings, 2 bad usage or unreadable input. The checks
-are :mod:`pciname.kube.lint`; reading the files is :mod:`pciname.kube.inputs`.
+are :mod:`pciname.lint.linter`; reading the files is :mod:`pciname.lint.inputs`.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from ..errors import PcinameError
-from ..render import emit, table
-from .core import add_profile_options
-from .output import add_output_option
-from .shared import add_cozystack_option, cozystack_profile, profile_arg, say
+from pciname.base.render import emit, table
+from pciname.cli.core import add_profile_options
+from pciname.cli.output import add_output_option
+from pciname.cli.shared import add_cozystack_option, cozystack_profile, profile_arg, say
+from pciname.errors import PcinameError
 
 LINT_FORMATS = ("text", "yaml", "json", "table")
 
@@ -37,10 +37,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    from ..errors import LintInputError
-    from ..kube.audit import is_auto
-    from ..kube.inputs import STDIN, read_input
-    from ..kube.lint import Linter
+    from pciname.errors import LintInputError
+    from pciname.kubevirt.audit import is_auto
+    from pciname.lint.inputs import STDIN, read_input
+    from pciname.lint.linter import Linter
 
     if args.files.count(STDIN) > 1:
         raise PcinameError("standard input (-) can be linted only once")

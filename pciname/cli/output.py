@@ -1,5 +1,5 @@
 """The ``-o/--output`` option every command shares (rendering itself is
-:mod:`pciname.render`)."""
+:mod:`pciname.base.render`)."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..pciids.grammar import CheckReport
-    from .output import Subcommands
+    from pciname.cli.output import Subcommands
+    from pciname.pciids.grammar import CheckReport
 
 CHECK_DESCRIPTION = """\
 Check pci.ids files against the format's grammar (pciutils' rules).
@@ -76,8 +76,8 @@ def register(sub: Subcommands) -> None:
 def _write(text: str) -> None:
     """Print lines whose names may hold invalid UTF-8 (surrogate escapes):
     those bytes go out unchanged, as lspci prints them; control characters
-    are escaped (:func:`pciname.render.printable`, tabs kept)."""
-    from ..render import printable
+    are escaped (:func:`pciname.base.render.printable`, tabs kept)."""
+    from pciname.base.render import printable
 
     out = sys.stdout
     text = "\n".join(printable(line, tab=True) for line in text.split("\n"))
@@ -94,8 +94,8 @@ def _write(text: str) -> None:
 def _read(name: str) -> bytes:
     """A pci.ids file's bytes (``-``: stdin), at most MAX_PCIIDS_BYTES of
     them; a regular file only (never blocks on a FIFO or a device)."""
-    from ..errors import FileLimitError, PciIdsError
-    from ..files import MAX_PCIIDS_BYTES, read_bounded
+    from pciname.base.files import MAX_PCIIDS_BYTES, read_bounded
+    from pciname.errors import FileLimitError, PciIdsError
 
     try:
         if name != "-":
@@ -130,7 +130,7 @@ def summary(filename: str, report: CheckReport) -> str:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from ..pciids.grammar import check_bytes
+    from pciname.pciids.grammar import check_bytes
 
     status = 0
     for name in args.files:
@@ -147,8 +147,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    from ..pciids.loader import load_bytes
-    from ..pciids.names import describe, parse_class_code, parse_device_numbers, parse_subsystem
+    from pciname.pciids.loader import load_bytes
+    from pciname.pciids.names import describe, parse_class_code, parse_device_numbers, parse_subsystem
 
     vendor, device = parse_device_numbers(args.device)
     subsystem = parse_subsystem(args.subsystem) if args.subsystem is not None else None
@@ -156,7 +156,7 @@ def run_describe(args: argparse.Namespace) -> int:
     if args.pciids is not None:
         path = args.pciids
     else:
-        from ..paths import embedded_pciids_path
+        from pciname.base.paths import embedded_pciids_path
 
         path = str(embedded_pciids_path())
     db = load_bytes(_read(path))
@@ -175,8 +175,8 @@ def run_describe(args: argparse.Namespace) -> int:
         _write("".join(f"{key}: {value}\n" for key, value in fields if value is not None))
         return 0
 
-    from ..naming.gotext import valid_text
-    from ..render import emit
+    from pciname.base.render import emit
+    from pciname.naming.gotext import valid_text
 
     data = names.as_dict()
     data["pciids"] = path

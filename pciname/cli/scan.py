@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..render import emit, table, write_line
-from .core import add_profile_options
-from .output import add_output_option
-from .shared import profile_arg
+from pciname.base.render import emit, table, write_line
+from pciname.cli.core import add_profile_options
+from pciname.cli.output import add_output_option
+from pciname.cli.shared import profile_arg
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,12 +37,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_scan(args: argparse.Namespace) -> int:
-    from ..host.sysfs import scan
-    from ..naming.profiles import PER_FUNCTION
+    from pciname.host.sysfs import scan
+    from pciname.naming.profiles import PER_FUNCTION
 
     result = scan(args.sysfs_root, profile_arg(args))
     if args.mdev_config:
-        from ..host.offered import mdev_config
+        from pciname.host.offered import mdev_config
 
         emit(mdev_config(result.offered, args.mdev_config), "json" if args.output == "json" else "yaml")
         return 0

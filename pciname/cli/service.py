@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..naming.algorithms import ALGORITHMS
-from ..naming.profiles import default_profile_help
+from pciname.naming.algorithms import ALGORITHMS
+from pciname.naming.profiles import default_profile_help
 
 # Where health (a probe next to the server) asks: pciname.server.config's
 # DEFAULT_PORT (tests/test_server_wire.py checks), spelled out for the help.
@@ -46,7 +46,7 @@ class _Deferred(str):
 
     @property
     def value(self) -> Any:
-        from ..server.config import flag_default
+        from pciname.server.config import flag_default
 
         return flag_default(str.__str__(self))
 
@@ -78,7 +78,7 @@ def _as_is(text: str) -> str:
 
 
 def _positive_int(text: str) -> int:
-    from ..server.config import count_problem
+    from pciname.server.config import count_problem
 
     try:
         value = int(text)
@@ -91,7 +91,7 @@ def _positive_int(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
-    from ..server.config import seconds_problem
+    from pciname.server.config import seconds_problem
 
     try:
         value = float(text)
@@ -104,7 +104,7 @@ def _seconds(text: str) -> float:
 
 
 def _file_name(text: str) -> str:
-    from ..server.config import file_name_problem
+    from pciname.server.config import file_name_problem
 
     problem = file_name_problem(text)
     if problem is not None:
@@ -375,8 +375,8 @@ def client_options(args: argparse.Namespace) -> dict[str, Any]:
     """pciname.client.Client's keyword arguments from add_client_tls_options'
     options, checked first: --tls-cert and --tls-key go together, and every
     file must be PEM gRPC can use (PcinameError: one line, exit 2)."""
-    from ..client import check_tls_files
-    from ..errors import PcinameError
+    from pciname.client import check_tls_files
+    from pciname.errors import PcinameError
 
     if (args.tls_cert is None) != (args.tls_key is None):
         raise PcinameError("--tls-cert and --tls-key go together (mutual TLS needs both)")
@@ -393,13 +393,13 @@ def client_options(args: argparse.Namespace) -> dict[str, Any]:
 def run_serve(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
-    from ..server.app import ServeConfig, serve
-    from ..server.logs import configure
+    from pciname.server.app import ServeConfig, serve
+    from pciname.server.logs import configure
 
     config = ServeConfig(**{field.name: getattr(args, field.name) for field in fields(ServeConfig)})
     config.validate()  # a usage error: one line, exit 2
     if config.tls_cert and config.tls_key:
-        from ..client import check_tls_files
+        from pciname.client import check_tls_files
 
         # gRPC would only say "Failed to bind" about files it cannot use.
         check_tls_files(config.tls_cert, config.tls_key, config.tls_client_ca)
@@ -408,7 +408,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_health(args: argparse.Namespace) -> int:
-    from ..client import Client
+    from pciname.client import Client
 
     with Client(args.server, timeout=args.timeout, **client_options(args)) as client:
         status = client.health(args.service)

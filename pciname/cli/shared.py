@@ -11,12 +11,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ..errors import PcinameError
-from .core import profile_from_args
+from pciname.cli.core import profile_from_args
+from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
-    from ..kube.generate import Skipped, Snippet
-    from ..resolver import ProfileLike
+    from pciname.kubevirt.generate import Skipped, Snippet
+    from pciname.resolution.resolver import ProfileLike
 
 #: The usage error of a command asking for devices that got none.
 NO_DEVICES = "no devices given: name at least one DEVICE or --mdev TYPE"
@@ -25,7 +25,7 @@ NO_DEVICES = "no devices given: name at least one DEVICE or --mdev TYPE"
 def profile_arg(args: argparse.Namespace, *, allow_auto: bool = False) -> ProfileLike:
     """The profile the options select; ``auto`` only where ``allow_auto``
     (the commands that read a cluster to infer it from)."""
-    from ..kube.audit import is_auto
+    from pciname.kubevirt.audit import is_auto
 
     profile: ProfileLike = profile_from_args(args)
     if is_auto(profile) and not allow_auto:
@@ -50,7 +50,7 @@ def cozystack_profile(args: argparse.Namespace) -> None:
     version = getattr(args, "cozystack", None)
     if version is None:
         return
-    from ..kube.cozystack import get_release
+    from pciname.cozystack.releases import get_release
 
     release = get_release(version)
     args.cozystack = release.version
@@ -64,7 +64,7 @@ def cozystack_profile(args: argparse.Namespace) -> None:
 
 def say(line: str) -> None:
     """One ``pciname: LINE`` on stderr, beside the output (not an error)."""
-    from ..render import write_line
+    from pciname.base.render import write_line
 
     write_line(f"pciname: {line}", sys.stderr)
 
@@ -105,8 +105,8 @@ def vgpu_requests(
     devices, mdevs = list(args.devices), list(args.mdev)
     if not args.vgpu:
         return devices, mdevs
-    from ..kube.generate import parse_request
-    from ..kube.vgpu import vgpu_mdevs
+    from pciname.kubevirt.generate import parse_request
+    from pciname.kubevirt.vgpu import vgpu_mdevs
 
     gpus = []
     for item in devices:

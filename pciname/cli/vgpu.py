@@ -10,14 +10,14 @@ import argparse
 import sys
 from typing import Any
 
-from ..render import emit, table
-from .core import add_profile_options
-from .output import add_output_option
-from .shared import profile_arg
+from pciname.base.render import emit, table
+from pciname.cli.core import add_profile_options
+from pciname.cli.output import add_output_option
+from pciname.cli.shared import profile_arg
 
 
 def _prefix_help() -> str:
-    from ..naming.vgpu_prefixes import FACTS, READ_ON_HOST
+    from pciname.naming.vgpu_prefixes import FACTS, READ_ON_HOST
 
     known: dict[str, str] = {}
     for fact in FACTS:
@@ -52,8 +52,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_vgpu_types(args: argparse.Namespace) -> int:
-    from ..errors import NotInCatalogueError
-    from ..kube.vgpu import vgpu_types
+    from pciname.errors import NotInCatalogueError
+    from pciname.kubevirt.vgpu import vgpu_types
 
     try:
         answer = vgpu_types(args.device, profile_arg(args))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..files import MAX_SYSFS_ATTR_BYTES
-from ..naming import checks
+from pciname.base.files import MAX_SYSFS_ATTR_BYTES
+from pciname.naming import checks
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..naming import mdev, vgpu
-from ..pciids.ids import NVIDIA_VENDOR_ID
-from . import rootfs
-from .diagnoses import SRIOV_VGPU_TYPES_MIXED, Diagnosis
+from pciname.host import rootfs
+from pciname.host.diagnoses import SRIOV_VGPU_TYPES_MIXED, Diagnosis
+from pciname.naming import mdev, vgpu
+from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
 MDEV = "mdev"
 SRIOV = "sriov"
@@ -235,7 +235,7 @@ def mdev_config(offered: list[OfferedType], wanted: list[str]) -> dict[str, Any]
     """KubeVirt's ``mediatedDevicesConfiguration`` creating ``wanted`` (a
     type such as ``A10-24Q`` or its exact name) with the node's own
     ``nvidia-NNN`` ids; PcinameError when the node offers one not as mdev."""
-    from ..errors import PcinameError
+    from pciname.errors import PcinameError
 
     ids: list[str] = []
     for item in wanted:

@@ -7,7 +7,7 @@ Every path is resolved inside the root as a chroot would
 outside it. The walk holds a descriptor of each directory and opens the next
 component from it (``openat`` with ``O_NOFOLLOW``), so what was checked is
 what is read, even while the tree changes. Only regular files of at most
-:data:`~pciname.files.MAX_SYSFS_ATTR_BYTES` are read, with an open that never
+:data:`~pciname.base.files.MAX_SYSFS_ATTR_BYTES` are read, with an open that never
 blocks.
 """
 
@@ -18,7 +18,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..files import MAX_SYSFS_ATTR_BYTES, read_fd
+from pciname.base.files import MAX_SYSFS_ATTR_BYTES, read_fd
 
 #: Symbolic links followed while resolving one path (Linux's MAXSYMLINKS).
 MAX_SYMLINKS = 40

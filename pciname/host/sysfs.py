@@ -52,7 +52,7 @@ The scan runs in four phases, one function each:
    whole (drivers, IOMMU groups, a plugin that crashes).
 
 Every path is resolved inside the root as a chroot would, and only regular
-files of at most :data:`~pciname.files.MAX_SYSFS_ATTR_BYTES` are read
+files of at most :data:`~pciname.base.files.MAX_SYSFS_ATTR_BYTES` are read
 (:mod:`pciname.host.rootfs`), so a tree cannot make the scan read anything
 outside it, block or exhaust memory.
 """
@@ -65,14 +65,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PcinameError
-from ..naming import checks
-from ..naming.algorithms import REFERENCE, is_indexed_id
-from ..naming.mdev import crash_warning, type_string
-from ..naming.profiles import DEFAULT_PROFILE, PER_FUNCTION, UNNAMED_NOT_ADVERTISED, get_profile
-from ..pciids.ids import NVIDIA_VENDOR_ID
-from . import rootfs
-from .diagnoses import (
+from pciname.errors import PcinameError
+from pciname.host import rootfs
+from pciname.host.diagnoses import (
     ERROR,
     HOST_DRIVER,
     IOMMU_GROUP_SPLIT,
@@ -93,10 +88,15 @@ from .diagnoses import (
     UNUSUAL_DEVICE_ID,
     Diagnosis,
 )
-from .offered import MDEV, OfferedType, mixed_sriov_types, offered_types
+from pciname.host.offered import MDEV, OfferedType, mixed_sriov_types, offered_types
+from pciname.naming import checks
+from pciname.naming.algorithms import REFERENCE, is_indexed_id
+from pciname.naming.mdev import crash_warning, type_string
+from pciname.naming.profiles import DEFAULT_PROFILE, PER_FUNCTION, UNNAMED_NOT_ADVERTISED, get_profile
+from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
 if TYPE_CHECKING:
-    from ..resolver import ProfileLike, ProfileView, ResolverLike
+    from pciname.resolution.resolver import ProfileLike, ProfileView, ResolverLike
 
 __all__ = [
     "HOST_GPU_DRIVERS",
@@ -319,7 +319,7 @@ def scan(
     """What the plugin would advertise on the node whose sysfs is under
     ``root`` (``/`` on the node itself), named by ``profile``, and what is
     wrong. Raises PcinameError when ``root/sys/bus/pci/devices`` is missing."""
-    from ..resolver import resolver_or_default
+    from pciname.resolution.resolver import resolver_or_default
 
     resolver = resolver_or_default(resolver)
     view = resolver.view(profile)

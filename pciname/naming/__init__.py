@@ -2,5 +2,5 @@
 release profiles and the checks a name must pass (docs/naming.md)."""
 
 #: The profile a lookup uses when none is named. Defined here only (here, so
-#: that the fast path of :mod:`pciname.answers` imports it for nothing).
+#: that the fast path of :mod:`pciname.resolution.answers` imports it for nothing).
 LATEST = DEFAULT_PROFILE = "latest"

@@ -19,16 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from ..errors import UnknownAlgorithmError
-from ..pciids.ids import NVIDIA_VENDOR_ID
-from .gotext import (
-    filter_2019,
-    filter_upper,
-    slash_dot,
-    spaces_to_underscore,
-    to_upper,
-    trim_space,
-)
+from pciname.errors import UnknownAlgorithmError
+from pciname.naming.gotext import filter_2019, filter_upper, slash_dot, spaces_to_underscore, to_upper, trim_space
+from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
 WHOLE_FILE_2019 = "whole-file-2019"
 WHOLE_FILE_UPPER = "whole-file-upper"

@@ -18,9 +18,9 @@ at a time; tests prove them equal.
 
 from __future__ import annotations
 
-from ..errors import PcinameError
-from . import checks
-from .checks import NameWarning
+from pciname.errors import PcinameError
+from pciname.naming import checks
+from pciname.naming.checks import NameWarning
 
 SECOND_FIELD = "second-field"
 WHITESPACE_RUNS = "whitespace-runs"

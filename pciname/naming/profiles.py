@@ -30,18 +30,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import PcinameError, UnknownProfileError
-from ..paths import cozystack_releases_path, embedded_pciids_path, embedded_profiles_path
-from .algorithms import VENDOR_SECTION, check_algorithm
-from .mdev import DEFAULT_MDEV_NAME, check_mdev_rule
+from pciname.base.paths import cozystack_releases_path, embedded_pciids_path, embedded_profiles_path
+from pciname.errors import PcinameError, UnknownProfileError
+from pciname.naming.algorithms import VENDOR_SECTION, check_algorithm
+from pciname.naming.mdev import DEFAULT_MDEV_NAME, check_mdev_rule
 
 PLUGIN = "kubevirt-gpu-device-plugin"
 GPU_OPERATOR = "gpu-operator"
 COZYSTACK = "cozystack"
 PREVIEW = "preview"
 LEGACY_PREVIEW = "embedded"  # the preview's name before 0.2: still accepted
-from . import DEFAULT_PROFILE as DEFAULT_PROFILE  # noqa: E402  (defined once, light to import)
-from . import LATEST as LATEST  # noqa: E402
+from pciname.naming import DEFAULT_PROFILE as DEFAULT_PROFILE  # noqa: E402  (defined once, light to import)
+from pciname.naming import LATEST as LATEST  # noqa: E402
 
 # Unnamed devices: v1.0.1+ advertise the id itself, v1.0.0 skips the device.
 UNNAMED_DEVICE_ID = "device-id"

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..errors import NotInCatalogueError, PcinameError
-from . import mdev
-from .vgpu_prefixes import READ_ON_HOST, PrefixFact, facts_for, prefix_of
+from pciname.errors import NotInCatalogueError, PcinameError
+from pciname.naming import mdev
+from pciname.naming.vgpu_prefixes import READ_ON_HOST, PrefixFact, facts_for, prefix_of
 
 GFX_SUFFIX = "GFX"
 #: The manager's vGPU type patterns (pkg/types/vgpu_type.go).
@@ -114,7 +114,7 @@ def load(data: dict[str, Any]) -> Catalogue:
 @lru_cache(maxsize=1)
 def catalogue() -> Catalogue:
     """The packaged catalogue."""
-    from ..paths import data_dir
+    from pciname.base.paths import data_dir
 
     with open(data_dir() / "vgpu-types.json", encoding="utf-8") as f:
         return load(json.load(f))

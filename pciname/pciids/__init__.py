@@ -14,7 +14,7 @@ import annotations`` here, importing ``__future__`` costs start-up time).
 
 #: NVIDIA's PCI vendor id: the one vendor the plugin advertises, and the
 #: vendor a bare device id (``2236``) means. Defined here only (here, so
-#: that the fast path of :mod:`pciname.answers` imports it for nothing).
+#: that the fast path of :mod:`pciname.resolution.answers` imports it for nothing).
 NVIDIA_VENDOR_ID = "10de"
 
 _EXPORTS = {

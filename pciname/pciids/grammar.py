@@ -83,7 +83,7 @@ from typing import TypeVar, cast
 
 import pyparsing as pp
 
-from .model import (
+from pciname.pciids.model import (
     DUPLICATE,
     LINE_BUFFER,
     LINE_TOO_LONG,

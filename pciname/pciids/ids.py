@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InvalidDeviceError
-from . import NVIDIA_VENDOR_ID as NVIDIA_VENDOR_ID
+from pciname.errors import InvalidDeviceError
+from pciname.pciids import NVIDIA_VENDOR_ID as NVIDIA_VENDOR_ID
 
 _HEX4 = r"(?:0[xX])?([0-9a-fA-F]{4})"
 _PAIR = re.compile(rf"\s*{_HEX4}:{_HEX4}\s*\Z")

@@ -30,8 +30,8 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 
-from ..errors import PciIdsSyntaxError
-from .model import (
+from pciname.errors import PciIdsSyntaxError
+from pciname.pciids.model import (
     DUPLICATE,
     LINE_TOO_LONG,
     MAX_LINE_BYTES,

@@ -28,9 +28,9 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from ..errors import InvalidDeviceError
-from .ids import parse_device_id, parse_subsystem_id
-from .model import PciDatabase
+from pciname.errors import InvalidDeviceError
+from pciname.pciids.ids import parse_device_id, parse_subsystem_id
+from pciname.pciids.model import PciDatabase
 
 __all__ = [
     "BOTH",

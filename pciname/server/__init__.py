@@ -6,12 +6,12 @@
   life of a server (health, reflection, reload, drain, TLS, metrics);
 * :mod:`pciname.server.service`: the ``pciname.v1.PciName`` servicer and
   the RPCs over the names;
-* :mod:`pciname.server.kube_rpcs`: the RPCs over :mod:`pciname.kube`
+* :mod:`pciname.server.rpc.kube`: the RPCs over the domain rooms
   (PermittedHostDevices, Lint, GpuOptions) and the server's cluster access;
-* :mod:`pciname.server.wire`: every conversion between library values and
+* :mod:`pciname.server.rpc.wire`: every conversion between library values and
   messages (both directions), status codes, ``pciname-error`` reasons and
   request limits, shared with :mod:`pciname.client`;
-* :mod:`pciname.server.budget`: what one request may cost (the YAML nodes
+* :mod:`pciname.server.rpc.budget`: what one request may cost (the YAML nodes
   of a Lint or GpuOptions request, concurrent Lint RPCs) and the checks of
   the caller's cancellation and deadline while it works;
 * :mod:`pciname.server.data`: one generation of served data;
@@ -22,7 +22,7 @@
   ``python -m tools.protogen``).
 
 The names below are imported on first use, so the client (which imports
-:mod:`pciname.server.wire`) does not load the server.
+:mod:`pciname.server.rpc.wire`) does not load the server.
 """
 
 from __future__ import annotations
@@ -30,24 +30,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..errors import ServeError
-    from .app import LIVENESS_SERVICE, NameServer, serve
-    from .config import DEFAULT_LISTEN, ServeConfig
+    from pciname.errors import ServeError
+    from pciname.server.app import LIVENESS_SERVICE, NameServer, serve
+    from pciname.server.config import DEFAULT_LISTEN, ServeConfig
 
 __all__ = ["DEFAULT_LISTEN", "LIVENESS_SERVICE", "NameServer", "ServeConfig", "ServeError", "serve"]
 
 
 def __getattr__(name: str) -> Any:
     if name in ("LIVENESS_SERVICE", "NameServer", "serve"):
-        from . import app
+        from pciname.server import app
 
         return getattr(app, name)
     if name in ("DEFAULT_LISTEN", "ServeConfig"):
-        from . import config
+        from pciname.server import config
 
         return getattr(config, name)
     if name == "ServeError":
-        from ..errors import ServeError
+        from pciname.errors import ServeError
 
         return ServeError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

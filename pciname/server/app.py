@@ -60,16 +60,16 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from ..errors import PcinameError, ServeError
-from ..naming.gotext import valid_text
-from . import data as data_module
-from .config import DEFAULT_LISTEN, DEFAULT_PORT, ServeConfig, grpc_address, split_address
-from .data import DataSet, Signature, watch_signature
-from .kube_rpcs import ClusterAccess
-from .logs import LOGGER_NAME, fields
-from .metrics import Metrics, start_http
-from .service import PciNameService
-from .wire import SERVICE_NAME
+from pciname.errors import PcinameError, ServeError
+from pciname.naming.gotext import valid_text
+from pciname.server import data as data_module
+from pciname.server.config import DEFAULT_LISTEN, DEFAULT_PORT, ServeConfig, grpc_address, split_address
+from pciname.server.data import DataSet, Signature, watch_signature
+from pciname.server.logs import LOGGER_NAME, fields
+from pciname.server.metrics import Metrics, start_http
+from pciname.server.rpc.kube import ClusterAccess
+from pciname.server.rpc.wire import SERVICE_NAME
+from pciname.server.service import PciNameService
 
 LIVENESS_SERVICE = "liveness"
 READINESS_SERVICES = ("", SERVICE_NAME)
@@ -85,7 +85,7 @@ class _CertificateFiles:
     """The TLS files, re-read when they change (certificate rotation: gRPC
     asks before every new connection's handshake).
 
-    Each read is bounded and never blocks (:func:`pciname.files.read_bounded`):
+    Each read is bounded and never blocks (:func:`pciname.base.files.read_bounded`):
     a FIFO, a device or a huge file in place of one is refused, logged once
     per change, counted in ``pciname_tls_files_loaded`` (0), and the old
     certificates keep serving until the files can be read again."""
@@ -117,7 +117,7 @@ class _CertificateFiles:
         return tuple(states)
 
     def _read(self, path: Path) -> bytes:
-        from ..files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
+        from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
 
         try:
             return read_bounded(path, MAX_CREDENTIAL_FILE_BYTES)

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from ..errors import ServeError
-from ..kube.cluster import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
-from ..naming.algorithms import ALGORITHMS
-from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE
+from pciname.cluster.kube import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
+from pciname.errors import ServeError
+from pciname.naming.algorithms import ALGORITHMS
+from pciname.naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE
 
 MIB = 1 << 20
 

@@ -1,7 +1,7 @@
 """The data a server answers from, built whole and swapped whole.
 
 A :class:`DataSet` is one generation of the server's data: a pinned
-:class:`~pciname.resolver.Resolver` with every installed profile preloaded
+:class:`~pciname.resolution.resolver.Resolver` with every installed profile preloaded
 (strictly: a pci.ids file with a malformed line fails the build, and so does
 a ``--pciids`` file that is no pci.ids file, see :func:`check_served_file`),
 which profiles are served and which are missing their snapshot, and caches
@@ -27,14 +27,21 @@ from threading import Lock
 
 from cachetools import LRUCache
 
-from ..api import Resolver
-from ..catalog import Catalog
-from ..errors import PciIdsError, SnapshotMissingError
-from ..naming.gotext import valid_text
-from ..naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, Profile, canonical_name, custom_profile, load_registry
-from ..paths import embedded_pciids_path, snapshot_search_dirs
-from ..results import ProfileInfo, Resolution
-from .wire import MAX_PROFILE_CHARS, check_length, framed, profiles_response, resolution_message
+from pciname.api import Resolver
+from pciname.base.paths import embedded_pciids_path, snapshot_search_dirs
+from pciname.errors import PciIdsError, SnapshotMissingError
+from pciname.naming.gotext import valid_text
+from pciname.naming.profiles import (
+    CUSTOM_ALGORITHM,
+    DEFAULT_PROFILE,
+    Profile,
+    canonical_name,
+    custom_profile,
+    load_registry,
+)
+from pciname.resolution.catalog import Catalog
+from pciname.resolution.results import ProfileInfo, Resolution
+from pciname.server.rpc.wire import MAX_PROFILE_CHARS, check_length, framed, profiles_response, resolution_message
 
 CUSTOM = "custom"
 
@@ -178,7 +185,7 @@ class DataSet:
             name = canonical_name(text)  # UnknownProfileError
             served = self.served.get(name)
             if served is None:
-                from ..snapshots import missing_message
+                from pciname.resolution.snapshots import missing_message
 
                 profile = self.missing[name]
                 snap = profile.snapshot
@@ -260,7 +267,7 @@ def served_profile(data: DataSet, spelling: str, what: str = "profile") -> Serve
 def _device_ids_by_vendor(catalog: Catalog, generation: int) -> dict[str, tuple[str, ...]]:
     import hashlib
 
-    from ..pciids.loader import load_bytes
+    from pciname.pciids.loader import load_bytes
 
     data = catalog.read()  # PciIdsError if it cannot be read (also: a FIFO, too large)
     if hashlib.sha256(data).hexdigest() != catalog.sha256:
@@ -288,9 +295,9 @@ def build(
     line; a ``--pciids`` file that :func:`check_served_file` refuses) or
     SnapshotMissingError when a file vanished while loading; the caller
     keeps its old data then."""
-    from ..api import profiles as profile_infos
-    from ..catalog import verified_paths
-    from ..snapshots import locate
+    from pciname.api import profiles as profile_infos
+    from pciname.resolution.catalog import verified_paths
+    from pciname.resolution.snapshots import locate
 
     started = time.monotonic()
     registry = load_registry()
@@ -347,7 +354,7 @@ def build(
     else:
         name = canonical_name(default_profile)
         if name not in served:
-            from ..snapshots import missing_message
+            from pciname.resolution.snapshots import missing_message
 
             snap = missing[name].snapshot
             assert snap is not None
@@ -468,7 +475,7 @@ _GENERATIONS = iter(range(1, 2**62))
 
 def _snapshot_hints() -> tuple[frozenset[str], frozenset[int]]:
     """The names a snapshot file is likely to have, and the sizes it can have."""
-    from ..snapshots import known_snapshots
+    from pciname.resolution.snapshots import known_snapshots
 
     known = known_snapshots()
     names = frozenset(n for s in known for n in (f"{s.sha256}.ids", s.sha256, s.filename))

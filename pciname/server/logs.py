@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .config import DEFAULT_LOG_FORMAT, DEFAULT_LOG_LEVEL, LOG_FORMATS
+from pciname.server.config import DEFAULT_LOG_FORMAT, DEFAULT_LOG_LEVEL, LOG_FORMATS
 
 LOGGER_NAME = "pciname.server"
 

@@ -25,8 +25,8 @@ from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from .config import METRICS_IDLE_SECONDS, METRICS_MAX_CONNECTIONS
-from .wire import METHODS
+from pciname.server.config import METRICS_IDLE_SECONDS, METRICS_MAX_CONNECTIONS
+from pciname.server.rpc.wire import METHODS
 
 # Latency buckets from 100 us (a cached Resolve) to 10 s (a stalled stream).
 _BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)

@@ -2,9 +2,9 @@
 (:meth:`PciNameService.rpcs`), the plumbing every handler shares (metrics,
 deadlines, errors as status codes), and the RPCs over the names: Resolve,
 ResolveBatch, Reverse, Diff, ListProfiles and ListDevices. The RPCs over
-:mod:`pciname.kube` (PermittedHostDevices, Lint, GpuOptions, NodePool) are in
-:mod:`pciname.server.kube_rpcs`; every message and status is built by
-:mod:`pciname.server.wire`.
+the domain rooms (PermittedHostDevices, Lint, GpuOptions, NodePool) are in
+:mod:`pciname.server.rpc.kube`; every message and status is built by
+:mod:`pciname.server.rpc.wire`.
 
 Every handler reads the current :class:`~pciname.server.data.DataSet` once,
 so a reload never changes the data under a request in flight. Answers are
@@ -14,13 +14,13 @@ the concatenation of its elements' encodings (a repeated field's wire
 format), which the handlers return to gRPC as-is.
 
 Errors become status codes with one line of details
-(:func:`~pciname.server.wire.status_of`); anything unexpected is logged with
+(:func:`~pciname.server.rpc.wire.status_of`); anything unexpected is logged with
 its traceback and answered INTERNAL, never UNKNOWN.
 
 Requests are parsed in the handlers (gRPC gets no deserializer), so a
 message that is not protobuf, is truncated or has a string field that is not
 UTF-8 is INVALID_ARGUMENT rather than gRPC's INTERNAL
-(:func:`~pciname.server.wire.parse_request`). Every device, profile and name
+(:func:`~pciname.server.rpc.wire.parse_request`). Every device, profile and name
 field is checked against the wire's limits before anything is looked up or
 cached (the caches are keyed on the text as sent).
 """
@@ -36,22 +36,22 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from ..naming import checks
-from ..pciids.ids import NVIDIA_VENDOR_ID
-from . import kube_rpcs
-from ._proto import pciname_pb2 as pb
-from .budget import Slots
-from .config import (
+from pciname.naming import checks
+from pciname.pciids.ids import NVIDIA_VENDOR_ID
+from pciname.server._proto import pciname_pb2 as pb
+from pciname.server.config import (
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_CONCURRENT_LINTS,
     DEFAULT_MAX_LINT_BYTES,
     DEFAULT_MAX_LINT_FILES,
     DEFAULT_MAX_LINT_NODES,
 )
-from .data import DataSet, served_profile
-from .kube_rpcs import ClusterAccess
-from .metrics import Metrics
-from .wire import (
+from pciname.server.data import DataSet, served_profile
+from pciname.server.metrics import Metrics
+from pciname.server.rpc import kube as kube_rpcs
+from pciname.server.rpc.budget import Slots
+from pciname.server.rpc.kube import ClusterAccess
+from pciname.server.rpc.wire import (
     MAX_DEVICE_CHARS,
     MAX_NAME_CHARS,
     MAX_PROFILE_CHARS,
@@ -93,7 +93,7 @@ DEADLINE_SKEW = 0.5
 class PciNameService:
     """Handlers of the RPCs over a swappable DataSet.
 
-    ``cluster`` (a :class:`~pciname.server.kube_rpcs.ClusterAccess`, from
+    ``cluster`` (a :class:`~pciname.server.rpc.kube.ClusterAccess`, from
     ``--kube``) lets GpuOptions read the cluster; None refuses that."""
 
     def __init__(
@@ -339,7 +339,7 @@ class PciNameService:
             resolutions = data.vendor_devices(profile, vendor)
         return (resolution_message(r).SerializeToString() for r in resolutions)
 
-    # -- the RPCs over pciname.kube (kube_rpcs) ---------------------------------------
+    # -- the RPCs over the domain rooms (rpc.kube) ---------------------------------------
 
     def permitted_host_devices(
         self, request: pb.PermittedHostDevicesRequest, context: grpc.ServicerContext, data: DataSet
@@ -380,7 +380,7 @@ class PciNameService:
     def admission_policy(
         self, request: pb.AdmissionPolicyRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.AdmissionPolicyResponse, int]:
-        from .admission_rpc import admission_policy
+        from pciname.server.rpc.admission import admission_policy
 
         return admission_policy(
             request,

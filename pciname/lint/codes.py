@@ -1,0 +1,312 @@
+"""Every stable code ``lint`` reports, in one registry (:data:`CODES`): its
+severity, what it means and the builder of its findings' messages. The
+README's table of lint codes, the code list of :mod:`pciname.lint.linter`'s
+docstring and the ``Finding.code`` comment of the ``.proto`` are made from it
+(:func:`markdown_table`, :func:`rst_list`, :func:`proto_comment`), and
+``tests/test_lint_codes.py`` fails when any of them drifts.
+
+Adding a code is one entry: a constant, and a :class:`LintCode` in
+:data:`CODES` (in the order the README lists it) whose ``message`` takes the
+facts the rule knows as keyword arguments and returns the finding's message;
+the rule calls ``Linter._finding(..., CODE, expected=..., **facts)``. Then
+``python -m tools.lint_tables --write`` rewrites the README table and the
+proto comment from the registry (``--check``: exit 1 if they differ), and
+``python -m tools.protogen`` regenerates the stubs.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from typing import NamedTuple
+
+from pciname.naming import checks
+
+ERROR, WARNING = "error", "warning"
+
+WRONG_RESOURCE_NAME = "wrong-resource-name"
+UNKNOWN_RESOURCE_NAME = "unknown-resource-name"
+WRONG_MDEV_RESOURCE_NAME = "wrong-mdev-resource-name"
+PLUGIN_CRASH = checks.PLUGIN_CRASH  # a v1.0.x plugin on a vGPU type name without a space
+INVALID_RESOURCE_NAME = checks.INVALID_RESOURCE_NAME
+SOCKET_PATH_TOO_LONG = checks.SOCKET_PATH_TOO_LONG
+NOT_ADVERTISED = checks.NOT_ADVERTISED
+MISSING_EXTERNAL_RESOURCE_PROVIDER = "missing-external-resource-provider"
+RESOURCE_NAME_CONFLICT = "resource-name-conflict"
+DUPLICATE_SELECTOR = "duplicate-selector"
+INVALID_SELECTOR = "invalid-selector"
+WRONG_SELECTOR_FIELD = "wrong-selector-field"
+RENAMED_BY_UPGRADE = "renamed-by-upgrade"
+DUPLICATE_KEY = "duplicate-key"
+UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
+FIELD_NOT_IN_RELEASE = "field-not-in-release"
+NOT_PERMITTED = "not-permitted"
+
+
+class LintCode(NamedTuple):
+    """One code: how severe, what it means (a Markdown line: the README's
+    "when"), and ``message(**facts)``, the text of a finding."""
+
+    severity: str
+    meaning: str
+    message: Callable[..., str]
+
+
+# -- message builders: one per code, keyword facts in, the finding's message out
+
+
+def _wrong_resource_name(
+    *, profile: str, name: str, right: str, shown: str = "", refused: bool = False, reference: bool = False
+) -> str:
+    if reference:
+        return f"{name} is permitted with a wrong name; {profile} advertises that device as {right}"
+    extra = " (and kubelet refuses that name too)" if refused else ""
+    return f"{profile} advertises {shown} as {right}{extra}, not {name}: VMs asking for this name never schedule"
+
+
+def _unknown_resource_name(
+    *, name: str, profile: str = "", suggestions: tuple[str, ...] = (), mdev: bool = False
+) -> str:
+    if mdev:
+        return f"no permitted vGPU type is advertised as {name}; did you mean {', '.join(suggestions)}?"
+    hint = f"closest: {', '.join(suggestions)}" if suggestions else "no similar name either"
+    return f"{profile} advertises no device as {name}; {hint}"
+
+
+def _wrong_mdev_resource_name(
+    *, name: str, right: str, profile: str = "", selector: str = "", how: str = "", reference: bool = False
+) -> str:
+    if reference:
+        return f"{name} is the wrong name of a permitted vGPU type; the plugin advertises it as {right}"
+    return f"{profile} advertises vGPU type {selector!r} as {right}, not {name} ({how})"
+
+
+def _plugin_crash(*, profile: str, warning: str) -> str:
+    return f"{profile}: {warning}"
+
+
+def _name_warning(*, warning: str, note: str = "") -> str:
+    """invalid-resource-name, socket-path-too-long: the naming rules' own
+    message (:mod:`pciname.naming.checks`), and what NVIDIA's plugin would do."""
+    return f"{warning} ({note})" if note else warning
+
+
+def _not_advertised(*, profile: str, shown: str, reason: str) -> str:
+    return f"{profile} advertises nothing for {shown}: {reason}"
+
+
+def _missing_external_resource_provider(*, state: str, name: str) -> str:
+    return (
+        f"externalResourceProvider {state}: {name} comes from NVIDIA's device plugin, so it must be true "
+        "(otherwise KubeVirt starts its own plugin for the same resource)"
+    )
+
+
+def _resource_name_conflict(
+    *, shown: str, name: str, profile: str = "", others: tuple[str, ...] = (), note: str = "", mdev: bool = False
+) -> str:
+    if mdev:
+        return (
+            f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, and a "
+            "mediatedDevices entry permits a vGPU type under that name too: two plugins would register one resource"
+        )
+    return (
+        f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, the name "
+        f"{profile} gives {', '.join(others)}: two plugins would register one resource on a node with both ({note})"
+    )
+
+
+def _duplicate_selector(*, shown: str, first_line: int, first_name: str | None = None, name: str | None = None) -> str:
+    message = f"{shown} is already permitted at line {first_line}; KubeVirt uses one of the two entries"
+    if first_name is not None and first_name != name:
+        message += (
+            f", and it names the device {first_name}, not {name}: "
+            "a device gets one name, so VMs asking for the other never schedule"
+        )
+    return message
+
+
+def _invalid_selector(*, field: str, selector: str | None = None) -> str:
+    if field == "mdevNameSelector":
+        return "mdevNameSelector is missing; expected a vGPU type name such as 'GRID T4-1Q'"
+    state = "is missing" if selector is None else repr(selector) + " is not VENDOR:DEVICE hex"
+    return f"{field} {state}; expected e.g. 10DE:2236"
+
+
+def _wrong_selector_field(*, reader: str, own: str, other: str) -> str:
+    return f"{reader} reads {own}, not {other}: this entry selects no device"
+
+
+def _renamed_by_upgrade(
+    *, upgrade: str, name: str, after: str | None, shown: str = "", selector: str | None = None, devices: str = ""
+) -> str:
+    if devices:  # a VM or node pool asking for the name
+        return f"{upgrade} advertises {devices} as {after}: after the upgrade nothing is advertised as {name}"
+    if selector is not None:
+        return (
+            f"{upgrade} advertises vGPU type {selector!r} as {after or 'nothing (the plugin panics)'}: "
+            f"after the upgrade, VMs asking for {name} stop scheduling"
+        )
+    return f"{upgrade} advertises {shown} as {after or 'nothing'}: after the upgrade, VMs asking for {name} stop scheduling"
+
+
+def _duplicate_key(*, key: str, first_line: int) -> str:
+    return (
+        f"{key} is also set at line {first_line} of this mapping: PyYAML and Helm use this last value "
+        "(checked here), kubectl's strict decoding refuses the object"
+    )
+
+
+def _unknown_vgpu_type(
+    *,
+    selector: str,
+    token: str,
+    family: str,
+    devices: tuple[str, ...],
+    strings: list[str],
+    prefix: str,
+    kind: str,
+    observed: str,
+) -> str:
+    return (
+        f"{selector!r} is not a vGPU type string: the driver names {token} ({family}, {', '.join(devices)}) "
+        f"{' or '.join(repr(n) for n in strings)} in mdev_type/name (prefix {prefix!r}: {kind}, {observed!r})"
+    )
+
+
+def _field_not_in_release(*, what: str, key: str, disk: str | None = None) -> str:
+    if disk is not None:
+        return f"{what} {key}: it calls a node's disk {disk}, and refuses the group"
+    return f"{what} {key}, and refuses the group"
+
+
+def _not_permitted(*, name: str, hint: str) -> str:
+    return f"{name} is not permitted by the permittedHostDevices given; {hint}"
+
+
+#: Every code lint reports, in the order README.md lists them.
+CODES: dict[str, LintCode] = {
+    WRONG_RESOURCE_NAME: LintCode(
+        ERROR,
+        "an entry with `externalResourceProvider: true` (or a VM / node pool asking for its name) names the "
+        "device otherwise than the profile's plugin",
+        _wrong_resource_name,
+    ),
+    UNKNOWN_RESOURCE_NAME: LintCode(
+        ERROR,
+        "a VM or node pool asks for a name nothing advertises; `expected` lists the closest real names",
+        _unknown_resource_name,
+    ),
+    WRONG_MDEV_RESOURCE_NAME: LintCode(
+        ERROR,
+        "a `mediatedDevices` `resourceName` is not what the plugin makes of `mdevNameSelector`",
+        _wrong_mdev_resource_name,
+    ),
+    PLUGIN_CRASH: LintCode(
+        ERROR,
+        "v1.0.x: a `mdevNameSelector` without a space, on which the plugin panics, so the node advertises nothing",
+        _plugin_crash,
+    ),
+    INVALID_RESOURCE_NAME: LintCode(
+        ERROR,
+        "kubelet refuses the name, so its plugin (NVIDIA's or KubeVirt's) never registers",
+        _name_warning,
+    ),
+    SOCKET_PATH_TOO_LONG: LintCode(
+        ERROR,
+        f"the plugin's socket path for the name is over {checks.SOCKET_PATH_MAX_BYTES} bytes (KubeVirt's own "
+        "plugin: `kubevirt-nvidia.com-<name>.sock`)",
+        _name_warning,
+    ),
+    NOT_ADVERTISED: LintCode(
+        ERROR,
+        "with `externalResourceProvider: true`, the profile's plugin advertises nothing for the selector's device",
+        _not_advertised,
+    ),
+    MISSING_EXTERNAL_RESOURCE_PROVIDER: LintCode(
+        ERROR,
+        "a PCI entry without `externalResourceProvider: true` under the name NVIDIA's plugin gives its device "
+        "(KubeVirt would start a second plugin for that resource), or whose `externalResourceProvider` is not a "
+        'boolean (`"true"`, `1`); an `nvidia.com/` `mediatedDevices` entry without it',
+        _missing_external_resource_provider,
+    ),
+    RESOURCE_NAME_CONFLICT: LintCode(
+        ERROR,
+        "a PCI entry KubeVirt advertises (no `externalResourceProvider: true`) under the name NVIDIA's plugin "
+        "gives another device, or that a `mediatedDevices` entry permits: two plugins would register one resource",
+        _resource_name_conflict,
+    ),
+    DUPLICATE_SELECTOR: LintCode(
+        WARNING,
+        "the same selector twice in one list; the message says when the two PCI entries give it two names "
+        "(only one gets the devices)",
+        _duplicate_selector,
+    ),
+    INVALID_SELECTOR: LintCode(
+        ERROR,
+        "a missing or malformed `pciVendorSelector` (or `mdevNameSelector`)",
+        _invalid_selector,
+    ),
+    WRONG_SELECTOR_FIELD: LintCode(
+        ERROR,
+        "`pciDeviceSelector` in a KubeVirt CR, or `pciVendorSelector` in a HyperConverged CR",
+        _wrong_selector_field,
+    ),
+    RENAMED_BY_UPGRADE: LintCode(
+        WARNING,
+        "right today, but the `--upgrade-to` profile advertises another name",
+        _renamed_by_upgrade,
+    ),
+    NOT_PERMITTED: LintCode(
+        ERROR,
+        "a VM or node pool asks for an `nvidia.com/` name that no `permittedHostDevices` entry of the input "
+        "permits (only when the input has such a block, e.g. the KubeVirt CR beside the VMs); `expected` lists the "
+        "closest permitted names that work (every one when there are at most 8)",
+        _not_permitted,
+    ),
+    UNKNOWN_VGPU_TYPE: LintCode(
+        ERROR,
+        "a `mdevNameSelector` naming a catalogue vGPU type otherwise than the driver shows it (`A10-24Q`, "
+        "`GRID A10-24Q`: the driver shows `NVIDIA A10-24Q`); `expected` lists the real strings. Only where the "
+        "catalogue and certain prefix evidence tell (`pciname vgpu-types`)",
+        _unknown_vgpu_type,
+    ),
+    FIELD_NOT_IN_RELEASE: LintCode(
+        ERROR,
+        "a node group or `KubernetesNodes` pool has a field the `--cozystack` release (default: the newest) does "
+        "not have, so it refuses the group: `ephemeralStorage` from v1.4.0 (`expected`: `diskSize`, the "
+        "release's name for it), `diskSize` before",
+        _field_not_in_release,
+    ),
+    DUPLICATE_KEY: LintCode(
+        ERROR,
+        "a key written twice in one mapping: PyYAML and Helm use the last value (the one the other rules "
+        "check), kubectl's strict decoding refuses the object",
+        _duplicate_key,
+    ),
+}
+
+
+# -- what is made from the registry -----------------------------------------------
+
+
+def markdown_table(indent: str = "  ") -> str:
+    """The README's table of lint codes (indented as its list item is)."""
+    rows = ["| code | severity | when |", "| --- | --- | --- |"]
+    rows += [f"| `{code}` | {c.severity} | {c.meaning} |" for code, c in CODES.items()]
+    return "".join(f"{indent}{row}\n" for row in rows)
+
+
+def rst_list() -> str:
+    """The code list of :mod:`pciname.lint.linter`'s docstring."""
+    out = []
+    for code, c in CODES.items():
+        meaning = c.meaning.replace("`", "``")
+        out.append(f"``{code}`` ({c.severity})\n" + textwrap.indent(textwrap.fill(meaning, 76), "    ") + "\n")
+    return "".join(out)
+
+
+def proto_comment() -> str:
+    """The ``Finding.code`` comment of the ``.proto``."""
+    text = "Stable code: " + ", ".join(CODES) + " (pciname.lint.linter.CODES)."
+    return "".join(f"  // {line}\n" for line in textwrap.wrap(text, 76, break_on_hyphens=False))

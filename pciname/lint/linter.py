@@ -1,0 +1,1333 @@
+"""Lint the GPU resource names in KubeVirt / Cozystack YAML, with line numbers.
+
+Pure: YAML text in, :class:`Finding` objects out; reading files and standard
+input is :mod:`pciname.lint.inputs`.
+
+The YAML is composed (``yaml.compose_all``), not loaded, so every value keeps
+the line and column it came from. Documents are recognised by shape, at any
+depth, so the same rules cover a KubeVirt CR, an OpenShift HyperConverged CR,
+Cozystack platform values, a HelmRelease's ``spec.values``, a ``kind: List``
+and a bare defaults table:
+
+* a ``permittedHostDevices`` mapping anywhere (KubeVirt CR
+  ``spec.configuration.permittedHostDevices``, HyperConverged
+  ``spec.permittedHostDevices``, Cozystack ``gpu.permittedHostDevices``), and a
+  document whose top level has ``pciHostDevices`` / ``mediatedDevices``;
+* ``domain.devices.gpus[].deviceName`` and ``domain.devices.hostDevices[].deviceName``
+  (VirtualMachine, VirtualMachineInstance, pools, replica sets);
+* ``nodeGroups.<group>.gpus[].name`` (Cozystack tenant Kubernetes values, the
+  ``spec`` of its ``Kubernetes`` application, or the ``spec.values`` of the
+  HelmRelease Cozystack writes for it), and ``spec.gpus[].name`` of a
+  ``KubernetesNodes`` object (a Cozystack node pool, v1.6.0 and later), or
+  ``spec.values.gpus[].name`` of the ``helm.toolkit.fluxcd.io`` HelmRelease
+  Cozystack's aggregated API server writes for it (labelled
+  ``apps.cozystack.io/application.kind: KubernetesNodes``: what kube-apiserver
+  admits, and the admission policy checks).
+
+Node groups and ``KubernetesNodes`` pools (the object's ``spec`` or its
+HelmRelease's ``spec.values``) are also checked against the chosen Cozystack release (``cozystack``; default: the newest known): a field
+its schema does not have is ``field-not-in-release``.
+
+Only names in the ``nvidia.com/`` domain are checked: other names belong to
+other device plugins.
+
+Who advertises a ``pciHostDevices`` entry decides what its name must be.
+With ``externalResourceProvider: true`` NVIDIA's device plugin does, so the
+name must be the one the profile derives for the selector's device. Without
+it (missing, null or false) KubeVirt's own device plugin (in ``virt-handler``) advertises the entry
+under whatever name it gives: that is how the SR-IOV vGPU virtual functions
+of Ada Lovelace and Blackwell GPUs are permitted (kubevirt#16890, Cozystack's
+``docs/gpu-vgpu.md``), e.g. ``10DE:26B9`` as ``nvidia.com/L40S-24Q``. Any
+valid name works there; only an invalid name (or socket path), the name
+NVIDIA's plugin gives that device or another one, and a selector listed
+twice are reported, and VMs may ask for such a name.
+
+Merge keys (``<<: *base``) are merged as PyYAML merges them, the mapping's
+own keys overriding merged ones, so the rules check what consumers read.
+
+Finding codes (stable; :data:`pciname.lint.codes.CODES` is where they
+are defined, with their severity, meaning and message) follow this docstring,
+made from that registry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from pciname.base.render import printable
+from pciname.base.yaml_out import Dumper
+from pciname.errors import LintInputError
+from pciname.kubevirt.resources import PREFIX, is_mdev_name, is_nvidia, resource_warnings
+from pciname.lint import codes as lint_codes
+from pciname.lint.codes import (
+    DUPLICATE_KEY,
+    DUPLICATE_SELECTOR,
+    FIELD_NOT_IN_RELEASE,
+    INVALID_RESOURCE_NAME,
+    INVALID_SELECTOR,
+    MISSING_EXTERNAL_RESOURCE_PROVIDER,
+    NOT_ADVERTISED,
+    NOT_PERMITTED,
+    PLUGIN_CRASH,
+    RENAMED_BY_UPGRADE,
+    RESOURCE_NAME_CONFLICT,
+    SOCKET_PATH_TOO_LONG,
+    UNKNOWN_RESOURCE_NAME,
+    UNKNOWN_VGPU_TYPE,
+    WRONG_MDEV_RESOURCE_NAME,
+    WRONG_RESOURCE_NAME,
+    WRONG_SELECTOR_FIELD,
+)
+from pciname.lint.hints import Candidates, HintBudget, not_permitted_hint
+from pciname.naming import checks, mdev
+from pciname.naming.checks import NameWarning
+from pciname.naming.profiles import DEFAULT_PROFILE
+
+__doc__ = (__doc__ or "") + "\n" + lint_codes.rst_list()  # the codes, from their registry
+
+if TYPE_CHECKING:
+    from pciname.resolution.resolver import ProfileLike, ResolverLike
+    from pciname.resolution.results import Resolution
+
+# The codes, their severities, meanings and message builders: pciname.lint.codes.
+CODES = lint_codes.CODES
+
+
+_SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
+_SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+_TRUE = ("true", "yes", "on")  # YAML 1.1's spellings of true, in any case
+
+#: Where a value is in a document: mapping keys and sequence indexes.
+YamlPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: where (file, line, column, document, YAML path), the value
+    found, a stable ``code``, a message for people and the ``expected`` value
+    (a string, a list of suggestions, True, or None)."""
+
+    file: str
+    line: int
+    column: int
+    document: int  # 1-based index of the YAML document in its file
+    path: str
+    value: Any
+    code: str
+    message: str
+    expected: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "document": self.document,
+            "path": self.path,
+            "value": self.value,
+            "code": self.code,
+            "message": self.message,
+            "expected": self.expected,
+        }
+
+    def format(self) -> str:
+        """``FILE:LINE: code: PATH: message``, control characters escaped
+        (:func:`pciname.base.render.printable`): a line for a terminal."""
+        return printable(f"{self.file}:{self.line}: {self.code}: {self.path}: {self.message}", tab=True)
+
+
+# -- composing ----------------------------------------------------------------
+
+
+class _ConsumerLoader(yaml.SafeLoader):
+    """Composes node trees as consumers read them (PyYAML's ``safe_load``,
+    Helm, kubectl): merge keys (``<<``) are merged in, explicit keys
+    overriding merged ones (PyYAML's own ``flatten_mapping``), and of a key
+    written twice in one mapping the last value is kept. The earlier key of
+    each such pair is recorded in ``duplicates`` (mapping node -> pairs of
+    (kept key, earlier key)): kubectl's strict decoding refuses those."""
+
+    def __init__(self, stream: str | bytes) -> None:
+        super().__init__(stream)
+        self.duplicates: dict[int, list[tuple[Node, Node]]] = {}
+
+    def _key(self, node: Node) -> Any:
+        """The Python value PyYAML makes of a key (``yes`` and ``true`` are one
+        key); a key it cannot make, or cannot hash, is its tag and text."""
+        if isinstance(node, ScalarNode):
+            build = self.yaml_constructors.get(node.tag)
+            if build is not None:
+                try:
+                    key = build(self, node)
+                    hash(key)
+                    return (True, key)
+                except Exception:  # noqa: BLE001 - a key PyYAML cannot build: compare its text
+                    pass
+            return (False, node.tag, node.value)
+        return (None, id(node))  # a collection as a key: never equal to another
+
+    def compose_scalar_node(self, anchor: Any) -> ScalarNode:
+        node: ScalarNode = super().compose_scalar_node(anchor)
+        refuse_surrogates(node)
+        return node
+
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:  # anchor: its name (typeshed says otherwise)
+        node: MappingNode = super().compose_mapping_node(anchor)
+        first: dict[Any, Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self._key(key_node)
+            if key in first:
+                self.duplicates.setdefault(id(node), []).append((key_node, first[key]))
+            first[key] = key_node
+        self.flatten_mapping(node)  # merged pairs first, then the mapping's own: the last wins
+        last: dict[Any, int] = {}
+        for i, (key_node, _) in enumerate(node.value):
+            last[self._key(key_node)] = i
+        if len(last) != len(node.value):
+            node.value = [pair for i, pair in enumerate(node.value) if last[self._key(pair[0])] == i]
+        return node
+
+
+def refuse_surrogates(node: ScalarNode) -> None:
+    """A scalar written with an escape of a lone UTF-16 surrogate
+    (``"\\uD800"``): PyYAML reads it as a string that is no text (no
+    encoder takes it); kubectl's and Helm's YAML parser (go-yaml) refuse it.
+    So is it refused here, as a syntax error at the scalar."""
+    value = node.value
+    if not value.isascii():
+        for char in value:
+            if "\ud800" <= char <= "\udfff":
+                raise yaml.MarkedYAMLError(
+                    None,
+                    None,
+                    f"found the escape of a lone UTF-16 surrogate (\\u{ord(char):04x}), which is no character: "
+                    "kubectl's and Helm's YAML parser refuse it",
+                    node.start_mark,
+                )
+
+
+#: Mapping node id -> (kept key, earlier key) of each key written twice in it.
+Duplicates = dict[int, list[tuple[Node, Node]]]
+
+
+def compose_documents(text: str | bytes, filename: str) -> tuple[list[tuple[int, Node]], Duplicates]:
+    """:func:`compose`, and the keys written twice in any mapping of ``text``."""
+    try:
+        loader = _ConsumerLoader(text)
+        try:
+            docs: list[Node | None] = []
+            while loader.check_node():
+                docs.append(loader.get_node())
+            return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None], loader.duplicates
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
+        if mark is None:
+            raise LintInputError(f"{filename}: YAML syntax error: {problem}", file=filename) from None
+        raise LintInputError(
+            f"{filename}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {problem}",
+            file=filename,
+            line=mark.line + 1,
+        ) from None
+    except yaml.YAMLError as error:  # ReaderError: bytes that are not UTF-8/16
+        detail = " ".join(str(error).split())
+        raise LintInputError(f"{filename}: not readable as YAML: {detail}", file=filename) from None
+    except RecursionError:  # the composer recurses once per nesting level
+        raise LintInputError(f"{filename}: YAML nested too deeply to read", file=filename) from None
+
+
+def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
+    """Every non-empty YAML document of ``text`` as (1-based index, node
+    tree), as consumers read it: merge keys merged, and of a key written
+    twice the last value (:class:`_ConsumerLoader`).
+
+    Raises LintInputError (``FILE:LINE:COL: message``) on a syntax error."""
+    return compose_documents(text, filename)[0]
+
+
+# -- node helpers -------------------------------------------------------------
+
+
+def _items(node: Node) -> Iterator[tuple[str, Node, Node]]:
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode):
+                yield key.value, key, value
+
+
+def _get(node: Node, key: str) -> Node | None:
+    for name, _, value in _items(node):
+        if name == key:
+            return value
+    return None
+
+
+def _scalar(node: Node | None) -> str | None:
+    if isinstance(node, ScalarNode) and not node.tag.endswith(":null"):
+        value: str = node.value
+        return value
+    return None
+
+
+def _is_true(node: Node | None) -> bool:
+    return isinstance(node, ScalarNode) and node.tag.endswith(":bool") and str(node.value).lower() in _TRUE
+
+
+def _value(node: Node | None) -> Any:
+    """A scalar's Python value (for reporting): bools and ints as such."""
+    if not isinstance(node, ScalarNode):
+        return None
+    if node.tag.endswith(":bool"):
+        return str(node.value).lower() in _TRUE
+    if node.tag.endswith(":null"):
+        return None
+    if node.tag.endswith(":int"):
+        try:
+            return int(node.value, 0)
+        except ValueError:
+            return node.value
+    return node.value
+
+
+def format_path(parts: Iterable[str | int]) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _SIMPLE_KEY.match(part):
+            out += ("." if out else "") + part
+        else:
+            out += '["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]'
+    return out
+
+
+# -- sites: where names are -----------------------------------------------------
+
+
+@dataclass
+class _Doc:
+    file: str
+    index: int
+    root: Node
+    kind: str | None
+
+
+@dataclass
+class _Entry:
+    """One pciHostDevices / mediatedDevices item."""
+
+    doc: _Doc
+    node: Node
+    path: YamlPath
+    list_kind: str  # "pci" or "mdev"
+    hyperconverged: bool
+
+
+@dataclass
+class _Reference:
+    """A name asked for by a VM or a node pool."""
+
+    doc: _Doc
+    node: Node
+    path: YamlPath
+
+
+@dataclass
+class _Sites:
+    blocks: list[tuple[_Doc, Node, YamlPath]] = field(default_factory=list)
+    references: list[_Reference] = field(default_factory=list)
+    #: Cozystack node groups (``nodeGroups.<group>``) and KubernetesNodes
+    #: specs: (doc, mapping, path, is a KubernetesNodes spec).
+    pools: list[tuple[_Doc, MappingNode, YamlPath, bool]] = field(default_factory=list)
+
+
+#: The kind of Cozystack's node-pool application (a fact of every release that has it).
+KUBERNETES_NODES = "KubernetesNodes"
+
+
+def _walk(doc: _Doc, sites: _Sites) -> None:
+    seen: set[int] = set()
+
+    def visit(node: Node, path: YamlPath) -> None:
+        if id(node) in seen:  # aliases: visit each node once
+            return
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            pool = _nodes_pool(node)
+            if pool is not None:
+                spec, where = pool
+                sites.pools.append((doc, spec, path + where, True))
+                gpus = _get(spec, "gpus")
+                for i, item in enumerate(gpus.value if isinstance(gpus, SequenceNode) else ()):
+                    name = _get(item, "name")
+                    if isinstance(name, ScalarNode):
+                        sites.references.append(_Reference(doc, name, path + where + ("gpus", i, "name")))
+            for key, _, value in _items(node):
+                child = path + (key,)
+                if key == "permittedHostDevices" and isinstance(value, MappingNode):
+                    sites.blocks.append((doc, value, child))
+                    continue
+                if key in ("deviceName", "name") and isinstance(value, ScalarNode) and _is_reference(path, key):
+                    sites.references.append(_Reference(doc, value, child))
+                if path and path[-1] == "nodeGroups" and isinstance(value, MappingNode):
+                    sites.pools.append((doc, value, child, False))
+                visit(value, child)
+        elif isinstance(node, SequenceNode):
+            for i, item in enumerate(node.value):
+                visit(item, path + (i,))
+
+    root = doc.root
+    if isinstance(root, MappingNode) and (_get(root, "pciHostDevices") or _get(root, "mediatedDevices")):
+        sites.blocks.append((doc, root, ()))
+    visit(root, ())
+
+
+def _nodes_pool(node: MappingNode) -> tuple[MappingNode, YamlPath] | None:
+    """The pool of a ``KubernetesNodes`` object (its ``spec``) or of the
+    HelmRelease Cozystack's aggregated API server writes for one (its
+    ``spec.values``, the object's spec as it was sent), and where it is in
+    ``node``; None for anything else. The HelmRelease is told by its API group
+    and its application-kind label, as the admission policy tells it
+    (:data:`pciname.kubevirt.admission.HELM_TARGETS`), never by its values' shape."""
+    from pciname.cozystack.releases import APPLICATION_KIND_LABEL, HELM_RELEASE_GROUP, HELM_RELEASE_KIND
+
+    kind = _scalar(_get(node, "kind"))
+    if kind == KUBERNETES_NODES:
+        spec = _get(node, "spec")
+        return (spec, ("spec",)) if isinstance(spec, MappingNode) else None
+    if kind != HELM_RELEASE_KIND:
+        return None
+    group = (_scalar(_get(node, "apiVersion")) or "").partition("/")[0]
+    metadata = _get(node, "metadata")
+    labels = _get(metadata, "labels") if metadata is not None else None
+    if (
+        group != HELM_RELEASE_GROUP
+        or labels is None
+        or _scalar(_get(labels, APPLICATION_KIND_LABEL)) != KUBERNETES_NODES
+    ):
+        return None
+    spec = _get(node, "spec")
+    values = _get(spec, "values") if spec is not None else None
+    return (values, ("spec", "values")) if isinstance(values, MappingNode) else None
+
+
+def _is_reference(path: YamlPath, key: str) -> bool:
+    """``...domain.devices.{gpus,hostDevices}[i].deviceName`` or
+    ``...nodeGroups.<group>.gpus[i].name``."""
+    if len(path) < 4 or not isinstance(path[-1], int):
+        return False
+    if key == "deviceName":
+        return path[-2] in ("gpus", "hostDevices") and path[-3] == "devices" and path[-4] == "domain"
+    return path[-2] == "gpus" and path[-4] == "nodeGroups"
+
+
+#: An entry's list kind -> its list's key in permittedHostDevices.
+_LIST_KEYS = {"pci": "pciHostDevices", "mdev": "mediatedDevices"}
+
+
+def _fields(node: Node) -> dict[str, Any]:
+    """The scalar fields of an entry, as a consumer loads them (what an
+    entry's collections hold does not decide who advertises it)."""
+    return {key: _value(value) for key, _, value in _items(node) if isinstance(value, ScalarNode)}
+
+
+def _entries(doc: _Doc, block: Node, path: YamlPath) -> Iterator[_Entry]:
+    hyperconverged = doc.kind == "HyperConverged"
+    for list_key, list_kind in (("pciHostDevices", "pci"), ("mediatedDevices", "mdev")):
+        seq = _get(block, list_key)
+        if isinstance(seq, SequenceNode):
+            for i, item in enumerate(seq.value):
+                if isinstance(item, MappingNode):
+                    yield _Entry(doc, item, path + (list_key, i), list_kind, hyperconverged)
+
+
+# -- the linter ---------------------------------------------------------------
+
+
+class Linter:
+    """Collects documents from any number of inputs, then checks them
+    together (a VM in one file may ask for a name permitted in another).
+
+    >>> linter = Linter("latest")
+    >>> linter.add_text(text, "kubevirt.yaml")       # doctest: +SKIP
+    >>> findings = linter.run()                      # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        profile: ProfileLike = DEFAULT_PROFILE,
+        upgrade_to: ProfileLike | None = None,
+        *,
+        resolver: ResolverLike | None = None,
+        cozystack: str | None = None,
+        notes: bool = True,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        from pciname.cozystack.releases import get_release, release_of_profile
+        from pciname.errors import PcinameError
+        from pciname.resolution.resolver import resolver_or_default
+
+        self.resolver: ResolverLike = resolver_or_default(resolver)
+        #: The Cozystack release node groups are checked against: ``cozystack``,
+        #: else the one a cozystack@ profile names, else the newest.
+        implied = release_of_profile(profile)
+        chosen = get_release(cozystack) if cozystack else None
+        if chosen is not None and implied is not None and chosen.version != implied.version:
+            raise PcinameError(
+                f"profile {profile} is Cozystack {implied.version}, but Cozystack {chosen.version} was asked for: give one"
+            )
+        self.cozystack = chosen or implied or get_release(None)
+        self.profile = profile
+        self.upgrade_to = upgrade_to
+        self.profile_name = self.resolver.view(profile).profile.name
+        self.upgrade_name = self.resolver.view(upgrade_to).profile.name if upgrade_to is not None else None
+        self._docs: list[_Doc] = []
+        self._duplicates: Duplicates = {}
+        self._name_index: dict[str, list[Resolution]] | None = None
+        #: ``FILE:LINE: PATH: message`` lines that deserve a word but are no
+        #: finding (a vGPU type string the evidence cannot check), set by
+        #: :meth:`run` (unless ``notes`` is False: a caller that shows none
+        #: saves their cost, a comparison with every vGPU type per selector).
+        self.notes: list[str] = []
+        self._want_notes = notes
+        #: Called before each entry, each reference and each hint :meth:`run`
+        #: checks: a deadline or a cancellation raises there, so no input outlasts it.
+        self._check = check or _nothing
+        #: After :meth:`run`: the input's permittedHostDevices entries that
+        #: permit an nvidia.com name with no finding (they work), in input
+        #: order, as ("pciHostDevices" or "mediatedDevices", the entry's scalar fields).
+        self.working_entries: list[tuple[str, dict[str, Any]]] = []
+        #: After :meth:`run`: how many permittedHostDevices blocks the input has.
+        self.blocks = 0
+        self._budget = HintBudget()
+        self._advertised: Candidates | None = None
+
+    # inputs
+
+    def add_text(self, text: str | bytes, filename: str = "<input>") -> int:
+        """Add the YAML documents of ``text``; returns how many. Raises
+        LintInputError on a syntax error (nothing of that text is added)."""
+        roots, duplicates = compose_documents(text, filename)
+        self._duplicates.update(duplicates)
+        for index, root in roots:
+            kind = _scalar(_get(root, "kind")) if isinstance(root, MappingNode) else None
+            self._docs.append(_Doc(filename, index, root, kind))
+        return len(roots)
+
+    def add_data(self, data: Any, filename: str = "<data>") -> int:
+        """Add plain data (e.g. an object read from the cluster) as one
+        document: its YAML dump, so lines refer to the dump. Dumped and
+        composed by libyaml when PyYAML has it, ten times faster than
+        :meth:`add_text` (plain data has no key twice and no merge key, all
+        that :class:`_ConsumerLoader` is for). Raises LintInputError for
+        data nested too deeply to dump."""
+        try:
+            roots = _compose_data(data)
+            # Without libyaml, or with text it cannot encode (a lone surrogate):
+            text = yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True) if roots is None else ""
+        except RecursionError:
+            raise LintInputError(f"{filename}: nested too deeply to check", file=filename) from None
+        if roots is None:
+            return self.add_text(text, filename)
+        for index, root in roots:
+            kind = _scalar(_get(root, "kind")) if isinstance(root, MappingNode) else None
+            self._docs.append(_Doc(filename, index, root, kind))
+        return len(roots)
+
+    def add_file(self, path: str) -> int:
+        """:meth:`add_text` of a file (``-``: standard input), read by
+        :func:`pciname.lint.inputs.read_input`."""
+        from pciname.lint.inputs import read_input
+
+        data, name = read_input(path)
+        return self.add_text(data, name)
+
+    # checks
+
+    def run(self) -> list[Finding]:
+        self.notes = []
+        sites = _Sites()
+        for doc in self._docs:
+            _walk(doc, sites)
+        self._budget = HintBudget(check=self._check)
+        findings: list[Finding] = []
+        wrong_pci: dict[str, str] = {}
+        wrong_mdev: dict[str, str] = {}
+        permitted_mdev: set[str] = set()
+        kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = {}  # valid names KubeVirt's own plugin advertises
+        working: set[str] = set()  # permitted names whose entries have no finding
+        entries: list[tuple[str, str, Node]] = []  # (list key, name, entry) of those entries
+        for doc, block, path in sites.blocks:
+            seen: dict[tuple[str, str], int] = {}
+            pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
+            for entry in _entries(doc, block, path):
+                self._check()
+                if entry.list_kind == "pci":
+                    found = self._check_pci(entry, seen, wrong_pci, pci_names, kubevirt_pci)
+                else:
+                    found = self._check_mdev(entry, seen, wrong_mdev, permitted_mdev)
+                findings.extend(found)
+                name = _scalar(_get(entry.node, "resourceName"))
+                clean = not [f for f in found if f.code != RENAMED_BY_UPGRADE]
+                if clean and name is not None and is_nvidia(name) and not _is_true(_get(entry.node, "disabled")):
+                    working.add(name)
+                    entries.append((_LIST_KEYS[entry.list_kind], name, entry.node))
+        conflicts = self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev)
+        findings.extend(conflicts)
+        working.difference_update(str(f.value) for f in conflicts)
+        self.working_entries = [(key, _fields(node)) for key, name, node in entries if name in working]
+        self.blocks = len(sites.blocks)
+        for doc, pool, path, is_nodes in sites.pools:
+            findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
+        if self._duplicates:
+            findings.extend(self._duplicate_keys())
+        permitted = _permitted_names(sites)
+        suggested = Candidates(working)
+        for ref in sites.references:
+            self._check()
+            if permitted is not None:
+                findings.extend(self._check_permitted(ref, permitted, suggested))
+            if _scalar(ref.node) in kubevirt_pci:
+                continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
+            findings.extend(self._check_reference(ref, wrong_pci, wrong_mdev, permitted_mdev))
+        rank: dict[str, int] = {}
+        for doc in self._docs:
+            rank.setdefault(doc.file, len(rank))
+        findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
+        return findings
+
+    def _duplicate_keys(self) -> list[Finding]:
+        """A key written twice in one mapping: PyYAML and Helm use the last
+        value (the one checked), kubectl's strict decoding refuses it."""
+        found: list[Finding] = []
+        for doc in self._docs:
+            seen: set[int] = set()
+            stack: list[tuple[Node, YamlPath]] = [(doc.root, ())]
+            while stack:
+                node, path = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                if isinstance(node, MappingNode):
+                    for kept, earlier in self._duplicates.get(id(node), ()):
+                        key = str(kept.value) if isinstance(kept, ScalarNode) else "?"
+                        found.append(
+                            self._finding(
+                                doc,
+                                kept,
+                                path + (key,),
+                                DUPLICATE_KEY,
+                                value=key,
+                                key=key,
+                                first_line=earlier.start_mark.line + 1,
+                            )
+                        )
+                    stack.extend((v, path + (k,)) for k, _, v in _items(node))
+                elif isinstance(node, SequenceNode):
+                    stack.extend((item, path + (i,)) for i, item in enumerate(node.value))
+        return found
+
+    def _finding(
+        self, doc: _Doc, node: Node, path: YamlPath, code: str, expected: Any = None, value: Any = None, **facts: Any
+    ) -> Finding:
+        """A finding of ``code`` at ``node``; its message is the registry's
+        (:data:`~pciname.lint.codes.CODES`) made of ``facts``."""
+        mark = node.start_mark
+        return Finding(
+            file=doc.file,
+            line=mark.line + 1,
+            column=mark.column + 1,
+            document=doc.index,
+            path=format_path(path),
+            value=_value(node) if value is None else value,
+            code=code,
+            message=CODES[code].message(**facts),
+            expected=expected,
+        )
+
+    def _common(self, entry: _Entry, name: str) -> list[Finding]:
+        """externalResourceProvider of an nvidia.com entry."""
+        erp = _get(entry.node, "externalResourceProvider")
+        if _is_true(erp):
+            return []
+        where = erp if erp is not None else entry.node
+        path = entry.path + ("externalResourceProvider",)
+        state = "is missing" if erp is None else f"is {_value(erp)!r}"
+        return [
+            self._finding(
+                entry.doc,
+                where,
+                path,
+                MISSING_EXTERNAL_RESOURCE_PROVIDER,
+                expected=True,
+                value=_value(erp) if erp is not None else None,
+                state=state,
+                name=name,
+            )
+        ]
+
+    def _duplicate(
+        self,
+        entry: _Entry,
+        node: Node,
+        path: YamlPath,
+        key: tuple[str, str],
+        seen: dict[tuple[str, str], int],
+        shown: str,
+        **names: str | None,
+    ) -> list[Finding]:
+        first = seen.get(key)
+        if first is None:
+            seen[key] = node.start_mark.line + 1
+            return []
+        return [self._finding(entry.doc, node, path, DUPLICATE_SELECTOR, shown=shown, first_line=first, **names)]
+
+    # pciHostDevices entries: one method per rule, in the order they apply
+
+    def _check_pci(
+        self,
+        entry: _Entry,
+        seen: dict[tuple[str, str], int],
+        wrong_pci: dict[str, str],
+        pci_names: dict[str, str],
+        kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]],
+    ) -> list[Finding]:
+        """One pciHostDevices entry. With ``externalResourceProvider: true``
+        NVIDIA's plugin advertises it (the name must be the derived one);
+        without, KubeVirt's own plugin does (:meth:`_check_kubevirt_pci`).
+        ``pci_names``: selector -> first name in this list; ``kubevirt_pci``
+        collects the valid names KubeVirt advertises (VMs may ask for them)."""
+        pci = _PciEntry.read(entry)
+        if pci is None:
+            return []
+        found = self._common(entry, pci.name) if pci.by_nvidia else []
+        found += self._pci_selector_field(pci)
+        if pci.vendor_device is None:
+            return found + self._pci_invalid_selector(pci)
+        found += self._pci_duplicate(pci, seen, pci_names)
+        resolution = self.resolver.resolve(pci.vendor_device, self.profile)
+        if not pci.by_nvidia:
+            return found + self._check_kubevirt_pci(entry, pci.name_node, pci.name, pci.shown, resolution, kubevirt_pci)
+        problem = self._pci_not_advertised(pci, resolution) or self._pci_wrong_name(pci, resolution, wrong_pci)
+        if problem:
+            return found + problem
+        found += self._name_problems(entry.doc, pci.name_node, pci.name_path, resolution.warnings)
+        return found + self._pci_renamed_by_upgrade(pci)
+
+    def _pci_selector_field(self, pci: _PciEntry) -> list[Finding]:
+        """wrong-selector-field: the other CR's selector field, not this one's."""
+        if pci.misplaced is None:
+            return []
+        reader = "a HyperConverged CR" if pci.entry.hyperconverged else "KubeVirt"
+        return [
+            self._finding(
+                pci.entry.doc,
+                pci.misplaced,
+                pci.selector_path,
+                WRONG_SELECTOR_FIELD,
+                expected=pci.own_field,
+                reader=reader,
+                own=pci.own_field,
+                other=pci.other_field,
+            )
+        ]
+
+    def _pci_invalid_selector(self, pci: _PciEntry) -> list[Finding]:
+        """invalid-selector: a missing selector, or one that is not VENDOR:DEVICE."""
+        where = pci.selector_node if pci.selector_node is not None else pci.entry.node
+        return [
+            self._finding(
+                pci.entry.doc, where, pci.selector_path, INVALID_SELECTOR, field=pci.own_field, selector=pci.selector
+            )
+        ]
+
+    def _pci_duplicate(
+        self, pci: _PciEntry, seen: dict[tuple[str, str], int], pci_names: dict[str, str]
+    ) -> list[Finding]:
+        """duplicate-selector: the selector already permitted in this list."""
+        assert pci.selector_node is not None
+        found = self._duplicate(
+            pci.entry,
+            pci.selector_node,
+            pci.selector_path,
+            ("pci", pci.shown),
+            seen,
+            pci.shown,
+            first_name=pci_names.get(pci.shown),
+            name=pci.name,
+        )
+        pci_names.setdefault(pci.shown, pci.name)
+        return found
+
+    def _pci_not_advertised(self, pci: _PciEntry, resolution: Resolution) -> list[Finding]:
+        """not-advertised: the profile's plugin advertises nothing for the device."""
+        if resolution.resource_name is not None:
+            return []
+        reason = next((w.message for w in resolution.warnings if w.code == NOT_ADVERTISED), "")
+        return [
+            self._finding(
+                pci.entry.doc,
+                pci.name_node,
+                pci.name_path,
+                NOT_ADVERTISED,
+                profile=self.profile_name,
+                shown=pci.shown,
+                reason=reason,
+            )
+        ]
+
+    def _pci_wrong_name(self, pci: _PciEntry, resolution: Resolution, wrong_pci: dict[str, str]) -> list[Finding]:
+        """wrong-resource-name: the plugin advertises the device under another name."""
+        expected = resolution.resource_name
+        if expected is None or pci.name == expected:
+            return []
+        wrong_pci.setdefault(pci.name, expected)
+        return [
+            self._finding(
+                pci.entry.doc,
+                pci.name_node,
+                pci.name_path,
+                WRONG_RESOURCE_NAME,
+                expected=expected,
+                profile=self.profile_name,
+                shown=pci.shown,
+                right=expected,
+                name=pci.name,
+                refused=not resolution.advertised,
+            )
+        ]
+
+    def _pci_renamed_by_upgrade(self, pci: _PciEntry) -> list[Finding]:
+        """renamed-by-upgrade: right today, another name in ``upgrade_to``."""
+        if self.upgrade_to is None:
+            return []
+        assert pci.vendor_device is not None
+        after = self.resolver.resolve(pci.vendor_device, self.upgrade_to).resource_name
+        if after == pci.name:
+            return []
+        return [
+            self._finding(
+                pci.entry.doc,
+                pci.name_node,
+                pci.name_path,
+                RENAMED_BY_UPGRADE,
+                expected=after,
+                upgrade=self.upgrade_name,
+                shown=pci.shown,
+                after=after,
+                name=pci.name,
+            )
+        ]
+
+    def _check_kubevirt_pci(
+        self,
+        entry: _Entry,
+        name_node: Node,
+        name: str,
+        shown: str,
+        resolution: Resolution,
+        permitted: dict[str, list[tuple[_Entry, Node, str]]],
+    ) -> list[Finding]:
+        """A pciHostDevices entry without ``externalResourceProvider: true``:
+        KubeVirt's own plugin advertises the selected devices (SR-IOV vGPU
+        VFs, kubevirt#16890) as ``name``, and any valid name works. Reported:
+        the name NVIDIA's plugin gives this device (``missing-external-
+        resource-provider``) or another one (``resource-name-conflict``), and
+        a name kubelet refuses or whose socket path is too long."""
+        path = entry.path + ("resourceName",)
+        theirs = resolution.resource_name
+        if theirs is not None and name == theirs:
+            return self._common(entry, name)
+        note = (
+            f"NVIDIA's plugin would call {shown} {theirs}"
+            if theirs
+            else f"NVIDIA's plugin advertises nothing for {shown}"
+        )
+        problems = [
+            self._finding(entry.doc, name_node, path, w.code, warning=w.message, note=note)
+            for w in kubevirt_name_warnings(name)
+        ]
+        others = sorted({r.device.upper() for r in self._names().get(name, []) if r.advertised})
+        if others:
+            problems.append(
+                self._finding(
+                    entry.doc,
+                    name_node,
+                    path,
+                    RESOURCE_NAME_CONFLICT,
+                    shown=shown,
+                    name=name,
+                    profile=self.profile_name,
+                    others=tuple(others),
+                    note=note,
+                )
+            )
+        if not problems:
+            permitted.setdefault(name, []).append((entry, name_node, shown))
+        return problems
+
+    def _kubevirt_pci_and_mdev(
+        self, kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]], permitted_mdev: set[str]
+    ) -> list[Finding]:
+        """A name KubeVirt advertises for PCI devices that a mediatedDevices
+        entry permits too: two plugins would register one resource."""
+        found: list[Finding] = []
+        for name in sorted(kubevirt_pci.keys() & permitted_mdev):
+            for entry, name_node, shown in kubevirt_pci.pop(name):
+                found.append(
+                    self._finding(
+                        entry.doc,
+                        name_node,
+                        entry.path + ("resourceName",),
+                        RESOURCE_NAME_CONFLICT,
+                        shown=shown,
+                        name=name,
+                        mdev=True,
+                    )
+                )
+        return found
+
+    def _name_problems(self, doc: _Doc, node: Node, path: YamlPath, warnings: Iterable[NameWarning]) -> list[Finding]:
+        return [
+            self._finding(doc, node, path, w.code, warning=w.message)
+            for w in warnings
+            if w.code in (INVALID_RESOURCE_NAME, SOCKET_PATH_TOO_LONG)
+        ]
+
+    def _check_mdev(
+        self, entry: _Entry, seen: dict[tuple[str, str], int], wrong_mdev: dict[str, str], permitted: set[str]
+    ) -> list[Finding]:
+        node = entry.node
+        if _is_true(_get(node, "disabled")):
+            return []
+        name_node = _get(node, "resourceName")
+        name = _scalar(name_node)
+        if name_node is None or name is None or not is_nvidia(name):
+            return []
+        found = self._common(entry, name)
+        selector_node = _get(node, "mdevNameSelector")
+        selector = _scalar(selector_node)
+        selector_path = entry.path + ("mdevNameSelector",)
+        if selector_node is None or selector is None:
+            found.append(self._finding(entry.doc, node, selector_path, INVALID_SELECTOR, field="mdevNameSelector"))
+            return found
+        found.extend(self._duplicate(entry, selector_node, selector_path, ("mdev", selector), seen, repr(selector)))
+        from pciname.kubevirt.vgpu import selector_note, selector_problem
+
+        problem = selector_problem(selector)
+        note = selector_note(selector) if problem is None and self._want_notes else None
+        if note is not None:
+            mark = selector_node.start_mark
+            self.notes.append(f"{entry.doc.file}:{mark.line + 1}: {format_path(selector_path)}: {note}")
+        if problem is not None:
+            found.append(
+                self._finding(
+                    entry.doc, selector_node, selector_path, UNKNOWN_VGPU_TYPE, expected=problem["strings"], **problem
+                )
+            )
+        rule = self.resolver.view(self.profile).profile.mdev_name
+        expected = mdev.mdev_resource(selector, rule)
+        if expected is None:
+            found.append(
+                self._finding(
+                    entry.doc,
+                    selector_node,
+                    selector_path,
+                    PLUGIN_CRASH,
+                    profile=self.profile_name,
+                    warning=mdev.crash_warning(selector).message,
+                )
+            )
+            return found
+        path = entry.path + ("resourceName",)
+        if name != expected:
+            wrong_mdev.setdefault(name, expected)
+            how = "white space to '_', nothing else changed"
+            if rule == mdev.SECOND_FIELD:
+                how = "the second space-separated field"
+            found.append(
+                self._finding(
+                    entry.doc,
+                    name_node,
+                    path,
+                    WRONG_MDEV_RESOURCE_NAME,
+                    expected=expected,
+                    profile=self.profile_name,
+                    selector=selector,
+                    right=expected,
+                    name=name,
+                    how=how,
+                )
+            )
+            return found
+        problems = self._name_problems(entry.doc, name_node, path, resource_warnings(name))
+        if not problems:
+            permitted.add(name)
+        found.extend(problems)
+        if self.upgrade_to is not None:
+            after = mdev.mdev_resource(selector, self.resolver.view(self.upgrade_to).profile.mdev_name)
+            if after != name:
+                found.append(
+                    self._finding(
+                        entry.doc,
+                        name_node,
+                        path,
+                        RENAMED_BY_UPGRADE,
+                        expected=after,
+                        upgrade=self.upgrade_name,
+                        selector=selector,
+                        after=after,
+                        name=name,
+                    )
+                )
+        return found
+
+    # references from VMs and node pools
+
+    def _check_permitted(self, ref: _Reference, permitted: set[str], working: Candidates) -> list[Finding]:
+        """A VM or node pool name that no permittedHostDevices entry of the
+        input permits (``not-permitted``); the names suggested are those of
+        ``working``, the permitted entries without a finding."""
+        name = _scalar(ref.node)
+        if name is None or not is_nvidia(name) or name in permitted:
+            return []
+        expected, hint = not_permitted_hint(name, working, self._budget)
+        return [self._finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint)]
+
+    def _names(self) -> dict[str, list[Resolution]]:
+        """resource name -> resolutions of the devices with that name."""
+        if self._name_index is None:
+            names: dict[str, list[Resolution]] = {}
+            for r in self.resolver.devices(self.profile):
+                if r.resource_name is not None:
+                    names.setdefault(r.resource_name, []).append(r)
+            self._name_index = names
+        return self._name_index
+
+    def _suggest(self, name: str) -> list[str]:
+        """Up to three advertised names close to ``name`` (none when the run's hint budget is spent)."""
+        if self._advertised is None:
+            self._advertised = Candidates(
+                n for n, rs in self._names().items() if is_nvidia(n) and any(r.advertised for r in rs)
+            )
+        return self._advertised.closest(name, self._budget) or []
+
+    def _check_pool_fields(self, doc: _Doc, pool: MappingNode, path: YamlPath, is_nodes: bool) -> list[Finding]:
+        """``field-not-in-release`` for each field of a node group (or a
+        KubernetesNodes spec) that the chosen Cozystack release lacks."""
+        from pciname.cozystack.releases import DISK_FIELDS
+
+        release = self.cozystack
+        if is_nodes:
+            app = release.kubernetes_nodes
+            if app is None:
+                return []  # no such app in this release: nothing to compare with (the API refuses the kind)
+            fields = tuple(app.schema.get("properties", {}))
+            what = f"{release.label}'s {KUBERNETES_NODES} has no field"
+        else:
+            fields = release.fields
+            what = f"{release.label}'s node groups have no field"
+        disk = next((f for f in DISK_FIELDS if f in fields), None)
+        found: list[Finding] = []
+        for key, key_node, _ in _items(pool):
+            if key in fields:
+                continue
+            expected = disk if key in DISK_FIELDS else None
+            found.append(
+                self._finding(
+                    doc, key_node, path + (key,), FIELD_NOT_IN_RELEASE, expected, key, what=what, key=key, disk=expected
+                )
+            )
+        return found
+
+    def _check_reference(
+        self, ref: _Reference, wrong_pci: dict[str, str], wrong_mdev: dict[str, str], permitted_mdev: set[str]
+    ) -> list[Finding]:
+        name = _scalar(ref.node)
+        if name is None or not is_nvidia(name):
+            return []
+        doc, node, path = ref.doc, ref.node, ref.path
+        if is_mdev_name(name):
+            if name in wrong_mdev:
+                return [
+                    self._finding(
+                        doc,
+                        node,
+                        path,
+                        WRONG_MDEV_RESOURCE_NAME,
+                        expected=wrong_mdev[name],
+                        name=name,
+                        right=wrong_mdev[name],
+                        reference=True,
+                    )
+                ]
+            problems = self._name_problems(doc, node, path, resource_warnings(name))
+            if problems:
+                return problems
+            if permitted_mdev and name not in permitted_mdev:
+                close = Candidates(permitted_mdev, key=str).closest(name, self._budget, cutoff=0.8)
+                if close:
+                    return [
+                        self._finding(
+                            doc,
+                            node,
+                            path,
+                            UNKNOWN_RESOURCE_NAME,
+                            expected=close,
+                            name=name,
+                            suggestions=tuple(close),
+                            mdev=True,
+                        )
+                    ]
+            return []
+        if name in wrong_pci:
+            return [
+                self._finding(
+                    doc,
+                    node,
+                    path,
+                    WRONG_RESOURCE_NAME,
+                    expected=wrong_pci[name],
+                    profile=self.profile_name,
+                    name=name,
+                    right=wrong_pci[name],
+                    reference=True,
+                )
+            ]
+        resolutions = self._names().get(name)
+        if resolutions is None:
+            devices = self.resolver.reverse(name, self.profile)  # the bare-id fallback, e.g. nvidia.com/2335
+            resolutions = [self.resolver.resolve(d, self.profile) for d in devices]
+        if not resolutions:
+            problems = self._name_problems(doc, node, path, resource_warnings(name))
+            if problems:
+                return problems
+            suggestions = self._suggest(name)
+            return [
+                self._finding(
+                    doc,
+                    node,
+                    path,
+                    UNKNOWN_RESOURCE_NAME,
+                    expected=suggestions,
+                    profile=self.profile_name,
+                    name=name,
+                    suggestions=tuple(suggestions),
+                )
+            ]
+        if not any(r.advertised for r in resolutions):
+            warnings = [w for r in resolutions[:1] for w in r.warnings]
+            return self._name_problems(doc, node, path, warnings)
+        if self.upgrade_to is not None:
+            after = sorted(
+                {self.resolver.resolve(r.device, self.upgrade_to).resource_name or "nothing" for r in resolutions}
+            )
+            if name not in after:
+                listed = ", ".join(r.device for r in resolutions)
+                return [
+                    self._finding(
+                        doc,
+                        node,
+                        path,
+                        RENAMED_BY_UPGRADE,
+                        expected=after[0] if len(after) == 1 else after,
+                        upgrade=self.upgrade_name,
+                        devices=listed,
+                        after=", ".join(after),
+                        name=name,
+                    )
+                ]
+        return []
+
+
+@dataclass
+class _PciEntry:
+    """What the rules read of one pciHostDevices entry with an ``nvidia.com/``
+    name (:meth:`read`: None for any other entry, or a disabled one)."""
+
+    entry: _Entry
+    name_node: Node
+    name: str
+    own_field: str  # the selector field this CR reads
+    other_field: str  # the other CR's
+    selector_node: Node | None  # own_field's value, else a misplaced other_field's
+    misplaced: Node | None  # other_field's value when own_field is missing
+    selector: str | None
+    by_nvidia: bool  # externalResourceProvider says NVIDIA's plugin advertises it
+    vendor_device: str | None  # "10de:2236" when the selector is valid
+    shown: str  # "10DE:2236"
+
+    @property
+    def selector_path(self) -> YamlPath:
+        return self.entry.path + (self.other_field if self.misplaced is not None else self.own_field,)
+
+    @property
+    def name_path(self) -> YamlPath:
+        return self.entry.path + ("resourceName",)
+
+    @classmethod
+    def read(cls, entry: _Entry) -> _PciEntry | None:
+        node = entry.node
+        if _is_true(_get(node, "disabled")):
+            return None
+        name_node = _get(node, "resourceName")
+        name = _scalar(name_node)
+        if name_node is None or name is None or not is_nvidia(name):
+            return None
+        own_field, other_field = (
+            ("pciDeviceSelector", "pciVendorSelector")
+            if entry.hyperconverged
+            else ("pciVendorSelector", "pciDeviceSelector")
+        )
+        selector_node = _get(node, own_field)
+        misplaced = _get(node, other_field) if selector_node is None else None
+        if misplaced is not None:
+            selector_node = misplaced
+        selector = _scalar(selector_node)
+        # true: NVIDIA's plugin. Missing, null or false: KubeVirt's own. Any
+        # other value (the string "true", 1) is meant for NVIDIA's plugin but
+        # is not a boolean: reported, and the entry checked as NVIDIA's.
+        erp = _get(node, "externalResourceProvider")
+        by_nvidia = erp is not None and not (
+            isinstance(erp, ScalarNode)
+            and (erp.tag.endswith(":null") or (erp.tag.endswith(":bool") and not _is_true(erp)))
+        )
+        match = _SELECTOR.match(selector) if selector is not None and selector_node is not None else None
+        vendor_device = shown = None
+        if match:
+            vendor, device = (g.lower() for g in match.groups())
+            vendor_device = f"{vendor}:{device}"
+            shown = vendor_device.upper()
+        return cls(
+            entry,
+            name_node,
+            name,
+            own_field,
+            other_field,
+            selector_node,
+            misplaced,
+            selector,
+            by_nvidia,
+            vendor_device,
+            shown or "",
+        )
+
+
+def _permitted_names(sites: _Sites) -> set[str] | None:
+    """Every ``nvidia.com/`` resourceName the input's permittedHostDevices
+    entries permit (disabled ones left out), right or wrong; None when the
+    input has no such block (then nothing is ``not-permitted``)."""
+    if not sites.blocks:
+        return None
+    names: set[str] = set()
+    for doc, block, path in sites.blocks:
+        for entry in _entries(doc, block, path):
+            if _is_true(_get(entry.node, "disabled")):
+                continue
+            name = _scalar(_get(entry.node, "resourceName"))
+            if name is not None and is_nvidia(name):
+                names.add(name)
+    return names
+
+
+def kubevirt_socket_path(resource: str) -> str:
+    """The socket KubeVirt's own device plugin (virt-handler) serves a
+    permitted resource on: ``/`` becomes ``-`` and the domain stays."""
+    return f"{checks.DEVICE_PLUGIN_DIR}kubevirt-{resource.replace('/', '-')}.sock"
+
+
+def kubevirt_name_warnings(resource: str) -> list[NameWarning]:
+    """kubelet validity and socket length of a name KubeVirt's own plugin
+    registers (``nvidia.com/`` names only)."""
+    found: list[NameWarning] = []
+    if not is_nvidia(resource):
+        return found
+    problem = checks.name_part_problem(resource[len(PREFIX) :])
+    if problem:
+        found.append(
+            NameWarning(
+                INVALID_RESOURCE_NAME,
+                f"kubelet refuses {resource}: {problem}; KubeVirt's device plugin cannot register it",
+            )
+        )
+    socket = kubevirt_socket_path(resource)
+    size = len(socket.encode("utf-8", "surrogateescape"))
+    if size > checks.SOCKET_PATH_MAX_BYTES:
+        found.append(
+            NameWarning(
+                SOCKET_PATH_TOO_LONG,
+                f"KubeVirt's plugin socket {socket} is {size} bytes, more than the {checks.SOCKET_PATH_MAX_BYTES} "
+                "a unix socket path may have; the plugin cannot create it",
+            )
+        )
+    return found
+
+
+def lint_text(
+    text: str | bytes,
+    filename: str = "<input>",
+    profile: ProfileLike = DEFAULT_PROFILE,
+    upgrade_to: ProfileLike | None = None,
+    *,
+    resolver: ResolverLike | None = None,
+    cozystack: str | None = None,
+) -> list[Finding]:
+    """Findings for one YAML text (multi-document). Raises LintInputError."""
+    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=cozystack)
+    linter.add_text(text, filename)
+    return linter.run()
+
+
+def lint_data(
+    data: Any,
+    filename: str,
+    profile: ProfileLike = DEFAULT_PROFILE,
+    upgrade_to: ProfileLike | None = None,
+    *,
+    resolver: ResolverLike | None = None,
+    cozystack: str | None = None,
+    check: Callable[[], None] | None = None,
+) -> list[Finding]:
+    """Findings for plain data (e.g. an object read from the cluster); lines
+    refer to its YAML dump (:meth:`Linter.add_data`). No notes are made
+    (none is returned). ``check``: see :class:`Linter`. Raises
+    LintInputError for data nested too deeply to check."""
+    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=cozystack, notes=False, check=check)
+    linter.add_data(data, filename)
+    try:
+        return linter.run()
+    except RecursionError:
+        raise LintInputError(f"{filename}: nested too deeply to check", file=filename) from None
+
+
+def _nothing() -> None:
+    pass
+
+
+def _compose_data(data: Any) -> list[tuple[int, Node]] | None:
+    """The one document of ``data``'s YAML dump as libyaml dumps and
+    composes it; None without libyaml, or for text it cannot encode. The
+    dump (PyYAML's representer, in Python) raises RecursionError past a few
+    hundred levels, far below the nesting libyaml's composer recurses too
+    deep on (tens of thousands): it never sees text nested deeper."""
+    dumper = getattr(yaml, "CSafeDumper", None)
+    loader = getattr(yaml, "CSafeLoader", None)
+    if dumper is None or loader is None:
+        return None
+    try:
+        text = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    except UnicodeEncodeError:
+        return None
+    root = yaml.compose(text, Loader=loader)
+    return [] if root is None else [(1, root)]

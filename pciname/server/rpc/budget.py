@@ -1,0 +1,207 @@
+"""What one request may cost the server: the YAML nodes of a Lint (or
+GpuOptions) request, counted before anything is composed, and the slots
+that bound how many Lint RPCs run at once.
+
+Bytes alone do not bound a YAML request: 1 MiB of ``- a`` lines is 260,000
+nodes, and PyYAML's composed nodes cost about 600 bytes each (the lint tree
+of one such request took a server from 75 to 310 MB). :func:`count_nodes`
+walks the request's parse events (libyaml's parser when PyYAML has it: no
+node is built, and it is ten times faster than composing) and refuses the
+request, one line, once the nodes pass the server's ``--max-lint-nodes`` or
+the nesting passes :data:`MAX_YAML_DEPTH`. An alias counts as many nodes as
+the anchored node holds, as a consumer that expands it sees them, so a
+"billion laughs" is refused too. Every :data:`CHECK_EVERY` events it asks
+whether the caller is still there (:func:`check_alive`): a cancelled RPC or
+a passed deadline stops the work.
+
+The limits' defaults are :mod:`pciname.server.config`'s. Nothing here
+changes what is linted: the linter composes the same text afterwards, as
+``pciname lint`` does.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import grpc
+
+from pciname.server.rpc.wire import RpcFailure
+
+# Deeper than any Kubernetes object; PyYAML's composer recurses about three
+# frames per level and fails near 300 anyway, after a long scan.
+MAX_YAML_DEPTH = 200
+# Events between two looks at the caller's deadline and cancellation.
+CHECK_EVERY = 2048
+
+
+def check_alive(context: grpc.ServicerContext) -> None:
+    """CANCELLED once the caller went away, DEADLINE_EXCEEDED once its deadline passed."""
+    remaining = context.time_remaining()
+    if remaining is not None and remaining <= 0:  # (the RPC is not active then either)
+        raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the work was done")
+    if not context.is_active():
+        raise RpcFailure(grpc.StatusCode.CANCELLED, "the caller cancelled the request")
+
+
+def _parser() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+
+
+def _events(text: str | bytes, loader: Any) -> Any:
+    import yaml
+
+    return yaml.parse(text, Loader=loader)
+
+
+def count_nodes(
+    text: str | bytes,
+    name: str,
+    limit: int,
+    context: grpc.ServicerContext,
+    *,
+    already: int = 0,
+    flag: str,
+    reason: str | None = None,
+) -> int:
+    """The YAML nodes of ``text`` (aliases expanded), plus ``already``
+    (the request's files before this one). INVALID_ARGUMENT past ``limit``
+    or :data:`MAX_YAML_DEPTH` (that one with ``reason``, default
+    lint-input with the file's name); what is not YAML is counted as far as
+    it goes and left to the linter to report (in the words ``pciname lint``
+    uses)."""
+    import yaml
+
+    from pciname.server.rpc.wire import FILE_KEY, LINT_INPUT, failure, metadata_text, shown
+
+    fast = _parser()
+    for loader in (fast, yaml.SafeLoader) if fast is not None else (yaml.SafeLoader,):
+        count = already
+        sizes: dict[str, int] = {}
+        open_: list[tuple[str | None, int]] = []  # (anchor, count at the start) of each open collection
+        try:
+            for seen, event in enumerate(_events(text, loader)):
+                if seen % CHECK_EVERY == 0:
+                    check_alive(context)
+                if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                    count += 1
+                    open_.append((event.anchor, count))
+                    if len(open_) > MAX_YAML_DEPTH:
+                        # What the linter says of YAML its composer cannot nest (after a long scan).
+                        raise failure(
+                            grpc.StatusCode.INVALID_ARGUMENT,
+                            f"{shown(name, quote=False)}: YAML nested too deeply to read "
+                            f"(more than {MAX_YAML_DEPTH} levels)",
+                            reason or LINT_INPUT,
+                            *([] if reason else [(FILE_KEY, metadata_text(name))]),
+                        )
+                elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                    anchor, start = open_.pop()
+                    if anchor is not None:
+                        sizes[anchor] = count - start + 1
+                elif isinstance(event, yaml.ScalarEvent):
+                    count += 1
+                    if event.anchor is not None:
+                        sizes[event.anchor] = 1
+                elif isinstance(event, yaml.AliasEvent):
+                    count += sizes.get(event.anchor or "", 1)
+                else:
+                    continue
+                if count > limit:
+                    raise RpcFailure(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        f"more than this server's maximum of {limit} YAML nodes in one request ({flag}), "
+                        f"counting aliases as what they stand for, by {shown(name, quote=False)}; split the request",
+                    )
+            return count
+        except yaml.YAMLError:
+            continue  # not YAML to this parser: the next (PyYAML's own) counts, else the linter reports
+        except RecursionError:
+            break
+    return count
+
+
+# Nodes past which a request's memory is handed back to the system after it.
+RELEASE_AFTER_NODES = 10_000
+
+
+def release_memory() -> None:
+    """Give the memory a large request used back to the system: Python
+    frees the nodes, but glibc keeps what a worker thread's arena held
+    (a server stayed at its peak after one Lint of 100,000 nodes)."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        trim = getattr(libc, "malloc_trim", None)
+        if trim is not None:
+            trim(0)
+    except OSError:  # not glibc: nothing to trim
+        pass
+
+
+class CheckedText:
+    """``text`` as a stream PyYAML reads 4 KiB at a time, asking
+    :func:`check_alive` before each read: the linter's composer, which
+    cannot be interrupted otherwise, stops when the caller cancels or its
+    deadline passes. PyYAML reads it as it reads the text itself (the same
+    decoding, errors and marks; ``name`` is the one it gives a string)."""
+
+    def __init__(self, text: str | bytes, context: grpc.ServicerContext) -> None:
+        import io
+
+        self.name = "<unicode string>" if isinstance(text, str) else "<byte string>"
+        self._stream: io.StringIO | io.BytesIO = io.StringIO(text) if isinstance(text, str) else io.BytesIO(text)
+        self._context = context
+
+    def read(self, size: int = -1) -> str | bytes:
+        check_alive(self._context)
+        return self._stream.read(size)
+
+
+class Slots:
+    """At most ``size`` holders at once; :meth:`take` refuses (never waits)
+    beyond that, so waiting requests never hold the server's workers."""
+
+    def __init__(self, size: int, what: str, flag: str) -> None:
+        self.size = size
+        self.what = what
+        self.flag = flag
+        self._semaphore = threading.BoundedSemaphore(size)
+
+    def take(self) -> _Slot:
+        if not self._semaphore.acquire(blocking=False):
+            raise RpcFailure(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{self.size} {self.what} already running, this server's maximum ({self.flag}); retry shortly",
+            )
+        return _Slot(self._semaphore)
+
+
+class _Slot:
+    def __init__(self, semaphore: threading.BoundedSemaphore) -> None:
+        self._semaphore = semaphore
+
+    def __enter__(self) -> _Slot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._semaphore.release()
+
+
+__all__ = [
+    "CHECK_EVERY",
+    "MAX_YAML_DEPTH",
+    "RELEASE_AFTER_NODES",
+    "CheckedText",
+    "Slots",
+    "check_alive",
+    "count_nodes",
+    "release_memory",
+]
