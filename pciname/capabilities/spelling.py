@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import enum
 
+#: The CLI flags not spelled as ``--`` + the field with ``-`` for ``_``.
+CLI_FLAGS = {"roles": "--role"}
+
 
 class Spelling(enum.Enum):
     CLI = "cli"
@@ -14,7 +17,9 @@ class Spelling(enum.Enum):
 
     def __call__(self, field: str) -> str:
         """``field`` (a request attribute) as this surface spells it."""
-        return "--" + field.replace("_", "-") if self is Spelling.CLI else field
+        if self is Spelling.RPC:
+            return field
+        return CLI_FLAGS.get(field) or "--" + field.replace("_", "-")
 
 
 __all__ = ["Spelling"]

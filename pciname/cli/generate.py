@@ -21,7 +21,6 @@ from pciname.cli.shared import (
     NO_DEVICES,
     add_cozystack_option,
     add_request_options,
-    cozystack_profile,
     included,
     profile_arg,
     report,
@@ -325,34 +324,25 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def run_node_pool(args: argparse.Namespace) -> int:
-    from pciname.kubevirt.generate import node_pool
+    from pciname.capabilities.node_pool import NodePoolRequest, answer
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_GPUS)
-    cozystack_profile(args)
     devices, mdevs = vgpu_requests(args, counts=True)
-    fields = {name: getattr(args, name) for name in POOL_FIELD_FLAGS}
-    if args.fragment:
-        given = [flag for name, flag in POOL_FIELD_FLAGS.items() if fields[name] is not None]
-        if given:
-            raise PcinameError(f"--fragment emits gpus only: it takes no {', '.join(given)}")
-        fields = {}
-    if args.cluster is not None and args.format == "values":
-        raise PcinameError("--cluster goes with --format kubernetes-nodes or patch")
-    if args.format == "kubernetes-nodes" and args.cluster is None:
-        raise PcinameError("--format kubernetes-nodes needs --cluster NAME: the object is named CLUSTER-GROUP")
-    snippet = node_pool(
+    request = NodePoolRequest(
         args.group,
-        _requests(devices),
-        profile_arg(args),
-        args.include_broken,
-        mdevs=_requests(mdevs),
+        tuple(devices),
+        tuple(mdevs),
+        profile=args.profile,
+        include_broken=args.include_broken,
         fragment=args.fragment,
         format=args.format,
         cozystack=args.cozystack,
         cluster=args.cluster,
-        **fields,
-    )
+        fields={name: getattr(args, name) for name in POOL_FIELD_FLAGS},
+    ).validated()
+    _choose_profile(args, request.chosen_profile)
+    snippet = answer(request, profile_arg(args))
     broken = report(snippet)
     output = args.output or ("json" if args.format == "patch" else "yaml")
     if output == "table":

@@ -650,8 +650,7 @@ def gpu_options_profile(cozystack: str, profile: str) -> tuple[str, str]:
 def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> tuple[pb.NodePoolResponse, int]:
     """The answer (what ``pciname node-pool`` prints for the same input), and
     how many device and mdev type requests it names."""
-    from pciname.kubevirt.generate import DEFAULT_POOL_FORMAT, parse_request, pool_format
-    from pciname.kubevirt.generate import node_pool as generate
+    from pciname.capabilities.node_pool import NodePoolRequest, answer, gpu_names
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
@@ -667,42 +666,38 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
     for name in ("format", "instance_type", "ephemeral_storage", "cpu", "memory", "cozystack", "cluster"):
         check_length(getattr(request, name), name, MAX_NAME_CHARS)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    fmt = pool_format(request.format.strip().lower() or DEFAULT_POOL_FORMAT)
     no_auto(request.profile)
-    profile_text = cozystack_profile(request.cozystack, request.profile)
-    profile = served_profile(data, profile_text)
 
     def given(name: str) -> Any:
         return getattr(request, name) if request.HasField(name) else None
 
-    snippet = generate(
+    asked = NodePoolRequest(
         request.group,
-        [parse_request(d) for d in devices],
-        profile.key,
-        request.include_broken,
-        mdevs=[parse_request(m) for m in mdev_types],
-        resolver=data.resolver,
+        tuple(devices),
+        tuple(mdev_types),
+        profile=request.profile or None,
+        include_broken=request.include_broken,
         fragment=request.fragment,
-        format=fmt,
-        instance_type=given("instance_type"),
-        min_replicas=given("min_replicas"),
-        max_replicas=given("max_replicas"),
-        ephemeral_storage=given("ephemeral_storage"),
-        roles=roles or None,
-        cpu=given("cpu"),
-        memory=given("memory"),
-        cozystack=request.cozystack or (profile_text if profile_text.lower().startswith("cozystack@") else None),
+        format=request.format,
+        cozystack=request.cozystack or None,
         cluster=request.cluster or None,
-    )
-    spec = snippet.data.get("spec", snippet.data)
-    gpus = spec["nodeGroups"][request.group]["gpus"] if "nodeGroups" in spec else spec["gpus"]
+        fields={
+            **{name: given(name) for name in ("instance_type", "min_replicas", "max_replicas", "cpu", "memory")},
+            "ephemeral_storage": given("ephemeral_storage"),
+            "roles": roles or None,
+        },
+        spelling=Spelling.RPC,
+    ).validated()
+    fmt = asked.format
+    profile = served_profile(data, str(asked.chosen_profile or ""))
+    snippet = answer(asked, profile.key, resolver=data.resolver)
     yaml_text, json_text = _texts(snippet.data)
     response = node_pool_response(
         profile=profile.name,
         format=fmt,
         yaml=yaml_text,
         json=json_text,
-        gpus=[g["name"] for g in gpus],
+        gpus=gpu_names(snippet, request.group),
         left_out=snippet.left_out,
         notes=snippet.notes,
     )
