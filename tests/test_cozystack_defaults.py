@@ -156,7 +156,10 @@ def test_cozystack_release_flag_rules(capsys):
         "-p",
         "cozystack@v1.5.0",
     )
-    assert code == 2 and "profile cozystack@v1.5.0 is Cozystack v1.5.0, but --cozystack v1.6.0" in err
+    assert (
+        code == 2
+        and "profile cozystack@v1.5.0 is Cozystack v1.5.0, but Cozystack v1.6.0 was asked for: give one" in err
+    )
     code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v7.0.0")
     assert code == 2 and "unknown Cozystack release 'v7.0.0': pciname knows v1.0.0 to v1.6.2" in err
     code, _out, err = run(
@@ -376,7 +379,7 @@ def test_missing_defaults_file(tmp_path, capsys):
         (["--format", "cozystack", "--replace-defaults", "--cozystack-defaults", "x.yaml"], "nothing to compare with"),
         (
             ["--format", "cozystack", "--variant", "vgpu", "--vgpu-device-manager", "--cozystack-defaults", "x.yaml"],
-            "--cozystack-defaults FILE replaces it",
+            "--cozystack-defaults replaces it",
         ),
         (
             ["--format", "cozystack", "--variant", "passthrough"],
@@ -565,7 +568,7 @@ def test_readme_names_every_code_and_flag():
         (
             {"format": "cozystack", "cozystack": "v1.6.0", "profile": "cozystack@v1.5.0"},
             grpc.StatusCode.INVALID_ARGUMENT,
-            "is Cozystack v1.5.0, but cozystack v1.6.0",
+            "is Cozystack v1.5.0, but Cozystack v1.6.0 was asked for: give one",
         ),
     ],
 )

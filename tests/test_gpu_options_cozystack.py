@@ -160,7 +160,12 @@ BAD = [
     ("1.x", "", INVALID, "malformed Cozystack version '1.x'"),
     ("v0.0.1", "", NOT_FOUND, "v0.0.1"),
     ("v9.9.9", "", NOT_FOUND, "v9.9.9"),
-    ("v1.4.0", "cozystack@v1.3.6", INVALID, "profile 'cozystack@v1.3.6' is Cozystack v1.3.6, but cozystack v1.4.0"),
+    (
+        "v1.4.0",
+        "cozystack@v1.3.6",
+        INVALID,
+        "profile cozystack@v1.3.6 is Cozystack v1.3.6, but Cozystack v1.4.0 was asked for: give one",
+    ),
     ("v" + "1" * MAX_NAME_CHARS, "", INVALID, "cozystack"),
 ]
 

@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("api", ("pciname.api",)),
     ("facade", ("pciname",)),
     ("domain", ("pciname.kubevirt", "pciname.lint", "pciname.cozystack", "pciname.cluster", "pciname.host")),
+    ("capabilities", ("pciname.capabilities",)),
     ("server", ("pciname.server", "pciname.client")),
     ("cli", ("pciname.cli", "pciname.__main__")),
 ]

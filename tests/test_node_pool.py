@@ -698,7 +698,7 @@ def _code(stub, request):
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], ephemeral_storage="lots"), "not a Kubernetes quantity"),
         (
             pb.NodePoolRequest(group="gpu", devices=["10de:2236"], fragment=True, instance_type="u1.large"),
-            "a fragment carries gpus only: it takes no instance_type",
+            "fragment emits gpus only: it takes no instance_type",
         ),
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], format="kubevirt"), "unknown format 'kubevirt'"),
         (pb.NodePoolRequest(group="gpu", devices=["10de:2236"], profile="auto"), "profile auto"),
@@ -789,7 +789,7 @@ def test_grpc_cozystack_release_is_what_the_cli_prints(client, capsys, tag):
         (
             pb.NodePoolRequest(group="gpu", devices=["10de:2236"], format="kubernetes-nodes"),
             grpc.StatusCode.INVALID_ARGUMENT,
-            "needs the name of its cluster",
+            "format kubernetes-nodes needs cluster NAME",
         ),
     ],
 )

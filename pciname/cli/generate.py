@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pciname.base.render import emit, table, write_line
@@ -20,7 +21,6 @@ from pciname.cli.shared import (
     NO_DEVICES,
     add_cozystack_option,
     add_request_options,
-    cozystack_profile,
     included,
     profile_arg,
     report,
@@ -30,7 +30,7 @@ from pciname.cli.shared import (
 from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
-    from pciname.kubevirt.generate import Skipped, Snippet
+    from pciname.kubevirt.generate import Snippet
 
 #: The -o choices of the generated snippets.
 SNIPPET_FORMATS = ("yaml", "json", "table")
@@ -159,14 +159,23 @@ def _snippet_table(snippet: Snippet, rows_of: Callable[[dict[str, Any]], list[tu
 
 
 def run_permitted_host_devices(args: argparse.Namespace) -> int:
-    from pciname.kubevirt.generate import permitted_host_devices, render
+    from pciname.capabilities.permitted import PermittedHostDevicesRequest, answer
+    from pciname.kubevirt.generate import render
 
-    if args.cozystack is not None and args.format != "cozystack":
-        raise PcinameError("--cozystack goes with --format cozystack")
-    cozystack_profile(args)
-    if args.format == "cozystack":
-        _cozystack_release(args)
     devices, mdevs = vgpu_requests(args, counts=False)
+    if args.offered and args.from_scan is None:
+        raise PcinameError("--offered goes with --from-scan DIR")
+    request = PermittedHostDevicesRequest(
+        profile=args.profile,
+        include_broken=args.include_broken,
+        format=args.format,
+        cozystack=args.cozystack,
+        variant=args.variant,
+        replace_defaults=args.replace_defaults,
+        vgpu_device_manager=args.vgpu_device_manager,
+        cozystack_defaults=_defaults_file(args.cozystack_defaults),
+    ).validated()
+    _choose_profile(args, request.chosen_profile)
     if args.from_scan is not None:
         from pciname.host.sysfs import scan, scan_requests
 
@@ -175,22 +184,10 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
             say(f"--from-scan: left out {line}")
         devices += found.devices
         mdevs += found.mdev_types
-    if args.offered and args.from_scan is None:
-        raise PcinameError("--offered goes with --from-scan DIR")
     if not devices and not mdevs:
         raise PcinameError(NO_DEVICES if args.from_scan is None else f"--from-scan {args.from_scan}: nothing to permit")
-    for flag, given in (
-        ("--replace-defaults", args.replace_defaults),
-        ("--variant", args.variant is not None),
-        ("--vgpu-device-manager", args.vgpu_device_manager),
-        ("--cozystack-defaults", args.cozystack_defaults is not None),
-    ):
-        if given and args.format != "cozystack":
-            raise PcinameError(f"{flag} goes with --format cozystack")
-    snippet = permitted_host_devices(devices, mdevs, profile_arg(args), args.include_broken)
-    clashes: tuple[Skipped, ...] = ()
-    if args.format == "cozystack":
-        snippet, clashes = _for_cozystack(snippet, args)
+    result = answer(replace(request, devices=tuple(devices), mdev_types=tuple(mdevs)), profile_arg(args))
+    snippet, clashes = result.snippet, result.clashes
     broken = report(snippet)
     for clash in clashes:
         for line in clash.lines():
@@ -216,54 +213,27 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
     return 1 if broken or clashes else 0
 
 
-def _for_cozystack(snippet: Snippet, args: argparse.Namespace) -> tuple[Snippet, tuple[Skipped, ...]]:
-    """The snippet as Cozystack takes it (:func:`pciname.cozystack.defaults.for_cozystack`)."""
-    from pciname.base import files
-    from pciname.cozystack.defaults import DEFAULT_VARIANT, check_variant, for_cozystack, parse_defaults
+def _defaults_file(path: str | None) -> tuple[Callable[[], str | bytes], str] | None:
+    """``--cozystack-defaults FILE``: what reads it (bounded) and its name."""
+    if path is None:
+        return None
 
-    variant = args.variant or DEFAULT_VARIANT
-    release = args.cozystack
-    check_variant(variant, release)
-    if args.vgpu_device_manager and variant != "vgpu":
-        raise PcinameError("--vgpu-device-manager goes with --variant vgpu")
-    defaults = None
-    if args.cozystack_defaults is not None:
-        if args.replace_defaults:
-            raise PcinameError(
-                "--cozystack-defaults has nothing to compare with: --replace-defaults drops the defaults"
-            )
-        if args.vgpu_device_manager:
-            raise PcinameError("--vgpu-device-manager picks a built-in table; --cozystack-defaults FILE replaces it")
+    def read() -> str | bytes:
+        from pciname.base import files
+
         try:
-            text = files.read_bounded(args.cozystack_defaults, files.MAX_YAML_BYTES)
+            return files.read_bounded(path, files.MAX_YAML_BYTES)
         except OSError as error:
-            raise PcinameError(f"{args.cozystack_defaults}: cannot read: {error.strerror or error}") from None
-        defaults = parse_defaults(text, args.cozystack_defaults)
-    checked = for_cozystack(
-        snippet,
-        variant=variant,
-        replace_defaults=args.replace_defaults,
-        defaults=defaults,
-        vgpu_device_manager=args.vgpu_device_manager,
-        release=release,
-    )
-    return checked.snippet, checked.clashes
+            raise PcinameError(f"{path}: cannot read: {error.strerror or error}") from None
+
+    return read, path
 
 
-def _cozystack_release(args: argparse.Namespace) -> None:
-    """``args.cozystack``: the release --cozystack or a cozystack@ profile
-    names (they must agree), else the newest; one whose bundle does not wire
-    GPUs is a one-line error saying what to do instead."""
-    from pciname.cozystack.defaults import wiring
-    from pciname.cozystack.releases import newest, release_of_profile
-
-    implied = release_of_profile(args.profile)
-    if args.cozystack is not None and implied is not None and implied.version != args.cozystack:
-        raise PcinameError(
-            f"profile {args.profile} is Cozystack {implied.version}, but --cozystack {args.cozystack} was given: give one"
-        )
-    args.cozystack = args.cozystack or (implied or newest()).version
-    wiring(args.cozystack)
+def _choose_profile(args: argparse.Namespace, chosen: object) -> None:
+    """``--profile`` as the request chose it (a ``--cozystack`` release's
+    profile when no profile option is given)."""
+    if not args.profile and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None):
+        args.profile = chosen
 
 
 def _requests(items: Iterable[str]) -> list[tuple[str, int]]:
@@ -354,34 +324,25 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def run_node_pool(args: argparse.Namespace) -> int:
-    from pciname.kubevirt.generate import node_pool
+    from pciname.capabilities.node_pool import NodePoolRequest, answer
 
     if not args.devices and not args.mdev:
         raise PcinameError(NO_GPUS)
-    cozystack_profile(args)
     devices, mdevs = vgpu_requests(args, counts=True)
-    fields = {name: getattr(args, name) for name in POOL_FIELD_FLAGS}
-    if args.fragment:
-        given = [flag for name, flag in POOL_FIELD_FLAGS.items() if fields[name] is not None]
-        if given:
-            raise PcinameError(f"--fragment emits gpus only: it takes no {', '.join(given)}")
-        fields = {}
-    if args.cluster is not None and args.format == "values":
-        raise PcinameError("--cluster goes with --format kubernetes-nodes or patch")
-    if args.format == "kubernetes-nodes" and args.cluster is None:
-        raise PcinameError("--format kubernetes-nodes needs --cluster NAME: the object is named CLUSTER-GROUP")
-    snippet = node_pool(
+    request = NodePoolRequest(
         args.group,
-        _requests(devices),
-        profile_arg(args),
-        args.include_broken,
-        mdevs=_requests(mdevs),
+        tuple(devices),
+        tuple(mdevs),
+        profile=args.profile,
+        include_broken=args.include_broken,
         fragment=args.fragment,
         format=args.format,
         cozystack=args.cozystack,
         cluster=args.cluster,
-        **fields,
-    )
+        fields={name: getattr(args, name) for name in POOL_FIELD_FLAGS},
+    ).validated()
+    _choose_profile(args, request.chosen_profile)
+    snippet = answer(request, profile_arg(args))
     broken = report(snippet)
     output = args.output or ("json" if args.format == "patch" else "yaml")
     if output == "table":

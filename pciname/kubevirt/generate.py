@@ -472,24 +472,17 @@ NOT_INSTALLED = "app-not-installed"
 
 
 def _release(cozystack: object, profile: object) -> Release:
-    """The release ``cozystack`` names, or the one a ``cozystack@`` profile
-    implies (they must agree), else the newest known."""
+    """The release ``cozystack`` (a version or a Release) names, or the one a
+    ``cozystack@`` profile implies (they must agree), else the newest known
+    (:func:`pciname.cozystack.choice.release_for`)."""
     from pciname.cozystack import releases as facts
+    from pciname.cozystack.choice import release_for
 
-    implied = facts.release_of_profile(profile)
     if isinstance(cozystack, facts.Release):
-        chosen: Release | None = cozystack
-    elif cozystack is None or (isinstance(cozystack, str) and not cozystack.strip()):
-        chosen = None
-    elif isinstance(cozystack, str):
-        chosen = facts.get_release(cozystack)
-    else:
+        cozystack = cozystack.version
+    elif cozystack is not None and not isinstance(cozystack, str):
         raise PcinameError(f"Cozystack version {cozystack!r} is not a version")
-    if chosen is not None and implied is not None and chosen.version != implied.version:
-        raise PcinameError(
-            f"profile {profile} is Cozystack {implied.version}, but Cozystack {chosen.version} was asked for: give one"
-        )
-    return chosen or implied or facts.newest()
+    return release_for(cozystack, profile)
 
 
 def pool_format(fmt: object) -> str:

@@ -474,20 +474,13 @@ class Linter:
         notes: bool = True,
         check: Callable[[], None] | None = None,
     ) -> None:
-        from pciname.cozystack.releases import get_release, release_of_profile
-        from pciname.errors import PcinameError
+        from pciname.cozystack.choice import release_for
         from pciname.resolution.resolver import resolver_or_default
 
         self.resolver: ResolverLike = resolver_or_default(resolver)
         #: The Cozystack release node groups are checked against: ``cozystack``,
         #: else the one a cozystack@ profile names, else the newest.
-        implied = release_of_profile(profile)
-        chosen = get_release(cozystack) if cozystack else None
-        if chosen is not None and implied is not None and chosen.version != implied.version:
-            raise PcinameError(
-                f"profile {profile} is Cozystack {implied.version}, but Cozystack {chosen.version} was asked for: give one"
-            )
-        self.cozystack = chosen or implied or get_release(None)
+        self.cozystack = release_for(cozystack, profile)
         self.profile = profile
         self.upgrade_to = upgrade_to
         self.profile_name = self.resolver.view(profile).profile.name

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 
+from pciname.capabilities.spelling import Spelling
 from pciname.cluster.shapes import go_strings
 from pciname.errors import PcinameError
 from pciname.server._proto import pciname_pb2 as pb
@@ -67,8 +68,7 @@ from pciname.server.rpc.wire import (
 )
 
 if TYPE_CHECKING:
-    from pciname.cozystack.defaults import DefaultsTable
-    from pciname.kubevirt.generate import Skipped
+    pass
 
 AUTO = "auto"
 
@@ -90,8 +90,10 @@ def no_auto(profile: str, what: str = "profile") -> None:
 def permitted_host_devices(
     request: pb.PermittedHostDevicesRequest, data: DataSet, *, max_batch: int
 ) -> tuple[pb.PermittedHostDevicesResponse, int]:
-    """The answer, and how many devices and mdev types it names."""
-    from pciname.kubevirt.generate import permitted_host_devices as generate
+    """The answer, and how many devices and mdev types it names: the
+    request's limits checked here, its rules by
+    :class:`~pciname.capabilities.permitted.PermittedHostDevicesRequest`."""
+    from pciname.capabilities.permitted import PermittedHostDevicesRequest, answer
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
@@ -102,86 +104,41 @@ def permitted_host_devices(
         check_length(device, f"devices[{i}]", MAX_DEVICE_CHARS)
     for i, mdev_type in enumerate(mdev_types):
         check_length(mdev_type, f"mdev_types[{i}]", MAX_NAME_CHARS)
-    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
+    for name in ("profile", "cozystack", "variant"):
+        check_length(getattr(request, name), name, MAX_PROFILE_CHARS if name == "profile" else MAX_NAME_CHARS)
     fmt = permitted_format(request)
     no_auto(request.profile)
-    release = cozystack_release(request.cozystack, request.profile) if fmt == "cozystack" else None
-    defaults = cozystack_defaults(request, release) if fmt == "cozystack" else None
-    profile = served_profile(data, cozystack_profile(request.cozystack, request.profile))
-    snippet = generate(devices, mdev_types, profile.key, request.include_broken, resolver=data.resolver)
-    clashes: Sequence[Skipped] = ()
-    variant = ""
-    if fmt == "cozystack":
-        from pciname.cozystack.defaults import DEFAULT_VARIANT, for_cozystack
-
-        checked = for_cozystack(
-            snippet,
-            variant=request.variant or DEFAULT_VARIANT,
-            replace_defaults=request.replace_defaults,
-            defaults=defaults,
-            vgpu_device_manager=request.vgpu_device_manager,
-            release=release,
-        )
-        snippet, clashes, variant = checked.snippet, checked.clashes, checked.variant
-    yaml_text, json_text = render_texts(snippet.data, fmt, request.replace_defaults)
+    size = len(request.cozystack_defaults.encode("utf-8", "surrogatepass"))
+    if size > DEFAULT_MAX_LINT_BYTES:
+        raise RpcFailure(INVALID, f"cozystack_defaults is too large ({size} bytes, at most {DEFAULT_MAX_LINT_BYTES})")
+    asked = PermittedHostDevicesRequest(
+        tuple(devices),
+        tuple(mdev_types),
+        profile=request.profile or None,
+        include_broken=request.include_broken,
+        format=fmt,
+        cozystack=request.cozystack or None,
+        variant=request.variant or None,
+        replace_defaults=request.replace_defaults,
+        vgpu_device_manager=request.vgpu_device_manager,
+        cozystack_defaults=(request.cozystack_defaults, "cozystack_defaults") if request.cozystack_defaults else None,
+        spelling=Spelling.RPC,
+    ).validated()
+    profile = served_profile(data, str(asked.chosen_profile or ""))
+    result = answer(asked, profile.key, resolver=data.resolver)
+    yaml_text, json_text = render_texts(result.snippet.data, fmt, request.replace_defaults)
     response = permitted_response(
-        snippet.data,
+        result.snippet.data,
         profile=profile.name,
         yaml=yaml_text,
         json=json_text,
         format=fmt,
-        left_out=snippet.left_out,
-        notes=snippet.notes,
-        clashes=clashes,
-        variant=variant,
+        left_out=result.snippet.left_out,
+        notes=result.snippet.notes,
+        clashes=result.clashes,
+        variant=result.variant,
     )
     return response, len(devices) + len(mdev_types)
-
-
-def cozystack_release(cozystack: str, profile: str) -> str:
-    """The Cozystack release of a ``format cozystack`` request: ``cozystack``,
-    or the one a cozystack@ profile names (they must agree), else the newest.
-    Malformed: INVALID_ARGUMENT; unknown: NOT_FOUND; a release whose bundle
-    does not wire GPUs: FAILED_PRECONDITION."""
-    from pciname.cozystack.defaults import wiring
-    from pciname.cozystack.releases import get_release, newest, release_of_profile
-    from pciname.errors import CozystackNotWired
-
-    chosen = get_release(cozystack) if cozystack.strip() else None
-    implied = release_of_profile(profile)
-    if chosen is not None and implied is not None and chosen.version != implied.version:
-        raise RpcFailure(
-            INVALID,
-            f"profile {shown(profile)} is Cozystack {implied.version}, but cozystack {chosen.version} was asked for",
-        )
-    release = (chosen or implied or newest()).version
-    try:
-        wiring(release)
-    except CozystackNotWired as error:
-        raise RpcFailure(grpc.StatusCode.FAILED_PRECONDITION, str(error)) from None
-    return release
-
-
-def cozystack_defaults(request: pb.PermittedHostDevicesRequest, release: str | None = None) -> DefaultsTable | None:
-    """The request's defaults table (None: the built-in one); INVALID_ARGUMENT
-    for a bad one, a bad variant, or flags that do not go together."""
-    from pciname.cozystack.defaults import DEFAULT_VARIANT, check_variant, parse_defaults
-
-    check_length(request.variant, "variant", MAX_NAME_CHARS)
-    variant = check_variant(request.variant or DEFAULT_VARIANT, release)
-    if request.vgpu_device_manager and variant != "vgpu":
-        raise RpcFailure(INVALID, "vgpu_device_manager goes with variant vgpu")
-    if not request.cozystack_defaults:
-        return None
-    if request.replace_defaults:
-        raise RpcFailure(INVALID, "cozystack_defaults has nothing to compare with: replace_defaults drops the defaults")
-    if request.vgpu_device_manager:
-        raise RpcFailure(INVALID, "vgpu_device_manager picks a built-in table; cozystack_defaults replaces it")
-    size = len(request.cozystack_defaults.encode("utf-8", "surrogatepass"))
-    if size > DEFAULT_MAX_LINT_BYTES:
-        raise RpcFailure(INVALID, f"cozystack_defaults is too large ({size} bytes, at most {DEFAULT_MAX_LINT_BYTES})")
-    return parse_defaults(request.cozystack_defaults, "cozystack_defaults")
 
 
 def render_texts(block: dict[str, Any], fmt: str, replace_defaults: bool) -> tuple[str, str]:
@@ -200,22 +157,13 @@ def render_texts(block: dict[str, Any], fmt: str, replace_defaults: bool) -> tup
 
 
 def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
-    """The request's format (kubevirt when empty); INVALID_ARGUMENT for another."""
+    """The request's format (kubevirt when empty); INVALID_ARGUMENT for
+    another, its text echoed bounded."""
     from pciname.kubevirt.generate import FORMATS
 
     fmt = request.format.strip().lower() or "kubevirt"
     if fmt not in FORMATS:
         raise RpcFailure(INVALID, f"unknown format {shown(request.format)}: use one of {', '.join(FORMATS)}")
-    if fmt != "cozystack":
-        for name, given in (
-            ("replace_defaults", request.replace_defaults),
-            ("variant", bool(request.variant)),
-            ("vgpu_device_manager", request.vgpu_device_manager),
-            ("cozystack_defaults", bool(request.cozystack_defaults)),
-            ("cozystack", bool(request.cozystack)),
-        ):
-            if given:
-                raise RpcFailure(INVALID, f"{name} goes with format cozystack")
     return fmt
 
 
@@ -688,21 +636,12 @@ def gpu_options_profile(cozystack: str, profile: str) -> tuple[str, str]:
     for, that release's ("cozystack"), as ``pciname gpu-options --cozystack``
     chooses. A ``cozystack@`` profile of another release is INVALID_ARGUMENT;
     a malformed release INVALID_ARGUMENT, an unknown one NOT_FOUND (status_of)."""
-    chosen = cozystack_profile(cozystack, profile)
-    if not cozystack.strip():
-        return chosen, "given"
-    if not profile.strip():
-        return chosen, "cozystack"
-    from pciname.cozystack.releases import get_release, release_of_profile
+    from pciname.cozystack.choice import profile_for, release_for
 
-    release = get_release(cozystack)
-    implied = release_of_profile(profile)
-    if implied is not None and implied.version != release.version:
-        raise RpcFailure(
-            INVALID,
-            f"profile {shown(profile)} is Cozystack {implied.version}, but cozystack {release.version} was asked for",
-        )
-    return chosen, "given"
+    if not cozystack.strip():
+        return profile, "given"
+    release_for(cozystack, profile)  # the two must agree
+    return str(profile_for(cozystack, profile)), "given" if profile.strip() else "cozystack"
 
 
 # -- NodePool ---------------------------------------------------------------------------------
@@ -711,8 +650,7 @@ def gpu_options_profile(cozystack: str, profile: str) -> tuple[str, str]:
 def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> tuple[pb.NodePoolResponse, int]:
     """The answer (what ``pciname node-pool`` prints for the same input), and
     how many device and mdev type requests it names."""
-    from pciname.kubevirt.generate import DEFAULT_POOL_FORMAT, parse_request, pool_format
-    from pciname.kubevirt.generate import node_pool as generate
+    from pciname.capabilities.node_pool import NodePoolRequest, answer, gpu_names
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
@@ -728,42 +666,38 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
     for name in ("format", "instance_type", "ephemeral_storage", "cpu", "memory", "cozystack", "cluster"):
         check_length(getattr(request, name), name, MAX_NAME_CHARS)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    fmt = pool_format(request.format.strip().lower() or DEFAULT_POOL_FORMAT)
     no_auto(request.profile)
-    profile_text = cozystack_profile(request.cozystack, request.profile)
-    profile = served_profile(data, profile_text)
 
     def given(name: str) -> Any:
         return getattr(request, name) if request.HasField(name) else None
 
-    snippet = generate(
+    asked = NodePoolRequest(
         request.group,
-        [parse_request(d) for d in devices],
-        profile.key,
-        request.include_broken,
-        mdevs=[parse_request(m) for m in mdev_types],
-        resolver=data.resolver,
+        tuple(devices),
+        tuple(mdev_types),
+        profile=request.profile or None,
+        include_broken=request.include_broken,
         fragment=request.fragment,
-        format=fmt,
-        instance_type=given("instance_type"),
-        min_replicas=given("min_replicas"),
-        max_replicas=given("max_replicas"),
-        ephemeral_storage=given("ephemeral_storage"),
-        roles=roles or None,
-        cpu=given("cpu"),
-        memory=given("memory"),
-        cozystack=request.cozystack or (profile_text if profile_text.lower().startswith("cozystack@") else None),
+        format=request.format,
+        cozystack=request.cozystack or None,
         cluster=request.cluster or None,
-    )
-    spec = snippet.data.get("spec", snippet.data)
-    gpus = spec["nodeGroups"][request.group]["gpus"] if "nodeGroups" in spec else spec["gpus"]
+        fields={
+            **{name: given(name) for name in ("instance_type", "min_replicas", "max_replicas", "cpu", "memory")},
+            "ephemeral_storage": given("ephemeral_storage"),
+            "roles": roles or None,
+        },
+        spelling=Spelling.RPC,
+    ).validated()
+    fmt = asked.format
+    profile = served_profile(data, str(asked.chosen_profile or ""))
+    snippet = answer(asked, profile.key, resolver=data.resolver)
     yaml_text, json_text = _texts(snippet.data)
     response = node_pool_response(
         profile=profile.name,
         format=fmt,
         yaml=yaml_text,
         json=json_text,
-        gpus=[g["name"] for g in gpus],
+        gpus=gpu_names(snippet, request.group),
         left_out=snippet.left_out,
         notes=snippet.notes,
     )
@@ -796,15 +730,13 @@ def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesRespo
 
 
 def cozystack_profile(cozystack: str, profile: str) -> str:
-    """The profile to serve: ``profile``, or with none given and a Cozystack
-    release asked for, that release's (``cozystack@vX.Y.Z``). A malformed
-    release is INVALID_ARGUMENT, an unknown one NOT_FOUND (status_of)."""
-    if not cozystack.strip():
-        return profile
-    from pciname.cozystack.releases import get_release
+    """The profile to serve (:func:`pciname.cozystack.choice.profile_for`):
+    ``profile``, or with none given and a Cozystack release asked for, that
+    release's. A malformed release is INVALID_ARGUMENT, an unknown one
+    NOT_FOUND (status_of)."""
+    from pciname.cozystack.choice import profile_for
 
-    release = get_release(cozystack)
-    return profile if profile.strip() else release.profile
+    return str(profile_for(cozystack, profile) or "")
 
 
 def _texts(data: Any) -> tuple[str, str]:

@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.struct_pb2 import Value
 
 from pciname.errors import (
+    CozystackNotWired,
     InvalidDeviceError,
     PciIdsError,
     PcinameError,
@@ -202,7 +203,7 @@ def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
         code, details = grpc.StatusCode.INVALID_ARGUMENT, str(error)
     elif isinstance(error, UnknownProfileError):
         code, details = grpc.StatusCode.NOT_FOUND, str(error)
-    elif isinstance(error, (SnapshotMissingError, SnapshotVerifyError, PciIdsError)):
+    elif isinstance(error, (SnapshotMissingError, SnapshotVerifyError, PciIdsError, CozystackNotWired)):
         code, details = grpc.StatusCode.FAILED_PRECONDITION, str(error)
     elif isinstance(error, PcinameError):
         code, details = grpc.StatusCode.INVALID_ARGUMENT, str(error)

@@ -1,0 +1,106 @@
+"""``node-pool`` as a request: a Cozystack tenant node group (or a
+``KubernetesNodes`` pool) with these GPUs, for a Cozystack release.
+
+:class:`NodePoolRequest` validates itself (which fields go together, spelled
+as the surface names them) and :func:`answer` answers it with
+:func:`pciname.kubevirt.generate.node_pool`; ``pciname node-pool`` and the
+``NodePool`` RPC build the request and print or send the answer, and
+:func:`gpu_names` reads the GPUs back out of it for both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from pciname.capabilities.spelling import Spelling
+from pciname.cozystack.choice import profile_for
+from pciname.errors import PcinameError
+
+if TYPE_CHECKING:
+    from pciname.kubevirt.generate import Snippet
+    from pciname.resolution.resolver import ProfileLike, ResolverLike
+
+#: The group's fields: what ``fragment`` (gpus only) takes none of.
+GROUP_FIELDS = ("instance_type", "min_replicas", "max_replicas", "disk_size", "roles", "cpu", "memory")
+
+
+@dataclass(frozen=True)
+class NodePoolRequest:
+    """A node group ``group``: GPUs as ``DEVICE[=COUNT]`` (or resource names)
+    and vGPU types as ``TYPE[=COUNT]``, ``format`` values, patch or
+    kubernetes-nodes (with ``cluster``), ``fragment`` (gpus only), and the
+    group's fields (None: the release's default)."""
+
+    group: str
+    devices: tuple[str, ...] = ()
+    mdev_types: tuple[str, ...] = ()
+    profile: ProfileLike | None = None
+    include_broken: bool = False
+    fragment: bool = False
+    format: str = "values"
+    cozystack: str | None = None
+    cluster: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    spelling: Spelling = Spelling.CLI
+
+    def validated(self) -> NodePoolRequest:
+        """The request, its format known; a :class:`~pciname.errors.PcinameError`
+        for fields that do not go together."""
+        from pciname.kubevirt.generate import DEFAULT_POOL_FORMAT, pool_format
+
+        say = self.spelling
+        fmt = pool_format(self.format.strip().lower() or DEFAULT_POOL_FORMAT)
+        unknown = set(self.fields) - set(GROUP_FIELDS) - {"ephemeral_storage"}
+        if unknown:
+            raise PcinameError(f"no such node group field: {', '.join(sorted(unknown))}")
+        fields = {name: value for name, value in self.fields.items() if value is not None}
+        if self.fragment and fields:
+            given = ", ".join(say(name) for name in GROUP_FIELDS + ("ephemeral_storage",) if name in fields)
+            raise PcinameError(f"{say('fragment')} emits gpus only: it takes no {given}")
+        if self.cluster is not None and fmt == "values":
+            raise PcinameError(f"{say('cluster')} goes with {say('format')} kubernetes-nodes or patch")
+        if fmt == "kubernetes-nodes" and self.cluster is None:
+            raise PcinameError(
+                f"{say('format')} kubernetes-nodes needs {say('cluster')} NAME: the object is named CLUSTER-GROUP"
+            )
+        return replace(self, format=fmt, fields=fields)
+
+    @property
+    def chosen_profile(self) -> ProfileLike | None:
+        """The profile to answer with (:func:`~pciname.cozystack.choice.profile_for`)."""
+        if self.profile is not None and not isinstance(self.profile, str):
+            return self.profile
+        return profile_for(self.cozystack, self.profile)
+
+
+def answer(request: NodePoolRequest, profile: ProfileLike, *, resolver: ResolverLike | None = None) -> Snippet:
+    """The group (or pool) of a :meth:`~NodePoolRequest.validated` request under
+    ``profile`` (its :attr:`~NodePoolRequest.chosen_profile`, as the surface resolves it)."""
+    from pciname.kubevirt.generate import node_pool, parse_request
+
+    chosen = request.chosen_profile
+    implied = chosen if isinstance(chosen, str) and chosen.strip().lower().startswith("cozystack@") else None
+    return node_pool(
+        request.group,
+        [parse_request(d) for d in request.devices],
+        profile,
+        request.include_broken,
+        mdevs=[parse_request(m) for m in request.mdev_types],
+        resolver=resolver,
+        fragment=request.fragment,
+        format=request.format,
+        cozystack=request.cozystack or implied,
+        cluster=request.cluster,
+        **request.fields,
+    )
+
+
+def gpu_names(snippet: Snippet, group: str) -> list[str]:
+    """The GPU resource names of the group in a node-pool answer, whatever its format."""
+    spec = snippet.data.get("spec", snippet.data)
+    gpus = spec["nodeGroups"][group]["gpus"] if "nodeGroups" in spec else spec["gpus"]
+    return [g["name"] for g in gpus]
+
+
+__all__ = ["GROUP_FIELDS", "NodePoolRequest", "answer", "gpu_names"]
