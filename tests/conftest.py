@@ -30,14 +30,17 @@ from hypothesis import strategies as st
 
 import pciname
 
+#: The checkout, and this folder (every path a test needs starts at one of
+#: them, wherever the test file sits).
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
 
 #: The newest plugin release pciname knows: what ``latest`` means. A new
-#: release profile changes these lines (tests/test_answers.py checks them
+#: release profile changes these lines (tests/resolution/test_answers.py checks them
 #: against data/profiles.json), and no other test line.
 LATEST_RELEASE = "v1.6.0"
 LATEST = f"kubevirt-gpu-device-plugin@{LATEST_RELEASE}"
-TEST_DATA = Path(__file__).resolve().parent / "data"
+TEST_DATA = TESTS / "data"
 VECTORS = TEST_DATA / "nvidia-device-names.json"
 PROFILES_JSON = REPO / "data" / "profiles.json"
 DEBIAN_SID = REPO / "data" / "pci.ids"

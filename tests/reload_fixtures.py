@@ -1,4 +1,4 @@
-"""The reloading server of tests/test_server_reload.py as fixtures: a
+"""The reloading server of tests/server/test_server_reload.py as fixtures: a
 package without 2019-08-14's snapshot, an empty snapshot dir and a custom
 pci.ids the tests rewrite, served with a short watch interval."""
 
@@ -9,9 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from pciname.server import NameServer, ServeConfig
-
-from .conftest import package_only
-from .server_util import ALL_BUT_2019, pciids_text, snapshot_dir, write_atomically
+from tests.conftest import package_only
+from tests.server_util import ALL_BUT_2019, pciids_text, snapshot_dir, write_atomically
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The in-process loopback server of tests/test_server.py as fixtures
+"""The in-process loopback server of tests/server/test_server.py as fixtures
 (module-scoped: each test module that imports them gets its own server),
 for every test module that runs RPCs against it."""
 
@@ -12,9 +12,8 @@ import pytest
 from pciname.client import Client
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-
-from .conftest import package_only
-from .server_util import ALL_BUT_2019, pciids_text, snapshot_dir, write_atomically
+from tests.conftest import package_only
+from tests.server_util import ALL_BUT_2019, pciids_text, snapshot_dir, write_atomically
 
 
 @pytest.fixture(scope="module")

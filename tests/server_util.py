@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .conftest import PLUGIN_PCIIDS, REPO
+from tests.conftest import PLUGIN_PCIIDS, REPO
 
 # -- an in-process server ----------------------------------------------------------
 
