@@ -36,8 +36,7 @@ from pciname.errors import CozystackNotWired, PcinameError
 from pciname.kubevirt.generate import Snippet, permitted_host_devices, render
 from pciname.server._proto import pciname_pb2 as pb
 from tests import cozystack_util as upstream
-from tests.conftest import REPO
-from tests.server_util import packaged_stub
+from tests.conftest import REPO, ServerSpec
 
 DATA = REPO / "tests" / "data"
 
@@ -433,9 +432,8 @@ def test_duplicate_name_and_key_rules():
 
 
 @pytest.fixture(scope="module")
-def stub(session_cache):
-    with packaged_stub(session_cache) as stub:
-        yield stub
+def server_spec(session_cache):
+    return ServerSpec(cache=session_cache)
 
 
 def lines(entries, prefix):

@@ -17,7 +17,6 @@ from pciname.kubevirt.generate import node_pool
 from pciname.lint.linter import FIELD_NOT_IN_RELEASE, lint_text
 from pciname.server._proto import pciname_pb2 as pb
 from tests import cozystack_util as upstream
-from tests.server_util import packaged_stub
 
 TAGS = upstream.tags()
 A10 = "nvidia.com/GA102GL_A10"
@@ -128,12 +127,6 @@ def test_cli_cozystack_flag(tmp_path, capsys):
     code = main(["lint", str(path), "--cozystack", "v2"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("pciname: error: malformed Cozystack version 'v2'") and err.count("\n") == 1
-
-
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory):
-    with packaged_stub(tmp_path_factory.mktemp("cozystack-lint")) as stub:
-        yield stub
 
 
 def test_grpc_lint_takes_the_release(stub):

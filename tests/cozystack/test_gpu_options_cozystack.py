@@ -14,14 +14,13 @@ import itertools
 import grpc
 import pytest
 
-from pciname.client import Client, RemoteInvalidArgument, RemoteUnknownProfile
+from pciname.client import RemoteInvalidArgument, RemoteUnknownProfile
 from pciname.cozystack import releases as cozystack
 from pciname.kubevirt.audit import gpu_options
-from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from pciname.server.rpc.wire import MAX_NAME_CHARS
 from tests import cozystack_util as upstream
+from tests.conftest import ServerSpec
 from tests.fake_kube import FakeKube, kubevirt, node
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -57,40 +56,14 @@ def fake():
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, fake):
+def server_spec(tmp_path_factory, fake):
+    """A ``--kube`` server reading the fake API server, with no proxy between."""
     root = tmp_path_factory.mktemp("gpu-options-cozystack")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(root / "cache"))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "KUBECONFIG"):
-            mp.delenv(name, raising=False)
-        mp.setenv("NO_PROXY", "127.0.0.1")
-        s = NameServer(
-            ServeConfig(
-                listen="127.0.0.1:0",
-                insecure=True,
-                watch_interval=0,
-                kube=True,
-                kubeconfig=str(fake.kubeconfig(root)),
-                kube_timeout=5,
-            )
-        )
-        s.start()
-        assert s.reload("startup")
-        yield s
-        s.stop()
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-        yield pb_grpc.PciNameStub(channel)
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with Client(f"127.0.0.1:{server.port}", timeout=20) as c:
-        yield c
+    no_proxies = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "KUBECONFIG")
+    return ServerSpec(
+        config={"kube": True, "kubeconfig": str(fake.kubeconfig(root)), "kube_timeout": 5},
+        env={**dict.fromkeys(no_proxies), "NO_PROXY": "127.0.0.1"},
+    )
 
 
 TAGS = upstream.tags()

@@ -23,14 +23,12 @@ from hypothesis import strategies as st
 
 import pciname
 from pciname.cli import main
-from pciname.client import Client, RemoteInvalidArgument
+from pciname.client import RemoteInvalidArgument
 from pciname.cozystack import releases as cozystack
 from pciname.errors import PcinameError, UnknownCozystackRelease
 from pciname.kubevirt.generate import node_pool
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from tests import cozystack_util as upstream
-from tests.server_util import packaged_server
 
 A10 = "nvidia.com/GA102GL_A10"
 T4 = "nvidia.com/TU104GL_TESLA_T4"
@@ -591,24 +589,6 @@ def test_cli_help_names_every_flag(capsys):
 
 
 # -- gRPC on loopback --------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with packaged_server(tmp_path_factory.mktemp("node-pool-cache")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-        yield pb_grpc.PciNameStub(channel)
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with Client(f"127.0.0.1:{server.port}", timeout=20) as c:
-        yield c
 
 
 RPC_CASES = [

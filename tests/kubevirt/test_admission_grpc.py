@@ -10,11 +10,8 @@ import grpc
 import pytest
 import yaml
 
-from pciname.client import Client
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests.conftest import REPO
-from tests.server_util import packaged_server
+from tests.conftest import REPO, ServerSpec
 
 CR = yaml.safe_dump(
     {
@@ -45,21 +42,9 @@ CR = yaml.safe_dump(
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with packaged_server(tmp_path_factory.mktemp("admission-cache")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with Client(f"127.0.0.1:{server.port}", timeout=60) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-        yield pb_grpc.PciNameStub(channel)
+def server_spec():
+    """conftest's server, its client given a minute a call."""
+    return ServerSpec(client_timeout=60)
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

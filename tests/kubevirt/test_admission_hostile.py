@@ -25,8 +25,8 @@ from pciname.lint.linter import Linter
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_NODES
-from tests.conftest import REPO, wait_until
-from tests.server_util import ServerProcess, metric, packaged_server, peak_rss, scrape
+from tests.conftest import REPO, ServerSpec, wait_until
+from tests.server_util import ServerProcess, metric, peak_rss, scrape
 
 MIB = 1 << 20
 #: deploy/'s memory limit for the name service.
@@ -207,16 +207,13 @@ def test_cli_many_mdev_types_are_answered_without_hints():
 
 
 @pytest.fixture(scope="module")
-def server(session_cache):
-    with packaged_server(session_cache, metrics_listen="127.0.0.1:0", max_workers=4, max_concurrent_lints=1) as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    options = [("grpc.max_receive_message_length", 64 * MIB)]
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}", options=options) as channel:
-        yield pb_grpc.PciNameStub(channel)
+def server_spec(session_cache):
+    """Four workers, one Lint slot, metrics; a stub that takes 64 MiB answers."""
+    return ServerSpec(
+        config={"metrics_listen": "127.0.0.1:0", "max_workers": 4, "max_concurrent_lints": 1},
+        cache=session_cache,
+        channel_options=(("grpc.max_receive_message_length", 64 * MIB),),
+    )
 
 
 def _policy(stub, timeout: float = 60, **fields) -> tuple[grpc.StatusCode, str]:

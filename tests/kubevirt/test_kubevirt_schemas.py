@@ -41,7 +41,6 @@ from pciname.kubevirt.generate import FORMATS, permitted_host_devices, render, v
 from pciname.kubevirt.objects import apply_body
 from tests.conftest import REPO, TEST_DATA
 from tests.fake_kube import FakeKube, kubevirt, node
-from tests.server_util import packaged_stub
 
 SUBSET = TEST_DATA / "kubevirt-v1-openapi-subset.json"
 KUBEVIRT = "v1.KubeVirt"
@@ -462,12 +461,7 @@ def test_cli_apply_sends_a_valid_kubevirt_cr(fake_cluster, tmp_path, capsys):
 # -- gRPC ------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory):
-    """A server on loopback with the packaged snapshots."""
-    with packaged_stub(tmp_path_factory.mktemp("schemas-grpc-cache")) as stub:
-        yield stub
-
+# ``stub``: conftest's, a server on loopback with the packaged snapshots.
 
 GRPC_REQUESTS = [
     {"devices": ["10de:2236", "10de:1eb8"], "mdev_types": ["GRID T4-1Q"]},

@@ -4,33 +4,11 @@ the typed client."""
 
 from __future__ import annotations
 
-import grpc
 import pytest
 
-from pciname.client import Client
 from pciname.errors import RemoteInvalidArgument, RemoteUnknownProfile
 from pciname.kubevirt.vgpu import vgpu_types
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests.server_util import packaged_server
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with packaged_server(tmp_path_factory.mktemp("vgpu-grpc-cache")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with Client(f"127.0.0.1:{server.port}", timeout=20) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-        yield pb_grpc.PciNameStub(channel)
 
 
 @pytest.mark.parametrize(

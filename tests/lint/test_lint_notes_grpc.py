@@ -5,12 +5,10 @@ cannot check), the same lines, escaped alike, on a real loopback server."""
 from __future__ import annotations
 
 import grpc
-import pytest
 
 from pciname.client import Client
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests.server_util import packaged_server
 
 NOTE = "pciname: note: "
 
@@ -26,12 +24,6 @@ spec:
         resourceName: {resource}
         externalResourceProvider: true
 """
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with packaged_server(tmp_path_factory.mktemp("lint-notes-cache")) as server:
-        yield server
 
 
 def cli_notes(paths: list[str], capsys) -> tuple[int, list[str]]:

@@ -19,9 +19,8 @@ import pytest
 from pciname.cluster.shapes import decode_json
 from pciname.lint.linter import Linter
 from pciname.server._proto import pciname_pb2 as pb
-from tests.conftest import REPO
+from tests.conftest import REPO, ServerSpec
 from tests.fake_kube import FakeKube, kubevirt, node
-from tests.server_util import packaged_stub
 
 CR = (
     "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\n"
@@ -102,9 +101,8 @@ def test_json_escapes_are_read_as_go_reads_them():
 
 
 @pytest.fixture(scope="module")
-def stub(session_cache):
-    with packaged_stub(session_cache) as stub:
-        yield stub
+def server_spec(session_cache):
+    return ServerSpec(cache=session_cache)
 
 
 def _status(call) -> tuple[grpc.StatusCode, str, dict[str, str]]:

@@ -4,19 +4,13 @@ vGPU type (and panics without one) and v1.1.x on turns white space into '_'."""
 
 from __future__ import annotations
 
-import pytest
 import yaml
 
 from pciname.server._proto import pciname_pb2 as pb
 from tests.fake_kube import kubevirt
-from tests.server_util import packaged_stub
 
-
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory):
-    """A server with the packaged snapshots (2019-08-14 among them)."""
-    with packaged_stub(tmp_path_factory.mktemp("mdev-grpc-cache")) as stub:
-        yield stub
+# ``stub``: conftest's, on a server with the packaged snapshots (2019-08-14
+# among them).
 
 
 def test_permitted_host_devices_by_release(stub):

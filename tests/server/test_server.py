@@ -21,19 +21,17 @@ from pciname.errors import InvalidDeviceError, SnapshotMissingError, UnknownProf
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests import server_fixtures
 from tests.conftest import LATEST, wait_until
+from tests.server.conftest import custom_spec
 from tests.server_util import metric, scrape
 
-# The loopback server (tests/server_fixtures.py), module-scoped here too.
-setup, server_env, server, channel, stub, client = (
-    server_fixtures.setup,
-    server_fixtures.server_env,
-    server_fixtures.server,
-    server_fixtures.channel,
-    server_fixtures.stub,
-    server_fixtures.client,
-)
+
+@pytest.fixture(scope="module")
+def server_spec(custom_setup):
+    """The custom server of tests/server/conftest.py (``server_env`` is its
+    environment in each test)."""
+    return custom_spec(custom_setup)
+
 
 OK = grpc.StatusCode.OK
 INVALID = grpc.StatusCode.INVALID_ARGUMENT

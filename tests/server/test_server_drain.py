@@ -49,7 +49,8 @@ pciname.server.service.PciNameService.resolve = _busy
 
 
 @pytest.fixture
-def server(tmp_path, session_cache):
+def busy_server(tmp_path, session_cache):
+    """A ``serve`` process whose Resolve handler computes for ten minutes."""
     env = server_env(session_cache, snapshot_dir(tmp_path / "snapshots", []))
     process = ServerProcess(
         ["--listen", "127.0.0.1:0", "--insecure", "--watch-interval", "0", "--grace", str(GRACE)]
@@ -63,21 +64,25 @@ def server(tmp_path, session_cache):
         process.close()
 
 
-def test_sigterm_ends_the_process_past_the_grace_while_a_handler_computes(server):
-    with grpc.insecure_channel(server.address) as channel:
+def test_sigterm_ends_the_process_past_the_grace_while_a_handler_computes(busy_server):
+    with grpc.insecure_channel(busy_server.address) as channel:
         call = pb_grpc.PciNameStub(channel).Resolve.future(pb.ResolveRequest(device="10de:2236"), timeout=600)
-        wait_until(lambda: metric(scrape(server.metrics_port), "pciname_rpc_in_flight") == 1, 60, "the RPC in flight")
+        wait_until(
+            lambda: metric(scrape(busy_server.metrics_port), "pciname_rpc_in_flight") == 1, 60, "the RPC in flight"
+        )
         started = time.monotonic()
-        server.signal(signal.SIGTERM)
+        busy_server.signal(signal.SIGTERM)
         try:
-            code = server.wait(GRACE + MARGIN)
+            code = busy_server.wait(GRACE + MARGIN)
         except subprocess.TimeoutExpired:
-            raise AssertionError(f"still running {GRACE + MARGIN} s after SIGTERM:\n{''.join(server.lines)}") from None
+            raise AssertionError(
+                f"still running {GRACE + MARGIN} s after SIGTERM:\n{''.join(busy_server.lines)}"
+            ) from None
         elapsed = time.monotonic() - started
-        assert code == 0, "".join(server.lines)
+        assert code == 0, "".join(busy_server.lines)
         assert elapsed >= GRACE  # the grace was given
-        server.wait_log("stopped")
-        server.wait_log("RPCs still running past --grace; exiting without them", rpcs=1, grace=GRACE)
+        busy_server.wait_log("stopped")
+        busy_server.wait_log("RPCs still running past --grace; exiting without them", rpcs=1, grace=GRACE)
         with pytest.raises(grpc.RpcError):
             call.result(timeout=60)  # the call was cut off, not answered
 

@@ -14,7 +14,6 @@ import pytest
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests import reload_fixtures
 from tests.server_util import (
     BROKEN_PCIIDS,
     metric,
@@ -24,8 +23,7 @@ from tests.server_util import (
     write_atomically,
 )
 
-# The reloading server (tests/reload_fixtures.py).
-files, server = reload_fixtures.files, reload_fixtures.server
+# files and reloading_server: tests/server/conftest.py's.
 
 
 def reload_after_change(server: NameServer) -> bool | None:
@@ -88,67 +86,67 @@ class Load:
             time.sleep(0.01)
 
 
-def test_good_and_broken_reloads_under_load(server, files):
-    port = server.port
-    first = server.data
+def test_good_and_broken_reloads_under_load(reloading_server, files):
+    port = reloading_server.port
+    first = reloading_server.data
     with Load(port) as load:
         load.wait_calls(50)
         assert set(load.names) == {"OLD_NAME"}
 
         # A good new file: swapped in whole, no request fails.
         write_atomically(files.custom, pciids_text("NEW NAME"))
-        assert reload_after_change(server) is True
-        assert server.data.generation == first.generation + 1
+        assert reload_after_change(reloading_server) is True
+        assert reloading_server.data.generation == first.generation + 1
         before = load.names["NEW_NAME"]
         load.wait_calls(50)
         assert load.names["NEW_NAME"] > before
 
         # A broken file: rejected, the new data keeps serving.
         write_atomically(files.custom, BROKEN_PCIIDS)
-        assert reload_after_change(server) is False
-        assert server.data.generation == first.generation + 1
+        assert reload_after_change(reloading_server) is False
+        assert reloading_server.data.generation == first.generation + 1
         seen = Counter(load.names)
         load.wait_calls(50)
         assert load.names["NEW_NAME"] > seen["NEW_NAME"]
         assert load.names["OLD_NAME"] == seen["OLD_NAME"]  # never back to old data, never half-loaded
-        assert server.poll() is None  # a rejected file is not retried until it changes again
+        assert reloading_server.poll() is None  # a rejected file is not retried until it changes again
 
         # Fixed again: loaded.
         write_atomically(files.custom, pciids_text("THIRD NAME"))
-        assert reload_after_change(server) is True
+        assert reload_after_change(reloading_server) is True
         load.wait_calls(50)
     assert load.failures == []
     assert set(load.names) == {"OLD_NAME", "NEW_NAME", "THIRD_NAME"}
     assert load.calls > 200
-    samples = scrape(server.metrics_port)
+    samples = scrape(reloading_server.metrics_port)
     assert metric(samples, "pciname_reloads_total", trigger="file-change", result="success") == 2
     assert metric(samples, "pciname_reloads_total", trigger="file-change", result="failure") == 1
     assert metric(samples, "pciname_last_reload_success") == 1
     assert metric(samples, "pciname_data_generation") == first.generation + 2
 
 
-def test_rejected_reload_is_logged_with_the_bad_line(server, files, caplog):
+def test_rejected_reload_is_logged_with_the_bad_line(reloading_server, files, caplog):
     write_atomically(files.custom, BROKEN_PCIIDS)
     with caplog.at_level("INFO", logger="pciname.server"):
-        assert server.reload("signal") is False
+        assert reloading_server.reload("signal") is False
     rejected = [r for r in caplog.records if r.getMessage() == "reload rejected"]
     assert len(rejected) == 1
     assert f"{files.custom}:3:1" in rejected[0].fields["error"]
     assert rejected[0].fields["trigger"] == "signal"
     assert "keeps serving" in rejected[0].fields["keeping"]
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+    with grpc.insecure_channel(f"127.0.0.1:{reloading_server.port}") as channel:
         stub = pb_grpc.PciNameStub(channel)
         assert stub.Resolve(pb.ResolveRequest(device="10de:2236", profile="custom"), timeout=5).name == "OLD_NAME"
-    assert scrape(server.metrics_port)[("pciname_last_reload_success", ())] == 0
+    assert scrape(reloading_server.metrics_port)[("pciname_last_reload_success", ())] == 0
 
 
-def test_request_in_flight_finishes_on_its_data(server, files):
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}", options=[("grpc.http2.bdp_probe", 0)]) as channel:
+def test_request_in_flight_finishes_on_its_data(reloading_server, files):
+    with grpc.insecure_channel(f"127.0.0.1:{reloading_server.port}", options=[("grpc.http2.bdp_probe", 0)]) as channel:
         stub = pb_grpc.PciNameStub(channel)
         stream = stub.ListDevices(pb.ListDevicesRequest(profile="custom"), timeout=30)
         first = next(stream)  # the stream stalls: this client is not reading
         write_atomically(files.custom, pciids_text("NEW NAME", version="2031.01.01"))
-        assert server.reload("signal") is True
+        assert reloading_server.reload("signal") is True
         rest = list(stream)
         versions = {m.pci_ids_version for m in [first, *rest]}
         assert versions == {"2030.01.01"}  # every message from the generation it started on
@@ -158,8 +156,8 @@ def test_request_in_flight_finishes_on_its_data(server, files):
         assert (after.name, after.pci_ids_version) == ("NEW_NAME", "2031.01.01")
 
 
-def test_snapshot_directory_is_watched(server, files):
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+def test_snapshot_directory_is_watched(reloading_server, files):
+    with grpc.insecure_channel(f"127.0.0.1:{reloading_server.port}") as channel:
         stub = pb_grpc.PciNameStub(channel)
         request = pb.ResolveRequest(device="10de:1eb8", profile="kubevirt-gpu-device-plugin@v1.0.1")
         with pytest.raises(grpc.RpcError) as missing:
@@ -167,24 +165,24 @@ def test_snapshot_directory_is_watched(server, files):
         assert missing.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
         snapshot_dir(files.snapshots, ["2019-08-14.ids"])  # someone installs the snapshot
-        assert reload_after_change(server) is True
+        assert reload_after_change(reloading_server) is True
         assert stub.Resolve(request, timeout=5).resource_name == "nvidia.com/TU104GL_Tesla_T4"
 
         (files.snapshots / "2019-08-14.ids").unlink()  # and removes it again
-        assert reload_after_change(server) is True
+        assert reload_after_change(reloading_server) is True
         with pytest.raises(grpc.RpcError) as gone:
             stub.Resolve(request, timeout=5)
         assert gone.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
-def test_poll_without_change_does_nothing(server, files):
-    generation = server.data.generation
-    assert server.poll() is None
-    assert server.poll() is None
-    assert server.data.generation == generation
+def test_poll_without_change_does_nothing(reloading_server, files):
+    generation = reloading_server.data.generation
+    assert reloading_server.poll() is None
+    assert reloading_server.poll() is None
+    assert reloading_server.data.generation == generation
     files.custom.touch()  # a new mtime is a change (the content may differ)
-    assert reload_after_change(server) is True
-    assert server.data.generation == generation + 1
+    assert reload_after_change(reloading_server) is True
+    assert reloading_server.data.generation == generation + 1
 
 
 def test_first_load_failure_leaves_no_data(files):
@@ -215,21 +213,21 @@ NOT_PCIIDS = {
 
 
 @pytest.mark.parametrize("case", sorted(NOT_PCIIDS))
-def test_reload_refuses_a_file_that_is_no_pciids_file(server, files, caplog, case):
+def test_reload_refuses_a_file_that_is_no_pciids_file(reloading_server, files, caplog, case):
     """A 0-byte, comment-only, NVIDIA-less or header-less --pciids file would
     make every name nvidia.com/<id>: refused, counted, the old data serves."""
     content, needle = NOT_PCIIDS[case]
-    generation = server.data.generation
+    generation = reloading_server.data.generation
     files.custom.write_bytes(content)
     with caplog.at_level("INFO", logger="pciname.server"):
-        assert reload_after_change(server) is False
+        assert reload_after_change(reloading_server) is False
     (rejected,) = [r for r in caplog.records if r.getMessage() == "reload rejected"]
     assert needle in rejected.fields["error"] and str(files.custom) in rejected.fields["error"]
-    assert server.data.generation == generation
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+    assert reloading_server.data.generation == generation
+    with grpc.insecure_channel(f"127.0.0.1:{reloading_server.port}") as channel:
         stub = pb_grpc.PciNameStub(channel)
         assert stub.Resolve(pb.ResolveRequest(device="10de:2236", profile="custom"), timeout=5).name == "OLD_NAME"
-    samples = scrape(server.metrics_port)
+    samples = scrape(reloading_server.metrics_port)
     assert metric(samples, "pciname_reloads_total", trigger="file-change", result="failure") == 1
     assert metric(samples, "pciname_last_reload_success") == 0
 
@@ -245,14 +243,14 @@ def test_start_up_refuses_an_empty_pciids_file(files):
         empty.stop()
 
 
-def test_headerless_plugin_snapshot_is_accepted_by_sha256(server, files):
+def test_headerless_plugin_snapshot_is_accepted_by_sha256(reloading_server, files):
     """The plugin images' 2019-08-14 and 2021-12-02 files have no header:
     known by sha256, they may still be served with --pciids."""
     from tests.conftest import PLUGIN_PCIIDS
 
     files.custom.write_bytes((PLUGIN_PCIIDS / "2021-12-02.ids").read_bytes())
-    assert reload_after_change(server) is True
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+    assert reload_after_change(reloading_server) is True
+    with grpc.insecure_channel(f"127.0.0.1:{reloading_server.port}") as channel:
         stub = pb_grpc.PciNameStub(channel)
         assert stub.Resolve(pb.ResolveRequest(device="10de:1eb8", profile="custom"), timeout=5).name
 
@@ -307,7 +305,7 @@ def test_invalid_utf8_in_a_served_file_is_served_as_replacement_characters(files
 # -- other vendors' devices: parsed once per generation ----------------------------------
 
 
-def test_list_devices_of_another_vendor_parses_the_file_once(server, monkeypatch):
+def test_list_devices_of_another_vendor_parses_the_file_once(reloading_server, monkeypatch):
     from pciname.pciids import loader
     from pciname.server import data as data_module
 
@@ -324,7 +322,7 @@ def test_list_devices_of_another_vendor_parses_the_file_once(server, monkeypatch
 
     monkeypatch.setattr(loader, "load_bytes", counting_load)
     monkeypatch.setattr(data_module, "_device_ids_by_vendor", counting_table)
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+    with grpc.insecure_channel(f"127.0.0.1:{reloading_server.port}") as channel:
         stub = pb_grpc.PciNameStub(channel)
 
         def intel(profile: str) -> list[str]:
@@ -344,10 +342,10 @@ def test_list_devices_of_another_vendor_parses_the_file_once(server, monkeypatch
 # -- byte-bounded caches --------------------------------------------------------------
 
 
-def test_encoded_answers_stay_within_their_byte_bound(server):
+def test_encoded_answers_stay_within_their_byte_bound(reloading_server):
     from pciname.server.data import CACHE_MAX_BYTES, ENCODED_CACHE_MAX_BYTES, MAX_CACHED_KEY_CHARS, EncodedAnswers
 
-    data = server.data
+    data = reloading_server.data
     assert CACHE_MAX_BYTES == 64 << 20
     assert data.encoded.maxsize + data._spellings.maxsize == CACHE_MAX_BYTES == ENCODED_CACHE_MAX_BYTES + (1 << 20)
     custom = data.profile("custom")
@@ -373,10 +371,10 @@ def test_encoded_answers_stay_within_their_byte_bound(server):
     assert table.get(keys[0]) is None and table.get(keys[-1]) == expected
 
 
-def test_profile_spellings_stay_within_their_byte_bound(server):
+def test_profile_spellings_stay_within_their_byte_bound(reloading_server):
     from pciname.server.data import MAX_CACHED_KEY_CHARS
 
-    data = server.data
+    data = reloading_server.data
     spellings = data._spellings
     latest = data.profile("latest")
     assert data.profile(" latest ".center(MAX_CACHED_KEY_CHARS + 50)) is latest

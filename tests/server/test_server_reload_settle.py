@@ -19,12 +19,10 @@ from pciname.server import NameServer
 from pciname.server import data as data_module
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests import reload_fixtures
 from tests.conftest import REPO
 from tests.server_util import pciids_text, write_atomically
 
-# The reloading server (tests/reload_fixtures.py).
-files, server = reload_fixtures.files, reload_fixtures.server
+# files and reloading_server: tests/server/conftest.py's.
 
 FULL = pciids_text("GA102GL [A10]")
 
@@ -40,22 +38,22 @@ def rejected(caplog: pytest.LogCaptureFixture) -> str:
     return str(record.fields["error"])  # type: ignore[attr-defined]
 
 
-def test_a_file_cut_mid_line_is_refused_on_sighup(server, files, caplog):
+def test_a_file_cut_mid_line_is_refused_on_sighup(reloading_server, files, caplog):
     """The issue's example: cut inside the A10's name, then SIGHUP."""
-    generation = server.data.generation
+    generation = reloading_server.data.generation
     cut = FULL.index("[A10]") + len("[A1")
     write_atomically(files.custom, FULL[:cut])
     with caplog.at_level("INFO", logger="pciname.server"):
-        assert server.reload("signal") is False
+        assert reloading_server.reload("signal") is False
     assert "last line is incomplete" in rejected(caplog) and "rename it into place" in rejected(caplog)
-    assert server.data.generation == generation
-    assert served_a10(server) == "OLD_NAME"
+    assert reloading_server.data.generation == generation
+    assert served_a10(reloading_server) == "OLD_NAME"
     write_atomically(files.custom, FULL)
-    assert server.reload("signal") is True
-    assert served_a10(server) == "GA102GL_A10"
+    assert reloading_server.reload("signal") is True
+    assert served_a10(reloading_server) == "GA102GL_A10"
 
 
-def test_a_file_still_being_written_is_refused(server, files, caplog, monkeypatch):
+def test_a_file_still_being_written_is_refused(reloading_server, files, caplog, monkeypatch):
     """A writer that truncates the file and writes it in pieces (each ending a
     line, so the file always looks complete): a reload while it writes is
     refused; once it is done and settled, the reload serves the whole file."""
@@ -76,12 +74,12 @@ def test_a_file_still_being_written_is_refused(server, files, caplog, monkeypatc
     thread.start()
     started.wait(5)
     with caplog.at_level("INFO", logger="pciname.server"):
-        assert server.reload("signal") is False
+        assert reloading_server.reload("signal") is False
     thread.join()
     assert "still being written" in rejected(caplog)
-    assert served_a10(server) == "OLD_NAME"
-    assert server.reload("signal") is True  # waits for the file to settle, then loads it
-    assert served_a10(server) == "GA102GL_A10"
+    assert served_a10(reloading_server) == "OLD_NAME"
+    assert reloading_server.reload("signal") is True  # waits for the file to settle, then loads it
+    assert served_a10(reloading_server) == "GA102GL_A10"
 
 
 def test_wait_until_settled_waits_only_for_a_recent_write(tmp_path, monkeypatch):

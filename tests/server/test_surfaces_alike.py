@@ -14,17 +14,15 @@ import pciname
 from pciname.cli import main
 from pciname.naming.checks import reverse_query
 from pciname.server._proto import pciname_pb2 as pb
-from tests import server_fixtures
+from tests.server.conftest import custom_spec
 
-# The loopback server (tests/server_fixtures.py), module-scoped here too.
-setup, server_env, server, channel, stub, client = (
-    server_fixtures.setup,
-    server_fixtures.server_env,
-    server_fixtures.server,
-    server_fixtures.channel,
-    server_fixtures.stub,
-    server_fixtures.client,
-)
+
+@pytest.fixture(scope="module")
+def server_spec(custom_setup):
+    """The custom server of tests/server/conftest.py (``server_env`` is its
+    environment in each test)."""
+    return custom_spec(custom_setup)
+
 
 SPELLINGS = [
     "nvidia.com/GA102GL_A10",

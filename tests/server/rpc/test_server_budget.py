@@ -19,6 +19,7 @@ from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from pciname.server.config import DEFAULT_MAX_CONCURRENT_LINTS, DEFAULT_MAX_LINT_NODES, flag_default
 from pciname.server.rpc.budget import CHECK_EVERY, MAX_YAML_DEPTH, CheckedText, Slots, count_nodes
 from pciname.server.rpc.wire import RpcFailure
+from tests.conftest import ServerSpec
 from tests.server_util import metric, scrape
 
 MAX_NODES = 1000
@@ -152,30 +153,12 @@ def test_defaults_are_the_configs():
 
 
 @pytest.fixture(scope="module")
-def server(session_cache):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        s = NameServer(
-            ServeConfig(
-                listen="127.0.0.1:0",
-                insecure=True,
-                watch_interval=0,
-                metrics_listen="127.0.0.1:0",
-                max_lint_nodes=MAX_NODES,
-                max_concurrent_lints=1,
-            )
-        )
-        s.start()
-        assert s.reload("startup")
-        yield s
-        s.stop()
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-        yield pb_grpc.PciNameStub(channel)
+def server_spec(session_cache):
+    """At most MAX_NODES YAML nodes a Lint, one Lint at a time, metrics."""
+    return ServerSpec(
+        config={"metrics_listen": "127.0.0.1:0", "max_lint_nodes": MAX_NODES, "max_concurrent_lints": 1},
+        cache=session_cache,
+    )
 
 
 def lint(stub, timeout=20, **files):

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pciname.cli import main
-from pciname.client import Client, RemoteClusterError, RemoteInvalidArgument, RemoteLintInputError, RemoteUnknownProfile
+from pciname.client import RemoteClusterError, RemoteInvalidArgument, RemoteLintInputError, RemoteUnknownProfile
 from pciname.cluster.kube import connect, read_cluster
 from pciname.cozystack.defaults import for_cozystack
 from pciname.kubevirt.audit import gpu_options
@@ -25,9 +25,8 @@ from pciname.kubevirt.generate import permitted_host_devices, render
 from pciname.lint.linter import Linter, LintInputError
 from pciname.server import NameServer, ServeConfig, ServeError
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 from pciname.server.rpc.kube import ClusterAccess
-from tests.conftest import LATEST, package_only
+from tests.conftest import LATEST, ServerSpec, package_only
 from tests.fake_kube import FakeKube, kubevirt, node
 from tests.kube_documents import (
     A10,
@@ -81,6 +80,21 @@ def setup(tmp_path_factory, session_cache, fake):
         yield SimpleNamespace(root=root, snapshots=snapshots, cache=session_cache, kubeconfig=fake.kubeconfig(root))
 
 
+@pytest.fixture(scope="module")
+def server_spec(setup):
+    """Lint limits of MAX_LINT_FILES and MAX_LINT_BYTES, metrics, and
+    ``--kube`` against the fake API server."""
+    config = {
+        "metrics_listen": "127.0.0.1:0",
+        "max_lint_files": MAX_LINT_FILES,
+        "max_lint_bytes": MAX_LINT_BYTES,
+        "kube": True,
+        "kubeconfig": str(setup.kubeconfig),
+        "kube_timeout": 5,
+    }
+    return ServerSpec(config=config, cache=setup.cache, env={"PCINAME_SNAPSHOTS": str(setup.snapshots)})
+
+
 @pytest.fixture(autouse=True)
 def server_env(setup, monkeypatch):
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(setup.cache))
@@ -89,42 +103,6 @@ def server_env(setup, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     return setup
-
-
-@pytest.fixture(scope="module")
-def server(setup):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(setup.cache))
-        mp.setenv("PCINAME_SNAPSHOTS", str(setup.snapshots))
-        s = NameServer(
-            ServeConfig(
-                listen="127.0.0.1:0",
-                insecure=True,
-                metrics_listen="127.0.0.1:0",
-                watch_interval=0,
-                max_lint_files=MAX_LINT_FILES,
-                max_lint_bytes=MAX_LINT_BYTES,
-                kube=True,
-                kubeconfig=str(setup.kubeconfig),
-                kube_timeout=5,
-            )
-        )
-        s.start()
-        assert s.reload("startup")
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-        yield pb_grpc.PciNameStub(channel)
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with Client(f"127.0.0.1:{server.port}", timeout=20) as c:
-        yield c
 
 
 def call(fn, request, timeout=20):
