@@ -20,7 +20,6 @@ import pytest
 from pciname.cluster.kube import MAX_ERROR_BYTES, MAX_MESSAGE_CHARS, connect, read_cluster
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests.cluster import misbehaving_kube
 from tests.conftest import REPO
 from tests.server_util import ServerProcess, peak_rss
 
@@ -32,8 +31,8 @@ RSS_GROWTH = 100 << 20
 TIMEOUT = 2
 
 
-# The misbehaving API server and its environment (tests/cluster/misbehaving_kube.py).
-no_proxies, fake, well_behaved = misbehaving_kube.no_proxies, misbehaving_kube.fake, misbehaving_kube.well_behaved
+# The misbehaving API server (tests/cluster/conftest.py), its hook cleared after each test.
+pytestmark = pytest.mark.usefixtures("well_behaved")
 
 
 # -- the three error answers, as misbehave hooks --------------------------------------------------

@@ -22,13 +22,12 @@ from pciname.cluster.shapes import ShapeError, decode_json, quantity
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests.cluster import misbehaving_kube
-from tests.cluster.misbehaving_kube import A10
-from tests.conftest import REPO
+from tests.cluster.conftest import A10
+from tests.conftest import REPO, ServerSpec
 from tests.fake_kube import TOKEN, FakeKube, kubevirt, node
 
-# The misbehaving API server and its environment (tests/cluster/misbehaving_kube.py).
-no_proxies, fake, well_behaved = misbehaving_kube.no_proxies, misbehaving_kube.fake, misbehaving_kube.well_behaved
+# The misbehaving API server (tests/cluster/conftest.py), its hook cleared after each test.
+pytestmark = pytest.mark.usefixtures("well_behaved")
 
 
 def run(capsys, *argv):
@@ -138,40 +137,27 @@ def test_odd_api_answers_are_one_line_errors(fake, tmp_path, capsys, path, mode,
 
 
 @pytest.fixture(scope="module")
-def kube_server(fake, tmp_path_factory, session_cache):
+def server_spec(fake, tmp_path_factory, session_cache):
+    """conftest's server with ``--kube`` on the misbehaving API server."""
     config = fake.kubeconfig(tmp_path_factory.mktemp("kube"))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(session_cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        mp.setenv("NO_PROXY", "127.0.0.1")
-        server = NameServer(
-            ServeConfig(
-                listen="127.0.0.1:0", insecure=True, watch_interval=0, kube=True, kubeconfig=str(config), kube_timeout=5
-            )
-        )
-        server.start()
-        assert server.reload("startup")
-        yield server
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def kube_stub(kube_server):
-    with grpc.insecure_channel(f"127.0.0.1:{kube_server.port}") as channel:
-        yield pb_grpc.PciNameStub(channel)
+    return ServerSpec(
+        config={"kube": True, "kubeconfig": str(config), "kube_timeout": 5},
+        cache=session_cache,
+        env={"NO_PROXY": "127.0.0.1"},
+    )
 
 
 @pytest.mark.parametrize(("path", "mode", "body"), ODD, ids=[m for _, m, _ in ODD])
-def test_gpu_options_from_an_odd_cluster_is_unavailable_not_internal(fake, kube_stub, path, mode, body):
+def test_gpu_options_from_an_odd_cluster_is_unavailable_not_internal(fake, stub, path, mode, body):
     fake.misbehave = answer(path, body)
     with pytest.raises(grpc.RpcError) as caught:
-        kube_stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20)
+        stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20)
     assert caught.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION), (
         caught.value.details()
     )
     assert "\n" not in caught.value.details() and len(caught.value.details()) < 600
     fake.misbehave = None
-    assert kube_stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20).options  # still serving
+    assert stub.GpuOptions(pb.GpuOptionsRequest(from_cluster=True), timeout=20).options  # still serving
 
 
 def test_quantities_are_read_as_kubernetes_reads_them():

@@ -17,13 +17,12 @@ import pytest
 from pciname.cluster.kube import MAX_NODE_PAGES, MAX_NODES, NODE_PAGE, connect, read_cluster
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server._proto import pciname_pb2_grpc as pb_grpc
-from tests.cluster import misbehaving_kube
-from tests.cluster.misbehaving_kube import endless_pages
+from tests.cluster.conftest import endless_pages
 from tests.conftest import REPO
 from tests.server_util import ServerProcess
 
-# The misbehaving API server and its environment (tests/cluster/misbehaving_kube.py).
-no_proxies, fake, well_behaved = misbehaving_kube.no_proxies, misbehaving_kube.fake, misbehaving_kube.well_behaved
+# The misbehaving API server (tests/cluster/conftest.py), its hook cleared after each test.
+pytestmark = pytest.mark.usefixtures("well_behaved")
 
 #: Long enough that paging until it runs out would fail the tests below
 #: (their subprocess and RPC deadlines are shorter than it is generous).

@@ -19,15 +19,9 @@ from tests.fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node
 from tests.kube_documents import A10, GRID, T4_OLD, cluster_nodes
 
 
-@pytest.fixture(autouse=True)
-def no_proxies(monkeypatch):
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "KUBECONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-
-
 @pytest.fixture
 def fake():
+    """This module's own fake API server, one a test (it overrides conftest's)."""
     server = FakeKube(
         nodes=cluster_nodes(),
         kubevirts=[kubevirt({"pciHostDevices": [A10, T4_OLD], "mediatedDevices": [GRID]})],

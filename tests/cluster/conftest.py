@@ -1,9 +1,13 @@
-"""The fake API server the hostile cluster tests share (module-scoped: each
-test module that takes it gets its own), one Node with two A10s and a
-KubeVirt CR permitting them; each test may set its ``misbehave`` hook,
-which is cleared after it, e.g. :func:`endless_pages` (a NodeList whose
-paging never ends). Proxies are off, so the client talks to 127.0.0.1
-directly."""
+"""The cluster tests' fixtures: proxies are off for every test here, so the
+client talks to the fake API servers on 127.0.0.1 directly.
+
+``fake`` is the API server the hostile cluster tests share (module-scoped:
+each test module that takes it gets its own), one Node with two A10s and a
+KubeVirt CR permitting them; each test may set its ``misbehave`` hook, which
+``well_behaved`` clears after it (a module takes it with
+``pytestmark = pytest.mark.usefixtures("well_behaved")``), e.g.
+:func:`endless_pages` (a NodeList whose paging never ends). A module with a
+fake of its own (test_kube_cluster.py) overrides ``fake``."""
 
 from __future__ import annotations
 
@@ -33,8 +37,9 @@ def fake():
     server.stop()
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def well_behaved(fake):
+    """The test's ``misbehave`` hook cleared after it."""
     yield
     fake.misbehave = None
 
