@@ -105,6 +105,7 @@ def test_sigterm_drains_in_flight_rpcs_and_exits_0(spawn, env):
 
         server.signal(signal.SIGTERM)
         server.wait_log("shutdown requested", signal="SIGTERM")
+        server.wait_log("draining")  # logged once health is NOT_SERVING
         assert health(channel) == "NOT_SERVING"  # within --shutdown-delay: still answering
         assert stub.Resolve(pb.ResolveRequest(device="10de:2236"), timeout=5).resource_name
 
