@@ -119,11 +119,8 @@ def test_no_test_module_sits_loose_at_the_top():
 
 
 def test_every_folder_is_a_room_or_the_project():
+    # (A room may have no folder: its tests can be its callers'.)
     assert stray_folders(TESTS, PACKAGE) == []
-    rooms = {p.parent.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("__init__.py")} - {"."}
-    tested = {p.parent.relative_to(TESTS).as_posix() for p in TESTS.rglob("test_*.py")} - {"."}
-    # Every room has its folder, but the generated stubs' package.
-    assert rooms - tested == {"server/_proto"}
 
 
 def test_the_readme_names_test_files_that_exist():
