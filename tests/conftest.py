@@ -13,6 +13,11 @@ isolated cache.
 
 Every test runs with ``PCINAME_CACHE_DIR`` in a session temporary directory
 and no ``PCINAME_SNAPSHOTS``; a test that needs either elsewhere sets its own.
+
+The gRPC fixtures every folder uses are here, and only here: ``server`` (a
+:class:`~pciname.server.NameServer` on a loopback port), ``channel``, ``stub``
+and ``client`` on it, one set per test module. A module whose server is
+configured otherwise overrides ``server_spec`` (see :class:`ServerSpec`).
 """
 
 from __future__ import annotations
@@ -23,21 +28,28 @@ import os
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
 import pciname
 
+#: The checkout, and this folder (every path a test needs starts at one of
+#: them, wherever the test file sits).
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
 
 #: The newest plugin release pciname knows: what ``latest`` means. A new
-#: release profile changes these lines (tests/test_answers.py checks them
+#: release profile changes these lines (tests/resolution/test_answers.py checks them
 #: against data/profiles.json), and no other test line.
 LATEST_RELEASE = "v1.6.0"
 LATEST = f"kubevirt-gpu-device-plugin@{LATEST_RELEASE}"
-TEST_DATA = Path(__file__).resolve().parent / "data"
+TEST_DATA = TESTS / "data"
 VECTORS = TEST_DATA / "nvidia-device-names.json"
 PROFILES_JSON = REPO / "data" / "profiles.json"
 DEBIAN_SID = REPO / "data" / "pci.ids"
@@ -258,3 +270,97 @@ def empty_cache(unpackaged, monkeypatch, tmp_path):
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
     pciname.clear_caches()
     return tmp_path / "cache"
+
+
+# -- the in-process gRPC server -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """What a test module's ``server`` is. The default: the packaged
+    snapshots (no ``PCINAME_SNAPSHOTS``), a cache of the module's own, and
+    plaintext on a loopback port with no file watcher. A module that needs
+    another server overrides the ``server_spec`` fixture (module-scoped),
+    e.g. ::
+
+        @pytest.fixture(scope="module")
+        def server_spec(session_cache):
+            return ServerSpec(config={"max_concurrent_lints": 1}, cache=session_cache)
+
+    and each of its tests that takes ``server``, ``stub`` or ``client`` gets
+    that module's one server."""
+
+    #: More :class:`~pciname.server.ServeConfig` fields (``listen``,
+    #: ``insecure`` and ``watch_interval`` are given, and may be overridden).
+    config: dict[str, Any] = field(default_factory=dict)
+    #: The server's ``PCINAME_CACHE_DIR``; None: a fresh directory.
+    cache: Path | None = None
+    #: Environment variables set while the server runs (None: unset), after
+    #: ``PCINAME_CACHE_DIR`` and with ``PCINAME_SNAPSHOTS`` unset unless given.
+    env: dict[str, str | None] = field(default_factory=dict)
+    #: Options of ``channel`` (and so of ``stub``).
+    channel_options: tuple[tuple[str, Any], ...] = ()
+    #: ``client``'s deadline per call, in seconds.
+    client_timeout: float = 20
+
+
+@contextmanager
+def serving(spec: ServerSpec, cache: Path) -> Iterator:
+    """A started NameServer as ``spec`` says, with ``cache`` as its cache dir
+    unless the spec names one; stopped on exit."""
+    from pciname.server import NameServer, ServeConfig
+
+    config = {"listen": "127.0.0.1:0", "insecure": True, "watch_interval": 0, **spec.config}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PCINAME_CACHE_DIR", str(spec.cache or cache))
+        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
+        for name, value in spec.env.items():
+            if value is None:
+                mp.delenv(name, raising=False)
+            else:
+                mp.setenv(name, value)
+        server = NameServer(ServeConfig(**config))
+        server.start()
+        try:
+            assert server.reload("startup")
+            yield server
+        finally:
+            server.stop()
+
+
+@pytest.fixture(scope="module")
+def server_spec() -> ServerSpec:
+    """The module's server: the default :class:`ServerSpec` unless the module
+    overrides this fixture."""
+    return ServerSpec()
+
+
+@pytest.fixture(scope="module")
+def server(server_spec, tmp_path_factory, request):
+    """The module's in-process server (one per test module)."""
+    cache = server_spec.cache or tmp_path_factory.mktemp(f"{request.module.__name__.rpartition('.')[2]}-cache")
+    with serving(server_spec, cache) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def channel(server, server_spec):
+    import grpc
+
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}", options=list(server_spec.channel_options)) as ch:
+        yield ch
+
+
+@pytest.fixture(scope="module")
+def stub(channel):
+    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+
+    return pb_grpc.PciNameStub(channel)
+
+
+@pytest.fixture(scope="module")
+def client(server, server_spec):
+    from pciname.client import Client
+
+    with Client(f"127.0.0.1:{server.port}", timeout=server_spec.client_timeout) as c:
+        yield c

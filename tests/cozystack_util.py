@@ -14,9 +14,8 @@ from typing import Any
 
 import jsonschema
 
+from tests.conftest import REPO
 from tools.cozystack_extract import KUBERNETES_SCHEMA, NODES_SCHEMA, VendoredSource, version_key
-
-from .conftest import REPO
 
 INPUTS = REPO / "tests" / "data" / "cozystack-inputs"
 

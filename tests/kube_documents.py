@@ -5,9 +5,9 @@ devices (for the fake API server of tests/fake_kube.py)."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
-from .fake_kube import node
+from tests.conftest import TEST_DATA
+from tests.fake_kube import node
 
 
 def y(text: str) -> str:
@@ -229,7 +229,7 @@ TENANT = y(
 )
 
 
-SRIOV_DOC = (Path(__file__).resolve().parent / "data" / "cozystack-gpu-vgpu-sriov.yaml").read_text()
+SRIOV_DOC = (TEST_DATA / "cozystack-gpu-vgpu-sriov.yaml").read_text()
 
 
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}

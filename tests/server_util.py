@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .conftest import PLUGIN_PCIIDS, REPO
+from tests.conftest import PLUGIN_PCIIDS, REPO, ServerSpec, serving
 
 # -- an in-process server ----------------------------------------------------------
 
@@ -30,21 +30,10 @@ from .conftest import PLUGIN_PCIIDS, REPO
 def packaged_server(cache: Path, **config: Any) -> Iterator:
     """A started NameServer on a loopback port, serving the packaged
     snapshots with ``cache`` as its cache dir (``config``: more ServeConfig
-    fields); stopped on exit."""
-    import pytest
-
-    from pciname.server import NameServer, ServeConfig
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PCINAME_CACHE_DIR", str(cache))
-        mp.delenv("PCINAME_SNAPSHOTS", raising=False)
-        server = NameServer(ServeConfig(listen="127.0.0.1:0", insecure=True, watch_interval=0, **config))
-        server.start()
-        assert server.reload("startup")
-        try:
-            yield server
-        finally:
-            server.stop()
+    fields); stopped on exit. (A test module's own server is conftest's
+    ``server`` fixture.)"""
+    with serving(ServerSpec(config=config), cache) as server:
+        yield server
 
 
 @contextmanager

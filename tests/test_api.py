@@ -8,8 +8,7 @@ import pytest
 
 import pciname
 from pciname.naming import checks
-
-from .conftest import LATEST, LATEST_RELEASE, TEST_DATA
+from tests.conftest import LATEST, LATEST_RELEASE, TEST_DATA
 
 
 def test_resolution_fields():

@@ -1,5 +1,5 @@
 // The two vGPU naming rules of NVIDIA's KubeVirt GPU device plugin, stated
-// with Go's own strings and regexp packages, for tests/test_go_oracle_mdev.py.
+// with Go's own strings and regexp packages, for tests/naming/test_go_oracle_mdev.py.
 // stdin: a JSON list of mdev_type/name contents; stdout: for each, a pair
 // [second-field (null when indexing field 1 panics), whitespace-runs].
 package main

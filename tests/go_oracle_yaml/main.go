@@ -1,7 +1,7 @@
 // How Go programs read a YAML document: go-yaml v2 (gopkg.in/yaml.v2, which
 // sigs.k8s.io/yaml forks: kubectl, Helm, client-go) and go-yaml v3
 // (gopkg.in/yaml.v3: kustomize), each unmarshalling into interface{}, for
-// tests/test_yaml_out.py. Built offline from Debian's golang-gopkg-yaml.v2-dev
+// tests/base/test_yaml_out.py. Built offline from Debian's golang-gopkg-yaml.v2-dev
 // and golang-gopkg-yaml.v3-dev (GOPATH mode).
 // stdin: one YAML document; stdout: {"v2": VALUE, "v3": VALUE}, where VALUE is
 // the document with every string as a JSON string, every other scalar as

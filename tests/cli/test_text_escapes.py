@@ -1,0 +1,155 @@
+"""Terminal escapes never reach the terminal (issue 16, item 15): control
+characters from linted YAML, node and CR names, messages and pci.ids names
+print as ``\\xNN`` in text output (``lint``'s lines, every ``-o table``,
+``-o name``, ``scan``, ``audit``, error lines); JSON and YAML are left as
+their encoders write them."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from pciname.base.render import printable, table
+from pciname.cli import main
+from tests.sysfs_tree import SysfsTree
+
+ESC_OSC = "\x1b]0;owned\x07"  # retitles the terminal
+ERASE = "\x1b[2K\r"  # erases the line so far and goes back to its start
+C1_CSI = "\x9b2K"
+RAW = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # anything but tab and the line ends we print
+
+
+def raw_controls(text: str) -> list[str]:
+    return [m for line in text.split("\n") for m in RAW.findall(line)]
+
+
+def test_printable_escapes_c0_del_and_c1_and_keeps_tabs_only_where_asked():
+    assert printable("a\x1b[2Kb\x7fc\x9bd\x00e\nf\rg") == "a\\x1b[2Kb\\x7fc\\x9bd\\x00e\\x0af\\x0dg"
+    assert printable("a\tb") == "a\\x09b"
+    assert printable("a\tb", tab=True) == "a\tb"
+    assert printable("GA102GL [A10] × ü 日本") == "GA102GL [A10] × ü 日本"  # other text as it is
+
+
+def test_every_table_cell_is_escaped(capsys):
+    table([("x\x1b[31m", None, "a\tb")], ("H\x9b", "B", "C"))
+    out = capsys.readouterr().out
+    assert raw_controls(out) == [] and "\t" not in out
+    assert "x\\x1b[31m" in out and "H\\x9b" in out and "a\\x09b" in out
+
+
+def test_lint_text_and_table_escape_what_the_yaml_holds(tmp_path, capsys):
+    hidden = tmp_path / "hide.yaml"
+    # Double-quoted YAML can carry any control character: a name whose text
+    # erases its own finding's line, and a VM asking for it.
+    hidden.write_text(
+        "pciHostDevices:\n"
+        '- pciVendorSelector: "10DE:2236"\n'
+        '  resourceName: "nvidia.com/GA102GL_A10_TYPO\\e[2K\\rall good"\n'
+        "  externalResourceProvider: true\n"
+        '"x\\e]0;title\\a": 1\n'
+        '"x\\e]0;title\\a": 2\n'
+    )
+    assert main(["lint", str(hidden)]) == 1
+    out = capsys.readouterr().out
+    assert raw_controls(out) == []
+    assert "GA102GL_A10_TYPO\\x1b[2K\\x0dall good" in out and "x\\x1b]0;title\\x07" in out
+    assert main(["lint", str(hidden), "-o", "table"]) == 1
+    out = capsys.readouterr().out
+    assert raw_controls(out) == [] and "\\x1b[2K" in out
+    assert main(["lint", str(hidden), "-o", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)  # JSON as json writes it: the value itself
+    assert any("\x1b[2K\r" in str(f["value"]) for f in data)
+
+
+def test_lint_error_lines_escape_the_file_name(tmp_path, capsys):
+    missing = tmp_path / f"no{ESC_OSC}such.yaml"
+    assert main(["lint", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert raw_controls(err) == [] and "no\\x1b]0;owned\\x07such.yaml" in err
+
+
+@pytest.fixture
+def escaping_pciids(tmp_path):
+    path = tmp_path / "esc.ids"
+    path.write_text(f"# Version: 2030.01.01\n10de  NVIDIA{C1_CSI} Corporation\n\t2236  GA102GL {ESC_OSC}[A10{ERASE}]\n")
+    return path
+
+
+def test_lookup_table_and_name_escape_pciids_names(escaping_pciids, capsys):
+    assert main(["lookup", "--pciids", str(escaping_pciids), "10de:2236", "-o", "table"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert raw_controls(out) == [] and "\\x1b]0;owned\\x07" in out
+    main(["lookup", "--pciids", str(escaping_pciids), "10de:2236", "-o", "name", "--warnings", "all"])
+    captured = capsys.readouterr()
+    assert raw_controls(captured.out + captured.err) == []
+
+
+def test_the_fast_path_leaves_unprintable_names_to_the_full_path(monkeypatch):
+    from pciname.cli import fast
+
+    assert fast._printable("nvidia.com/GA102GL_A10") and fast._printable(None)
+    assert not fast._printable("nvidia.com/A\x1b[2K") and not fast._printable("x\x9b")
+
+
+def test_scan_table_escapes_what_sysfs_holds(tmp_path, capsys):
+    tree = SysfsTree(tmp_path)
+    tree.add_function("0000:3b:00.0", driver=f"nvidia{ESC_OSC}")
+    tree.add_function("0000:3c:00.0")
+    tree.add_mdev("a1b2c3d4-0000-0000-0000-000000000001", "0000:3c:00.0", type_name=f"GRID T4-1Q{ERASE}\n")
+    main(["scan", "--sysfs-root", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert raw_controls(out) == []
+    assert "nvidia\\x1b]0;owned\\x07" in out and "\\x1b[2K\\x0d" in out
+
+
+def test_audit_text_escapes_cluster_names(capsys):
+    from pciname.cli.cluster import _audit_table
+
+    result = {
+        "kubevirt": f"kubevirt/kv{ESC_OSC}",
+        "management": {"manager": f"hco{C1_CSI}"},
+        "profile": "v1.4.0",
+        "profile_source": "--profile",
+        "inference": {"names": []},
+        "permitted": [
+            {
+                "kind": "pci",
+                "selector": "10DE:2236",
+                "resource_name": f"nvidia.com/X{ERASE}",
+                "expected": "nvidia.com/GA102GL_A10",
+                "nodes": {f"node{ESC_OSC}": 1},
+            }
+        ],
+        "advertised": [],
+        "findings": [{"code": "wrong-resource-name", "path": "x", "message": f"API said {ERASE}fine"}],
+    }
+    _audit_table(result)
+    out = capsys.readouterr().out
+    assert raw_controls(out) == []
+    assert "kv\\x1b]0;owned\\x07 (managed by hco\\x9b2K)" in out and "API said \\x1b[2K\\x0dfine" in out
+
+
+def test_describe_and_check_text_escape_pciids_lines(escaping_pciids, tmp_path, capsys):
+    assert main(["describe", "10de:2236", "--pciids", str(escaping_pciids)]) == 0
+    out = capsys.readouterr().out
+    assert raw_controls(out) == [] and "Device: GA102GL \\x1b]0;owned\\x07[A10\\x1b[2K" in out
+    bad = tmp_path / "bad.ids"
+    bad.write_text(f"# Version: 1\n10de  NVIDIA\n\tnot{ESC_OSC} a line\n")
+    assert main(["check", str(bad)]) == 1
+    assert raw_controls(capsys.readouterr().out) == []
+
+
+def test_fetch_failure_lines_escape_what_a_mirror_says(tmp_path, capsys, monkeypatch):
+    """A mirror's error text (a hostile one's) is a line of ours: escaped."""
+    from pciname.resolution import snapshots
+
+    def hostile(*args, **kwargs):
+        snap = snapshots.known_snapshots()[0]
+        yield snapshots.FetchResult(snap, "http://127.0.0.1:9/x", None, "failed", f"HTTP 500: {ERASE}all fine")
+
+    monkeypatch.setattr(snapshots, "iter_fetch", hostile)
+    assert main(["snapshots", "fetch", "--base-url", "http://127.0.0.1:9/"]) == 1
+    err = capsys.readouterr().err
+    assert raw_controls(err) == [] and "HTTP 500: \\x1b[2K\\x0dall fine" in err

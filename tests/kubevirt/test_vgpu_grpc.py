@@ -1,0 +1,64 @@
+"""The VgpuTypes RPC on a real loopback server: the same answer as the
+library (and so as ``pciname vgpu-types -o json``), through the stub and
+the typed client."""
+
+from __future__ import annotations
+
+import pytest
+
+from pciname.errors import RemoteInvalidArgument, RemoteUnknownProfile
+from pciname.kubevirt.vgpu import vgpu_types
+from pciname.server._proto import pciname_pb2 as pb
+
+
+@pytest.mark.parametrize(
+    ("device", "profile"),
+    [("10de:2236", ""), ("0x10DE:0x1EB8", "v1.0.1"), ("25b6", "gpu-operator@v24.9.0"), ("2331", "")],
+)
+def test_client_answer_equals_the_library(client, device, profile):
+    got = client.vgpu_types(device, profile)
+    want = vgpu_types(device, profile or "latest")
+    assert got.covered and got.message == ""
+    assert (got.device, got.profile, got.families) == (want["device"], want["profile"], want["families"])
+    assert (got.catalogue_release, got.catalogue_commit) == (want["catalogue"]["release"], want["catalogue"]["commit"])
+    assert got.read_on_host == want["read_on_host"]
+    assert got.types == want["types"]
+
+
+def test_a10_24q_over_the_wire(stub):
+    answer = stub.VgpuTypes(pb.VgpuTypesRequest(device="10de:2236"), timeout=20)
+    t = next(t for t in answer.types if t.type == "A10-24Q")
+    assert (t.mdev_name, t.resource_name, t.max_instances, t.vgpu_config) == (
+        "NVIDIA A10-24Q",
+        "nvidia.com/NVIDIA_A10-24Q",
+        1,
+        "A10-24Q",
+    )
+    assert t.mdev_name_certainty == "observed" and t.evidence.kind == "kubevirt-config"
+    unknown = stub.VgpuTypes(pb.VgpuTypesRequest(device="10de:2331"), timeout=20).types[0]
+    assert (
+        not unknown.HasField("mdev_name")
+        and not unknown.HasField("evidence")
+        and unknown.mdev_name_certainty == "unknown"
+    )
+
+
+def test_device_not_covered_is_an_answer(client):
+    got = client.vgpu_types("10de:2684")
+    assert not got.covered and got.types == [] and "v0.5.0" in got.message and got.device == "10de:2684"
+
+
+@pytest.mark.parametrize(
+    ("device", "profile", "error"),
+    [
+        ("zz", "", RemoteInvalidArgument),
+        ("1002:2236", "", RemoteInvalidArgument),
+        ("", "", RemoteInvalidArgument),
+        ("10de:2236", "auto", RemoteInvalidArgument),
+        ("10de:2236", "v9.9.9", RemoteUnknownProfile),
+        ("x" * 65, "", RemoteInvalidArgument),
+    ],
+)
+def test_bad_requests(client, device, profile, error):
+    with pytest.raises(error):
+        client.vgpu_types(device, profile)

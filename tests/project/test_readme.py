@@ -1,0 +1,187 @@
+"""README.md's terminal transcripts are real: every ``$ pciname ...`` shown
+with its output is run again and must print exactly that.
+
+A transcript is a fenced block whose lines start with ``$ ``. Each command
+is followed by what it prints: its stdout, then its stderr (as the README
+shows them), unless it sends one to /dev/null. ``; echo $?`` after a command,
+or a following ``$ echo $?``, prints its exit code. ``$ cat FILE`` followed
+by text creates FILE with that text for the commands after it. A line
+``...`` in the output stands for any number of lines.
+
+Not replayed, and listed in :data:`NOT_REPLAYED`: commands that need
+something the test does not have (a node's sysfs, a cluster), and the
+one-line overview whose lines carry ``# comments`` instead of output.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+README = REPO / "README.md"
+
+#: Substrings of commands that are shown, not replayed, and why.
+NOT_REPLAYED = {
+    "--sysfs-root /tmp/node": "needs a node's sysfs tree (tests/host/test_host_sysfs.py builds that very node)",
+    "--from-scan /host": "needs a node's sysfs tree",
+    "kubectl ": "needs a cluster",
+}
+
+
+@dataclass
+class Command:
+    line: int
+    text: str
+    expected: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Transcript:
+    line: int
+    commands: list[Command]
+    files: dict[str, str]
+
+
+def transcripts(text: str) -> list[Transcript]:
+    """Every fenced block of README.md that holds a ``$ `` line."""
+    found: list[Transcript] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        fence = re.match(r"^(\s*)```", lines[i])
+        if not fence:
+            i += 1
+            continue
+        indent = len(fence.group(1))
+        start = i + 1
+        i += 1
+        while i < len(lines) and not lines[i].strip().startswith("```"):
+            i += 1
+        body = [line[indent:] for line in lines[start:i]]
+        i += 1
+        if any(line.startswith("$ ") for line in body):
+            found.append(_parse(start + 1, body))
+    return found
+
+
+def _parse(first_line: int, body: list[str]) -> Transcript:
+    commands: list[Command] = []
+    files: dict[str, str] = {}
+    cat_target: str | None = None
+    cat_lines: list[str] = []
+    for offset, line in enumerate(body):
+        if line.startswith("$ "):
+            if cat_target is not None:
+                files[cat_target] = "\n".join(cat_lines) + "\n"
+                cat_target = None
+            cmd = line[2:]
+            if cmd.startswith("cat "):
+                cat_target, cat_lines = cmd[4:].strip(), []
+            elif cmd == "echo $?":
+                commands[-1].text += "; echo $?"
+            else:
+                commands.append(Command(first_line + offset, cmd))
+        elif cat_target is not None:
+            cat_lines.append(line)
+        elif commands:
+            commands[-1].expected.append(line)
+    if cat_target is not None:
+        files[cat_target] = "\n".join(cat_lines) + "\n"
+    return Transcript(first_line, commands, files)
+
+
+def _replayed(command: Command) -> bool:
+    if any(marker in command.text for marker in NOT_REPLAYED):
+        return False
+    # The overview: one command a line, a comment instead of output.
+    return not (re.search(r"\s#\s", command.text) and not command.expected)
+
+
+def run(command: Command, cwd: Path, env: dict[str, str]) -> list[str]:
+    """What the command prints, as the README shows it."""
+    text = command.text
+    echo_rc = text.endswith("; echo $?")
+    if echo_rc:
+        text = text[: -len("; echo $?")]
+    keep_out = keep_err = True
+    if text.endswith(" 2>/dev/null"):
+        text, keep_err = text[: -len(" 2>/dev/null")], False
+    if text.endswith(" >/dev/null"):
+        text, keep_out = text[: -len(" >/dev/null")], False
+    argv = shlex.split(text)
+    assert argv[0] == "pciname", f"README.md:{command.line}: not a pciname command: {command.text}"
+    done = subprocess.run(
+        [sys.executable, "-m", "pciname", *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    shown = (done.stdout if keep_out else "") + (done.stderr if keep_err else "")
+    out = shown.split("\n")
+    if out and out[-1] == "":
+        out.pop()
+    if echo_rc:
+        out.append(str(done.returncode))
+    return out
+
+
+def matches(expected: list[str], got: list[str]) -> bool:
+    """``expected`` equals ``got``, a ``...`` line matching any lines."""
+    if not expected:
+        return not got
+    if expected[0] == "...":
+        return any(matches(expected[1:], got[k:]) for k in range(len(got) + 1))
+    return bool(got) and got[0] == expected[0] and matches(expected[1:], got[1:])
+
+
+ALL = transcripts(README.read_text(encoding="utf-8"))
+CASES = [(t, c) for t in ALL for c in t.commands if _replayed(c)]
+
+
+def test_the_readme_has_transcripts_to_replay():
+    # Every feeds flag with output lives in these: a parser that finds none
+    # would make the test below pass on nothing.
+    assert len(CASES) >= 15, [c.text for _, c in CASES]
+    shown = " ".join(c.text for _, c in CASES)
+    for flag in (
+        "--format cozystack",
+        "--variant vgpu",
+        "--cozystack-defaults",
+        "--replace-defaults",
+        "--fragment",
+        "--format patch",
+        "--instance-type",
+        "--profile gpu-operator@v23.9.2",
+    ):
+        assert flag in shown, flag
+
+
+def test_matches_understands_ellipsis():
+    assert matches(["a", "...", "d"], ["a", "b", "c", "d"])
+    assert matches(["a", "...", "d"], ["a", "d"])
+    assert not matches(["a", "...", "d"], ["a", "b", "c"])
+    assert not matches(["a", "b"], ["a", "b", "c"])
+
+
+@pytest.mark.parametrize(("transcript", "command"), CASES, ids=[f"README.md:{c.line}" for _, c in CASES])
+def test_readme_transcript(transcript, command, tmp_path, session_cache):
+    for name, content in transcript.files.items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PCINAME_CACHE_DIR": str(session_cache),
+        "PYTHONPATH": str(REPO),
+        "HOME": str(tmp_path),
+    }
+    got = run(command, tmp_path, env)
+    assert matches(command.expected, got), (
+        f"README.md:{command.line}: $ {command.text}\n--- README shows\n"
+        + "\n".join(command.expected)
+        + "\n--- it prints\n"
+        + "\n".join(got)
+    )
