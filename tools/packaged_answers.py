@@ -100,7 +100,7 @@ def build() -> dict[str, bytes]:
     files[answers.INDEX] = marshal.dumps(index, _MARSHAL)
     files[answers.STRINGS] = _pool(strings)
     files[answers.MESSAGES] = _pool(messages)
-    return dict(sorted(files.items()))  # tests/test_answers.py reads every record back
+    return dict(sorted(files.items()))  # tests/resolution/test_answers.py reads every record back
 
 
 def _bulk(records: list[dict[str, Any]], strings: dict[str, int]) -> bytes:

@@ -4,7 +4,7 @@
     python -m tools.protogen --check    # exit 1 if the committed stubs are stale
 
 The stubs are committed (``pciname/server/_proto/``) so that installing
-pciname needs no protoc; ``tests/test_server_proto.py`` regenerates them
+pciname needs no protoc; ``tests/server/test_server_proto.py`` regenerates them
 into a temporary directory and fails when they differ.
 
 protoc runs with ``-I proto`` so the file keeps its full name
