@@ -30,8 +30,7 @@ def main() -> int:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    from pciname.server._proto import pciname_pb2 as pb
-    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+    from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0)

@@ -136,8 +136,7 @@ def _client_process(target: str, kind: str, seconds: float, threads: int, start_
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    from pciname.server._proto import pciname_pb2 as pb
-    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+    from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 
     channel = grpc.insecure_channel(target, options=[("grpc.max_receive_message_length", 64 * 1024 * 1024)])
     grpc.channel_ready_future(channel).result(timeout=30)

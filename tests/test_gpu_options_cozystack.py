@@ -18,8 +18,7 @@ from pciname.client import Client, RemoteInvalidArgument, RemoteUnknownProfile
 from pciname.cozystack import releases as cozystack
 from pciname.kubevirt.audit import gpu_options
 from pciname.server import NameServer, ServeConfig
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from pciname.server.rpc.wire import MAX_NAME_CHARS
 
 from . import cozystack_util as upstream

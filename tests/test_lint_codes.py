@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pciname.lint import codes as lint_codes
-from pciname.lint import linter as lint
+from pciname.lint import codes as lint_codes, linter as lint
 from pciname.lint.codes import CODES, ERROR, WARNING
 from tools import lint_tables
 

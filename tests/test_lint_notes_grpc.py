@@ -8,8 +8,7 @@ import grpc
 import pytest
 
 from pciname.client import Client
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 
 from .server_util import packaged_server
 

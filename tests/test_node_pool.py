@@ -18,8 +18,7 @@ import json
 import grpc
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import pciname
 from pciname.cli import main
@@ -27,8 +26,7 @@ from pciname.client import Client, RemoteInvalidArgument
 from pciname.cozystack import releases as cozystack
 from pciname.errors import PcinameError, UnknownCozystackRelease
 from pciname.kubevirt.generate import node_pool
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 
 from . import cozystack_util as upstream
 from .server_util import packaged_server

@@ -13,8 +13,7 @@ from types import SimpleNamespace
 import grpc
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pciname.cli import main
 from pciname.client import Client, RemoteClusterError, RemoteInvalidArgument, RemoteLintInputError, RemoteUnknownProfile
@@ -24,8 +23,7 @@ from pciname.kubevirt.audit import gpu_options
 from pciname.kubevirt.generate import permitted_host_devices, render
 from pciname.lint.linter import Linter, LintInputError
 from pciname.server import NameServer, ServeConfig, ServeError
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from pciname.server.rpc.kube import ClusterAccess
 
 from .conftest import LATEST, package_only

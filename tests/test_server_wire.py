@@ -17,8 +17,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from pciname.errors import (
     InvalidDeviceError,

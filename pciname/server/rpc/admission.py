@@ -60,8 +60,12 @@ def admission_policy(
     import yaml
 
     from pciname.base.yaml_out import Dumper
-    from pciname.kubevirt.admission import DEFAULT_ACTIONS, DEFAULT_NAME, allowed_from_devices
-    from pciname.kubevirt.admission import admission_policy as build
+    from pciname.kubevirt.admission import (
+        DEFAULT_ACTIONS,
+        DEFAULT_NAME,
+        admission_policy as build,
+        allowed_from_devices,
+    )
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)

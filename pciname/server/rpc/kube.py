@@ -446,8 +446,7 @@ def parse_objects(
 def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
     """The fields gpu_options reads have the types it expects
     (:func:`pciname.cluster.shapes.check_kubevirt`; objects-input if not)."""
-    from pciname.cluster.shapes import ShapeError
-    from pciname.cluster.shapes import check_kubevirt as check
+    from pciname.cluster.shapes import ShapeError, check_kubevirt as check
 
     try:
         check(obj, where)
@@ -457,8 +456,7 @@ def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
 
 def check_node(obj: dict[str, Any], where: str) -> None:
     """:func:`pciname.cluster.shapes.check_node`; objects-input if not."""
-    from pciname.cluster.shapes import ShapeError
-    from pciname.cluster.shapes import check_node as check
+    from pciname.cluster.shapes import ShapeError, check_node as check
 
     try:
         check(obj, where)
@@ -641,8 +639,7 @@ def gpu_options(
     log: logging.Logger,
     max_nodes: int = DEFAULT_MAX_LINT_NODES,
 ) -> pb.GpuOptionsResponse:
-    from pciname.kubevirt.audit import choose_profile
-    from pciname.kubevirt.audit import gpu_options as options_of
+    from pciname.kubevirt.audit import choose_profile, gpu_options as options_of
 
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
@@ -711,8 +708,7 @@ def gpu_options_profile(cozystack: str, profile: str) -> tuple[str, str]:
 def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> tuple[pb.NodePoolResponse, int]:
     """The answer (what ``pciname node-pool`` prints for the same input), and
     how many device and mdev type requests it names."""
-    from pciname.kubevirt.generate import DEFAULT_POOL_FORMAT, parse_request, pool_format
-    from pciname.kubevirt.generate import node_pool as generate
+    from pciname.kubevirt.generate import DEFAULT_POOL_FORMAT, node_pool as generate, parse_request, pool_format
 
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
