@@ -923,6 +923,33 @@ class Linter:
             found.append(self._finding(entry.doc, node, selector_path, INVALID_SELECTOR, field="mdevNameSelector"))
             return found
         found.extend(self._duplicate(entry, selector_node, selector_path, ("mdev", selector), seen, repr(selector)))
+        found.extend(self._mdev_vgpu_type(entry, selector_node, selector_path, selector))
+        rule = self.resolver.view(self.profile).profile.mdev_name
+        expected = mdev.mdev_resource(selector, rule)
+        if expected is None:
+            warning = mdev.crash_warning(selector).message
+            found.append(
+                self._finding(
+                    entry.doc, selector_node, selector_path, PLUGIN_CRASH, profile=self.profile_name, warning=warning
+                )
+            )
+            return found
+        if name != expected:
+            wrong_mdev.setdefault(name, expected)
+            found.append(self._mdev_wrong_name(entry, name_node, name, selector, expected, rule))
+            return found
+        problems = self._name_problems(entry.doc, name_node, entry.path + ("resourceName",), resource_warnings(name))
+        if not problems:
+            permitted.add(name)
+        found.extend(problems)
+        found.extend(self._mdev_renamed_by_upgrade(entry, name_node, name, selector))
+        return found
+
+    def _mdev_vgpu_type(
+        self, entry: _Entry, selector_node: Node, selector_path: YamlPath, selector: str
+    ) -> list[Finding]:
+        """The selector as a vGPU type: a note on how it reads (when notes
+        are wanted), or ``unknown-vgpu-type``."""
         from pciname.kubevirt.vgpu import selector_note, selector_problem
 
         problem = selector_problem(selector)
@@ -930,68 +957,52 @@ class Linter:
         if note is not None:
             mark = selector_node.start_mark
             self.notes.append(f"{entry.doc.file}:{mark.line + 1}: {format_path(selector_path)}: {note}")
-        if problem is not None:
-            found.append(
-                self._finding(
-                    entry.doc, selector_node, selector_path, UNKNOWN_VGPU_TYPE, expected=problem["strings"], **problem
-                )
+        if problem is None:
+            return []
+        return [
+            self._finding(
+                entry.doc, selector_node, selector_path, UNKNOWN_VGPU_TYPE, expected=problem["strings"], **problem
             )
-        rule = self.resolver.view(self.profile).profile.mdev_name
-        expected = mdev.mdev_resource(selector, rule)
-        if expected is None:
-            found.append(
-                self._finding(
-                    entry.doc,
-                    selector_node,
-                    selector_path,
-                    PLUGIN_CRASH,
-                    profile=self.profile_name,
-                    warning=mdev.crash_warning(selector).message,
-                )
+        ]
+
+    def _mdev_wrong_name(
+        self, entry: _Entry, name_node: Node, name: str, selector: str, expected: str, rule: str
+    ) -> Finding:
+        how = "white space to '_', nothing else changed"
+        if rule == mdev.SECOND_FIELD:
+            how = "the second space-separated field"
+        return self._finding(
+            entry.doc,
+            name_node,
+            entry.path + ("resourceName",),
+            WRONG_MDEV_RESOURCE_NAME,
+            expected=expected,
+            profile=self.profile_name,
+            selector=selector,
+            right=expected,
+            name=name,
+            how=how,
+        )
+
+    def _mdev_renamed_by_upgrade(self, entry: _Entry, name_node: Node, name: str, selector: str) -> list[Finding]:
+        if self.upgrade_to is None:
+            return []
+        after = mdev.mdev_resource(selector, self.resolver.view(self.upgrade_to).profile.mdev_name)
+        if after == name:
+            return []
+        return [
+            self._finding(
+                entry.doc,
+                name_node,
+                entry.path + ("resourceName",),
+                RENAMED_BY_UPGRADE,
+                expected=after,
+                upgrade=self.upgrade_name,
+                selector=selector,
+                after=after,
+                name=name,
             )
-            return found
-        path = entry.path + ("resourceName",)
-        if name != expected:
-            wrong_mdev.setdefault(name, expected)
-            how = "white space to '_', nothing else changed"
-            if rule == mdev.SECOND_FIELD:
-                how = "the second space-separated field"
-            found.append(
-                self._finding(
-                    entry.doc,
-                    name_node,
-                    path,
-                    WRONG_MDEV_RESOURCE_NAME,
-                    expected=expected,
-                    profile=self.profile_name,
-                    selector=selector,
-                    right=expected,
-                    name=name,
-                    how=how,
-                )
-            )
-            return found
-        problems = self._name_problems(entry.doc, name_node, path, resource_warnings(name))
-        if not problems:
-            permitted.add(name)
-        found.extend(problems)
-        if self.upgrade_to is not None:
-            after = mdev.mdev_resource(selector, self.resolver.view(self.upgrade_to).profile.mdev_name)
-            if after != name:
-                found.append(
-                    self._finding(
-                        entry.doc,
-                        name_node,
-                        path,
-                        RENAMED_BY_UPGRADE,
-                        expected=after,
-                        upgrade=self.upgrade_name,
-                        selector=selector,
-                        after=after,
-                        name=name,
-                    )
-                )
-        return found
+        ]
 
     # references from VMs and node pools
 
@@ -1057,40 +1068,9 @@ class Linter:
         name = _scalar(ref.node)
         if name is None or not is_nvidia(name):
             return []
-        doc, node, path = ref.doc, ref.node, ref.path
         if is_mdev_name(name):
-            if name in wrong_mdev:
-                return [
-                    self._finding(
-                        doc,
-                        node,
-                        path,
-                        WRONG_MDEV_RESOURCE_NAME,
-                        expected=wrong_mdev[name],
-                        name=name,
-                        right=wrong_mdev[name],
-                        reference=True,
-                    )
-                ]
-            problems = self._name_problems(doc, node, path, resource_warnings(name))
-            if problems:
-                return problems
-            if permitted_mdev and name not in permitted_mdev:
-                close = Candidates(permitted_mdev, key=str).closest(name, self._budget, cutoff=0.8)
-                if close:
-                    return [
-                        self._finding(
-                            doc,
-                            node,
-                            path,
-                            UNKNOWN_RESOURCE_NAME,
-                            expected=close,
-                            name=name,
-                            suggestions=tuple(close),
-                            mdev=True,
-                        )
-                    ]
-            return []
+            return self._check_mdev_reference(ref, name, wrong_mdev, permitted_mdev)
+        doc, node, path = ref.doc, ref.node, ref.path
         if name in wrong_pci:
             return [
                 self._finding(
@@ -1110,45 +1090,86 @@ class Linter:
             devices = self.resolver.reverse(name, self.profile)  # the bare-id fallback, e.g. nvidia.com/2335
             resolutions = [self.resolver.resolve(d, self.profile) for d in devices]
         if not resolutions:
-            problems = self._name_problems(doc, node, path, resource_warnings(name))
-            if problems:
-                return problems
-            suggestions = self._suggest(name)
+            return self._unknown_reference(ref, name)
+        if not any(r.advertised for r in resolutions):
+            warnings = [w for r in resolutions[:1] for w in r.warnings]
+            return self._name_problems(doc, node, path, warnings)
+        return self._reference_renamed_by_upgrade(ref, name, resolutions)
+
+    def _check_mdev_reference(
+        self, ref: _Reference, name: str, wrong_mdev: dict[str, str], permitted_mdev: set[str]
+    ) -> list[Finding]:
+        """A VM's or node pool's vGPU name: the wrong name of a permitted
+        type, a name kubelet refuses, or one close to a permitted type's."""
+        doc, node, path = ref.doc, ref.node, ref.path
+        if name in wrong_mdev:
             return [
                 self._finding(
                     doc,
                     node,
                     path,
-                    UNKNOWN_RESOURCE_NAME,
-                    expected=suggestions,
-                    profile=self.profile_name,
+                    WRONG_MDEV_RESOURCE_NAME,
+                    expected=wrong_mdev[name],
                     name=name,
-                    suggestions=tuple(suggestions),
+                    right=wrong_mdev[name],
+                    reference=True,
                 )
             ]
-        if not any(r.advertised for r in resolutions):
-            warnings = [w for r in resolutions[:1] for w in r.warnings]
-            return self._name_problems(doc, node, path, warnings)
-        if self.upgrade_to is not None:
-            after = sorted(
-                {self.resolver.resolve(r.device, self.upgrade_to).resource_name or "nothing" for r in resolutions}
+        problems = self._name_problems(doc, node, path, resource_warnings(name))
+        if problems:
+            return problems
+        if not permitted_mdev or name in permitted_mdev:
+            return []
+        close = Candidates(permitted_mdev, key=str).closest(name, self._budget, cutoff=0.8)
+        if not close:
+            return []
+        return [
+            self._finding(
+                doc, node, path, UNKNOWN_RESOURCE_NAME, expected=close, name=name, suggestions=tuple(close), mdev=True
             )
-            if name not in after:
-                listed = ", ".join(r.device for r in resolutions)
-                return [
-                    self._finding(
-                        doc,
-                        node,
-                        path,
-                        RENAMED_BY_UPGRADE,
-                        expected=after[0] if len(after) == 1 else after,
-                        upgrade=self.upgrade_name,
-                        devices=listed,
-                        after=", ".join(after),
-                        name=name,
-                    )
-                ]
-        return []
+        ]
+
+    def _unknown_reference(self, ref: _Reference, name: str) -> list[Finding]:
+        """A name no device of the profile has: kubelet's refusal, else
+        ``unknown-resource-name`` with the advertised names close to it."""
+        problems = self._name_problems(ref.doc, ref.node, ref.path, resource_warnings(name))
+        if problems:
+            return problems
+        suggestions = self._suggest(name)
+        return [
+            self._finding(
+                ref.doc,
+                ref.node,
+                ref.path,
+                UNKNOWN_RESOURCE_NAME,
+                expected=suggestions,
+                profile=self.profile_name,
+                name=name,
+                suggestions=tuple(suggestions),
+            )
+        ]
+
+    def _reference_renamed_by_upgrade(self, ref: _Reference, name: str, resolutions: list[Resolution]) -> list[Finding]:
+        if self.upgrade_to is None:
+            return []
+        after = sorted(
+            {self.resolver.resolve(r.device, self.upgrade_to).resource_name or "nothing" for r in resolutions}
+        )
+        if name in after:
+            return []
+        return [
+            self._finding(
+                ref.doc,
+                ref.node,
+                ref.path,
+                RENAMED_BY_UPGRADE,
+                expected=after[0] if len(after) == 1 else after,
+                upgrade=self.upgrade_name,
+                devices=", ".join(r.device for r in resolutions),
+                after=", ".join(after),
+                name=name,
+            )
+        ]
 
 
 @dataclass
