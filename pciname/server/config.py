@@ -241,6 +241,20 @@ class ServeConfig:
         ``pciname serve`` refuses: first a value out of range (the command
         line refuses those while parsing, in the same words), then flags
         that do not go together, then a malformed address."""
+        self._check_values()
+        self._check_tls()
+        if (self.kubeconfig or self.kube_context) and not self.kube:
+            raise ServeError("--kubeconfig and --kube-context go with --kube (reading the cluster is off without it)")
+        if not self.kube_timeout > 0:
+            raise ServeError("--kube-timeout must be more than 0")
+        split_address(self.listen)
+        if self.metrics_listen:
+            split_address(self.metrics_listen)
+        if self.health_listen:
+            split_address(self.health_listen)
+
+    def _check_values(self) -> None:
+        """Each value in its range, as the command line checks it."""
         for name in COUNT_FIELDS:
             _refuse(name, getattr(self, name), count_problem)
         for name in SECONDS_FIELDS:
@@ -254,6 +268,9 @@ class ServeConfig:
         if self.algorithm not in ALGORITHMS:
             choices = ", ".join(map(repr, ALGORITHMS))
             raise ServeError(f"--algorithm: invalid choice: {self.algorithm!r} (choose from {choices})")
+
+    def _check_tls(self) -> None:
+        """TLS files that go together, or --insecure."""
         if self.tls_cert or self.tls_key or self.tls_client_ca:
             if not (self.tls_cert and self.tls_key):
                 raise ServeError("--tls-cert and --tls-key go together (and --tls-client-ca needs both)")
@@ -264,15 +281,6 @@ class ServeConfig:
                 "no TLS certificate: give --tls-cert FILE --tls-key FILE (and --tls-client-ca FILE for mutual TLS), "
                 "or --insecure to serve plaintext"
             )
-        if (self.kubeconfig or self.kube_context) and not self.kube:
-            raise ServeError("--kubeconfig and --kube-context go with --kube (reading the cluster is off without it)")
-        if not self.kube_timeout > 0:
-            raise ServeError("--kube-timeout must be more than 0")
-        split_address(self.listen)
-        if self.metrics_listen:
-            split_address(self.metrics_listen)
-        if self.health_listen:
-            split_address(self.health_listen)
 
 
 # Fields whose values gRPC takes as C ints, and durations in seconds.
