@@ -366,13 +366,7 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
         if isinstance(node, MappingNode):
             pool = _nodes_pool(node)
             if pool is not None:
-                spec, where = pool
-                sites.pools.append((doc, spec, path + where, True))
-                gpus = _get(spec, "gpus")
-                for i, item in enumerate(gpus.value if isinstance(gpus, SequenceNode) else ()):
-                    name = _get(item, "name")
-                    if isinstance(name, ScalarNode):
-                        sites.references.append(_Reference(doc, name, path + where + ("gpus", i, "name")))
+                _add_nodes_pool(doc, sites, pool[0], path + pool[1])
             for key, _, value in _items(node):
                 child = path + (key,)
                 if key == "permittedHostDevices" and isinstance(value, MappingNode):
@@ -391,6 +385,16 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
     if isinstance(root, MappingNode) and (_get(root, "pciHostDevices") or _get(root, "mediatedDevices")):
         sites.blocks.append((doc, root, ()))
     visit(root, ())
+
+
+def _add_nodes_pool(doc: _Doc, sites: _Sites, spec: MappingNode, path: YamlPath) -> None:
+    """A KubernetesNodes pool at ``path``: its fields, and its GPUs' names as references."""
+    sites.pools.append((doc, spec, path, True))
+    gpus = _get(spec, "gpus")
+    for i, item in enumerate(gpus.value if isinstance(gpus, SequenceNode) else ()):
+        name = _get(item, "name")
+        if isinstance(name, ScalarNode):
+            sites.references.append(_Reference(doc, name, path + ("gpus", i, "name")))
 
 
 def _nodes_pool(node: MappingNode) -> tuple[MappingNode, YamlPath] | None:
