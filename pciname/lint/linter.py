@@ -55,7 +55,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -459,6 +459,25 @@ def _entries(doc: _Doc, block: Node, path: YamlPath) -> Iterator[_Entry]:
 # -- the linter ---------------------------------------------------------------
 
 
+@dataclass
+class _RunState:
+    """What one :meth:`Linter.run` finds and what its rules learn for the
+    rules after them."""
+
+    sites: _Sites = field(default_factory=_Sites)
+    findings: list[Finding] = field(default_factory=list)
+    #: A wrong PCI (mdev) name of an entry -> the one the profile gives its device (vGPU type).
+    wrong_pci: dict[str, str] = field(default_factory=dict)
+    wrong_mdev: dict[str, str] = field(default_factory=dict)
+    #: The names mediatedDevices entries permit (right and valid).
+    permitted_mdev: set[str] = field(default_factory=set)
+    #: Valid names KubeVirt's own plugin advertises -> their entries (entry, name node, selector).
+    kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = field(default_factory=dict)
+    #: Permitted names whose entries have no finding, and (list key, name, entry) of those entries.
+    working: set[str] = field(default_factory=set)
+    entries: list[tuple[str, str, Node]] = field(default_factory=list)
+
+
 class Linter:
     """Collects documents from any number of inputs, then checks them
     together (a VM in one file may ask for a name permitted in another).
@@ -560,56 +579,70 @@ class Linter:
     # checks
 
     def run(self) -> list[Finding]:
+        """Every finding of the inputs: each rule of :data:`RULES` in turn,
+        over one :class:`_RunState`; sorted by input, document and place."""
         self.notes = []
-        sites = _Sites()
+        state = _RunState()
         for doc in self._docs:
-            _walk(doc, sites)
+            _walk(doc, state.sites)
         self._budget = HintBudget(check=self._check)
-        findings: list[Finding] = []
-        wrong_pci: dict[str, str] = {}
-        wrong_mdev: dict[str, str] = {}
-        permitted_mdev: set[str] = set()
-        kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = {}  # valid names KubeVirt's own plugin advertises
-        working: set[str] = set()  # permitted names whose entries have no finding
-        entries: list[tuple[str, str, Node]] = []  # (list key, name, entry) of those entries
-        for doc, block, path in sites.blocks:
+        for rule in RULES:
+            rule.check(self, state)
+        self.working_entries = [(key, _fields(node)) for key, name, node in state.entries if name in state.working]
+        self.blocks = len(state.sites.blocks)
+        rank: dict[str, int] = {}
+        for doc in self._docs:
+            rank.setdefault(doc.file, len(rank))
+        findings = state.findings
+        findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
+        return findings
+
+    # the rules (RULES), in the order they run
+
+    def _entries_rule(self, state: _RunState) -> None:
+        """Each permittedHostDevices entry (duplicates within its list);
+        what the entries permit, for the rules after."""
+        for doc, block, path in state.sites.blocks:
             seen: dict[tuple[str, str], int] = {}
             pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
             for entry in _entries(doc, block, path):
                 self._check()
                 if entry.list_kind == "pci":
-                    found = self._check_pci(entry, seen, wrong_pci, pci_names, kubevirt_pci)
+                    found = self._check_pci(entry, seen, state.wrong_pci, pci_names, state.kubevirt_pci)
                 else:
-                    found = self._check_mdev(entry, seen, wrong_mdev, permitted_mdev)
-                findings.extend(found)
+                    found = self._check_mdev(entry, seen, state.wrong_mdev, state.permitted_mdev)
+                state.findings.extend(found)
                 name = _scalar(_get(entry.node, "resourceName"))
                 clean = not [f for f in found if f.code != RENAMED_BY_UPGRADE]
                 if clean and name is not None and is_nvidia(name) and not _is_true(_get(entry.node, "disabled")):
-                    working.add(name)
-                    entries.append((_LIST_KEYS[entry.list_kind], name, entry.node))
-        conflicts = self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev)
-        findings.extend(conflicts)
-        working.difference_update(str(f.value) for f in conflicts)
-        self.working_entries = [(key, _fields(node)) for key, name, node in entries if name in working]
-        self.blocks = len(sites.blocks)
-        for doc, pool, path, is_nodes in sites.pools:
-            findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
+                    state.working.add(name)
+                    state.entries.append((_LIST_KEYS[entry.list_kind], name, entry.node))
+
+    def _kubevirt_mdev_rule(self, state: _RunState) -> None:
+        conflicts = self._kubevirt_pci_and_mdev(state.kubevirt_pci, state.permitted_mdev)
+        state.findings.extend(conflicts)
+        state.working.difference_update(str(f.value) for f in conflicts)
+
+    def _node_group_fields_rule(self, state: _RunState) -> None:
+        for doc, pool, path, is_nodes in state.sites.pools:
+            state.findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
+
+    def _duplicate_keys_rule(self, state: _RunState) -> None:
         if self._duplicates:
-            findings.extend(self._duplicate_keys())
-        permitted = _permitted_names(sites)
-        suggested = Candidates(working)
-        for ref in sites.references:
+            state.findings.extend(self._duplicate_keys())
+
+    def _references_rule(self, state: _RunState) -> None:
+        """The names VMs and node pools ask for: permitted by the input's
+        entries (when it has some), and right."""
+        permitted = _permitted_names(state.sites)
+        suggested = Candidates(state.working)
+        for ref in state.sites.references:
             self._check()
             if permitted is not None:
-                findings.extend(self._check_permitted(ref, permitted, suggested))
-            if _scalar(ref.node) in kubevirt_pci:
+                state.findings.extend(self._check_permitted(ref, permitted, suggested))
+            if _scalar(ref.node) in state.kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
-            findings.extend(self._check_reference(ref, wrong_pci, wrong_mdev, permitted_mdev))
-        rank: dict[str, int] = {}
-        for doc in self._docs:
-            rank.setdefault(doc.file, len(rank))
-        findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
-        return findings
+            state.findings.extend(self._check_reference(ref, state.wrong_pci, state.wrong_mdev, state.permitted_mdev))
 
     def _duplicate_keys(self) -> list[Finding]:
         """A key written twice in one mapping: PyYAML and Helm use the last
@@ -1174,6 +1207,27 @@ class Linter:
                 name=name,
             )
         ]
+
+
+class Rule(NamedTuple):
+    """A rule of a lint run: its name (the ``rules`` of the codes it
+    reports, :data:`pciname.lint.codes.CODES`) and its check, which reads
+    and adds to the run's state."""
+
+    name: lint_codes.RuleName
+    check: Callable[[Linter, _RunState], None]
+
+
+#: The rules of :meth:`Linter.run`, in the order they run: an entry's
+#: verdicts (wrong names, KubeVirt's names, mdev names) are what the later
+#: rules check against.
+RULES = (
+    Rule(lint_codes.RuleName.ENTRIES, Linter._entries_rule),
+    Rule(lint_codes.RuleName.KUBEVIRT_MDEV, Linter._kubevirt_mdev_rule),
+    Rule(lint_codes.RuleName.NODE_GROUP_FIELDS, Linter._node_group_fields_rule),
+    Rule(lint_codes.RuleName.DUPLICATE_KEYS, Linter._duplicate_keys_rule),
+    Rule(lint_codes.RuleName.REFERENCES, Linter._references_rule),
+)
 
 
 @dataclass
