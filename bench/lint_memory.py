@@ -65,8 +65,7 @@ def cases(max_nodes: int) -> dict[str, str]:
 def lint(port: int, text: str, timeout: float = 120) -> tuple[str, float]:
     import grpc
 
-    from pciname.server._proto import pciname_pb2 as pb
-    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+    from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 
     request = pb.LintRequest(files=[pb.LintFile(name="hostile.yaml", text=text)])
     started = time.monotonic()
@@ -82,8 +81,7 @@ def lint(port: int, text: str, timeout: float = 120) -> tuple[str, float]:
 def policy(port: int, timeout: float = 300, **fields: object) -> tuple[str, float]:
     import grpc
 
-    from pciname.server._proto import pciname_pb2 as pb
-    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+    from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 
     started = time.monotonic()
     with grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", 64 * MIB)]) as channel:

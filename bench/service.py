@@ -134,75 +134,18 @@ class Server:
 
 def _client_process(target: str, kind: str, seconds: float, threads: int, start_at: float, out) -> None:
     import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_health.v1 import health_pb2_grpc
 
-    from pciname.server._proto import pciname_pb2 as pb
     from pciname.server._proto import pciname_pb2_grpc as pb_grpc
 
     channel = grpc.insecure_channel(target, options=[("grpc.max_receive_message_length", 64 * 1024 * 1024)])
     grpc.channel_ready_future(channel).result(timeout=30)
     stub = pb_grpc.PciNameStub(channel)
     health = health_pb2_grpc.HealthStub(channel)
-    everything = [f"10de:{i:04x}" for i in range(0x2200, 0x2200 + 1000)]
-
-    def call_factory(index: int):
-        if kind == "check":
-            request = health_pb2.HealthCheckRequest(service="")
-            return lambda: (health.Check(request, timeout=10), 1)[1]
-        if kind == "resolve":
-            request = pb.ResolveRequest(device="10de:2236", profile="latest")
-            return lambda: (stub.Resolve(request, timeout=10), 1)[1]
-        if kind == "batch":
-            request = pb.ResolveBatchRequest(devices=everything, profile="latest")
-
-            def batch():
-                response = stub.ResolveBatch(request, timeout=30)
-                if len(response.results) != len(everything):
-                    raise RuntimeError("short batch")
-                return len(response.results)
-
-            return batch
-        if kind == "soak":
-            counter = [index]
-
-            def mixed():
-                counter[0] += 1
-                profile = PROFILES[counter[0] % len(PROFILES)]
-                if counter[0] % 10 == 0:
-                    devices = everything[(counter[0] * 37) % 900 :][:100]
-                    response = stub.ResolveBatch(pb.ResolveBatchRequest(devices=devices, profile=profile), timeout=30)
-                    if len(response.results) != len(devices):
-                        raise RuntimeError("short batch")
-                    return len(devices)
-                device = everything[(counter[0] * 7919) % len(everything)]
-                stub.Resolve(pb.ResolveRequest(device=device, profile=profile), timeout=10)
-                return 1
-
-            return mixed
-        raise ValueError(kind)
-
     results = []
 
     def run(index: int) -> None:
-        call = call_factory(index)
-        for _ in range(3):  # warm-up
-            call()
-        while time.time() < start_at:
-            time.sleep(0.001)
-        end = start_at + seconds
-        latencies, items, errors, first_errors = [], 0, 0, []
-        perf = time.perf_counter
-        while time.time() < end:
-            t0 = perf()
-            try:
-                items += call()
-            except Exception as error:  # noqa: BLE001 - every failure is counted
-                errors += 1
-                if len(first_errors) < 3:
-                    first_errors.append(repr(error)[:300])
-                continue
-            latencies.append(perf() - t0)
-        results.append((latencies, items, errors, first_errors))
+        results.append(_closed_loop(_call(kind, index, stub, health), start_at, seconds))
 
     workers = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
     for w in workers:
@@ -220,6 +163,81 @@ def _client_process(target: str, kind: str, seconds: float, threads: int, start_
             latencies[:: max(1, len(latencies) // 20000)],
         )
     )
+
+
+EVERYTHING = [f"10de:{i:04x}" for i in range(0x2200, 0x2200 + 1000)]
+
+
+def _call(kind: str, index: int, stub, health):
+    """One client thread's call of ``kind``: it returns how many devices it resolved."""
+    from grpc_health.v1 import health_pb2
+
+    from pciname.server._proto import pciname_pb2 as pb
+
+    if kind == "check":
+        request = health_pb2.HealthCheckRequest(service="")
+        return lambda: (health.Check(request, timeout=10), 1)[1]
+    if kind == "resolve":
+        request = pb.ResolveRequest(device="10de:2236", profile="latest")
+        return lambda: (stub.Resolve(request, timeout=10), 1)[1]
+    if kind == "batch":
+        request = pb.ResolveBatchRequest(devices=EVERYTHING, profile="latest")
+
+        def batch():
+            response = stub.ResolveBatch(request, timeout=30)
+            if len(response.results) != len(EVERYTHING):
+                raise RuntimeError("short batch")
+            return len(response.results)
+
+        return batch
+    if kind == "soak":
+        return _mixed(index, stub)
+    raise ValueError(kind)
+
+
+def _mixed(index: int, stub):
+    """The soak's call: Resolve over the profiles in turn, every tenth a ResolveBatch of 100."""
+    from pciname.server._proto import pciname_pb2 as pb
+
+    counter = [index]
+
+    def mixed():
+        counter[0] += 1
+        profile = PROFILES[counter[0] % len(PROFILES)]
+        if counter[0] % 10 == 0:
+            devices = EVERYTHING[(counter[0] * 37) % 900 :][:100]
+            response = stub.ResolveBatch(pb.ResolveBatchRequest(devices=devices, profile=profile), timeout=30)
+            if len(response.results) != len(devices):
+                raise RuntimeError("short batch")
+            return len(devices)
+        device = EVERYTHING[(counter[0] * 7919) % len(EVERYTHING)]
+        stub.Resolve(pb.ResolveRequest(device=device, profile=profile), timeout=10)
+        return 1
+
+    return mixed
+
+
+def _closed_loop(call, start_at: float, seconds: float) -> tuple[list[float], int, int, list[str]]:
+    """``call`` warmed up, then called back to back from ``start_at`` for
+    ``seconds``: (latencies, items, errors, the first errors)."""
+    for _ in range(3):  # warm-up
+        call()
+    while time.time() < start_at:
+        time.sleep(0.001)
+    end = start_at + seconds
+    latencies, items, errors, first_errors = [], 0, 0, []
+    perf = time.perf_counter
+    while time.time() < end:
+        t0 = perf()
+        try:
+            items += call()
+        except Exception as error:  # noqa: BLE001 - every failure is counted
+            errors += 1
+            if len(first_errors) < 3:
+                first_errors.append(repr(error)[:300])
+            continue
+        latencies.append(perf() - t0)
+    return latencies, items, errors, first_errors
 
 
 def load(target: str, kind: str, seconds: float, concurrency: int, processes: int) -> dict:
@@ -306,88 +324,94 @@ def main() -> int:
         )
         print(f"server RSS after start-up: {rss:.1f} MB (peak {hwm:.1f} MB)   goal < 150 MB")
 
-        # Interleaved rounds, so neither side gets the warmer server.
-        rounds = {"check": [], "resolve": []}
-        for kind in ("check", "resolve", "resolve", "check"):
-            rounds[kind].append(load(target, kind, args.seconds / 2, args.concurrency, args.processes))
-        check, resolve = (merge(rounds[k], args.seconds) for k in ("check", "resolve"))
-        ratio = resolve["per_second"] / check["per_second"]
-        print(
-            f"\nhealth Check:        {check['per_second']:9.0f} req/s   p50 {check['p50_ms']:.2f} ms   "
-            f"p99 {check['p99_ms']:.2f} ms"
-        )
-        print(
-            f"Resolve (unary):     {resolve['per_second']:9.0f} req/s   p50 {resolve['p50_ms']:.2f} ms   "
-            f"p99 {resolve['p99_ms']:.2f} ms   (concurrency {args.concurrency})"
-        )
-        print(f"Resolve / Check:     {ratio:9.2f} x          goal >= 0.8")
-
-        batch = load(target, "batch", args.seconds, max(2, args.processes), args.processes)
-        print(
-            f"\nResolveBatch x1000:  {batch['items_per_second']:9.0f} devices/s ({batch['per_second']:.0f} batches/s, "
-            f"p50 {batch['p50_ms']:.1f} ms)   goal >= 200000 devices/s   ratio {batch['items_per_second'] / 200_000:.2f} x goal"
-        )
-
-        rss, hwm = server.rss_mb()
-        print(
-            f"\nserver RSS after load: {rss:.1f} MB (peak {hwm:.1f} MB)   goal < 150 MB   ratio {hwm / 150:.2f} x goal"
-        )
-        errors = check["errors"] + resolve["errors"] + batch["errors"]
-        if errors:
-            print(
-                f"errors in the measured phases: {errors}: {check['first_errors'] + resolve['first_errors'] + batch['first_errors']}"
-            )
-
-        soak_errors = 0
-        if args.soak_seconds > 0:
-            before = metrics(server.metrics_port)
-            stop = threading.Event()
-            reloads = []
-
-            def reloader() -> None:
-                flip = 0
-                while not stop.wait(args.reload_every):
-                    flip ^= 1
-                    tmp_file = server.custom.with_name(".custom.tmp")
-                    tmp_file.write_text(custom_pciids("BENCH NAME B" if flip else "BENCH NAME A"))
-                    os.replace(tmp_file, server.custom)
-                    server.proc.send_signal(signal.SIGHUP)
-                    reloads.append(time.monotonic())
-
-            thread = threading.Thread(target=reloader, daemon=True)
-            thread.start()
-            soak = load(target, "soak", args.soak_seconds, args.concurrency, args.processes)
-            stop.set()
-            thread.join()
-            time.sleep(0.5)
-            after = metrics(server.metrics_port)
-
-            def delta(name, **labels):
-                key = (name, tuple(sorted(labels.items())))
-                return after.get(key, 0) - before.get(key, 0)
-
-            ok_reloads = delta("pciname_reloads_total", trigger="signal", result="success")
-            bad_reloads = delta("pciname_reloads_total", trigger="signal", result="failure")
-            server_errors = sum(v - before.get(k, 0) for k, v in after.items() if k[0] == "pciname_rpc_errors_total")
-            soak_errors = soak["errors"] + int(server_errors)
-            rss, hwm = server.rss_mb()
-            print(
-                f"\nsoak {args.soak_seconds:g} s: {soak['per_second']:.0f} req/s ({soak['items_per_second']:.0f} devices/s) "
-                f"mixed Resolve/ResolveBatch over {len(PROFILES)} profiles, p50 {soak['p50_ms']:.2f} ms, "
-                f"p99 {soak['p99_ms']:.2f} ms"
-            )
-            print(
-                f"  reloads: {len(reloads)} SIGHUPs, {ok_reloads:.0f} succeeded, {bad_reloads:.0f} failed; "
-                f"data generation now {after.get(('pciname_data_generation', ()), 0):.0f}"
-            )
-            print(f"  errors: {soak['errors']} client-side, {server_errors:.0f} server-side   goal 0")
-            print(f"  server RSS after soak: {rss:.1f} MB (peak {hwm:.1f} MB)")
-            if soak["first_errors"]:
-                print(f"  first errors: {soak['first_errors']}")
+        _measure(server, target, args)
+        soak_errors = _soak(server, target, args) if args.soak_seconds > 0 else 0
 
         code = server.stop()
         print(f"\nserver exit status after SIGTERM: {code}")
     return 1 if soak_errors or code != 0 else 0
+
+
+def _measure(server: Server, target: str, args: argparse.Namespace) -> None:
+    """Check and Resolve in interleaved rounds, then ResolveBatch, and the server's memory after."""
+    # Interleaved rounds, so neither side gets the warmer server.
+    rounds = {"check": [], "resolve": []}
+    for kind in ("check", "resolve", "resolve", "check"):
+        rounds[kind].append(load(target, kind, args.seconds / 2, args.concurrency, args.processes))
+    check, resolve = (merge(rounds[k], args.seconds) for k in ("check", "resolve"))
+    ratio = resolve["per_second"] / check["per_second"]
+    print(
+        f"\nhealth Check:        {check['per_second']:9.0f} req/s   p50 {check['p50_ms']:.2f} ms   "
+        f"p99 {check['p99_ms']:.2f} ms"
+    )
+    print(
+        f"Resolve (unary):     {resolve['per_second']:9.0f} req/s   p50 {resolve['p50_ms']:.2f} ms   "
+        f"p99 {resolve['p99_ms']:.2f} ms   (concurrency {args.concurrency})"
+    )
+    print(f"Resolve / Check:     {ratio:9.2f} x          goal >= 0.8")
+
+    batch = load(target, "batch", args.seconds, max(2, args.processes), args.processes)
+    print(
+        f"\nResolveBatch x1000:  {batch['items_per_second']:9.0f} devices/s ({batch['per_second']:.0f} batches/s, "
+        f"p50 {batch['p50_ms']:.1f} ms)   goal >= 200000 devices/s   ratio {batch['items_per_second'] / 200_000:.2f} x goal"
+    )
+
+    rss, hwm = server.rss_mb()
+    print(f"\nserver RSS after load: {rss:.1f} MB (peak {hwm:.1f} MB)   goal < 150 MB   ratio {hwm / 150:.2f} x goal")
+    errors = check["errors"] + resolve["errors"] + batch["errors"]
+    if errors:
+        print(
+            f"errors in the measured phases: {errors}: {check['first_errors'] + resolve['first_errors'] + batch['first_errors']}"
+        )
+
+
+def _soak(server: Server, target: str, args: argparse.Namespace) -> int:
+    """The soak: mixed load with a reload every --reload-every seconds; the errors it saw."""
+    before = metrics(server.metrics_port)
+    stop = threading.Event()
+    reloads = []
+
+    def reloader() -> None:
+        flip = 0
+        while not stop.wait(args.reload_every):
+            flip ^= 1
+            tmp_file = server.custom.with_name(".custom.tmp")
+            tmp_file.write_text(custom_pciids("BENCH NAME B" if flip else "BENCH NAME A"))
+            os.replace(tmp_file, server.custom)
+            server.proc.send_signal(signal.SIGHUP)
+            reloads.append(time.monotonic())
+
+    thread = threading.Thread(target=reloader, daemon=True)
+    thread.start()
+    soak = load(target, "soak", args.soak_seconds, args.concurrency, args.processes)
+    stop.set()
+    thread.join()
+    time.sleep(0.5)
+    after = metrics(server.metrics_port)
+
+    def delta(name, **labels):
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0) - before.get(key, 0)
+
+    ok_reloads = delta("pciname_reloads_total", trigger="signal", result="success")
+    bad_reloads = delta("pciname_reloads_total", trigger="signal", result="failure")
+    server_errors = sum(v - before.get(k, 0) for k, v in after.items() if k[0] == "pciname_rpc_errors_total")
+    soak_errors = soak["errors"] + int(server_errors)
+    rss, hwm = server.rss_mb()
+    print(
+        f"\nsoak {args.soak_seconds:g} s: {soak['per_second']:.0f} req/s ({soak['items_per_second']:.0f} devices/s) "
+        f"mixed Resolve/ResolveBatch over {len(PROFILES)} profiles, p50 {soak['p50_ms']:.2f} ms, "
+        f"p99 {soak['p99_ms']:.2f} ms"
+    )
+    print(
+        f"  reloads: {len(reloads)} SIGHUPs, {ok_reloads:.0f} succeeded, {bad_reloads:.0f} failed; "
+        f"data generation now {after.get(('pciname_data_generation', ()), 0):.0f}"
+    )
+    print(f"  errors: {soak['errors']} client-side, {server_errors:.0f} server-side   goal 0")
+    print(f"  server RSS after soak: {rss:.1f} MB (peak {hwm:.1f} MB)")
+    if soak["first_errors"]:
+        print(f"  first errors: {soak['first_errors']}")
+    return soak_errors
 
 
 if __name__ == "__main__":

@@ -106,29 +106,33 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from pciname.api import DeviceId as DeviceId
-    from pciname.api import DiffEntry as DiffEntry
-    from pciname.api import NameWarning as NameWarning
-    from pciname.api import ProfileInfo as ProfileInfo
-    from pciname.api import ProfileLike
-    from pciname.api import Resolution as Resolution
-    from pciname.api import Resolver as Resolver
-    from pciname.api import clear_caches as clear_caches
-    from pciname.api import custom_profile as custom_profile
-    from pciname.api import default_resolver as default_resolver
-    from pciname.api import devices as devices
-    from pciname.api import diff as diff
-    from pciname.api import load as load
-    from pciname.api import parse_device as parse_device
-    from pciname.api import profiles as profiles
-    from pciname.api import resolve_many as resolve_many
-    from pciname.api import reverse as reverse
-    from pciname.errors import InvalidDeviceError as InvalidDeviceError
-    from pciname.errors import PciIdsError as PciIdsError
-    from pciname.errors import PciIdsSyntaxError as PciIdsSyntaxError
-    from pciname.errors import PcinameError as PcinameError
-    from pciname.errors import SnapshotCacheError as SnapshotCacheError
-    from pciname.errors import SnapshotMissingError as SnapshotMissingError
-    from pciname.errors import SnapshotVerifyError as SnapshotVerifyError
-    from pciname.errors import UnknownAlgorithmError as UnknownAlgorithmError
-    from pciname.errors import UnknownProfileError as UnknownProfileError
+    from pciname.api import (
+        DeviceId as DeviceId,
+        DiffEntry as DiffEntry,
+        NameWarning as NameWarning,
+        ProfileInfo as ProfileInfo,
+        ProfileLike,
+        Resolution as Resolution,
+        Resolver as Resolver,
+        clear_caches as clear_caches,
+        custom_profile as custom_profile,
+        default_resolver as default_resolver,
+        devices as devices,
+        diff as diff,
+        load as load,
+        parse_device as parse_device,
+        profiles as profiles,
+        resolve_many as resolve_many,
+        reverse as reverse,
+    )
+    from pciname.errors import (
+        InvalidDeviceError as InvalidDeviceError,
+        PciIdsError as PciIdsError,
+        PciIdsSyntaxError as PciIdsSyntaxError,
+        PcinameError as PcinameError,
+        SnapshotCacheError as SnapshotCacheError,
+        SnapshotMissingError as SnapshotMissingError,
+        SnapshotVerifyError as SnapshotVerifyError,
+        UnknownAlgorithmError as UnknownAlgorithmError,
+        UnknownProfileError as UnknownProfileError,
+    )

@@ -49,8 +49,7 @@ from pciname.errors import (
     ServiceError,
 )
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from pciname.server.rpc import wire
 from pciname.server.rpc.wire import (
     AdmissionPolicy,

@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -282,10 +283,35 @@ def _wiring(tag: str, iaas: str, read: Callable[[str], bytes | None], tables: di
             accepted = eq.findall(a)
     if not accepted or default not in accepted:
         raise ExtractError(f"{tag}: {IAAS}: no check of the accepted variants")
-    user = {m.group(1): m.group(2) for a in actions if (m := _USER_LIST.match(a))}
-    files = {m.group(1): m.group(2) for a in actions if (m := _TABLE_VAR.match(a))}
-    list_of = {m.group(2): m.group(1) for a in actions if (m := _SET_LIST.match(a))}  # $pci -> pciHostDevices
-    # Walk the branches of the `if eq $variant "X"` chain.
+    lists = _Lists(
+        user={m.group(1): m.group(2) for a in actions if (m := _USER_LIST.match(a))},
+        files={m.group(1): m.group(2) for a in actions if (m := _TABLE_VAR.match(a))},
+        list_of={m.group(2): m.group(1) for a in actions if (m := _SET_LIST.match(a))},
+    )
+    branches = _branches(tag, actions, variant_var)
+    variants: dict[str, Any] = {}
+    for variant in accepted:
+        body = branches.get(variant, branches.get(""))
+        if body is None:
+            raise ExtractError(f"{tag}: {IAAS}: variant {variant} has no branch")
+        variants[variant] = _variant(tag, body, lists, read, tables)
+    return {"source": IAAS, "default_variant": default, "variants": variants}
+
+
+@dataclass
+class _Lists:
+    """The bundle's variables: the user's lists ($var -> pciHostDevices or
+    mediatedDevices of gpu.permittedHostDevices), the default tables' files
+    ($var -> file) and the lists it sets ($pci -> pciHostDevices)."""
+
+    user: dict[str, str]
+    files: dict[str, str]
+    list_of: dict[str, str]
+
+
+def _branches(tag: str, actions: list[str], variant_var: str) -> dict[str, list[str]]:
+    """The actions of each branch of the ``if eq $variant "X"`` chain, by
+    variant ("": the final else)."""
     branches: dict[str, list[str]] = {}
     current: list[str] | None = None
     depth = 0
@@ -313,47 +339,48 @@ def _wiring(tag: str, iaas: str, read: Callable[[str], bytes | None], tables: di
         current.append(a)
     else:
         raise ExtractError(f"{tag}: {IAAS}: no if/else on the GPU variant")
-    variants: dict[str, Any] = {}
-    for variant in accepted:
-        body = branches.get(variant, branches.get(""))
-        if body is None:
-            raise ExtractError(f"{tag}: {IAAS}: variant {variant} has no branch")
-        reads: list[str] = []
-        defaults: list[dict[str, Any]] = []
-        condition: list[str] = []
-        for a in body:
-            if a.startswith("if "):
-                condition.append(a)
-            elif a == "end" and condition:
-                condition.pop()
-            m = _CONCAT.match(a)
-            if not m:
-                continue
-            target, var, field = m.group(1), m.group(2), m.group(3).lstrip(".")
-            if target not in list_of:
-                raise ExtractError(f"{tag}: {IAAS}: ${target} is not a permittedHostDevices list")
-            if var in user and not field:
-                reads.append(user[var])
-            elif var in files and field:
-                path = f"{PLATFORM}/{files[var]}"
-                data = read(path)
-                if data is None:
-                    raise ExtractError(f"{tag}: {path} is read by the bundle but missing")
-                table = _table(tag, path, data, field, list_of[target])
-                tables[table["id"]] = table
-                when = " ".join(condition)
-                defaults.append(
-                    {
-                        "table": table["id"],
-                        "list": list_of[target],
-                        "unless_replace_defaults": "not $replace" in when,
-                        "needs_vgpu_device_manager": "$deviceManagerOn" in when,
-                    }
-                )
-            else:
-                raise ExtractError(f"{tag}: {IAAS}: concat of ${var}{m.group(3)} is not understood")
-        variants[variant] = {"reads": sorted(set(reads)), "defaults": defaults}
-    return {"source": IAAS, "default_variant": default, "variants": variants}
+    return branches
+
+
+def _variant(
+    tag: str, body: list[str], lists: _Lists, read: Callable[[str], bytes | None], tables: dict[str, Any]
+) -> dict[str, Any]:
+    """One variant's branch: the user's lists it reads, the default tables it adds (each into ``tables``)."""
+    reads: list[str] = []
+    defaults: list[dict[str, Any]] = []
+    condition: list[str] = []
+    for a in body:
+        if a.startswith("if "):
+            condition.append(a)
+        elif a == "end" and condition:
+            condition.pop()
+        m = _CONCAT.match(a)
+        if not m:
+            continue
+        target, var, field = m.group(1), m.group(2), m.group(3).lstrip(".")
+        if target not in lists.list_of:
+            raise ExtractError(f"{tag}: {IAAS}: ${target} is not a permittedHostDevices list")
+        if var in lists.user and not field:
+            reads.append(lists.user[var])
+        elif var in lists.files and field:
+            path = f"{PLATFORM}/{lists.files[var]}"
+            data = read(path)
+            if data is None:
+                raise ExtractError(f"{tag}: {path} is read by the bundle but missing")
+            table = _table(tag, path, data, field, lists.list_of[target])
+            tables[table["id"]] = table
+            when = " ".join(condition)
+            defaults.append(
+                {
+                    "table": table["id"],
+                    "list": lists.list_of[target],
+                    "unless_replace_defaults": "not $replace" in when,
+                    "needs_vgpu_device_manager": "$deviceManagerOn" in when,
+                }
+            )
+        else:
+            raise ExtractError(f"{tag}: {IAAS}: concat of ${var}{m.group(3)} is not understood")
+    return {"reads": sorted(set(reads)), "defaults": defaults}
 
 
 _LIST_FIELDS = {"pciHostDevices": "pciVendorSelector", "mediatedDevices": "mdevNameSelector"}

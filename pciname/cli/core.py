@@ -62,6 +62,16 @@ def _usage(message: str) -> Exception:
 
 
 def register(sub: Subcommands) -> None:
+    _add_lookup(sub)
+    _add_reverse(sub)
+    _add_diff(sub)
+    prof = sub.add_parser("profiles", help="known profiles and whether their pci.ids is installed")
+    add_output_option(prof)
+    prof.set_defaults(func=run_profiles)
+    _add_snapshots(sub)
+
+
+def _add_lookup(sub: Subcommands) -> None:
     lookup = sub.add_parser(
         "lookup",
         help="resource names of devices",
@@ -85,12 +95,16 @@ def register(sub: Subcommands) -> None:
     add_client_tls_options(lookup)
     lookup.set_defaults(func=run_lookup)
 
+
+def _add_reverse(sub: Subcommands) -> None:
     rev = sub.add_parser("reverse", help="device ids advertised under a resource name")
     rev.add_argument("resource", help="nvidia.com/GA102GL_A10 (or GA102GL_A10)")
     add_profile_options(rev)
     add_output_option(rev, ("name", "json", "yaml"), default="name")
     rev.set_defaults(func=run_reverse)
 
+
+def _add_diff(sub: Subcommands) -> None:
     dif = sub.add_parser(
         "diff",
         help="resource names an upgrade changes",
@@ -102,10 +116,8 @@ def register(sub: Subcommands) -> None:
     add_output_option(dif)
     dif.set_defaults(func=run_diff)
 
-    prof = sub.add_parser("profiles", help="known profiles and whether their pci.ids is installed")
-    add_output_option(prof)
-    prof.set_defaults(func=run_profiles)
 
+def _add_snapshots(sub: Subcommands) -> None:
     snaps = sub.add_parser("snapshots", help="the plugin releases' pci.ids files (by sha256)")
     snap_sub = snaps.add_subparsers(dest="snapshots_command", metavar="ACTION", parser_class=sub._parser_class)
     snap_sub.required = True
@@ -115,6 +127,11 @@ def register(sub: Subcommands) -> None:
     snap_import = snap_sub.add_parser("import", help="copy verified pci.ids files into the cache")
     snap_import.add_argument("files", nargs="+", metavar="FILE")
     snap_import.set_defaults(func=run_snapshots_import)
+    _add_snapshots_fetch(snap_sub)
+    _add_snapshots_pack(snap_sub)
+
+
+def _add_snapshots_fetch(snap_sub: Subcommands) -> None:
     snap_fetch = snap_sub.add_parser(
         "fetch",
         help="download every missing snapshot and verify its sha256",
@@ -139,6 +156,9 @@ def register(sub: Subcommands) -> None:
         "however slowly data keeps coming (default 300)",
     )
     snap_fetch.set_defaults(func=run_snapshots_fetch)
+
+
+def _add_snapshots_pack(snap_sub: Subcommands) -> None:
     snap_pack = snap_sub.add_parser(
         "pack",
         help="(maintainers) build the package's snapshots.tar.xz from the snapshot files",

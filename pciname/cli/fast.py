@@ -145,6 +145,20 @@ def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
         return None
     if len(devices) > 64 and plain["output"] == "name" and plain["warnings"] == "auto" and sys.byteorder == "little":
         return _bulk(table, devices)
+    spelt = _spelt(table, devices)
+    if spelt is None:
+        return None
+    found = [spelt[token] for token in devices]
+    if plain["output"] == "json":
+        records = [answers.record(table, i) for i, _ in found]
+        sys.stdout.write(json_text(records) + "\n")
+        return 0 if all(r["advertised"] for r in records if r is not None) else 1
+    return _names(plain["warnings"] == "all", table, spelt, found)
+
+
+def _spelt(table: "answers.Table", devices: "list[str]") -> "dict[str, tuple[str, int]] | None":
+    """Each distinct spelling of ``devices`` -> (its device id, its row in
+    ``table``); None when one is not an NVIDIA device of the table."""
     spelt: dict[str, tuple[str, int]] = {}
     for token in dict.fromkeys(devices):  # each distinct spelling parsed once
         parsed = answers.device_id(token)
@@ -152,11 +166,15 @@ def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
         if at == -1:
             return None
         spelt[token] = parsed[1], at  # type: ignore[index]
-    found = [spelt[token] for token in devices]
-    if plain["output"] == "json":
-        records = [answers.record(table, i) for i, _ in found]
-        sys.stdout.write(json_text(records) + "\n")
-        return 0 if all(r["advertised"] for r in records if r is not None) else 1
+    return spelt
+
+
+def _names(
+    all_warnings: bool, table: "answers.Table", spelt: "dict[str, tuple[str, int]]", found: "list[tuple[str, int]]"
+) -> "int | None":
+    """``-o name``: the names on stdout, the warnings on stderr (one line
+    each, or one that sums them up); None, before writing anything, when
+    the full path must print them (escaped)."""
     fields = answers.index()["fields"]  # type: ignore[index]
     resource, advertised, warnings = (fields.index(k) for k in ("resource_name", "advertised", "warnings"))
     rows = table.rows({at for _, at in spelt.values()})
@@ -165,7 +183,7 @@ def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
     if not _printable("".join(names.values())):
         return None  # the full path prints it, escaped (pciname.base.render.printable)
     out, err = sys.stdout, sys.stderr
-    if plain["warnings"] == "all" or len(found) <= LIST_WARNINGS_UP_TO:
+    if all_warnings or len(found) <= LIST_WARNINGS_UP_TO:
         messages = answers.strings(answers.MESSAGES, {m for at in rows for _, m in rows[at][warnings]})
         if not _printable("".join(messages.values())):
             return None

@@ -1,23 +1,21 @@
 """The ``serve`` and ``health`` commands: their flags and what they run.
 
-``serve``'s defaults, and the checks of its flag values, are
-:mod:`pciname.server.config`'s (the Python API's :class:`ServeConfig` has the
-same ones). Building the parser must not import :mod:`pciname.server` (nor
-grpc, which only these commands need), so a default stands in as a
-:class:`_Deferred` and is looked up when a command line is parsed or the
-help is shown.
+``serve``'s flags are :class:`pciname.server.config.ServeConfig`'s fields
+(their help, metavar and choices the fields' metadata, their defaults the
+fields', their groups and order ``FLAG_GROUPS``) and the log's two; the
+checks of their values are :mod:`pciname.server.config`'s too (the Python
+API's :class:`ServeConfig` has the same ones). That module imports no gRPC,
+which only these commands need.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from pciname.naming.algorithms import ALGORITHMS
-from pciname.naming.profiles import default_profile_help
+if TYPE_CHECKING:
+    from dataclasses import Field
 
 # Where health (a probe next to the server) asks: pciname.server.config's
 # DEFAULT_PORT (tests/test_server_wire.py checks), spelled out for the help.
@@ -27,54 +25,6 @@ DEFAULT_SERVER = "localhost:50051"
 _TARGET_SCHEMES = ("unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:")
 _PORT = re.compile(r"[0-9]{1,5}")
 _MIB = 1 << 20
-# pciname.server.config's LOG_FORMATS and LOG_LEVELS (see register()).
-LOG_FORMATS = ("text", "json")
-LOG_LEVELS = ("debug", "info", "warning", "error")
-
-T = TypeVar("T")
-
-
-class _Deferred(str):
-    """A ``serve`` flag's default, named by the flag's dest, standing in for
-    :func:`pciname.server.config.flag_default`'s value. argparse runs a
-    string default through the flag's ``type`` when the flag is not given
-    (:func:`_or_default` returns the value then), and shows it in the help
-    with ``str()`` (``%(default)s``): both happen only when a command line
-    is parsed (an argparse that formatted help texts while the parser is
-    built would load pciname.server then, which
-    tests/test_server_proto.py's start-up test would catch)."""
-
-    @property
-    def value(self) -> Any:
-        from pciname.server.config import flag_default
-
-        return flag_default(str.__str__(self))
-
-    def __str__(self) -> str:
-        value = self.value
-        if isinstance(value, float):
-            return f"{value:g}"
-        if str.__str__(self).endswith("_bytes") and isinstance(value, int) and value >= _MIB and not value % _MIB:
-            return f"{value // _MIB} MiB"
-        return str(value)
-
-
-def _or_default(convert: Callable[[str], T]) -> Callable[[str], T]:
-    """The flag's ``type``: ``convert``, but a :class:`_Deferred` default's value as it is."""
-
-    @functools.wraps(convert)
-    def parse(text: str) -> T:
-        if isinstance(text, _Deferred):
-            value: T = text.value
-            return value
-        return convert(text)
-
-    return parse
-
-
-def _as_is(text: str) -> str:
-    """The ``type`` of flags taken as written."""
-    return text
 
 
 def _positive_int(text: str) -> int:
@@ -112,6 +62,10 @@ def _file_name(text: str) -> str:
     return text
 
 
+#: How a count's and a duration's flag reads its value (by the ServeConfig field's type).
+_READERS = {"int": _positive_int, "float": _seconds}
+
+
 def server_address(text: str) -> str:
     """A ``--server`` value: HOST:PORT with a port from 1 to 65535 (an IPv6
     host in brackets), or a gRPC target with a scheme (unix:PATH, dns:...)."""
@@ -138,200 +92,74 @@ def register(sub: Any) -> None:
         "hot reload of the pci.ids data (file changes, SIGHUP) and a graceful drain on SIGTERM. "
         "TLS with --tls-cert/--tls-key (mutual TLS with --tls-client-ca); plaintext only with --insecure.",
     )
-    # Each flag with a default of pciname.server.config's: a _Deferred, and a type that passes it on.
-    count, seconds, text = _or_default(_positive_int), _or_default(_seconds), _or_default(_as_is)
+    _add_config_flags(serve)
+    _add_log_flags(serve)
+    serve.set_defaults(func=run_serve)
+    _register_health(sub)
 
-    net = serve.add_argument_group("network")
-    net.add_argument(
-        "--listen",
-        type=text,
-        default=_Deferred("listen"),
-        metavar="HOST:PORT",
-        help="gRPC address (default %(default)s; port 0 picks a free one)",
-    )
-    net.add_argument("--insecure", action="store_true", help="serve plaintext (required when no TLS files are given)")
-    net.add_argument("--tls-cert", metavar="FILE", help="server certificate chain (PEM)")
-    net.add_argument("--tls-key", metavar="FILE", help="server private key (PEM)")
-    net.add_argument(
-        "--tls-client-ca",
-        metavar="FILE",
-        help="CA bundle (PEM) client certificates must chain to: mutual TLS, clients without one are refused",
-    )
-    net.add_argument(
-        "--health-listen",
-        metavar="HOST:PORT",
-        help="also serve grpc.health.v1 alone, plaintext, here, on threads of its own: it answers whatever "
-        "the load on --listen (point kubelet probes here)",
-    )
-    net.add_argument(
-        "--metrics-listen",
-        metavar="HOST:PORT",
-        help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)",
-    )
 
-    limits = serve.add_argument_group("limits")
-    limits.add_argument(
-        "--max-workers",
-        type=count,
-        default=_Deferred("max_workers"),
-        metavar="N",
-        help="threads handling RPCs (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-concurrent-rpcs",
-        type=count,
-        default=_Deferred("max_concurrent_rpcs"),
-        metavar="N",
-        help="RPCs accepted at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-batch",
-        type=count,
-        default=_Deferred("max_batch"),
-        metavar="N",
-        help="devices per ResolveBatch/PermittedHostDevices request (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-recv-message-bytes",
-        type=count,
-        default=_Deferred("max_recv_message_bytes"),
-        metavar="N",
-        help="largest request message (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-connection-age",
-        type=seconds,
-        default=_Deferred("max_connection_age"),
-        metavar="SECONDS",
-        help="close client connections after this long (gracefully) so clients re-balance "
-        "across replicas; 0: never (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-send-message-bytes",
-        type=count,
-        default=_Deferred("max_send_message_bytes"),
-        metavar="N",
-        help="largest response message (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-lint-files",
-        type=count,
-        default=_Deferred("max_lint_files"),
-        metavar="N",
-        help="files per Lint request (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-lint-bytes",
-        type=count,
-        default=_Deferred("max_lint_bytes"),
-        metavar="N",
-        help="bytes of YAML per Lint request, all files together (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-lint-nodes",
-        type=count,
-        default=_Deferred("max_lint_nodes"),
-        metavar="N",
-        help="YAML nodes per Lint request, all files together, and per GpuOptions YAML field, "
-        "aliases counted as what they stand for (default %(default)s)",
-    )
-    limits.add_argument(
-        "--max-concurrent-lints",
-        type=count,
-        default=_Deferred("max_concurrent_lints"),
-        metavar="N",
-        help="Lint RPCs running at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)",
-    )
+def _add_config_flags(serve: argparse.ArgumentParser) -> None:
+    """A flag per ServeConfig field, in FLAG_GROUPS' groups and order."""
+    from dataclasses import fields
 
-    life = serve.add_argument_group("lifecycle")
-    life.add_argument(
-        "--grace",
-        type=seconds,
-        default=_Deferred("grace"),
-        metavar="SECONDS",
-        help="on SIGTERM, how long RPCs in flight may take to finish (default %(default)s)",
-    )
-    life.add_argument(
-        "--shutdown-delay",
-        type=seconds,
-        default=_Deferred("shutdown_delay"),
-        metavar="SECONDS",
-        help="on SIGTERM, keep serving this long with health NOT_SERVING before refusing new RPCs, "
-        "so load balancers notice first (default %(default)s)",
-    )
-    life.add_argument(
-        "--watch-interval",
-        type=seconds,
-        default=_Deferred("watch_interval"),
-        metavar="SECONDS",
-        help="poll data/pci.ids, --pciids and the snapshot dirs this often and reload on change; "
-        "0 disables (SIGHUP still reloads), else at least 0.1 (default %(default)s)",
-    )
+    from pciname.server.config import FLAG_GROUPS, ServeConfig, flag
 
-    data = serve.add_argument_group("data")
-    data.add_argument(
-        "--pciids",
-        type=_file_name,
-        metavar="FILE",
-        help="also serve this pci.ids file as profile 'custom'; it is loaded only once it has stopped "
-        "changing and ends with a complete line, so replace it by writing a new file beside it and "
-        "renaming that into place (mv)",
-    )
-    data.add_argument(
-        "--algorithm",
-        type=text,
-        choices=ALGORITHMS,
-        default=_Deferred("algorithm"),
-        help="name algorithm of the custom profile (default %(default)s)",
-    )
-    data.add_argument(
-        "--default-profile",
-        type=text,
-        default=_Deferred("default_profile"),
-        metavar="PROFILE",
-        help=f"profile of requests that name none ({default_profile_help()}; 'custom' for --pciids)",
-    )
+    by_name = {each.name: each for each in fields(ServeConfig)}
+    for title, names in FLAG_GROUPS:
+        group = serve.add_argument_group(title)
+        for name in names:
+            group.add_argument(flag(name), **_flag_options(by_name[name]))
 
-    cluster = serve.add_argument_group("cluster (GpuOptions from_cluster)")
-    cluster.add_argument(
-        "--kube",
-        action="store_true",
-        help="let GpuOptions read the KubeVirt CR and the Nodes from the cluster (read-only: get/list "
-        "on nodes and kubevirts.kubevirt.io); off by default: callers send the objects",
-    )
-    cluster.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        help="with --kube: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
-        "service account); its credential plugin (users[].user.exec) runs, as with kubectl, within "
-        "--kube-timeout, and again only when its credentials expire or are refused",
-    )
-    cluster.add_argument(
-        "--kube-context", metavar="NAME", help="with --kube: kubeconfig context (default: the current one)"
-    )
-    cluster.add_argument(
-        "--kube-timeout",
-        type=seconds,
-        default=_Deferred("kube_timeout"),
-        metavar="SECONDS",
-        help="with --kube: seconds the API requests of one GpuOptions may take together, "
-        "less when the RPC's deadline is nearer (default %(default)s)",
-    )
 
-    # The choices are shown in the usage line, which argparse builds as the
-    # flag is added: they cannot wait, so tests/test_server_wire.py checks
-    # that they are pciname.server.config's LOG_FORMATS and LOG_LEVELS.
+def _flag_options(field: Field[Any]) -> dict[str, Any]:
+    """add_argument's options for a ServeConfig field: from its metadata
+    (:class:`pciname.server.config.Flag`), its type and its default."""
+    spec = field.metadata["flag"]
+    help_text = spec.help_text().replace("%(default)s", _shown(field.name, field.default))
+    if field.type == "bool":
+        return {"action": "store_true", "help": help_text}
+    if spec.file_name:
+        parse: Any = _file_name
+    elif field.type in _READERS:
+        parse = _READERS[field.type]
+    elif field.type in ("str", "str | None"):
+        parse = None  # as written
+    else:  # pragma: no cover (tests/test_serve_flags.py builds every field's flag)
+        raise TypeError(f"ServeConfig.{field.name}: no flag reads a {field.type}")
+    return {
+        "type": parse,
+        "default": field.default,
+        "metavar": spec.metavar,
+        "choices": spec.choices,
+        "help": help_text,
+    }
+
+
+def _shown(name: str, value: object) -> str:
+    """A default as serve's help writes it: 10.0 seconds as 10, 4194304 bytes as 4 MiB."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    if name.endswith("_bytes") and isinstance(value, int) and value >= _MIB and not value % _MIB:
+        return f"{value // _MIB} MiB"
+    return str(value)
+
+
+def _add_log_flags(serve: argparse.ArgumentParser) -> None:
+    """The log's flags: not ServeConfig's (a server logs to the logger it is
+    given), but pciname.server.config's choices and defaults."""
+    from pciname.server.config import DEFAULT_LOG_FORMAT, DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS
+
     logs = serve.add_argument_group("logging")
     logs.add_argument(
         "--log-format",
-        type=text,
         choices=LOG_FORMATS,
-        default=_Deferred("log_format"),
-        help="text, or json: one JSON object per line (default %(default)s)",
+        default=DEFAULT_LOG_FORMAT,
+        help=f"text, or json: one JSON object per line (default {DEFAULT_LOG_FORMAT})",
     )
-    logs.add_argument("--log-level", type=text, choices=LOG_LEVELS, default=_Deferred("log_level"))
-    serve.set_defaults(func=run_serve)
+    logs.add_argument("--log-level", choices=LOG_LEVELS, default=DEFAULT_LOG_LEVEL)
 
+
+def _register_health(sub: Any) -> None:
     check = sub.add_parser(
         "health",
         help="ask a pciname server's grpc.health.v1 service (a probe)",

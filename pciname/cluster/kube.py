@@ -236,8 +236,7 @@ def _call(
 
 def _unreachable(what: str, error: Exception, timeout: float | None) -> ClusterError:
     """ClusterError for a connection that failed; a timeout says how long was waited."""
-    from urllib3.exceptions import MaxRetryError, NewConnectionError
-    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+    from urllib3.exceptions import MaxRetryError, NewConnectionError, TimeoutError as Urllib3Timeout
 
     cause = error.reason if isinstance(error, MaxRetryError) else error
     # (NewConnectionError, a refused connection, is a ConnectTimeoutError to urllib3)

@@ -31,9 +31,12 @@ import base64
 import datetime
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pciname.errors import PcinameError
+
+if TYPE_CHECKING:
+    import subprocess
 
 #: Output a credential plugin may write (an ExecCredential is a few KB).
 MAX_EXEC_OUTPUT_BYTES = 1 << 20
@@ -133,27 +136,10 @@ def load(kubeconfig: str | None, context: str | None, timeout: float | None) -> 
     output inlined (:class:`Loaded`; ``config`` None when no kubeconfig
     exists and no context is asked for). PcinameError, one line, for a file
     that cannot be read or is not a kubeconfig, or a plugin that fails."""
-    from pciname.base.files import MAX_KUBECONFIG_BYTES
-
     files: dict[str, tuple[int, int, int] | None] = {}
-    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "clusters": [], "contexts": [], "users": []}
     origin: dict[tuple[str, str], str] = {}  # (key, name) -> the file that named it
-    current: str | None = None
-    found = False
-    for path in paths(kubeconfig):
-        if kubeconfig is None and not os.path.lexists(path):
-            continue  # as kubectl: a listed file that does not exist is skipped
-        found = True
-        files[path] = _state(path)
-        config = _parse(_read(path, MAX_KUBECONFIG_BYTES, "kubeconfig"), path)
-        for key, inner in (("clusters", "cluster"), ("contexts", "context"), ("users", "user")):
-            for name, value in _entries(config, key, inner, path):
-                if (key, name) not in origin:
-                    origin[(key, name)] = path
-                    merged[key].append({"name": name, inner: dict(value)})
-        if current is None and isinstance(config.get("current-context"), str) and config["current-context"]:
-            current = config["current-context"]
-    if not found:
+    merged, current = _merge(kubeconfig, files, origin)
+    if merged is None:
         if context is not None:
             raise PcinameError(f"cannot load the cluster configuration: no kubeconfig file for context {context}")
         return Loaded(None)
@@ -173,16 +159,54 @@ def load(kubeconfig: str | None, context: str | None, timeout: float | None) -> 
         _inline(cluster["cluster"], _CLUSTER_FILES, base, files)
     user = by_name.get(("users", user_name)) if isinstance(user_name, str) else None
     if user is not None:
-        values = user["user"]
         base = os.path.dirname(os.path.abspath(origin[("users", user_name)]))
-        _inline(values, _USER_FILES, base, files)
-        token_file = values.pop("tokenFile", None)
-        if token_file is not None:
-            values["token"] = _file(token_file, base, "tokenFile", files).decode("utf-8", "replace").strip()
-        plugin = values.pop("exec", None)
-        if plugin is not None:
-            expiry = _exec(plugin, base, values, cluster["cluster"] if cluster else None, timeout)
+        expiry = _inline_user(user["user"], base, files, cluster["cluster"] if cluster else None, timeout)
     return Loaded(merged, expiry, files)
+
+
+def _merge(
+    kubeconfig: str | None, files: dict[str, tuple[int, int, int] | None], origin: dict[tuple[str, str], str]
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The kubeconfig files merged as kubectl merges them (the first file
+    naming a cluster, context or user wins; ``origin`` says which), and the
+    first current-context; None when no file exists."""
+    from pciname.base.files import MAX_KUBECONFIG_BYTES
+
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "clusters": [], "contexts": [], "users": []}
+    current: str | None = None
+    found = False
+    for path in paths(kubeconfig):
+        if kubeconfig is None and not os.path.lexists(path):
+            continue  # as kubectl: a listed file that does not exist is skipped
+        found = True
+        files[path] = _state(path)
+        config = _parse(_read(path, MAX_KUBECONFIG_BYTES, "kubeconfig"), path)
+        for key, inner in (("clusters", "cluster"), ("contexts", "context"), ("users", "user")):
+            for name, value in _entries(config, key, inner, path):
+                if (key, name) not in origin:
+                    origin[(key, name)] = path
+                    merged[key].append({"name": name, inner: dict(value)})
+        if current is None and isinstance(config.get("current-context"), str) and config["current-context"]:
+            current = config["current-context"]
+    return (merged if found else None), current
+
+
+def _inline_user(
+    values: dict[str, Any],
+    base: str,
+    files: dict[str, tuple[int, int, int] | None],
+    cluster: dict[str, Any] | None,
+    timeout: float | None,
+) -> datetime.datetime | None:
+    """The user's files, token file and credential plugin's answer inlined; the credential's expiry."""
+    _inline(values, _USER_FILES, base, files)
+    token_file = values.pop("tokenFile", None)
+    if token_file is not None:
+        values["token"] = _file(token_file, base, "tokenFile", files).decode("utf-8", "replace").strip()
+    plugin = values.pop("exec", None)
+    if plugin is None:
+        return None
+    return _exec(plugin, base, values, cluster, timeout)
 
 
 def _file(name: Any, base: str, what: str, files: dict[str, tuple[int, int, int] | None]) -> bytes:
@@ -211,40 +235,10 @@ def _exec(
     plugin: Any, base: str, user: dict[str, Any], cluster: dict[str, Any] | None, timeout: float | None
 ) -> datetime.datetime | None:
     """Run ``users[].user.exec`` and put its credential in ``user``; its expiry."""
-    import json
-
     from pciname.cluster.shapes import ShapeError, decode_json
 
-    if not isinstance(plugin, dict) or not isinstance(plugin.get("command"), str) or not plugin["command"]:
-        raise PcinameError("cannot load the cluster configuration: users[].user.exec has no command")
-    api_version = plugin.get("apiVersion")
-    if not isinstance(api_version, str):
-        raise PcinameError("cannot load the cluster configuration: users[].user.exec has no apiVersion")
-    command = os.path.expanduser(plugin["command"])
-    if os.sep in command and not os.path.isabs(command):
-        command = os.path.join(base, command)  # as kubectl: relative to the kubeconfig
-    args = plugin.get("args") or []
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise PcinameError("cannot load the cluster configuration: users[].user.exec.args is not a list of strings")
-    env = dict(os.environ)
-    for entry in plugin.get("env") or []:
-        if (
-            not isinstance(entry, dict)
-            or not isinstance(entry.get("name"), str)
-            or not isinstance(entry.get("value"), str)
-        ):
-            raise PcinameError(
-                "cannot load the cluster configuration: users[].user.exec.env holds an entry without name and value"
-            )
-        env[entry["name"]] = entry["value"]
-    info: dict[str, Any] = {"apiVersion": api_version, "kind": "ExecCredential", "spec": {"interactive": False}}
-    if plugin.get("provideClusterInfo") and cluster is not None:
-        info["spec"]["cluster"] = {
-            k: v
-            for k, v in cluster.items()
-            if k in ("server", "certificate-authority-data", "tls-server-name", "proxy-url")
-        }
-    env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
+    command, args, api_version = _plugin_command(plugin, base)
+    env = _plugin_env(plugin, api_version, cluster)
     code, out, err = run_bounded([command, *args], env, timeout)
     what = f"the kubeconfig's credential plugin {plugin['command']}"
     if code != 0:
@@ -264,6 +258,55 @@ def _exec(
             f"cannot load the cluster configuration: {what} answered apiVersion "
             f"{str(answer.get('apiVersion'))[:64]}, not {api_version[:64]}"
         )
+    _credential(status, user, what)
+    return _expiry(status, what)
+
+
+def _plugin_command(plugin: Any, base: str) -> tuple[str, list[str], str]:
+    """The plugin's command (relative to the kubeconfig, as kubectl runs
+    it), its arguments and the ExecCredential apiVersion it speaks."""
+    if not isinstance(plugin, dict) or not isinstance(plugin.get("command"), str) or not plugin["command"]:
+        raise PcinameError("cannot load the cluster configuration: users[].user.exec has no command")
+    api_version = plugin.get("apiVersion")
+    if not isinstance(api_version, str):
+        raise PcinameError("cannot load the cluster configuration: users[].user.exec has no apiVersion")
+    command = os.path.expanduser(plugin["command"])
+    if os.sep in command and not os.path.isabs(command):
+        command = os.path.join(base, command)  # as kubectl: relative to the kubeconfig
+    args = plugin.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise PcinameError("cannot load the cluster configuration: users[].user.exec.args is not a list of strings")
+    return command, args, api_version
+
+
+def _plugin_env(plugin: dict[str, Any], api_version: str, cluster: dict[str, Any] | None) -> dict[str, str]:
+    """The plugin's environment: ours, its ``env`` entries and KUBERNETES_EXEC_INFO."""
+    import json
+
+    env = dict(os.environ)
+    for entry in plugin.get("env") or []:
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("name"), str)
+            or not isinstance(entry.get("value"), str)
+        ):
+            raise PcinameError(
+                "cannot load the cluster configuration: users[].user.exec.env holds an entry without name and value"
+            )
+        env[entry["name"]] = entry["value"]
+    info: dict[str, Any] = {"apiVersion": api_version, "kind": "ExecCredential", "spec": {"interactive": False}}
+    if plugin.get("provideClusterInfo") and cluster is not None:
+        info["spec"]["cluster"] = {
+            k: v
+            for k, v in cluster.items()
+            if k in ("server", "certificate-authority-data", "tls-server-name", "proxy-url")
+        }
+    env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
+    return env
+
+
+def _credential(status: dict[str, Any], user: dict[str, Any], what: str) -> None:
+    """The ExecCredential's token, else its client certificate, into ``user``."""
     token, cert, key = status.get("token"), status.get("clientCertificateData"), status.get("clientKeyData")
     if isinstance(token, str) and token:
         user["token"] = token
@@ -274,6 +317,9 @@ def _exec(
         raise PcinameError(
             f"cannot load the cluster configuration: {what} answered neither a token nor a client certificate"
         )
+
+
+def _expiry(status: dict[str, Any], what: str) -> datetime.datetime | None:
     expires = status.get("expirationTimestamp")
     if expires is None:
         return None
@@ -290,8 +336,6 @@ def run_bounded(argv: list[str], env: dict[str, str], timeout: float | None) -> 
     """Run ``argv`` without a terminal: (exit code, stdout, stderr), at most
     :data:`MAX_EXEC_OUTPUT_BYTES` of each, within ``timeout`` seconds (its
     whole process group is killed past it, or past the output limit)."""
-    import selectors
-    import signal
     import subprocess
     import time
 
@@ -308,17 +352,49 @@ def run_bounded(argv: list[str], env: dict[str, str], timeout: float | None) -> 
         raise PcinameError(
             f"cannot run the kubeconfig's credential plugin {argv[0]}: {error.strerror or error}"
         ) from None
+    assert process.stdout is not None and process.stderr is not None
     deadline = None if timeout is None else time.monotonic() + timeout
+    output, problem = _read_bounded(process, deadline, timeout)
+    if problem:
+        _kill(process)
+    try:
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.1)
+        code = process.wait(left if not problem else 5)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        code = process.wait(5)
+        problem = problem or f"did not finish within {timeout:g} seconds"
+    finally:
+        process.stdout.close()
+        process.stderr.close()
+    if problem:
+        raise PcinameError(
+            f"cannot load the cluster configuration: the kubeconfig's credential plugin {argv[0]} {problem}"
+        )
+    return code, b"".join(output[1]), b"".join(output[2])
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Kill the process's whole group."""
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _read_bounded(
+    process: subprocess.Popen[bytes], deadline: float | None, timeout: float | None
+) -> tuple[dict[int, list[bytes]], str | None]:
+    """The process's stdout (1) and stderr (2) chunks until both end, and
+    what went wrong: the deadline passed, or an output passed its limit."""
+    import selectors
+    import time
+
     output: dict[int, list[bytes]] = {1: [], 2: []}
     sizes = {1: 0, 2: 0}
     problem = None
-
-    def kill() -> None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-
     with selectors.DefaultSelector() as selector:
         assert process.stdout is not None and process.stderr is not None
         selector.register(process.stdout, selectors.EVENT_READ, 1)
@@ -340,23 +416,7 @@ def run_bounded(argv: list[str], env: dict[str, str], timeout: float | None) -> 
                 output[key.data].append(chunk)
             if problem:
                 break
-    if problem:
-        kill()
-    try:
-        left = None if deadline is None else max(deadline - time.monotonic(), 0.1)
-        code = process.wait(left if not problem else 5)
-    except subprocess.TimeoutExpired:
-        kill()
-        code = process.wait(5)
-        problem = problem or f"did not finish within {timeout:g} seconds"
-    finally:
-        process.stdout.close()
-        process.stderr.close()
-    if problem:
-        raise PcinameError(
-            f"cannot load the cluster configuration: the kubeconfig's credential plugin {argv[0]} {problem}"
-        )
-    return code, b"".join(output[1]), b"".join(output[2])
+    return output, problem
 
 
 __all__ = ["EXPIRY_SKEW", "MAX_EXEC_OUTPUT_BYTES", "Loaded", "exists", "load", "paths", "run_bounded"]

@@ -156,28 +156,34 @@ def quantity(value: Any, where: str) -> int:
             raise ShapeError(f"{where}: not a finite quantity: {_shown(value)}")
         number = Decimal(value)
     else:
-        text = value.strip()
-        match = _QUANTITY.fullmatch(text) if len(text) <= MAX_NUMBER_CHARS else None
-        if match is None:
-            raise ShapeError(f"{where}: not a Kubernetes quantity: {_shown(value)}")
-        try:
-            number = Decimal(match["number"])
-            if match["binary"]:
-                number *= _BINARY[match["binary"]]
-            elif match["exponent"]:
-                exponent = int(match["exponent"][1:])
-                if abs(exponent) > 30:
-                    raise ShapeError(f"{where}: a quantity out of range: {_shown(value)}")
-                number = number.scaleb(exponent)
-            else:
-                number *= _DECIMAL[match["decimal"] or ""]
-        except InvalidOperation:
-            raise ShapeError(f"{where}: not a Kubernetes quantity: {_shown(value)}") from None
+        number = _quantity_text(value, where)
     if number < 0:
         raise ShapeError(f"{where}: a negative quantity: {_shown(value)}")
     if number > MAX_COUNT:
         raise ShapeError(f"{where}: a quantity out of range: {_shown(value)}")
     return int(number)
+
+
+def _quantity_text(value: str, where: str) -> Decimal:
+    """A quantity written as text (``"4"``, ``"1k"``, ``"2Ki"``, ``"1e3"``) as a number."""
+    text = value.strip()
+    match = _QUANTITY.fullmatch(text) if len(text) <= MAX_NUMBER_CHARS else None
+    if match is None:
+        raise ShapeError(f"{where}: not a Kubernetes quantity: {_shown(value)}")
+    try:
+        number = Decimal(match["number"])
+        if match["binary"]:
+            number *= _BINARY[match["binary"]]
+        elif match["exponent"]:
+            exponent = int(match["exponent"][1:])
+            if abs(exponent) > 30:
+                raise ShapeError(f"{where}: a quantity out of range: {_shown(value)}")
+            number = number.scaleb(exponent)
+        else:
+            number *= _DECIMAL[match["decimal"] or ""]
+    except InvalidOperation:
+        raise ShapeError(f"{where}: not a Kubernetes quantity: {_shown(value)}") from None
+    return number
 
 
 # -- objects ------------------------------------------------------------------------

@@ -278,21 +278,25 @@ def scan_requests(result: ScanResult, *, offered: bool = False) -> ScanRequests:
         elif r.source not in devices:
             devices.append(r.source)
     if offered:
-        # Types the GPUs offer, not only those with vGPUs created: the plugin
-        # advertises each once the vGPU Device Manager (or KubeVirt) creates it.
-        sriov: list[str] = []
-        for o in result.offered:
-            if o.kind != MDEV:
-                if o.name not in sriov:
-                    sriov.append(o.name)
-            elif o.name not in types:
-                types.append(o.name)
-        if sriov:
-            skipped.append(
-                f"{len(sriov)} vGPU types SR-IOV VFs offer (nvidia/creatable_vgpu_types, e.g. {sriov[0]!r}): "
-                "no mdev, so no mediatedDevices entry; KubeVirt's own plugin takes the VFs by pciVendorSelector"
-            )
+        _add_offered(result, types, skipped)
     return ScanRequests(devices, types, skipped)
+
+
+def _add_offered(result: ScanResult, types: list[str], skipped: list[str]) -> None:
+    """Types the GPUs offer, not only those with vGPUs created: the plugin
+    advertises each once the vGPU Device Manager (or KubeVirt) creates it."""
+    sriov: list[str] = []
+    for o in result.offered:
+        if o.kind != MDEV:
+            if o.name not in sriov:
+                sriov.append(o.name)
+        elif o.name not in types:
+            types.append(o.name)
+    if sriov:
+        skipped.append(
+            f"{len(sriov)} vGPU types SR-IOV VFs offer (nvidia/creatable_vgpu_types, e.g. {sriov[0]!r}): "
+            "no mdev, so no mediatedDevices entry; KubeVirt's own plugin takes the VFs by pciVendorSelector"
+        )
 
 
 def vfio_drivers(profile: ProfileLike) -> tuple[str, ...]:

@@ -302,15 +302,84 @@ def admission_policy(
     check_name(name)
     view = resolver.view(profile)
     canonical: str = view.profile.name
-    rule = view.profile.mdev_name
     entries = [e for e in permitted.get("pciHostDevices") or [] if isinstance(e, dict)]
     mdev_entries = [e for e in permitted.get("mediatedDevices") or [] if isinstance(e, dict)]
     allowed = sorted(
         {str(e["resourceName"]) for e in entries + mdev_entries if is_nvidia(str(e.get("resourceName", "")))}
     )
+    cel = _name_maps(resolver, profile, allowed, _mdev_types(mdev_entries, view.profile.mdev_name), check)
 
-    # The KubeVirt CR rule: every NVIDIA device the profile advertises, by
-    # selector (upper- and lower-case hex, as KubeVirt's docs and lint write it).
+    # An UPDATE is checked for what it adds: a wrong name (or CR entry) that
+    # the old object already held is let through, so objects written before
+    # the allowed set changed can still be updated (finalizers removed, status
+    # written). "held*" are the old object's wrong names, empty on CREATE.
+    cel.add("updating", "request.operation == 'UPDATE'")
+    _add_vmi_devices(cel)
+    _add_helm_releases(cel)
+    _add_kubevirt_cr(cel)
+    # A VM created with generateName has no name yet.
+    cel.add(
+        "objectName",
+        "has(object.metadata.name) ? object.metadata.name : "
+        "(has(object.metadata.generateName) ? object.metadata.generateName + '*' : '')",
+    )
+    validations = _validations(cel, canonical)
+    for v in cel.variables:
+        if len(v["expression"]) > MAX_EXPRESSION_CODE_POINTS:
+            raise PcinameError(f"the policy's variable {v['name']} is over the CEL size limit")  # pragma: no cover
+
+    policy = _policy_object(name, canonical, len(allowed), cel.variables, validations)
+    binding = {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name, "labels": dict(_LABELS)},
+        "spec": {"policyName": name, "validationActions": list(actions)},
+    }
+    size = len(json.dumps(policy).encode())
+    if size > MAX_POLICY_BYTES:
+        raise PcinameError(f"the policy would be {size} bytes, over the {MAX_POLICY_BYTES} pciname allows")
+    return AdmissionPolicy((policy, binding), tuple(allowed), canonical, tuple(left_out))
+
+
+@dataclass
+class _Cel:
+    """The policy's CEL variables as they are written, in order, and the
+    map variables (chunks of one map each) the checks look names up in."""
+
+    variables: list[dict[str, str]] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)  # the allowed names (a set)
+    hints: list[str] = field(default_factory=list)  # wrong name -> its hint (none: the fallback)
+    pci_names: list[str] = field(default_factory=list)  # CR selector -> the name the profile gives it
+    mdev_names: list[str] = field(default_factory=list)  # mdevNameSelector -> its resource
+    fallback: str = ""  # the hint of a wrong name that has none of its own
+
+    def add(self, name: str, expression: str) -> None:
+        self.variables.append({"name": name, "expression": expression})
+
+    def add_maps(self, prefix: str, pairs: Sequence[tuple[str, str | bool]]) -> list[str]:
+        """``pairs`` as map variables ``prefix0``, ``prefix1``...: their names."""
+        names = []
+        for i, literal in enumerate(_chunks(pairs)):
+            names.append(f"{prefix}{i}")
+            self.add(f"{prefix}{i}", literal)
+        return names
+
+    def held(self, name: str, expression: str) -> None:
+        """A variable of the old object's wrong names: ``expression`` on UPDATE, else empty."""
+        self.add(name, f"(variables.updating ? {expression} : [])")
+
+    def bad(self, value: str) -> str:
+        """Whether the name ``value`` is an NVIDIA one not allowed."""
+        return f"({value}.startsWith({cel_string(PREFIX)}) && !{_in_any(value, self.allowed)})"
+
+    def hint(self, value: str) -> str:
+        """The hint for the wrong name ``value``."""
+        return _lookup(value, self.hints, cel_string(self.fallback)) if self.hints else cel_string(self.fallback)
+
+
+def _selectors(resolver: ResolverLike, profile: ProfileLike) -> list[tuple[str, str | bool]]:
+    """The KubeVirt CR rule: every NVIDIA device the profile advertises, by
+    selector (upper- and lower-case hex, as KubeVirt's docs and lint write it)."""
     selectors: list[tuple[str, str | bool]] = []
     for r in resolver.devices(profile):
         if r.resource_name is not None and r.advertised:
@@ -318,6 +387,12 @@ def admission_policy(
             selectors.append((upper, r.resource_name))
             if r.device != upper:
                 selectors.append((r.device, r.resource_name))
+    return selectors
+
+
+def _mdev_types(mdev_entries: Sequence[dict[str, Any]], rule: str) -> dict[str, str]:
+    """The mediatedDevices entries' selectors -> the resource the plugin
+    makes of each (by the profile's mdev naming ``rule``)."""
     from pciname.naming.mdev import mdev_resource
 
     mdev_types: dict[str, str] = {}
@@ -327,208 +402,209 @@ def admission_policy(
             expected = mdev_resource(selector, rule)
             if expected is not None:
                 mdev_types.setdefault(selector, expected)
+    return mdev_types
 
-    # Hints for the wrong names known ahead of time, when the hint budget
-    # covers them all (decided before any is written); else none is.
-    hints: list[tuple[str, str | bool]] = []
-    written = True
-    if len(allowed) > LIST_PERMITTED_MAX:
-        wrong_names = sorted(_universe(resolver, profile) - set(allowed))
-        budget = HintBudget(check=check)
-        written = budget.pairs >= len(wrong_names) * len(allowed)
-        if written:
-            candidates = Candidates(allowed)
-            hints = [(wrong, not_permitted_hint(wrong, candidates, budget)[1]) for wrong in wrong_names]
-    fallback = _fallback_hint(allowed, written)
 
-    variables: list[dict[str, str]] = []
+def _hints(
+    resolver: ResolverLike, profile: ProfileLike, allowed: Sequence[str], check: Callable[[], None] | None
+) -> tuple[list[tuple[str, str | bool]], bool]:
+    """Hints for the wrong names known ahead of time, when the hint budget
+    covers them all (decided before any is written; else none is), and
+    whether they were written."""
+    if len(allowed) <= LIST_PERMITTED_MAX:
+        return [], True
+    wrong_names = sorted(_universe(resolver, profile) - set(allowed))
+    budget = HintBudget(check=check)
+    if budget.pairs < len(wrong_names) * len(allowed):
+        return [], False
+    candidates = Candidates(allowed)
+    return [(wrong, not_permitted_hint(wrong, candidates, budget)[1]) for wrong in wrong_names], True
 
-    def add_maps(prefix: str, pairs: Sequence[tuple[str, str | bool]]) -> list[str]:
-        names = []
-        for i, literal in enumerate(_chunks(pairs)):
-            names.append(f"{prefix}{i}")
-            variables.append({"name": f"{prefix}{i}", "expression": literal})
-        return names
 
-    allowed_vars = add_maps("allowed", [(n, True) for n in allowed])
-    hint_vars = add_maps("hints", hints) if hints else []
-    selector_vars = add_maps("pciNames", selectors)
-    mdev_vars = add_maps("mdevNames", sorted(mdev_types.items()))
+def _name_maps(
+    resolver: ResolverLike,
+    profile: ProfileLike,
+    allowed: Sequence[str],
+    mdev_types: dict[str, str],
+    check: Callable[[], None] | None,
+) -> _Cel:
+    """The policy's first variables: the maps of allowed names, of hints,
+    of the CR's selectors and of the mdev types' resources."""
+    selectors = _selectors(resolver, profile)
+    hints, written = _hints(resolver, profile, allowed, check)
+    cel = _Cel(fallback=_fallback_hint(allowed, written))
+    cel.allowed = cel.add_maps("allowed", [(n, True) for n in allowed])
+    cel.hints = cel.add_maps("hints", hints) if hints else []
+    cel.pci_names = cel.add_maps("pciNames", selectors)
+    cel.mdev_names = cel.add_maps("mdevNames", sorted(mdev_types.items()))
+    return cel
 
-    def bad(value: str) -> str:
-        return f"({value}.startsWith({cel_string(PREFIX)}) && !{_in_any(value, allowed_vars)})"
 
-    def hint(value: str) -> str:
-        return _lookup(value, hint_vars, cel_string(fallback)) if hint_vars else cel_string(fallback)
+# VMI specs, wherever they are embedded.
 
-    # An UPDATE is checked for what it adds: a wrong name (or CR entry) that
-    # the old object already held is let through, so objects written before
-    # the allowed set changed can still be updated (finalizers removed, status
-    # written). "held*" are the old object's wrong names, empty on CREATE.
-    variables.append({"name": "updating", "expression": "request.operation == 'UPDATE'"})
 
-    def held(name: str, expression: str) -> None:
-        variables.append({"name": name, "expression": f"(variables.updating ? {expression} : [])"})
+def _bad_devices(cel: _Cel, root: str, fresh: str = "") -> str:
+    """The wrong deviceNames of ``root``'s VMI spec (of whichever target kind it is)."""
+    branches = "[]"
+    for target in reversed(TARGETS):
+        devices = f"{root}." + ".".join(target.devices)
+        collect = " + ".join(
+            f"(has({devices}.{key}) ? {devices}.{key}.filter(d, has(d.deviceName) && {cel.bad('d.deviceName')}{fresh})"
+            f".map(d, d.deviceName) : [])"
+            for key in ("gpus", "hostDevices")
+        )
+        guard = _has_chain(root, target.devices)
+        branches = f"({root}.kind == {cel_string(target.kind)} ? ({guard} ? {collect} : []) : {branches})"
+    return branches
 
-    # VMI specs, wherever they are embedded.
-    def bad_devices(root: str, fresh: str = "") -> str:
-        branches = "[]"
-        for target in reversed(TARGETS):
-            devices = f"{root}." + ".".join(target.devices)
-            collect = " + ".join(
-                f"(has({devices}.{key}) ? {devices}.{key}.filter(d, has(d.deviceName) && {bad('d.deviceName')}{fresh})"
-                f".map(d, d.deviceName) : [])"
-                for key in ("gpus", "hostDevices")
-            )
-            guard = _has_chain(root, target.devices)
-            branches = f"({root}.kind == {cel_string(target.kind)} ? ({guard} ? {collect} : []) : {branches})"
-        return branches
 
-    held("heldDevices", bad_devices("oldObject"))
-    variables.append(
-        {"name": "badDevices", "expression": bad_devices("object", " && !(d.deviceName in variables.heldDevices)")}
+def _add_vmi_devices(cel: _Cel) -> None:
+    cel.held("heldDevices", _bad_devices(cel, "oldObject"))
+    cel.add("badDevices", _bad_devices(cel, "object", " && !(d.deviceName in variables.heldDevices)"))
+
+
+# Cozystack: the HelmRelease of a tenant Kubernetes / KubernetesNodes.
+
+
+def _application(root: str) -> str:
+    """The Cozystack application ``root`` is the HelmRelease of, else ''."""
+    label = cel_string(COZYSTACK_KIND_LABEL)
+    return (
+        f"({root}.kind == {cel_string(HELM_RELEASE_KIND)} && has({root}.metadata.labels) && {label} in "
+        f"{root}.metadata.labels && has({root}.spec) && has({root}.spec.values) ? {root}.metadata.labels[{label}] : '')"
     )
 
-    # Cozystack: the HelmRelease of a tenant Kubernetes / KubernetesNodes.
-    label = cel_string(COZYSTACK_KIND_LABEL)
 
-    def application(root: str) -> str:
-        return (
-            f"({root}.kind == {cel_string(HELM_RELEASE_KIND)} && has({root}.metadata.labels) && {label} in "
-            f"{root}.metadata.labels && has({root}.spec) && has({root}.spec.values) ? {root}.metadata.labels[{label}] : '')"
-        )
+def _wrong_gpus(cel: _Cel, gpus: str, fresh: str = "") -> str:
+    return f"{gpus}.filter(x, has(x.name) && {cel.bad('x.name')}{fresh}).map(x, x.name)"
 
-    def wrong_gpus(gpus: str, fresh: str = "") -> str:
-        return f"{gpus}.filter(x, has(x.name) && {bad('x.name')}{fresh}).map(x, x.name)"
 
+def _add_helm_releases(cel: _Cel) -> None:
     old_groups = "oldObject.spec.values.nodeGroups"
-    held(
+    cel.held(
         "heldGpus",  # a list of lists: each node group's wrong names, or the KubernetesNodes pool's
-        f"({application('oldObject')} == 'Kubernetes' && has({old_groups}) ? {old_groups}.map(g, "
-        f"has({old_groups}[g].gpus) ? {wrong_gpus(f'{old_groups}[g].gpus')} : []) : "
-        f"({application('oldObject')} == 'KubernetesNodes' && has(oldObject.spec.values.gpus) ? "
-        f"[{wrong_gpus('oldObject.spec.values.gpus')}] : []))",
+        f"({_application('oldObject')} == 'Kubernetes' && has({old_groups}) ? {old_groups}.map(g, "
+        f"has({old_groups}[g].gpus) ? {_wrong_gpus(cel, f'{old_groups}[g].gpus')} : []) : "
+        f"({_application('oldObject')} == 'KubernetesNodes' && has(oldObject.spec.values.gpus) ? "
+        f"[{_wrong_gpus(cel, 'oldObject.spec.values.gpus')}] : []))",
     )
     fresh_gpu = " && !variables.heldGpus.exists(l, x.name in l)"
-    variables.append({"name": "application", "expression": application("object")})
+    cel.add("application", _application("object"))
     groups = "object.spec.values.nodeGroups"
-    variables.append(
-        {
-            "name": "badGroups",
-            "expression": f"(variables.application == 'Kubernetes' && has({groups}) ? {groups}.filter(g, "
-            f"has({groups}[g].gpus) && {groups}[g].gpus.exists(x, has(x.name) && {bad('x.name')}{fresh_gpu})) : [])",
-        }
+    cel.add(
+        "badGroups",
+        f"(variables.application == 'Kubernetes' && has({groups}) ? {groups}.filter(g, "
+        f"has({groups}[g].gpus) && {groups}[g].gpus.exists(x, has(x.name) && {cel.bad('x.name')}{fresh_gpu})) : [])",
     )
-    variables.append(
-        {
-            "name": "badNodeGpus",
-            "expression": "(variables.application == 'KubernetesNodes' && has(object.spec.values.gpus) ? "
-            f"{wrong_gpus('object.spec.values.gpus', fresh_gpu)} : [])",
-        }
+    cel.add(
+        "badNodeGpus",
+        "(variables.application == 'KubernetesNodes' && has(object.spec.values.gpus) ? "
+        f"{_wrong_gpus(cel, 'object.spec.values.gpus', fresh_gpu)} : [])",
     )
-    variables.append(
-        {
-            "name": "badPoolGpus",
-            "expression": f"(size(variables.badGroups) > 0 ? {wrong_gpus(f'{groups}[variables.badGroups[0]].gpus', fresh_gpu)} : [])",
-        }
+    cel.add(
+        "badPoolGpus",
+        f"(size(variables.badGroups) > 0 ? {_wrong_gpus(cel, f'{groups}[variables.badGroups[0]].gpus', fresh_gpu)} : [])",
     )
 
-    # The KubeVirt CR: entries as [selector, resourceName] pairs.
-    expected_pci = _lookup("e.pciVendorSelector", selector_vars, "''")
-    expected_mdev = _lookup("e.mdevNameSelector", mdev_vars, "''")
-    enabled = "!(has(e.disabled) && e.disabled == true)"  # lint skips disabled entries too
 
-    def wrong_entries(root: str, key: str, fresh: str = "") -> str:
-        phd = f"{root}.spec.configuration.permittedHostDevices"
-        guard = f"{root}.kind == 'KubeVirt' && {_has_chain(root, ('spec', 'configuration', 'permittedHostDevices'))}"
-        if key == "pciHostDevices":
-            wrong = (
-                "has(e.externalResourceProvider) && e.externalResourceProvider == true && has(e.pciVendorSelector) "
-                f"&& has(e.resourceName) && {_in_any('e.pciVendorSelector', selector_vars)} "
-                f"&& e.resourceName != {expected_pci}"
-            )
-        else:
-            wrong = (
-                "has(e.mdevNameSelector) && has(e.resourceName) && e.resourceName.startsWith('nvidia.com/') "
-                f"&& {_in_any('e.mdevNameSelector', mdev_vars)} && e.resourceName != {expected_mdev}"
-            )
-        return f"({guard} && has({phd}.{key}) ? {phd}.{key}.filter(e, {enabled} && {wrong}{fresh}) : [])"
+# The KubeVirt CR: entries as [selector, resourceName] pairs.
 
+_ENABLED = "!(has(e.disabled) && e.disabled == true)"  # lint skips disabled entries too
+
+
+def _wrong_entries(cel: _Cel, root: str, key: str, fresh: str = "") -> str:
+    """``root``'s (a KubeVirt CR's) ``key`` entries whose name is not the profile's."""
+    phd = f"{root}.spec.configuration.permittedHostDevices"
+    guard = f"{root}.kind == 'KubeVirt' && {_has_chain(root, ('spec', 'configuration', 'permittedHostDevices'))}"
+    if key == "pciHostDevices":
+        expected = _lookup("e.pciVendorSelector", cel.pci_names, "''")
+        wrong = (
+            "has(e.externalResourceProvider) && e.externalResourceProvider == true && has(e.pciVendorSelector) "
+            f"&& has(e.resourceName) && {_in_any('e.pciVendorSelector', cel.pci_names)} "
+            f"&& e.resourceName != {expected}"
+        )
+    else:
+        expected = _lookup("e.mdevNameSelector", cel.mdev_names, "''")
+        wrong = (
+            "has(e.mdevNameSelector) && has(e.resourceName) && e.resourceName.startsWith('nvidia.com/') "
+            f"&& {_in_any('e.mdevNameSelector', cel.mdev_names)} && e.resourceName != {expected}"
+        )
+    return f"({guard} && has({phd}.{key}) ? {phd}.{key}.filter(e, {_ENABLED} && {wrong}{fresh}) : [])"
+
+
+def _add_kubevirt_cr(cel: _Cel) -> None:
     for key, selector, suffix in (
         ("pciHostDevices", "pciVendorSelector", "Pci"),
         ("mediatedDevices", "mdevNameSelector", "Mdev"),
     ):
-        held(f"held{suffix}", f"{wrong_entries('oldObject', key)}.map(e, [e.{selector}, e.resourceName])")
+        cel.held(f"held{suffix}", f"{_wrong_entries(cel, 'oldObject', key)}.map(e, [e.{selector}, e.resourceName])")
         fresh = f" && !([e.{selector}, e.resourceName] in variables.held{suffix})"
-        variables.append({"name": f"bad{suffix}", "expression": wrong_entries("object", key, fresh)})
+        cel.add(f"bad{suffix}", _wrong_entries(cel, "object", key, fresh))
 
-    # A VM created with generateName has no name yet.
-    variables.append(
-        {
-            "name": "objectName",
-            "expression": "has(object.metadata.name) ? object.metadata.name : "
-            "(has(object.metadata.generateName) ? object.metadata.generateName + '*' : '')",
-        }
-    )
+
+# The validations, and the objects.
+
+
+def _validation(expression: str, message: str) -> dict[str, str]:
+    return {"expression": expression, "messageExpression": message, "message": STATIC_MESSAGE, "reason": "Invalid"}
+
+
+def _validations(cel: _Cel, canonical: str) -> list[dict[str, str]]:
+    """One validation per family of wrong names, with the message lint writes."""
     first_device = "variables.badDevices[0]"
     first_node = "variables.badNodeGpus[0]"
     first_pool = "variables.badPoolGpus[0]"
     first_pci = "variables.badPci[0]"
     first_mdev = "variables.badMdev[0]"
-    not_permitted = " is not permitted by the KubeVirt configuration (pciname admission policy, "
-    validations = [
-        {
-            "expression": "size(variables.badDevices) == 0",
-            "messageExpression": f"object.kind + ' ' + variables.objectName + ': GPU deviceName ' + {first_device} + "
-            f"{cel_string(not_permitted + canonical + '); ')} + {hint(first_device)}",
-            "message": STATIC_MESSAGE,
-            "reason": "Invalid",
-        },
-        {
-            "expression": "size(variables.badPoolGpus) == 0",
-            "messageExpression": "'HelmRelease ' + variables.objectName + ' (Cozystack Kubernetes): nodeGroups.' + "
-            f"variables.badGroups[0] + '.gpus: ' + {first_pool} + "
-            f"{cel_string(not_permitted + canonical + '); ')} + {hint(first_pool)}",
-            "message": STATIC_MESSAGE,
-            "reason": "Invalid",
-        },
-        {
-            "expression": "size(variables.badNodeGpus) == 0",
-            "messageExpression": "'HelmRelease ' + variables.objectName + ' (Cozystack KubernetesNodes): gpus: ' + "
-            f"{first_node} + {cel_string(not_permitted + canonical + '); ')} + {hint(first_node)}",
-            "message": STATIC_MESSAGE,
-            "reason": "Invalid",
-        },
-        {
-            "expression": "size(variables.badPci) == 0",
-            "messageExpression": "'KubeVirt ' + variables.objectName + ': pciHostDevices ' + "
-            f"{first_pci}.pciVendorSelector + ': ' + {cel_string(canonical)} + ' advertises it as ' + "
-            f"{_lookup(first_pci + '.pciVendorSelector', selector_vars, repr(''))} + ', not ' + {first_pci}.resourceName",
-            "message": STATIC_MESSAGE,
-            "reason": "Invalid",
-        },
-        {
-            "expression": "size(variables.badMdev) == 0",
-            "messageExpression": "'KubeVirt ' + variables.objectName + ': mediatedDevices ' + "
-            f"{first_mdev}.mdevNameSelector + ': ' + {cel_string(canonical)} + ' advertises it as ' + "
-            f"{_lookup(first_mdev + '.mdevNameSelector', mdev_vars, repr(''))} + ', not ' + {first_mdev}.resourceName",
-            "message": STATIC_MESSAGE,
-            "reason": "Invalid",
-        },
+    not_permitted = cel_string(
+        " is not permitted by the KubeVirt configuration (pciname admission policy, " + canonical + "); "
+    )
+    advertises = f"': ' + {cel_string(canonical)} + ' advertises it as ' + "
+    return [
+        _validation(
+            "size(variables.badDevices) == 0",
+            f"object.kind + ' ' + variables.objectName + ': GPU deviceName ' + {first_device} + "
+            f"{not_permitted} + {cel.hint(first_device)}",
+        ),
+        _validation(
+            "size(variables.badPoolGpus) == 0",
+            "'HelmRelease ' + variables.objectName + ' (Cozystack Kubernetes): nodeGroups.' + "
+            f"variables.badGroups[0] + '.gpus: ' + {first_pool} + {not_permitted} + {cel.hint(first_pool)}",
+        ),
+        _validation(
+            "size(variables.badNodeGpus) == 0",
+            "'HelmRelease ' + variables.objectName + ' (Cozystack KubernetesNodes): gpus: ' + "
+            f"{first_node} + {not_permitted} + {cel.hint(first_node)}",
+        ),
+        _validation(
+            "size(variables.badPci) == 0",
+            f"'KubeVirt ' + variables.objectName + ': pciHostDevices ' + {first_pci}.pciVendorSelector + {advertises}"
+            f"{_lookup(first_pci + '.pciVendorSelector', cel.pci_names, repr(''))} + ', not ' + {first_pci}.resourceName",
+        ),
+        _validation(
+            "size(variables.badMdev) == 0",
+            f"'KubeVirt ' + variables.objectName + ': mediatedDevices ' + {first_mdev}.mdevNameSelector + {advertises}"
+            f"{_lookup(first_mdev + '.mdevNameSelector', cel.mdev_names, repr(''))} + ', not ' + {first_mdev}.resourceName",
+        ),
     ]
-    for v in variables:
-        if len(v["expression"]) > MAX_EXPRESSION_CODE_POINTS:
-            raise PcinameError(f"the policy's variable {v['name']} is over the CEL size limit")  # pragma: no cover
 
+
+_LABELS = {"app.kubernetes.io/managed-by": "pciname"}
+
+
+def _policy_object(
+    name: str, canonical: str, allowed: int, variables: list[dict[str, str]], validations: list[dict[str, str]]
+) -> dict[str, Any]:
+    """The ValidatingAdmissionPolicy of ``variables`` and ``validations``
+    (``allowed``: how many names it allows)."""
     rules: dict[str, list[str]] = {}
     for group, resource in [(t.group, t.resource) for t in TARGETS] + [HELM_RELEASE[:2], KUBEVIRT_CR[:2]]:
         rules.setdefault(group, []).append(resource)
-    labels = {"app.kubernetes.io/managed-by": "pciname"}
-    annotations = {"pciname.io/profile": canonical, "pciname.io/allowed-names": str(len(allowed))}
-    policy = {
+    annotations = {"pciname.io/profile": canonical, "pciname.io/allowed-names": str(allowed)}
+    return {
         "apiVersion": API_VERSION,
         "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "metadata": {"name": name, "labels": dict(_LABELS), "annotations": annotations},
         "spec": {
             "failurePolicy": "Fail",
             # An object being deleted is let go: its finalizers' removal is an
@@ -549,16 +625,6 @@ def admission_policy(
             "validations": validations,
         },
     }
-    binding = {
-        "apiVersion": API_VERSION,
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"policyName": name, "validationActions": list(actions)},
-    }
-    size = len(json.dumps(policy).encode())
-    if size > MAX_POLICY_BYTES:
-        raise PcinameError(f"the policy would be {size} bytes, over the {MAX_POLICY_BYTES} pciname allows")
-    return AdmissionPolicy((policy, binding), tuple(allowed), canonical, tuple(left_out))
 
 
 def _fallback_hint(allowed: Sequence[str], written: bool = True) -> str:

@@ -150,8 +150,6 @@ def audit(
     ``advertised-not-permitted`` and the lint codes of the CR's entries
     (``wrong-resource-name``, ``wrong-mdev-resource-name``,
     ``missing-external-resource-provider``, ``invalid-resource-name``, ...)."""
-    from pciname.lint.linter import lint_data
-
     resolver = _resolver(resolver)
     check = check or _nothing
     on_nodes = advertised(nodes)
@@ -160,51 +158,94 @@ def audit(
         inference = infer_profiles(on_nodes, resolver=resolver, check=check)
     canonical = resolver.view(chosen).profile.name
     entries = permitted_entries(kubevirt)
-    findings: list[dict[str, Any]] = []
-
     ref = object_ref(kubevirt) or "(no KubeVirt CR)"
-    if kubevirt is not None:
-        for f in lint_data(kubevirt, ref, chosen, resolver=resolver, check=check):
-            findings.append(
-                {
-                    "code": f.code,
-                    "resource_name": f.value if isinstance(f.value, str) and is_nvidia(f.value) else None,
-                    "path": f.path,
-                    "value": f.value,
-                    "expected": f.expected,
-                    "message": f.message,
-                }
-            )
+    findings = _lint_findings(kubevirt, ref, chosen, resolver, check) if kubevirt is not None else []
     permitted_names = {e["resource_name"] for e in entries if e["resource_name"]}
+    permitted = _permitted_rows(entries, on_nodes, chosen, resolver, check)
+    findings += _permitted_not_advertised(permitted_names, on_nodes)
+    adv_rows, not_permitted = _advertised_rows(on_nodes, permitted_names, ref, check)
+    return {
+        "kubevirt": object_ref(kubevirt),
+        "profile": canonical,
+        "profile_source": how,
+        "inference": inference,
+        "management": management(kubevirt),
+        "permitted": permitted,
+        "advertised": adv_rows,
+        "findings": findings + not_permitted,
+    }
+
+
+def _finding(code: str, name: str, message: str) -> dict[str, Any]:
+    """A finding of the nodes against the CR (no path in it)."""
+    return {"code": code, "resource_name": name, "path": None, "value": name, "expected": None, "message": message}
+
+
+def _lint_findings(
+    kubevirt: KubeObject, ref: str, profile: ProfileLike, resolver: ResolverLike, check: Check
+) -> list[dict[str, Any]]:
+    """``pciname lint``'s findings on the CR's entries, as audit findings."""
+    from pciname.lint.linter import lint_data
+
+    return [
+        {
+            "code": f.code,
+            "resource_name": f.value if isinstance(f.value, str) and is_nvidia(f.value) else None,
+            "path": f.path,
+            "value": f.value,
+            "expected": f.expected,
+            "message": f.message,
+        }
+        for f in lint_data(kubevirt, ref, profile, resolver=resolver, check=check)
+    ]
+
+
+def _permitted_rows(
+    entries: list[dict[str, Any]],
+    on_nodes: dict[str, dict[str, int]],
+    profile: ProfileLike,
+    resolver: ResolverLike,
+    check: Check,
+) -> list[dict[str, Any]]:
+    """The CR's entries, each with the name the profile expects and the nodes advertising its name."""
     permitted = []
     where: dict[str, dict[str, int]] = {}  # name -> its nodes, sorted once (each row its own copy: no YAML aliases)
     for entry in entries:
         check()
         name = entry["resource_name"]
         row = dict(entry)
-        row["expected"] = _expected(entry, chosen, resolver)
+        row["expected"] = _expected(entry, profile, resolver)
         if name and name not in where:
             where[name] = dict(sorted(on_nodes.get(name, {}).items()))
         row["nodes"] = dict(where[name]) if name else {}
         permitted.append(row)
-    for name in sorted(permitted_names):
-        if is_nvidia(name) and name not in on_nodes:
-            findings.append(
-                {
-                    "code": PERMITTED_NOT_ADVERTISED,
-                    "resource_name": name,
-                    "path": None,
-                    "value": name,
-                    "expected": None,
-                    "message": f"{name} is permitted but no node advertises it: VMs asking for it stay Pending",
-                }
-            )
-    adv_rows = []
+    return permitted
+
+
+def _permitted_not_advertised(permitted_names: set[str], on_nodes: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
+    return [
+        _finding(
+            PERMITTED_NOT_ADVERTISED,
+            name,
+            f"{name} is permitted but no node advertises it: VMs asking for it stay Pending",
+        )
+        for name in sorted(permitted_names)
+        if is_nvidia(name) and name not in on_nodes
+    ]
+
+
+def _advertised_rows(
+    on_nodes: dict[str, dict[str, int]], permitted_names: set[str], ref: str, check: Check
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The names the nodes advertise (with their nodes and whether the CR
+    permits them), and the findings of the devices among them it does not permit."""
+    rows = []
+    findings = []
     for name in sorted(on_nodes):
         check()
         kind = resource_kind(name)
         is_permitted = name in permitted_names
-        adv_rows.append(
+        rows.append(
             {
                 "resource_name": name,
                 "kind": kind,
@@ -215,26 +256,14 @@ def audit(
         if kind in (PCI, MDEV) and not is_permitted:
             nodes_list = ", ".join(sorted(on_nodes[name]))
             findings.append(
-                {
-                    "code": ADVERTISED_NOT_PERMITTED,
-                    "resource_name": name,
-                    "path": None,
-                    "value": name,
-                    "expected": None,
-                    "message": f"{name} is advertised on {nodes_list} but not permitted in {ref}: "
+                _finding(
+                    ADVERTISED_NOT_PERMITTED,
+                    name,
+                    f"{name} is advertised on {nodes_list} but not permitted in {ref}: "
                     "KubeVirt rejects VMs asking for it",
-                }
+                )
             )
-    return {
-        "kubevirt": object_ref(kubevirt),
-        "profile": canonical,
-        "profile_source": how,
-        "inference": inference,
-        "management": management(kubevirt),
-        "permitted": permitted,
-        "advertised": adv_rows,
-        "findings": findings,
-    }
+    return rows, findings
 
 
 def _expected(entry: dict[str, Any], profile: ProfileLike, resolver: ResolverLike) -> str | None:

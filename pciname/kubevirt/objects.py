@@ -122,6 +122,26 @@ def management(kubevirt: KubeObject | None) -> dict[str, Any]:
     (or something in it)."""
     meta = (kubevirt or {}).get("metadata") or {}
     labels = meta.get("labels") or {}
+    evidence = _cozystack_evidence(meta)
+    field_managers = _field_managers(meta)
+    if evidence and "helm-controller" in field_managers:
+        evidence.append("field manager helm-controller (Flux) owns spec.configuration.permittedHostDevices")
+    manager = "cozystack" if evidence else None
+    if manager is None:
+        for owner in meta.get("ownerReferences") or []:
+            if owner.get("kind") == "HyperConverged":
+                evidence.append(f"owned by HyperConverged {owner.get('name', '?')}")
+                manager = "hyperconverged"
+        if labels.get("app.kubernetes.io/managed-by") == "hco-operator":
+            evidence.append("label app.kubernetes.io/managed-by=hco-operator")
+            manager = "hyperconverged"
+    return {"manager": manager, "evidence": evidence, "field_managers": field_managers}
+
+
+def _cozystack_evidence(meta: dict[str, Any]) -> list[str]:
+    """What in the CR's metadata says Cozystack deploys it: its labels and
+    annotations, a Flux or Helm release in a cozy- namespace, its namespace."""
+    labels = meta.get("labels") or {}
     annotations = meta.get("annotations") or {}
     evidence: list[str] = []
     for source, mapping in (("label", labels), ("annotation", annotations)):
@@ -143,6 +163,11 @@ def management(kubevirt: KubeObject | None) -> dict[str, Any]:
     namespace = meta.get("namespace") or ""
     if namespace.startswith("cozy-"):
         evidence.append(f"namespace {namespace}")
+    return evidence
+
+
+def _field_managers(meta: dict[str, Any]) -> list[str]:
+    """The managedFields managers, but pciname, that own spec.configuration.permittedHostDevices (or in it)."""
     field_managers: list[str] = []
     for entry in meta.get("managedFields") or []:
         fields = entry.get("fieldsV1") or {}
@@ -150,18 +175,7 @@ def management(kubevirt: KubeObject | None) -> dict[str, Any]:
             manager = entry.get("manager") or "?"
             if manager != FIELD_MANAGER and manager not in field_managers:
                 field_managers.append(manager)
-    if evidence and "helm-controller" in field_managers:
-        evidence.append("field manager helm-controller (Flux) owns spec.configuration.permittedHostDevices")
-    manager = "cozystack" if evidence else None
-    if manager is None:
-        for owner in meta.get("ownerReferences") or []:
-            if owner.get("kind") == "HyperConverged":
-                evidence.append(f"owned by HyperConverged {owner.get('name', '?')}")
-                manager = "hyperconverged"
-        if labels.get("app.kubernetes.io/managed-by") == "hco-operator":
-            evidence.append("label app.kubernetes.io/managed-by=hco-operator")
-            manager = "hyperconverged"
-    return {"manager": manager, "evidence": evidence, "field_managers": field_managers}
+    return field_managers
 
 
 # -- what pciname applies -------------------------------------------------------

@@ -7,8 +7,10 @@ docstring and the ``Finding.code`` comment of the ``.proto`` are made from it
 
 Adding a code is one entry: a constant, and a :class:`LintCode` in
 :data:`CODES` (in the order the README lists it) whose ``message`` takes the
-facts the rule knows as keyword arguments and returns the finding's message;
-the rule calls ``Linter._finding(..., CODE, expected=..., **facts)``. Then
+facts the rule knows as keyword arguments and returns the finding's message,
+and whose ``rules`` name the rules that report it (:class:`RuleName`; their
+checks are :data:`pciname.lint.linter.RULES`); the rule calls
+``Linter._finding(..., CODE, expected=..., **facts)``. Then
 ``python -m tools.lint_tables --write`` rewrites the README table and the
 proto comment from the registry (``--check``: exit 1 if they differ), and
 ``python -m tools.protogen`` regenerates the stubs.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
+from enum import StrEnum
 from typing import NamedTuple
 
 from pciname.naming import checks
@@ -43,13 +46,27 @@ FIELD_NOT_IN_RELEASE = "field-not-in-release"
 NOT_PERMITTED = "not-permitted"
 
 
+class RuleName(StrEnum):
+    """The rules of a lint run, in the order they run
+    (:data:`pciname.lint.linter.RULES` holds their checks)."""
+
+    ENTRIES = "permitted-entries"  # each permittedHostDevices entry, by its list
+    KUBEVIRT_MDEV = "kubevirt-and-mdev-names"  # a name KubeVirt's own plugin advertises that an mdev entry permits
+    NODE_GROUP_FIELDS = "node-group-fields"  # the fields of Cozystack node groups and KubernetesNodes pools
+    DUPLICATE_KEYS = "duplicate-keys"  # keys written twice in one mapping
+    REFERENCES = "references"  # the names VMs and node pools ask for
+
+
 class LintCode(NamedTuple):
     """One code: how severe, what it means (a Markdown line: the README's
-    "when"), and ``message(**facts)``, the text of a finding."""
+    "when"), ``message(**facts)``, the text of a finding, and the rules that
+    report it (the first decides it, a later one reports the same verdict
+    where a VM or node pool asks for the name)."""
 
     severity: str
     meaning: str
     message: Callable[..., str]
+    rules: tuple[RuleName, ...]
 
 
 # -- message builders: one per code, keyword facts in, the finding's message out
@@ -191,37 +208,44 @@ CODES: dict[str, LintCode] = {
         "an entry with `externalResourceProvider: true` (or a VM / node pool asking for its name) names the "
         "device otherwise than the profile's plugin",
         _wrong_resource_name,
+        (RuleName.ENTRIES, RuleName.REFERENCES),
     ),
     UNKNOWN_RESOURCE_NAME: LintCode(
         ERROR,
         "a VM or node pool asks for a name nothing advertises; `expected` lists the closest real names",
         _unknown_resource_name,
+        (RuleName.REFERENCES,),
     ),
     WRONG_MDEV_RESOURCE_NAME: LintCode(
         ERROR,
         "a `mediatedDevices` `resourceName` is not what the plugin makes of `mdevNameSelector`",
         _wrong_mdev_resource_name,
+        (RuleName.ENTRIES, RuleName.REFERENCES),
     ),
     PLUGIN_CRASH: LintCode(
         ERROR,
         "v1.0.x: a `mdevNameSelector` without a space, on which the plugin panics, so the node advertises nothing",
         _plugin_crash,
+        (RuleName.ENTRIES,),
     ),
     INVALID_RESOURCE_NAME: LintCode(
         ERROR,
         "kubelet refuses the name, so its plugin (NVIDIA's or KubeVirt's) never registers",
         _name_warning,
+        (RuleName.ENTRIES, RuleName.REFERENCES),
     ),
     SOCKET_PATH_TOO_LONG: LintCode(
         ERROR,
         f"the plugin's socket path for the name is over {checks.SOCKET_PATH_MAX_BYTES} bytes (KubeVirt's own "
         "plugin: `kubevirt-nvidia.com-<name>.sock`)",
         _name_warning,
+        (RuleName.ENTRIES, RuleName.REFERENCES),
     ),
     NOT_ADVERTISED: LintCode(
         ERROR,
         "with `externalResourceProvider: true`, the profile's plugin advertises nothing for the selector's device",
         _not_advertised,
+        (RuleName.ENTRIES,),
     ),
     MISSING_EXTERNAL_RESOURCE_PROVIDER: LintCode(
         ERROR,
@@ -229,33 +253,39 @@ CODES: dict[str, LintCode] = {
         "(KubeVirt would start a second plugin for that resource), or whose `externalResourceProvider` is not a "
         'boolean (`"true"`, `1`); an `nvidia.com/` `mediatedDevices` entry without it',
         _missing_external_resource_provider,
+        (RuleName.ENTRIES,),
     ),
     RESOURCE_NAME_CONFLICT: LintCode(
         ERROR,
         "a PCI entry KubeVirt advertises (no `externalResourceProvider: true`) under the name NVIDIA's plugin "
         "gives another device, or that a `mediatedDevices` entry permits: two plugins would register one resource",
         _resource_name_conflict,
+        (RuleName.ENTRIES, RuleName.KUBEVIRT_MDEV),
     ),
     DUPLICATE_SELECTOR: LintCode(
         WARNING,
         "the same selector twice in one list; the message says when the two PCI entries give it two names "
         "(only one gets the devices)",
         _duplicate_selector,
+        (RuleName.ENTRIES,),
     ),
     INVALID_SELECTOR: LintCode(
         ERROR,
         "a missing or malformed `pciVendorSelector` (or `mdevNameSelector`)",
         _invalid_selector,
+        (RuleName.ENTRIES,),
     ),
     WRONG_SELECTOR_FIELD: LintCode(
         ERROR,
         "`pciDeviceSelector` in a KubeVirt CR, or `pciVendorSelector` in a HyperConverged CR",
         _wrong_selector_field,
+        (RuleName.ENTRIES,),
     ),
     RENAMED_BY_UPGRADE: LintCode(
         WARNING,
         "right today, but the `--upgrade-to` profile advertises another name",
         _renamed_by_upgrade,
+        (RuleName.ENTRIES, RuleName.REFERENCES),
     ),
     NOT_PERMITTED: LintCode(
         ERROR,
@@ -263,6 +293,7 @@ CODES: dict[str, LintCode] = {
         "permits (only when the input has such a block, e.g. the KubeVirt CR beside the VMs); `expected` lists the "
         "closest permitted names that work (every one when there are at most 8)",
         _not_permitted,
+        (RuleName.REFERENCES,),
     ),
     UNKNOWN_VGPU_TYPE: LintCode(
         ERROR,
@@ -270,6 +301,7 @@ CODES: dict[str, LintCode] = {
         "`GRID A10-24Q`: the driver shows `NVIDIA A10-24Q`); `expected` lists the real strings. Only where the "
         "catalogue and certain prefix evidence tell (`pciname vgpu-types`)",
         _unknown_vgpu_type,
+        (RuleName.ENTRIES,),
     ),
     FIELD_NOT_IN_RELEASE: LintCode(
         ERROR,
@@ -277,12 +309,14 @@ CODES: dict[str, LintCode] = {
         "not have, so it refuses the group: `ephemeralStorage` from v1.4.0 (`expected`: `diskSize`, the "
         "release's name for it), `diskSize` before",
         _field_not_in_release,
+        (RuleName.NODE_GROUP_FIELDS,),
     ),
     DUPLICATE_KEY: LintCode(
         ERROR,
         "a key written twice in one mapping: PyYAML and Helm use the last value (the one the other rules "
         "check), kubectl's strict decoding refuses the object",
         _duplicate_key,
+        (RuleName.DUPLICATE_KEYS,),
     ),
 }
 

@@ -55,7 +55,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -366,13 +366,7 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
         if isinstance(node, MappingNode):
             pool = _nodes_pool(node)
             if pool is not None:
-                spec, where = pool
-                sites.pools.append((doc, spec, path + where, True))
-                gpus = _get(spec, "gpus")
-                for i, item in enumerate(gpus.value if isinstance(gpus, SequenceNode) else ()):
-                    name = _get(item, "name")
-                    if isinstance(name, ScalarNode):
-                        sites.references.append(_Reference(doc, name, path + where + ("gpus", i, "name")))
+                _add_nodes_pool(doc, sites, pool[0], path + pool[1])
             for key, _, value in _items(node):
                 child = path + (key,)
                 if key == "permittedHostDevices" and isinstance(value, MappingNode):
@@ -391,6 +385,16 @@ def _walk(doc: _Doc, sites: _Sites) -> None:
     if isinstance(root, MappingNode) and (_get(root, "pciHostDevices") or _get(root, "mediatedDevices")):
         sites.blocks.append((doc, root, ()))
     visit(root, ())
+
+
+def _add_nodes_pool(doc: _Doc, sites: _Sites, spec: MappingNode, path: YamlPath) -> None:
+    """A KubernetesNodes pool at ``path``: its fields, and its GPUs' names as references."""
+    sites.pools.append((doc, spec, path, True))
+    gpus = _get(spec, "gpus")
+    for i, item in enumerate(gpus.value if isinstance(gpus, SequenceNode) else ()):
+        name = _get(item, "name")
+        if isinstance(name, ScalarNode):
+            sites.references.append(_Reference(doc, name, path + ("gpus", i, "name")))
 
 
 def _nodes_pool(node: MappingNode) -> tuple[MappingNode, YamlPath] | None:
@@ -453,6 +457,25 @@ def _entries(doc: _Doc, block: Node, path: YamlPath) -> Iterator[_Entry]:
 
 
 # -- the linter ---------------------------------------------------------------
+
+
+@dataclass
+class _RunState:
+    """What one :meth:`Linter.run` finds and what its rules learn for the
+    rules after them."""
+
+    sites: _Sites = field(default_factory=_Sites)
+    findings: list[Finding] = field(default_factory=list)
+    #: A wrong PCI (mdev) name of an entry -> the one the profile gives its device (vGPU type).
+    wrong_pci: dict[str, str] = field(default_factory=dict)
+    wrong_mdev: dict[str, str] = field(default_factory=dict)
+    #: The names mediatedDevices entries permit (right and valid).
+    permitted_mdev: set[str] = field(default_factory=set)
+    #: Valid names KubeVirt's own plugin advertises -> their entries (entry, name node, selector).
+    kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = field(default_factory=dict)
+    #: Permitted names whose entries have no finding, and (list key, name, entry) of those entries.
+    working: set[str] = field(default_factory=set)
+    entries: list[tuple[str, str, Node]] = field(default_factory=list)
 
 
 class Linter:
@@ -549,56 +572,70 @@ class Linter:
     # checks
 
     def run(self) -> list[Finding]:
+        """Every finding of the inputs: each rule of :data:`RULES` in turn,
+        over one :class:`_RunState`; sorted by input, document and place."""
         self.notes = []
-        sites = _Sites()
+        state = _RunState()
         for doc in self._docs:
-            _walk(doc, sites)
+            _walk(doc, state.sites)
         self._budget = HintBudget(check=self._check)
-        findings: list[Finding] = []
-        wrong_pci: dict[str, str] = {}
-        wrong_mdev: dict[str, str] = {}
-        permitted_mdev: set[str] = set()
-        kubevirt_pci: dict[str, list[tuple[_Entry, Node, str]]] = {}  # valid names KubeVirt's own plugin advertises
-        working: set[str] = set()  # permitted names whose entries have no finding
-        entries: list[tuple[str, str, Node]] = []  # (list key, name, entry) of those entries
-        for doc, block, path in sites.blocks:
+        for rule in RULES:
+            rule.check(self, state)
+        self.working_entries = [(key, _fields(node)) for key, name, node in state.entries if name in state.working]
+        self.blocks = len(state.sites.blocks)
+        rank: dict[str, int] = {}
+        for doc in self._docs:
+            rank.setdefault(doc.file, len(rank))
+        findings = state.findings
+        findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
+        return findings
+
+    # the rules (RULES), in the order they run
+
+    def _entries_rule(self, state: _RunState) -> None:
+        """Each permittedHostDevices entry (duplicates within its list);
+        what the entries permit, for the rules after."""
+        for doc, block, path in state.sites.blocks:
             seen: dict[tuple[str, str], int] = {}
             pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
             for entry in _entries(doc, block, path):
                 self._check()
                 if entry.list_kind == "pci":
-                    found = self._check_pci(entry, seen, wrong_pci, pci_names, kubevirt_pci)
+                    found = self._check_pci(entry, seen, state.wrong_pci, pci_names, state.kubevirt_pci)
                 else:
-                    found = self._check_mdev(entry, seen, wrong_mdev, permitted_mdev)
-                findings.extend(found)
+                    found = self._check_mdev(entry, seen, state.wrong_mdev, state.permitted_mdev)
+                state.findings.extend(found)
                 name = _scalar(_get(entry.node, "resourceName"))
                 clean = not [f for f in found if f.code != RENAMED_BY_UPGRADE]
                 if clean and name is not None and is_nvidia(name) and not _is_true(_get(entry.node, "disabled")):
-                    working.add(name)
-                    entries.append((_LIST_KEYS[entry.list_kind], name, entry.node))
-        conflicts = self._kubevirt_pci_and_mdev(kubevirt_pci, permitted_mdev)
-        findings.extend(conflicts)
-        working.difference_update(str(f.value) for f in conflicts)
-        self.working_entries = [(key, _fields(node)) for key, name, node in entries if name in working]
-        self.blocks = len(sites.blocks)
-        for doc, pool, path, is_nodes in sites.pools:
-            findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
+                    state.working.add(name)
+                    state.entries.append((_LIST_KEYS[entry.list_kind], name, entry.node))
+
+    def _kubevirt_mdev_rule(self, state: _RunState) -> None:
+        conflicts = self._kubevirt_pci_and_mdev(state.kubevirt_pci, state.permitted_mdev)
+        state.findings.extend(conflicts)
+        state.working.difference_update(str(f.value) for f in conflicts)
+
+    def _node_group_fields_rule(self, state: _RunState) -> None:
+        for doc, pool, path, is_nodes in state.sites.pools:
+            state.findings.extend(self._check_pool_fields(doc, pool, path, is_nodes))
+
+    def _duplicate_keys_rule(self, state: _RunState) -> None:
         if self._duplicates:
-            findings.extend(self._duplicate_keys())
-        permitted = _permitted_names(sites)
-        suggested = Candidates(working)
-        for ref in sites.references:
+            state.findings.extend(self._duplicate_keys())
+
+    def _references_rule(self, state: _RunState) -> None:
+        """The names VMs and node pools ask for: permitted by the input's
+        entries (when it has some), and right."""
+        permitted = _permitted_names(state.sites)
+        suggested = Candidates(state.working)
+        for ref in state.sites.references:
             self._check()
             if permitted is not None:
-                findings.extend(self._check_permitted(ref, permitted, suggested))
-            if _scalar(ref.node) in kubevirt_pci:
+                state.findings.extend(self._check_permitted(ref, permitted, suggested))
+            if _scalar(ref.node) in state.kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
-            findings.extend(self._check_reference(ref, wrong_pci, wrong_mdev, permitted_mdev))
-        rank: dict[str, int] = {}
-        for doc in self._docs:
-            rank.setdefault(doc.file, len(rank))
-        findings.sort(key=lambda f: (rank.get(f.file, len(rank)), f.document, f.line, f.column, f.code))
-        return findings
+            state.findings.extend(self._check_reference(ref, state.wrong_pci, state.wrong_mdev, state.permitted_mdev))
 
     def _duplicate_keys(self) -> list[Finding]:
         """A key written twice in one mapping: PyYAML and Helm use the last
@@ -916,6 +953,33 @@ class Linter:
             found.append(self._finding(entry.doc, node, selector_path, INVALID_SELECTOR, field="mdevNameSelector"))
             return found
         found.extend(self._duplicate(entry, selector_node, selector_path, ("mdev", selector), seen, repr(selector)))
+        found.extend(self._mdev_vgpu_type(entry, selector_node, selector_path, selector))
+        rule = self.resolver.view(self.profile).profile.mdev_name
+        expected = mdev.mdev_resource(selector, rule)
+        if expected is None:
+            warning = mdev.crash_warning(selector).message
+            found.append(
+                self._finding(
+                    entry.doc, selector_node, selector_path, PLUGIN_CRASH, profile=self.profile_name, warning=warning
+                )
+            )
+            return found
+        if name != expected:
+            wrong_mdev.setdefault(name, expected)
+            found.append(self._mdev_wrong_name(entry, name_node, name, selector, expected, rule))
+            return found
+        problems = self._name_problems(entry.doc, name_node, entry.path + ("resourceName",), resource_warnings(name))
+        if not problems:
+            permitted.add(name)
+        found.extend(problems)
+        found.extend(self._mdev_renamed_by_upgrade(entry, name_node, name, selector))
+        return found
+
+    def _mdev_vgpu_type(
+        self, entry: _Entry, selector_node: Node, selector_path: YamlPath, selector: str
+    ) -> list[Finding]:
+        """The selector as a vGPU type: a note on how it reads (when notes
+        are wanted), or ``unknown-vgpu-type``."""
         from pciname.kubevirt.vgpu import selector_note, selector_problem
 
         problem = selector_problem(selector)
@@ -923,68 +987,52 @@ class Linter:
         if note is not None:
             mark = selector_node.start_mark
             self.notes.append(f"{entry.doc.file}:{mark.line + 1}: {format_path(selector_path)}: {note}")
-        if problem is not None:
-            found.append(
-                self._finding(
-                    entry.doc, selector_node, selector_path, UNKNOWN_VGPU_TYPE, expected=problem["strings"], **problem
-                )
+        if problem is None:
+            return []
+        return [
+            self._finding(
+                entry.doc, selector_node, selector_path, UNKNOWN_VGPU_TYPE, expected=problem["strings"], **problem
             )
-        rule = self.resolver.view(self.profile).profile.mdev_name
-        expected = mdev.mdev_resource(selector, rule)
-        if expected is None:
-            found.append(
-                self._finding(
-                    entry.doc,
-                    selector_node,
-                    selector_path,
-                    PLUGIN_CRASH,
-                    profile=self.profile_name,
-                    warning=mdev.crash_warning(selector).message,
-                )
+        ]
+
+    def _mdev_wrong_name(
+        self, entry: _Entry, name_node: Node, name: str, selector: str, expected: str, rule: str
+    ) -> Finding:
+        how = "white space to '_', nothing else changed"
+        if rule == mdev.SECOND_FIELD:
+            how = "the second space-separated field"
+        return self._finding(
+            entry.doc,
+            name_node,
+            entry.path + ("resourceName",),
+            WRONG_MDEV_RESOURCE_NAME,
+            expected=expected,
+            profile=self.profile_name,
+            selector=selector,
+            right=expected,
+            name=name,
+            how=how,
+        )
+
+    def _mdev_renamed_by_upgrade(self, entry: _Entry, name_node: Node, name: str, selector: str) -> list[Finding]:
+        if self.upgrade_to is None:
+            return []
+        after = mdev.mdev_resource(selector, self.resolver.view(self.upgrade_to).profile.mdev_name)
+        if after == name:
+            return []
+        return [
+            self._finding(
+                entry.doc,
+                name_node,
+                entry.path + ("resourceName",),
+                RENAMED_BY_UPGRADE,
+                expected=after,
+                upgrade=self.upgrade_name,
+                selector=selector,
+                after=after,
+                name=name,
             )
-            return found
-        path = entry.path + ("resourceName",)
-        if name != expected:
-            wrong_mdev.setdefault(name, expected)
-            how = "white space to '_', nothing else changed"
-            if rule == mdev.SECOND_FIELD:
-                how = "the second space-separated field"
-            found.append(
-                self._finding(
-                    entry.doc,
-                    name_node,
-                    path,
-                    WRONG_MDEV_RESOURCE_NAME,
-                    expected=expected,
-                    profile=self.profile_name,
-                    selector=selector,
-                    right=expected,
-                    name=name,
-                    how=how,
-                )
-            )
-            return found
-        problems = self._name_problems(entry.doc, name_node, path, resource_warnings(name))
-        if not problems:
-            permitted.add(name)
-        found.extend(problems)
-        if self.upgrade_to is not None:
-            after = mdev.mdev_resource(selector, self.resolver.view(self.upgrade_to).profile.mdev_name)
-            if after != name:
-                found.append(
-                    self._finding(
-                        entry.doc,
-                        name_node,
-                        path,
-                        RENAMED_BY_UPGRADE,
-                        expected=after,
-                        upgrade=self.upgrade_name,
-                        selector=selector,
-                        after=after,
-                        name=name,
-                    )
-                )
-        return found
+        ]
 
     # references from VMs and node pools
 
@@ -1050,40 +1098,9 @@ class Linter:
         name = _scalar(ref.node)
         if name is None or not is_nvidia(name):
             return []
-        doc, node, path = ref.doc, ref.node, ref.path
         if is_mdev_name(name):
-            if name in wrong_mdev:
-                return [
-                    self._finding(
-                        doc,
-                        node,
-                        path,
-                        WRONG_MDEV_RESOURCE_NAME,
-                        expected=wrong_mdev[name],
-                        name=name,
-                        right=wrong_mdev[name],
-                        reference=True,
-                    )
-                ]
-            problems = self._name_problems(doc, node, path, resource_warnings(name))
-            if problems:
-                return problems
-            if permitted_mdev and name not in permitted_mdev:
-                close = Candidates(permitted_mdev, key=str).closest(name, self._budget, cutoff=0.8)
-                if close:
-                    return [
-                        self._finding(
-                            doc,
-                            node,
-                            path,
-                            UNKNOWN_RESOURCE_NAME,
-                            expected=close,
-                            name=name,
-                            suggestions=tuple(close),
-                            mdev=True,
-                        )
-                    ]
-            return []
+            return self._check_mdev_reference(ref, name, wrong_mdev, permitted_mdev)
+        doc, node, path = ref.doc, ref.node, ref.path
         if name in wrong_pci:
             return [
                 self._finding(
@@ -1103,45 +1120,107 @@ class Linter:
             devices = self.resolver.reverse(name, self.profile)  # the bare-id fallback, e.g. nvidia.com/2335
             resolutions = [self.resolver.resolve(d, self.profile) for d in devices]
         if not resolutions:
-            problems = self._name_problems(doc, node, path, resource_warnings(name))
-            if problems:
-                return problems
-            suggestions = self._suggest(name)
+            return self._unknown_reference(ref, name)
+        if not any(r.advertised for r in resolutions):
+            warnings = [w for r in resolutions[:1] for w in r.warnings]
+            return self._name_problems(doc, node, path, warnings)
+        return self._reference_renamed_by_upgrade(ref, name, resolutions)
+
+    def _check_mdev_reference(
+        self, ref: _Reference, name: str, wrong_mdev: dict[str, str], permitted_mdev: set[str]
+    ) -> list[Finding]:
+        """A VM's or node pool's vGPU name: the wrong name of a permitted
+        type, a name kubelet refuses, or one close to a permitted type's."""
+        doc, node, path = ref.doc, ref.node, ref.path
+        if name in wrong_mdev:
             return [
                 self._finding(
                     doc,
                     node,
                     path,
-                    UNKNOWN_RESOURCE_NAME,
-                    expected=suggestions,
-                    profile=self.profile_name,
+                    WRONG_MDEV_RESOURCE_NAME,
+                    expected=wrong_mdev[name],
                     name=name,
-                    suggestions=tuple(suggestions),
+                    right=wrong_mdev[name],
+                    reference=True,
                 )
             ]
-        if not any(r.advertised for r in resolutions):
-            warnings = [w for r in resolutions[:1] for w in r.warnings]
-            return self._name_problems(doc, node, path, warnings)
-        if self.upgrade_to is not None:
-            after = sorted(
-                {self.resolver.resolve(r.device, self.upgrade_to).resource_name or "nothing" for r in resolutions}
+        problems = self._name_problems(doc, node, path, resource_warnings(name))
+        if problems:
+            return problems
+        if not permitted_mdev or name in permitted_mdev:
+            return []
+        close = Candidates(permitted_mdev, key=str).closest(name, self._budget, cutoff=0.8)
+        if not close:
+            return []
+        return [
+            self._finding(
+                doc, node, path, UNKNOWN_RESOURCE_NAME, expected=close, name=name, suggestions=tuple(close), mdev=True
             )
-            if name not in after:
-                listed = ", ".join(r.device for r in resolutions)
-                return [
-                    self._finding(
-                        doc,
-                        node,
-                        path,
-                        RENAMED_BY_UPGRADE,
-                        expected=after[0] if len(after) == 1 else after,
-                        upgrade=self.upgrade_name,
-                        devices=listed,
-                        after=", ".join(after),
-                        name=name,
-                    )
-                ]
-        return []
+        ]
+
+    def _unknown_reference(self, ref: _Reference, name: str) -> list[Finding]:
+        """A name no device of the profile has: kubelet's refusal, else
+        ``unknown-resource-name`` with the advertised names close to it."""
+        problems = self._name_problems(ref.doc, ref.node, ref.path, resource_warnings(name))
+        if problems:
+            return problems
+        suggestions = self._suggest(name)
+        return [
+            self._finding(
+                ref.doc,
+                ref.node,
+                ref.path,
+                UNKNOWN_RESOURCE_NAME,
+                expected=suggestions,
+                profile=self.profile_name,
+                name=name,
+                suggestions=tuple(suggestions),
+            )
+        ]
+
+    def _reference_renamed_by_upgrade(self, ref: _Reference, name: str, resolutions: list[Resolution]) -> list[Finding]:
+        if self.upgrade_to is None:
+            return []
+        after = sorted(
+            {self.resolver.resolve(r.device, self.upgrade_to).resource_name or "nothing" for r in resolutions}
+        )
+        if name in after:
+            return []
+        return [
+            self._finding(
+                ref.doc,
+                ref.node,
+                ref.path,
+                RENAMED_BY_UPGRADE,
+                expected=after[0] if len(after) == 1 else after,
+                upgrade=self.upgrade_name,
+                devices=", ".join(r.device for r in resolutions),
+                after=", ".join(after),
+                name=name,
+            )
+        ]
+
+
+class Rule(NamedTuple):
+    """A rule of a lint run: its name (the ``rules`` of the codes it
+    reports, :data:`pciname.lint.codes.CODES`) and its check, which reads
+    and adds to the run's state."""
+
+    name: lint_codes.RuleName
+    check: Callable[[Linter, _RunState], None]
+
+
+#: The rules of :meth:`Linter.run`, in the order they run: an entry's
+#: verdicts (wrong names, KubeVirt's names, mdev names) are what the later
+#: rules check against.
+RULES = (
+    Rule(lint_codes.RuleName.ENTRIES, Linter._entries_rule),
+    Rule(lint_codes.RuleName.KUBEVIRT_MDEV, Linter._kubevirt_mdev_rule),
+    Rule(lint_codes.RuleName.NODE_GROUP_FIELDS, Linter._node_group_fields_rule),
+    Rule(lint_codes.RuleName.DUPLICATE_KEYS, Linter._duplicate_keys_rule),
+    Rule(lint_codes.RuleName.REFERENCES, Linter._references_rule),
+)
 
 
 @dataclass

@@ -40,8 +40,7 @@ GPU_OPERATOR = "gpu-operator"
 COZYSTACK = "cozystack"
 PREVIEW = "preview"
 LEGACY_PREVIEW = "embedded"  # the preview's name before 0.2: still accepted
-from pciname.naming import DEFAULT_PROFILE as DEFAULT_PROFILE  # noqa: E402  (defined once, light to import)
-from pciname.naming import LATEST as LATEST  # noqa: E402
+from pciname.naming import DEFAULT_PROFILE as DEFAULT_PROFILE, LATEST as LATEST  # noqa: E402  (defined once, light to import)
 
 # Unnamed devices: v1.0.1+ advertise the id itself, v1.0.0 skips the device.
 UNNAMED_DEVICE_ID = "device-id"

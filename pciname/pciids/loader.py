@@ -222,15 +222,7 @@ class _Parse:
         nest = len(line) - len(line.lstrip("\t"))
         p = line[nest:] if nest else line
         if nest == 0:
-            self.level1, self.level2 = None, _L2_NONE
-            if p[:2] == "C ":
-                self.class_line(lineno, line, p)
-            elif p[:2] == "S ":
-                self.generic_line(lineno, p)
-            elif "A" <= p[0] <= "Z" and p[1:2] == " ":
-                self.block = _UNKNOWN
-            else:
-                self.vendor_line(lineno, line, p)
+            self.top_line(lineno, line, p)
         elif self.block == _UNKNOWN or self.block == _SKIP:
             return
         elif nest > 2:
@@ -244,6 +236,18 @@ class _Parse:
         elif self.level2 != _L2_SKIP:
             # A subsystem or prog-if line with nothing above it.
             self.issue(lineno, 1, PARSE_ERROR)
+
+    def top_line(self, lineno: int, line: str, p: str) -> None:
+        """A line that nests nothing: a vendor, a class, a generic section or an unknown one."""
+        self.level1, self.level2 = None, _L2_NONE
+        if p[:2] == "C ":
+            self.class_line(lineno, line, p)
+        elif p[:2] == "S ":
+            self.generic_line(lineno, p)
+        elif "A" <= p[0] <= "Z" and p[1:2] == " ":
+            self.block = _UNKNOWN
+        else:
+            self.vendor_line(lineno, line, p)
 
     def header(self, line: str) -> None:
         """A comment of the header: the file's Version and Date, first of each."""

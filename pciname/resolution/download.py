@@ -175,6 +175,17 @@ def describe(error: BaseException, timeout: float) -> str:
         return str(cause)
     if isinstance(error, TimeoutError):
         return f"no data for {timeout:g} s (timed out)"
+    if isinstance(error, http.client.HTTPException):
+        return _bad_response(error)
+    if isinstance(error, OSError):
+        return error.strerror or str(error) or type(error).__name__
+    return str(error) or type(error).__name__
+
+
+def _bad_response(error: http.client.HTTPException) -> str:
+    """One line for what http.client found wrong with the server's answer."""
+    import http.client
+
     if isinstance(error, http.client.RemoteDisconnected):
         return "the server closed the connection without answering"
     if isinstance(error, http.client.BadStatusLine):
@@ -182,12 +193,8 @@ def describe(error: BaseException, timeout: float) -> str:
         return f"bad HTTP response: not an HTTP status line: {line[:80]!r}"
     if isinstance(error, http.client.IncompleteRead):
         return "bad HTTP response: the body ended early, or its chunked encoding is broken"
-    if isinstance(error, http.client.HTTPException):
-        detail = str(error)
-        return f"bad HTTP response: {detail}" if detail else f"bad HTTP response ({type(error).__name__})"
-    if isinstance(error, OSError):
-        return error.strerror or str(error) or type(error).__name__
-    return str(error) or type(error).__name__
+    detail = str(error)
+    return f"bad HTTP response: {detail}" if detail else f"bad HTTP response ({type(error).__name__})"
 
 
 def download(url: str, size: int, write: Callable[[bytes], None], *, timeout: float, deadline: float) -> str:

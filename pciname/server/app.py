@@ -533,78 +533,111 @@ def serve(config: ServeConfig, logger: logging.Logger | None = None) -> int:
     so SIGTERM is acted on at once, whatever a reload is doing.
     """
     log = logger or logging.getLogger(LOGGER_NAME)
-    requested: dict[str, Any] = {"stop": None, "reload": False}
-    stops = {signal.SIGTERM, signal.SIGINT}
-    hup = getattr(signal, "SIGHUP", None)  # not on Windows
-
-    def on_stop(signum: int, frame: FrameType | None) -> None:
-        requested["stop"] = requested["stop"] or signal.Signals(signum).name
-
-    def on_reload(signum: int, frame: FrameType | None) -> None:
-        requested["reload"] = True
-
-    def note(received: list[int]) -> None:
-        for number in received:
-            if number in stops:
-                on_stop(number, None)
-            elif hup is not None and number == hup:
-                on_reload(number, None)
-
-    previous = {
-        signal.SIGTERM: signal.signal(signal.SIGTERM, on_stop),
-        signal.SIGINT: signal.signal(signal.SIGINT, on_stop),
-    }
-    if hup is not None:
-        previous[hup] = signal.signal(hup, on_reload)
+    requests = _Requests()
+    previous = requests.install()
     wakeup = _Wakeup()
     try:
         server = NameServer(config, log)
-        try:
-            server.start()
-        except ServeError as error:
-            log.error("cannot start", extra=fields(error=str(error)))
-            server.stop()
-            return 2
-        server.start_reload("startup", done=wakeup.set)
-        while requested["stop"] is None and server.reloading:
-            note(wakeup.wait(None))
-        if requested["stop"] is None and server.data is None:
-            log.error("no data to serve; exiting")
-            server.stop()
-            return 1
-        interval = config.watch_interval
-        next_poll = time.monotonic() + interval
-        while requested["stop"] is None:
-            if not server.reloading:  # else: a SIGHUP meanwhile is served when it ends (that wakes this loop)
-                if requested["reload"]:
-                    requested["reload"] = False
-                    server.start_reload("signal", done=wakeup.set)
-                elif interval and time.monotonic() >= next_poll:  # the watcher
-                    next_poll = time.monotonic() + interval
-                    if server.changed():
-                        server.start_reload("file-change", done=wakeup.set)
-            if server.reloading or not interval:
-                timeout = None
-            else:
-                timeout = max(0.0, next_poll - time.monotonic())
-            note(wakeup.wait(timeout))
-        log.info("shutdown requested", extra=fields(signal=requested["stop"]))
-        allowed = config.shutdown_delay + config.grace + DRAIN_MARGIN
-        watchdog = threading.Timer(
-            allowed, _end_process, (log, "drain not over in time; exiting"), {"seconds": round(allowed, 3)}
-        )
-        watchdog.daemon = True
-        watchdog.start()
-        server.drain()
-        watchdog.cancel()
-        running = server.rpcs_running
-        if running:  # their calls are cancelled, but their threads compute on
-            _end_process(log, "RPCs still running past --grace; exiting without them", rpcs=running, grace=config.grace)
+        status = _start(server, requests, wakeup, log)
+        if status is not None:
+            return status
+        _serve_until_stopped(server, config.watch_interval, requests, wakeup)
+        log.info("shutdown requested", extra=fields(signal=requests.stop))
+        _drain(server, config, log)
         return 0
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         wakeup.close()
+
+
+class _Requests:
+    """What the signals asked for: to stop (the first signal's name) and to reload."""
+
+    STOPS = frozenset({signal.SIGTERM, signal.SIGINT})
+    HUP = getattr(signal, "SIGHUP", None)  # not on Windows
+
+    def __init__(self) -> None:
+        self.stop: str | None = None
+        self.reload = False
+
+    def install(self) -> dict[int, Any]:
+        """Handle SIGTERM, SIGINT and SIGHUP: the handlers they had before, to restore."""
+        previous: dict[int, Any] = {
+            signal.SIGTERM: signal.signal(signal.SIGTERM, self.on_stop),
+            signal.SIGINT: signal.signal(signal.SIGINT, self.on_stop),
+        }
+        if self.HUP is not None:
+            previous[self.HUP] = signal.signal(self.HUP, self.on_reload)
+        return previous
+
+    def on_stop(self, signum: int, frame: FrameType | None) -> None:
+        self.stop = self.stop or signal.Signals(signum).name
+
+    def on_reload(self, signum: int, frame: FrameType | None) -> None:
+        self.reload = True
+
+    def note(self, received: list[int]) -> None:
+        """The signals the wakeup pipe brought."""
+        for number in received:
+            if number in self.STOPS:
+                self.on_stop(number, None)
+            elif self.HUP is not None and number == self.HUP:
+                self.on_reload(number, None)
+
+
+def _start(server: NameServer, requests: _Requests, wakeup: _Wakeup, log: logging.Logger) -> int | None:
+    """Start ``server`` and wait for its first load: the exit status when it
+    cannot serve (2: cannot start, 1: no data), else None."""
+    try:
+        server.start()
+    except ServeError as error:
+        log.error("cannot start", extra=fields(error=str(error)))
+        server.stop()
+        return 2
+    server.start_reload("startup", done=wakeup.set)
+    while requests.stop is None and server.reloading:
+        requests.note(wakeup.wait(None))
+    if requests.stop is None and server.data is None:
+        log.error("no data to serve; exiting")
+        server.stop()
+        return 1
+    return None
+
+
+def _serve_until_stopped(server: NameServer, interval: float, requests: _Requests, wakeup: _Wakeup) -> None:
+    """Reload on SIGHUP and, every ``interval`` seconds (0: never), when the files changed; until a stop."""
+    next_poll = time.monotonic() + interval
+    while requests.stop is None:
+        if not server.reloading:  # else: a SIGHUP meanwhile is served when it ends (that wakes this loop)
+            if requests.reload:
+                requests.reload = False
+                server.start_reload("signal", done=wakeup.set)
+            elif interval and time.monotonic() >= next_poll:  # the watcher
+                next_poll = time.monotonic() + interval
+                if server.changed():
+                    server.start_reload("file-change", done=wakeup.set)
+        if server.reloading or not interval:
+            timeout = None
+        else:
+            timeout = max(0.0, next_poll - time.monotonic())
+        requests.note(wakeup.wait(timeout))
+
+
+def _drain(server: NameServer, config: ServeConfig, log: logging.Logger) -> None:
+    """Drain ``server``; end the process when the drain is not over in time
+    or RPC handlers still run past ``--grace``."""
+    allowed = config.shutdown_delay + config.grace + DRAIN_MARGIN
+    watchdog = threading.Timer(
+        allowed, _end_process, (log, "drain not over in time; exiting"), {"seconds": round(allowed, 3)}
+    )
+    watchdog.daemon = True
+    watchdog.start()
+    server.drain()
+    watchdog.cancel()
+    running = server.rpcs_running
+    if running:  # their calls are cancelled, but their threads compute on
+        _end_process(log, "RPCs still running past --grace; exiting without them", rpcs=running, grace=config.grace)
 
 
 # DEFAULT_LISTEN, DEFAULT_PORT, ServeConfig and split_address are

@@ -2,9 +2,10 @@
 every flag, and the checks of their values.
 
 One source for the command line and the Python API: ``pciname serve``
-(:mod:`pciname.cli.service`) takes its defaults, and the defaults its help
-shows, from here (:func:`flag_default`), and checks its flag values with
-:func:`count_problem`, :func:`seconds_problem` and :func:`file_name_problem`;
+(:mod:`pciname.cli.service`) builds a flag from each :class:`ServeConfig`
+field (its default the field's, its help, metavar and choices the field's
+:class:`Flag`, its group and place :data:`FLAG_GROUPS`), and checks its
+flag values with :func:`count_problem`, :func:`seconds_problem` and :func:`file_name_problem`;
 :meth:`ServeConfig.validate` refuses what the command line refuses, in the
 same words.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from pciname.cluster.kube import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
@@ -64,45 +65,196 @@ MAX_INT = 2**31 - 1
 MAX_SECONDS = MAX_INT // 1000  # 2147483 s, about 24 days
 
 
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """How ``pciname serve`` shows a :class:`ServeConfig` field (a field's
+    ``metadata["flag"]``): its help, where ``%(default)s`` is the field's
+    default as the help writes it, its metavar, its choices, and whether it
+    is a file name (an empty one is refused). The flag's name is the field's
+    (:func:`flag`); how its value is read follows the field's type: a bool
+    is a switch, an int a count, a float seconds, a str as written."""
+
+    help: str | Callable[[], str]  # a callable: a help that reads data, written as the parser is built
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    file_name: bool = False
+
+    def help_text(self) -> str:
+        return self.help if isinstance(self.help, str) else self.help()
+
+
+def _flag(
+    help: str | Callable[[], str],
+    metavar: str | None = None,
+    *,
+    choices: tuple[str, ...] | None = None,
+    file_name: bool = False,
+) -> dict[str, Flag]:
+    return {"flag": Flag(help, metavar, choices, file_name)}
+
+
+def _default_profile_help() -> str:
+    from pciname.naming.profiles import default_profile_help  # reads the profile registry
+
+    return f"profile of requests that name none ({default_profile_help()}; 'custom' for --pciids)"
+
+
 @dataclass
 class ServeConfig:
     """Everything ``pciname serve`` takes but the log (one field per flag:
-    ``max_batch`` is ``--max-batch``)."""
+    ``max_batch`` is ``--max-batch``; its help is the field's metadata,
+    :class:`Flag`, and its group :data:`FLAG_GROUPS`)."""
 
-    listen: str = DEFAULT_LISTEN
-    insecure: bool = False
-    tls_cert: str | None = None
-    tls_key: str | None = None
-    tls_client_ca: str | None = None
-    max_workers: int = 16
-    max_concurrent_rpcs: int = 256
-    max_batch: int = DEFAULT_MAX_BATCH
-    max_recv_message_bytes: int = 4 * MIB
-    max_send_message_bytes: int = 64 * MIB
-    max_connection_age: float = 0.0  # seconds; 0: connections live as long as clients keep them
-    grace: float = 10.0
-    shutdown_delay: float = 0.0
-    watch_interval: float = 2.0
-    pciids: str | None = None
-    algorithm: str = CUSTOM_ALGORITHM
-    default_profile: str = DEFAULT_PROFILE
-    metrics_listen: str | None = None
-    health_listen: str | None = None
-    max_lint_files: int = DEFAULT_MAX_LINT_FILES
-    max_lint_bytes: int = DEFAULT_MAX_LINT_BYTES
-    max_lint_nodes: int = DEFAULT_MAX_LINT_NODES
-    max_concurrent_lints: int = DEFAULT_MAX_CONCURRENT_LINTS
+    listen: str = field(
+        default=DEFAULT_LISTEN,
+        metadata=_flag("gRPC address (default %(default)s; port 0 picks a free one)", "HOST:PORT"),
+    )
+    insecure: bool = field(default=False, metadata=_flag("serve plaintext (required when no TLS files are given)"))
+    tls_cert: str | None = field(default=None, metadata=_flag("server certificate chain (PEM)", "FILE"))
+    tls_key: str | None = field(default=None, metadata=_flag("server private key (PEM)", "FILE"))
+    tls_client_ca: str | None = field(
+        default=None,
+        metadata=_flag(
+            "CA bundle (PEM) client certificates must chain to: mutual TLS, clients without one are refused", "FILE"
+        ),
+    )
+    max_workers: int = field(default=16, metadata=_flag("threads handling RPCs (default %(default)s)", "N"))
+    max_concurrent_rpcs: int = field(
+        default=256, metadata=_flag("RPCs accepted at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)", "N")
+    )
+    max_batch: int = field(
+        default=DEFAULT_MAX_BATCH,
+        metadata=_flag("devices per ResolveBatch/PermittedHostDevices request (default %(default)s)", "N"),
+    )
+    max_recv_message_bytes: int = field(
+        default=4 * MIB, metadata=_flag("largest request message (default %(default)s)", "N")
+    )
+    max_send_message_bytes: int = field(
+        default=64 * MIB, metadata=_flag("largest response message (default %(default)s)", "N")
+    )
+    # seconds; 0: connections live as long as clients keep them
+    max_connection_age: float = field(
+        default=0.0,
+        metadata=_flag(
+            "close client connections after this long (gracefully) so clients re-balance "
+            "across replicas; 0: never (default %(default)s)",
+            "SECONDS",
+        ),
+    )
+    grace: float = field(
+        default=10.0,
+        metadata=_flag("on SIGTERM, how long RPCs in flight may take to finish (default %(default)s)", "SECONDS"),
+    )
+    shutdown_delay: float = field(
+        default=0.0,
+        metadata=_flag(
+            "on SIGTERM, keep serving this long with health NOT_SERVING before refusing new RPCs, "
+            "so load balancers notice first (default %(default)s)",
+            "SECONDS",
+        ),
+    )
+    watch_interval: float = field(
+        default=2.0,
+        metadata=_flag(
+            "poll data/pci.ids, --pciids and the snapshot dirs this often and reload on change; "
+            "0 disables (SIGHUP still reloads), else at least 0.1 (default %(default)s)",
+            "SECONDS",
+        ),
+    )
+    pciids: str | None = field(
+        default=None,
+        metadata=_flag(
+            "also serve this pci.ids file as profile 'custom'; it is loaded only once it has stopped "
+            "changing and ends with a complete line, so replace it by writing a new file beside it and "
+            "renaming that into place (mv)",
+            "FILE",
+            file_name=True,
+        ),
+    )
+    algorithm: str = field(
+        default=CUSTOM_ALGORITHM,
+        metadata=_flag("name algorithm of the custom profile (default %(default)s)", choices=ALGORITHMS),
+    )
+    default_profile: str = field(default=DEFAULT_PROFILE, metadata=_flag(_default_profile_help, "PROFILE"))
+    metrics_listen: str | None = field(
+        default=None,
+        metadata=_flag("serve Prometheus metrics at http://HOST:PORT/metrics (default: off)", "HOST:PORT"),
+    )
+    health_listen: str | None = field(
+        default=None,
+        metadata=_flag(
+            "also serve grpc.health.v1 alone, plaintext, here, on threads of its own: it answers whatever "
+            "the load on --listen (point kubelet probes here)",
+            "HOST:PORT",
+        ),
+    )
+    max_lint_files: int = field(
+        default=DEFAULT_MAX_LINT_FILES, metadata=_flag("files per Lint request (default %(default)s)", "N")
+    )
+    max_lint_bytes: int = field(
+        default=DEFAULT_MAX_LINT_BYTES,
+        metadata=_flag("bytes of YAML per Lint request, all files together (default %(default)s)", "N"),
+    )
+    max_lint_nodes: int = field(
+        default=DEFAULT_MAX_LINT_NODES,
+        metadata=_flag(
+            "YAML nodes per Lint request, all files together, and per GpuOptions YAML field, "
+            "aliases counted as what they stand for (default %(default)s)",
+            "N",
+        ),
+    )
+    max_concurrent_lints: int = field(
+        default=DEFAULT_MAX_CONCURRENT_LINTS,
+        metadata=_flag("Lint RPCs running at once, beyond which RESOURCE_EXHAUSTED (default %(default)s)", "N"),
+    )
     # GpuOptions may read the cluster (read-only) only with kube=True.
-    kube: bool = False
-    kubeconfig: str | None = None
-    kube_context: str | None = None
-    kube_timeout: float = DEFAULT_KUBE_TIMEOUT
+    kube: bool = field(
+        default=False,
+        metadata=_flag(
+            "let GpuOptions read the KubeVirt CR and the Nodes from the cluster (read-only: get/list "
+            "on nodes and kubevirts.kubevirt.io); off by default: callers send the objects"
+        ),
+    )
+    kubeconfig: str | None = field(
+        default=None,
+        metadata=_flag(
+            "with --kube: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
+            "service account); its credential plugin (users[].user.exec) runs, as with kubectl, within "
+            "--kube-timeout, and again only when its credentials expire or are refused",
+            "FILE",
+        ),
+    )
+    kube_context: str | None = field(
+        default=None, metadata=_flag("with --kube: kubeconfig context (default: the current one)", "NAME")
+    )
+    kube_timeout: float = field(
+        default=DEFAULT_KUBE_TIMEOUT,
+        metadata=_flag(
+            "with --kube: seconds the API requests of one GpuOptions may take together, "
+            "less when the RPC's deadline is nearer (default %(default)s)",
+            "SECONDS",
+        ),
+    )
 
     def validate(self) -> None:
         """Raise :class:`~pciname.errors.ServeError` (one line) for what
         ``pciname serve`` refuses: first a value out of range (the command
         line refuses those while parsing, in the same words), then flags
         that do not go together, then a malformed address."""
+        self._check_values()
+        self._check_tls()
+        if (self.kubeconfig or self.kube_context) and not self.kube:
+            raise ServeError("--kubeconfig and --kube-context go with --kube (reading the cluster is off without it)")
+        if not self.kube_timeout > 0:
+            raise ServeError("--kube-timeout must be more than 0")
+        split_address(self.listen)
+        if self.metrics_listen:
+            split_address(self.metrics_listen)
+        if self.health_listen:
+            split_address(self.health_listen)
+
+    def _check_values(self) -> None:
+        """Each value in its range, as the command line checks it."""
         for name in COUNT_FIELDS:
             _refuse(name, getattr(self, name), count_problem)
         for name in SECONDS_FIELDS:
@@ -116,6 +268,9 @@ class ServeConfig:
         if self.algorithm not in ALGORITHMS:
             choices = ", ".join(map(repr, ALGORITHMS))
             raise ServeError(f"--algorithm: invalid choice: {self.algorithm!r} (choose from {choices})")
+
+    def _check_tls(self) -> None:
+        """TLS files that go together, or --insecure."""
         if self.tls_cert or self.tls_key or self.tls_client_ca:
             if not (self.tls_cert and self.tls_key):
                 raise ServeError("--tls-cert and --tls-key go together (and --tls-client-ca needs both)")
@@ -126,15 +281,6 @@ class ServeConfig:
                 "no TLS certificate: give --tls-cert FILE --tls-key FILE (and --tls-client-ca FILE for mutual TLS), "
                 "or --insecure to serve plaintext"
             )
-        if (self.kubeconfig or self.kube_context) and not self.kube:
-            raise ServeError("--kubeconfig and --kube-context go with --kube (reading the cluster is off without it)")
-        if not self.kube_timeout > 0:
-            raise ServeError("--kube-timeout must be more than 0")
-        split_address(self.listen)
-        if self.metrics_listen:
-            split_address(self.metrics_listen)
-        if self.health_listen:
-            split_address(self.health_listen)
 
 
 # Fields whose values gRPC takes as C ints, and durations in seconds.
@@ -151,6 +297,30 @@ COUNT_FIELDS = (
 )
 SECONDS_FIELDS = ("max_connection_age", "grace", "shutdown_delay", "watch_interval", "kube_timeout")
 
+#: ``pciname serve --help``'s groups of ServeConfig's flags, each in the
+#: order the help lists them (every field once: tests/test_serve_flags.py).
+FLAG_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("network", ("listen", "insecure", "tls_cert", "tls_key", "tls_client_ca", "health_listen", "metrics_listen")),
+    (
+        "limits",
+        (
+            "max_workers",
+            "max_concurrent_rpcs",
+            "max_batch",
+            "max_recv_message_bytes",
+            "max_connection_age",
+            "max_send_message_bytes",
+            "max_lint_files",
+            "max_lint_bytes",
+            "max_lint_nodes",
+            "max_concurrent_lints",
+        ),
+    ),
+    ("lifecycle", ("grace", "shutdown_delay", "watch_interval")),
+    ("data", ("pciids", "algorithm", "default_profile")),
+    ("cluster (GpuOptions from_cluster)", ("kube", "kubeconfig", "kube_context", "kube_timeout")),
+)
+
 
 def flag(name: str) -> str:
     """A ServeConfig field's flag: ``max_batch`` -> ``--max-batch``."""
@@ -165,9 +335,9 @@ def flag_default(dest: str) -> object:
         return DEFAULT_LOG_FORMAT
     if dest == "log_level":
         return DEFAULT_LOG_LEVEL
-    for field in fields(ServeConfig):
-        if field.name == dest and field.default is not MISSING:
-            return field.default
+    for each in fields(ServeConfig):
+        if each.name == dest and each.default is not MISSING:
+            return each.default
     raise KeyError(f"no serve flag stores {dest!r}")
 
 
@@ -237,6 +407,7 @@ __all__ = [
     "DEFAULT_MAX_LINT_FILES",
     "DEFAULT_MAX_LINT_NODES",
     "DEFAULT_PORT",
+    "FLAG_GROUPS",
     "LOG_FORMATS",
     "LOG_LEVELS",
     "MAX_INT",
@@ -244,6 +415,7 @@ __all__ = [
     "METRICS_IDLE_SECONDS",
     "METRICS_MAX_CONNECTIONS",
     "MIN_WATCH_INTERVAL",
+    "Flag",
     "ServeConfig",
     "count_problem",
     "file_name_problem",

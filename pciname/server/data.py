@@ -35,6 +35,7 @@ from pciname.naming.profiles import (
     CUSTOM_ALGORITHM,
     DEFAULT_PROFILE,
     Profile,
+    Registry,
     canonical_name,
     custom_profile,
     load_registry,
@@ -296,11 +297,39 @@ def build(
     SnapshotMissingError when a file vanished while loading; the caller
     keeps its old data then."""
     from pciname.api import profiles as profile_infos
-    from pciname.resolution.catalog import verified_paths
-    from pciname.resolution.snapshots import locate
 
     started = time.monotonic()
     registry = load_registry()
+    served, missing = _installed(registry)
+    resolver = Resolver(pinned=True)
+    resolver.preload(list(served), strict=True)
+    custom = _load_custom(resolver, registry, pciids, algorithm) if pciids is not None else None
+    files: dict[str, str] = {}
+    for entry in [*served.values(), *([custom] if custom else [])]:
+        catalog = resolver.view(entry.key).catalog
+        files[str(catalog.path)] = catalog.sha256
+    infos = [replace(info, installed=info.name in served) for info in profile_infos()]
+    if custom is not None:
+        infos.append(_custom_info(resolver.view(custom.key).catalog, algorithm))
+    return DataSet(
+        generation=generation,
+        resolver=resolver,
+        served=served,
+        missing=missing,
+        default=_default(default_profile, served, missing, custom),
+        custom=custom,
+        infos=infos,
+        files=files,
+        loaded_at=time.time(),
+        load_seconds=time.monotonic() - started,
+    )
+
+
+def _installed(registry: Registry) -> tuple[dict[str, ServedProfile], dict[str, Profile]]:
+    """The profiles whose pci.ids is installed (served), and the others (missing)."""
+    from pciname.resolution.catalog import verified_paths
+    from pciname.resolution.snapshots import locate
+
     verified = verified_paths()
     served: dict[str, ServedProfile] = {}
     missing: dict[str, Profile] = {}
@@ -309,72 +338,58 @@ def build(
             served[profile.name] = ServedProfile(profile.name, profile.name)
         else:
             missing[profile.name] = profile
-    resolver = Resolver(pinned=True)
-    resolver.preload(list(served), strict=True)
-    custom = None
-    if pciids is not None:
-        path = Path(pciids).absolute()
-        settled = wait_until_settled(path)
-        profile = custom_profile(path, algorithm)._replace(name=CUSTOM)
-        resolver.preload([profile], strict=True)
-        known = {p.snapshot.sha256 for p in registry.profiles.values() if p.snapshot is not None}
-        check_served_file(resolver.view(profile).catalog, known)
-        if _file_state(path) != settled:
-            raise PciIdsError(f"{valid_text(str(path))}: changed while it was loaded; not loaded. {RENAME_INTO_PLACE}")
-        custom = ServedProfile(CUSTOM, profile)
+    return served, missing
 
-    files: dict[str, str] = {}
-    for entry in [*served.values(), *([custom] if custom else [])]:
-        catalog = resolver.view(entry.key).catalog
-        files[str(catalog.path)] = catalog.sha256
 
-    infos = [replace(info, installed=info.name in served) for info in profile_infos()]
-    if custom is not None:
-        catalog = resolver.view(custom.key).catalog
-        infos.append(
-            ProfileInfo(
-                name=CUSTOM,
-                kind="custom",
-                released=None,
-                algorithm=algorithm,
-                plugin_release=None,
-                pci_ids_version=valid_text(catalog.version),
-                pci_ids_sha256=catalog.sha256,
-                installed=True,
-                path=valid_text(str(catalog.path)),
-                aliases=(),
-                note=f"{algorithm} over {valid_text(str(catalog.path))} (--pciids)",
-            )
-        )
+def _load_custom(resolver: Resolver, registry: Registry, pciids: str | Path, algorithm: str) -> ServedProfile:
+    """The ``--pciids`` file loaded into ``resolver`` as profile ``custom``,
+    once it has settled and if it did not change while it was read."""
+    path = Path(pciids).absolute()
+    settled = wait_until_settled(path)
+    profile = custom_profile(path, algorithm)._replace(name=CUSTOM)
+    resolver.preload([profile], strict=True)
+    known = {p.snapshot.sha256 for p in registry.profiles.values() if p.snapshot is not None}
+    check_served_file(resolver.view(profile).catalog, known)
+    if _file_state(path) != settled:
+        raise PciIdsError(f"{valid_text(str(path))}: changed while it was loaded; not loaded. {RENAME_INTO_PLACE}")
+    return ServedProfile(CUSTOM, profile)
 
+
+def _custom_info(catalog: Catalog, algorithm: str) -> ProfileInfo:
+    """What ListProfiles says of the ``--pciids`` file's profile."""
+    return ProfileInfo(
+        name=CUSTOM,
+        kind="custom",
+        released=None,
+        algorithm=algorithm,
+        plugin_release=None,
+        pci_ids_version=valid_text(catalog.version),
+        pci_ids_sha256=catalog.sha256,
+        installed=True,
+        path=valid_text(str(catalog.path)),
+        aliases=(),
+        note=f"{algorithm} over {valid_text(str(catalog.path))} (--pciids)",
+    )
+
+
+def _default(
+    default_profile: str, served: dict[str, ServedProfile], missing: dict[str, Profile], custom: ServedProfile | None
+) -> ServedProfile:
+    """The profile of requests that name none (``--default-profile``)."""
     if default_profile.strip().lower() == CUSTOM:
         if custom is None:
             raise PciIdsError("--default-profile custom needs --pciids FILE")
-        default = custom
-    else:
-        name = canonical_name(default_profile)
-        if name not in served:
-            from pciname.resolution.snapshots import missing_message
+        return custom
+    name = canonical_name(default_profile)
+    if name not in served:
+        from pciname.resolution.snapshots import missing_message
 
-            snap = missing[name].snapshot
-            assert snap is not None
-            raise SnapshotMissingError(
-                "--default-profile: " + missing_message(snap, name), snapshot=snap.key, sha256=snap.sha256, url=snap.url
-            )
-        default = served[name]
-
-    return DataSet(
-        generation=generation,
-        resolver=resolver,
-        served=served,
-        missing=missing,
-        default=default,
-        custom=custom,
-        infos=infos,
-        files=files,
-        loaded_at=time.time(),
-        load_seconds=time.monotonic() - started,
-    )
+        snap = missing[name].snapshot
+        assert snap is not None
+        raise SnapshotMissingError(
+            "--default-profile: " + missing_message(snap, name), snapshot=snap.key, sha256=snap.sha256, url=snap.url
+        )
+    return served[name]
 
 
 def check_served_file(catalog: Catalog, known_sha256: set[str] | frozenset[str] = frozenset()) -> None:

@@ -11,8 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from pciname import cli
 from pciname.cli import fast

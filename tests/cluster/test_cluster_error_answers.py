@@ -18,8 +18,7 @@ import grpc
 import pytest
 
 from pciname.cluster.kube import MAX_ERROR_BYTES, MAX_MESSAGE_CHARS, connect, read_cluster
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.conftest import REPO
 from tests.server_util import ServerProcess, peak_rss
 

@@ -20,8 +20,7 @@ from pciname.cli import main
 from pciname.cluster.kube import MAX_RESPONSE_BYTES, NODE_PAGE, connect, read_cluster
 from pciname.cluster.shapes import ShapeError, decode_json, quantity
 from pciname.server import NameServer, ServeConfig
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.cluster.conftest import A10
 from tests.conftest import REPO, ServerSpec
 from tests.fake_kube import TOKEN, FakeKube, kubevirt, node

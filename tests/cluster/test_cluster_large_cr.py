@@ -26,8 +26,7 @@ import pytest
 
 from pciname.cluster.shapes import MAX_PERMITTED_ENTRIES
 from pciname.kubevirt.audit import audit, gpu_options
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.conftest import REPO
 from tests.fake_kube import FakeKube, kubevirt, node
 from tests.server_util import ServerProcess

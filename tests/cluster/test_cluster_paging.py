@@ -15,8 +15,7 @@ import grpc
 import pytest
 
 from pciname.cluster.kube import MAX_NODE_PAGES, MAX_NODES, NODE_PAGE, connect, read_cluster
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.cluster.conftest import endless_pages
 from tests.conftest import REPO
 from tests.server_util import ServerProcess

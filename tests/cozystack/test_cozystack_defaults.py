@@ -9,8 +9,7 @@ from __future__ import annotations
 import grpc
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from pciname.cli import main
 from pciname.cozystack import releases as cozystack

@@ -18,8 +18,7 @@ import json
 import grpc
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import pciname
 from pciname.cli import main

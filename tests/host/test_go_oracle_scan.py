@@ -28,8 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from pciname.host.diagnoses import MDEV_TYPE_LEAK, PLUGIN_CRASH
 from pciname.host.sysfs import scan, vfio_drivers

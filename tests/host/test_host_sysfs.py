@@ -858,13 +858,9 @@ def test_every_code_is_a_named_constant():
     assert {c.severity for c in CODES.values()} <= {diagnoses.ERROR, diagnoses.WARNING, diagnoses.INFO}
 
 
-def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
-    seen = []
-
-    def note(result):
-        seen.extend((d.code, d.severity) for d in result.diagnoses)
-
-    node = SysfsTree(tmp_path / "node")
+def _a_node_with_every_problem(path):
+    """A node whose functions and mdevs show most of the scan's codes (noted on each line)."""
+    node = SysfsTree(path)
     (node.sys / "bus/pci/devices/0000:99:00.0").mkdir()  # not-a-device-link
     node.add_function("0000:01:00.0", pci_class="0x" + "3" * MAX_SYSFS_ATTR_BYTES, iommu_group="1")  # unreadable-file
     node.add_function("0000:02:00.0", device="0x" + "2" * MAX_SYSFS_ATTR_BYTES, iommu_group="2")  # unreadable-device-id
@@ -887,6 +883,16 @@ def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
     node.add_mdev(
         "11111111-0000-4000-8000-000000000003", "0000:0b:00.0", "i915-GVTg_V5_4\n", "i915-4"
     )  # non-nvidia-mdev
+    return node
+
+
+def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
+    seen = []
+
+    def note(result):
+        seen.extend((d.code, d.severity) for d in result.diagnoses)
+
+    node = _a_node_with_every_problem(tmp_path / "node")
     note(scan(node.root, "latest"))
     note(scan(node.root, "v1.5.0"))
 

@@ -16,8 +16,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pciname.kubevirt import admission
 from pciname.kubevirt.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices

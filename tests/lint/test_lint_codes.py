@@ -4,8 +4,7 @@ is made from it: the README table, the lint module's docstring and the
 
 from __future__ import annotations
 
-from pciname.lint import codes as lint_codes
-from pciname.lint import linter as lint
+from pciname.lint import codes as lint_codes, linter as lint
 from pciname.lint.codes import CODES, ERROR, WARNING
 from tests.conftest import REPO
 from tools import lint_tables

@@ -7,8 +7,7 @@ from __future__ import annotations
 import grpc
 
 from pciname.client import Client
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 
 NOTE = "pciname: note: "
 

@@ -8,8 +8,7 @@ import re
 import textwrap
 
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pciname.lint.linter import DUPLICATE_KEY, Finding, lint_data, lint_text
 

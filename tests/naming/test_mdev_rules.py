@@ -9,8 +9,7 @@ import json
 import textwrap
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from pciname.cli import main
 from pciname.host.sysfs import scan

@@ -16,8 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pciname.base.paths import embedded_pciids_path
 from pciname.cli import main
@@ -375,18 +374,6 @@ def sample_functions(db, rng: random.Random, count: int) -> list[Function]:
     def any_id():
         return rng.choice([0, 0xFFFF, rng.randrange(0x10000)])
 
-    def a_class() -> int:
-        kind = rng.random()
-        if kind < 0.6 and classes:
-            base, sub, pif = rng.choice(classes)
-        elif kind < 0.75:
-            base, sub, pif = 0x01, 0x01, rng.randrange(256)  # IDE prog-if rule
-        elif kind < 0.9 and classes:
-            base, sub, pif = rng.choice(classes)[0], rng.randrange(256), rng.randrange(256)
-        else:
-            base, sub, pif = rng.randrange(256), rng.randrange(256), rng.randrange(256)
-        return base << 16 | sub << 8 | pif
-
     functions: list[Function] = []
     for _ in range(count):
         kind = rng.random()
@@ -406,8 +393,22 @@ def sample_functions(db, rng: random.Random, count: int) -> list[Function]:
             sv, sd = pick(vendors, any_id), any_id()
         else:
             v, d, sv, sd = any_id(), any_id(), any_id(), any_id()
-        functions.append((v, d, sv, sd, a_class()))
+        functions.append((v, d, sv, sd, _a_class(rng, classes)))
     return functions
+
+
+def _a_class(rng: random.Random, classes: list[tuple[int, int, int]]) -> int:
+    """A class code: mostly one the file names, else the IDE prog-if rule's, a subclass or a class unknown."""
+    kind = rng.random()
+    if kind < 0.6 and classes:
+        base, sub, pif = rng.choice(classes)
+    elif kind < 0.75:
+        base, sub, pif = 0x01, 0x01, rng.randrange(256)  # IDE prog-if rule
+    elif kind < 0.9 and classes:
+        base, sub, pif = rng.choice(classes)[0], rng.randrange(256), rng.randrange(256)
+    else:
+        base, sub, pif = rng.randrange(256), rng.randrange(256), rng.randrange(256)
+    return base << 16 | sub << 8 | pif
 
 
 @needs_lspci

@@ -14,8 +14,7 @@ import dataclasses
 import pickle
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from pciname.naming.checks import NameWarning
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution

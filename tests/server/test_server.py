@@ -12,15 +12,13 @@ import grpc
 import pytest
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pciname
 from pciname.client import Client, RemoteInvalidArgument, RemoteSnapshotMissing, RemoteUnknownProfile, ServiceError
 from pciname.errors import InvalidDeviceError, SnapshotMissingError, UnknownProfileError
 from pciname.server import NameServer, ServeConfig
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.conftest import LATEST, wait_until
 from tests.server.conftest import custom_spec
 from tests.server_util import metric, scrape

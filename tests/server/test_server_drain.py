@@ -17,8 +17,7 @@ import time
 import grpc
 import pytest
 
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from pciname.server.app import DRAIN_MARGIN
 from tests.conftest import wait_until
 from tests.server_util import ServerProcess, metric, scrape, server_env, snapshot_dir

@@ -40,8 +40,7 @@ def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     from pciname.server import NameServer
-    from pciname.server._proto import pciname_pb2 as pb
-    from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+    from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 
     release, entered = threading.Event(), threading.Event()
     with pytest.MonkeyPatch.context() as mp:
@@ -96,8 +95,7 @@ def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
 
 def test_readme_states_the_bounds_as_defined():
     from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES
-    from pciname.cluster import kube as cluster
-    from pciname.cluster import kubeconfig
+    from pciname.cluster import kube as cluster, kubeconfig
     from pciname.server import config
     from pciname.server.rpc import budget
     from tests.conftest import REPO

@@ -12,8 +12,7 @@ import grpc
 import pytest
 
 from pciname.server import NameServer, ServeConfig
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.server_util import (
     BROKEN_PCIIDS,
     metric,

@@ -11,14 +11,11 @@ import time
 
 import grpc
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pciname.errors import PciIdsError
-from pciname.server import NameServer
-from pciname.server import data as data_module
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server import NameServer, data as data_module
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.conftest import REPO
 from tests.server_util import pciids_text, write_atomically
 

@@ -41,6 +41,9 @@ from pciname.server.rpc.wire import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pciname.kubevirt.admission import AdmissionPolicy
     from pciname.kubevirt.generate import Skipped
 
 
@@ -57,12 +60,57 @@ def admission_policy(
     slots: Slots | None = None,
 ) -> tuple[pb.AdmissionPolicyResponse, int]:
     """The answer, and how many devices and mdev types it names."""
-    import yaml
+    from pciname.kubevirt.admission import allowed_from_devices
 
-    from pciname.base.yaml_out import Dumper
-    from pciname.kubevirt.admission import DEFAULT_ACTIONS, DEFAULT_NAME, allowed_from_devices
-    from pciname.kubevirt.admission import admission_policy as build
+    devices, mdev_types, kubevirt_name, from_cr = _checked(request, max_batch, max_bytes)
+    no_auto(request.profile)
+    profile = served_profile(data, request.profile)
+    left_out: tuple[Skipped, ...] = ()
+    findings: list[str] = []
+    alive = functools.partial(check_alive, context)
+    # A CR's YAML takes the budget Lint takes: a slot, the nodes counted
+    # (aliases as what they stand for) before anything is composed, the
+    # caller checked while composing, linting and writing hints, and the
+    # memory given back after a large one.
+    with slots.take() if from_cr and slots is not None else contextlib.nullcontext():
+        nodes = 0
+        try:
+            try:
+                if from_cr:
+                    text, name = _cr_text(request, cluster, kubevirt_name, context, log)
+                    nodes = count_nodes(text, name, max_nodes, context, flag="--max-lint-nodes")
+                    permitted, findings = _allowed_from_cr(text, name, profile.key, data, context)
+                else:
+                    permitted, left_out = allowed_from_devices(devices, mdev_types, profile.key, resolver=data.resolver)
+            except LintInputError as error:
+                extra: list[tuple[str, Any]] = [(FILE_KEY, metadata_text(error.file))]
+                if error.line is not None:
+                    extra.append((LINE_KEY, str(error.line)))
+                raise failure(INVALID, str(error), LINT_INPUT, *extra) from None
+            alive()
+            result = _policy(request, permitted, profile.key, left_out, data, alive)
+        finally:
+            if nodes > RELEASE_AFTER_NODES:
+                release_memory()
+    alive()
+    response = admission_policy_response(
+        profile=result.profile,
+        yaml=result.to_yaml(),
+        json=result.to_json(),
+        allowed=result.allowed,
+        actions=result.objects[1]["spec"]["validationActions"],
+        left_out=result.left_out,
+        findings=findings,
+    )
+    return response, len(devices) + len(mdev_types)
 
+
+def _checked(
+    request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int
+) -> tuple[list[str], list[str], str | None, bool]:
+    """The request's devices, mdev types and KubeVirt CR name once its
+    fields are checked (RpcFailure: INVALID_ARGUMENT), and whether the
+    allowed set comes from a CR."""
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
     check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
@@ -86,61 +134,51 @@ def admission_policy(
         raise RpcFailure(INVALID, "from_cluster reads the KubeVirt CR from the cluster: leave kubevirt_cr empty")
     if not from_cr and not devices and not mdev_types:
         raise RpcFailure(INVALID, "empty request: no devices, mdev_types, kubevirt_cr or from_cluster")
-    no_auto(request.profile)
-    profile = served_profile(data, request.profile)
-    left_out: tuple[Skipped, ...] = ()
-    findings: list[str] = []
-    alive = functools.partial(check_alive, context)
-    # A CR's YAML takes the budget Lint takes: a slot, the nodes counted
-    # (aliases as what they stand for) before anything is composed, the
-    # caller checked while composing, linting and writing hints, and the
-    # memory given back after a large one.
-    with slots.take() if from_cr and slots is not None else contextlib.nullcontext():
-        nodes = 0
-        try:
-            try:
-                if from_cr:
-                    if request.from_cluster:
-                        kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
-                        text, name = yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False), "cluster:kubevirt"
-                    else:
-                        text, name = request.kubevirt_cr, "kubevirt_cr"
-                    nodes = count_nodes(text, name, max_nodes, context, flag="--max-lint-nodes")
-                    permitted, findings = _allowed_from_cr(text, name, profile.key, data, context)
-                else:
-                    permitted, left_out = allowed_from_devices(devices, mdev_types, profile.key, resolver=data.resolver)
-            except LintInputError as error:
-                extra: list[tuple[str, Any]] = [(FILE_KEY, metadata_text(error.file))]
-                if error.line is not None:
-                    extra.append((LINE_KEY, str(error.line)))
-                raise failure(INVALID, str(error), LINT_INPUT, *extra) from None
-            alive()
-            try:
-                result = build(
-                    permitted,
-                    profile.key,
-                    list(request.actions) or DEFAULT_ACTIONS,
-                    name=request.name.strip() or DEFAULT_NAME,
-                    left_out=left_out,
-                    resolver=data.resolver,
-                    check=alive,
-                )
-            except PcinameError as error:
-                raise RpcFailure(INVALID, str(error)) from None
-        finally:
-            if nodes > RELEASE_AFTER_NODES:
-                release_memory()
-    alive()
-    response = admission_policy_response(
-        profile=result.profile,
-        yaml=result.to_yaml(),
-        json=result.to_json(),
-        allowed=result.allowed,
-        actions=result.objects[1]["spec"]["validationActions"],
-        left_out=result.left_out,
-        findings=findings,
-    )
-    return response, len(devices) + len(mdev_types)
+    return devices, mdev_types, kubevirt_name, from_cr
+
+
+def _cr_text(
+    request: pb.AdmissionPolicyRequest,
+    cluster: ClusterAccess | None,
+    kubevirt_name: str | None,
+    context: grpc.ServicerContext,
+    log: logging.Logger,
+) -> tuple[str, str]:
+    """The KubeVirt CR's YAML (the request's, or the cluster's) and the name findings give it."""
+    if not request.from_cluster:
+        return request.kubevirt_cr, "kubevirt_cr"
+    import yaml
+
+    from pciname.base.yaml_out import Dumper
+
+    kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
+    return yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False), "cluster:kubevirt"
+
+
+def _policy(
+    request: pb.AdmissionPolicyRequest,
+    permitted: dict[str, Any],
+    profile: Any,
+    left_out: tuple[Skipped, ...],
+    data: DataSet,
+    alive: Callable[[], None],
+) -> AdmissionPolicy:
+    """The policy of the allowed set, with the request's actions and name
+    (a PcinameError of theirs: INVALID_ARGUMENT)."""
+    from pciname.kubevirt.admission import DEFAULT_ACTIONS, DEFAULT_NAME, admission_policy as build
+
+    try:
+        return build(
+            permitted,
+            profile,
+            list(request.actions) or DEFAULT_ACTIONS,
+            name=request.name.strip() or DEFAULT_NAME,
+            left_out=left_out,
+            resolver=data.resolver,
+            check=alive,
+        )
+    except PcinameError as error:
+        raise RpcFailure(INVALID, str(error)) from None
 
 
 def _allowed_from_cr(

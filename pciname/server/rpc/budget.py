@@ -74,29 +74,44 @@ def count_nodes(
     uses)."""
     import yaml
 
-    from pciname.server.rpc.wire import FILE_KEY, LINT_INPUT, failure, metadata_text, shown
-
     fast = _parser()
+    counted = already
     for loader in (fast, yaml.SafeLoader) if fast is not None else (yaml.SafeLoader,):
-        count = already
+        counter = _Counter(name, limit, context, flag, reason)
+        try:
+            return counter.count(_events(text, loader), already)
+        except yaml.YAMLError:
+            continue  # not YAML to this parser: the next (PyYAML's own) counts, else the linter reports
+        except RecursionError:
+            break
+        finally:
+            counted = counter.counted
+    return counted
+
+
+class _Counter:
+    """:func:`count_nodes` over one parser's events; ``counted``: the nodes
+    counted so far, also when the parser failed part way."""
+
+    def __init__(self, name: str, limit: int, context: grpc.ServicerContext, flag: str, reason: str | None) -> None:
+        self.name, self.limit, self.context, self.flag, self.reason = name, limit, context, flag, reason
+        self.counted = 0
+
+    def count(self, events: Any, already: int) -> int:
+        import yaml
+
+        count, limit = already, self.limit
         sizes: dict[str, int] = {}
         open_: list[tuple[str | None, int]] = []  # (anchor, count at the start) of each open collection
         try:
-            for seen, event in enumerate(_events(text, loader)):
+            for seen, event in enumerate(events):
                 if seen % CHECK_EVERY == 0:
-                    check_alive(context)
+                    check_alive(self.context)
                 if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                     count += 1
                     open_.append((event.anchor, count))
                     if len(open_) > MAX_YAML_DEPTH:
-                        # What the linter says of YAML its composer cannot nest (after a long scan).
-                        raise failure(
-                            grpc.StatusCode.INVALID_ARGUMENT,
-                            f"{shown(name, quote=False)}: YAML nested too deeply to read "
-                            f"(more than {MAX_YAML_DEPTH} levels)",
-                            reason or LINT_INPUT,
-                            *([] if reason else [(FILE_KEY, metadata_text(name))]),
-                        )
+                        raise self._too_deep()
                 elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                     anchor, start = open_.pop()
                     if anchor is not None:
@@ -110,17 +125,30 @@ def count_nodes(
                 else:
                     continue
                 if count > limit:
-                    raise RpcFailure(
-                        grpc.StatusCode.INVALID_ARGUMENT,
-                        f"more than this server's maximum of {limit} YAML nodes in one request ({flag}), "
-                        f"counting aliases as what they stand for, by {shown(name, quote=False)}; split the request",
-                    )
-            return count
-        except yaml.YAMLError:
-            continue  # not YAML to this parser: the next (PyYAML's own) counts, else the linter reports
-        except RecursionError:
-            break
-    return count
+                    raise self._too_many()
+        finally:
+            self.counted = count
+        return count
+
+    def _too_deep(self) -> RpcFailure:
+        """What the linter says of YAML its composer cannot nest (after a long scan)."""
+        from pciname.server.rpc.wire import FILE_KEY, LINT_INPUT, failure, metadata_text, shown
+
+        return failure(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"{shown(self.name, quote=False)}: YAML nested too deeply to read (more than {MAX_YAML_DEPTH} levels)",
+            self.reason or LINT_INPUT,
+            *([] if self.reason else [(FILE_KEY, metadata_text(self.name))]),
+        )
+
+    def _too_many(self) -> RpcFailure:
+        from pciname.server.rpc.wire import shown
+
+        return RpcFailure(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"more than this server's maximum of {self.limit} YAML nodes in one request ({self.flag}), "
+            f"counting aliases as what they stand for, by {shown(self.name, quote=False)}; split the request",
+        )
 
 
 # Nodes past which a request's memory is handed back to the system after it.

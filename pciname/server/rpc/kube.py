@@ -394,8 +394,7 @@ def parse_objects(
 def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
     """The fields gpu_options reads have the types it expects
     (:func:`pciname.cluster.shapes.check_kubevirt`; objects-input if not)."""
-    from pciname.cluster.shapes import ShapeError
-    from pciname.cluster.shapes import check_kubevirt as check
+    from pciname.cluster.shapes import ShapeError, check_kubevirt as check
 
     try:
         check(obj, where)
@@ -405,8 +404,7 @@ def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
 
 def check_node(obj: dict[str, Any], where: str) -> None:
     """:func:`pciname.cluster.shapes.check_node`; objects-input if not."""
-    from pciname.cluster.shapes import ShapeError
-    from pciname.cluster.shapes import check_node as check
+    from pciname.cluster.shapes import ShapeError, check_node as check
 
     try:
         check(obj, where)
@@ -589,8 +587,7 @@ def gpu_options(
     log: logging.Logger,
     max_nodes: int = DEFAULT_MAX_LINT_NODES,
 ) -> pb.GpuOptionsResponse:
-    from pciname.kubevirt.audit import choose_profile
-    from pciname.kubevirt.audit import gpu_options as options_of
+    from pciname.kubevirt.audit import choose_profile, gpu_options as options_of
 
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)

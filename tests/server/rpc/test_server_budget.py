@@ -10,12 +10,10 @@ import time
 import grpc
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from pciname.server import NameServer, ServeConfig
-from pciname.server._proto import pciname_pb2 as pb
-from pciname.server._proto import pciname_pb2_grpc as pb_grpc
+from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from pciname.server.config import DEFAULT_MAX_CONCURRENT_LINTS, DEFAULT_MAX_LINT_NODES, flag_default
 from pciname.server.rpc.budget import CHECK_EVERY, MAX_YAML_DEPTH, CheckedText, Slots, count_nodes
 from pciname.server.rpc.wire import RpcFailure

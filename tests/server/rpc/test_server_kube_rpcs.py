@@ -13,8 +13,7 @@ from types import SimpleNamespace
 import grpc
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pciname.cli import main
 from pciname.client import RemoteClusterError, RemoteInvalidArgument, RemoteLintInputError, RemoteUnknownProfile

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from pciname.errors import (
     InvalidDeviceError,
@@ -518,9 +517,11 @@ def test_serves_help_shows_serveconfigs_defaults(capsys):
 
 
 def test_the_log_choices_and_healths_port_are_serveconfigs():
-    from pciname.cli import service
+    from pciname.cli import build_parser, service
 
-    assert (service.LOG_FORMATS, service.LOG_LEVELS) == (config.LOG_FORMATS, config.LOG_LEVELS)
+    serve = build_parser("serve")._subparsers._group_actions[0].choices["serve"]
+    choices = {a.dest: tuple(a.choices or ()) for a in serve._actions if a.dest in ("log_format", "log_level")}
+    assert choices == {"log_format": config.LOG_FORMATS, "log_level": config.LOG_LEVELS}
     assert f"localhost:{config.DEFAULT_PORT}" == service.DEFAULT_SERVER
     assert config.DEFAULT_LOG_FORMAT in config.LOG_FORMATS and config.DEFAULT_LOG_LEVEL in config.LOG_LEVELS
 

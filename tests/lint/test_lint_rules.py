@@ -1,0 +1,132 @@
+"""The rules of a lint run are a registry (pciname.lint.linter.RULES, one
+per pciname.lint.codes.RuleName, in its order), and each code names the
+rules that report it: a run's findings come from the rules their codes
+name, and every code is reported by some input here."""
+
+from __future__ import annotations
+
+import pytest
+
+from pciname.lint import codes as lint_codes, linter as lint
+from pciname.lint.codes import CODES, RuleName
+from pciname.lint.linter import RULES, Linter
+from tests import kube_documents as docs
+
+# A CR with an mdev selector the v1.0.x plugin panics on and PCI entries
+# KubeVirt advertises (one whose socket path is too long), beside a VM asking for names permitted, wrong,
+# close and unknown.
+MIXED = """\
+apiVersion: kubevirt.io/v1
+kind: KubeVirt
+metadata: {name: kubevirt, namespace: kubevirt}
+spec:
+  configuration:
+    permittedHostDevices:
+      pciHostDevices:
+      - {pciVendorSelector: "10DE:2236", resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}
+      - {pciVendorSelector: "10DE:1EB8", resourceName: nvidia.com/TU104GL_TESLA_T4}
+      - {pciVendorSelector: "10DE:26B9", resourceName: nvidia.com/NVIDIA_A10-12Q}
+      - {pciVendorSelector: "10DE:20B5", resourceName: nvidia.com/GA102GL_A10}
+      - {pciVendorSelector: "10DE:26BA", resourceName: nvidia.com/L40S-VF-WITH-A-NAME-LONG-ENOUGH-FOR-A-TOO-LONG-SOCKET}
+      mediatedDevices:
+      - {mdevNameSelector: "NVIDIA_A10-24Q", resourceName: nvidia.com/NVIDIA_A10-24Q, externalResourceProvider: true}
+      - {mdevNameSelector: "NVIDIA A10-12Q", resourceName: nvidia.com/NVIDIA_A10-12Q, externalResourceProvider: true}
+      - {mdevNameSelector: "GRID T4-1Q", resourceName: nvidia.com/T4-1Q, externalResourceProvider: true}
+      - {mdevNameSelector: "A10-4Q", resourceName: nvidia.com/A10-4Q, externalResourceProvider: true}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: vm}
+spec:
+  template:
+    spec:
+      domain:
+        devices:
+          gpus:
+          - {name: a, deviceName: nvidia.com/GA102GL_A1}
+          - {name: b, deviceName: nvidia.com/NVIDIA_A10-12R}
+          - {name: c, deviceName: nvidia.com/GRID_T4-1Q}
+          - {name: d, deviceName: nvidia.com/TU104GL_TESLA_T4}
+          - {name: e, deviceName: nvidia.com/GA100_A100_PCIE_80GB}
+          - {name: f, deviceName: nvidia.com/T4-1Q}
+          - {name: g, deviceName: nvidia.com/bad name}
+"""
+
+INPUTS = [
+    ("kubevirt-gpu-device-plugin@v1.0.0", "latest", MIXED),
+    ("latest", "kubevirt-gpu-device-plugin@v1.0.0", MIXED),
+    ("latest", None, MIXED),
+    *[
+        (profile, upgrade, text)
+        for text in (
+            docs.KUBEVIRT_CR,
+            docs.HYPERCONVERGED,
+            docs.COZYSTACK_VALUES,
+            docs.VMS,
+            docs.TENANT,
+            docs.SRIOV_DOC,
+        )
+        for profile, upgrade in (("latest", None), ("kubevirt-gpu-device-plugin@v1.0.0", "latest"))
+    ],
+    ("latest", None, docs.KUBEVIRT_CR + "\n---\n" + docs.VMS),
+    ("latest", None, "a: 1\na: 2\npermittedHostDevices: {pciHostDevices: [{pciVendorSelector: x}]}\n"),
+    ("latest", None, "nodeGroups:\n  md0:\n    ephemeralStorage: 20Gi\n    gpus: [{name: nvidia.com/AD102GL_L40S}]\n"),
+    (
+        "latest",
+        None,
+        "kind: KubeVirt\npermittedHostDevices:\n  pciHostDevices:\n  - {pciDeviceSelector: '10DE:2236'}\n",
+    ),
+    (
+        "latest",
+        None,
+        "permittedHostDevices:\n  pciHostDevices:\n  - {pciVendorSelector: '10DE:0008', resourceName: "
+        "nvidia.com/NV1_STG2000XB_SERIES, externalResourceProvider: true}\n  - {pciVendorSelector: '10DE:FFFF', "
+        "resourceName: nvidia.com/x, externalResourceProvider: true}\n",
+    ),
+]
+
+
+def test_there_is_a_rule_per_name_in_its_order():
+    assert [rule.name for rule in RULES] == list(RuleName)
+    assert all(callable(rule.check) for rule in RULES)
+
+
+def test_each_code_names_rules_of_the_registry_and_each_rule_reports_some():
+    for code, c in CODES.items():
+        assert c.rules and set(c.rules) <= set(RuleName), code
+        assert len(set(c.rules)) == len(c.rules), code
+    assert {name for c in CODES.values() for name in c.rules} == set(RuleName)
+
+
+@pytest.fixture
+def by_rule(monkeypatch):
+    """code -> the rules that reported it, over :data:`INPUTS`."""
+    reported: dict[str, set[str]] = {}
+
+    def watched(rule):
+        def check(linter, state):
+            before = len(state.findings)
+            rule.check(linter, state)
+            for finding in state.findings[before:]:
+                reported.setdefault(finding.code, set()).add(rule.name)
+
+        return rule._replace(check=check)
+
+    monkeypatch.setattr(lint, "RULES", tuple(watched(rule) for rule in RULES))
+    for profile, upgrade, text in INPUTS:
+        linter = Linter(profile, upgrade)
+        linter.add_text(text, "input.yaml")
+        linter.run()
+    return reported
+
+
+def test_findings_come_from_the_rules_their_codes_name(by_rule):
+    for code, rules in by_rule.items():
+        assert rules <= set(CODES[code].rules), (code, rules)
+
+
+def test_every_code_is_reported_by_its_first_rule(by_rule):
+    assert set(by_rule) == set(CODES), sorted(set(CODES) - set(by_rule))
+    for code, rules in by_rule.items():
+        assert CODES[code].rules[0] in rules, code
+    assert lint_codes.RuleName.REFERENCES in by_rule[lint_codes.WRONG_RESOURCE_NAME]
