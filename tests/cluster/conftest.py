@@ -7,16 +7,29 @@ KubeVirt CR permitting them; each test may set its ``misbehave`` hook, which
 ``well_behaved`` clears after it (a module takes it with
 ``pytestmark = pytest.mark.usefixtures("well_behaved")``), e.g.
 :func:`endless_pages` (a NodeList whose paging never ends). A module with a
-fake of its own (test_kube_cluster.py) overrides ``fake``."""
+fake of its own (test_kube_cluster.py) overrides ``fake``.
+
+:func:`cli_with_peak` runs a command as ``python -m pciname`` does and
+measures its peak RSS growth; :func:`kube_serve` is ``pciname serve --kube``
+on an API server's kubeconfig."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.fake_kube import FakeKube, kubevirt, node
+from tests.server_util import ServerProcess
 
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
 
@@ -72,3 +85,58 @@ def endless_pages(token: str | None = None, *, served: list[str] | None = None):
         return True
 
     return hook
+
+
+# The CLI, as `python -m pciname` runs it, its peak RSS before and after.
+PEAK = """
+import resource, sys
+import kubernetes.client, urllib3, yaml  # what main() imports lazily, in the baseline
+import pciname.cluster.kube
+from pciname.cli import main
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    code = main(sys.argv[2:])
+finally:
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open(sys.argv[1], "w") as out:
+        out.write(str((after - before) * 1024))
+sys.exit(code)
+"""
+
+
+def cli_with_peak(
+    kubeconfig: Path, directory: Path, *argv: str, timeout: float, wait: float = 300
+) -> tuple[subprocess.CompletedProcess[str], float, int]:
+    """``pciname ARGV --kubeconfig KUBECONFIG --timeout TIMEOUT`` in a
+    subprocess (at most ``wait`` seconds): (the process, the seconds it
+    took, its peak RSS growth in bytes)."""
+    peak = directory / "peak"
+    env = dict(os.environ, PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1")  # no_proxies cleared the rest
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK, str(peak), *argv, "--kubeconfig", str(kubeconfig), "--timeout", str(timeout)],
+        capture_output=True,
+        text=True,
+        timeout=wait,
+        env=env,
+        cwd=REPO,
+    )
+    return proc, time.monotonic() - started, int(peak.read_text())
+
+
+@contextmanager
+def kube_serve(kubeconfig: Path, cache: Path, kube_timeout: float) -> Iterator[ServerProcess]:
+    """A ready ``pciname serve --kube`` process reading the cluster of ``kubeconfig``."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1", PCINAME_CACHE_DIR=str(cache))
+    for name in ("PCINAME_SNAPSHOTS", "KUBECONFIG", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        env.pop(name, None)
+    server = ServerProcess(
+        ["--listen", "127.0.0.1:0", "--insecure", "--kube", "--kubeconfig", str(kubeconfig)]
+        + ["--kube-timeout", str(kube_timeout), "--watch-interval", "0"],
+        env,
+    )
+    try:
+        server.ready(60)
+        yield server
+    finally:
+        server.close()

@@ -9,9 +9,6 @@ on ``serve --kube`` (a server process on loopback, its peak RSS measured)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 
 import grpc
@@ -19,8 +16,9 @@ import pytest
 
 from pciname.cluster.kube import MAX_ERROR_BYTES, MAX_MESSAGE_CHARS, connect, read_cluster
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
+from tests.cluster.conftest import cli_with_peak, kube_serve
 from tests.conftest import REPO
-from tests.server_util import ServerProcess, peak_rss
+from tests.server_util import peak_rss
 
 HUGE = 300 << 20
 #: Peak RSS a command may grow by while it reads an error answer (a
@@ -109,22 +107,6 @@ COMMANDS = {
     ),
 }
 
-# The CLI, as `python -m pciname` runs it, its peak RSS before and after.
-PEAK = """
-import resource, sys
-import kubernetes.client, urllib3, yaml  # what main() imports lazily, in the baseline
-import pciname.cluster.kube
-from pciname.cli import main
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-try:
-    code = main(sys.argv[2:])
-finally:
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with open(sys.argv[1], "w") as out:
-        out.write(str((after - before) * 1024))
-sys.exit(code)
-"""
-
 
 def check_line(line: str, what: str, mode: str) -> None:
     prefix = f"pciname: error: cannot {what}: "
@@ -138,26 +120,13 @@ def check_line(line: str, what: str, mode: str) -> None:
 def test_cli_error_answers_are_one_bounded_line(fake, tmp_path, command, mode):
     argv, method, path, what = COMMANDS[command]
     fake.misbehave = misbehave(method, path, mode)
-    peak = tmp_path / "peak"
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1")
-    started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-c", PEAK, str(peak), *argv, "--kubeconfig", str(fake.kubeconfig(tmp_path))]
-        + ["--timeout", str(TIMEOUT)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        cwd=REPO,
-    )
-    elapsed = time.monotonic() - started
+    proc, elapsed, growth = cli_with_peak(fake.kubeconfig(tmp_path), tmp_path, *argv, timeout=TIMEOUT, wait=60)
     assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
     check_line(proc.stderr, what, mode)
     if mode != "html-404":
         assert proc.stderr.rstrip("\n").endswith("…")  # cut: at --timeout, at MAX_ERROR_BYTES
     assert elapsed < TIMEOUT + 20  # start-up and the read: not the trickle's 2,000 s
-    growth = int(peak.read_text())
     assert growth < RSS_GROWTH, f"peak RSS grew {growth >> 20} MiB"
 
 
@@ -207,20 +176,8 @@ def test_a_status_message_is_what_the_line_says(fake, tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def kube_server(fake, tmp_path_factory, session_cache):
-    config = fake.kubeconfig(tmp_path_factory.mktemp("kube"))
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1", PCINAME_CACHE_DIR=str(session_cache))
-    env.pop("PCINAME_SNAPSHOTS", None)
-    env.pop("KUBECONFIG", None)
-    server = ServerProcess(
-        ["--listen", "127.0.0.1:0", "--insecure", "--kube", "--kubeconfig", str(config)]
-        + ["--kube-timeout", str(TIMEOUT), "--watch-interval", "0"],
-        env,
-    )
-    try:
-        server.ready(60)
+    with kube_serve(fake.kubeconfig(tmp_path_factory.mktemp("kube")), session_cache, TIMEOUT) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.mark.parametrize("mode", list(MODES))

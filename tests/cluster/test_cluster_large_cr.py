@@ -15,9 +15,6 @@ sent is refused alike."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,9 +24,10 @@ import pytest
 from pciname.cluster.shapes import MAX_PERMITTED_ENTRIES
 from pciname.kubevirt.audit import audit, gpu_options
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
+from tests.cluster.conftest import cli_with_peak, kube_serve
 from tests.conftest import REPO
 from tests.fake_kube import FakeKube, kubevirt, node
-from tests.server_util import ServerProcess
+from tests.server_util import peak_rss
 
 #: --timeout of the commands here: the 100,000-entry CR took 35 s (audit)
 #: and 75 s (gpu-options) before; refused, it takes well under a second.
@@ -87,40 +85,9 @@ def at_the_limit():
     server.stop()
 
 
-# The CLI, as `python -m pciname` runs it, its peak RSS before and after.
-PEAK = """
-import resource, sys
-import kubernetes.client, urllib3, yaml  # what main() imports lazily, in the baseline
-import pciname.cluster.kube
-from pciname.cli import main
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-try:
-    code = main(sys.argv[2:])
-finally:
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with open(sys.argv[1], "w") as out:
-        out.write(str((after - before) * 1024))
-sys.exit(code)
-"""
-
-
 def cli(server: FakeKube, directory: Path, *argv: str, timeout: float = TIMEOUT):
     """(process, seconds it took, its peak RSS growth)."""
-    peak = directory / "peak"
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1")
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "KUBECONFIG"):
-        env.pop(name, None)
-    started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-c", PEAK, str(peak), *argv, "--kubeconfig", str(server.kubeconfig(directory))]
-        + ["--timeout", str(timeout)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=REPO,
-    )
-    return proc, time.monotonic() - started, int(peak.read_text())
+    return cli_with_peak(server.kubeconfig(directory), directory, *argv, timeout=timeout)
 
 
 @pytest.mark.parametrize("command", ["audit", "gpu-options"])
@@ -219,29 +186,10 @@ def test_an_entry_nested_too_deeply_is_one_line(tmp_path):
 # -- GpuOptions on serve --kube --------------------------------------------------------------------
 
 
-def peak_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
-
-
 @pytest.fixture(scope="module")
 def kube_server(huge, tmp_path_factory, session_cache):
-    config = huge.kubeconfig(tmp_path_factory.mktemp("kube"))
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1", PCINAME_CACHE_DIR=str(session_cache))
-    for name in ("PCINAME_SNAPSHOTS", "KUBECONFIG", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        env.pop(name, None)
-    server = ServerProcess(
-        ["--listen", "127.0.0.1:0", "--insecure", "--kube", "--kubeconfig", str(config)]
-        + ["--kube-timeout", str(TIMEOUT), "--watch-interval", "0"],
-        env,
-    )
-    try:
-        server.ready(60)
+    with kube_serve(huge.kubeconfig(tmp_path_factory.mktemp("kube")), session_cache, TIMEOUT) as server:
         yield server
-    finally:
-        server.close()
 
 
 def test_gpu_options_from_the_cluster_refuses_too_many_entries(kube_server):

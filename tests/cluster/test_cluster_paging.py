@@ -16,9 +16,8 @@ import pytest
 
 from pciname.cluster.kube import MAX_NODE_PAGES, MAX_NODES, NODE_PAGE, connect, read_cluster
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
-from tests.cluster.conftest import endless_pages
+from tests.cluster.conftest import endless_pages, kube_serve
 from tests.conftest import REPO
-from tests.server_util import ServerProcess
 
 # The misbehaving API server (tests/cluster/conftest.py), its hook cleared after each test.
 pytestmark = pytest.mark.usefixtures("well_behaved")
@@ -87,20 +86,8 @@ def test_the_library_sends_the_tokens_back_and_stops(fake, tmp_path):
 
 @pytest.fixture(scope="module")
 def kube_server(fake, tmp_path_factory, session_cache):
-    config = fake.kubeconfig(tmp_path_factory.mktemp("kube"))
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1", PCINAME_CACHE_DIR=str(session_cache))
-    for name in ("PCINAME_SNAPSHOTS", "KUBECONFIG", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        env.pop(name, None)
-    server = ServerProcess(
-        ["--listen", "127.0.0.1:0", "--insecure", "--kube", "--kubeconfig", str(config)]
-        + ["--kube-timeout", str(TIMEOUT), "--watch-interval", "0"],
-        env,
-    )
-    try:
-        server.ready(60)
+    with kube_serve(fake.kubeconfig(tmp_path_factory.mktemp("kube")), session_cache, TIMEOUT) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.mark.parametrize("case", list(CASES))
