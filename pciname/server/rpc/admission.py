@@ -27,8 +27,6 @@ from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
 from pciname.server.rpc.kube import INVALID, ClusterAccess, no_auto, read_from_cluster
 from pciname.server.rpc.wire import (
-    FILE_KEY,
-    LINE_KEY,
     LINT_INPUT,
     MAX_NAME_CHARS,
     MAX_PROFILE_CHARS,
@@ -37,7 +35,7 @@ from pciname.server.rpc.wire import (
     check_batch,
     check_length,
     failure,
-    metadata_text,
+    lint_input_failure,
 )
 
 if TYPE_CHECKING:
@@ -83,10 +81,7 @@ def admission_policy(
                 else:
                     permitted, left_out = allowed_from_devices(devices, mdev_types, profile.key, resolver=data.resolver)
             except LintInputError as error:
-                extra: list[tuple[str, Any]] = [(FILE_KEY, metadata_text(error.file))]
-                if error.line is not None:
-                    extra.append((LINE_KEY, str(error.line)))
-                raise failure(INVALID, str(error), LINT_INPUT, *extra) from None
+                raise lint_input_failure([error]) from None
             alive()
             result = _policy(request, permitted, profile.key, left_out, data, alive)
         finally:

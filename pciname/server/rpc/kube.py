@@ -44,10 +44,8 @@ from pciname.server.rpc.wire import (
     CLUSTER_DISABLED,
     CLUSTER_REFUSED,
     CLUSTER_UNREACHABLE,
-    FILE_KEY,
     KUBEVIRT_AMBIGUOUS,
     KUBEVIRT_NOT_FOUND,
-    LINE_KEY,
     LINT_INPUT,
     MAX_DEVICE_CHARS,
     MAX_NAME_CHARS,
@@ -59,8 +57,8 @@ from pciname.server.rpc.wire import (
     check_length,
     failure,
     gpu_options_response,
+    lint_input_failure,
     lint_response,
-    metadata_text,
     node_pool_response,
     permitted_response,
     shown,
@@ -201,20 +199,8 @@ def lint(
                 release_memory()
 
 
-def _lint(
-    request: pb.LintRequest,
-    context: grpc.ServicerContext,
-    data: DataSet,
-    *,
-    max_files: int,
-    max_bytes: int,
-    max_nodes: int,
-    counted: list[int],
-) -> pb.LintResponse:
-    from pciname.errors import LintInputError
-    from pciname.lint.linter import Linter
-
-    files = request.files
+def _lint_inputs(files: Sequence[pb.LintFile], *, max_files: int, max_bytes: int) -> list[tuple[str, str | bytes, int]]:
+    """(name, content, bytes) of each file of a Lint request, within --max-lint-files and --max-lint-bytes."""
     if not files:
         raise RpcFailure(INVALID, "empty request: no files given")
     if len(files) > max_files:
@@ -236,6 +222,23 @@ def _lint(
             f"{total} bytes of YAML in one request, more than this server's maximum of {max_bytes} "
             f"(--max-lint-bytes); the largest file is {shown(name, quote=False)} ({size} bytes)",
         )
+    return inputs
+
+
+def _lint(
+    request: pb.LintRequest,
+    context: grpc.ServicerContext,
+    data: DataSet,
+    *,
+    max_files: int,
+    max_bytes: int,
+    max_nodes: int,
+    counted: list[int],
+) -> pb.LintResponse:
+    from pciname.errors import LintInputError
+    from pciname.lint.linter import Linter
+
+    inputs = _lint_inputs(request.files, max_files=max_files, max_bytes=max_bytes)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     check_length(request.upgrade_to, "upgrade_to", MAX_PROFILE_CHARS)
     no_auto(request.profile)
@@ -267,11 +270,7 @@ def _lint(
         except RecursionError:
             errors.append(LintInputError(f"{shown(name, quote=False)}: nested too deeply to read as YAML", file=name))
     if errors:
-        first = errors[0]
-        extra = [(FILE_KEY, metadata_text(first.file))]
-        if first.line is not None:
-            extra.append((LINE_KEY, str(first.line)))
-        raise failure(INVALID, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
+        raise lint_input_failure(errors)
     check_alive(context)
     try:
         findings = linter.run()

@@ -36,6 +36,7 @@ from google.protobuf.struct_pb2 import Value
 from pciname.errors import (
     CozystackNotWired,
     InvalidDeviceError,
+    LintInputError,
     PciIdsError,
     PcinameError,
     RemoteClusterError,
@@ -128,6 +129,16 @@ class RpcFailure(Exception):
 def failure(code: grpc.StatusCode, details: str, reason: str, *extra: tuple[str, str]) -> RpcFailure:
     """An RpcFailure with ``reason`` in ``pciname-error`` (and more metadata)."""
     return RpcFailure(code, details, metadata=((ERROR_KEY, reason), *extra))
+
+
+def lint_input_failure(errors: Sequence[LintInputError]) -> RpcFailure:
+    """INVALID_ARGUMENT ``lint-input`` for YAML that cannot be read: every
+    error's line, the first one's file and line in the metadata."""
+    first = errors[0]
+    extra = [(FILE_KEY, metadata_text(first.file))]
+    if first.line is not None:
+        extra.append((LINE_KEY, str(first.line)))
+    return failure(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
 
 
 def shown(text: str, limit: int = ECHO_CHARS, *, quote: bool = True) -> str:
