@@ -6,8 +6,9 @@
   life of a server (health, reflection, reload, drain, TLS, metrics);
 * :mod:`pciname.server.service`: the ``pciname.v1.PciName`` servicer and
   the RPCs over the names;
-* :mod:`pciname.server.rpc.kube`: the RPCs over the domain rooms
-  (PermittedHostDevices, Lint, GpuOptions) and the server's cluster access;
+* :mod:`pciname.server.rpc`: the RPCs over the domain rooms, one module per
+  group: ``kubevirt`` (PermittedHostDevices, NodePool, VgpuTypes), ``lint``,
+  ``cluster`` (GpuOptions and the server's cluster access), ``admission``;
 * :mod:`pciname.server.rpc.wire`: every conversion between library values and
   messages (both directions), status codes, ``pciname-error`` reasons and
   request limits, shared with :mod:`pciname.client`;

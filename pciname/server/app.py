@@ -67,7 +67,7 @@ from pciname.server.config import DEFAULT_LISTEN, DEFAULT_PORT, ServeConfig, grp
 from pciname.server.data import DataSet, Signature, watch_signature
 from pciname.server.logs import LOGGER_NAME, fields
 from pciname.server.metrics import Metrics, start_http
-from pciname.server.rpc.kube import ClusterAccess
+from pciname.server.rpc.cluster import ClusterAccess
 from pciname.server.rpc.wire import SERVICE_NAME
 from pciname.server.service import PciNameService
 

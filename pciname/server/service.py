@@ -2,8 +2,8 @@
 (:meth:`PciNameService.rpcs`), the plumbing every handler shares (metrics,
 deadlines, errors as status codes), and the RPCs over the names: Resolve,
 ResolveBatch, Reverse, Diff, ListProfiles and ListDevices. The RPCs over
-the domain rooms (PermittedHostDevices, Lint, GpuOptions, NodePool) are in
-:mod:`pciname.server.rpc.kube`; every message and status is built by
+the domain rooms are one module per capability group in
+:mod:`pciname.server.rpc` (kubevirt, lint, cluster, admission); every message and status is built by
 :mod:`pciname.server.rpc.wire`.
 
 Every handler reads the current :class:`~pciname.server.data.DataSet` once,
@@ -48,9 +48,10 @@ from pciname.server.config import (
 )
 from pciname.server.data import DataSet, served_profile
 from pciname.server.metrics import Metrics
-from pciname.server.rpc import kube as kube_rpcs
+from pciname.server.rpc import cluster as cluster_rpcs, kubevirt as kubevirt_rpcs, lint as lint_rpcs
+from pciname.server.rpc.admission import admission_policy
 from pciname.server.rpc.budget import Slots
-from pciname.server.rpc.kube import ClusterAccess
+from pciname.server.rpc.cluster import ClusterAccess
 from pciname.server.rpc.wire import (
     MAX_DEVICE_CHARS,
     MAX_NAME_CHARS,
@@ -93,7 +94,7 @@ DEADLINE_SKEW = 0.5
 class PciNameService:
     """Handlers of the RPCs over a swappable DataSet.
 
-    ``cluster`` (a :class:`~pciname.server.rpc.kube.ClusterAccess`, from
+    ``cluster`` (a :class:`~pciname.server.rpc.cluster.ClusterAccess`, from
     ``--kube``) lets GpuOptions read the cluster; None refuses that."""
 
     def __init__(
@@ -339,17 +340,17 @@ class PciNameService:
             resolutions = data.vendor_devices(profile, vendor)
         return (resolution_message(r).SerializeToString() for r in resolutions)
 
-    # -- the RPCs over the domain rooms (rpc.kube) ---------------------------------------
+    # -- the RPCs over the domain rooms (rpc) ------------------------------------------
 
     def permitted_host_devices(
         self, request: pb.PermittedHostDevicesRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.PermittedHostDevicesResponse, int]:
-        return kube_rpcs.permitted_host_devices(request, data, max_batch=self.max_batch)
+        return kubevirt_rpcs.permitted_host_devices(request, data, max_batch=self.max_batch)
 
     def lint(
         self, request: pb.LintRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.LintResponse, int]:
-        response = kube_rpcs.lint(
+        response = lint_rpcs.lint(
             request,
             context,
             data,
@@ -363,25 +364,23 @@ class PciNameService:
     def gpu_options(
         self, request: pb.GpuOptionsRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.GpuOptionsResponse, int]:
-        return kube_rpcs.gpu_options(
+        return cluster_rpcs.gpu_options(
             request, context, data, cluster=self.cluster, log=self.log, max_nodes=self.max_lint_nodes
         ), 0
 
     def node_pool(
         self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.NodePoolResponse, int]:
-        return kube_rpcs.node_pool(request, data, max_batch=self.max_batch)
+        return kubevirt_rpcs.node_pool(request, data, max_batch=self.max_batch)
 
     def vgpu_types(
         self, request: pb.VgpuTypesRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.VgpuTypesResponse, int]:
-        return kube_rpcs.vgpu_types(request, data), 1
+        return kubevirt_rpcs.vgpu_types(request, data), 1
 
     def admission_policy(
         self, request: pb.AdmissionPolicyRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.AdmissionPolicyResponse, int]:
-        from pciname.server.rpc.admission import admission_policy
-
         return admission_policy(
             request,
             context,

@@ -443,7 +443,7 @@ def test_the_server_runs_a_credential_plugin_once(fake, tmp_path, session_cache,
 def test_a_credential_plugin_about_to_expire_runs_again(fake, tmp_path, capsys):
     runs = tmp_path / "runs"
     env = [{"name": "RUNS", "value": str(runs)}, {"name": "LIFE", "value": "60"}]  # within the 5-minute skew
-    from pciname.server.rpc.kube import ClusterAccess
+    from pciname.server.rpc.cluster import ClusterAccess
 
     access = ClusterAccess(str(kubeconfig_with(fake, tmp_path, exec_user(plugin(tmp_path, COUNTING), env=env))))
     for _ in range(3):

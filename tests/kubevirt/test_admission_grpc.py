@@ -174,7 +174,7 @@ def test_cli_from_cluster_reads_the_kubevirt_cr_only(tmp_path):
 
 
 def test_grpc_from_cluster_on_a_kube_server(server, client, tmp_path, monkeypatch):
-    from pciname.server.rpc.kube import ClusterAccess
+    from pciname.server.rpc.cluster import ClusterAccess
 
     fake = _fake_cluster()
     try:

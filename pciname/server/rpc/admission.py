@@ -25,7 +25,8 @@ from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
-from pciname.server.rpc.kube import INVALID, ClusterAccess, no_auto, read_from_cluster
+from pciname.server.rpc.cluster import ClusterAccess, read_from_cluster
+from pciname.server.rpc.shared import INVALID, no_auto
 from pciname.server.rpc.wire import (
     LINT_INPUT,
     MAX_NAME_CHARS,

@@ -24,7 +24,7 @@ from pciname.kubevirt.generate import permitted_host_devices, render
 from pciname.lint.linter import Linter, LintInputError
 from pciname.server import NameServer, ServeConfig, ServeError
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.rpc.kube import ClusterAccess
+from pciname.server.rpc.cluster import ClusterAccess
 from tests.conftest import LATEST, ServerSpec, package_only
 from tests.fake_kube import FakeKube, kubevirt, node
 from tests.kube_documents import (

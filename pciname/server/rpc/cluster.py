@@ -1,0 +1,391 @@
+"""The ``GpuOptions`` RPC and the server's read-only access to its cluster:
+:func:`pciname.kubevirt.audit.gpu_options` over the KubeVirt CR and Nodes
+the caller sends, or, on a server started with ``--kube``, over the ones
+:func:`pciname.cluster.kube.read_cluster` reads (read-only, with the
+server's kubeconfig or in-cluster service account)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+import yaml
+
+from pciname.cluster.kube import connect_loaded, read_cluster
+from pciname.cluster.shapes import (
+    ShapeError,
+    check_kubevirt as check_kubevirt_shape,
+    check_node as check_node_shape,
+    go_strings,
+    type_name,
+)
+from pciname.cozystack.choice import profile_for, release_for
+from pciname.errors import ClusterError, PcinameError
+from pciname.kubevirt.audit import choose_profile, gpu_options as options_of
+from pciname.lint.linter import refuse_surrogates
+from pciname.server._proto import pciname_pb2 as pb
+from pciname.server.config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_NODES
+from pciname.server.data import DataSet, served_profile
+from pciname.server.logs import fields
+from pciname.server.rpc.budget import check_alive, count_nodes
+from pciname.server.rpc.shared import AUTO, INVALID, PRECONDITION
+from pciname.server.rpc.wire import (
+    CLUSTER_CONFIG,
+    CLUSTER_DISABLED,
+    CLUSTER_REFUSED,
+    CLUSTER_UNREACHABLE,
+    KUBEVIRT_AMBIGUOUS,
+    KUBEVIRT_NOT_FOUND,
+    MAX_NAME_CHARS,
+    MAX_PROFILE_CHARS,
+    NO_KUBEVIRT,
+    OBJECTS_INPUT,
+    RpcFailure,
+    check_length,
+    failure,
+    gpu_options_response,
+    shown,
+)
+
+# -- GpuOptions: objects the caller sends ---------------------------------------------------
+
+
+def _objects_error(message: str) -> RpcFailure:
+    return failure(INVALID, message, OBJECTS_INPUT)
+
+
+_LOADER: type[Any] | None = None
+
+
+def _loader() -> type[Any]:
+    """yaml.SafeLoader whose scalar constructors' own errors (``0x_``,
+    ``!!float x``, ``!!timestamp 2020-13-45``: ValueError and the like)
+    become ConstructorErrors marked with the value's place."""
+    global _LOADER
+    if _LOADER is None:
+
+        class Loader(yaml.SafeLoader):
+            def compose_scalar_node(self, anchor: Any) -> yaml.ScalarNode:
+                node: yaml.ScalarNode = super().compose_scalar_node(anchor)
+                refuse_surrogates(node)
+                return node
+
+            def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+                try:
+                    return super().construct_object(node, deep)
+                except (ValueError, TypeError, ArithmeticError, LookupError) as error:
+                    tag = node.tag.rpartition(":")[2] or node.tag
+                    value = node.value if isinstance(node.value, str) else ""
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"{shown(value)} is not a valid {shown(tag, quote=False)} ({error})",
+                        node.start_mark,
+                    ) from None
+
+        _LOADER = Loader
+    return _LOADER
+
+
+def _yaml_documents(text: str, field: str) -> list[Any]:
+
+    # The pure-Python loader: libyaml's (CSafeLoader) recurses in C and
+    # crashes the process on deeply nested input; this one raises
+    # RecursionError. kubectl's JSON takes the fast path above anyway.
+    try:
+        return list(yaml.load_all(text, Loader=_loader()))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
+        where = f"{field}:{mark.line + 1}:{mark.column + 1}" if mark is not None else field
+        raise _objects_error(f"{where}: neither JSON nor YAML: {problem}") from None
+    except yaml.YAMLError as error:
+        raise _objects_error(f"{field}: neither JSON nor YAML: {' '.join(str(error).split())}") from None
+    except (ValueError, TypeError, ArithmeticError, LookupError) as error:
+        # Raised outside a node's construction: still the input's fault.
+        raise _objects_error(f"{field}: not valid YAML: {type(error).__name__}: {error}") from None
+
+
+def parse_objects(
+    text: str, field: str, before_yaml: Callable[[str, str], object] | None = None
+) -> list[dict[str, Any]]:
+    """Kubernetes objects from JSON or YAML text: one object, a ``*List``
+    (``items``), a JSON/YAML list, or several YAML documents.
+    ``before_yaml(text, field)`` runs before text that is not JSON is
+    loaded as YAML (the server bounds its nodes there)."""
+    if not text.strip():
+        return []
+    try:
+        try:
+            documents = [go_strings(json.loads(text), text)]
+        except ValueError:
+            if before_yaml is not None:
+                before_yaml(text, field)
+            documents = _yaml_documents(text, field)
+    except RecursionError:
+        raise _objects_error(f"{field}: nested too deeply to read") from None
+    objects: list[dict[str, Any]] = []
+    for document in documents:
+        if document is None:
+            continue
+        if isinstance(document, list):
+            items = document
+        elif (
+            isinstance(document, dict)
+            and isinstance(document.get("items"), list)
+            and str(document.get("kind") or "List").endswith("List")
+        ):
+            items = document["items"]
+        else:
+            items = [document]
+        for item in items:
+            if not isinstance(item, dict):
+                raise _objects_error(f"{field}: expected Kubernetes objects (mappings), got {type_name(item)}")
+            objects.append(item)
+    return objects
+
+
+def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
+    """The fields gpu_options reads have the types it expects
+    (:func:`pciname.cluster.shapes.check_kubevirt`; objects-input if not)."""
+    try:
+        check_kubevirt_shape(obj, where)
+    except ShapeError as error:
+        raise _objects_error(str(error)) from None
+
+
+def check_node(obj: dict[str, Any], where: str) -> None:
+    """:func:`pciname.cluster.shapes.check_node`; objects-input if not."""
+    try:
+        check_node_shape(obj, where)
+    except ShapeError as error:
+        raise _objects_error(str(error)) from None
+
+
+def _ref(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+def pick_kubevirt(objects: Sequence[dict[str, Any]], name: str | None) -> dict[str, Any]:
+    """The one KubeVirt CR among the objects sent (``name``: [NAMESPACE/]NAME)."""
+    if not objects:
+        raise _objects_error("kubevirt: no object in it; send the KubeVirt CR (kubectl get kubevirt -A -o json)")
+    for i, obj in enumerate(objects):
+        check_kubevirt(obj, "kubevirt" if len(objects) == 1 else f"kubevirt.items[{i}]")
+    candidates = list(objects)
+    if name:
+        namespace, _, short = name.rpartition("/")
+        candidates = [
+            o
+            for o in candidates
+            if (o.get("metadata") or {}).get("name") == short
+            and (not namespace or (o.get("metadata") or {}).get("namespace") == namespace)
+        ]
+        if not candidates:
+            raise _objects_error(f"kubevirt: no KubeVirt CR {shown(name, quote=False)} among the {len(objects)} sent")
+    if len(candidates) > 1:
+        names = ", ".join(shown(_ref(o), quote=False) for o in candidates)
+        raise failure(
+            INVALID,
+            f"kubevirt holds several KubeVirt CRs ({names}): choose one with kubevirt_name NAMESPACE/NAME",
+            KUBEVIRT_AMBIGUOUS,
+        )
+    return candidates[0]
+
+
+def pick_nodes(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    for i, obj in enumerate(objects):
+        check_node(obj, f"nodes[{i}]")
+    return list(objects)
+
+
+# -- GpuOptions: the cluster ------------------------------------------------------------------
+
+
+class ClusterAccess:
+    """Read-only access to the cluster the server runs in (``--kube``):
+    ``kubeconfig``/``context`` as ``pciname gpu-options`` takes them (none:
+    $KUBECONFIG, ~/.kube/config, else the in-cluster service account).
+
+    The configuration is loaded once (a kubeconfig credential plugin runs
+    then, within the time the request has) and again only when it must, as
+    the kubernetes client renews credentials: when they expire (the
+    plugin's expirationTimestamp, less five minutes), when a file it was
+    loaded from changes, or after the API server refused them (401, 403).
+    Each request's API calls get ``timeout`` seconds in all (less when the
+    RPC's deadline is nearer)."""
+
+    def __init__(
+        self, kubeconfig: str | None = None, context: str | None = None, timeout: float = DEFAULT_KUBE_TIMEOUT
+    ) -> None:
+
+        self.kubeconfig = kubeconfig
+        self.context = context
+        self.timeout = timeout
+        self.loads = 0  # how many times the configuration was loaded
+        self._lock = threading.Lock()
+        self._client: Any = None
+        self._loaded: Any = None
+
+    def _connect(self, timeout: float) -> Any:
+
+        with self._lock:
+            if self._client is None or self._loaded.stale():
+                client, loaded = connect_loaded(self.kubeconfig, self.context, timeout=timeout)
+                self.loads += 1
+                old, self._client, self._loaded = self._client, client, loaded
+                if old is not None:
+                    old.close()
+            return self._client
+
+    def _forget(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+            self._client = self._loaded = None
+
+    def check(self) -> None:
+        """Load the configuration (at start-up): PcinameError if it cannot be."""
+        self._connect(self.timeout)
+
+    def close(self) -> None:
+        self._forget()
+
+    def read(self, kubevirt_name: str | None, timeout: float) -> Any:
+        """The cluster's :class:`~pciname.cluster.kube.ClusterState`."""
+
+        budget = min(self.timeout, timeout)
+        try:
+            api = self._connect(budget)
+        except PcinameError as error:
+            raise failure(PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG) from None
+        try:
+            return read_cluster(api, kubevirt_name, timeout=budget)
+        except ClusterError as error:
+            if error.reason == "refused" and error.status in (401, 403):
+                self._forget()  # the next request loads the credentials afresh
+            raise
+
+
+def cluster_failure(error: Any, context: grpc.ServicerContext) -> RpcFailure:
+    """The status for a :class:`pciname.errors.ClusterError`."""
+    message = str(error)
+    if error.reason == "not-found":
+        return failure(grpc.StatusCode.NOT_FOUND, message, KUBEVIRT_NOT_FOUND)
+    if error.reason == "ambiguous":
+        message = message.replace("--kubevirt NAMESPACE/NAME", "kubevirt_name NAMESPACE/NAME")
+        return failure(INVALID, message, KUBEVIRT_AMBIGUOUS)
+    if error.reason == "refused":
+        status = error.status or 0
+        if status in (401, 403):
+            return failure(
+                PRECONDITION,
+                f"{message}; the server's credentials need get and list on nodes and kubevirts.kubevirt.io",
+                CLUSTER_REFUSED,
+            )
+        if status == 429 or status >= 500:
+            return failure(grpc.StatusCode.UNAVAILABLE, message, CLUSTER_REFUSED)
+        return failure(PRECONDITION, message, CLUSTER_REFUSED)
+    if context.time_remaining() <= 0:
+        return failure(grpc.StatusCode.DEADLINE_EXCEEDED, message, CLUSTER_UNREACHABLE)
+    return failure(grpc.StatusCode.UNAVAILABLE, message, CLUSTER_UNREACHABLE)
+
+
+def read_from_cluster(
+    cluster: ClusterAccess | None, name: str | None, context: grpc.ServicerContext, log: logging.Logger
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The cluster's KubeVirt CR and Nodes (FAILED_PRECONDITION without ``--kube``)."""
+
+    if cluster is None:
+        raise failure(
+            PRECONDITION,
+            "this server does not read the cluster (it was started without --kube): send the KubeVirt CR "
+            "and the Nodes in kubevirt and nodes",
+            CLUSTER_DISABLED,
+        )
+    try:
+        state = cluster.read(name, context.time_remaining())
+    except ClusterError as error:
+        reason = cluster_failure(error, context)
+        if error.reason in ("unreachable", "refused"):
+            log.warning(
+                "cannot read the cluster", extra=fields(method="GpuOptions", error=str(error), code=reason.code.name)
+            )
+        raise reason from None
+    except RpcFailure as refused:
+        log.warning(
+            "cannot read the cluster", extra=fields(method="GpuOptions", error=refused.details, code=refused.code.name)
+        )
+        raise
+    if state.kubevirt is None:
+        raise failure(PRECONDITION, "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)", NO_KUBEVIRT)
+    return state.kubevirt, state.nodes
+
+
+def gpu_options(
+    request: pb.GpuOptionsRequest,
+    context: grpc.ServicerContext,
+    data: DataSet,
+    *,
+    cluster: ClusterAccess | None,
+    log: logging.Logger,
+    max_nodes: int = DEFAULT_MAX_LINT_NODES,
+) -> pb.GpuOptionsResponse:
+
+    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
+    name = check_length(request.kubevirt_name, "kubevirt_name", MAX_NAME_CHARS).strip() or None
+    # A bad profile or release fails before any cluster I/O.
+    profile_text, release_how = gpu_options_profile(request.cozystack, request.profile)
+    auto = profile_text.strip().lower() == AUTO
+    given = None if auto else served_profile(data, profile_text)
+    if request.from_cluster:
+        if request.kubevirt.strip() or request.nodes.strip():
+            raise RpcFailure(
+                INVALID,
+                "from_cluster reads the KubeVirt CR and the Nodes from the cluster: leave kubevirt and nodes empty",
+            )
+        kubevirt, nodes = read_from_cluster(cluster, name, context, log)
+    else:
+        if not request.kubevirt.strip():
+            raise RpcFailure(
+                INVALID, "empty request: send the KubeVirt CR in kubevirt (JSON or YAML), or set from_cluster"
+            )
+
+        def bounded(text: str, field: str) -> None:  # YAML: at most max_nodes nodes (JSON is compact)
+            count_nodes(text, field, max_nodes, context, flag="--max-lint-nodes", reason=OBJECTS_INPUT)
+
+        kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt", bounded), name)
+        nodes = pick_nodes(parse_objects(request.nodes, "nodes", bounded))
+
+    def check() -> None:  # the work stops once the caller is gone or its deadline passed
+        check_alive(context)
+
+    if given is not None:
+        profile, how = given, release_how
+    else:
+        chosen, how, _ = choose_profile(AUTO, nodes, resolver=data.resolver, check=check)
+        profile = data.profile(str(chosen)) if how == "inferred" else data.default
+    options = options_of(kubevirt, nodes, profile.key, resolver=data.resolver, check=check)
+    return gpu_options_response(options, profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
+
+
+def gpu_options_profile(cozystack: str, profile: str) -> tuple[str, str]:
+    """The profile of a GpuOptions request and how it was chosen: ``profile``
+    ("given"; "auto" too), or with none given and a Cozystack release asked
+    for, that release's ("cozystack"), as ``pciname gpu-options --cozystack``
+    chooses. A ``cozystack@`` profile of another release is INVALID_ARGUMENT;
+    a malformed release INVALID_ARGUMENT, an unknown one NOT_FOUND (status_of)."""
+
+    if not cozystack.strip():
+        return profile, "given"
+    release_for(cozystack, profile)  # the two must agree
+    return str(profile_for(cozystack, profile)), "given" if profile.strip() else "cozystack"
+
+
+__all__ = ["ClusterAccess", "gpu_options", "parse_objects", "read_from_cluster"]

@@ -1,0 +1,152 @@
+"""The ``Lint`` RPC: :class:`pciname.lint.linter.Linter` over the files
+sent, all together, as ``pciname lint`` runs it over the same files, its
+cost bounded (files, bytes, YAML nodes, concurrent runs, the caller's
+deadline) before anything is composed."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any, cast
+
+import grpc
+
+from pciname.errors import LintInputError
+from pciname.lint.linter import Linter
+from pciname.server._proto import pciname_pb2 as pb
+from pciname.server.config import DEFAULT_MAX_LINT_NODES
+from pciname.server.data import DataSet, served_profile
+from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
+from pciname.server.rpc.shared import INVALID, cozystack_profile, no_auto
+from pciname.server.rpc.wire import (
+    LINT_INPUT,
+    MAX_NAME_CHARS,
+    MAX_PROFILE_CHARS,
+    RpcFailure,
+    check_length,
+    failure,
+    lint_input_failure,
+    lint_response,
+    shown,
+)
+
+# -- Lint --------------------------------------------------------------------------------
+
+
+def _file_name(file: pb.LintFile, index: int, count: int) -> str:
+    if file.name:
+        return file.name
+    return "<input>" if count == 1 else f"<input {index}>"
+
+
+def lint(
+    request: pb.LintRequest,
+    context: grpc.ServicerContext,
+    data: DataSet,
+    *,
+    max_files: int,
+    max_bytes: int,
+    max_nodes: int = DEFAULT_MAX_LINT_NODES,
+    slots: Slots | None = None,
+) -> pb.LintResponse:
+    """The Lint answer. Its cost is bounded before the linter composes
+    anything: files, bytes, YAML nodes (:func:`~pciname.server.rpc.budget.count_nodes`),
+    and ``slots`` (how many run at once); the caller's cancellation and
+    deadline are checked while counting and between steps."""
+    with slots.take() if slots is not None else contextlib.nullcontext():
+        nodes: list[int] = []
+        try:
+            return _lint(
+                request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes, counted=nodes
+            )
+        finally:
+            if nodes and nodes[0] > RELEASE_AFTER_NODES:
+                release_memory()
+
+
+def _lint_inputs(files: Sequence[pb.LintFile], *, max_files: int, max_bytes: int) -> list[tuple[str, str | bytes, int]]:
+    """(name, content, bytes) of each file of a Lint request, within --max-lint-files and --max-lint-bytes."""
+    if not files:
+        raise RpcFailure(INVALID, "empty request: no files given")
+    if len(files) > max_files:
+        raise RpcFailure(
+            INVALID,
+            f"{len(files)} files in one request, more than this server's maximum of {max_files} "
+            "(--max-lint-files); split the request",
+        )
+    inputs: list[tuple[str, str | bytes, int]] = []
+    for index, file in enumerate(files, 1):
+        content: str | bytes = file.data if file.WhichOneof("content") == "data" else file.text
+        size = len(content) if isinstance(content, bytes) else len(content.encode("utf-8", "surrogatepass"))
+        inputs.append((_file_name(file, index, len(files)), content, size))
+    total = sum(size for _, _, size in inputs)
+    if total > max_bytes:
+        name, _, size = max(inputs, key=lambda i: i[2])
+        raise RpcFailure(
+            INVALID,
+            f"{total} bytes of YAML in one request, more than this server's maximum of {max_bytes} "
+            f"(--max-lint-bytes); the largest file is {shown(name, quote=False)} ({size} bytes)",
+        )
+    return inputs
+
+
+def _lint(
+    request: pb.LintRequest,
+    context: grpc.ServicerContext,
+    data: DataSet,
+    *,
+    max_files: int,
+    max_bytes: int,
+    max_nodes: int,
+    counted: list[int],
+) -> pb.LintResponse:
+
+    inputs = _lint_inputs(request.files, max_files=max_files, max_bytes=max_bytes)
+    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
+    check_length(request.upgrade_to, "upgrade_to", MAX_PROFILE_CHARS)
+    no_auto(request.profile)
+    no_auto(request.upgrade_to, "upgrade_to")
+    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
+    profile = served_profile(data, cozystack_profile(request.cozystack, request.profile))
+    upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
+
+    nodes = 0
+    for name, content, _ in inputs:
+        nodes = count_nodes(content, name, max_nodes, context, already=nodes, flag="--max-lint-nodes")
+    counted.append(nodes)
+    linter = Linter(
+        profile.key,
+        upgrade.key if upgrade is not None else None,
+        resolver=data.resolver,
+        cozystack=request.cozystack or None,
+        check=lambda: check_alive(context),
+    )
+    documents = 0
+    errors: list[LintInputError] = []
+    for name, content, _ in inputs:
+        check_alive(context)
+        try:
+            # A stream the composer reads in steps, each checking the caller is still there.
+            documents += linter.add_text(cast(Any, CheckedText(content, context)), name)
+        except LintInputError as error:
+            errors.append(error)
+        except RecursionError:
+            errors.append(LintInputError(f"{shown(name, quote=False)}: nested too deeply to read as YAML", file=name))
+    if errors:
+        raise lint_input_failure(errors)
+    check_alive(context)
+    try:
+        findings = linter.run()
+    except RecursionError:
+        raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
+    check_alive(context)
+    return lint_response(
+        findings,
+        profile=profile.name,
+        upgrade_to=upgrade.name if upgrade is not None else None,
+        documents=documents,
+        notes=linter.notes,
+    )
+
+
+__all__ = ["lint"]
