@@ -9,5 +9,8 @@ they answer alike by construction.
 * the one choice of a Cozystack release and its profile is
   :mod:`pciname.cozystack.choice` (lint and the generators use it too);
 * :mod:`~pciname.capabilities.permitted`: ``permitted-host-devices``;
-* :mod:`~pciname.capabilities.node_pool`: ``node-pool``.
+* :mod:`~pciname.capabilities.node_pool`: ``node-pool``;
+* :mod:`~pciname.capabilities.scan`: ``scan`` (a node's sysfs);
+* :mod:`~pciname.capabilities.audit`: ``audit`` and ``gpu-options`` (a cluster's objects);
+* :mod:`~pciname.capabilities.apply`: ``apply permitted-host-devices`` (with a cluster client).
 """

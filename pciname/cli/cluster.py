@@ -5,8 +5,10 @@
 Each takes the kubeconfig options, ``--profile`` (``auto``: inferred from
 the names the nodes advertise) and ``-o``. Exit codes: 0 fine, 1 audit
 findings or apply refused (or devices left out), 2 bad usage or the cluster
-cannot be read. What the objects mean is :mod:`pciname.kubevirt.audit`; the
-client I/O is :mod:`pciname.cluster.kube`. ``--timeout`` bounds the API
+cannot be read. Each builds its request (:mod:`pciname.capabilities.audit`,
+:mod:`pciname.capabilities.apply`) from its arguments and prints the answer;
+what the objects mean is :mod:`pciname.kubevirt.audit`, the client I/O
+:mod:`pciname.cluster.kube`. ``--timeout`` bounds the API
 requests of a command together and, for ``audit`` and ``gpu-options``, the
 work on what they read too (counted from the command's start; past it, one
 line, exit 2).
@@ -16,32 +18,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 from pciname.base.render import emit, table, write_line
-from pciname.cli.core import add_profile_options
+from pciname.cli.core import add_profile_options, profile_from_args
 from pciname.cli.output import add_output_option
-from pciname.cli.shared import (
-    NO_DEVICES,
-    add_cozystack_option,
-    add_request_options,
-    profile_arg,
-    report,
-    say,
-    vgpu_requests,
-)
-from pciname.errors import PcinameError
+from pciname.cli.shared import add_cozystack_option, add_request_options, report, say
 
 if TYPE_CHECKING:
-    from pciname.cluster.kube import ApiClient, ClusterState
+    from pciname.cluster.kube import ApiClient
+    from pciname.resolution.resolver import ProfileLike
 
 # pciname.cluster.kube.DEFAULT_TIMEOUT, spelled out so that building the
 # parser imports nothing more (tests/test_kube_cluster.py checks).
 TIMEOUT_DEFAULT_SHOWN = "30"
 CREDENTIALS_NOTE = " A kubeconfig's credential plugin (users[].user.exec) runs, as with kubectl, within --timeout."
 CLUSTER_PROFILE_NOTE = " --profile auto infers the plugin release from the names the nodes advertise."
-NO_KUBEVIRT = "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)"
 
 
 def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
@@ -127,87 +119,30 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _timeout(args: argparse.Namespace) -> float:
-    from pciname.cluster.kube import DEFAULT_TIMEOUT
-
-    return float(args.timeout) if args.timeout is not None else DEFAULT_TIMEOUT
-
-
-def _cluster(args: argparse.Namespace) -> tuple[ApiClient, ClusterState]:
-    from pciname.cluster.kube import connect, read_cluster
-
-    client = connect(args.kubeconfig, args.context, timeout=_timeout(args))
-    return client, read_cluster(client, args.kubevirt, timeout=_timeout(args))
+def _profile(args: argparse.Namespace) -> ProfileLike | None:
+    """The profile options as given: a custom profile (``--pciids``,
+    ``--algorithm``), a ``--profile`` spelling, or None when none is given."""
+    if getattr(args, "pciids", None) is not None or getattr(args, "algorithm", None):
+        return profile_from_args(args)
+    return args.profile or None
 
 
-class _Deadline:
-    """``--timeout`` from the command's start: :meth:`check` (what the
-    work calls as it goes) raises one line once it has passed."""
+def _connect(args: argparse.Namespace, seconds: float) -> ApiClient:
+    from pciname.cluster.kube import connect
 
-    def __init__(self, args: argparse.Namespace, command: str) -> None:
-        self.timeout = _timeout(args)
-        self.at = time.monotonic() + self.timeout
-        self.command = command
-        self.sizes = "what the cluster sent"
-
-    def sized(self, state: ClusterState) -> None:
-        """Say how much the cluster sent, in the message."""
-        from pciname.kubevirt.objects import permitted_entries
-
-        entries = len(permitted_entries(state.kubevirt))
-        self.sizes = f"the {entries} permittedHostDevices entries and {len(state.nodes)} Nodes the cluster sent"
-
-    def check(self) -> None:
-        if time.monotonic() > self.at:
-            raise PcinameError(
-                f"{self.command}: not done within --timeout ({self.timeout:g} seconds) with {self.sizes}"
-            )
-
-
-def _cozystack(args: argparse.Namespace, client: ApiClient) -> dict[str, Any] | None:
-    """The cluster's Cozystack release: what its operator Deployment says,
-    else ``--cozystack``; without a profile given, select that release's
-    profile (its GPU Operator's names). A note on stderr says which."""
-    from pciname.cluster.kube import read_cozystack_operator
-    from pciname.cozystack.releases import get_release, release_in_cluster
-
-    found = release_in_cluster(read_cozystack_operator(client, timeout=_timeout(args)))
-    given = get_release(args.cozystack) if args.cozystack is not None else None
-    if found is not None and found.release is None and given is None:
-        say(
-            f"the cluster runs Cozystack {found.version} ({found.evidence}), which this pciname has no facts for: "
-            "use a newer pciname, or give --cozystack or --profile"
-        )
-    if found is not None and given is not None and found.version != given.version:
-        say(f"--cozystack {given.version} given; the cluster says Cozystack {found.version} ({found.evidence})")
-    release = given or (found.release if found is not None else None)
-    if release is None:
-        return found.to_dict() if found is not None else None
-    source = "given (--cozystack)" if given is not None else found.evidence if found is not None else ""
-    implied = (
-        not getattr(args, "profile", None)
-        and not getattr(args, "pciids", None)
-        and not getattr(args, "algorithm", None)
-    )
-    if implied:
-        args.profile = release.profile
-    return {"version": release.version, "source": source, "known": True, "implies_profile": implied}
+    return connect(args.kubeconfig, args.context, timeout=seconds)
 
 
 # -- audit ----------------------------------------------------------------------------
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from pciname.kubevirt.audit import audit
+    from pciname.capabilities.audit import AuditRequest, Deadline, answer_audit, read
 
-    deadline = _Deadline(args, "audit")
-    client, state = _cluster(args)
-    deadline.sized(state)
-    cozystack = _cozystack(args, client)
-    result = audit(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True), check=deadline.check)
-    if cozystack is not None and cozystack.pop("implies_profile", False):
-        result["profile_source"] = f"Cozystack {cozystack['version']} ({cozystack['source']})"
-    result["cozystack"] = cozystack
+    request = AuditRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout)
+    deadline = Deadline(request, "audit")  # from the command's start
+    asked, state = read(request.validated(), _connect(args, request.seconds), deadline=deadline, note=say)
+    result = answer_audit(asked, state.kubevirt, state.nodes, check=deadline.check)
     if args.output == "table":
         _audit_table(result)
     else:
@@ -271,17 +206,17 @@ def _audit_table(result: dict[str, Any]) -> None:
 
 
 def run_gpu_options(args: argparse.Namespace) -> int:
-    from pciname.kubevirt.audit import gpu_options
+    from pciname.capabilities.audit import Deadline, GpuOptionsRequest, answer_gpu_options, read
 
-    deadline = _Deadline(args, "gpu-options")
-    client, state = _cluster(args)
-    if state.kubevirt is None:
-        raise PcinameError(NO_KUBEVIRT)
-    deadline.sized(state)
-    cozystack = _cozystack(args, client)
-    if cozystack and cozystack["known"]:
-        say(f"Cozystack {cozystack['version']} ({cozystack['source']})")
-    options = gpu_options(state.kubevirt, state.nodes, profile_arg(args, allow_auto=True), check=deadline.check)
+    request = GpuOptionsRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout)
+    deadline = Deadline(request, "gpu-options")  # from the command's start
+    asked, state = read(
+        request.validated(), _connect(args, request.seconds), deadline=deadline, note=say, needs_kubevirt=True
+    )
+    told = asked.cozystack_report
+    if told and told["known"]:
+        say(f"Cozystack {told['version']} ({told['source']})")
+    options = answer_gpu_options(asked, state.kubevirt, state.nodes, check=deadline.check).options
     if args.output == "table":
         if options:
             table(
@@ -308,48 +243,34 @@ def run_gpu_options(args: argparse.Namespace) -> int:
 
 
 def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
-    from pciname.cluster.kube import apply_permitted_host_devices
+    from pciname.capabilities.apply import ApplyRequest, answer
     from pciname.errors import ApplyRefused
-    from pciname.kubevirt.audit import choose_profile
-    from pciname.kubevirt.generate import permitted_host_devices
-    from pciname.kubevirt.objects import FIELD_MANAGER, object_ref
+    from pciname.kubevirt.objects import FIELD_MANAGER
 
-    if not args.devices and not args.mdev:
-        raise PcinameError(NO_DEVICES)
-    client, state = _cluster(args)
-    if state.kubevirt is None:
-        raise PcinameError(f"{NO_KUBEVIRT} to apply to")
-    profile, how, _ = choose_profile(profile_arg(args, allow_auto=True), state.nodes)
-    devices, mdevs = vgpu_requests(args, counts=False, profile=profile)
-    snippet = permitted_host_devices(devices, mdevs, profile, args.include_broken)
-    broken = report(snippet)
-    if not snippet.data:
-        raise PcinameError("nothing to apply: every device was left out")
+    request = ApplyRequest(
+        tuple(args.devices),
+        tuple(args.mdev),
+        tuple(args.vgpu),
+        profile=_profile(args),
+        include_broken=args.include_broken,
+        force=args.force,
+        dry_run=args.dry_run,
+        kubevirt_name=args.kubevirt,
+        timeout=args.timeout,
+    ).validated()
     try:
-        applied = apply_permitted_host_devices(
-            client, state.kubevirt, snippet.data, force=args.force, dry_run=args.dry_run, timeout=_timeout(args)
-        )
+        applied = answer(request, _connect(args, request.seconds), report=report)
     except ApplyRefused as refused:
         say(str(refused))
         return 1
-    ref = object_ref(state.kubevirt)  # the apply above needed its namespace and name
-    result = {
-        "kubevirt": ref,
-        "field_manager": FIELD_MANAGER,
-        "force": bool(args.force),
-        "dry_run": bool(args.dry_run),
-        "profile": snippet.profile,
-        "profile_source": how,
-        "permittedHostDevices": applied,
-        "left_out": [s.to_dict() for s in snippet.left_out],
-    }
     if args.output == "table":
-        pci, mdev = len(applied.get("pciHostDevices", [])), len(applied.get("mediatedDevices", []))
+        permitted = applied.permitted
+        pci, mdev = len(permitted.get("pciHostDevices", [])), len(permitted.get("mediatedDevices", []))
         write_line(
-            f"applied {pci} pciHostDevices and {mdev} mediatedDevices entries to KubeVirt {ref} "
-            f"(field manager {FIELD_MANAGER}{', forced' if args.force else ''}{', dry run' if args.dry_run else ''}; "
-            f"profile {snippet.profile})"
+            f"applied {pci} pciHostDevices and {mdev} mediatedDevices entries to KubeVirt {applied.kubevirt} "
+            f"(field manager {FIELD_MANAGER}{', forced' if applied.force else ''}"
+            f"{', dry run' if applied.dry_run else ''}; profile {applied.profile})"
         )
     else:
-        emit(result, args.output)
-    return 1 if broken else 0
+        emit(applied.to_dict(), args.output)
+    return 1 if applied.left_out else 0

@@ -1,18 +1,22 @@
 """The scan command: what NVIDIA's KubeVirt device plugin finds on this node.
 
 Exit codes: 0 fine, 1 something is wrong with the node, 2 no sysfs under
-``--sysfs-root`` or bad usage. The walk itself is :mod:`pciname.host.sysfs`.
+``--sysfs-root`` or bad usage. The request and its answer are
+:mod:`pciname.capabilities.scan`; the walk itself is :mod:`pciname.host.sysfs`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from pciname.base.render import emit, table, write_line
-from pciname.cli.core import add_profile_options
+from pciname.cli.core import add_profile_options, profile_from_args
 from pciname.cli.output import add_output_option
-from pciname.cli.shared import profile_arg
+
+if TYPE_CHECKING:
+    from pciname.host.sysfs import ScanResult
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,81 +41,87 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_scan(args: argparse.Namespace) -> int:
-    from pciname.host.sysfs import scan
-    from pciname.naming.profiles import PER_FUNCTION
+    # Imported here: building the parser (every command's) stays light.
+    from pciname.capabilities.scan import ScanRequest, answer
 
-    result = scan(args.sysfs_root, profile_arg(args))
-    if args.mdev_config:
-        from pciname.host.offered import mdev_config
-
-        emit(mdev_config(result.offered, args.mdev_config), "json" if args.output == "json" else "yaml")
+    request = ScanRequest(args.sysfs_root, profile_from_args(args), tuple(args.mdev_config or ())).validated()
+    scanned = answer(request)
+    if scanned.mdev_config is not None:
+        emit(scanned.mdev_config, "json" if args.output == "json" else "yaml")
         return 0
+    result = scanned.result
     if args.output == "table":
-        out = sys.stdout
-        unit = "PCI function (its address)" if result.discovery == PER_FUNCTION else "IOMMU group (its number)"
-        write_line(
-            f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}; "
-            f"one kubelet device per {unit}",
-            out,
-        )
-        out.write("\n")
-        if result.functions:
-            table(
-                [
-                    (
-                        f.address,
-                        f"{f.vendor}:{f.device}" if f.device else "?",
-                        f.driver,
-                        f.iommu_group,
-                        f.numa_node,
-                        f.status,
-                    )
-                    for f in result.functions
-                ],
-                ("ADDRESS", "DEVICE", "DRIVER", "IOMMU", "NUMA", "RESOURCE OR WHY NOT"),
-            )
-        else:
-            out.write("no NVIDIA PCI functions\n")
-        if result.mdevs:
-            out.write("\n")
-            table(
-                [(m.uuid, m.type_name, m.parent, m.status) for m in result.mdevs],
-                ("MDEV", "TYPE", "PARENT", "RESOURCE OR WHY NOT"),
-            )
-        if result.resources:
-            out.write("\n")
-            table(
-                [
-                    (r.resource_name, r.kind, r.source, r.count, "yes" if r.works else "no", ",".join(r.members))
-                    for r in result.resources
-                ],
-                ("RESOURCE", "KIND", "FROM", "COUNT", "WORKS", "DEVICE IDS"),
-            )
-        if result.offered:
-            out.write("\n")
-            table(
-                [
-                    (
-                        o.address,
-                        o.kind,
-                        o.type_id,
-                        o.name,
-                        o.available_instances if o.kind == "mdev" else ("current" if o.current else ""),
-                        o.resource_name,
-                    )
-                    for o in result.offered
-                ],
-                ("OFFERED BY", "KIND", "TYPE ID", "VGPU TYPE (EXACT)", "AVAILABLE", "RESOURCE"),
-            )
-            if any(o.kind == "sriov" for o in result.offered):
-                out.write(
-                    "sriov: NVIDIA's plugin reads no SR-IOV VF's nvidia/ files (only /sys/bus/mdev/devices): "
-                    "permit the VFs by pciVendorSelector for KubeVirt's own plugin\n"
-                )
-        if result.diagnoses:
-            out.write("\n")
-            for d in result.diagnoses:
-                write_line(f"{d.severity}: {d.code}: {d.subject}: {d.message}", out)
+        _scan_table(result)
     else:
         emit(result.to_dict(), args.output)
     return 1 if result.errors else 0
+
+
+def _scan_table(result: ScanResult) -> None:
+    from pciname.naming.profiles import PER_FUNCTION
+
+    out = sys.stdout
+    unit = "PCI function (its address)" if result.discovery == PER_FUNCTION else "IOMMU group (its number)"
+    write_line(
+        f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}; "
+        f"one kubelet device per {unit}",
+        out,
+    )
+    out.write("\n")
+    if result.functions:
+        table(
+            [
+                (
+                    f.address,
+                    f"{f.vendor}:{f.device}" if f.device else "?",
+                    f.driver,
+                    f.iommu_group,
+                    f.numa_node,
+                    f.status,
+                )
+                for f in result.functions
+            ],
+            ("ADDRESS", "DEVICE", "DRIVER", "IOMMU", "NUMA", "RESOURCE OR WHY NOT"),
+        )
+    else:
+        out.write("no NVIDIA PCI functions\n")
+    if result.mdevs:
+        out.write("\n")
+        table(
+            [(m.uuid, m.type_name, m.parent, m.status) for m in result.mdevs],
+            ("MDEV", "TYPE", "PARENT", "RESOURCE OR WHY NOT"),
+        )
+    if result.resources:
+        out.write("\n")
+        table(
+            [
+                (r.resource_name, r.kind, r.source, r.count, "yes" if r.works else "no", ",".join(r.members))
+                for r in result.resources
+            ],
+            ("RESOURCE", "KIND", "FROM", "COUNT", "WORKS", "DEVICE IDS"),
+        )
+    if result.offered:
+        out.write("\n")
+        table(
+            [
+                (
+                    o.address,
+                    o.kind,
+                    o.type_id,
+                    o.name,
+                    o.available_instances if o.kind == "mdev" else ("current" if o.current else ""),
+                    o.resource_name,
+                )
+                for o in result.offered
+            ],
+            ("OFFERED BY", "KIND", "TYPE ID", "VGPU TYPE (EXACT)", "AVAILABLE", "RESOURCE"),
+        )
+        if any(o.kind == "sriov" for o in result.offered):
+            out.write(
+                "sriov: NVIDIA's plugin reads no SR-IOV VF's nvidia/ files (only /sys/bus/mdev/devices): "
+                "permit the VFs by pciVendorSelector for KubeVirt's own plugin\n"
+            )
+    if result.diagnoses:
+        out.write("\n")
+        for d in result.diagnoses:
+            write_line(f"{d.severity}: {d.code}: {d.subject}: {d.message}", out)

@@ -1,6 +1,8 @@
 """The ``GpuOptions`` RPC and the server's read-only access to its cluster:
-:func:`pciname.kubevirt.audit.gpu_options` over the KubeVirt CR and Nodes
-the caller sends, or, on a server started with ``--kube``, over the ones
+the message as a :class:`~pciname.capabilities.audit.GpuOptionsRequest`,
+answered by :func:`~pciname.capabilities.audit.answer_gpu_options` (as
+``pciname gpu-options`` answers it) over the KubeVirt CR and Nodes the
+caller sends, or, on a server started with ``--kube``, over the ones
 :func:`pciname.cluster.kube.read_cluster` reads (read-only, with the
 server's kubeconfig or in-cluster service account)."""
 
@@ -15,6 +17,8 @@ from typing import Any
 import grpc
 import yaml
 
+from pciname.capabilities.audit import NO_KUBEVIRT_CR, GpuOptionsRequest, answer_gpu_options
+from pciname.capabilities.spelling import Spelling
 from pciname.cluster.kube import connect_loaded, read_cluster
 from pciname.cluster.shapes import (
     ShapeError,
@@ -23,16 +27,14 @@ from pciname.cluster.shapes import (
     go_strings,
     type_name,
 )
-from pciname.cozystack.choice import profile_for, release_for
 from pciname.errors import ClusterError, PcinameError
-from pciname.kubevirt.audit import choose_profile, gpu_options as options_of
 from pciname.lint.linter import refuse_surrogates
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.logs import fields
 from pciname.server.rpc.budget import check_alive, count_nodes
-from pciname.server.rpc.shared import AUTO, INVALID, PRECONDITION
+from pciname.server.rpc.shared import INVALID, PRECONDITION
 from pciname.server.rpc.wire import (
     CLUSTER_CONFIG,
     CLUSTER_DISABLED,
@@ -323,7 +325,7 @@ def read_from_cluster(
         )
         raise
     if state.kubevirt is None:
-        raise failure(PRECONDITION, "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)", NO_KUBEVIRT)
+        raise failure(PRECONDITION, NO_KUBEVIRT_CR, NO_KUBEVIRT)
     return state.kubevirt, state.nodes
 
 
@@ -336,26 +338,26 @@ def gpu_options(
     log: logging.Logger,
     max_nodes: int = DEFAULT_MAX_LINT_NODES,
 ) -> pb.GpuOptionsResponse:
+    """The answer: the request's limits checked here, its rules by
+    :class:`~pciname.capabilities.audit.GpuOptionsRequest` (a bad profile or
+    release fails before any cluster I/O)."""
 
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
     name = check_length(request.kubevirt_name, "kubevirt_name", MAX_NAME_CHARS).strip() or None
-    # A bad profile or release fails before any cluster I/O.
-    profile_text, release_how = gpu_options_profile(request.cozystack, request.profile)
-    auto = profile_text.strip().lower() == AUTO
-    given = None if auto else served_profile(data, profile_text)
-    if request.from_cluster:
-        if request.kubevirt.strip() or request.nodes.strip():
-            raise RpcFailure(
-                INVALID,
-                "from_cluster reads the KubeVirt CR and the Nodes from the cluster: leave kubevirt and nodes empty",
-            )
+    asked = GpuOptionsRequest(
+        request.profile,
+        request.cozystack if request.cozystack.strip() else None,
+        name,
+        from_cluster=request.from_cluster,
+        kubevirt=request.kubevirt,
+        nodes=request.nodes,
+        spelling=Spelling.RPC,
+    ).validated()
+    given = None if asked.auto else served_profile(data, str(asked.chosen_profile or ""))
+    if asked.from_cluster:
         kubevirt, nodes = read_from_cluster(cluster, name, context, log)
     else:
-        if not request.kubevirt.strip():
-            raise RpcFailure(
-                INVALID, "empty request: send the KubeVirt CR in kubevirt (JSON or YAML), or set from_cluster"
-            )
 
         def bounded(text: str, field: str) -> None:  # YAML: at most max_nodes nodes (JSON is compact)
             count_nodes(text, field, max_nodes, context, flag="--max-lint-nodes", reason=OBJECTS_INPUT)
@@ -366,26 +368,19 @@ def gpu_options(
     def check() -> None:  # the work stops once the caller is gone or its deadline passed
         check_alive(context)
 
-    if given is not None:
-        profile, how = given, release_how
-    else:
-        chosen, how, _ = choose_profile(AUTO, nodes, resolver=data.resolver, check=check)
-        profile = data.profile(str(chosen)) if how == "inferred" else data.default
-    options = options_of(kubevirt, nodes, profile.key, resolver=data.resolver, check=check)
-    return gpu_options_response(options, profile=profile.name, profile_source=how, kubevirt=_ref(kubevirt))
-
-
-def gpu_options_profile(cozystack: str, profile: str) -> tuple[str, str]:
-    """The profile of a GpuOptions request and how it was chosen: ``profile``
-    ("given"; "auto" too), or with none given and a Cozystack release asked
-    for, that release's ("cozystack"), as ``pciname gpu-options --cozystack``
-    chooses. A ``cozystack@`` profile of another release is INVALID_ARGUMENT;
-    a malformed release INVALID_ARGUMENT, an unknown one NOT_FOUND (status_of)."""
-
-    if not cozystack.strip():
-        return profile, "given"
-    release_for(cozystack, profile)  # the two must agree
-    return str(profile_for(cozystack, profile)), "given" if profile.strip() else "cozystack"
+    answered = answer_gpu_options(
+        asked,
+        kubevirt,
+        nodes,
+        served=given.key if given is not None else None,
+        default=data.default.key,
+        resolver=data.resolver,
+        check=check,
+    )
+    profile = data.resolver.view(answered.profile).profile.name  # the served profile's name
+    return gpu_options_response(
+        answered.options, profile=profile, profile_source=answered.profile_source, kubevirt=_ref(kubevirt)
+    )
 
 
 __all__ = ["ClusterAccess", "gpu_options", "parse_objects", "read_from_cluster"]

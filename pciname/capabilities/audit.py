@@ -1,0 +1,272 @@
+"""``audit`` and ``gpu-options`` as requests: a cluster's KubeVirt CR and
+Nodes compared with a profile, and what a tenant node pool may ask for.
+
+:class:`AuditRequest` validates itself (the profile, ``auto`` included, and
+the Cozystack release asked for: they must agree) and
+:class:`GpuOptionsRequest` also its source (the cluster, or the objects as
+text); :func:`answer_audit` and :func:`answer_gpu_options` answer them from
+the objects read (:mod:`pciname.kubevirt.audit` says what they mean).
+``pciname audit`` and ``pciname gpu-options`` read their cluster with
+:func:`read` (its I/O is :mod:`pciname.cluster.kube`), and the
+``GpuOptions`` RPC reads the server's cluster or the objects it was sent;
+both answer through :func:`answer_gpu_options`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from pciname.capabilities.spelling import Spelling
+from pciname.cluster.kube import DEFAULT_TIMEOUT, ClusterState, read_cluster, read_cozystack_operator
+from pciname.cozystack.choice import release_for
+from pciname.cozystack.releases import ClusterRelease, Release, get_release, release_in_cluster
+from pciname.errors import PcinameError
+from pciname.kubevirt.audit import AUTO, Check, audit, choose_profile, gpu_options, is_auto
+from pciname.kubevirt.objects import KubeObject, permitted_entries
+from pciname.naming.profiles import DEFAULT_PROFILE
+
+if TYPE_CHECKING:
+    from pciname.cluster.kube import ApiClient
+    from pciname.resolution.resolver import ProfileLike, ResolverLike
+
+#: What a request does with a note beside its answer (the CLI: a ``pciname:`` line on stderr).
+Note = Callable[[str], None]
+#: The one line for a cluster without a KubeVirt CR where one is needed.
+NO_KUBEVIRT_CR = "the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)"
+
+
+def given(profile: ProfileLike | None) -> bool:
+    """Whether a profile was given (a custom one, or a spelling that is not blank)."""
+    return profile is not None and (not isinstance(profile, str) or bool(profile.strip()))
+
+
+def _or_default(profile: ProfileLike | None, default: ProfileLike) -> ProfileLike:
+    return profile if profile is not None and given(profile) else default
+
+
+def choose(profile: ProfileLike | None, cozystack: str | None) -> tuple[ProfileLike | None, str, Release | None]:
+    """The one profile choice of a cluster request, before any cluster is
+    read: (the profile, how it was chosen, the Cozystack release asked for).
+    ``profile`` ("given"; ``auto`` too), or with none given and a release
+    asked for, that release's ("cozystack"). A ``cozystack@`` profile of
+    another release, a malformed release: :class:`~pciname.errors.PcinameError`;
+    an unknown one :class:`~pciname.errors.UnknownCozystackRelease`."""
+    if cozystack is None:
+        return profile, "given", None
+    release = get_release(cozystack)
+    release_for(release.version, profile)  # the two must agree
+    if given(profile):
+        return profile, "given", release
+    return release.profile, "cozystack", release
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """A cluster compared with a profile. ``profile``: a spelling or a custom
+    profile (``auto``: inferred from the names the nodes advertise; None: none
+    given); ``cozystack``: the release asked for (None: not asked for; the
+    cluster's operator Deployment may say); ``kubevirt_name``: which KubeVirt
+    CR ([NAMESPACE/]NAME) when there are several; ``timeout``: seconds for
+    the API requests, and for the work on what they read (None: the default)."""
+
+    profile: ProfileLike | None = None
+    cozystack: str | None = None
+    kubevirt_name: str | None = None
+    timeout: float | None = None
+    spelling: Spelling = Spelling.CLI
+    #: Set by :meth:`validated` (and :meth:`with_cluster_release`): the
+    #: profile to answer with (None: the default), how it was chosen, and
+    #: the Cozystack release.
+    chosen_profile: ProfileLike | None = field(default=None, compare=False)
+    profile_source: str = field(default="given", compare=False)
+    release: Release | None = field(default=None, compare=False)
+    #: Set by :meth:`with_cluster_release`: what the report says of the cluster's Cozystack release.
+    cozystack_report: dict[str, Any] | None = field(default=None, compare=False)
+
+    def validated(self) -> Self:
+        """The request with its profile and release chosen (:func:`choose`)."""
+        profile, source, release = choose(self.profile, self.cozystack)
+        return replace(self, chosen_profile=profile, profile_source=source, release=release)
+
+    @property
+    def seconds(self) -> float:
+        """:attr:`timeout`, or :data:`pciname.cluster.kube.DEFAULT_TIMEOUT`."""
+        return float(self.timeout) if self.timeout is not None else DEFAULT_TIMEOUT
+
+    @property
+    def auto(self) -> bool:
+        """Whether the profile is to be inferred from the nodes."""
+        return is_auto(self.chosen_profile)
+
+    @property
+    def implied(self) -> bool:
+        """Whether the profile is the Cozystack release's (no profile was given)."""
+        return self.release is not None and not given(self.profile)
+
+    def with_cluster_release(self, found: ClusterRelease | None, note: Note) -> Self:
+        """The request once the cluster said which Cozystack release it runs
+        (``found``, from its operator Deployment): the release asked for wins,
+        else the cluster's; without a profile given, that release's profile.
+        Notes say when the two differ, or the cluster's is one pciname has no facts for."""
+        say, asked = self.spelling, self.release
+        if found is not None and found.release is None and asked is None:
+            note(
+                f"the cluster runs Cozystack {found.version} ({found.evidence}), which this pciname has no facts for: "
+                f"use a newer pciname, or give {say('cozystack')} or {say('profile')}"
+            )
+        if found is not None and asked is not None and found.version != asked.version:
+            note(
+                f"{say('cozystack')} {asked.version} given; the cluster says Cozystack {found.version} ({found.evidence})"
+            )
+        release = asked or (found.release if found is not None else None)
+        if release is None:
+            return replace(self, cozystack_report=found.to_dict() if found is not None else None)
+        source = f"given ({say('cozystack')})" if asked is not None else found.evidence if found is not None else ""
+        told = {"version": release.version, "source": source, "known": True}
+        if given(self.profile):
+            return replace(self, release=release, cozystack_report=told)
+        return replace(
+            self, chosen_profile=release.profile, profile_source="cozystack", release=release, cozystack_report=told
+        )
+
+
+@dataclass(frozen=True)
+class GpuOptionsRequest(AuditRequest):
+    """What a tenant node pool may ask for: an :class:`AuditRequest` of the
+    cluster (``from_cluster``) or of the objects given as text (``kubevirt``:
+    the KubeVirt CR, ``nodes``: the Nodes, as JSON or YAML)."""
+
+    from_cluster: bool = True
+    kubevirt: str = ""
+    nodes: str = ""
+
+    def validated(self) -> Self:
+        """The request with its profile and release chosen (first: they fail
+        before anything else); a :class:`~pciname.errors.PcinameError` for a
+        source that is both, or neither."""
+        asked = super().validated()
+        say = self.spelling
+        if self.from_cluster and (self.kubevirt.strip() or self.nodes.strip()):
+            raise PcinameError(
+                f"{say('from_cluster')} reads the KubeVirt CR and the Nodes from the cluster: "
+                f"leave {say('kubevirt')} and {say('nodes')} empty"
+            )
+        if not self.from_cluster and not self.kubevirt.strip():
+            raise PcinameError(
+                f"empty request: send the KubeVirt CR in {say('kubevirt')} (JSON or YAML), or set {say('from_cluster')}"
+            )
+        return asked
+
+
+class Deadline:
+    """A request's :attr:`~AuditRequest.timeout` counted from its start (the
+    CLI's: the command's): :meth:`check`, what the work calls as it goes,
+    raises one line once it has passed."""
+
+    def __init__(self, request: AuditRequest, command: str) -> None:
+        self.timeout = request.seconds
+        self.at = time.monotonic() + self.timeout
+        self.command = command
+        self.flag = request.spelling("timeout")
+        self.sizes = "what the cluster sent"
+
+    def sized(self, state: ClusterState) -> None:
+        """Say how much the cluster sent, in the message."""
+        entries = len(permitted_entries(state.kubevirt))
+        self.sizes = f"the {entries} permittedHostDevices entries and {len(state.nodes)} Nodes the cluster sent"
+
+    def check(self) -> None:
+        if time.monotonic() > self.at:
+            raise PcinameError(
+                f"{self.command}: not done within {self.flag} ({self.timeout:g} seconds) with {self.sizes}"
+            )
+
+
+Asked = TypeVar("Asked", bound=AuditRequest)
+
+
+def read(
+    request: Asked, client: ApiClient, *, deadline: Deadline, note: Note, needs_kubevirt: bool = False
+) -> tuple[Asked, ClusterState]:
+    """The cluster's KubeVirt CR and Nodes, and the request with the
+    Cozystack release its operator Deployment says
+    (:meth:`~AuditRequest.with_cluster_release`); each read within
+    :attr:`~AuditRequest.seconds`. :data:`NO_KUBEVIRT_CR` when
+    ``needs_kubevirt`` and the cluster has none."""
+    state = read_cluster(client, request.kubevirt_name, timeout=request.seconds)
+    if needs_kubevirt and state.kubevirt is None:
+        raise PcinameError(NO_KUBEVIRT_CR)
+    deadline.sized(state)
+    found = release_in_cluster(read_cozystack_operator(client, timeout=request.seconds))
+    return request.with_cluster_release(found, note), state
+
+
+def answer_audit(
+    request: AuditRequest,
+    kubevirt: KubeObject | None,
+    nodes: list[KubeObject],
+    *,
+    resolver: ResolverLike | None = None,
+    check: Check | None = None,
+) -> dict[str, Any]:
+    """The audit report (:func:`pciname.kubevirt.audit.audit`) of a
+    :meth:`~AuditRequest.validated` request, with what the cluster said of
+    its Cozystack release (:attr:`~AuditRequest.cozystack_report`)."""
+    profile = _or_default(request.chosen_profile, DEFAULT_PROFILE)
+    result = audit(kubevirt, nodes, profile, resolver=resolver, check=check)
+    told = request.cozystack_report
+    if told is not None and request.implied:
+        result["profile_source"] = f"Cozystack {told['version']} ({told['source']})"
+    result["cozystack"] = told
+    return result
+
+
+@dataclass(frozen=True)
+class GpuOptions:
+    """The options (:func:`pciname.kubevirt.audit.gpu_options`), the profile
+    that named them (as the surface passed it, or the one inferred) and how
+    it was chosen ("given", "cozystack", "inferred", "default (nothing to infer from)")."""
+
+    options: list[dict[str, Any]]
+    profile: ProfileLike
+    profile_source: str
+
+
+def answer_gpu_options(
+    request: AuditRequest,
+    kubevirt: KubeObject | None,
+    nodes: list[KubeObject],
+    *,
+    served: ProfileLike | None = None,
+    default: ProfileLike = DEFAULT_PROFILE,
+    resolver: ResolverLike | None = None,
+    check: Check | None = None,
+) -> GpuOptions:
+    """The GPU options of a :meth:`~AuditRequest.validated` request: under
+    its profile (``served``: the surface's own form of it, e.g. the server's
+    loaded profile), or with ``auto`` the one the nodes' names infer, else
+    ``default`` (the surface's default profile)."""
+    if request.auto:
+        chosen, how, _ = choose_profile(AUTO, nodes, resolver=resolver, check=check)
+        profile = chosen if how == "inferred" else default
+    else:
+        profile = served if served is not None else _or_default(request.chosen_profile, default)
+        how = request.profile_source
+    return GpuOptions(gpu_options(kubevirt, nodes, profile, resolver=resolver, check=check), profile, how)
+
+
+__all__ = [
+    "NO_KUBEVIRT_CR",
+    "AuditRequest",
+    "Deadline",
+    "GpuOptions",
+    "GpuOptionsRequest",
+    "answer_audit",
+    "answer_gpu_options",
+    "choose",
+    "given",
+    "read",
+]

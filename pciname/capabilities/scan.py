@@ -1,0 +1,68 @@
+"""``scan`` as a request: what NVIDIA's KubeVirt device plugin finds on the
+node whose sysfs is under a root, named as a profile names it, or KubeVirt's
+mediatedDevicesConfiguration creating vGPU types with that node's own ids.
+
+:class:`ScanRequest` validates itself (a profile it can name with: not
+``auto``, which needs a cluster to infer from) and :func:`answer` answers it
+from the sysfs root it names (the walk is :mod:`pciname.host.sysfs`, what
+the GPUs offer :mod:`pciname.host.offered`); ``pciname scan`` builds the
+request and prints the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pciname.capabilities.spelling import Spelling
+from pciname.errors import PcinameError
+from pciname.host.offered import mdev_config
+from pciname.host.sysfs import ScanResult, scan
+from pciname.kubevirt.audit import is_auto
+from pciname.naming.profiles import DEFAULT_PROFILE
+
+if TYPE_CHECKING:
+    from pciname.resolution.resolver import ProfileLike, ResolverLike
+
+
+@dataclass(frozen=True)
+class ScanRequest:
+    """The node whose sysfs is under ``root`` (the directory holding
+    ``sys/``; ``/`` on the node itself), named by ``profile`` (None: the
+    default); with ``mdev_config`` (vGPU types: ``A10-24Q`` or the exact
+    ``mdev_type/name``), the mediatedDevicesConfiguration creating them instead."""
+
+    root: str = "/"
+    profile: ProfileLike | None = None
+    mdev_config: tuple[str, ...] = ()
+    spelling: Spelling = Spelling.CLI
+
+    def validated(self) -> ScanRequest:
+        """The request; a :class:`~pciname.errors.PcinameError` for profile ``auto``."""
+        if is_auto(self.profile):
+            raise PcinameError(
+                f"{self.spelling('profile')} auto needs a cluster to infer from: it works with audit, gpu-options and apply"
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The scan, and the mediatedDevicesConfiguration when it was asked for."""
+
+    result: ScanResult
+    mdev_config: dict[str, Any] | None = None
+
+
+def answer(request: ScanRequest, *, resolver: ResolverLike | None = None) -> Scan:
+    """The scan of a :meth:`~ScanRequest.validated` request's root; a
+    :class:`~pciname.errors.PcinameError` when it holds no sysfs, or (with
+    ``mdev_config``) the node offers a type not as an mdev."""
+    profile = request.profile if request.profile is not None else DEFAULT_PROFILE
+    result = scan(request.root, profile, resolver=resolver)
+    if request.mdev_config:
+        return Scan(result, mdev_config(result.offered, list(request.mdev_config)))
+    return Scan(result)
+
+
+__all__ = ["Scan", "ScanRequest", "answer"]
