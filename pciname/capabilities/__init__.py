@@ -9,5 +9,7 @@ they answer alike by construction.
 * the one choice of a Cozystack release and its profile is
   :mod:`pciname.cozystack.choice` (lint and the generators use it too);
 * :mod:`~pciname.capabilities.permitted`: ``permitted-host-devices``;
-* :mod:`~pciname.capabilities.node_pool`: ``node-pool``.
+* :mod:`~pciname.capabilities.node_pool`: ``node-pool``;
+* :mod:`~pciname.capabilities.names`: ``lookup``, ``reverse`` and ``diff``
+  (the ``Resolve``/``ResolveBatch``, ``Reverse`` and ``Diff`` RPCs).
 """
