@@ -87,7 +87,7 @@ class LookupRequest:
         if count > self.max_devices:
             if say is Spelling.CLI:
                 raise PcinameError(f"{count} devices given; a lookup takes at most {self.max_devices}: split the input")
-            # the words of pciname.server.rpc.wire.check_batch, as every other RPC's count limit
+            # pciname.server.rpc.wire.check_batch's words, as every RPC's count limit (tests/capabilities pins them)
             raise PcinameError(
                 f"{count} devices in one request, more than this server's maximum of {self.max_devices} "
                 "(--max-batch); split the request"
