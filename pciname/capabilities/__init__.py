@@ -10,6 +10,8 @@ they answer alike by construction.
   :mod:`pciname.cozystack.choice` (lint and the generators use it too);
 * :mod:`~pciname.capabilities.permitted`: ``permitted-host-devices``;
 * :mod:`~pciname.capabilities.node_pool`: ``node-pool``;
+* :mod:`~pciname.capabilities.names`: ``lookup``, ``reverse`` and ``diff``
+  (the ``Resolve``/``ResolveBatch``, ``Reverse`` and ``Diff`` RPCs);
 * :mod:`~pciname.capabilities.scan`: ``scan`` (a node's sysfs);
 * :mod:`~pciname.capabilities.audit`: ``audit`` and ``gpu-options`` (a cluster's objects);
 * :mod:`~pciname.capabilities.apply`: ``apply permitted-host-devices`` (with a cluster client).

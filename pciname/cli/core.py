@@ -170,33 +170,23 @@ def _add_snapshots_pack(snap_sub: Subcommands) -> None:
     snap_pack.set_defaults(func=run_snapshots_pack)
 
 
-def _read_devices(args: argparse.Namespace) -> list[str]:
-    """The devices to look up, at most MAX_LOOKUP_DEVICES (arguments and
-    --stdin together); stdin is read up to MAX_LOOKUP_STDIN_BYTES."""
-    from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
+def _read_stdin() -> bytes:
+    """What ``--stdin`` holds, up to one byte past MAX_LOOKUP_STDIN_BYTES (the
+    request refuses more than that)."""
+    from pciname.base.files import MAX_LOOKUP_STDIN_BYTES
 
-    devices = list(args.devices)
-    if args.stdin:
-        if sys.stdin is None:
-            raise _usage("--stdin: standard input is closed")
-        data = sys.stdin.buffer.read(MAX_LOOKUP_STDIN_BYTES + 1)
-        if len(data) > MAX_LOOKUP_STDIN_BYTES:
-            raise _usage(
-                f"--stdin: more than {MAX_LOOKUP_STDIN_BYTES} bytes; a lookup takes at most "
-                f"{MAX_LOOKUP_DEVICES} devices: split the input"
-            )
-        devices.extend(data.decode("utf-8", "replace").split())
-    if not devices:
-        raise _usage("no devices given: name at least one DEVICE or use --stdin")
-    if len(devices) > MAX_LOOKUP_DEVICES:
-        raise _usage(f"{len(devices)} devices given; a lookup takes at most {MAX_LOOKUP_DEVICES}: split the input")
-    return devices
+    if sys.stdin is None:
+        raise _usage("--stdin: standard input is closed")
+    return sys.stdin.buffer.read(MAX_LOOKUP_STDIN_BYTES + 1)
 
 
 def run_lookup(args: argparse.Namespace) -> int:
-    devices = _read_devices(args)
+    from pciname.capabilities.names import LookupRequest, answer_lookup
     from pciname.cli.service import client_options, client_tls_asked
 
+    asked = LookupRequest(
+        tuple(args.devices), profile=args.profile, output=args.output, stdin=_read_stdin() if args.stdin else None
+    ).validated()
     if args.server:
         from pciname.client import lookup_via_server
 
@@ -204,20 +194,13 @@ def run_lookup(args: argparse.Namespace) -> int:
             raise _usage("--server cannot be combined with --pciids/--algorithm (the server's files are its own)")
         options = client_options(args)
         # "": the server's default profile
-        records = [r.to_dict() for r in lookup_via_server(args.server, devices, args.profile or "", **options)]
+        records = [
+            r.to_dict() for r in lookup_via_server(args.server, list(asked.devices), args.profile or "", **options)
+        ]
     elif client_tls_asked(args):
         raise _usage("the --tls options go with --server")
     else:
-        from pciname.resolution.resolver import default_resolver
-
-        profile = profile_from_args(args)
-        # Each distinct spelling is resolved once; repeats share its record
-        # (copied for YAML, which would print shared objects as aliases).
-        unique = list(dict.fromkeys(devices))
-        resolved = dict(zip(unique, default_resolver().records(unique, profile)))
-        records = [resolved[device] for device in devices]
-        if args.output == "yaml" and len(unique) < len(devices):
-            records = [dict(r, warnings=[dict(w) for w in r["warnings"]]) for r in records]
+        records = answer_lookup(asked, profile_from_args(args))
     print_records(records, args.output, list_warnings=_list_warnings(args, records))
     return 0 if all(r["advertised"] for r in records) else 1
 
@@ -261,27 +244,24 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
 
 
 def run_reverse(args: argparse.Namespace) -> int:
-    from pciname.api import reverse
-    from pciname.errors import PcinameError
-    from pciname.naming.checks import reverse_query
+    from pciname.capabilities.names import ReverseRequest, answer_reverse
 
-    wanted = reverse_query(args.resource)  # the rule the library and the service use
-    if not wanted:
-        raise PcinameError("no resource name given (e.g. nvidia.com/GA102GL_A10)")
-    devices = reverse(args.resource, profile_from_args(args))
+    asked = ReverseRequest(args.resource, profile=args.profile).validated()
+    devices = answer_reverse(asked, profile_from_args(args))
     if args.output == "name":
         for device in devices:
             print(device)
     else:
-        emit({"resource_name": wanted, "devices": devices}, args.output)
+        emit({"resource_name": asked.resource_name, "devices": devices}, args.output)
     return 0 if devices else 1
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from pciname.api import diff
+    from pciname.capabilities.names import DiffRequest, answer_diff
     from pciname.naming.profiles import canonical_name
 
-    entries = diff(args.old, args.new)
+    asked = DiffRequest(args.old, args.new).validated()
+    entries = answer_diff(asked, args.old, args.new)
     if args.output == "table":
         if entries:
             table([(e.device, e.change, e.old, e.new) for e in entries], ("DEVICE", "CHANGE", "OLD", "NEW"))

@@ -60,6 +60,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
 from pciname.errors import PcinameError, ServeError
 from pciname.naming.gotext import valid_text
 from pciname.server import data as data_module
@@ -117,8 +118,6 @@ class _CertificateFiles:
         return tuple(states)
 
     def _read(self, path: Path) -> bytes:
-        from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
-
         try:
             return read_bounded(path, MAX_CREDENTIAL_FILE_BYTES)
         except OSError as error:

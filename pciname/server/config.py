@@ -22,7 +22,7 @@ from typing import Any
 from pciname.cluster.kube import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
 from pciname.errors import ServeError
 from pciname.naming.algorithms import ALGORITHMS
-from pciname.naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE
+from pciname.naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, default_profile_help
 
 MIB = 1 << 20
 
@@ -94,8 +94,7 @@ def _flag(
 
 
 def _default_profile_help() -> str:
-    from pciname.naming.profiles import default_profile_help  # reads the profile registry
-
+    """``--default-profile``'s help, made when it is shown (it reads the profile registry)."""
     return f"profile of requests that name none ({default_profile_help()}; 'custom' for --pciids)"
 
 

@@ -17,6 +17,7 @@ listing of every snapshot directory.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
@@ -27,7 +28,7 @@ from threading import Lock
 
 from cachetools import LRUCache
 
-from pciname.api import Resolver
+from pciname.api import Resolver, profiles as profile_infos
 from pciname.base.paths import embedded_pciids_path, snapshot_search_dirs
 from pciname.errors import PciIdsError, SnapshotMissingError
 from pciname.naming.gotext import valid_text
@@ -40,8 +41,10 @@ from pciname.naming.profiles import (
     custom_profile,
     load_registry,
 )
-from pciname.resolution.catalog import Catalog
+from pciname.pciids.loader import load_bytes
+from pciname.resolution.catalog import Catalog, verified_paths
 from pciname.resolution.results import ProfileInfo, Resolution
+from pciname.resolution.snapshots import known_snapshots, locate, missing_message
 from pciname.server.rpc.wire import MAX_PROFILE_CHARS, check_length, framed, profiles_response, resolution_message
 
 CUSTOM = "custom"
@@ -186,8 +189,6 @@ class DataSet:
             name = canonical_name(text)  # UnknownProfileError
             served = self.served.get(name)
             if served is None:
-                from pciname.resolution.snapshots import missing_message
-
                 profile = self.missing[name]
                 snap = profile.snapshot
                 assert snap is not None
@@ -266,10 +267,6 @@ def served_profile(data: DataSet, spelling: str, what: str = "profile") -> Serve
 
 
 def _device_ids_by_vendor(catalog: Catalog, generation: int) -> dict[str, tuple[str, ...]]:
-    import hashlib
-
-    from pciname.pciids.loader import load_bytes
-
     data = catalog.read()  # PciIdsError if it cannot be read (also: a FIFO, too large)
     if hashlib.sha256(data).hexdigest() != catalog.sha256:
         raise PciIdsError(
@@ -296,8 +293,6 @@ def build(
     line; a ``--pciids`` file that :func:`check_served_file` refuses) or
     SnapshotMissingError when a file vanished while loading; the caller
     keeps its old data then."""
-    from pciname.api import profiles as profile_infos
-
     started = time.monotonic()
     registry = load_registry()
     served, missing = _installed(registry)
@@ -327,9 +322,6 @@ def build(
 
 def _installed(registry: Registry) -> tuple[dict[str, ServedProfile], dict[str, Profile]]:
     """The profiles whose pci.ids is installed (served), and the others (missing)."""
-    from pciname.resolution.catalog import verified_paths
-    from pciname.resolution.snapshots import locate
-
     verified = verified_paths()
     served: dict[str, ServedProfile] = {}
     missing: dict[str, Profile] = {}
@@ -382,8 +374,6 @@ def _default(
         return custom
     name = canonical_name(default_profile)
     if name not in served:
-        from pciname.resolution.snapshots import missing_message
-
         snap = missing[name].snapshot
         assert snap is not None
         raise SnapshotMissingError(
@@ -409,8 +399,6 @@ def check_served_file(catalog: Catalog, known_sha256: set[str] | frozenset[str] 
       Checked on the bytes the catalog was made of (read again, compared by
       sha256: a file that changed meanwhile is refused too).
     """
-    import hashlib
-
     where = valid_text(str(catalog.path))
     data = catalog.read()
     if hashlib.sha256(data).hexdigest() != catalog.sha256:
@@ -490,8 +478,6 @@ _GENERATIONS = iter(range(1, 2**62))
 
 def _snapshot_hints() -> tuple[frozenset[str], frozenset[int]]:
     """The names a snapshot file is likely to have, and the sizes it can have."""
-    from pciname.resolution.snapshots import known_snapshots
-
     known = known_snapshots()
     names = frozenset(n for s in known for n in (f"{s.sha256}.ids", s.sha256, s.filename))
     return names, frozenset(s.size for s in known)

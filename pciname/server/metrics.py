@@ -19,11 +19,12 @@ Each server has its own registry, served on ``--metrics-listen``:
 
 from __future__ import annotations
 
+import socket
 import threading
 from typing import Any
-from wsgiref.simple_server import WSGIServer
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
 
 from pciname.server.config import METRICS_IDLE_SECONDS, METRICS_MAX_CONNECTIONS
 from pciname.server.rpc.wire import METHODS
@@ -115,10 +116,6 @@ def start_http(
     cap (800 idle connections made 825 threads): this one serves at most
     ``max_connections`` at once (a thread each; the next are closed at once)
     and drops a connection idle for ``idle_seconds``."""
-    import socket
-    from wsgiref.simple_server import WSGIRequestHandler
-
-    from prometheus_client import make_wsgi_app
 
     class Handler(WSGIRequestHandler):
         timeout = idle_seconds  # socket timeout of each connection: idle ones are dropped

@@ -1,9 +1,11 @@
 """The ``pciname.v1.PciName`` servicer: one handler per RPC of the .proto
 (:meth:`PciNameService.rpcs`), the plumbing every handler shares (metrics,
 deadlines, errors as status codes), and the RPCs over the names: Resolve,
-ResolveBatch, Reverse, Diff, ListProfiles and ListDevices. The RPCs over
-the domain rooms are one module per capability group in
-:mod:`pciname.server.rpc` (kubevirt, lint, cluster, admission); every message and status is built by
+ResolveBatch, Reverse and Diff (each builds its request of
+:mod:`pciname.capabilities.names` from the message, after the wire's
+length limits), ListProfiles and ListDevices. The RPCs over the domain
+rooms are one module per capability group in :mod:`pciname.server.rpc`
+(kubevirt, lint, cluster, admission); every message and status is built by
 :mod:`pciname.server.rpc.wire`.
 
 Every handler reads the current :class:`~pciname.server.data.DataSet` once,
@@ -36,7 +38,8 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from pciname.naming import checks
+from pciname.capabilities.names import DiffRequest, LookupRequest, ReverseRequest, answer_diff, answer_reverse
+from pciname.capabilities.spelling import Spelling
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import (
@@ -58,7 +61,6 @@ from pciname.server.rpc.wire import (
     MAX_PROFILE_CHARS,
     SERVICE_NAME,
     RpcFailure,
-    check_batch,
     check_deadline,
     check_length,
     diff_response,
@@ -78,6 +80,12 @@ STREAMING = frozenset({"ListDevices"})  # the RPCs that return a stream
 
 _VENDOR = re.compile(r"\s*(?:0[xX])?([0-9a-fA-F]{4})\s*\Z")
 _DEADLINE_CHECK_EVERY = 256
+
+
+def _given(field: str) -> str | None:
+    """A profile field as a request takes it: None when blank (a proto3
+    string is never absent; a blank one was not given)."""
+    return field if field.strip() else None
 
 
 def _serialize(response: Message | bytes) -> bytes:
@@ -250,8 +258,9 @@ class PciNameService:
 
     def resolve(self, request: pb.ResolveRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[bytes, int]:
         device = request.device
-        if not device:
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no device given (e.g. 10de:2236)")
+        LookupRequest(
+            (device,) if device else (), profile=request.profile, single=True, spelling=Spelling.RPC
+        ).validated()
         check_length(device, "device", MAX_DEVICE_CHARS)
         profile = served_profile(data, request.profile)
         entry = data.encoded_table(profile).get(device)
@@ -263,11 +272,11 @@ class PciNameService:
     def resolve_batch(
         self, request: pb.ResolveBatchRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[bytes, int]:
-        devices = request.devices
+        asked = LookupRequest(
+            request.devices, profile=request.profile, max_devices=self.max_batch, spelling=Spelling.RPC
+        ).validated()
+        devices = asked.devices
         count = len(devices)
-        if not count:
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "empty request: no devices given")
-        check_batch(count, "devices", self.max_batch)
         profile = served_profile(data, request.profile)
         table = data.encoded_table(profile)
         get = table.get
@@ -291,27 +300,20 @@ class PciNameService:
         self, request: pb.ReverseRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.ReverseResponse, int]:
         resource = check_length(request.resource_name, "resource_name", MAX_NAME_CHARS)
-        wanted = checks.reverse_query(resource)
-        if not wanted:
-            raise RpcFailure(
-                grpc.StatusCode.INVALID_ARGUMENT, "empty request: no resource_name given (e.g. nvidia.com/GA102GL_A10)"
-            )
+        asked = ReverseRequest(resource, profile=request.profile, spelling=Spelling.RPC).validated()
         profile = served_profile(data, request.profile)
-        devices = data.resolver.reverse(resource, profile.key)
-        return pb.ReverseResponse(resource_name=wanted, profile=profile.name, devices=devices), 0
+        devices = answer_reverse(asked, profile.key, resolver=data.resolver)
+        return pb.ReverseResponse(resource_name=asked.resource_name, profile=profile.name, devices=devices), 0
 
     def diff(
         self, request: pb.DiffRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.DiffResponse, int]:
         check_length(request.from_profile, "from_profile", MAX_PROFILE_CHARS)
         check_length(request.to_profile, "to_profile", MAX_PROFILE_CHARS)
-        if not request.from_profile.strip() or not request.to_profile.strip():
-            raise RpcFailure(
-                grpc.StatusCode.INVALID_ARGUMENT, "empty request: both from_profile and to_profile are required"
-            )
+        asked = DiffRequest(_given(request.from_profile), _given(request.to_profile), spelling=Spelling.RPC).validated()
         old = served_profile(data, request.from_profile, "from_profile")
         new = served_profile(data, request.to_profile, "to_profile")
-        entries = data.resolver.diff(old.key, new.key)
+        entries = answer_diff(asked, old.key, new.key, resolver=data.resolver)
         check_deadline(context)
         return diff_response(old.name, new.name, entries), 0
 

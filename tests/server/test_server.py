@@ -5,6 +5,7 @@ deadlines and limits."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
 
@@ -15,11 +16,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pciname
+from pciname.cli import full
 from pciname.client import Client, RemoteInvalidArgument, RemoteSnapshotMissing, RemoteUnknownProfile, ServiceError
 from pciname.errors import InvalidDeviceError, SnapshotMissingError, UnknownProfileError
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
-from tests.conftest import LATEST, wait_until
+from tests.conftest import LATEST, run_in_process, wait_until
 from tests.server.conftest import custom_spec
 from tests.server_util import metric, scrape
 
@@ -153,6 +155,78 @@ def test_diff_is_the_library_answer(client, stub, server_env, old, new):
     response = stub.Diff(pb.DiffRequest(from_profile=old, to_profile=new), timeout=20)
     changes = {e.device: pb.DiffEntry.Change.Name(e.change).lower() for e in response.changes}
     assert changes == {e.device: e.change for e in got}
+
+
+# -- lookup, reverse and diff: one request behind the CLI and the RPCs -----------------
+
+
+LOOKED_UP = ["10de:2236", "10DE:2236", "10de:ffff", "1eb8", "8086:1234", "0x10de:0x2236"]
+
+
+@pytest.mark.parametrize("profile", ["latest", "kubevirt-gpu-device-plugin@v1.2.1"])
+def test_lookup_cli_and_grpc_answer_alike(server, client, server_env, profile):
+    """``pciname lookup`` (computing, and asking this server) and Resolve /
+    ResolveBatch print and send the same records."""
+    code, out, err = run_in_process(full, ["lookup", *LOOKED_UP, "-p", profile, "-o", "json"])
+    assert (code, err) == (1, "")  # 10de:ffff and 8086:1234 are not advertised
+    printed = json.loads(out)
+    assert [r.to_dict() for r in client.resolve_batch(LOOKED_UP, profile)] == printed
+    assert [client.resolve(d, profile).to_dict() for d in LOOKED_UP] == printed
+    via = run_in_process(
+        full, ["lookup", *LOOKED_UP, "-p", profile, "-o", "json", "--server", f"127.0.0.1:{server.port}"]
+    )
+    assert via == (code, out, err)
+
+
+@pytest.mark.parametrize("resource", ["GA102GL_A10", " nvidia.com/GA102GL_A10\n", "nvidia.com/NO_SUCH_GPU"])
+def test_reverse_cli_and_grpc_answer_alike(stub, server_env, resource):
+    code, out, _ = run_in_process(full, ["reverse", resource, "-p", "latest", "-o", "json"])
+    response = stub.Reverse(pb.ReverseRequest(resource_name=resource, profile="latest"), timeout=10)
+    assert json.loads(out) == {"resource_name": response.resource_name, "devices": list(response.devices)}
+    assert code == (0 if response.devices else 1)
+
+
+def test_diff_cli_and_grpc_answer_alike(client, stub, server_env):
+    old, new = "kubevirt-gpu-device-plugin@v1.2.1", "latest"
+    code, out, _ = run_in_process(full, ["diff", "--from", old, "--to", new, "-o", "json"])
+    response = stub.Diff(pb.DiffRequest(from_profile=old, to_profile=new), timeout=20)
+    printed = json.loads(out)
+    assert code == 0 and (printed["from"], printed["to"]) == (response.from_profile, response.to_profile)
+    assert printed["changes"] == [e.to_dict() for e in client.diff(old, new)] != []
+
+
+#: Each refusal of the names' requests over gRPC, word for word (as before
+#: they were requests): INVALID_ARGUMENT, no pciname-error reason.
+REFUSALS = [
+    ("Resolve", pb.ResolveRequest(profile="p" * 500), "empty request: no device given (e.g. 10de:2236)"),
+    ("ResolveBatch", pb.ResolveBatchRequest(profile="nope"), "empty request: no devices given"),
+    (
+        "ResolveBatch",
+        pb.ResolveBatchRequest(devices=["x" * 100] * 10_001, profile="p" * 500),
+        "10001 devices in one request, more than this server's maximum of 10000 (--max-batch); split the request",
+    ),
+    (
+        "Reverse",
+        pb.ReverseRequest(resource_name=" \t", profile="nope"),
+        "empty request: no resource_name given (e.g. nvidia.com/GA102GL_A10)",
+    ),
+    (
+        "Diff",
+        pb.DiffRequest(from_profile=" ", to_profile="nope"),
+        "empty request: both from_profile and to_profile are required",
+    ),
+    ("Diff", pb.DiffRequest(to_profile="latest"), "empty request: both from_profile and to_profile are required"),
+]
+
+
+@pytest.mark.parametrize(("method", "request_message", "details"), REFUSALS, ids=[c[0] for c in REFUSALS])
+def test_refusals_word_for_word(stub, server_env, method, request_message, details):
+    """The request's rules come before the profile is looked up (hence not
+    NOT_FOUND or a length error for the profiles above)."""
+    with pytest.raises(grpc.RpcError) as raised:
+        getattr(stub, method)(request_message, timeout=20)
+    assert (raised.value.code(), raised.value.details()) == (INVALID, details)
+    assert "pciname-error" not in dict(raised.value.trailing_metadata() or ())
 
 
 def test_list_profiles(client, stub, server_env):
