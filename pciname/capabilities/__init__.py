@@ -9,5 +9,9 @@ they answer alike by construction.
 * the one choice of a Cozystack release and its profile is
   :mod:`pciname.cozystack.choice` (lint and the generators use it too);
 * :mod:`~pciname.capabilities.permitted`: ``permitted-host-devices``;
-* :mod:`~pciname.capabilities.node_pool`: ``node-pool``.
+* :mod:`~pciname.capabilities.node_pool`: ``node-pool``;
+* :mod:`~pciname.capabilities.vm_gpus`: ``vm-gpus`` (the CLI only);
+* :mod:`~pciname.capabilities.vgpu_types`: ``vgpu-types``;
+* :mod:`~pciname.capabilities.lint`: ``lint``;
+* :mod:`~pciname.capabilities.admission`: ``admission-policy``.
 """
