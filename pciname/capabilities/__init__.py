@@ -14,5 +14,9 @@ they answer alike by construction.
   (the ``Resolve``/``ResolveBatch``, ``Reverse`` and ``Diff`` RPCs);
 * :mod:`~pciname.capabilities.scan`: ``scan`` (a node's sysfs);
 * :mod:`~pciname.capabilities.audit`: ``audit`` and ``gpu-options`` (a cluster's objects);
-* :mod:`~pciname.capabilities.apply`: ``apply permitted-host-devices`` (with a cluster client).
+* :mod:`~pciname.capabilities.apply`: ``apply permitted-host-devices`` (with a cluster client);
+* :mod:`~pciname.capabilities.vm_gpus`: ``vm-gpus`` (the CLI only);
+* :mod:`~pciname.capabilities.vgpu_types`: ``vgpu-types``;
+* :mod:`~pciname.capabilities.lint`: ``lint``;
+* :mod:`~pciname.capabilities.admission`: ``admission-policy``.
 """

@@ -3,8 +3,9 @@
 Prints the policy and its binding (``-o yaml``: a multi-document stream,
 ``-o json``: a ``kind: List``) for ``kubectl apply -f -``. Exit codes: 0, 1
 when devices or CR entries were left out of the allowed set (reported on
-stderr), 2 bad usage or bad input. The policy itself is
-:mod:`pciname.kubevirt.admission`.
+stderr), 2 bad usage or bad input. The command builds the request of
+:mod:`pciname.capabilities.admission` and reads the CR it asks for; the
+policy itself is :mod:`pciname.kubevirt.admission`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from pciname.cli.core import add_profile_options
-from pciname.cli.shared import profile_arg, report_left_out, say, vgpu_requests
+from pciname.cli.shared import profile_arg, report_left_out, say
 from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
-    from pciname.kubevirt.generate import Skipped
+    from pciname.capabilities.admission import AdmissionPolicyRequest
 
 POLICY_FORMATS = ("yaml", "json")
 
@@ -85,45 +86,46 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_admission_policy(args: argparse.Namespace) -> int:
-    from pciname.kubevirt.admission import DEFAULT_ACTIONS, admission_policy, allowed_from_cr, allowed_from_devices
+    from pciname.capabilities.admission import AdmissionPolicyRequest, answer
 
     profile = profile_arg(args)
-    from_cr = args.from_cr is not None or args.from_cluster
-    if from_cr and (args.devices or args.mdev or args.vgpu):
-        raise PcinameError(
-            "DEVICE, --mdev and --vgpu go without --from-cr / --from-cluster: the CR says what is allowed"
-        )
-    if not from_cr and not args.devices and not args.mdev:
-        raise PcinameError("nothing to allow: name a DEVICE or --mdev TYPE, or use --from-cr FILE / --from-cluster")
+    request = AdmissionPolicyRequest(
+        tuple(args.devices),
+        tuple(args.mdev),
+        tuple(args.vgpu),
+        kubevirt_cr=args.from_cr is not None,
+        from_cluster=args.from_cluster,
+        kubevirt_name=args.kubevirt,
+        actions=tuple(args.actions or ()),
+        name=args.name,
+        profile=args.profile,
+    ).validated()
     if not args.from_cluster and (args.kubeconfig or args.context or args.kubevirt):
         raise PcinameError("--kubeconfig, --context and --kubevirt go with --from-cluster")
-    left_out: tuple[Skipped, ...] = ()
-    findings: list[str] = []
+    result = answer(request, profile, cr=_cr(args, request))
+    policy = result.policy
+    sys.stdout.write(policy.to_yaml() if args.output == "yaml" else policy.to_json())
+    broken = report_left_out(result.left_out)
+    for line in result.findings:
+        say(f"left out: {line}")
+    if not policy.allowed:
+        say("note: the policy allows no nvidia.com name at all")
+    return 1 if broken or result.findings else 0
+
+
+def _cr(args: argparse.Namespace, request: AdmissionPolicyRequest) -> tuple[str | bytes, str] | None:
+    """The KubeVirt CR the allowed set comes from, as YAML and a name: the
+    ``--from-cr`` file's, the cluster's (``--from-cluster``), or None."""
     if args.from_cr is not None:
         from pciname.lint.inputs import read_input
 
-        data, name = read_input(args.from_cr)
-        permitted, findings = allowed_from_cr(data, name, profile)
-    elif args.from_cluster:
-        import yaml
+        return read_input(args.from_cr)
+    if not request.from_cluster:
+        return None
+    from pciname.capabilities.admission import cluster_cr
+    from pciname.cluster.kube import connect, read_kubevirt
 
-        from pciname.base.yaml_out import Dumper
-        from pciname.cluster.kube import connect, read_kubevirt
-
-        kubevirt = read_kubevirt(connect(args.kubeconfig, args.context), args.kubevirt)
-        if kubevirt is None:
-            raise PcinameError("the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)")
-        permitted, findings = allowed_from_cr(
-            yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False), "cluster:kubevirt", profile
-        )
-    else:
-        devices, mdevs = vgpu_requests(args, counts=False)
-        permitted, left_out = allowed_from_devices(devices, mdevs, profile)
-    result = admission_policy(permitted, profile, args.actions or DEFAULT_ACTIONS, name=args.name, left_out=left_out)
-    sys.stdout.write(result.to_yaml() if args.output == "yaml" else result.to_json())
-    broken = report_left_out(result.left_out)
-    for line in findings:
-        say(f"left out: {line}")
-    if not result.allowed:
-        say("note: the policy allows no nvidia.com name at all")
-    return 1 if broken or findings else 0
+    kubevirt = read_kubevirt(connect(args.kubeconfig, args.context), request.kubevirt_name)
+    if kubevirt is None:
+        raise PcinameError("the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)")
+    return cluster_cr(kubevirt)

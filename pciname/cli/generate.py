@@ -4,13 +4,15 @@
 
 Each takes ``--profile`` and ``-o``. Exit codes: 0 fine, 1 names left out
 (or, with ``--include-broken``, kept but broken), 2 bad usage or bad input.
-The snippets themselves are :mod:`pciname.kubevirt.generate`.
+Each but mdev-name builds its request of :mod:`pciname.capabilities`
+(permitted, node_pool, vm_gpus) from the options; the snippets themselves
+are :mod:`pciname.kubevirt.generate`.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 
 #: The -o choices of the generated snippets.
 SNIPPET_FORMATS = ("yaml", "json", "table")
-NO_GPUS = "no GPUs given: name at least one DEVICE[=COUNT] or --mdev TYPE[=COUNT]"
 #: node-pool's group fields: node_pool's keyword (and the option's dest), and the option.
 POOL_FIELD_FLAGS = {
     "instance_type": "--instance-type",
@@ -48,6 +49,13 @@ POOL_FIELD_FLAGS = {
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    add_permitted_parser(sub)
+    add_node_pool_parser(sub)
+    add_vm_gpus_parser(sub)
+    add_mdev_name_parser(sub)
+
+
+def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from pciname.cozystack.defaults import DEFAULT_VARIANT, MDEV_VARIANTS, VARIANTS
     from pciname.kubevirt.generate import DEFAULT_FORMAT, FORMATS
 
@@ -120,8 +128,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     phd.set_defaults(func=run_permitted_host_devices)
 
-    add_node_pool_parser(sub)
 
+def add_vm_gpus_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     vm = sub.add_parser(
         "vm-gpus",
         help="spec.domain.devices.gpus[] for a KubeVirt VM",
@@ -135,6 +143,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_output_option(vm, SNIPPET_FORMATS, default="yaml")
     vm.set_defaults(func=run_vm_gpus)
 
+
+def add_mdev_name_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mdev = sub.add_parser(
         "mdev-name",
         help="the resource a vGPU type is advertised as",
@@ -175,18 +185,20 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
         vgpu_device_manager=args.vgpu_device_manager,
         cozystack_defaults=_defaults_file(args.cozystack_defaults),
     ).validated()
-    _choose_profile(args, request.chosen_profile)
     if args.from_scan is not None:
         from pciname.host.sysfs import scan, scan_requests
 
-        found = scan_requests(scan(args.from_scan, profile_arg(args)), offered=args.offered)
+        found = scan_requests(
+            scan(args.from_scan, profile_arg(args, chosen=request.chosen_profile)), offered=args.offered
+        )
         for line in found.skipped:
             say(f"--from-scan: left out {line}")
         devices += found.devices
         mdevs += found.mdev_types
     if not devices and not mdevs:
         raise PcinameError(NO_DEVICES if args.from_scan is None else f"--from-scan {args.from_scan}: nothing to permit")
-    result = answer(replace(request, devices=tuple(devices), mdev_types=tuple(mdevs)), profile_arg(args))
+    profile = profile_arg(args, chosen=request.chosen_profile)
+    result = answer(replace(request, devices=tuple(devices), mdev_types=tuple(mdevs)), profile)
     snippet, clashes = result.snippet, result.clashes
     broken = report(snippet)
     for clash in clashes:
@@ -227,19 +239,6 @@ def _defaults_file(path: str | None) -> tuple[Callable[[], str | bytes], str] | 
             raise PcinameError(f"{path}: cannot read: {error.strerror or error}") from None
 
     return read, path
-
-
-def _choose_profile(args: argparse.Namespace, chosen: object) -> None:
-    """``--profile`` as the request chose it (a ``--cozystack`` release's
-    profile when no profile option is given)."""
-    if not args.profile and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None):
-        args.profile = chosen
-
-
-def _requests(items: Iterable[str]) -> list[tuple[str, int]]:
-    from pciname.kubevirt.generate import parse_request
-
-    return [parse_request(item) for item in items]
 
 
 def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -325,9 +324,11 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 def run_node_pool(args: argparse.Namespace) -> int:
     from pciname.capabilities.node_pool import NodePoolRequest, answer
+    from pciname.capabilities.spelling import Spelling
+    from pciname.capabilities.vm_gpus import NO_GPUS
 
     if not args.devices and not args.mdev:
-        raise PcinameError(NO_GPUS)
+        raise PcinameError(NO_GPUS[Spelling.CLI])
     devices, mdevs = vgpu_requests(args, counts=True)
     request = NodePoolRequest(
         args.group,
@@ -341,8 +342,7 @@ def run_node_pool(args: argparse.Namespace) -> int:
         cluster=args.cluster,
         fields={name: getattr(args, name) for name in POOL_FIELD_FLAGS},
     ).validated()
-    _choose_profile(args, request.chosen_profile)
-    snippet = answer(request, profile_arg(args))
+    snippet = answer(request, profile_arg(args, chosen=request.chosen_profile))
     broken = report(snippet)
     output = args.output or ("json" if args.format == "patch" else "yaml")
     if output == "table":
@@ -362,20 +362,17 @@ def run_node_pool(args: argparse.Namespace) -> int:
 
 
 def run_vm_gpus(args: argparse.Namespace) -> int:
-    from pciname.kubevirt.generate import vm_gpus
+    from pciname.capabilities.vm_gpus import VmGpusRequest, answer
 
-    if not args.devices and not args.mdev:
-        raise PcinameError(NO_GPUS)
-    if not args.prefix or any(c.isspace() for c in args.prefix):
-        raise PcinameError("--prefix must be a non-empty name without white space")
-    devices, mdevs = vgpu_requests(args, counts=True)
-    snippet = vm_gpus(
-        _requests(devices),
-        profile_arg(args),
-        args.include_broken,
-        mdevs=_requests(mdevs),
+    request = VmGpusRequest(
+        tuple(args.devices),
+        tuple(args.mdev),
+        profile=args.profile,
+        include_broken=args.include_broken,
         prefix=args.prefix,
-    )
+    ).validated()
+    devices, mdevs = vgpu_requests(args, counts=True)
+    snippet = answer(replace(request, devices=tuple(devices), mdev_types=tuple(mdevs)), profile_arg(args))
     broken = report(snippet)
     if args.output == "table":
         _snippet_table(snippet, lambda data: [(g["name"], g["deviceName"], "requested") for g in data["gpus"]])

@@ -1,7 +1,8 @@
 """The lint command: check the GPU resource names in YAML files.
 
 Prints ``FILE:LINE: code: PATH: message`` (or ``-o`` yaml/json/table).
-Exit codes: 0 clean, 1 findings, 2 bad usage or unreadable input. The checks
+Exit codes: 0 clean, 1 findings, 2 bad usage or unreadable input. The
+command builds the request of :mod:`pciname.capabilities.lint`; the checks
 are :mod:`pciname.lint.linter`; reading the files is :mod:`pciname.lint.inputs`.
 """
 
@@ -12,7 +13,7 @@ import argparse
 from pciname.base.render import emit, table
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
-from pciname.cli.shared import add_cozystack_option, cozystack_profile, profile_arg, say
+from pciname.cli.shared import add_cozystack_option, profile_arg, say
 from pciname.errors import PcinameError
 
 LINT_FORMATS = ("text", "yaml", "json", "table")
@@ -37,26 +38,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    from pciname.errors import LintInputError
+    from pciname.capabilities.lint import LintRequest, answer, file_reader
     from pciname.kubevirt.audit import is_auto
-    from pciname.lint.inputs import STDIN, read_input
-    from pciname.lint.linter import Linter
+    from pciname.lint.inputs import STDIN
 
     if args.files.count(STDIN) > 1:
         raise PcinameError("standard input (-) can be linted only once")
     upgrade = args.upgrade_to
     if upgrade is not None and is_auto(upgrade):
         raise PcinameError("--upgrade-to auto is not a profile: name the release you upgrade to")
-    cozystack_profile(args)
-    linter = Linter(profile_arg(args), upgrade, cozystack=args.cozystack)
-    errors = []
-    for path in args.files:
-        try:
-            data, name = read_input(path)
-            linter.add_text(data, name)
-        except LintInputError as error:
-            errors.append(str(error))
-    findings = linter.run()
+    request = LintRequest(
+        tuple(file_reader(path) for path in args.files),
+        profile=args.profile,
+        upgrade_to=upgrade,
+        cozystack=_cozystack(args.cozystack),
+    ).validated()
+    result = answer(request, profile_arg(args, chosen=request.chosen_profile), upgrade)
+    findings = result.findings
     if args.output == "text":
         for f in findings:
             print(f.format())
@@ -68,13 +66,20 @@ def run_lint(args: argparse.Namespace) -> int:
             )
     else:
         emit([f.to_dict() for f in findings], args.output)
-    for note in linter.notes:
+    for note in result.notes:
         say(f"note: {note}")
-    for message in errors:
-        say(message)
-    if errors:
+    for error in result.errors:
+        say(str(error))
+    if result.errors:
         return 2
     return 1 if findings else 0
+
+
+def _cozystack(version: str | None) -> str | None:
+    """``--cozystack VERSION``; a blank one, given, has always meant the
+    newest release here (its profile too), where the request reads a blank
+    release as none asked for."""
+    return "latest" if version is not None and not version.strip() else version
 
 
 def _show(value: object) -> str | None:

@@ -1,6 +1,8 @@
 """What the generate, lint, scan and cluster commands share: ``--profile``
-with its ``auto`` rule, the device request options (``--mdev``,
-``--include-broken``) and the report of left-out devices on stderr.
+with its ``auto`` rule (and a request's chosen profile: read beside the
+options, never written back into them), the device request options
+(``--mdev``, ``--vgpu``, ``--include-broken``) and the report of left-out
+devices on stderr.
 
 Module-level imports stay light: the kube modules load inside the functions.
 """
@@ -22,12 +24,18 @@ if TYPE_CHECKING:
 NO_DEVICES = "no devices given: name at least one DEVICE or --mdev TYPE"
 
 
-def profile_arg(args: argparse.Namespace, *, allow_auto: bool = False) -> ProfileLike:
-    """The profile the options select; ``auto`` only where ``allow_auto``
-    (the commands that read a cluster to infer it from)."""
+def profile_arg(
+    args: argparse.Namespace, *, allow_auto: bool = False, chosen: ProfileLike | None = None
+) -> ProfileLike:
+    """The profile the options select; with none of them given, ``chosen``
+    when there is one (a request's ``chosen_profile``: a ``--cozystack``
+    release's); ``auto`` only where ``allow_auto`` (the commands that read a
+    cluster to infer it from)."""
     from pciname.kubevirt.audit import is_auto
 
     profile: ProfileLike = profile_from_args(args)
+    if chosen and not args.profile and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None):
+        profile = chosen
     if is_auto(profile) and not allow_auto:
         raise PcinameError("--profile auto needs a cluster to infer from: it works with audit, gpu-options and apply")
     return profile
@@ -42,24 +50,6 @@ def add_cozystack_option(parser: argparse.ArgumentParser, what: str) -> None:
         "else the newest known (`pciname profiles` lists them). Without --profile it also names GPUs as that "
         "release's GPU Operator deploys them (profile cozystack@VERSION)",
     )
-
-
-def cozystack_profile(args: argparse.Namespace) -> None:
-    """With ``--cozystack`` and no profile options, select that release's
-    profile (its GPU Operator's names); a bad version is a one-line error."""
-    version = getattr(args, "cozystack", None)
-    if version is None:
-        return
-    from pciname.cozystack.releases import get_release
-
-    release = get_release(version)
-    args.cozystack = release.version
-    if (
-        not getattr(args, "profile", None)
-        and not getattr(args, "pciids", None)
-        and not getattr(args, "algorithm", None)
-    ):
-        args.profile = release.profile
 
 
 def say(line: str) -> None:
@@ -99,24 +89,16 @@ def add_request_options(parser: argparse.ArgumentParser, *, counts: bool) -> Non
 def vgpu_requests(
     args: argparse.Namespace, *, counts: bool, profile: ProfileLike | None = None
 ) -> tuple[list[str], list[str]]:
-    """(devices, mdev requests) after ``--vgpu``: the types' exact strings
-    join ``--mdev`` (as ``NAME`` or ``NAME=COUNT``), and the DEVICEs, only
-    the GPUs they are for, are requested no more."""
-    devices, mdevs = list(args.devices), list(args.mdev)
+    """(devices, mdev requests) after ``--vgpu``
+    (:func:`pciname.kubevirt.vgpu.with_vgpus`), under ``profile`` (None:
+    the one the options select)."""
     if not args.vgpu:
-        return devices, mdevs
-    from pciname.kubevirt.generate import parse_request
-    from pciname.kubevirt.vgpu import vgpu_mdevs
+        return list(args.devices), list(args.mdev)
+    from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
 
-    gpus = []
-    for item in devices:
-        device, _count = parse_request(item) if counts else (item, 1)
-        if counts and "=" in item:
-            raise PcinameError(f"{item}: with --vgpu, DEVICE names a GPU model; give the count to --vgpu TYPE=COUNT")
-        gpus.append(device)
-    found = vgpu_mdevs(gpus, args.vgpu, profile_arg(args) if profile is None else profile, counts=counts)
-    mdevs += [f"{name}={count}" if counts else name for name, count in found]
-    return [], mdevs
+    vgpu_gpus(args.devices, counts=counts)  # a DEVICE=COUNT is refused before the profile is looked at
+    chosen = profile_arg(args) if profile is None else profile
+    return with_vgpus(args.devices, args.mdev, args.vgpu, chosen, counts=counts)
 
 
 def report(snippet: Snippet) -> bool:

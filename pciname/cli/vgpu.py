@@ -1,7 +1,8 @@
 """The ``vgpu-types`` command: every vGPU type a GPU supports, with the
 exact ``mdev_type/name`` where it is known and the resource the profile's
 plugin makes of it. Exit 0, 1 when the catalogue does not cover the device
-(one line saying where it stops), 2 bad usage or input.
+(one line saying where it stops), 2 bad usage or input. The command
+builds the request of :mod:`pciname.capabilities.vgpu_types`.
 """
 
 from __future__ import annotations
@@ -52,18 +53,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_vgpu_types(args: argparse.Namespace) -> int:
-    from pciname.errors import NotInCatalogueError
-    from pciname.kubevirt.vgpu import vgpu_types
+    from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer
 
-    try:
-        answer = vgpu_types(args.device, profile_arg(args))
-    except NotInCatalogueError as error:
-        sys.stderr.write(f"pciname: {error}\n")
+    request = VgpuTypesRequest(args.device, args.profile).validated()
+    result = answer(request, profile_arg(args))
+    if result.types is None:
+        sys.stderr.write(f"pciname: {result.message}\n")
         return 1
     if args.output != "table":
-        emit(answer, args.output)
+        emit(result.types, args.output)
         return 0
-    print_table(answer)
+    print_table(result.types)
     return 0
 
 

@@ -250,17 +250,28 @@ def allowed_from_devices(
 
 
 def allowed_from_cr(
-    text: str | bytes, filename: str, profile: ProfileLike = DEFAULT_PROFILE, *, resolver: ResolverLike | None = None
+    text: str | bytes,
+    filename: str,
+    profile: ProfileLike = DEFAULT_PROFILE,
+    *,
+    resolver: ResolverLike | None = None,
+    check: Callable[[], None] | None = None,
+    stream: Callable[[str | bytes], Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The permittedHostDevices entries of a KubeVirt CR (any YAML lint reads:
     a CR, Cozystack values, a bare table) that work under the profile, as one
     block; and ``pciname lint``'s findings on the rest, one line each (those
-    entries are left out: their names never schedule)."""
+    entries are left out: their names never schedule). ``check`` is asked
+    while the CR is linted and once it is read (it raises to stop: a
+    caller's deadline); ``stream``: what the YAML is read through (a stream
+    that asks ``check`` as it is read)."""
     from pciname.lint.linter import Linter
 
-    linter = Linter(profile, resolver=resolver)
-    if not linter.add_text(text, filename):
+    linter = Linter(profile, resolver=resolver, check=check)
+    if not linter.add_text(stream(text) if stream is not None else text, filename):
         raise PcinameError(f"{filename}: no YAML document in it")
+    if check is not None:
+        check()
     return allowed_from_linter(linter, filename)
 
 

@@ -39,8 +39,9 @@ from pciname.naming.mdev import mdev_resource, mdev_warnings
 from pciname.naming.profiles import DEFAULT_PROFILE
 
 if TYPE_CHECKING:
-    from pciname.cozystack.releases import Release
+    from pciname.cozystack.releases import NodesApp, Release
     from pciname.resolution.resolver import ProfileLike, ResolverLike
+    from pciname.resolution.results import Resolution
 
 #: Where :func:`render` puts a permittedHostDevices block; the first is the default.
 FORMATS = ("kubevirt", "cozystack", "patch")
@@ -165,7 +166,36 @@ def permitted_host_devices(
     device_list = list(dict.fromkeys(pci_selector(d) for d in devices))
     resolutions = resolver.resolve_many(device_list, profile)
     canonical = resolutions[0].profile if resolutions else _canonical(profile, resolver)
+    pci_entries, left_out, notes = _pci_entries(device_list, resolutions, include_broken)
+    mdev_entries = []
+    for info in mdev_names(dict.fromkeys(mdevs), profile, resolver=resolver):
+        reasons = tuple(NameWarning(**w) for w in info["warnings"])
+        if reasons:
+            left_out.append(Skipped(info["mdev_type"], "mdev", info["resource_name"], reasons))
+            if not include_broken or info["resource_name"] is None:
+                continue
+        mdev_entries.append(
+            {
+                "mdevNameSelector": info["mdev_type"],
+                "resourceName": info["resource_name"],
+                "externalResourceProvider": True,
+            }
+        )
 
+    data: dict[str, Any] = {}
+    if pci_entries:
+        data["pciHostDevices"] = pci_entries
+    if mdev_entries:
+        data["mediatedDevices"] = mdev_entries
+    return Snippet(data, canonical, tuple(left_out), tuple(notes))
+
+
+def _pci_entries(
+    selectors: Sequence[str], resolutions: Sequence[Resolution], include_broken: bool
+) -> tuple[list[dict[str, Any]], list[Skipped], list[Skipped]]:
+    """The ``pciHostDevices`` entries of the resolved selectors, in order,
+    with what was left out (or, ``include_broken``, kept but broken) and the
+    notes (a bare-id name, a collision with a device not requested)."""
     by_resource: dict[str | None, list[str]] = {}
     for r in resolutions:
         if r.resource_name is not None:
@@ -174,7 +204,7 @@ def permitted_host_devices(
     pci_entries: list[dict[str, Any]] = []
     left_out: list[Skipped] = []
     notes: list[Skipped] = []
-    for selector, r in zip(device_list, resolutions):
+    for selector, r in zip(selectors, resolutions):
         broken = [w for w in r.warnings if w.code in checks.BLOCKING_CODES]
         noted = [w for w in r.warnings if w.code == checks.UNNAMED_DEVICE]
         requested_twins = [d for d in by_resource.get(r.resource_name, ()) if d != r.device]
@@ -197,28 +227,7 @@ def permitted_host_devices(
         pci_entries.append(
             {"pciVendorSelector": selector, "resourceName": r.resource_name, "externalResourceProvider": True}
         )
-
-    mdev_entries = []
-    for info in mdev_names(dict.fromkeys(mdevs), profile, resolver=resolver):
-        reasons = tuple(NameWarning(**w) for w in info["warnings"])
-        if reasons:
-            left_out.append(Skipped(info["mdev_type"], "mdev", info["resource_name"], reasons))
-            if not include_broken or info["resource_name"] is None:
-                continue
-        mdev_entries.append(
-            {
-                "mdevNameSelector": info["mdev_type"],
-                "resourceName": info["resource_name"],
-                "externalResourceProvider": True,
-            }
-        )
-
-    data: dict[str, Any] = {}
-    if pci_entries:
-        data["pciHostDevices"] = pci_entries
-    if mdev_entries:
-        data["mediatedDevices"] = mdev_entries
-    return Snippet(data, canonical, tuple(left_out), tuple(notes))
+    return pci_entries, left_out, notes
 
 
 def render(
@@ -388,8 +397,6 @@ def node_pool(
     ``KubernetesNodes`` object; ``kubernetes-nodes`` gives that object,
     named ``<cluster>-<group>`` (releases with the app only).
     A bad group field, format or release is a PcinameError."""
-    from pciname.cozystack import releases as facts
-
     fmt = pool_format(format)
     if not isinstance(group, str) or not group.strip():
         raise PcinameError("the node group name is empty")
@@ -399,21 +406,7 @@ def node_pool(
     disk = disk_size if disk_size is not None else ephemeral_storage
     app = None
     if fmt == "kubernetes-nodes" or cluster is not None:
-        if cluster is None:
-            raise PcinameError("a KubernetesNodes object needs the name of its cluster (--cluster NAME)")
-        if fmt == "values":
-            raise PcinameError("a cluster name goes with format kubernetes-nodes or patch")
-        app = release.kubernetes_nodes
-        if app is None:
-            first = next((r.version for r in facts.releases().values() if r.kubernetes_nodes is not None), None)
-            raise PcinameError(
-                f"{release.label} has no KubernetesNodes application (from {first or 'no release pciname knows'}): "
-                "use format values or patch, a node group of the Kubernetes application"
-            )
-        cluster = facts.check_object_name(cluster, "cluster")
-        group = facts.check_object_name(group, "node pool")
-        if fmt == "kubernetes-nodes" and fragment:
-            raise PcinameError("a KubernetesNodes object is a whole pool: use --fragment with format patch")
+        app, cluster, group = _nodes_app(release, fmt, cluster, group, fragment)
     fields = {
         "instance_type": instance_type,
         "min_replicas": min_replicas,
@@ -435,36 +428,73 @@ def node_pool(
     node_group["gpus"] = [{"name": resource} for resource, count in wanted for _ in range(count)]
     if app is not None:
         assert cluster is not None
-        name = f"{cluster}-{group}"
-        if len(app.release_prefix + name) > facts.MAX_RELEASE_NAME:
-            raise PcinameError(
-                f"KubernetesNodes {name!r} is too long: its Helm release {app.release_prefix}{name} has more than "
-                f"{facts.MAX_RELEASE_NAME} characters"
-            )
-        spec = {"cluster": cluster, **node_group} if not fragment else node_group
-        if fmt == "patch":
-            data: dict[str, Any] = {"spec": spec}
-        else:
-            data = {"apiVersion": app.api_version, "kind": app.kind, "metadata": {"name": name}, "spec": spec}
-        if not app.installed_by_iaas_bundle:
-            notes.append(
-                Skipped(
-                    name,
-                    "resource",
-                    None,
-                    (
-                        NameWarning(
-                            NOT_INSTALLED,
-                            f"{release.label} ships the {app.kind} application but its iaas bundle does not install it "
-                            "(packages/core/platform/templates/bundles/iaas.yaml): the API serves no "
-                            f"{app.resource} until the Package cozystack.kubernetes-nodes-application is installed",
-                        ),
-                    ),
-                )
-            )
-        return Snippet(data, canonical, tuple(left_out), tuple(notes))
+        data, note = _nodes_object(app, release, cluster, group, node_group, fmt=fmt, fragment=fragment)
+        return Snippet(data, canonical, tuple(left_out), tuple(notes + note))
     data = place_node_pool({"nodeGroups": {group: node_group}}, fmt)
     return Snippet(data, canonical, tuple(left_out), tuple(notes))
+
+
+def _nodes_app(
+    release: Release, fmt: str, cluster: str | None, group: str, fragment: bool
+) -> tuple[NodesApp, str, str]:
+    """The release's KubernetesNodes application a pool goes to (format
+    kubernetes-nodes, or a patch with a cluster), with the cluster's and the
+    pool's names checked as its object names."""
+    from pciname.cozystack import releases as facts
+
+    if cluster is None:
+        raise PcinameError("a KubernetesNodes object needs the name of its cluster (--cluster NAME)")
+    if fmt == "values":
+        raise PcinameError("a cluster name goes with format kubernetes-nodes or patch")
+    app = release.kubernetes_nodes
+    if app is None:
+        first = next((r.version for r in facts.releases().values() if r.kubernetes_nodes is not None), None)
+        raise PcinameError(
+            f"{release.label} has no KubernetesNodes application (from {first or 'no release pciname knows'}): "
+            "use format values or patch, a node group of the Kubernetes application"
+        )
+    cluster = facts.check_object_name(cluster, "cluster")
+    group = facts.check_object_name(group, "node pool")
+    if fmt == "kubernetes-nodes" and fragment:
+        raise PcinameError("a KubernetesNodes object is a whole pool: use --fragment with format patch")
+    return app, cluster, group
+
+
+def _nodes_object(
+    app: NodesApp,
+    release: Release,
+    cluster: str,
+    group: str,
+    node_group: dict[str, Any],
+    *,
+    fmt: str,
+    fragment: bool,
+) -> tuple[dict[str, Any], list[Skipped]]:
+    """The KubernetesNodes object ``<cluster>-<group>`` of the pool (or, format
+    patch, its merge patch), and the note of a release whose iaas bundle does
+    not install the application."""
+    from pciname.cozystack import releases as facts
+
+    name = f"{cluster}-{group}"
+    if len(app.release_prefix + name) > facts.MAX_RELEASE_NAME:
+        raise PcinameError(
+            f"KubernetesNodes {name!r} is too long: its Helm release {app.release_prefix}{name} has more than "
+            f"{facts.MAX_RELEASE_NAME} characters"
+        )
+    spec = {"cluster": cluster, **node_group} if not fragment else node_group
+    if fmt == "patch":
+        data: dict[str, Any] = {"spec": spec}
+    else:
+        data = {"apiVersion": app.api_version, "kind": app.kind, "metadata": {"name": name}, "spec": spec}
+    if app.installed_by_iaas_bundle:
+        return data, []
+    reason = NameWarning(
+        NOT_INSTALLED,
+        f"{release.label} ships the {app.kind} application but its iaas bundle does not install it "
+        "(packages/core/platform/templates/bundles/iaas.yaml): the API serves no "
+        f"{app.resource} until the Package cozystack.kubernetes-nodes-application is installed",
+    )
+    return data, [Skipped(name, "resource", None, (reason,))]
 
 
 #: The note on a KubernetesNodes object of a release whose bundle does not install the app.

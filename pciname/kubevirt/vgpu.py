@@ -1,7 +1,7 @@
 """vGPU types for KubeVirt configuration: what a GPU supports, under a
 profile's plugin release (``pciname vgpu-types``, the ``VgpuTypes`` RPC),
 and ``--vgpu TYPE[=COUNT]`` turned into the exact ``mdev_type/name``
-strings the generators take.
+strings the generators take (:func:`with_vgpus`).
 
 The catalogue and the prefix facts are :mod:`pciname.naming.vgpu`; this
 module adds the profile (its mdev naming rule) and the device ids.
@@ -80,6 +80,37 @@ def vgpu_mdevs(
             raise PcinameError(f"--vgpu {item!r}: this command takes no COUNT")
         out.append((str(vgpu.find_type(ids, wanted, rule).mdev_name), count))
     return out
+
+
+def vgpu_gpus(devices: Sequence[str], *, counts: bool) -> list[str]:
+    """The GPUs ``--vgpu`` types are for: the DEVICEs, each without a COUNT
+    (with ``counts`` the count goes to the type: PcinameError for one)."""
+    gpus = []
+    for item in devices:
+        device, _count = parse_request(item) if counts else (item, 1)
+        if counts and "=" in item:
+            raise PcinameError(f"{item}: with --vgpu, DEVICE names a GPU model; give the count to --vgpu TYPE=COUNT")
+        gpus.append(device)
+    return gpus
+
+
+def with_vgpus(
+    devices: Sequence[str],
+    mdevs: Sequence[str],
+    vgpus: Sequence[str],
+    profile: ProfileLike = DEFAULT_PROFILE,
+    *,
+    counts: bool,
+    resolver: ResolverLike | None = None,
+) -> tuple[list[str], list[str]]:
+    """(devices, mdev requests) after ``--vgpu TYPE[=COUNT]``: the types'
+    exact strings join ``mdevs`` (as ``NAME`` or ``NAME=COUNT``), and the
+    DEVICEs, only the GPUs they are for, are requested no more. Without
+    ``vgpus``: the two as they are."""
+    if not vgpus:
+        return list(devices), list(mdevs)
+    found = vgpu_mdevs(vgpu_gpus(devices, counts=counts), vgpus, profile, counts=counts, resolver=resolver)
+    return [], [*mdevs, *(f"{name}={count}" if counts else name for name, count in found)]
 
 
 def kubevirt_selector_key(selector: str) -> str:

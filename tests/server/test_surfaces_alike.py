@@ -1,7 +1,9 @@
 """The library, the CLI and gRPC give one answer (issue 16): one rule for a
 reverse look-up's resource name, surrounding blanks removed
 (``pciname.naming.checks.reverse_query``, since no advertised name has any),
-and Lint reading YAML as consumers do."""
+and Lint reading YAML as consumers do; and (issue 23) Lint, AdmissionPolicy
+and VgpuTypes answer what the commands print because both surfaces answer
+one request of :mod:`pciname.capabilities`."""
 
 from __future__ import annotations
 
@@ -79,3 +81,87 @@ def test_grpc_lint_sees_what_the_library_sees(stub, server_env):
     got = [(f.line, f.code, f.message) for f in response.findings]
     assert got == [(f.line, f.code, f.message) for f in lint_text(text, "d.yaml", "latest")]
     assert [code for _, code, _ in got] == ["duplicate-key", "wrong-resource-name"]
+
+
+# -- one request behind both surfaces (issue 23, item 1) --------------------------------------------
+
+KUBEVIRT_CR = """apiVersion: kubevirt.io/v1
+kind: KubeVirt
+metadata: {name: kubevirt, namespace: kubevirt}
+spec:
+  configuration:
+    permittedHostDevices:
+      pciHostDevices:
+      - {pciVendorSelector: "10DE:2236", resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}
+      - {pciVendorSelector: "10DE:20B5", resourceName: nvidia.com/WRONG_NAME, externalResourceProvider: true}
+"""
+NODE_GROUPS = """nodeGroups:
+  gpu:
+    minReplicas: 0
+    maxReplicas: 2
+    instanceType: u1.large
+    ephemeralStorage: 20Gi
+    gpus:
+    - name: nvidia.com/GA102GL_A10
+"""
+
+
+def test_lint_cli_grpc_and_the_request_answer_alike(stub, server_env, tmp_path, capsys):
+    from pciname.capabilities.lint import LintRequest, answer
+
+    files = {tmp_path / "cr.yaml": KUBEVIRT_CR, tmp_path / "pool.yaml": NODE_GROUPS}
+    for path, text in files.items():
+        path.write_text(text)
+    assert main(["lint", *map(str, files), "--cozystack", "v1.4.0", "-p", "latest"]) == 1
+    printed = capsys.readouterr()
+    response = stub.Lint(
+        pb.LintRequest(
+            files=[pb.LintFile(name=str(path), text=text) for path, text in files.items()],
+            cozystack="v1.4.0",
+            profile="latest",
+        ),
+        timeout=30,
+    )
+    request = LintRequest(tuple((str(p), t) for p, t in files.items()), "latest", cozystack="v1.4.0").validated()
+    result = answer(request, request.chosen_profile)
+    assert response.text == printed.out == "".join(f.format() + "\n" for f in result.findings)
+    assert {"wrong-resource-name", "field-not-in-release"} <= {f.code for f in response.findings}
+    assert list(response.notes) == result.notes and response.documents == result.documents == 2
+
+
+def test_admission_policy_cli_grpc_and_the_request_answer_alike(stub, server_env, tmp_path, capsys):
+    from pciname.capabilities.admission import AdmissionPolicyRequest, answer
+
+    cr = tmp_path / "cr.yaml"
+    cr.write_text(KUBEVIRT_CR)
+    assert main(["admission-policy", "--from-cr", str(cr), "--action", "Deny"]) == 1
+    printed = capsys.readouterr()
+    response = stub.AdmissionPolicy(pb.AdmissionPolicyRequest(kubevirt_cr=KUBEVIRT_CR, actions=["Deny"]), timeout=60)
+    result = answer(
+        AdmissionPolicyRequest(kubevirt_cr=True, actions=("Deny",)).validated(),
+        "latest",
+        cr=(KUBEVIRT_CR, "kubevirt_cr"),
+    )
+    assert response.yaml == printed.out == result.policy.to_yaml()
+    assert list(response.findings) == list(result.findings)
+    assert printed.err == "".join(
+        f"pciname: left out: {f.replace('kubevirt_cr', str(cr), 1)}\n" for f in result.findings
+    )
+
+
+@pytest.mark.parametrize("device", ["10de:2236", "10DE:2684"])
+def test_vgpu_types_cli_grpc_and_the_request_answer_alike(device, stub, server_env, capsys):
+    from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer
+    from pciname.server.rpc.wire import vgpu_types_response
+
+    code = main(["vgpu-types", device, "-o", "json"])
+    printed = capsys.readouterr()
+    response = stub.VgpuTypes(pb.VgpuTypesRequest(device=device), timeout=30)
+    result = answer(VgpuTypesRequest(device).validated(), "latest")
+    assert response.covered == result.covered and response.device == result.device
+    if result.types is None:
+        assert (code, printed.out, printed.err) == (1, "", f"pciname: {result.message}\n")
+        assert response.message == result.message
+    else:
+        assert code == 0 and json.loads(printed.out) == result.types
+        assert response == vgpu_types_response(result.types)

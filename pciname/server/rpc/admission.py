@@ -1,14 +1,14 @@
 """The AdmissionPolicy RPC: ``pciname admission-policy`` over gRPC.
 
-The handler checks the request's fields, builds the allowed set (devices and
-mdev types under the profile, or a KubeVirt CR the caller sends or the
-server reads with ``--kube``) and answers the policy and binding as YAML and
-JSON text, exactly as the command prints them
-(:mod:`pciname.kubevirt.admission`). A CR costs what a Lint request may
-(:mod:`pciname.server.rpc.budget`): one of the ``--max-concurrent-lints``
-slots, at most ``--max-lint-nodes`` nodes counted before it is composed,
-the caller's deadline and cancellation checked while it is composed,
-linted and its hints written.
+The handler checks the request's limits, builds the request of
+:mod:`pciname.capabilities.admission` from the message (its rules: where
+the allowed set comes from), reads the KubeVirt CR it asks for (the
+caller's, or the server's cluster with ``--kube``) and answers the policy
+and binding as YAML and JSON text, exactly as the command prints them. A
+CR costs what a Lint request may (:mod:`pciname.server.rpc.budget`): one of
+the ``--max-concurrent-lints`` slots, at most ``--max-lint-nodes`` nodes
+counted before it is composed, the caller's deadline and cancellation
+checked while it is composed, linted and its hints written.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 
-from pciname.errors import LintInputError, PcinameError
+from pciname.capabilities.admission import AdmissionPolicyRequest, answer, cluster_cr
+from pciname.capabilities.spelling import Spelling
+from pciname.errors import LintInputError
+from pciname.kubevirt.admission import DEFAULT_NAME
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
@@ -39,12 +41,6 @@ from pciname.server.rpc.wire import (
     lint_input_failure,
 )
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from pciname.kubevirt.admission import AdmissionPolicy
-    from pciname.kubevirt.generate import Skipped
-
 
 def admission_policy(
     request: pb.AdmissionPolicyRequest,
@@ -59,54 +55,53 @@ def admission_policy(
     slots: Slots | None = None,
 ) -> tuple[pb.AdmissionPolicyResponse, int]:
     """The answer, and how many devices and mdev types it names."""
-    from pciname.kubevirt.admission import allowed_from_devices
-
-    devices, mdev_types, kubevirt_name, from_cr = _checked(request, max_batch, max_bytes)
+    asked = _checked(request, max_batch, max_bytes)
     no_auto(request.profile)
-    profile = served_profile(data, request.profile)
-    left_out: tuple[Skipped, ...] = ()
-    findings: list[str] = []
+    profile = served_profile(data, str(asked.chosen_profile or ""))
     alive = functools.partial(check_alive, context)
     # A CR's YAML takes the budget Lint takes: a slot, the nodes counted
     # (aliases as what they stand for) before anything is composed, the
     # caller checked while composing, linting and writing hints, and the
     # memory given back after a large one.
-    with slots.take() if from_cr and slots is not None else contextlib.nullcontext():
+    with slots.take() if asked.from_cr and slots is not None else contextlib.nullcontext():
         nodes = 0
         try:
             try:
-                if from_cr:
-                    text, name = _cr_text(request, cluster, kubevirt_name, context, log)
-                    nodes = count_nodes(text, name, max_nodes, context, flag="--max-lint-nodes")
-                    permitted, findings = _allowed_from_cr(text, name, profile.key, data, context)
-                else:
-                    permitted, left_out = allowed_from_devices(devices, mdev_types, profile.key, resolver=data.resolver)
+                cr = _cr_text(request, cluster, asked.kubevirt_name, context, log) if asked.from_cr else None
+                if cr is not None:
+                    nodes = count_nodes(cr[0], cr[1], max_nodes, context, flag="--max-lint-nodes")
+                result = answer(
+                    asked,
+                    profile.key,
+                    cr=cr,
+                    resolver=data.resolver,
+                    check=alive,
+                    stream=functools.partial(CheckedText, context=context),
+                )
             except LintInputError as error:
                 raise lint_input_failure([error]) from None
-            alive()
-            result = _policy(request, permitted, profile.key, left_out, data, alive)
+            except RecursionError:
+                raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
         finally:
             if nodes > RELEASE_AFTER_NODES:
                 release_memory()
     alive()
+    policy = result.policy
     response = admission_policy_response(
-        profile=result.profile,
-        yaml=result.to_yaml(),
-        json=result.to_json(),
-        allowed=result.allowed,
-        actions=result.objects[1]["spec"]["validationActions"],
-        left_out=result.left_out,
-        findings=findings,
+        profile=policy.profile,
+        yaml=policy.to_yaml(),
+        json=policy.to_json(),
+        allowed=policy.allowed,
+        actions=policy.objects[1]["spec"]["validationActions"],
+        left_out=policy.left_out,
+        findings=list(result.findings),
     )
-    return response, len(devices) + len(mdev_types)
+    return response, len(asked.devices) + len(asked.mdev_types)
 
 
-def _checked(
-    request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int
-) -> tuple[list[str], list[str], str | None, bool]:
-    """The request's devices, mdev types and KubeVirt CR name once its
-    fields are checked (RpcFailure: INVALID_ARGUMENT), and whether the
-    allowed set comes from a CR."""
+def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int) -> AdmissionPolicyRequest:
+    """The request, its limits checked here (RpcFailure: INVALID_ARGUMENT)
+    and its rules by :class:`~pciname.capabilities.admission.AdmissionPolicyRequest`."""
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
     check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
@@ -121,16 +116,17 @@ def _checked(
         raise RpcFailure(
             INVALID, f"kubevirt_cr is {size} bytes, more than this server's maximum of {max_bytes} (--max-lint-bytes)"
         )
-    from_cr = bool(request.kubevirt_cr.strip()) or request.from_cluster
-    if from_cr and (devices or mdev_types):
-        raise RpcFailure(
-            INVALID, "devices and mdev_types go without kubevirt_cr / from_cluster: the CR says what is allowed"
-        )
-    if request.kubevirt_cr.strip() and request.from_cluster:
-        raise RpcFailure(INVALID, "from_cluster reads the KubeVirt CR from the cluster: leave kubevirt_cr empty")
-    if not from_cr and not devices and not mdev_types:
-        raise RpcFailure(INVALID, "empty request: no devices, mdev_types, kubevirt_cr or from_cluster")
-    return devices, mdev_types, kubevirt_name, from_cr
+    return AdmissionPolicyRequest(
+        tuple(devices),
+        tuple(mdev_types),
+        kubevirt_cr=bool(request.kubevirt_cr.strip()),
+        from_cluster=request.from_cluster,
+        kubevirt_name=kubevirt_name,
+        actions=tuple(request.actions),
+        name=request.name.strip() or DEFAULT_NAME,
+        profile=request.profile or None,
+        spelling=Spelling.RPC,
+    ).validated()
 
 
 def _cr_text(
@@ -143,58 +139,8 @@ def _cr_text(
     """The KubeVirt CR's YAML (the request's, or the cluster's) and the name findings give it."""
     if not request.from_cluster:
         return request.kubevirt_cr, "kubevirt_cr"
-    import yaml
-
-    from pciname.base.yaml_out import Dumper
-
     kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
-    return yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False), "cluster:kubevirt"
+    return cluster_cr(kubevirt)
 
 
-def _policy(
-    request: pb.AdmissionPolicyRequest,
-    permitted: dict[str, Any],
-    profile: Any,
-    left_out: tuple[Skipped, ...],
-    data: DataSet,
-    alive: Callable[[], None],
-) -> AdmissionPolicy:
-    """The policy of the allowed set, with the request's actions and name
-    (a PcinameError of theirs: INVALID_ARGUMENT)."""
-    from pciname.kubevirt.admission import DEFAULT_ACTIONS, DEFAULT_NAME, admission_policy as build
-
-    try:
-        return build(
-            permitted,
-            profile,
-            list(request.actions) or DEFAULT_ACTIONS,
-            name=request.name.strip() or DEFAULT_NAME,
-            left_out=left_out,
-            resolver=data.resolver,
-            check=alive,
-        )
-    except PcinameError as error:
-        raise RpcFailure(INVALID, str(error)) from None
-
-
-def _allowed_from_cr(
-    text: str, name: str, profile: Any, data: DataSet, context: grpc.ServicerContext
-) -> tuple[dict[str, Any], list[str]]:
-    """:func:`pciname.kubevirt.admission.allowed_from_cr`, composed from a
-    stream that checks the caller every 4 KiB, linted with the caller
-    checked before each hint."""
-    from pciname.kubevirt.admission import allowed_from_linter
-    from pciname.lint.linter import Linter
-
-    linter = Linter(profile, resolver=data.resolver, check=functools.partial(check_alive, context))
-    try:
-        documents = linter.add_text(cast(Any, CheckedText(text, context)), name)
-    except RecursionError:
-        raise LintInputError(f"{name}: nested too deeply to read as YAML", file=name) from None
-    if not documents:
-        raise PcinameError(f"{name}: no YAML document in it")
-    check_alive(context)
-    try:
-        return allowed_from_linter(linter, name)
-    except RecursionError:
-        raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
+__all__ = ["admission_policy"]

@@ -21,12 +21,17 @@ changes what is linted: the linter composes the same text afterwards, as
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
+import io
 import threading
 from typing import Any
 
 import grpc
+import yaml
 
-from pciname.server.rpc.wire import RpcFailure
+from pciname.server.rpc.wire import FILE_KEY, LINT_INPUT, RpcFailure, failure, metadata_text, shown
 
 # Deeper than any Kubernetes object; PyYAML's composer recurses about three
 # frames per level and fails near 300 anyway, after a long scan.
@@ -45,14 +50,10 @@ def check_alive(context: grpc.ServicerContext) -> None:
 
 
 def _parser() -> Any:
-    import yaml
-
     return getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
 
 
 def _events(text: str | bytes, loader: Any) -> Any:
-    import yaml
-
     return yaml.parse(text, Loader=loader)
 
 
@@ -72,8 +73,6 @@ def count_nodes(
     lint-input with the file's name); what is not YAML is counted as far as
     it goes and left to the linter to report (in the words ``pciname lint``
     uses)."""
-    import yaml
-
     fast = _parser()
     counted = already
     for loader in (fast, yaml.SafeLoader) if fast is not None else (yaml.SafeLoader,):
@@ -98,8 +97,6 @@ class _Counter:
         self.counted = 0
 
     def count(self, events: Any, already: int) -> int:
-        import yaml
-
         count, limit = already, self.limit
         sizes: dict[str, int] = {}
         open_: list[tuple[str | None, int]] = []  # (anchor, count at the start) of each open collection
@@ -132,8 +129,6 @@ class _Counter:
 
     def _too_deep(self) -> RpcFailure:
         """What the linter says of YAML its composer cannot nest (after a long scan)."""
-        from pciname.server.rpc.wire import FILE_KEY, LINT_INPUT, failure, metadata_text, shown
-
         return failure(
             grpc.StatusCode.INVALID_ARGUMENT,
             f"{shown(self.name, quote=False)}: YAML nested too deeply to read (more than {MAX_YAML_DEPTH} levels)",
@@ -142,8 +137,6 @@ class _Counter:
         )
 
     def _too_many(self) -> RpcFailure:
-        from pciname.server.rpc.wire import shown
-
         return RpcFailure(
             grpc.StatusCode.INVALID_ARGUMENT,
             f"more than this server's maximum of {self.limit} YAML nodes in one request ({self.flag}), "
@@ -159,10 +152,6 @@ def release_memory() -> None:
     """Give the memory a large request used back to the system: Python
     frees the nodes, but glibc keeps what a worker thread's arena held
     (a server stayed at its peak after one Lint of 100,000 nodes)."""
-    import ctypes
-    import ctypes.util
-    import gc
-
     gc.collect()
     name = ctypes.util.find_library("c")
     try:
@@ -182,8 +171,6 @@ class CheckedText:
     decoding, errors and marks; ``name`` is the one it gives a string)."""
 
     def __init__(self, text: str | bytes, context: grpc.ServicerContext) -> None:
-        import io
-
         self.name = "<unicode string>" if isinstance(text, str) else "<byte string>"
         self._stream: io.StringIO | io.BytesIO = io.StringIO(text) if isinstance(text, str) else io.BytesIO(text)
         self._context = context

@@ -19,10 +19,8 @@ from pciname.base.render import dump_json, dump_yaml
 from pciname.capabilities.node_pool import NodePoolRequest, answer as node_pool_answer, gpu_names
 from pciname.capabilities.permitted import PermittedHostDevicesRequest, answer as permitted_answer
 from pciname.capabilities.spelling import Spelling
-from pciname.errors import NotInCatalogueError
+from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer as vgpu_types_answer
 from pciname.kubevirt.generate import FORMATS, render
-from pciname.kubevirt.vgpu import vgpu_types as answer_of
-from pciname.resolution.resolver import parse_device
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES
 from pciname.server.data import DataSet, served_profile
@@ -188,13 +186,12 @@ def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesRespo
     if not request.device.strip():
         raise RpcFailure(INVALID, "empty request: no device given")
     no_auto(request.profile)
-    profile = served_profile(data, request.profile)
-    try:
-        return vgpu_types_response(answer_of(request.device, profile.key, resolver=data.resolver))
-    except NotInCatalogueError as error:
-        return pb.VgpuTypesResponse(
-            device=str(parse_device(request.device)), profile=profile.name, covered=False, message=str(error)
-        )
+    asked = VgpuTypesRequest(request.device, request.profile or None, spelling=Spelling.RPC).validated()
+    profile = served_profile(data, str(asked.chosen_profile or ""))
+    result = vgpu_types_answer(asked, profile.key, resolver=data.resolver)
+    if result.types is None:
+        return pb.VgpuTypesResponse(device=result.device, profile=profile.name, covered=False, message=result.message)
+    return vgpu_types_response(result.types)
 
 
 __all__ = ["node_pool", "permitted_format", "permitted_host_devices", "render_texts", "vgpu_types"]

@@ -1,23 +1,23 @@
-"""The ``Lint`` RPC: :class:`pciname.lint.linter.Linter` over the files
-sent, all together, as ``pciname lint`` runs it over the same files, its
-cost bounded (files, bytes, YAML nodes, concurrent runs, the caller's
-deadline) before anything is composed."""
+"""The ``Lint`` RPC: the request of :mod:`pciname.capabilities.lint` built
+from the message (the files sent, all together, as ``pciname lint`` lints
+the same files) and answered, its cost bounded (files, bytes, YAML nodes,
+concurrent runs, the caller's deadline) before anything is composed."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Sequence
-from typing import Any, cast
 
 import grpc
 
-from pciname.errors import LintInputError
-from pciname.lint.linter import Linter
+from pciname.capabilities.lint import LintRequest, answer
+from pciname.capabilities.spelling import Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
-from pciname.server.rpc.shared import INVALID, cozystack_profile, no_auto
+from pciname.server.rpc.shared import INVALID, no_auto
 from pciname.server.rpc.wire import (
     LINT_INPUT,
     MAX_NAME_CHARS,
@@ -100,52 +100,47 @@ def _lint(
     max_nodes: int,
     counted: list[int],
 ) -> pb.LintResponse:
-
+    """The answer once the request's limits are checked here and its rules by
+    :class:`~pciname.capabilities.lint.LintRequest`."""
     inputs = _lint_inputs(request.files, max_files=max_files, max_bytes=max_bytes)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     check_length(request.upgrade_to, "upgrade_to", MAX_PROFILE_CHARS)
     no_auto(request.profile)
     no_auto(request.upgrade_to, "upgrade_to")
     check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
-    profile = served_profile(data, cozystack_profile(request.cozystack, request.profile))
+    asked = LintRequest(
+        tuple((name, content) for name, content, _ in inputs),
+        profile=request.profile or None,
+        upgrade_to=request.upgrade_to or None,
+        cozystack=request.cozystack or None,
+        spelling=Spelling.RPC,
+    ).validated()
+    profile = served_profile(data, str(asked.chosen_profile or ""))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 
     nodes = 0
     for name, content, _ in inputs:
         nodes = count_nodes(content, name, max_nodes, context, already=nodes, flag="--max-lint-nodes")
     counted.append(nodes)
-    linter = Linter(
-        profile.key,
-        upgrade.key if upgrade is not None else None,
-        resolver=data.resolver,
-        cozystack=request.cozystack or None,
-        check=lambda: check_alive(context),
-    )
-    documents = 0
-    errors: list[LintInputError] = []
-    for name, content, _ in inputs:
-        check_alive(context)
-        try:
-            # A stream the composer reads in steps, each checking the caller is still there.
-            documents += linter.add_text(cast(Any, CheckedText(content, context)), name)
-        except LintInputError as error:
-            errors.append(error)
-        except RecursionError:
-            errors.append(LintInputError(f"{shown(name, quote=False)}: nested too deeply to read as YAML", file=name))
-    if errors:
-        raise lint_input_failure(errors)
-    check_alive(context)
     try:
-        findings = linter.run()
+        result = answer(
+            asked,
+            profile.key,
+            upgrade.key if upgrade is not None else None,
+            resolver=data.resolver,
+            check=functools.partial(check_alive, context),
+            # A stream the composer reads in steps, each checking the caller is still there.
+            stream=functools.partial(CheckedText, context=context),
+            refuse=lint_input_failure,
+        )
     except RecursionError:
         raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None
-    check_alive(context)
     return lint_response(
-        findings,
+        result.findings,
         profile=profile.name,
         upgrade_to=upgrade.name if upgrade is not None else None,
-        documents=documents,
-        notes=linter.notes,
+        documents=result.documents,
+        notes=result.notes,
     )
 
 

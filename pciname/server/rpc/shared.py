@@ -1,7 +1,7 @@
 """What the RPC groups share: profile ``auto`` refused where there is no
-cluster to infer from, the profile a Cozystack release serves, and the
-(YAML, JSON) texts of an answer exactly as the CLI's ``-o yaml|json``
-prints them."""
+cluster to infer from, and the (YAML, JSON) texts of an answer exactly as
+the CLI's ``-o yaml|json`` prints them. (The profile a Cozystack release
+serves is each request's ``chosen_profile``: :mod:`pciname.capabilities`.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 import grpc
 
 from pciname.base.render import dump_json, dump_yaml
-from pciname.cozystack.choice import profile_for
 from pciname.server.rpc.wire import RpcFailure
 
 AUTO = "auto"
@@ -28,14 +27,6 @@ def no_auto(profile: str, what: str = "profile") -> None:
         )
 
 
-def cozystack_profile(cozystack: str, profile: str) -> str:
-    """The profile to serve (:func:`pciname.cozystack.choice.profile_for`):
-    ``profile``, or with none given and a Cozystack release asked for, that
-    release's. A malformed release is INVALID_ARGUMENT, an unknown one
-    NOT_FOUND (status_of)."""
-    return str(profile_for(cozystack, profile) or "")
-
-
 def texts(data: Any) -> tuple[str, str]:
     """(YAML, JSON) of ``data`` exactly as the CLI's ``-o yaml|json`` prints it."""
     yaml_text, json_text = io.StringIO(), io.StringIO()
@@ -44,4 +35,4 @@ def texts(data: Any) -> tuple[str, str]:
     return yaml_text.getvalue(), json_text.getvalue()
 
 
-__all__ = ["AUTO", "INVALID", "PRECONDITION", "cozystack_profile", "no_auto", "texts"]
+__all__ = ["AUTO", "INVALID", "PRECONDITION", "no_auto", "texts"]

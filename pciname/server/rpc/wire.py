@@ -33,6 +33,7 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.struct_pb2 import Value
 
+from pciname.base.render import printable
 from pciname.errors import (
     CozystackNotWired,
     InvalidDeviceError,
@@ -816,6 +817,8 @@ def finding_message(finding: Finding) -> pb.Finding:
 
 
 def finding_from_message(m: pb.Finding) -> Finding:
+    # The client imports this module: the linter (PyYAML and the lint rules,
+    # some 55 ms) loads only when a Lint answer is read back.
     from pciname.lint.linter import Finding
 
     return Finding(
@@ -841,8 +844,6 @@ def lint_response(
 ) -> pb.LintResponse:
     """Lint's answer; its ``text`` is ``pciname lint``'s output for the
     findings, its ``notes`` the notes it prints on stderr, escaped alike."""
-    from pciname.base.render import printable
-
     response = pb.LintResponse(
         profile=profile,
         upgrade_to=upgrade_to,

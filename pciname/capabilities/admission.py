@@ -1,0 +1,161 @@
+"""``admission-policy`` as a request: a ValidatingAdmissionPolicy and its
+binding that hold GPU names to an allowed set, the names devices and vGPU
+types get under a profile, or the working entries of a KubeVirt CR.
+
+:class:`AdmissionPolicyRequest` validates itself (where the allowed set
+comes from: devices and types, or a CR, never both; the binding's actions)
+and :func:`answer` answers it with :mod:`pciname.kubevirt.admission`.
+``pciname admission-policy`` and the ``AdmissionPolicy`` RPC build the
+request, read the CR where it asks for one (a file, the message, the
+cluster: :func:`cluster_cr` makes the text of a cluster's), and print or
+send the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from pciname.base.yaml_out import Dumper
+from pciname.capabilities.spelling import Spelling
+from pciname.errors import PcinameError
+from pciname.kubevirt.admission import (
+    DEFAULT_ACTIONS,
+    DEFAULT_NAME,
+    AdmissionPolicy,
+    admission_policy,
+    allowed_from_cr,
+    allowed_from_devices,
+)
+from pciname.kubevirt.vgpu import with_vgpus
+
+if TYPE_CHECKING:
+    from pciname.kubevirt.generate import Skipped
+    from pciname.resolution.resolver import ProfileLike, ResolverLike
+
+#: The CLI's words for the fields its options do not spell as ``--`` and the field.
+CLI_WORDS = {"devices": "DEVICE", "mdev_types": "--mdev", "vgpus": "--vgpu", "kubevirt_cr": "--from-cr"}
+#: What each surface says of a request that allows nothing.
+NOTHING = {
+    Spelling.CLI: "nothing to allow: name a DEVICE or --mdev TYPE, or use --from-cr FILE / --from-cluster",
+    Spelling.RPC: "empty request: no devices, mdev_types, kubevirt_cr or from_cluster",
+}
+#: The name a cluster's KubeVirt CR goes by in findings.
+CLUSTER_CR = "cluster:kubevirt"
+
+
+@dataclass(frozen=True)
+class AdmissionPolicyRequest:
+    """The allowed set: ``devices`` and vGPU types (``mdev_types`` as
+    ``mdev_type/name`` gives them, ``vgpus`` as NVIDIA names them: their
+    exact strings for the GPUs ``devices`` names), or a KubeVirt CR, one the
+    caller gives (``kubevirt_cr``) or the cluster's (``from_cluster``,
+    ``kubevirt_name``); the binding's ``actions`` (none: Warn and Audit),
+    the objects' ``name``, and the profile (None: the default)."""
+
+    devices: tuple[str, ...] = ()
+    mdev_types: tuple[str, ...] = ()
+    vgpus: tuple[str, ...] = ()
+    kubevirt_cr: bool = False
+    from_cluster: bool = False
+    kubevirt_name: str | None = None
+    actions: tuple[str, ...] = ()
+    name: str = DEFAULT_NAME
+    profile: ProfileLike | None = None
+    spelling: Spelling = Spelling.CLI
+
+    @property
+    def from_cr(self) -> bool:
+        """Whether the allowed set comes from a KubeVirt CR."""
+        return self.kubevirt_cr or self.from_cluster
+
+    def validated(self) -> AdmissionPolicyRequest:
+        """The request, its actions defaulted; a :class:`~pciname.errors.PcinameError`
+        for an allowed set given twice (devices and a CR, two CRs) or not at
+        all. (The actions and the name are checked as the policy is written.)"""
+        word = self._word
+        if self.from_cr and (self.devices or self.mdev_types or self.vgpus):
+            fields = ("devices", "mdev_types", "vgpus") if self.spelling is Spelling.CLI else ("devices", "mdev_types")
+            words = [word(f) for f in fields]
+            raise PcinameError(
+                f"{', '.join(words[:-1])} and {words[-1]} go without {word('kubevirt_cr')} / {word('from_cluster')}: "
+                "the CR says what is allowed"
+            )
+        if self.kubevirt_cr and self.from_cluster:
+            raise PcinameError(
+                f"{word('from_cluster')} reads the KubeVirt CR from the cluster: leave {word('kubevirt_cr')} empty"
+            )
+        if not self.from_cr and not self.devices and not self.mdev_types:
+            raise PcinameError(NOTHING[self.spelling])
+        return replace(self, actions=tuple(self.actions) or DEFAULT_ACTIONS)
+
+    def _word(self, field: str) -> str:
+        if self.spelling is Spelling.CLI and field in CLI_WORDS:
+            return CLI_WORDS[field]
+        return self.spelling(field)
+
+    @property
+    def chosen_profile(self) -> ProfileLike | None:
+        """The profile to answer with (None: the default one)."""
+        return self.profile or None
+
+
+@dataclass(frozen=True)
+class AdmissionPolicyAnswer:
+    """The policy and binding, and with a CR, ``pciname lint``'s findings on
+    the entries left out of the allowed set (one line each)."""
+
+    policy: AdmissionPolicy
+    findings: tuple[str, ...] = ()
+
+    @property
+    def left_out(self) -> tuple[Skipped, ...]:
+        """The devices and types left out of the allowed set: their names will not work."""
+        return self.policy.left_out
+
+
+def cluster_cr(kubevirt: dict[str, Any]) -> tuple[str, str]:
+    """A KubeVirt CR read from a cluster, as the YAML and the name a CR is answered from."""
+    return yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False), CLUSTER_CR
+
+
+def answer(
+    request: AdmissionPolicyRequest,
+    profile: ProfileLike,
+    *,
+    cr: tuple[str | bytes, str] | None = None,
+    resolver: ResolverLike | None = None,
+    check: Callable[[], None] | None = None,
+    stream: Callable[[str | bytes], Any] | None = None,
+) -> AdmissionPolicyAnswer:
+    """The answer to a :meth:`~AdmissionPolicyRequest.validated` request
+    under ``profile`` (its :attr:`~AdmissionPolicyRequest.chosen_profile`,
+    as the surface resolves it). ``cr``: the CR's YAML and name, as the
+    surface read it, when the request's allowed set comes from one.
+    ``check`` is asked while the CR is linted, between the steps and while
+    the policy's hints are written (it raises to stop: a caller's deadline);
+    ``stream``: what the CR's YAML is read through."""
+    findings: list[str] = []
+    left_out: tuple[Skipped, ...] = ()
+    if request.from_cr:
+        if cr is None:
+            raise ValueError("the request's allowed set comes from a KubeVirt CR: pass its text as cr")
+        text, name = cr
+        permitted, findings = allowed_from_cr(text, name, profile, resolver=resolver, check=check, stream=stream)
+    else:
+        devices, mdevs = with_vgpus(
+            request.devices, request.mdev_types, request.vgpus, profile, counts=False, resolver=resolver
+        )
+        permitted, left_out = allowed_from_devices(devices, mdevs, profile, resolver=resolver)
+    if check is not None:
+        check()
+    policy = admission_policy(
+        permitted, profile, request.actions, name=request.name, left_out=left_out, resolver=resolver, check=check
+    )
+    return AdmissionPolicyAnswer(policy, tuple(findings))
+
+
+__all__ = ["CLUSTER_CR", "AdmissionPolicyAnswer", "AdmissionPolicyRequest", "answer", "cluster_cr"]

@@ -1,0 +1,130 @@
+"""``lint`` as a request: the GPU resource names (and the Cozystack
+node-group fields) of YAML files, checked under a profile, all files
+together, as ``pciname lint`` and the ``Lint`` RPC check them.
+
+:class:`LintRequest` validates itself (the Cozystack release node groups are
+checked against, and the profile that goes with it) and :func:`answer`
+answers it with :class:`pciname.lint.linter.Linter`: the findings, the notes
+and the files that could not be read. ``pciname lint`` and the ``Lint`` RPC
+build the request (the files as (name, YAML) pairs, or what reads them) and
+print or send the answer; what one request may cost (files, bytes, YAML
+nodes) is the server's to bound, before it asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from pciname.capabilities.spelling import Spelling
+from pciname.cozystack.choice import profile_for, release_for
+from pciname.errors import LintInputError
+from pciname.lint.inputs import read_input
+from pciname.lint.linter import Finding, Linter
+
+if TYPE_CHECKING:
+    from pciname.resolution.resolver import ProfileLike, ResolverLike
+
+#: A file to lint: its name and YAML (text or bytes), or what reads them when
+#: its turn comes (``pciname lint FILE``: a file that cannot be read is
+#: reported in its place among the others, which are linted all the same).
+LintFile = tuple[str, str | bytes] | Callable[[], tuple[str, str | bytes]]
+
+
+def file_reader(path: str) -> Callable[[], tuple[str, bytes]]:
+    """``pciname lint``'s ``FILE`` (``-``: standard input): what reads it
+    (bounded, :func:`pciname.lint.inputs.read_input`) and names it."""
+
+    def read() -> tuple[str, bytes]:
+        data, name = read_input(path)
+        return name, data
+
+    return read
+
+
+@dataclass(frozen=True)
+class LintRequest:
+    """The files, the profile their names are checked under (None: the
+    default, or the ``cozystack`` release's), the profile an upgrade goes to
+    (``renamed-by-upgrade``), and the Cozystack release node groups are
+    checked against (None: the one a ``cozystack@`` profile names, else the
+    newest)."""
+
+    files: tuple[LintFile, ...] = ()
+    profile: ProfileLike | None = None
+    upgrade_to: ProfileLike | None = None
+    cozystack: str | None = None
+    spelling: Spelling = Spelling.CLI
+    #: Set by :meth:`validated`: the Cozystack release asked for, as ``vX.Y.Z`` (None: none asked for).
+    release: str | None = field(default=None, compare=False)
+
+    def validated(self) -> LintRequest:
+        """The request with its Cozystack release chosen
+        (:func:`~pciname.cozystack.choice.release_for`): a
+        :class:`~pciname.errors.PcinameError` for a malformed release, an
+        unknown one, or one a ``cozystack@`` profile contradicts."""
+        asked = self.cozystack is not None and bool(self.cozystack.strip())
+        release = release_for(self.cozystack, self.profile).version if asked else None
+        return replace(self, files=tuple(self.files), release=release)
+
+    @property
+    def chosen_profile(self) -> ProfileLike | None:
+        """The profile to answer with (:func:`~pciname.cozystack.choice.profile_for`)."""
+        if self.profile is not None and not isinstance(self.profile, str):
+            return self.profile
+        return profile_for(self.cozystack, self.profile)
+
+
+@dataclass(frozen=True)
+class LintAnswer:
+    """The findings (in ``pciname lint``'s order), the notes, how many YAML
+    documents were read, and the files that could not be (unreadable, not
+    YAML), in the order they were given."""
+
+    findings: list[Finding]
+    notes: list[str]
+    documents: int = 0
+    errors: tuple[LintInputError, ...] = ()
+
+
+def answer(
+    request: LintRequest,
+    profile: ProfileLike,
+    upgrade_to: ProfileLike | None = None,
+    *,
+    resolver: ResolverLike | None = None,
+    check: Callable[[], None] | None = None,
+    stream: Callable[[str | bytes], Any] | None = None,
+    refuse: Callable[[Sequence[LintInputError]], Exception] | None = None,
+) -> LintAnswer:
+    """The answer to a :meth:`~LintRequest.validated` request under
+    ``profile`` (its :attr:`~LintRequest.chosen_profile`) and ``upgrade_to``,
+    as the surface resolves them. ``check`` is asked before each file and
+    step and while the linter works (it raises to stop: a caller's
+    deadline); ``stream`` is what the linter reads a file's YAML through (a
+    stream that asks ``check`` as it is read); with ``refuse``, files that
+    cannot be read raise what it makes of their errors before anything is
+    linted, instead of being answered beside the findings."""
+    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=request.release, check=check)
+    documents = 0
+    errors: list[LintInputError] = []
+    for file in request.files:
+        if check is not None:
+            check()
+        try:
+            name, text = file() if callable(file) else file
+            documents += linter.add_text(stream(text) if stream is not None else text, name)
+        except LintInputError as error:
+            errors.append(error)
+    if errors and refuse is not None:
+        raise refuse(errors)
+    if check is not None:
+        check()
+    findings = linter.run()
+    if check is not None:
+        check()
+    return LintAnswer(findings, list(linter.notes), documents, tuple(errors))
+
+
+__all__ = ["LintAnswer", "LintFile", "LintRequest", "answer", "file_reader"]
