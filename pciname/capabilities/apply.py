@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.audit import NO_KUBEVIRT_CR
+from pciname.capabilities.permitted import NO_DEVICES
 from pciname.cluster.kube import DEFAULT_TIMEOUT, apply_permitted_host_devices, read_cluster
 from pciname.errors import PcinameError
 from pciname.kubevirt.audit import choose_profile
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike
 
 #: A request naming no device and no vGPU type (the command's words: the only surface).
-NO_DEVICES = "no devices given: name at least one DEVICE or --mdev TYPE"
 #: A request whose every device was left out.
 NOTHING_TO_APPLY = "nothing to apply: every device was left out"
 

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from pciname.kubevirt.generate import Skipped, Snippet
     from pciname.resolution.resolver import ProfileLike, ResolverLike
 
+#: What permitted-host-devices and apply permitted-host-devices say when given nothing to permit.
+NO_DEVICES = "no devices given: name at least one DEVICE or --mdev TYPE"
+
 #: The fields that go only with ``format cozystack``, in the order their errors are reported.
 COZYSTACK_ONLY = ("replace_defaults", "variant", "vgpu_device_manager", "cozystack_defaults", "cozystack")
 
@@ -132,4 +135,4 @@ def answer(
     return PermittedHostDevices(checked.snippet, tuple(checked.clashes), checked.variant)
 
 
-__all__ = ["COZYSTACK_ONLY", "PermittedHostDevices", "PermittedHostDevicesRequest", "answer"]
+__all__ = ["COZYSTACK_ONLY", "NO_DEVICES", "PermittedHostDevices", "PermittedHostDevicesRequest", "answer"]

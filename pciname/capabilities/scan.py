@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.spelling import Spelling
-from pciname.errors import PcinameError
 from pciname.host.offered import mdev_config
 from pciname.host.sysfs import ScanResult, scan
 from pciname.kubevirt.audit import is_auto
@@ -40,9 +39,7 @@ class ScanRequest:
     def validated(self) -> ScanRequest:
         """The request; a :class:`~pciname.errors.PcinameError` for profile ``auto``."""
         if is_auto(self.profile):
-            raise PcinameError(
-                f"{self.spelling('profile')} auto needs a cluster to infer from: it works with audit, gpu-options and apply"
-            )
+            raise self.spelling.auto_refused()
         return self
 
 

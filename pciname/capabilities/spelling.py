@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import enum
 
+from pciname.errors import PcinameError
+
 #: The CLI flags not spelled as ``--`` + the field with ``-`` for ``_``.
 CLI_FLAGS = {"roles": "--role"}
 
@@ -20,6 +22,12 @@ class Spelling(enum.Enum):
         if self is Spelling.RPC:
             return field
         return CLI_FLAGS.get(field) or "--" + field.replace("_", "-")
+
+    def auto_refused(self, field: str = "profile") -> PcinameError:
+        """Profile ``auto`` where there is no cluster to infer it from, in
+        this surface's words (each names the requests that read a cluster)."""
+        where = "audit, gpu-options and apply" if self is Spelling.CLI else "GpuOptions; name a profile"
+        return PcinameError(f"{self(field)} auto needs a cluster to infer from: it works with {where}")
 
 
 __all__ = ["Spelling"]

@@ -17,10 +17,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pciname.base.render import emit, table, write_line
+from pciname.capabilities.permitted import NO_DEVICES
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import (
-    NO_DEVICES,
     add_cozystack_option,
     add_request_options,
     included,

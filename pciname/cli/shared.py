@@ -13,15 +13,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from pciname.capabilities.spelling import Spelling
 from pciname.cli.core import profile_from_args
-from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
     from pciname.kubevirt.generate import Skipped, Snippet
     from pciname.resolution.resolver import ProfileLike
 
 #: The usage error of a command asking for devices that got none.
-NO_DEVICES = "no devices given: name at least one DEVICE or --mdev TYPE"
 
 
 def profile_arg(
@@ -37,7 +36,7 @@ def profile_arg(
     if chosen and not args.profile and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None):
         profile = chosen
     if is_auto(profile) and not allow_auto:
-        raise PcinameError("--profile auto needs a cluster to infer from: it works with audit, gpu-options and apply")
+        raise Spelling.CLI.auto_refused()
     return profile
 
 

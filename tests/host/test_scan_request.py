@@ -40,7 +40,7 @@ def run(capsys, *argv):
     ("spelling", "words"),
     [
         (Spelling.CLI, "--profile auto needs a cluster to infer from: it works with audit, gpu-options and apply"),
-        (Spelling.RPC, "profile auto needs a cluster to infer from: it works with audit, gpu-options and apply"),
+        (Spelling.RPC, "profile auto needs a cluster to infer from: it works with GpuOptions; name a profile"),
     ],
 )
 @pytest.mark.parametrize("profile", ["auto", " AUTO "])

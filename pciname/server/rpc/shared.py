@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 
 from pciname.base.render import dump_json, dump_yaml
-from pciname.server.rpc.wire import RpcFailure
+from pciname.capabilities.spelling import Spelling
 
 AUTO = "auto"
 
@@ -22,9 +22,7 @@ PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 def no_auto(profile: str, what: str = "profile") -> None:
     """INVALID_ARGUMENT for profile ``auto`` where there is no cluster to infer from."""
     if profile.strip().lower() == AUTO:
-        raise RpcFailure(
-            INVALID, f"{what} auto needs a cluster to infer from: it works with GpuOptions; name a profile"
-        )
+        raise Spelling.RPC.auto_refused(what)
 
 
 def texts(data: Any) -> tuple[str, str]:
