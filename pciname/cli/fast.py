@@ -10,14 +10,12 @@ For anything else (another shape of command line, a device or spelling the
 package does not answer) it returns None and the full path runs, which owns
 --help, every error and every other command.
 
-It imports only ``sys``, ``itertools`` (loaded at start-up), the answers,
-the id parser, :mod:`pciname.base.render` and the limits of
-:mod:`pciname.base.files`; no ``from __future__ import annotations``
+It imports only ``sys``, the answers, the id parser,
+:mod:`pciname.base.render` and the limits of :mod:`pciname.base.files`; no ``from __future__ import annotations``
 (importing ``__future__`` costs start-up time): type-only names are quoted.
 """
 
 import sys
-from itertools import repeat
 
 from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
 from pciname.base.render import dump_json, write_line
@@ -169,17 +167,17 @@ def _bulk(table: "answers.Table", devices: "list[str]") -> "int | None":
     having written nothing."""
     ids = table.devices()
     known = dict(zip(ids, range(len(ids))))
-    found = list(map(known.get, map(str.removeprefix, devices, repeat(answers.NVIDIA_VENDOR_ID + ":"))))
+    found = list(map(known.get, map(str.removeprefix, devices, [answers.NVIDIA_VENDOR_ID + ":"] * len(devices))))
     if None in found or sys.byteorder != "little":
         return None
     fields = answers.index()["fields"]  # type: ignore[index]
     resource, advertised, warnings = (fields.index(k) for k in ("resource_name", "advertised", "warnings"))
-    rows = list(map(table.every_row().__getitem__, found))  # type: ignore[arg-type]
-    names = b"\n".join(answers.utf8_strings([row[resource] or 0 for row in rows]))
-    if names.translate(None, _ASCII_PRINTABLE) != b"\n" * (len(rows) - 1):
+    rows = table.every_row()
+    names = b"\n".join(answers.utf8_strings([rows[i][resource] or 0 for i in found]))  # type: ignore[index]
+    if names.translate(None, _ASCII_PRINTABLE) != b"\n" * (len(found) - 1):
         return None
     sys.stdout.write(names.decode("ascii") + "\n")
-    warned = [code for row in rows for code, _ in row[warnings]]
+    warned = [code for i in found for code, _ in rows[i][warnings]]  # type: ignore[index]
     if warned:
-        sys.stderr.write(warnings_summary({code: warned.count(code) for code in set(warned)}, len(rows)))
-    return 0 if all(row[advertised] for row in rows) else 1
+        sys.stderr.write(warnings_summary({code: warned.count(code) for code in set(warned)}, len(found)))
+    return 0 if all(rows[i][advertised] for i in found) else 1  # type: ignore[index]
