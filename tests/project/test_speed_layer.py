@@ -36,7 +36,6 @@ BUDGET = 1118
 SHARED = {
     "pciname": "the library's face (pciname.resolve: a short function beside the full path)",
     "pciname._version": "the version",
-    "pciname.errors": "every error class",
     "pciname.base": "a docstring",
     "pciname.base.files": "the bounded reads' limits",
     "pciname.base.render": "the one JSON writer and the one rule for control characters",
