@@ -73,7 +73,7 @@ def build() -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     profiles: dict[str, dict[str, object]] = {}
     spellings: dict[str, str] = {}
-    strings: dict[str, int] = {"": 0}  # string 0 is "" (Table.bulk)
+    strings: dict[str, int] = {"": 0}  # string 0 is "" (answers.utf8_strings)
     messages: dict[str, int] = {}
     order: list[str] = []
     fields: list[str] = []
@@ -84,13 +84,11 @@ def build() -> dict[str, bytes]:
         records = [view.record(DeviceId(NVIDIA_VENDOR_ID, i)) for i in view.universe()]
         order = order or list(records[0])
         fields = fields or [key for key in order if key not in SHARED and key != "device"]
-        rows: dict[str, bytes] = {}
+        rows: dict[str, tuple[Any, ...]] = {}
         for record in records:
             assert list(record) == order and all(record[key] == records[0][key] for key in SHARED), profile.name
-            row: tuple[Any, ...] = tuple(_pooled(record[key], strings, messages) for key in fields)
-            rows[record["device"].partition(":")[2]] = marshal.dumps(row, _MARSHAL)
-        head = marshal.dumps({"ids": "".join(rows), "ends": _ends(rows.values())}, _MARSHAL)
-        blob = len(head).to_bytes(4, "little") + head + b"".join(rows.values()) + _bulk(records, strings)
+            rows[record["device"].partition(":")[2]] = tuple(_pooled(record[key], strings, messages) for key in fields)
+        blob = _table("".join(rows), tuple(rows.values()))
         name = hashlib.sha256(blob).hexdigest()[:16]
         files[name] = blob
         profiles[profile.name] = {"header": {key: records[0][key] for key in SHARED}, "table": name}
@@ -103,25 +101,22 @@ def build() -> dict[str, bytes]:
     return dict(sorted(files.items()))  # tests/resolution/test_answers.py reads every record back
 
 
-def _bulk(records: list[dict[str, Any]], strings: dict[str, int]) -> bytes:
-    """A table's bulk section (see :mod:`pciname.resolution.answers`): per record, in
-    id order, how far its name's index in ``strings`` is from the previous
-    one's (no name: the index of ""), whether it is advertised and its
-    warning codes."""
-    at, steps = 0, []
-    for record in records:
-        name = record["resource_name"]
-        index = strings.setdefault("" if name is None else name, len(strings))
-        steps.append(index - at)
-        at = index
-    advertised = tuple(bool(record["advertised"]) for record in records)
-    codes = tuple(tuple(w["code"] for w in record["warnings"]) for record in records)
-    return marshal.dumps((tuple(steps), advertised, codes), _MARSHAL)
+def _table(ids: str, rows: tuple[tuple[Any, ...], ...]) -> bytes:
+    """A table file (see :mod:`pciname.resolution.answers`): its head, then
+    the rows as one marshal tuple, which is its header and each row's bytes
+    one after the other (format 2 shares nothing between them), so that
+    ``ends`` can say where each row starts."""
+    each = [marshal.dumps(row, _MARSHAL) for row in rows]
+    whole = marshal.dumps(rows, _MARSHAL)
+    first = len(whole) - sum(map(len, each))
+    assert whole == whole[:first] + b"".join(each)
+    head = marshal.dumps({"ids": ids, "ends": first.to_bytes(4, "little") + _ends(each, first)}, _MARSHAL)
+    return len(head).to_bytes(4, "little") + head + whole
 
 
-def _ends(blobs: Iterable[bytes]) -> bytes:
-    """Where each blob ends, once they are joined (4 bytes each)."""
-    ends, end = [], 0
+def _ends(blobs: Iterable[bytes], end: int = 0) -> bytes:
+    """Where each blob ends, once they are joined after ``end`` bytes (4 bytes each)."""
+    ends = []
     for blob in blobs:
         end += len(blob)
         ends.append(end.to_bytes(4, "little"))

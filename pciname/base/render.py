@@ -10,15 +10,21 @@ cursor, retitle the terminal or hide lines. A tab is kept in free text and
 escaped in a table cell. JSON and YAML output are left as they are (their
 encoders escape what their formats require); YAML is written with
 :class:`pciname.base.yaml_out.Dumper`, so that Go's readers (kubectl) read back
-the strings written."""
+the strings written.
 
-from __future__ import annotations
+JSON is written by :func:`json_text` (the one JSON writer: the CLI's fast
+path of ``pciname lookup`` prints its records with it too), so this module
+is on the measured start-up path: it imports only ``sys`` at the top (the
+rest when writing), and no ``from __future__ import annotations``."""
 
 import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
 
-__all__ = ["dump_json", "dump_yaml", "emit", "printable", "table", "write_line"]
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any, TextIO
+
+__all__ = ["dump_json", "dump_yaml", "emit", "json_text", "printable", "table", "write_line"]
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
 _CONTROLS_BUT_TAB = {c: e for c, e in _CONTROLS.items() if c != 0x09}
@@ -30,20 +36,66 @@ def printable(text: object, *, tab: bool = False) -> str:
     return str(text).translate(_CONTROLS_BUT_TAB if tab else _CONTROLS)
 
 
-def write_line(text: str, out: TextIO | None = None) -> None:
+def write_line(text: str, out: "TextIO | None" = None) -> None:
     """One line of text output: :func:`printable` (tabs kept), then a newline."""
     (out or sys.stdout).write(printable(text, tab=True) + "\n")
 
 
-def dump_json(data: Any, out: TextIO | None = None) -> None:
-    import json
+def json_text(data: "Any") -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)``: written here, without
+    importing :mod:`json` (its decoder imports re), for the values records
+    and plain data hold (strings, booleans, None, ints, lists, tuples and
+    dicts with string keys); by json itself for anything else."""
+    try:
+        from _json import encode_basestring  # json's own C encoder; importing json costs over 1 ms (re)
 
-    out = out or sys.stdout
-    json.dump(data, out, indent=2, ensure_ascii=False)
-    out.write("\n")
+        text = _plain_json(data, "\n", encode_basestring)
+    except (ImportError, RecursionError):  # no _json; or a cycle, say: json says what is wrong
+        text = None
+    if text is None:
+        import json  # start-up: only for what _plain_json does not write
+
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+    return text
 
 
-def dump_yaml(data: Any, out: TextIO | None = None) -> None:
+_CONSTANTS = {True: "true", False: "false", None: "null"}
+
+
+def _plain_json(value: "Any", newline: str, quote: "Callable[[str], str]") -> "str | None":
+    """``value`` as json writes it after ``newline`` (and its indent), or None."""
+    kind = type(value)
+    if kind is str:
+        return quote(value)
+    if kind is bool or value is None:
+        return _CONSTANTS[value]
+    if kind is int:
+        return int.__repr__(value)
+    inner = newline + "  "
+    if kind is list or kind is tuple:
+        texts, brackets = [_plain_json(item, inner, quote) for item in value], "[]"
+    elif kind is dict and all(type(key) is str for key in value):
+        texts, brackets = [_member(key, item, inner, quote) for key, item in value.items()], "{}"
+    else:
+        return None
+    if None in texts:
+        return None
+    if not texts:
+        return brackets
+    return brackets[0] + inner + ("," + inner).join(texts) + newline + brackets[1]  # type: ignore[arg-type]
+
+
+def _member(key: str, value: "Any", newline: str, quote: "Callable[[str], str]") -> "str | None":
+    text = _plain_json(value, newline, quote)
+    return None if text is None else quote(key) + ": " + text
+
+
+def dump_json(data: "Any", out: "TextIO | None" = None) -> None:
+    """:func:`json_text`, then a newline."""
+    (out or sys.stdout).write(json_text(data) + "\n")
+
+
+def dump_yaml(data: "Any", out: "TextIO | None" = None) -> None:
     import yaml
 
     from pciname.base.yaml_out import Dumper
@@ -52,7 +104,7 @@ def dump_yaml(data: Any, out: TextIO | None = None) -> None:
     yaml.dump(data, out, Dumper=Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
-def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], out: TextIO | None = None) -> None:
+def table(rows: "Sequence[Sequence[Any]]", headers: "Sequence[str]", out: "TextIO | None" = None) -> None:
     """Columns padded to their widest cell; None prints as ``-``; every cell
     :func:`printable`."""
     out = out or sys.stdout
@@ -62,7 +114,7 @@ def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], out: TextIO | N
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
 
 
-def emit(data: Any, fmt: str, out: TextIO | None = None) -> None:
+def emit(data: "Any", fmt: str, out: "TextIO | None" = None) -> None:
     """JSON or YAML of plain data (lists, dicts, strings, numbers)."""
     if fmt == "json":
         dump_json(data, out)

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pciname.base.render import emit, table, write_line
-from pciname.cli.fast import LIST_WARNINGS_UP_TO, warnings_summary
+from pciname.cli.fast import LIST_WARNINGS_UP_TO, listed, print_names
 from pciname.cli.output import add_output_option
 from pciname.naming.algorithms import ALGORITHMS
 
@@ -206,25 +206,15 @@ def run_lookup(args: argparse.Namespace) -> int:
 
 
 def _list_warnings(args: argparse.Namespace, records: list[dict[str, Any]]) -> bool:
-    return args.warnings == "all" or len(records) <= LIST_WARNINGS_UP_TO
+    return listed(args.warnings, len(records))
 
 
 def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: bool = True) -> None:
     """Resolutions in their plain-data form (``Resolution.to_dict()``);
-    ``-o name`` prints their warnings on stderr one line each, or (not
-    ``list_warnings``) one line summing them up by code."""
+    ``-o name`` through the one lookup printer (:func:`pciname.cli.fast.print_names`,
+    which the fast path prints with too)."""
     if fmt == "name":
-        out, err = sys.stdout, sys.stderr
-        counts: dict[str, int] = {}
-        for r in records:
-            write_line(r["resource_name"] or "", out)
-            for w in r["warnings"]:
-                if list_warnings:
-                    write_line(f"pciname: {r['device']}: {w['code']}: {w['message']}", err)
-                else:
-                    counts[w["code"]] = counts.get(w["code"], 0) + 1
-        if counts:
-            err.write(warnings_summary(counts, len(records)))
+        print_names(records, list_warnings)
     elif fmt == "table":
         table(
             [

@@ -1,27 +1,25 @@
-"""The fast path of ``pciname lookup``: a plain lookup of NVIDIA device ids
-under a packaged profile, answered from the packaged answers
-(:mod:`pciname.resolution.answers`), importing almost nothing.
+"""The fast path of ``pciname lookup``, and the one printer of its names.
 
-``pciname lookup DEVICE... [-p PROFILE] [-o name|json]`` is what people and
-scripts run most; argparse, typing, pathlib and the catalog machinery cost
-several times ``python -c pass`` before the answer is printed. So a plain
-lookup of a profile spelling the package answers prints, from the packaged
-records, exactly what the full path (:func:`pciname.cli.core.run_lookup`)
-prints. :func:`lookup` answers only when it can answer exactly as argparse
-and the full path would; for anything else (another shape of command line,
-a device or spelling the package does not answer, a non-NVIDIA vendor) it
-returns None and the caller runs the full path, which owns --help, every
-error and every other command.
+argparse, typing, pathlib and the catalog machinery cost several times
+``python -c pass``; so :func:`lookup` answers a plain lookup of NVIDIA
+device ids under a profile spelling the package answers from the packaged
+answers (:mod:`pciname.resolution.answers`), printing their records through
+the very functions the full path (:func:`pciname.cli.core.run_lookup`)
+prints with: :func:`print_names` and :func:`pciname.base.render.dump_json`.
+For anything else (another shape of command line, a device or spelling the
+package does not answer) it returns None and the full path runs, which owns
+--help, every error and every other command.
 
-This module imports only ``os``, ``sys``, :mod:`pciname.resolution.answers` and the
-limits of :mod:`pciname.base.files`. No ``from __future__ import annotations``
-(importing ``__future__`` costs start-up time): annotations naming
-type-only imports are strings.
+It imports only ``sys``, the answers, the id parser,
+:mod:`pciname.base.render` and the limits of :mod:`pciname.base.files`; no ``from __future__ import annotations``
+(importing ``__future__`` costs start-up time): type-only names are quoted.
 """
 
 import sys
 
 from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
+from pciname.base.render import dump_json, write_line
+from pciname.pciids.ids import device_id
 from pciname.resolution import answers
 
 TYPE_CHECKING = False
@@ -32,13 +30,11 @@ if TYPE_CHECKING:
 _OPTIONS = {"-p": "profile", "--profile": "profile", "-o": "output", "--output": "output", "--warnings": "warnings"}
 _CHOICES = {"output": ("name", "json"), "warnings": ("auto", "all")}
 #: ``lookup -o name`` lists warnings one line each for up to this many
-#: devices, and sums them up in one line beyond (``--warnings all``: always
-#: listed).
+#: devices, and sums them up in one line beyond (``--warnings all``: always).
 LIST_WARNINGS_UP_TO = 20
-_ASCII_PRINTABLE = bytes(range(0x20, 0x7F))  # what str.isprintable() accepts of ASCII
-
-
-# -- the command line ---------------------------------------------------------
+#: Lookups of more devices than this read every row at once (:func:`_bulk`).
+MANY = 64
+_ASCII_PRINTABLE = bytes(range(0x20, 0x7F))
 
 
 def plain_lookup(argv: "Sequence[str]") -> "dict[str, Any] | None":
@@ -51,56 +47,29 @@ def plain_lookup(argv: "Sequence[str]") -> "dict[str, Any] | None":
     if len(argv) < 2 or argv[0] != "lookup":
         return None
     devices: list[str] = []
-    values: dict[str, str] = {}
-    stdin = False
-    ended = False  # the run of devices is over
-    i, n = 1, len(argv)
-    while i < n:
-        token = argv[i]
-        if token.startswith("-"):
-            if devices:
-                ended = True
-            if token == "--stdin":
-                if stdin:
-                    return None
-                stdin = True
-                i += 1
-                continue
-            option = _OPTIONS.get(token)
-            if option is None or option in values or i + 1 >= n:
-                return None
-            value = argv[i + 1]
-            if value.startswith("-") or (option != "profile" and value not in _CHOICES[option]):
-                return None
-            values[option] = value
-            i += 2
-            continue
-        if ended or answers.device_id(token) is None:
+    plain: dict[str, Any] = {"output": "name", "warnings": "auto", "stdin": False}
+    given: set[str] = set()  # the options seen (each may come once)
+    i = run_end = 1  # run_end: just after the last device (the devices come in one run)
+    while i < len(argv):
+        token, value = argv[i], argv[i + 1] if i + 1 < len(argv) else "-"
+        option = "stdin" if token == "--stdin" else _OPTIONS.get(token)
+        if option in given:
             return None
-        devices.append(token)
-        i += 1
-    if not devices and not stdin:
-        return None
-    if stdin and values.get("output", "name") != "name":  # bulk JSON: the full path's
-        return None
-    profile = values.get("profile") or answers.DEFAULT_PROFILE
-    return {
-        "devices": devices,
-        "profile": profile,
-        "output": values.get("output", "name"),
-        "stdin": stdin,
-        "warnings": values.get("warnings", "auto"),
-    }
-
-
-def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
-    """The one stderr line that sums up the warnings of a large lookup."""
-    total = sum(counts.values())
-    by_code = ", ".join(f"{code} {n}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    return (
-        f"pciname: {total} warning{'s' if total > 1 else ''} for {devices} devices ({by_code}); "
-        "--warnings all lists them\n"
-    )
+        if option == "stdin":
+            plain["stdin"], i = True, i + 1
+        elif option is not None and not value.startswith("-") and value in _CHOICES.get(option, (value,)):
+            plain[option], i = value, i + 2
+        elif token.startswith("-") or (devices and run_end != i) or device_id(token) is None:
+            return None
+        else:
+            devices.append(token)
+            i = run_end = i + 1
+        if option:
+            given.add(option)
+    if not (devices or plain["stdin"]) or (plain["stdin"] and plain["output"] != "name"):
+        return None  # nothing to look up; or bulk JSON: the full path's
+    plain.update(devices=devices, profile=plain.get("profile") or answers.DEFAULT_PROFILE)
+    return plain
 
 
 def lookup(argv: "Sequence[str]") -> "int | None":
@@ -126,148 +95,89 @@ def lookup(argv: "Sequence[str]") -> "int | None":
 
 
 def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
-    if not devices or len(devices) > MAX_LOOKUP_DEVICES:
+    table = answers.table(plain["profile"]) if 0 < len(devices) <= MAX_LOOKUP_DEVICES else None
+    if table is None:
         return None
-    if len(devices) <= 64:
-        return _answered(plain, devices)
+    if len(devices) <= MANY:
+        return _answered(plain, table, devices)
     import gc
 
     gc.disable()  # thousands of rows, no cycles: the collector would only walk them
     try:
-        return _answered(plain, devices)
+        code = _bulk(table, devices) if plain["output"] == "name" and plain["warnings"] == "auto" else None
+        return code if code is not None else _answered(plain, table, devices)
     finally:
         gc.enable()
 
 
-def _answered(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
-    table = answers.table(plain["profile"])
-    if table is None:
-        return None
-    if len(devices) > 64 and plain["output"] == "name" and plain["warnings"] == "auto" and sys.byteorder == "little":
-        return _bulk(table, devices)
-    spelt = _spelt(table, devices)
-    if spelt is None:
-        return None
-    found = [spelt[token] for token in devices]
+def _answered(plain: "dict[str, Any]", table: "answers.Table", devices: "list[str]") -> "int | None":
+    """The records of ``devices`` from ``table``, printed as the full path
+    prints them; None, before writing anything, when one is not an NVIDIA
+    device of the table."""
+    spelt = {}
+    for token in dict.fromkeys(devices):  # each distinct spelling read once
+        vendor, device = device_id(token) or ("", "")
+        found = answers.record(table, device) if vendor == answers.NVIDIA_VENDOR_ID else None
+        if found is None:
+            return None
+        spelt[token] = found
+    records = [spelt[token] for token in devices]
     if plain["output"] == "json":
-        records = [answers.record(table, i) for i, _ in found]
-        sys.stdout.write(json_text(records) + "\n")
-        return 0 if all(r["advertised"] for r in records if r is not None) else 1
-    return _names(plain["warnings"] == "all", table, spelt, found)
-
-
-def _spelt(table: "answers.Table", devices: "list[str]") -> "dict[str, tuple[str, int]] | None":
-    """Each distinct spelling of ``devices`` -> (its device id, its row in
-    ``table``); None when one is not an NVIDIA device of the table."""
-    spelt: dict[str, tuple[str, int]] = {}
-    for token in dict.fromkeys(devices):  # each distinct spelling parsed once
-        parsed = answers.device_id(token)
-        at = -1 if parsed is None or parsed[0] != answers.NVIDIA_VENDOR_ID else table.find(parsed[1])
-        if at == -1:
-            return None
-        spelt[token] = parsed[1], at  # type: ignore[index]
-    return spelt
-
-
-def _names(
-    all_warnings: bool, table: "answers.Table", spelt: "dict[str, tuple[str, int]]", found: "list[tuple[str, int]]"
-) -> "int | None":
-    """``-o name``: the names on stdout, the warnings on stderr (one line
-    each, or one that sums them up); None, before writing anything, when
-    the full path must print them (escaped)."""
-    fields = answers.index()["fields"]  # type: ignore[index]
-    resource, advertised, warnings = (fields.index(k) for k in ("resource_name", "advertised", "warnings"))
-    rows = table.rows({at for _, at in spelt.values()})
-    pooled = answers.strings(answers.STRINGS, {row[resource] for row in rows.values() if row[resource] is not None})
-    names = {at: "" if row[resource] is None else pooled[row[resource]] for at, row in rows.items()}
-    if not _printable("".join(names.values())):
-        return None  # the full path prints it, escaped (pciname.base.render.printable)
-    out, err = sys.stdout, sys.stderr
-    if all_warnings or len(found) <= LIST_WARNINGS_UP_TO:
-        messages = answers.strings(answers.MESSAGES, {m for at in rows for _, m in rows[at][warnings]})
-        if not _printable("".join(messages.values())):
-            return None
-        for i, at in found:  # as the full path writes them
-            out.write(names[at] + "\n")
-            for code, message in rows[at][warnings]:
-                err.write(f"pciname: {answers.NVIDIA_VENDOR_ID}:{i}: {code}: {messages[message]}\n")
+        dump_json(records)
     else:
-        out.write("".join([names[at] + "\n" for _, at in found]))
-        counts: dict[str, int] = {}
-        for _, at in found:
-            for code, _ in rows[at][warnings]:
-                counts[code] = counts.get(code, 0) + 1
-        if counts:
-            err.write(warnings_summary(counts, len(found)))
-    return 0 if all(rows[at][advertised] for _, at in found) else 1
+        print_names(records, listed(plain["warnings"], len(records)))
+    return 0 if all(r["advertised"] for r in records) else 1
+
+
+def listed(warnings: str, devices: int) -> bool:
+    """Whether ``lookup -o name --warnings auto|all`` of so many devices
+    lists each warning (else one line sums them up)."""
+    return warnings == "all" or devices <= LIST_WARNINGS_UP_TO
+
+
+def print_names(records: "list[dict[str, Any]]", list_warnings: bool) -> None:
+    """``lookup -o name`` of records (``Resolution.to_dict()``'s shape), for
+    the full path and this one: the resource names on stdout, and the
+    warnings on stderr, one line each (``list_warnings``) or one line
+    summing them up by code; every line :func:`pciname.base.render.printable`."""
+    out, err = sys.stdout, sys.stderr
+    counts: dict[str, int] = {}
+    for r in records:
+        write_line(r["resource_name"] or "", out)
+        for w in r["warnings"]:
+            if list_warnings:
+                write_line(f"pciname: {r['device']}: {w['code']}: {w['message']}", err)
+            else:
+                counts[w["code"]] = counts.get(w["code"], 0) + 1
+    if counts:
+        err.write(warnings_summary(counts, len(records)))
+
+
+def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
+    """The one stderr line that sums up the warnings of a large lookup."""
+    total = sum(counts.values())
+    by_code = ", ".join(f"{code} {n}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"pciname: {total} warning{'s' if total > 1 else ''} for {devices} devices ({by_code}); --warnings all lists them\n"
 
 
 def _bulk(table: "answers.Table", devices: "list[str]") -> "int | None":
-    """``_answered`` of many ids, read from the table's bulk section: as
-    that writes them, the names and one line that sums up the warnings."""
-    from itertools import chain, repeat
-
-    known, names, advertised, codes = table.bulk()
-    nvidia = answers.NVIDIA_VENDOR_ID + ":"  # "10de:dddd" and a bare "dddd": what device_id reads as dddd
-    found: list[int | None] = list(map(known.get, map(str.removeprefix, devices, repeat(nvidia))))
-    if None in found:
-        for i, token in enumerate(devices):  # any other spelling
-            if found[i] is None:
-                parsed = answers.device_id(token)
-                at = -1 if parsed is None or parsed[0] != answers.NVIDIA_VENDOR_ID else table.find(parsed[1])
-                if at == -1:
-                    return None
-                found[i] = at >> 2
-    joined = b"\n".join(map(names.__getitem__, found))  # type: ignore[arg-type]
-    text = joined.decode("utf-8", "surrogatepass")
-    ascii_only = joined.translate(None, _ASCII_PRINTABLE) == b"\n" * (len(found) - 1)  # names of printable ASCII
-    if not ascii_only and (text.count("\n") != len(found) - 1 or not _printable(text.replace("\n", ""))):
+    """:func:`print_names` of many devices, warnings summed up, from every
+    row read at once, when each device is spelt ``10de:dddd`` or ``dddd``
+    and every name is printable ASCII (which prints as it is); else None,
+    having written nothing."""
+    ids = table.devices()
+    known = dict(zip(ids, range(len(ids))))
+    found = list(map(known.get, map(str.removeprefix, devices, [answers.NVIDIA_VENDOR_ID + ":"] * len(devices))))
+    if None in found or sys.byteorder != "little":
         return None
-    sys.stdout.write(text + "\n")
-    warned = list(chain.from_iterable(map(codes.__getitem__, found)))  # type: ignore[arg-type]
-    counts = {code: warned.count(code) for code in set(warned)}
-    if counts:
-        sys.stderr.write(warnings_summary(counts, len(found)))
-    return 0 if all(map(advertised.__getitem__, found)) else 1  # type: ignore[arg-type]
-
-
-def _printable(text: "str | None") -> bool:
-    """Text this path may print as it is; anything else (a control character
-    from a pci.ids name, but also any other character Python does not call
-    printable) is left to the full path, which escapes control characters."""
-    return text is None or text.isprintable()
-
-
-def json_text(records: "list[dict[str, Any] | None]") -> str:
-    """``json.dumps(records, indent=2, ensure_ascii=False)``, as
-    :func:`pciname.base.render.dump_json` writes it, for what records hold
-    (strings, booleans, None, lists of dicts of strings), without importing
-    :mod:`json` (its decoder imports re): strings go through the C encoder
-    json itself uses."""
-    try:
-        from _json import encode_basestring as quote
-    except ImportError:  # pragma: no cover - CPython builds without _json
-        import json
-
-        return json.dumps(records, indent=2, ensure_ascii=False)
-    constants = {True: "true", False: "false", None: "null"}
-
-    def value(v: "Any", indent: str) -> str:
-        if type(v) is str:
-            return str(quote(v))
-        if type(v) is bool or v is None:
-            return constants[v]
-        if type(v) is list:
-            if not v:
-                return "[]"
-            inner = indent + "  "
-            return "[\n" + ",\n".join(inner + value(item, inner) for item in v) + "\n" + indent + "]"
-        if type(v) is dict:
-            if not v:
-                return "{}"
-            inner = indent + "  "
-            items = ",\n".join(f"{inner}{quote(k)}: {value(item, inner)}" for k, item in v.items())
-            return "{\n" + items + "\n" + indent + "}"
-        raise TypeError(f"not in a record: {v!r}")
-
-    return value(records, "")
+    fields = answers.index()["fields"]  # type: ignore[index]
+    resource, advertised, warnings = (fields.index(k) for k in ("resource_name", "advertised", "warnings"))
+    rows = table.every_row()
+    names = b"\n".join(answers.utf8_strings([rows[i][resource] or 0 for i in found]))  # type: ignore[index]
+    if names.translate(None, _ASCII_PRINTABLE) != b"\n" * (len(found) - 1):
+        return None
+    sys.stdout.write(names.decode("ascii") + "\n")
+    warned = [code for i in found for code, _ in rows[i][warnings]]  # type: ignore[index]
+    if warned:
+        sys.stderr.write(warnings_summary({code: warned.count(code) for code in set(warned)}, len(found)))
+    return 0 if all(rows[i][advertised] for i in found) else 1  # type: ignore[index]

@@ -13,27 +13,24 @@ unnoticed. Written by ``python -m tools.packaged_answers``, it holds:
   ``header`` (the fields all its records share) and its ``table``;
 * one table per distinct set of rows, named by a digest of its bytes: the
   size of its head (4 bytes), the head (marshal: ``ids``, the NVIDIA device
-  ids, 4 characters each; ``ends``, where each row ends, 4 bytes each),
-  then the rows (marshal each: a tuple of the ``fields``, each string as
-  its index in ``strings``, the warnings as (code, index in ``messages``)
-  pairs), then the bulk section, read only by lookups of more than 64 ids
-  (marshal: per row, in id order, how far its ``resource_name``'s index in
-  ``strings`` is from the previous row's, ``""`` for none; its
-  ``advertised``; its warning codes);
+  ids, 4 characters each; ``ends``, where each row starts, and where the
+  last one ends, 4 bytes each, from the rows' start), then the rows, one
+  marshal tuple of them, so that a row reads alone and all of them at once
+  (lookups of many ids): each a tuple of the ``fields``, each string as its
+  index in ``strings``, the warnings as (code, index in ``messages``) pairs;
 * ``strings`` and ``messages``, the strings every table's rows share: their
   count, where each ends (4 bytes each), then the strings (UTF-8); string 0
   of ``strings`` is ``""``.
 
-Files are mapped (``mmap``), so that a lookup reads the rows and strings it
-needs, not whole files. One fast path uses them: :func:`pciname.resolve`
-and a plain ``pciname lookup`` (:mod:`pciname.cli.fast`) of NVIDIA device
-ids under a packaged profile spelling. Anything else takes the full path
-(the resolver and its catalogs), which the user cache speeds up with its
-own checks.
+Files are mapped (``mmap``): a lookup reads the rows and strings it needs,
+not whole files. One fast path uses them: :func:`pciname.resolve` and a
+plain ``pciname lookup`` (:mod:`pciname.cli.fast`) of NVIDIA device ids
+under a packaged profile spelling; anything else takes the full path (the
+resolver and its catalogs, which the user cache speeds up).
 
-This module imports only ``os``, ``marshal``, ``mmap`` and two constants
-(bulk reads: ``itertools`` too; no ``from __future__ import annotations``: importing ``__future__`` costs
-start-up time).
+This module imports only ``os``, ``marshal``, ``mmap``, two constants and
+the id parser (:func:`pciname.pciids.ids.device_id`); no ``from __future__
+import annotations`` (importing ``__future__`` costs start-up time).
 """
 
 import marshal
@@ -43,6 +40,7 @@ import os
 from pciname._version import __version__
 from pciname.naming import DEFAULT_PROFILE
 from pciname.pciids import NVIDIA_VENDOR_ID
+from pciname.pciids.ids import device_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,7 +54,6 @@ DIRECTORY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 INDEX = "index"
 STRINGS = "strings"
 MESSAGES = "messages"
-_HEX = frozenset("0123456789abcdefABCDEF")
 
 _files: "dict[str, Any]" = {}  # path -> the file mapped (None: absent or empty), the index or a Table
 
@@ -114,34 +111,14 @@ class Table:
             at = self.ids.find(device, at + 1)
         return at
 
-    def rows(self, ats: "Iterable[int]") -> "dict[int, tuple[Any, ...]]":
-        """The rows at positions ``ats`` (from :meth:`find`), as written."""
-        ends, start, blob = self.ends, self.start, self.blob
-        found = {}
-        for at in ats:
-            first = int.from_bytes(ends[at - 4 : at], "little") if at else 0
-            found[at] = marshal.loads(blob[start + first : start + int.from_bytes(ends[at : at + 4], "little")])
-        return found
-
     def row(self, at: int) -> "tuple[Any, ...]":
-        """The row at position ``at``."""
-        return self.rows((at,))[at]
+        """The row at position ``at`` (from :meth:`find`)."""
+        first, end = (self.start + int.from_bytes(self.ends[i : i + 4], "little") for i in (at, at + 4))
+        return marshal.loads(self.blob[first:end])  # type: ignore[no-any-return]
 
-    def bulk(self) -> "tuple[dict[str, int], list[Any], tuple[bool, ...], tuple[tuple[str, ...], ...]]":
-        """For lookups of many ids, from the bulk section: each device id of
-        the table -> its place in id order, and in that order each name (UTF-8
-        bytes), whether it is advertised and its warning codes."""
-        from itertools import accumulate
-
-        section = self.blob[self.start + int.from_bytes(self.ends[-4:], "little") :]
-        steps, advertised, codes = marshal.loads(section)
-        pool = memoryview(mapped(STRINGS))  # no int per string, and no import (array, struct: 2 ms)
-        size = 4 * int.from_bytes(pool[:4], "little")
-        ends, text = pool[4 : 4 + size].cast("I"), pool[4 + size :]  # native order: little-endian only
-        starts = pool[:size].cast("I")  # where the one before ends; string 0 is "", so the count there is harmless
-        at = list(accumulate(steps))  # each name's index in the pool
-        names = list(map(text.__getitem__, map(slice, map(starts.__getitem__, at), map(ends.__getitem__, at))))
-        return dict(zip(self.devices(), range(len(at)))), names, advertised, codes
+    def every_row(self) -> "tuple[tuple[Any, ...], ...]":
+        """Every row, in id order, read at once."""
+        return marshal.loads(self.blob[self.start :])  # type: ignore[no-any-return]
 
 
 def table(spelling: str) -> "Table | None":
@@ -158,42 +135,23 @@ def table(spelling: str) -> "Table | None":
     return _files[key]  # type: ignore[no-any-return]
 
 
-def strings(pool: str, ats: "Iterable[int]") -> "dict[int, str]":
-    """Strings ``ats`` of the pool ``pool`` (:data:`STRINGS` or :data:`MESSAGES`), by position."""
+def string(pool: str, at: int) -> str:
+    """String ``at`` of the pool ``pool`` (:data:`STRINGS` or :data:`MESSAGES`)."""
     blob = mapped(pool)
     base = 4 + 4 * int.from_bytes(blob[:4], "little")
-    found = {}
-    for at in ats:
-        start = int.from_bytes(blob[4 * at : 4 * at + 4], "little") if at else 0
-        end = int.from_bytes(blob[4 * at + 4 : 4 * at + 8], "little")
-        found[at] = blob[base + start : base + end].decode("utf-8", "surrogatepass")
-    return found
+    start = int.from_bytes(blob[4 * at : 4 * at + 4], "little") if at else 0
+    end = int.from_bytes(blob[4 * at + 4 : 4 * at + 8], "little")
+    return blob[base + start : base + end].decode("utf-8", "surrogatepass")  # type: ignore[no-any-return]
 
 
-def string(pool: str, at: int) -> str:
-    """String ``at`` of the pool ``pool``."""
-    return strings(pool, (at,))[at]
-
-
-def hex4(text: str) -> str | None:
-    if text[:2] in ("0x", "0X"):
-        text = text[2:]
-    if len(text) == 4 and _HEX.issuperset(text):
-        return text.lower()
-    return None
-
-
-def device_id(token: str) -> tuple[str, str] | None:
-    """``VENDOR:DEVICE`` or a bare ``DEVICE`` (vendor 10de) as
-    :func:`pciname.pciids.ids.parse_device_id` reads it (without surrounding
-    white space), else None (a test holds the two to the same answers)."""
-    vendor, sep, device = token.partition(":")
-    if not sep:
-        vendor, device = NVIDIA_VENDOR_ID, vendor
-    v, d = hex4(vendor), hex4(device)
-    if v is None or d is None:
-        return None
-    return v, d
+def utf8_strings(ats: "Iterable[int]") -> "list[memoryview]":
+    """Strings ``ats`` of :data:`STRINGS`, as UTF-8, read at once (lookups
+    of many ids; the pool's offsets read natively: little-endian only)."""
+    pool = memoryview(mapped(STRINGS))  # no int per string, and no import (array, struct: 2 ms)
+    size = 4 * int.from_bytes(pool[:4], "little")
+    ends, text = pool[4 : 4 + size].cast("I"), pool[4 + size :]
+    starts = pool[:size].cast("I")  # where the one before ends; string 0 is "", so the count there is harmless
+    return list(map(text.__getitem__, map(slice, map(starts.__getitem__, ats), map(ends.__getitem__, ats))))
 
 
 def value(found: "Any") -> "Any":
@@ -229,9 +187,8 @@ def packaged_record(device: str, spelling: str) -> "dict[str, Any] | None":
     return None if found is None else record(found, parsed[1])
 
 
-#: The default resolver's memo (:class:`pciname.resolution.resolver.Resolver` fills and
-#: clears it): (device, profile) -> Resolution. It lives here so that
-#: :func:`pciname.resolve` reads it before the resolver is imported.
+#: The default resolver's memo (the Resolver fills and clears it): (device, profile)
+#: -> Resolution; here, so that :func:`pciname.resolve` reads it before the resolver is imported.
 memo: "dict[tuple[object, object], Any]" = {}
 MEMO_MAX = 100_000
 

@@ -42,7 +42,9 @@ from pciname.pciids.ids import NVIDIA_VENDOR_ID
 if TYPE_CHECKING:
     from pciname.pciids.model import SyntaxIssue
 
-FORMAT = 1
+FORMAT = 2
+#: The catalog's attributes a table keeps as they are (besides identities, issues, names).
+_SAVED = ("sha256", "version", "date", "nvidia_vendor_name", "nvidia_devices")
 _CODE_FILES = ("naming/gotext.py", "naming/algorithms.py", "pciids/loader.py", "resolution/catalog.py")
 
 Identity = tuple[str, int, int, int, int, int]
@@ -69,11 +71,8 @@ def _code_identity() -> tuple[object, ...]:
 
 
 class Catalog:
-    """One pci.ids file, as far as resource names are concerned.
-
-    A plain class (not a dataclass): it is built on every ``pciname lookup``
-    start-up, which is measured against ``python -c pass``.
-    """
+    """One pci.ids file, as far as resource names are concerned (a plain
+    class, not a dataclass: a full-path lookup builds one at start-up)."""
 
     __slots__ = (
         "_lines",
@@ -292,13 +291,9 @@ def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) ->
         if not isinstance(names, dict) or not all(isinstance(t, dict) for t in names.values()):
             return None
         return Catalog(
-            path=path,
-            identity=identity,
-            sha256=saved["sha256"],
-            version=saved["version"],
-            date=saved["date"],
-            nvidia_vendor_name=saved["vendor"],
-            nvidia_devices=saved["devices"],
+            path,
+            identity,
+            **{key: saved[key] for key in _SAVED},
             issues=_issues(saved["issues"]),
             names={a: t for a, t in names.items() if a in ALGORITHMS},
             reader=reader,
@@ -325,11 +320,7 @@ def _save(catalog: Catalog) -> None:
         {
             "identity": catalog.identity,
             "code": _code_identity(),
-            "sha256": catalog.sha256,
-            "version": catalog.version,
-            "date": catalog.date,
-            "vendor": catalog.nvidia_vendor_name,
-            "devices": catalog.nvidia_devices,
+            **{key: getattr(catalog, key) for key in _SAVED},
             "issues": [(i.line, i.column, i.message) for i in catalog.issues],
             "names": dict(catalog._names),
         }

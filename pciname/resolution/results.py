@@ -9,13 +9,11 @@ Each has ``to_dict()``, the plain-data form that JSON, YAML and the gRPC
 service carry; a *record* (:data:`Record`) is a Resolution in that form.
 
 Each is a frozen dataclass with slots in every way callers see (fields,
-repr, equality, hashing, pickling, :func:`dataclasses.fields`,
-:func:`dataclasses.replace`, FrozenInstanceError), written out instead of
-made by ``@dataclass``: importing :mod:`dataclasses` (and inspect, ast, dis
-with it) costs about 10 ms of CPU, as much as ``python -c pass``, and would
-take a fresh ``import pciname; pciname.resolve(...)`` from about 1.9x to
-2.9x of it (measured; the budget is 2.5x). The dataclass machinery is
-imported only when something asks for it.
+repr, equality, hashing, pickling, :mod:`dataclasses`' functions,
+FrozenInstanceError), written out: importing :mod:`dataclasses` (inspect,
+ast, dis with it) costs as much as ``python -c pass`` and would take a fresh
+``import pciname; pciname.resolve(...)`` from 1.9x to 2.9x of it (measured;
+the budget is 2.5x). The dataclass machinery is imported only when asked for.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from pciname import cli
+from pciname.base import render
 from pciname.cli import fast
 from pciname.resolution import answers
 from tests.conftest import REPO, run_in_process
@@ -163,6 +164,7 @@ FORBIDDEN = {
     "enum",
     "re",
     "json",
+    "__future__",  # no module of the fast path imports annotations from it
 }
 #: The only pciname modules a fast-path lookup loads.
 FAST_MODULES = {
@@ -176,7 +178,8 @@ FAST_MODULES = {
     "pciname.pciids",
     "pciname.base",  # a docstring only
     "pciname.base.files",
-    "pciname.errors",
+    "pciname.base.render",
+    "pciname.pciids.ids",  # the one id parser (pciname.errors only when it raises)
 }
 
 
@@ -263,18 +266,45 @@ def test_a_large_stdin_lookup_is_answered_by_the_fast_path(profile, monkeypatch)
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    st.none() | st.booleans() | st.text() | st.integers() | st.floats(),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=5) | st.integers(-3, 3) | st.none(), inner, max_size=3)
+    ),
     max_leaves=12,
 )
 
 
-@given(records=st.lists(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4), min_size=1, max_size=3))
-@example(records=[{"message": 'é \u2028 \x00 " \\ \n \t \ud800', "warnings": [], "x": {}}])
-def test_the_fast_paths_json_is_jsons(records):
+@given(data=JSON_VALUES)
+@example(data=[{"message": 'é \u2028 \x00 " \\ \n \t \ud800', "warnings": [], "x": {}}])
+@example(data={"n": 1.5, "big": 10**30, "nan": float("nan")})
+def test_the_one_json_writer_is_jsons(data):
+    """What the fast path prints and every surface writes
+    (render.json_text, dump_json): json's bytes, for anything json writes."""
     import json
 
-    assert fast.json_text(records) == json.dumps(records, indent=2, ensure_ascii=False)
+    assert render.json_text(data) == json.dumps(data, indent=2, ensure_ascii=False)
+    out = io.StringIO()
+    render.dump_json(data, out)
+    assert out.getvalue() == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_the_one_json_writer_leaves_what_it_does_not_write_to_json():
+    """A cycle, a value json cannot write: json's own errors."""
+    import json
+
+    loop: list[object] = []
+    loop.append(loop)
+    for bad, error in ((loop, ValueError), ({"x": object()}, TypeError), ([{1.5: 2}], None)):
+        if error is None:
+            assert render.json_text(bad) == json.dumps(bad, indent=2, ensure_ascii=False)
+            continue
+        with pytest.raises(error) as got:
+            render.json_text(bad)
+        with pytest.raises(error) as want:
+            json.dumps(bad, indent=2, ensure_ascii=False)
+        assert str(got.value) == str(want.value)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -86,11 +86,29 @@ def test_lookup_table_and_name_escape_pciids_names(escaping_pciids, capsys):
     assert raw_controls(captured.out + captured.err) == []
 
 
-def test_the_fast_path_leaves_unprintable_names_to_the_full_path(monkeypatch):
+@pytest.mark.parametrize("many", [False, True])
+def test_the_fast_path_escapes_names_as_the_full_path_does(many, monkeypatch, capsys):
+    """The fast path prints through the one lookup printer: names and
+    warnings with control characters (a pci.ids name may hold them) print
+    escaped, byte for byte as the full path's printer prints the same
+    records; a lookup of many ids leaves such names to that printer too."""
     from pciname.cli import fast
+    from pciname.cli.core import print_records
+    from pciname.resolution import answers
 
-    assert fast._printable("nvidia.com/GA102GL_A10") and fast._printable(None)
-    assert not fast._printable("nvidia.com/A\x1b[2K") and not fast._printable("x\x9b")
+    real = answers.string
+    monkeypatch.setattr(
+        answers, "string", lambda pool, at: real(pool, at) + (ERASE if pool == answers.STRINGS else C1_CSI)
+    )
+    monkeypatch.setattr(answers, "utf8_strings", lambda ats: [memoryview(ESC_OSC.encode())] * len(list(ats)))
+    devices = ["10de:2236", "10de:05be"] * (40 if many else 1)
+    assert fast.lookup(["lookup", *devices, "--warnings", "auto"]) == 1  # 10de:05be is not advertised
+    got = capsys.readouterr()
+    table = answers.table("latest")
+    print_records([answers.record(table, d.partition(":")[2]) for d in devices], "name", list_warnings=not many)
+    assert (got.out, got.err) == tuple(capsys.readouterr())
+    assert raw_controls(got.out + got.err) == [] and "\\x1b[2K\\x0d" in got.out
+    assert ("\\x9b2K" in got.err) is not many and ("80 warnings for 80 devices" in got.err) is many
 
 
 def test_scan_table_escapes_what_sysfs_holds(tmp_path, capsys):
