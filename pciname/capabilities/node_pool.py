@@ -69,8 +69,6 @@ class NodePoolRequest:
     @property
     def chosen_profile(self) -> ProfileLike | None:
         """The profile to answer with (:func:`~pciname.cozystack.choice.profile_for`)."""
-        if self.profile is not None and not isinstance(self.profile, str):
-            return self.profile
         return profile_for(self.cozystack, self.profile)
 
 

@@ -9,8 +9,13 @@ GPUs is :func:`pciname.cozystack.defaults.wiring`'s to say)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pciname.cozystack.releases import Release, get_release, release_of_profile
 from pciname.errors import PcinameError
+
+if TYPE_CHECKING:
+    from pciname.resolution.resolver import ProfileLike
 
 
 def release_for(cozystack: str | None, profile: object = None) -> Release:
@@ -25,10 +30,10 @@ def release_for(cozystack: str | None, profile: object = None) -> Release:
     return chosen or implied or get_release(None)
 
 
-def profile_for(cozystack: str | None, profile: str | None) -> str | None:
-    """The profile to answer with: ``profile`` when one is given, else with
-    a release asked for, that release's (``cozystack@vX.Y.Z``); None: the
-    default profile."""
+def profile_for(cozystack: str | None, profile: ProfileLike | None) -> ProfileLike | None:
+    """The profile to answer with: ``profile`` when one is given (a
+    spelling, or a custom profile as it is), else with a release asked for,
+    that release's (``cozystack@vX.Y.Z``); None: the default profile."""
     if profile is not None and str(profile).strip():
         return profile
     if cozystack and cozystack.strip():
