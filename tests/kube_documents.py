@@ -14,6 +14,18 @@ def y(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+#: A KubeVirt CR with one right name (10DE:2236) and one wrong one (10DE:20B5).
+ONE_WRONG_NAME_CR = """apiVersion: kubevirt.io/v1
+kind: KubeVirt
+metadata: {name: kubevirt, namespace: kubevirt}
+spec:
+  configuration:
+    permittedHostDevices:
+      pciHostDevices:
+      - {pciVendorSelector: "10DE:2236", resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}
+      - {pciVendorSelector: "10DE:20B5", resourceName: nvidia.com/WRONG_NAME, externalResourceProvider: true}
+"""
+
 CLEAN = y(
     """
     apiVersion: kubevirt.io/v1

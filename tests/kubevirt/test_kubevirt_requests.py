@@ -25,17 +25,7 @@ from pciname.errors import PcinameError
 from pciname.kubevirt.admission import DEFAULT_ACTIONS
 from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
 from tests.conftest import LATEST
-
-CR = """apiVersion: kubevirt.io/v1
-kind: KubeVirt
-metadata: {name: kubevirt, namespace: kubevirt}
-spec:
-  configuration:
-    permittedHostDevices:
-      pciHostDevices:
-      - {pciVendorSelector: "10DE:2236", resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}
-      - {pciVendorSelector: "10DE:20B5", resourceName: nvidia.com/WRONG_NAME, externalResourceProvider: true}
-"""
+from tests.kube_documents import ONE_WRONG_NAME_CR as CR
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -12,17 +12,8 @@ from pciname.capabilities.spelling import Spelling
 from pciname.cli import main
 from pciname.cozystack.releases import newest
 from pciname.errors import PcinameError
+from tests.kube_documents import ONE_WRONG_NAME_CR as CR
 
-CR = """apiVersion: kubevirt.io/v1
-kind: KubeVirt
-metadata: {name: kubevirt, namespace: kubevirt}
-spec:
-  configuration:
-    permittedHostDevices:
-      pciHostDevices:
-      - {pciVendorSelector: "10DE:2236", resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}
-      - {pciVendorSelector: "10DE:20B5", resourceName: nvidia.com/WRONG_NAME, externalResourceProvider: true}
-"""
 POOL = """nodeGroups:
   gpu:
     minReplicas: 0

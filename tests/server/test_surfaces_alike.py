@@ -16,6 +16,7 @@ import pciname
 from pciname.cli import main
 from pciname.naming.checks import reverse_query
 from pciname.server._proto import pciname_pb2 as pb
+from tests.kube_documents import ONE_WRONG_NAME_CR as KUBEVIRT_CR
 from tests.server.conftest import custom_spec
 
 
@@ -85,16 +86,6 @@ def test_grpc_lint_sees_what_the_library_sees(stub, server_env):
 
 # -- one request behind both surfaces (issue 23, item 1) --------------------------------------------
 
-KUBEVIRT_CR = """apiVersion: kubevirt.io/v1
-kind: KubeVirt
-metadata: {name: kubevirt, namespace: kubevirt}
-spec:
-  configuration:
-    permittedHostDevices:
-      pciHostDevices:
-      - {pciVendorSelector: "10DE:2236", resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}
-      - {pciVendorSelector: "10DE:20B5", resourceName: nvidia.com/WRONG_NAME, externalResourceProvider: true}
-"""
 NODE_GROUPS = """nodeGroups:
   gpu:
     minReplicas: 0
