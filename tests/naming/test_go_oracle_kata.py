@@ -1,0 +1,162 @@
+"""The Kata sandbox device plugin's names against its own Go code.
+
+``tests/go_oracle_kata/main.go`` is NVIDIA's code (go-nvlib's pci.ids parser
+and the plugin's ``formatDeviceName``, as v0.0.2 .. v0.0.5 vendor them) with
+a driver that prints, per file, every NVIDIA device's raw and formatted name,
+or PANIC. :mod:`pciname.naming.kata` must agree on every NVIDIA id of every
+real pci.ids file we have (the plugin's own 2025.07.11 among them) and on
+generated files full of what go-nvlib's scanner treats specially (duplicate
+and upper-case vendor lines, non-hex ids, class sections, short lines that
+make it panic, a last line without ``\\n``, lines beginning ``EOF``, Unicode
+white space, invalid UTF-8).
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pciname.naming import kata
+from pciname.naming.algorithms import VENDOR_SECTION, NameIndex
+from pciname.naming.gotext import scan_lines
+from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS, REAL_PCIIDS_FILES, TESTS, build_go
+
+ORACLE_SOURCE = TESTS / "go_oracle_kata" / "main.go"
+
+pytestmark = NEEDS_GO
+
+PIECES = [
+    "10de",
+    "10DE",
+    "10dg",
+    "1af4",
+    "2236",
+    "22ab",
+    "22AB",
+    "zz12",
+    "\t",
+    "\t\t",
+    " ",
+    "  ",
+    "#",
+    "C",
+    "C 03",
+    "EOF",
+    "E",
+    "\r",
+    "\v",
+    "\f",
+    "\x85",
+    "\xa0",
+    "\u3000",
+    "\u2028",
+    "ß",
+    "ı",
+    ".",
+    "/",
+    "-",
+    "_",
+    "[",
+    "]",
+    "GA102GL",
+    "Rev. A",
+    "H100-SXM5",
+]
+RAW = [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xe2\x80"]
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory) -> Path:
+    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go"))
+
+
+def go_answers(oracle: Path, paths: list[Path]) -> dict[str, object]:
+    """FILE -> "PANIC" or {id: (raw name, formatted name)} as bytes."""
+    result = subprocess.run([str(oracle), *map(str, paths)], capture_output=True, check=True, timeout=300)
+    answers: dict[str, object] = {}
+    current: dict[bytes, tuple[bytes, bytes]] = {}
+    for line in result.stdout.split(b"\n")[:-1]:
+        if line.startswith(b"FILE "):
+            current = {}
+            answers[line[5:].decode()] = current
+        elif line == b"PANIC":
+            answers[list(answers)[-1]] = "PANIC"
+        else:
+            ident, _, rest = line.partition(b"\t")
+            raw, _, formatted = rest.rpartition(b"\t")
+            current[ident] = (raw, formatted)
+    return answers
+
+
+def python_answer(data: bytes) -> object:
+    lines = kata.go_nvlib_lines(data.decode("utf-8", "surrogateescape"))
+    try:
+        devices = kata.go_nvlib_devices(lines)
+    except kata.GoNvlibPanic:
+        return "PANIC"
+    encode = lambda text: text.encode("utf-8", "surrogateescape")  # noqa: E731
+    return {encode(i): (encode(n), encode(kata.format_device_name(n))) for i, n in sorted(devices.items())}
+
+
+def random_file(rng: random.Random) -> bytes:
+    lines = []
+    for _ in range(rng.randrange(1, 20)):
+        parts = [rng.choice(["", "", "\t", "\t\t", "10de  NVIDIA", "C 03  Display"]).encode()]
+        for _ in range(rng.randrange(0, 7)):
+            parts.append(rng.choice(RAW) if rng.random() < 0.06 else rng.choice(PIECES).encode())
+        lines.append(b"".join(parts))
+    if rng.random() < 0.7:  # an NVIDIA section go-nvlib can parse
+        at = rng.randrange(len(lines) + 1)
+        device = rng.choice(["2236", "22ab", "22AB", "1aef", "zz12"])
+        lines[at:at] = [b"10de  NVIDIA Corporation", f"\t{device}  {rng.choice(PIECES)} {rng.choice(PIECES)}".encode()]
+    return b"\n".join(lines) + rng.choice([b"", b"\n", b"\r\n"])
+
+
+def test_every_real_file_names_every_nvidia_device_as_go_does(oracle):
+    go = go_answers(oracle, REAL_PCIIDS_FILES)
+    for path in REAL_PCIIDS_FILES:
+        want = go[str(path)]
+        assert isinstance(want, dict) and len(want) > 10, path
+        assert python_answer(path.read_bytes()) == want, path
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generated_files_agree_with_go(oracle, tmp_path, seed):
+    rng = random.Random(seed)
+    paths = []
+    for n in range(300):
+        path = tmp_path / f"{n}.ids"
+        path.write_bytes(random_file(rng))
+        paths.append(path)
+    go = go_answers(oracle, paths)
+    mismatches = [(p.read_bytes(), go[str(p)]) for p in paths if python_answer(p.read_bytes()) != go[str(p)]]
+    assert not mismatches, mismatches[:2]
+    outcomes = {"PANIC" if go[str(p)] == "PANIC" else bool(go[str(p)]) for p in paths}
+    assert outcomes == {"PANIC", True, False}  # the files reach every outcome
+
+
+def test_the_kata_names_differ_from_the_kubevirt_names_where_the_code_says():
+    """On the plugin's own pci.ids (2025.07.11), go-nvlib's per-model names
+    differ from the KubeVirt plugin's (vendor-section) exactly for the
+    devices whose names hold a ``-``; everything else is equal."""
+    data = (PLUGIN_PCIIDS / "2025.07.11.ids").read_bytes()
+    devices = kata.go_nvlib_devices(kata.go_nvlib_lines(data.decode("utf-8", "surrogateescape")))
+    kubevirt = NameIndex(scan_lines(data.decode("utf-8", "surrogateescape")), VENDOR_SECTION)
+    differ = {i for i, n in devices.items() if kata.format_device_name(n) != kubevirt.name(i)}
+    assert differ == {i for i, n in devices.items() if "-" in n}
+    assert 100 < len(differ) < 140
+    assert kata.format_device_name(devices["2236"]) == "GA102GL_A10"
+    assert kata.format_device_name(kata.UNKNOWN_DEVICE) == kata.UNKNOWN_DEVICE
+
+
+def test_the_alias_rules_read_like_cmd_main_go():
+    # unset: the release's default; set (even to ""): as given; "" means per-model names
+    assert kata.effective_alias(None, kata.DEFAULT_PGPU_ALIAS) == "pgpu"
+    assert kata.effective_alias("", kata.DEFAULT_PGPU_ALIAS) == ""
+    assert kata.effective_alias(None, "") == ""  # v0.0.1 reads P_GPU_ALIAS with os.Getenv
+    assert kata.advertised_name("GA102GL_A10", "pgpu") == "pgpu"
+    assert kata.advertised_name("GA102GL_A10", "") == "GA102GL_A10"
+    assert kata.socket_path("pgpu") == "/var/lib/kubelet/device-plugins/sandbox-pgpu.sock"
