@@ -23,25 +23,46 @@ from pciname.naming import kata
 from pciname.naming.algorithms import VENDOR_SECTION, NameIndex
 from pciname.naming.gotext import scan_lines
 from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS, REAL_PCIIDS_FILES, TESTS, build_go
-from tests.naming.test_go_oracle import PIECES as GO_TEXT_PIECES
 
 ORACLE_SOURCE = TESTS / "go_oracle_kata" / "main.go"
 
 pytestmark = NEEDS_GO
 
-#: The KubeVirt oracle's pieces (Go's text semantics) and what go-nvlib's scanner treats specially.
 PIECES = [
-    *GO_TEXT_PIECES,
+    "10de",
     "10DE",
     "10dg",
     "1af4",
+    "2236",
     "22ab",
     "22AB",
     "zz12",
+    "\t",
+    "\t\t",
+    " ",
+    "  ",
+    "#",
     "C",
     "C 03",
     "EOF",
     "E",
+    "\r",
+    "\v",
+    "\f",
+    "\x85",
+    "\xa0",
+    "\u3000",
+    "\u2028",
+    "ß",
+    "ı",
+    ".",
+    "/",
+    "-",
+    "_",
+    "[",
+    "]",
+    "GA102GL",
+    "Rev. A",
     "H100-SXM5",
 ]
 RAW = [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xe2\x80"]
