@@ -633,6 +633,18 @@ def _class_of(at: At, nvpci: str, method: str, consts: dict[str, str], depth: in
     raise at.fail(NVPCI, f"{method} is not an exact comparison of Class with known constants")
 
 
+#: nvpci reads the sysfs class file whole (0xCCSSPP: class, subclass, prog-if), in one of two shapes.
+_CLASS_READ = (
+    r'^\s*class, err := os\.ReadFile\(path\.Join\(devicePath, "class"\)\)\n(?:.*\n){3}'
+    r"\s*classStr := strings\.TrimSpace\(string\(class\)\)\n\s*classID, err := strconv\.ParseUint\(classStr, 0, 32\)$",
+    r'^\s*classID, err := readPCIField\(devicePath, "class", 32\)$',
+)
+_READ_FIELD = (
+    r"^func readPCIField\(devicePath, field string, bitSize int\) \(uint64, error\) \{\n"
+    r"\s*str, err := readPCIFieldString\(devicePath, field\)\n(?:.*\n){3}\s*val, err := strconv\.ParseUint\(str, 0, bitSize\)$"
+)
+
+
 def _nvpci_checks(at: At, nvpci: str, consts: dict[str, str]) -> list[str]:
     """Vendor ids nvpci's GetAllDevices keeps; checks the 24-bit class and the device name it records."""
     vendors = at.find(
@@ -641,16 +653,16 @@ def _nvpci_checks(at: At, nvpci: str, consts: dict[str, str]) -> list[str]:
     names = [vendors.group(1), *re.findall(r"!= (\w+)", vendors.group(2))]
     if any(name not in consts for name in names):
         raise at.fail(NVPCI, f"vendor constants {names} are not all defined in nvpci.go / mlxpci.go")
+    if not re.search(_CLASS_READ[0], nvpci, re.M):
+        at.find(NVPCI, nvpci, _CLASS_READ[1], "the read of the sysfs class")
+        at.find(NVPCI, nvpci, _READ_FIELD, "readPCIField")
     for pattern in (
-        r'^\s*classID, err := (?:readPCIField\(devicePath, "class", 32\)|strconv\.ParseUint\(classStr, 0, 32\))$',
         r"^\s*Class:\s+uint32\(classID\),$",
         r"^\s*deviceName, err := pciDB\.GetDeviceName\(uint16\(vendorID\), uint16\(deviceID\)\)\n"
         r"\s*if err != nil \{\n.*\n\s*deviceName = UnknownDeviceString$",
         r"^\s*DeviceName:\s+deviceName,$",
     ):
         at.find(NVPCI, nvpci, pattern, "the class or device name nvpci records")
-    if not re.search(r"^\s*classStr := strings\.TrimSpace\(string\(class\)\)$|readPCIField\(", nvpci, re.M):
-        raise at.fail(NVPCI, "the sysfs class is not read whole")
     return [f"{int(consts[name], 16):04x}" for name in names]
 
 
@@ -900,6 +912,22 @@ def _daemonset(at: At, values_env: list[Any]) -> dict[str, Any]:
     }
 
 
+#: A loop that deletes every RuntimeClass listed (statements of Go code), and what ends the branch it is in.
+_DELETE_ALL = (
+    r"for _, rc := range list\.Items \{\n(?:rc := rc\n)?(?:n\.logger\..*\n)*err := n\.client\.Delete\(ctx, &rc\)\n"
+)
+_THEN_READY = r"if err != nil \{\nreturn .*\n\}\n\}\nreturn gpuv1\.Ready, nil\n\}$"
+
+
+def _unconditional(body: str, pattern: str) -> bool:
+    """Whether ``pattern`` matches at a line of ``body`` (statements) that no block encloses."""
+    for m in re.finditer("^" + pattern, body, re.M):
+        before = body[: m.start()]
+        if before.count("{") == before.count("}"):
+            return True
+    return False
+
+
 def _kata_runtime_class_code(at: At) -> str:
     """Which of the two known shapes the operator's Kata RuntimeClass code is: "managed" or "deleted"."""
     controls = at.text(OBJECT_CONTROLS)
@@ -911,19 +939,25 @@ def _kata_runtime_class_code(at: At) -> str:
         raise at.fail(
             OBJECT_CONTROLS, f"transformKataRuntimeClasses does not delete RuntimeClasses labelled {KATA_LABEL}"
         )
-    state = at.func(STATE_MANAGER, at.text(STATE_MANAGER), "isStateEnabled")
-    enabled = at.find(STATE_MANAGER, state, r'^case "state-kata-manager":\nreturn (.*)$', "state-kata-manager")
     managed = (
-        "if !config.KataManager.IsEnabled() {" in body
+        re.search(
+            r"^if !config\.KataManager\.IsEnabled\(\) \{\n(?:n\.logger\..*\n)*" + _DELETE_ALL + _THEN_READY, body, re.M
+        )
         and "for _, rc := range config.KataManager.Config.RuntimeClasses {" in body
         and "obj.Name = rc.Name" in body
         and "n.client.Create(ctx, &obj)" in body
-        and enabled.group(1) == "n.sandboxEnabled && clusterPolicySpec.KataManager.IsEnabled()"
     )
-    deleted = "Create(" not in body and "KataManager" not in body and enabled.group(1) == "false"
-    if managed == deleted:
+    deleted = "Create(" not in body and "KataManager" not in body and _unconditional(body, _DELETE_ALL)
+    if bool(managed) == deleted:
+        raise at.fail(OBJECT_CONTROLS, "transformKataRuntimeClasses is in a shape this script does not know")
+    state = at.func(STATE_MANAGER, at.text(STATE_MANAGER), "isStateEnabled")
+    enabled = at.find(STATE_MANAGER, state, r'^case "state-kata-manager":\nreturn (.*)$', "state-kata-manager")
+    expected = "n.sandboxEnabled && clusterPolicySpec.KataManager.IsEnabled()" if managed else "false"
+    if enabled.group(1) != expected:
         raise at.fail(
-            OBJECT_CONTROLS, "transformKataRuntimeClasses / isStateEnabled are in a shape this script does not know"
+            STATE_MANAGER,
+            f'isStateEnabled("state-kata-manager") returns {enabled.group(1)}, not {expected} as the '
+            f"{'managing' if managed else 'deleting'} transformKataRuntimeClasses of {OBJECT_CONTROLS} goes with",
         )
     return "managed" if managed else "deleted"
 

@@ -228,8 +228,19 @@ def tampered_inputs(tmp_path: Path, repo: str, tag: str, path: str, old: bytes, 
             extract.STATE_MANAGER,
             b'case "state-kata-manager":\n\t\t// always return false for kata manager as it stands deprecated\n',
             b'case "state-kata-manager":\n\t\treturn clusterPolicySpec.KataManager.IsEnabled()\n',
-            "gpu-operator v26.7.0: controllers/object_controls.go: transformKataRuntimeClasses / isStateEnabled are in "
-            "a shape this script does not know",
+            'gpu-operator v26.7.0: controllers/state_manager.go: isStateEnabled("state-kata-manager") returns '
+            "clusterPolicySpec.KataManager.IsEnabled(), not false as the deleting transformKataRuntimeClasses of "
+            "controllers/object_controls.go goes with",
+        ),
+        (
+            OPERATOR,
+            "v26.3.2",
+            extract.OBJECT_CONTROLS,
+            b"\t\t\terr := n.client.Delete(ctx, &rc)\n\t\t\tif err != nil {\n\t\t\t\treturn gpuv1.NotReady, "
+            b"fmt.Errorf(\"error deleting kata RuntimeClass '%s': %v\", rc.Name, err)\n\t\t\t}\n\t\t}\n\t\treturn",
+            b"\t\t}\n\t\treturn",
+            "gpu-operator v26.3.2: controllers/object_controls.go: transformKataRuntimeClasses is in a shape this "
+            "script does not know",
         ),
     ],
 )
