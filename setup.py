@@ -20,6 +20,7 @@ setup(
             "snapshots.sha256",
             "cozystack/releases.json",
             "cozystack/schemas.json",
+            "kata/releases.json",
         ],
     },
 )

@@ -40,6 +40,7 @@ _EXPORTS = {
     "profiles": "api",
     "resolve_many": "api",
     "reverse": "api",
+    "with_aliases": "api",
     "InvalidDeviceError": "errors",
     "PciIdsError": "errors",
     "PciIdsSyntaxError": "errors",

@@ -27,6 +27,7 @@ from pciname.resolution.resolver import DeviceId, ProfileLike, Resolver, Resolve
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
 
 if TYPE_CHECKING:
+    from pciname.naming.profiles import Profile
     from pciname.pciids.model import PciDatabase
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "resolve",
     "resolve_many",
     "reverse",
+    "with_aliases",
 ]
 
 _default = default_resolver()
@@ -81,6 +83,24 @@ def diff(old: ProfileLike, new: ProfileLike) -> list[DiffEntry]:
     """Every NVIDIA device id whose resource name differs from ``old`` to
     ``new`` (renamed, appears or vanishes), over both profiles' device ids."""
     return _default.diff(old, new)
+
+
+def with_aliases(profile: ProfileLike, alias: str | None = None, nvswitch_alias: str | None = None) -> Profile:
+    """A Kata profile (``sandbox-device-plugin@v0.0.5``,
+    ``gpu-operator@v26.7.0+kata``) run with ``P_GPU_ALIAS=alias`` and
+    ``NVSWITCH_ALIAS=nvswitch_alias`` (None: unset, the release's default;
+    ``""``: set to empty, each model its own name), for any function here.
+
+    >>> import pciname
+    >>> pciname.resolve("10de:2236", "sandbox-device-plugin@v0.0.5").resource_name
+    'nvidia.com/pgpu'
+    >>> pciname.resolve("10de:2236", with_aliases("sandbox-device-plugin@v0.0.5", alias="")).resource_name
+    'nvidia.com/GA102GL_A10'
+    """
+    from pciname.naming.profiles import with_aliases as run_with
+    from pciname.resolution.resolver import as_profile
+
+    return run_with(as_profile(profile), alias, nvswitch_alias)
 
 
 def devices(profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
@@ -123,6 +143,8 @@ def profiles() -> list[ProfileInfo]:
                 path=str(path) if path else None,
                 aliases=profile.aliases,
                 note=profile.note,
+                plugin=profile.plugin,
+                source=f"{profile.sources[0]}@{profile.sources[1]}" if profile.sources else None,
             )
         )
     return infos

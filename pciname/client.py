@@ -241,37 +241,61 @@ class Client:
 
     # -- RPCs ----------------------------------------------------------------------------
 
-    def resolve(self, device: str, profile: str = "") -> Resolution:
-        """One device ("10de:2236"); profile "" is the server's default."""
-        response = self._call(self.stub.Resolve, pb.ResolveRequest(device=device, profile=profile))
-        return wire.resolution_from_message(response)
+    def resolve(
+        self, device: str, profile: str = "", *, alias: str | None = None, nvswitch_alias: str | None = None
+    ) -> Resolution:
+        """One device ("10de:2236"); profile "" is the server's default;
+        ``alias``/``nvswitch_alias``: a Kata profile's P_GPU_ALIAS and
+        NVSWITCH_ALIAS (None: unset)."""
+        request = pb.ResolveRequest(device=device, profile=profile, alias=alias, nvswitch_alias=nvswitch_alias)
+        return wire.resolution_from_message(self._call(self.stub.Resolve, request))
 
-    def resolve_batch(self, devices: Iterable[str], profile: str = "", *, chunk: int = BATCH_CHUNK) -> list[Resolution]:
+    def resolve_batch(
+        self,
+        devices: Iterable[str],
+        profile: str = "",
+        *,
+        chunk: int = BATCH_CHUNK,
+        alias: str | None = None,
+        nvswitch_alias: str | None = None,
+    ) -> list[Resolution]:
         """Each device, in order (sent in chunks of ``chunk`` devices)."""
         devices = list(devices)
         if not devices:
             raise RemoteInvalidArgument("no devices given", "INVALID_ARGUMENT")
         results: list[Resolution] = []
         for start in range(0, len(devices), chunk):
-            request = pb.ResolveBatchRequest(devices=devices[start : start + chunk], profile=profile)
+            request = pb.ResolveBatchRequest(
+                devices=devices[start : start + chunk], profile=profile, alias=alias, nvswitch_alias=nvswitch_alias
+            )
             response = self._call(self.stub.ResolveBatch, request)
             results.extend(wire.resolution_from_message(m) for m in response.results)
         return results
 
-    def reverse(self, resource_name: str, profile: str = "") -> list[str]:
-        response = self._call(self.stub.Reverse, pb.ReverseRequest(resource_name=resource_name, profile=profile))
-        return list(response.devices)
+    def reverse(
+        self, resource_name: str, profile: str = "", *, alias: str | None = None, nvswitch_alias: str | None = None
+    ) -> list[str]:
+        request = pb.ReverseRequest(
+            resource_name=resource_name, profile=profile, alias=alias, nvswitch_alias=nvswitch_alias
+        )
+        return list(self._call(self.stub.Reverse, request).devices)
 
-    def diff(self, from_profile: str, to_profile: str) -> list[DiffEntry]:
-        response = self._call(self.stub.Diff, pb.DiffRequest(from_profile=from_profile, to_profile=to_profile))
-        return wire.diff_from_response(response)
+    def diff(
+        self, from_profile: str, to_profile: str, *, alias: str | None = None, nvswitch_alias: str | None = None
+    ) -> list[DiffEntry]:
+        request = pb.DiffRequest(
+            from_profile=from_profile, to_profile=to_profile, alias=alias, nvswitch_alias=nvswitch_alias
+        )
+        return wire.diff_from_response(self._call(self.stub.Diff, request))
 
     def list_profiles(self) -> list[ProfileInfo]:
         return wire.profiles_from_response(self._call(self.stub.ListProfiles, pb.ListProfilesRequest()))
 
-    def list_devices(self, profile: str = "", vendor: str = "") -> Iterator[Resolution]:
+    def list_devices(
+        self, profile: str = "", vendor: str = "", *, alias: str | None = None, nvswitch_alias: str | None = None
+    ) -> Iterator[Resolution]:
         """Every device of ``vendor`` (default NVIDIA) the profile knows, streamed."""
-        request = pb.ListDevicesRequest(profile=profile, vendor=vendor)
+        request = pb.ListDevicesRequest(profile=profile, vendor=vendor, alias=alias, nvswitch_alias=nvswitch_alias)
         try:
             for message in self.stub.ListDevices(request, timeout=self.timeout):
                 yield wire.resolution_from_message(message)
@@ -462,8 +486,16 @@ def _is_path(value: object) -> TypeGuard[str | Path]:
     return isinstance(value, (str, Path))
 
 
-def lookup_via_server(server: str, devices: list[str], profile: str, **options: Any) -> list[Resolution]:
+def lookup_via_server(
+    server: str,
+    devices: list[str],
+    profile: str,
+    *,
+    alias: str | None = None,
+    nvswitch_alias: str | None = None,
+    **options: Any,
+) -> list[Resolution]:
     """``pciname lookup --server HOST:PORT``: resolve through a server
     (``options``: :class:`Client`'s, e.g. the TLS ones)."""
     with Client(server, **options) as client:
-        return client.resolve_batch(devices, profile)
+        return client.resolve_batch(devices, profile, alias=alias, nvswitch_alias=nvswitch_alias)

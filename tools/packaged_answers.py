@@ -32,7 +32,7 @@ from pciname.resolution.resolver import DeviceId, Resolver
 #: marshal's format 2: no references, whose use depends on reference counts
 #: (the same data would not always make the same bytes).
 _MARSHAL = 2
-SHARED = ("profile", "algorithm", "plugin_release", "vendor_name", "pci_ids_version", "pci_ids_sha256")
+SHARED = ("profile", "algorithm", "plugin_release", "vendor_name", "pci_ids_version", "pci_ids_sha256", "plugin")
 
 
 def _spellings(profile: Profile) -> list[str]:

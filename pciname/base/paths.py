@@ -44,6 +44,11 @@ def cozystack_releases_path() -> Path:
     return data_dir() / "cozystack" / "releases.json"
 
 
+def kata_releases_path() -> Path:
+    """The Kata sandbox device plugin's release facts (:mod:`tools.kata_extract` writes them)."""
+    return data_dir() / "kata" / "releases.json"
+
+
 def cozystack_schemas_path() -> Path:
     """The Cozystack values schemas those facts name, by id."""
     return data_dir() / "cozystack" / "schemas.json"

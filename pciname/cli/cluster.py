@@ -124,6 +124,8 @@ def _profile(args: argparse.Namespace) -> ProfileLike | None:
     ``--algorithm``), a ``--profile`` spelling, or None when none is given."""
     if getattr(args, "pciids", None) is not None or getattr(args, "algorithm", None):
         return profile_from_args(args)
+    if getattr(args, "alias", None) is not None or getattr(args, "nvswitch_alias", None) is not None:
+        return profile_from_args(args)
     return args.profile or None
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pciname.base.render import emit, table, write_line
 from pciname.cli.fast import LIST_WARNINGS_UP_TO, listed, print_names
 from pciname.cli.output import add_output_option
-from pciname.naming.algorithms import ALGORITHMS
+from pciname.naming.algorithms import ALL_ALGORITHMS
 
 if TYPE_CHECKING:
     from pciname.cli.output import Subcommands
@@ -25,31 +25,53 @@ def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True)
         "--profile",
         help=f"naming profile (default {default_profile_help()}): kubevirt-gpu-device-plugin@vX.Y.Z, "
         f"gpu-operator@vX.Y.Z, cozystack@vX.Y.Z (or cozystack@latest), or {PREVIEW} (Debian's newest pci.ids: "
-        "names no release advertises yet)",
+        "names no release advertises yet); for Kata: sandbox-device-plugin@vX.Y.Z (or @latest) or "
+        "gpu-operator@vX.Y.Z+kata",
+    )
+    parser.add_argument(
+        "--alias",
+        metavar="VALUE",
+        help="Kata profiles: the plugin's P_GPU_ALIAS (absent: unset, the release's default, pgpu since "
+        'v0.0.2; --alias "": set to empty, each GPU model its own name; else every GPU is nvidia.com/VALUE)',
+    )
+    parser.add_argument(
+        "--nvswitch-alias",
+        metavar="VALUE",
+        help="Kata profiles: the plugin's NVSWITCH_ALIAS, likewise (unset: nvswitch)",
     )
     if custom:
         parser.add_argument("--pciids", metavar="FILE", help="use this pci.ids file instead of a profile's")
         parser.add_argument(
             "--algorithm",
-            choices=ALGORITHMS,
+            choices=ALL_ALGORITHMS,
             help=f"name algorithm to run on --pciids (default: {CUSTOM_ALGORITHM})",
         )
 
 
 def profile_from_args(args: argparse.Namespace) -> str | Profile:
-    """The profile the options select (a name or a custom Profile)."""
+    """The profile the options select (a name or a custom Profile; with
+    ``--alias``/``--nvswitch-alias``, the Kata Profile run with them)."""
     from pciname.base.paths import embedded_pciids_path
-    from pciname.naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, custom_profile
+    from pciname.naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, custom_profile, get_profile, with_aliases
 
     pciids = getattr(args, "pciids", None)
     algorithm = getattr(args, "algorithm", None)
+    alias, nvswitch_alias = aliases_from_args(args)
     if pciids == "":
         raise _usage("--pciids needs a file name (it was given an empty one)")
     if pciids or algorithm:
         if args.profile:
             raise _usage("--profile cannot be combined with --pciids/--algorithm")
-        return custom_profile(pciids or embedded_pciids_path(), algorithm or CUSTOM_ALGORITHM)
-    return args.profile or DEFAULT_PROFILE
+        custom = custom_profile(pciids or embedded_pciids_path(), algorithm or CUSTOM_ALGORITHM)
+        return with_aliases(custom, alias, nvswitch_alias)
+    if alias is None and nvswitch_alias is None:
+        return args.profile or DEFAULT_PROFILE
+    return with_aliases(get_profile(args.profile or DEFAULT_PROFILE), alias, nvswitch_alias)
+
+
+def aliases_from_args(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``--alias`` and ``--nvswitch-alias`` as given (None: not given, the variable unset)."""
+    return getattr(args, "alias", None), getattr(args, "nvswitch_alias", None)
 
 
 def _usage(message: str) -> Exception:
@@ -113,6 +135,8 @@ def _add_diff(sub: Subcommands) -> None:
     )
     dif.add_argument("--from", dest="old", required=True, metavar="PROFILE")
     dif.add_argument("--to", dest="new", required=True, metavar="PROFILE")
+    dif.add_argument("--alias", metavar="VALUE", help="P_GPU_ALIAS of the Kata profile(s) compared (see lookup)")
+    dif.add_argument("--nvswitch-alias", metavar="VALUE", help="NVSWITCH_ALIAS likewise")
     add_output_option(dif)
     dif.set_defaults(func=run_diff)
 
@@ -194,9 +218,11 @@ def run_lookup(args: argparse.Namespace) -> int:
             raise _usage("--server cannot be combined with --pciids/--algorithm (the server's files are its own)")
         options = client_options(args)
         # "": the server's default profile
-        records = [
-            r.to_dict() for r in lookup_via_server(args.server, list(asked.devices), args.profile or "", **options)
-        ]
+        alias, nvswitch_alias = aliases_from_args(args)
+        found = lookup_via_server(
+            args.server, list(asked.devices), args.profile or "", alias=alias, nvswitch_alias=nvswitch_alias, **options
+        )
+        records = [r.to_dict() for r in found]
     elif client_tls_asked(args):
         raise _usage("the --tls options go with --server")
     else:
@@ -251,7 +277,8 @@ def run_diff(args: argparse.Namespace) -> int:
     from pciname.naming.profiles import canonical_name
 
     asked = DiffRequest(args.old, args.new).validated()
-    entries = answer_diff(asked, args.old, args.new)
+    old, new = _diff_sides(args)
+    entries = answer_diff(asked, old, new)
     if args.output == "table":
         if entries:
             table([(e.device, e.change, e.old, e.new) for e in entries], ("DEVICE", "CHANGE", "OLD", "NEW"))
@@ -267,6 +294,20 @@ def run_diff(args: argparse.Namespace) -> int:
             args.output,
         )
     return 0
+
+
+def _diff_sides(args: argparse.Namespace) -> tuple[str | Profile, str | Profile]:
+    """``--from`` and ``--to``, each Kata one run with the aliases given."""
+    from pciname.naming.profiles import get_profile, with_aliases
+
+    alias, nvswitch_alias = aliases_from_args(args)
+    if alias is None and nvswitch_alias is None:
+        return args.old, args.new
+    sides = [get_profile(spelling) for spelling in (args.old, args.new)]
+    if not any(side.is_kata for side in sides):
+        with_aliases(sides[1], alias, nvswitch_alias)  # the one-line refusal
+    old, new = (with_aliases(side, alias, nvswitch_alias) if side.is_kata else side for side in sides)
+    return old, new
 
 
 def run_profiles(args: argparse.Namespace) -> int:

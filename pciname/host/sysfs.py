@@ -863,7 +863,7 @@ def _algorithm_name(view: ProfileView, key: str) -> str:
     file, without building the catalog's index for them."""
     if is_indexed_id(key):
         return view.catalog.name(view.profile.algorithm, key)
-    return REFERENCE[view.profile.algorithm](view.catalog.lines(), key)
+    return REFERENCE[view.profile.algorithm](view.catalog.lines_for(view.profile.algorithm), key)
 
 
 def _name_part(resource: str) -> str:

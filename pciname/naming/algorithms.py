@@ -1,4 +1,6 @@
-"""The plugin's four ways of turning a device id into a name.
+"""The plugins' ways of turning a device id into a name: the KubeVirt
+plugin's four (:data:`ALGORITHMS`) and the Kata plugin's go-nvlib
+(:data:`GO_NVLIB`, :mod:`pciname.naming.kata`).
 
 Each algorithm is given twice:
 
@@ -11,7 +13,11 @@ Each algorithm is given twice:
 
 Tests prove the two agree on every id of every real file and on generated
 files. A name of ``""`` means the plugin found none (it then falls back to
-the id, or, in v1.0.0, skips the device).
+the id, or, in v1.0.0, skips the device). go-nvlib differs in one way: a
+device its parse does not hold is ``UNKNOWN_DEVICE``
+(:func:`absent_name`), and ``""`` is a name that nothing of survived the
+filter; it reads the file's lines as ``ReadBytes`` gives them
+(:func:`file_lines`).
 """
 
 from __future__ import annotations
@@ -20,14 +26,39 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from pciname.errors import UnknownAlgorithmError
-from pciname.naming.gotext import filter_2019, filter_upper, slash_dot, spaces_to_underscore, to_upper, trim_space
+from pciname.naming import kata
+from pciname.naming.gotext import (
+    filter_2019,
+    filter_upper,
+    scan_lines,
+    slash_dot,
+    spaces_to_underscore,
+    to_upper,
+    trim_space,
+)
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
 WHOLE_FILE_2019 = "whole-file-2019"
 WHOLE_FILE_UPPER = "whole-file-upper"
 WHOLE_FILE_ANCHORED = "whole-file-anchored"
 VENDOR_SECTION = "vendor-section"
+#: The KubeVirt plugin's algorithms, in release order.
 ALGORITHMS = (WHOLE_FILE_2019, WHOLE_FILE_UPPER, WHOLE_FILE_ANCHORED, VENDOR_SECTION)
+#: The Kata sandbox device plugin's, v0.0.2 and later (v0.0.1 is vendor-section).
+GO_NVLIB = "go-nvlib"
+#: Every algorithm a profile (or ``--algorithm``) may name.
+ALL_ALGORITHMS = (*ALGORITHMS, GO_NVLIB)
+
+
+def absent_name(algorithm: str) -> str:
+    """The name an algorithm gives an id its file has no line for."""
+    return kata.UNKNOWN_DEVICE if algorithm == GO_NVLIB else ""
+
+
+def file_lines(algorithm: str, text: str) -> list[str]:
+    """The lines an algorithm's Go code reads of a file: ``bufio.Scanner``'s
+    for the KubeVirt plugin's, ``ReadBytes('\\n')``'s for go-nvlib."""
+    return kata.go_nvlib_lines(text) if algorithm == GO_NVLIB else scan_lines(text)
 
 
 # -- the name a matched line yields -------------------------------------------
@@ -101,12 +132,13 @@ REFERENCE: dict[str, Callable[[Iterable[str], str], str]] = {
     WHOLE_FILE_UPPER: whole_file_upper,
     WHOLE_FILE_ANCHORED: whole_file_anchored,
     VENDOR_SECTION: vendor_section,
+    GO_NVLIB: kata.go_nvlib,
 }
 
 
 def check_algorithm(name: str) -> str:
     if name not in REFERENCE:
-        raise UnknownAlgorithmError(f"unknown algorithm {name!r}; choose one of: {', '.join(ALGORITHMS)}")
+        raise UnknownAlgorithmError(f"unknown algorithm {name!r}; choose one of: {', '.join(ALL_ALGORITHMS)}")
     return name
 
 
@@ -131,7 +163,8 @@ class NameIndex:
     decides the Go loop's answer (the first line containing the id for the
     whole-file algorithms, the first line that is either a match or a stop
     for the anchored one, the first ``\\t<id>`` line of the NVIDIA section for
-    vendor-section). Names are derived from that line on first request.
+    vendor-section; go-nvlib's raw device name for go-nvlib, whose parse
+    is one pass already). Names are derived from that line on first request.
     Other ids (not 4 lower-case hex digits) fall back to the reference scan.
     """
 
@@ -142,7 +175,9 @@ class NameIndex:
         self._lines = lines
         self._names: dict[str, str] = {}
         self._clean = clean_2019 if algorithm == WHOLE_FILE_2019 else clean_upper
-        if algorithm == VENDOR_SECTION:
+        if algorithm == GO_NVLIB:
+            self._deciding = kata.go_nvlib_devices(lines)
+        elif algorithm == VENDOR_SECTION:
             self._deciding = self._index_vendor_section(lines)
         else:
             self._deciding = self._index_whole_file(lines, anchored=algorithm == WHOLE_FILE_ANCHORED)
@@ -198,7 +233,9 @@ class NameIndex:
         else:
             line = self._deciding.get(device_id)
             if line is None:
-                name = ""
+                name = absent_name(self.algorithm)
+            elif self.algorithm == GO_NVLIB:
+                name = kata.format_device_name(line)
             elif self.algorithm == VENDOR_SECTION:
                 name = clean_upper(line)
             else:
@@ -208,5 +245,6 @@ class NameIndex:
         return name
 
     def candidates(self) -> list[str]:
-        """Every indexed id that can yield a non-empty name, in file order."""
+        """Every indexed id that can yield a name other than the absent one,
+        in file order."""
         return list(self._deciding)

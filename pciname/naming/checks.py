@@ -14,6 +14,8 @@ from collections import namedtuple
 from collections.abc import Iterable, Mapping
 
 RESOURCE_DOMAIN = "nvidia.com"
+#: The plugin family a resolution's names are those of, unless Kata's.
+KUBEVIRT_PLUGIN = "kubevirt-gpu-device-plugin"
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins/"
 SOCKET_PATH_MAX_BYTES = 107  # sizeof(sun_path) - 1 on Linux
 NAME_PART_MAX = 63
@@ -27,6 +29,11 @@ SOCKET_PATH_TOO_LONG = "socket-path-too-long"
 NAME_COLLISION = "name-collision"
 UNNAMED_DEVICE = "unnamed-device"
 NOT_ADVERTISED = "not-advertised"
+#: The Kata plugin: every device of one kind is advertised under one alias.
+SHARED_ALIAS = "shared-alias"
+#: The Kata plugin: whether it takes the device depends on its PCI class,
+#: which an id alone does not give (inferred from the pci.ids name).
+CLASS_INFERRED = "class-inferred"
 #: The plugin panics (a v1.0.x plugin on a vGPU type name without a space),
 #: so nothing at all is advertised on a node where it happens.
 PLUGIN_CRASH = "plugin-crash"
@@ -109,8 +116,9 @@ def name_part_problem(name: str) -> str | None:
     return None
 
 
-def name_warnings(name: str) -> list[NameWarning]:
-    """kubelet validity and socket length of an advertised ``name``."""
+def name_warnings(name: str, socket: str | None = None) -> list[NameWarning]:
+    """kubelet validity and socket length of an advertised ``name`` (its
+    socket: the KubeVirt plugin's unless ``socket`` is given)."""
     found = []
     problem = name_part_problem(name)
     if problem:
@@ -121,7 +129,7 @@ def name_warnings(name: str) -> list[NameWarning]:
                 "and the GPU is never advertised",
             )
         )
-    path = socket_path(name)
+    path = socket_path(name) if socket is None else socket
     size = len(path.encode("utf-8", "surrogateescape"))
     if size > SOCKET_PATH_MAX_BYTES:
         found.append(

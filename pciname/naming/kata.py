@@ -165,6 +165,27 @@ def go_nvlib(lines: Iterable[str], device_id: str) -> str:
     return format_device_name(names.get(wanted, UNKNOWN_DEVICE))
 
 
+# pci.ids names of NVIDIA functions that are not GPUs (class 0x03xx) or
+# NVSwitches: audio, USB and UCSI controllers, bridges and the like.
+_OTHER_FUNCTION = re.compile(
+    r"audio|\busb\b|ucsi|smbus|ethernet|\bsata\b|\bide\b|bridge|\blpc\b|memory controller|coprocessor"
+    r"|\bapu\b|\bisa\b|serial|\bmcp\w*\b|nforce|co-processor",
+    re.IGNORECASE,
+)
+
+
+def looks_like_nvswitch(pci_name: str | None) -> bool:
+    """Whether a pci.ids device name names an NVSwitch (inferred: the plugin
+    reads the class, 0x068000, which an id alone does not give)."""
+    return pci_name is not None and "nvswitch" in pci_name.lower()
+
+
+def looks_like_other_function(pci_name: str | None) -> bool:
+    """Whether a pci.ids device name names a function the plugin skips (not
+    a GPU, not an NVSwitch: an HD audio or USB controller, a bridge, ...)."""
+    return pci_name is not None and _OTHER_FUNCTION.search(pci_name) is not None
+
+
 def advertised_name(model_name: str, alias: str | None) -> str:
     """``<name>`` of ``nvidia.com/<name>``: the alias in force, else the
     per-model name (``createDevicePlugins``: an empty alias means none)."""

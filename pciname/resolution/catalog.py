@@ -35,7 +35,15 @@ from pciname._version import __version__
 from pciname.base.files import MAX_PCIIDS_BYTES, read_blob, read_bounded, write_atomically
 from pciname.base.paths import cache_dir
 from pciname.errors import PciIdsError
-from pciname.naming.algorithms import ALGORITHMS, NameIndex, check_algorithm, is_indexed_id
+from pciname.naming.algorithms import (
+    ALL_ALGORITHMS,
+    GO_NVLIB,
+    NameIndex,
+    absent_name,
+    check_algorithm,
+    file_lines,
+    is_indexed_id,
+)
 from pciname.naming.gotext import scan_lines, valid_text
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
@@ -45,7 +53,13 @@ if TYPE_CHECKING:
 FORMAT = 2
 #: The catalog's attributes a table keeps as they are (besides identities, issues, names).
 _SAVED = ("sha256", "version", "date", "nvidia_vendor_name", "nvidia_devices")
-_CODE_FILES = ("naming/gotext.py", "naming/algorithms.py", "pciids/loader.py", "resolution/catalog.py")
+_CODE_FILES = (
+    "naming/gotext.py",
+    "naming/algorithms.py",
+    "naming/kata.py",
+    "pciids/loader.py",
+    "resolution/catalog.py",
+)
 
 Identity = tuple[str, int, int, int, int, int]
 Reader = Callable[[], bytes]
@@ -78,6 +92,7 @@ class Catalog:
         "_lines",
         "_lock",
         "_names",
+        "_nvlib_lines",
         "_other_names",
         "_reader",
         "date",
@@ -113,6 +128,7 @@ class Catalog:
         self.issues = issues or []  # malformed lines the lenient load skipped
         self._names = names or {}  # algorithm -> {device id: name}
         self._lines: list[str] | None = None
+        self._nvlib_lines: list[str] | None = None
         self._other_names: dict[str, tuple[str, dict[str, str]]] | None = None
         self._reader = reader
         self._lock = Lock()
@@ -130,15 +146,27 @@ class Catalog:
             self._lines = scan_lines(self.read().decode("utf-8", "surrogateescape"))
         return self._lines
 
+    def lines_for(self, algorithm: str) -> list[str]:
+        """The file as the algorithm's Go code reads it (:func:`~pciname.naming.algorithms.file_lines`)."""
+        if algorithm != GO_NVLIB:
+            return self.lines()
+        if self._nvlib_lines is None:
+            self._nvlib_lines = file_lines(GO_NVLIB, self.read().decode("utf-8", "surrogateescape"))
+        return self._nvlib_lines
+
     def names(self, algorithm: str) -> dict[str, str]:
-        """Every non-empty name the algorithm yields for a 4-hex-digit id."""
+        """Every name the algorithm yields for a 4-hex-digit id, except the
+        absent one (:func:`~pciname.naming.algorithms.absent_name`): for the
+        KubeVirt plugin's, the non-empty ones; for go-nvlib, every id its
+        parse holds (``""`` included: nothing survived the filter)."""
         table = self._names.get(algorithm)
         if table is None:
             with self._lock:
                 table = self._names.get(algorithm)
                 if table is None:
-                    index = NameIndex(self.lines(), check_algorithm(algorithm))
-                    table = {i: n for i in index.candidates() if (n := index.name(i))}
+                    index = NameIndex(self.lines_for(algorithm), check_algorithm(algorithm))
+                    keep_empty = algorithm == GO_NVLIB
+                    table = {i: n for i in index.candidates() if (n := index.name(i)) or keep_empty}
                     self._names[algorithm] = table
                     _save(self)
         return table
@@ -147,9 +175,9 @@ class Catalog:
         """The name the plugin derives for ``device_id`` (``""``: none)."""
         table = self.names(algorithm)
         if is_indexed_id(device_id):
-            return table.get(device_id, "")
+            return table.get(device_id, absent_name(algorithm))
         # Not an id sysfs can produce: ask the reference scan.
-        return NameIndex(self.lines(), algorithm).name(device_id)
+        return NameIndex(self.lines_for(algorithm), algorithm).name(device_id)
 
     def nvidia_ids(self) -> list[str]:
         return list(self.nvidia_devices)
@@ -295,7 +323,7 @@ def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) ->
             identity,
             **{key: saved[key] for key in _SAVED},
             issues=_issues(saved["issues"]),
-            names={a: t for a, t in names.items() if a in ALGORITHMS},
+            names={a: t for a, t in names.items() if a in ALL_ALGORITHMS},
             reader=reader,
         )
     except (KeyError, TypeError, ValueError):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from cachetools import LRUCache
 
 from pciname.base.paths import embedded_pciids_path
-from pciname.naming import checks
+from pciname.naming import checks, kata
 from pciname.naming.gotext import valid_text
 from pciname.naming.profiles import (
     DEFAULT_PROFILE,
@@ -77,6 +77,17 @@ class ProfileView:
         self._by_resource: dict[str, list[str]] | None = None
         self._lock = Lock()
 
+    def aliased(self, profile: Profile) -> ProfileView:
+        """A view of ``profile`` (this view's run with other Kata aliases)
+        sharing this one's catalog and universe: cheap, never cached."""
+        view = ProfileView.__new__(ProfileView)
+        view.profile = profile
+        view.catalog = self.catalog
+        view._universe = self.universe()
+        view._by_resource = None
+        view._lock = Lock()
+        return view
+
     def universe(self) -> list[str]:
         """NVIDIA device ids this profile is asked about: those of its own
         pci.ids file and those of the newest file pciname knows (the
@@ -89,8 +100,22 @@ class ProfileView:
             self._universe = sorted(ids)
         return self._universe
 
+    def is_nvswitch(self, device_id: str) -> bool:
+        """Whether a Kata profile takes the device for an NVSwitch (inferred
+        from its pci.ids name; ``scan`` reads the class)."""
+        return kata.looks_like_nvswitch(self.catalog.nvidia_devices.get(device_id))
+
+    def alias(self, device_id: str) -> str | None:
+        """The Kata alias the device is advertised under (None: its own name)."""
+        if not self.profile.is_kata:
+            return None
+        return self.profile.alias_in_force(self.is_nvswitch(device_id)) or None
+
     def resource(self, device_id: str) -> str | None:
         """What the plugin registers for an NVIDIA device id (None: nothing)."""
+        alias = self.alias(device_id)
+        if alias is not None:
+            return checks.resource_name(alias)
         name = self.catalog.name(self.profile.algorithm, device_id)
         if not name and self.profile.unnamed_device == UNNAMED_NOT_ADVERTISED:
             return None
@@ -102,6 +127,13 @@ class ProfileView:
             with self._lock:
                 if self._by_resource is None:
                     grouped: dict[str, list[str]] = {}
+                    if self.profile.is_kata:
+                        for device_id in self.universe():
+                            resource = self.resource(device_id)
+                            if resource is not None:
+                                grouped.setdefault(resource, []).append(device_id)
+                        self._by_resource = grouped
+                        return grouped
                     names = self.catalog.names(self.profile.algorithm)  # universe ids are all indexable
                     skip_unnamed = self.profile.unnamed_device == UNNAMED_NOT_ADVERTISED
                     for device_id in self.universe():
@@ -110,6 +142,61 @@ class ProfileView:
                             grouped.setdefault(checks.resource_name(name), []).append(device_id)
                     self._by_resource = grouped
         return self._by_resource
+
+    def _kata_warnings(
+        self, device: DeviceId, name: str, alias: str | None, device_name: str | None
+    ) -> list[checks.NameWarning]:
+        """What a Kata profile says of an NVIDIA device besides its name."""
+        profile = self.profile
+        found: list[checks.NameWarning] = []
+        nvswitch = self.is_nvswitch(device.device)
+        if profile.classes is not None and (nvswitch or kata.looks_like_other_function(device_name)):
+            kind = (
+                "an NVSwitch (class 0x068000)"
+                if nvswitch
+                else "no GPU or NVSwitch: the plugin takes only classes 0x030000, 0x030200 and 0x068000 "
+                "and skips this function if its class is another"
+            )
+            found.append(
+                checks.NameWarning(
+                    checks.CLASS_INFERRED,
+                    f"taken for {kind}, inferred from its pci.ids name {device_name!r} (an id does not give the "
+                    "class): `pciname scan` reads it from sysfs",
+                )
+            )
+        if alias is not None:
+            variable = (
+                kata.NVSWITCH_ALIAS_ENV if nvswitch and profile.nvswitch_unset is not None else kata.PGPU_ALIAS_ENV
+            )
+            given = profile.nvswitch_alias if variable == kata.NVSWITCH_ALIAS_ENV else profile.alias
+            how = "unset: the release's default" if given is None else "as set"
+            kind = "NVSwitch" if variable == kata.NVSWITCH_ALIAS_ENV else "GPU model"
+            found.append(
+                checks.NameWarning(
+                    checks.SHARED_ALIAS,
+                    f"{variable} is {alias!r} ({how}): every {kind} of a node is advertised as nvidia.com/{alias} "
+                    f"on one socket {kata.socket_path(alias)}; on a node with two models their plugins remove "
+                    f'each other\'s socket and one model at a time is served ({variable}="" gives each model '
+                    "its own name)",
+                )
+            )
+        elif name == kata.UNKNOWN_DEVICE:
+            found.append(
+                checks.NameWarning(
+                    checks.UNNAMED_DEVICE,
+                    f"go-nvlib's {self.file_label()} does not name {device}: the plugin advertises it as "
+                    f"nvidia.com/{kata.UNKNOWN_DEVICE}, as every model it cannot name",
+                )
+            )
+        elif not name:
+            found.append(
+                checks.NameWarning(
+                    checks.UNNAMED_DEVICE,
+                    f"{self.file_label()} gives no name for {device}; the plugin falls back to the device id: "
+                    f"nvidia.com/{device.device}",
+                )
+            )
+        return found
 
     def version_label(self) -> str | None:
         """The file's Version header (else the release's label), as valid text."""
@@ -130,12 +217,16 @@ class ProfileView:
         """
         profile, catalog = self.profile, self.catalog
         warnings: list[checks.NameWarning] = []
+        alias = None
         if device.vendor == NVIDIA_VENDOR_ID:
             vendor_name = catalog.nvidia_vendor_name
             device_name = catalog.nvidia_devices.get(device.device)
             name = catalog.name(profile.algorithm, device.device)
             resource = self.resource(device.device)
-            if not name:
+            alias = self.alias(device.device)
+            if profile.is_kata:
+                warnings.extend(self._kata_warnings(device, name, alias, device_name))
+            elif not name:
                 if resource is None:
                     message = (
                         f"{self.file_label()} does not name {device}, "
@@ -156,12 +247,16 @@ class ProfileView:
         env = socket = None
         if resource is not None:
             advertised_name = resource.partition("/")[2]
-            warnings.extend(checks.name_warnings(advertised_name))
-            collision = checks.collision_warning(device.device, resource, self.by_resource().get(resource, ()))
-            if collision:
-                warnings.append(collision)
-            env = checks.env_var(resource)
-            socket = checks.socket_path(advertised_name)
+            if profile.is_kata:
+                socket = kata.socket_path(advertised_name)  # Allocate sets no variable: env stays None
+            else:
+                socket = checks.socket_path(advertised_name)
+                env = checks.env_var(resource)
+            warnings.extend(checks.name_warnings(advertised_name, socket))
+            if alias is None:  # an alias's sharing is the shared-alias warning
+                collision = checks.collision_warning(device.device, resource, self.by_resource().get(resource, ()))
+                if collision:
+                    warnings.append(collision)
         return {
             "device": str(device),
             "profile": profile.name,
@@ -176,6 +271,8 @@ class ProfileView:
             "pci_ids_sha256": catalog.sha256,
             "env_var": env,
             "socket_path": socket,
+            "plugin": profile.plugin,
+            "alias": alias,
             "warnings": [w.to_dict() for w in warnings],
         }
 
@@ -227,6 +324,11 @@ class Resolver:
         self.memo: dict[tuple[object, object], Resolution] = {} if memo is None else memo
 
     def view(self, profile: ProfileLike) -> ProfileView:
+        if isinstance(profile, Profile) and (profile.alias is not None or profile.nvswitch_alias is not None):
+            # A Kata profile with aliases of its own: its release's view, re-aliased
+            # (the aliases are a request's: views of them are not kept).
+            plain = profile._replace(alias=None, nvswitch_alias=None)
+            return self.view(plain.name if plain.kind != "custom" else plain).aliased(profile)
         key: object
         if self.pinned:
             key = profile

@@ -111,6 +111,9 @@ class Resolution(_Frozen):
     advertises nothing for this device); ``name`` is the name the plugin
     derived from pci.ids (``""``: none, so v1.0.1+ fall back to the id).
     ``advertised`` is False also when kubelet would refuse the name.
+    ``plugin`` is the plugin family (``kubevirt-gpu-device-plugin``, or
+    ``sandbox-device-plugin`` for Kata), ``alias`` the Kata alias the device
+    is advertised under (None: its own name; always None for KubeVirt).
     """
 
     __match_args__ = (
@@ -126,10 +129,13 @@ class Resolution(_Frozen):
         "pci_ids_sha256",
         "env_var",
         "socket_path",
+        "plugin",
+        "alias",
         "warnings",
     )
     __slots__ = _fields = __match_args__
-    _defaults = {"warnings": ()}  # noqa: RUF012 - read-only; typing.ClassVar would cost start-up time
+    # read-only; typing.ClassVar would cost start-up time
+    _defaults = {"plugin": checks.KUBEVIRT_PLUGIN, "alias": None, "warnings": ()}  # noqa: RUF012
 
     device: str
     profile: str
@@ -143,6 +149,8 @@ class Resolution(_Frozen):
     pci_ids_sha256: str | None
     env_var: str | None
     socket_path: str | None
+    plugin: str
+    alias: str | None
     warnings: tuple[NameWarning, ...]
 
     def __init__(
@@ -159,6 +167,8 @@ class Resolution(_Frozen):
         pci_ids_sha256: str | None,
         env_var: str | None,
         socket_path: str | None,
+        plugin: str = checks.KUBEVIRT_PLUGIN,
+        alias: str | None = None,
         warnings: tuple[NameWarning, ...] = (),
     ) -> None:
         _init(self, locals())
@@ -213,7 +223,9 @@ class DiffEntry(_Frozen):
 
 
 class ProfileInfo(_Frozen):
-    """One profile: its release, algorithm and pci.ids file, and whether that file is installed."""
+    """One profile: its release, algorithm and pci.ids file, and whether that
+    file is installed; ``plugin`` its plugin family, ``source`` the
+    repository and commit its release facts come from (Kata profiles)."""
 
     __match_args__ = (
         "name",
@@ -227,8 +239,11 @@ class ProfileInfo(_Frozen):
         "path",
         "aliases",
         "note",
+        "plugin",
+        "source",
     )
     __slots__ = _fields = __match_args__
+    _defaults = {"plugin": checks.KUBEVIRT_PLUGIN, "source": None}  # noqa: RUF012
 
     name: str
     kind: str
@@ -241,6 +256,8 @@ class ProfileInfo(_Frozen):
     path: str | None
     aliases: tuple[str, ...]
     note: str
+    plugin: str
+    source: str | None
 
     def __init__(
         self,
@@ -255,6 +272,8 @@ class ProfileInfo(_Frozen):
         path: str | None,
         aliases: tuple[str, ...],
         note: str,
+        plugin: str = checks.KUBEVIRT_PLUGIN,
+        source: str | None = None,
     ) -> None:
         _init(self, locals())
 

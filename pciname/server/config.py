@@ -21,7 +21,7 @@ from typing import Any
 
 from pciname.cluster.kube import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
 from pciname.errors import ServeError
-from pciname.naming.algorithms import ALGORITHMS
+from pciname.naming.algorithms import ALL_ALGORITHMS
 from pciname.naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, default_profile_help
 
 MIB = 1 << 20
@@ -172,7 +172,7 @@ class ServeConfig:
     )
     algorithm: str = field(
         default=CUSTOM_ALGORITHM,
-        metadata=_flag("name algorithm of the custom profile (default %(default)s)", choices=ALGORITHMS),
+        metadata=_flag("name algorithm of the custom profile (default %(default)s)", choices=ALL_ALGORITHMS),
     )
     default_profile: str = field(default=DEFAULT_PROFILE, metadata=_flag(_default_profile_help, "PROFILE"))
     metrics_listen: str | None = field(
@@ -264,8 +264,8 @@ class ServeConfig:
             )
         if self.pciids is not None:
             _refuse("pciids", self.pciids, file_name_problem, show_value=False)
-        if self.algorithm not in ALGORITHMS:
-            choices = ", ".join(map(repr, ALGORITHMS))
+        if self.algorithm not in ALL_ALGORITHMS:
+            choices = ", ".join(map(repr, ALL_ALGORITHMS))
             raise ServeError(f"--algorithm: invalid choice: {self.algorithm!r} (choose from {choices})")
 
     def _check_tls(self) -> None:

@@ -40,12 +40,20 @@ from pciname.naming.profiles import (
     canonical_name,
     custom_profile,
     load_registry,
+    with_aliases,
 )
 from pciname.pciids.loader import load_bytes
 from pciname.resolution.catalog import Catalog, verified_paths
 from pciname.resolution.results import ProfileInfo, Resolution
 from pciname.resolution.snapshots import known_snapshots, locate, missing_message
-from pciname.server.rpc.wire import MAX_PROFILE_CHARS, check_length, framed, profiles_response, resolution_message
+from pciname.server.rpc.wire import (
+    MAX_NAME_CHARS,
+    MAX_PROFILE_CHARS,
+    check_length,
+    framed,
+    profiles_response,
+    resolution_message,
+)
 
 CUSTOM = "custom"
 
@@ -207,18 +215,21 @@ class DataSet:
     # -- encoded answers ------------------------------------------------------
 
     def encoded_table(self, profile: ServedProfile) -> dict[str, tuple[bytes, int]]:
-        """Cached answers of ``profile`` by device text as sent (read-only)."""
-        return self.encoded.table(profile.name)
+        """Cached answers of ``profile`` by device text as sent (read-only;
+        none for a request's own Kata aliases)."""
+        return {} if is_aliased(profile) else self.encoded.table(profile.name)
 
     def encode(self, profile: ServedProfile, device: str) -> tuple[bytes, int]:
         """Resolve ``device`` and keep its encoding (InvalidDeviceError if
         malformed); kept only within the byte bound and for keys of at most
-        :data:`MAX_CACHED_KEY_CHARS` characters."""
+        :data:`MAX_CACHED_KEY_CHARS` characters, and never for a request's
+        own Kata aliases (:func:`is_aliased`)."""
         (resolution,) = self.resolver.resolve_many([device], profile.key)
         message = resolution_message(resolution).SerializeToString()
         element = framed(message)
         entry = (element, len(element) - len(message))
-        self.encoded.put(profile.name, device, entry)
+        if not is_aliased(profile):
+            self.encoded.put(profile.name, device, entry)
         return entry
 
     def profiles_message(self) -> bytes:
@@ -264,6 +275,33 @@ def served_profile(data: DataSet, spelling: str, what: str = "profile") -> Serve
     """The served profile a request's profile field (named ``what``) names;
     its length is checked first (INVALID_ARGUMENT, before any lookup)."""
     return data.profile(check_length(spelling, what, MAX_PROFILE_CHARS))
+
+
+def request_aliases(request: object) -> tuple[str | None, str | None]:
+    """A request's ``alias`` and ``nvswitch_alias`` (None: unset), their
+    lengths checked (INVALID_ARGUMENT)."""
+    found: list[str | None] = []
+    for name in ("alias", "nvswitch_alias"):
+        given = getattr(request, name) if request.HasField(name) else None  # type: ignore[attr-defined]
+        found.append(None if given is None else check_length(given, name, MAX_NAME_CHARS))
+    return found[0], found[1]
+
+
+def with_request_aliases(
+    data: DataSet, profile: ServedProfile, alias: str | None, nvswitch: str | None
+) -> ServedProfile:
+    """``profile`` run with a request's Kata aliases (itself when both are
+    unset); PcinameError (INVALID_ARGUMENT) for a profile that is not Kata's.
+    The result is never cached: :func:`is_aliased` tells."""
+    if alias is None and nvswitch is None:
+        return profile
+    base = data.resolver.view(profile.key).profile
+    return ServedProfile(profile.name, with_aliases(base, alias, nvswitch))
+
+
+def is_aliased(profile: ServedProfile) -> bool:
+    key = profile.key
+    return not isinstance(key, str) and (key.alias is not None or key.nvswitch_alias is not None)
 
 
 def _device_ids_by_vendor(catalog: Catalog, generation: int) -> dict[str, tuple[str, ...]]:

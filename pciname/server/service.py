@@ -49,7 +49,7 @@ from pciname.server.config import (
     DEFAULT_MAX_LINT_FILES,
     DEFAULT_MAX_LINT_NODES,
 )
-from pciname.server.data import DataSet, served_profile
+from pciname.server.data import DataSet, request_aliases, served_profile, with_request_aliases
 from pciname.server.metrics import Metrics
 from pciname.server.rpc import cluster as cluster_rpcs, kubevirt as kubevirt_rpcs, lint as lint_rpcs
 from pciname.server.rpc.admission import admission_policy
@@ -262,7 +262,7 @@ class PciNameService:
             (device,) if device else (), profile=request.profile, single=True, spelling=Spelling.RPC
         ).validated()
         check_length(device, "device", MAX_DEVICE_CHARS)
-        profile = served_profile(data, request.profile)
+        profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         entry = data.encoded_table(profile).get(device)
         if entry is None:
             entry = data.encode(profile, device)
@@ -277,7 +277,7 @@ class PciNameService:
         ).validated()
         devices = asked.devices
         count = len(devices)
-        profile = served_profile(data, request.profile)
+        profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         table = data.encoded_table(profile)
         get = table.get
         parts: list[bytes] = []
@@ -301,7 +301,7 @@ class PciNameService:
     ) -> tuple[pb.ReverseResponse, int]:
         resource = check_length(request.resource_name, "resource_name", MAX_NAME_CHARS)
         asked = ReverseRequest(resource, profile=request.profile, spelling=Spelling.RPC).validated()
-        profile = served_profile(data, request.profile)
+        profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         devices = answer_reverse(asked, profile.key, resolver=data.resolver)
         return pb.ReverseResponse(resource_name=asked.resource_name, profile=profile.name, devices=devices), 0
 
@@ -313,6 +313,12 @@ class PciNameService:
         asked = DiffRequest(_given(request.from_profile), _given(request.to_profile), spelling=Spelling.RPC).validated()
         old = served_profile(data, request.from_profile, "from_profile")
         new = served_profile(data, request.to_profile, "to_profile")
+        aliases = request_aliases(request)
+        if aliases != (None, None):
+            kata = [side for side in (old, new) if data.resolver.view(side.key).profile.is_kata]
+            if not kata:
+                with_request_aliases(data, new, *aliases)  # INVALID_ARGUMENT: not a Kata profile
+            old, new = (with_request_aliases(data, side, *aliases) if side in kata else side for side in (old, new))
         entries = answer_diff(asked, old.key, new.key, resolver=data.resolver)
         check_deadline(context)
         return diff_response(old.name, new.name, entries), 0
@@ -335,7 +341,7 @@ class PciNameService:
                     f"malformed vendor {shown(request.vendor)}: expected four hex digits, e.g. 10de",
                 )
             vendor = match.group(1).lower()
-        profile = served_profile(data, request.profile)
+        profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         if vendor == NVIDIA_VENDOR_ID:
             resolutions = data.nvidia_devices(profile)
         else:

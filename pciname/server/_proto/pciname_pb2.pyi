@@ -17,7 +17,7 @@ class Warning(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Resolution(_message.Message):
-    __slots__ = ("device", "profile", "resource_name", "name", "device_name", "pci_ids_version", "env_var", "socket_path", "warnings", "advertised", "vendor_name", "algorithm", "plugin_release", "pci_ids_sha256")
+    __slots__ = ("device", "profile", "resource_name", "name", "device_name", "pci_ids_version", "env_var", "socket_path", "warnings", "advertised", "vendor_name", "algorithm", "plugin_release", "pci_ids_sha256", "plugin", "alias")
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -32,6 +32,8 @@ class Resolution(_message.Message):
     ALGORITHM_FIELD_NUMBER: _ClassVar[int]
     PLUGIN_RELEASE_FIELD_NUMBER: _ClassVar[int]
     PCI_IDS_SHA256_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_FIELD_NUMBER: _ClassVar[int]
+    ALIAS_FIELD_NUMBER: _ClassVar[int]
     device: str
     profile: str
     resource_name: str
@@ -46,23 +48,33 @@ class Resolution(_message.Message):
     algorithm: str
     plugin_release: str
     pci_ids_sha256: str
-    def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ..., resource_name: _Optional[str] = ..., name: _Optional[str] = ..., device_name: _Optional[str] = ..., pci_ids_version: _Optional[str] = ..., env_var: _Optional[str] = ..., socket_path: _Optional[str] = ..., warnings: _Optional[_Iterable[_Union[Warning, _Mapping]]] = ..., advertised: _Optional[bool] = ..., vendor_name: _Optional[str] = ..., algorithm: _Optional[str] = ..., plugin_release: _Optional[str] = ..., pci_ids_sha256: _Optional[str] = ...) -> None: ...
+    plugin: str
+    alias: str
+    def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ..., resource_name: _Optional[str] = ..., name: _Optional[str] = ..., device_name: _Optional[str] = ..., pci_ids_version: _Optional[str] = ..., env_var: _Optional[str] = ..., socket_path: _Optional[str] = ..., warnings: _Optional[_Iterable[_Union[Warning, _Mapping]]] = ..., advertised: _Optional[bool] = ..., vendor_name: _Optional[str] = ..., algorithm: _Optional[str] = ..., plugin_release: _Optional[str] = ..., pci_ids_sha256: _Optional[str] = ..., plugin: _Optional[str] = ..., alias: _Optional[str] = ...) -> None: ...
 
 class ResolveRequest(_message.Message):
-    __slots__ = ("device", "profile")
+    __slots__ = ("device", "profile", "alias", "nvswitch_alias")
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    ALIAS_FIELD_NUMBER: _ClassVar[int]
+    NVSWITCH_ALIAS_FIELD_NUMBER: _ClassVar[int]
     device: str
     profile: str
-    def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+    alias: str
+    nvswitch_alias: str
+    def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ..., alias: _Optional[str] = ..., nvswitch_alias: _Optional[str] = ...) -> None: ...
 
 class ResolveBatchRequest(_message.Message):
-    __slots__ = ("devices", "profile")
+    __slots__ = ("devices", "profile", "alias", "nvswitch_alias")
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    ALIAS_FIELD_NUMBER: _ClassVar[int]
+    NVSWITCH_ALIAS_FIELD_NUMBER: _ClassVar[int]
     devices: _containers.RepeatedScalarFieldContainer[str]
     profile: str
-    def __init__(self, devices: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ...) -> None: ...
+    alias: str
+    nvswitch_alias: str
+    def __init__(self, devices: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., alias: _Optional[str] = ..., nvswitch_alias: _Optional[str] = ...) -> None: ...
 
 class ResolveBatchResponse(_message.Message):
     __slots__ = ("results",)
@@ -71,12 +83,16 @@ class ResolveBatchResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[Resolution, _Mapping]]] = ...) -> None: ...
 
 class ReverseRequest(_message.Message):
-    __slots__ = ("resource_name", "profile")
+    __slots__ = ("resource_name", "profile", "alias", "nvswitch_alias")
     RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    ALIAS_FIELD_NUMBER: _ClassVar[int]
+    NVSWITCH_ALIAS_FIELD_NUMBER: _ClassVar[int]
     resource_name: str
     profile: str
-    def __init__(self, resource_name: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+    alias: str
+    nvswitch_alias: str
+    def __init__(self, resource_name: _Optional[str] = ..., profile: _Optional[str] = ..., alias: _Optional[str] = ..., nvswitch_alias: _Optional[str] = ...) -> None: ...
 
 class ReverseResponse(_message.Message):
     __slots__ = ("resource_name", "profile", "devices")
@@ -89,12 +105,16 @@ class ReverseResponse(_message.Message):
     def __init__(self, resource_name: _Optional[str] = ..., profile: _Optional[str] = ..., devices: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DiffRequest(_message.Message):
-    __slots__ = ("from_profile", "to_profile")
+    __slots__ = ("from_profile", "to_profile", "alias", "nvswitch_alias")
     FROM_PROFILE_FIELD_NUMBER: _ClassVar[int]
     TO_PROFILE_FIELD_NUMBER: _ClassVar[int]
+    ALIAS_FIELD_NUMBER: _ClassVar[int]
+    NVSWITCH_ALIAS_FIELD_NUMBER: _ClassVar[int]
     from_profile: str
     to_profile: str
-    def __init__(self, from_profile: _Optional[str] = ..., to_profile: _Optional[str] = ...) -> None: ...
+    alias: str
+    nvswitch_alias: str
+    def __init__(self, from_profile: _Optional[str] = ..., to_profile: _Optional[str] = ..., alias: _Optional[str] = ..., nvswitch_alias: _Optional[str] = ...) -> None: ...
 
 class DiffEntry(_message.Message):
     __slots__ = ("device", "change", "old_resource_name", "new_resource_name")
@@ -133,7 +153,7 @@ class ListProfilesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ProfileInfo(_message.Message):
-    __slots__ = ("name", "kind", "released", "algorithm", "plugin_release", "pci_ids_version", "pci_ids_sha256", "installed", "aliases", "note", "is_default")
+    __slots__ = ("name", "kind", "released", "algorithm", "plugin_release", "pci_ids_version", "pci_ids_sha256", "installed", "aliases", "note", "is_default", "plugin", "source")
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     RELEASED_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +165,8 @@ class ProfileInfo(_message.Message):
     ALIASES_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     IS_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     released: str
@@ -156,7 +178,9 @@ class ProfileInfo(_message.Message):
     aliases: _containers.RepeatedScalarFieldContainer[str]
     note: str
     is_default: bool
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., released: _Optional[str] = ..., algorithm: _Optional[str] = ..., plugin_release: _Optional[str] = ..., pci_ids_version: _Optional[str] = ..., pci_ids_sha256: _Optional[str] = ..., installed: _Optional[bool] = ..., aliases: _Optional[_Iterable[str]] = ..., note: _Optional[str] = ..., is_default: _Optional[bool] = ...) -> None: ...
+    plugin: str
+    source: str
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., released: _Optional[str] = ..., algorithm: _Optional[str] = ..., plugin_release: _Optional[str] = ..., pci_ids_version: _Optional[str] = ..., pci_ids_sha256: _Optional[str] = ..., installed: _Optional[bool] = ..., aliases: _Optional[_Iterable[str]] = ..., note: _Optional[str] = ..., is_default: _Optional[bool] = ..., plugin: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
 
 class ListProfilesResponse(_message.Message):
     __slots__ = ("profiles", "data_generation")
@@ -167,12 +191,16 @@ class ListProfilesResponse(_message.Message):
     def __init__(self, profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ..., data_generation: _Optional[int] = ...) -> None: ...
 
 class ListDevicesRequest(_message.Message):
-    __slots__ = ("profile", "vendor")
+    __slots__ = ("profile", "vendor", "alias", "nvswitch_alias")
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     VENDOR_FIELD_NUMBER: _ClassVar[int]
+    ALIAS_FIELD_NUMBER: _ClassVar[int]
+    NVSWITCH_ALIAS_FIELD_NUMBER: _ClassVar[int]
     profile: str
     vendor: str
-    def __init__(self, profile: _Optional[str] = ..., vendor: _Optional[str] = ...) -> None: ...
+    alias: str
+    nvswitch_alias: str
+    def __init__(self, profile: _Optional[str] = ..., vendor: _Optional[str] = ..., alias: _Optional[str] = ..., nvswitch_alias: _Optional[str] = ...) -> None: ...
 
 class PermittedHostDevicesRequest(_message.Message):
     __slots__ = ("devices", "mdev_types", "profile", "include_broken", "format", "replace_defaults", "variant", "vgpu_device_manager", "cozystack_defaults", "cozystack")

@@ -420,6 +420,8 @@ def resolution_message(r: Resolution) -> pb.Resolution:
         algorithm=r.algorithm,
         plugin_release=r.plugin_release,
         pci_ids_sha256=r.pci_ids_sha256,
+        plugin=r.plugin,
+        alias=r.alias,
     )
 
 
@@ -438,6 +440,8 @@ def resolution_from_message(m: pb.Resolution) -> Resolution:
         pci_ids_sha256=_optional(m, "pci_ids_sha256"),
         env_var=_optional(m, "env_var"),
         socket_path=_optional(m, "socket_path"),
+        plugin=m.plugin,
+        alias=_optional(m, "alias"),
         warnings=tuple(warning_from_message(w) for w in m.warnings),
     )
 
@@ -497,6 +501,8 @@ def profile_info_message(info: ProfileInfo, *, is_default: bool = False) -> pb.P
         aliases=list(info.aliases),
         note=valid_text(info.note),
         is_default=is_default,
+        plugin=info.plugin,
+        source=info.source,
     )
 
 
@@ -513,6 +519,8 @@ def profile_info_from_message(m: pb.ProfileInfo) -> ProfileInfo:
         path=None,
         aliases=tuple(m.aliases),
         note=m.note,
+        plugin=m.plugin,
+        source=_optional(m, "source"),
     )
 
 
