@@ -138,6 +138,9 @@ def answer(
     ``check`` is asked while the CR is linted, between the steps and while
     the policy's hints are written (it raises to stop: a caller's deadline);
     ``stream``: what the CR's YAML is read through."""
+    from pciname.kubevirt.generate import refuse_kata
+
+    refuse_kata(profile, "admission-policy", resolver)
     findings: list[str] = []
     left_out: tuple[Skipped, ...] = ()
     if request.from_cr:

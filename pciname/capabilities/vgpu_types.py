@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.spelling import Spelling
 from pciname.errors import NotInCatalogueError, PcinameError
+from pciname.kubevirt.generate import refuse_kata
 from pciname.kubevirt.vgpu import vgpu_types
 from pciname.resolution.resolver import parse_device
 
@@ -66,6 +67,7 @@ def answer(request: VgpuTypesRequest, profile: ProfileLike, *, resolver: Resolve
     """The answer to a :meth:`~VgpuTypesRequest.validated` request under
     ``profile`` (its :attr:`~VgpuTypesRequest.chosen_profile`, as the
     surface resolves it)."""
+    refuse_kata(profile, "vgpu-types", resolver)
     try:
         types = vgpu_types(request.device, profile, resolver=resolver)
     except NotInCatalogueError as error:

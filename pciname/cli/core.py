@@ -338,18 +338,19 @@ def run_profiles(args: argparse.Namespace) -> int:
 
 
 def _users() -> dict[str, dict[str, list[str]]]:
-    """sha256 -> the plugin and GPU Operator releases whose names need it."""
+    """sha256 -> profile kind -> the releases whose names need it."""
     from pciname.naming.profiles import load_registry
 
     users: dict[str, dict[str, list[str]]] = {}
     for profile in load_registry().profiles.values():
         if profile.snapshot is not None:
-            kinds = users.setdefault(profile.snapshot.sha256, {"plugin": [], "gpu-operator": [], "cozystack": []})
-            kinds[profile.kind].append(profile.name.partition("@")[2])
+            kinds = users.setdefault(profile.snapshot.sha256, {})
+            kinds.setdefault(profile.kind, []).append(profile.name.partition("@")[2])
     return users
 
 
 def run_snapshots_list(args: argparse.Namespace) -> int:
+    from pciname.naming.kata import KATA_PLUGIN
     from pciname.resolution.snapshots import status
 
     users = _users()
@@ -360,8 +361,10 @@ def run_snapshots_list(args: argparse.Namespace) -> int:
             "installed": s.location is not None,
             "packaged": s.location is not None and s.location.packaged,
             "path": str(s.location) if s.location else None,
-            "plugin_releases": users[s.snapshot.sha256]["plugin"],
-            "gpu_operator_releases": users[s.snapshot.sha256]["gpu-operator"],
+            "plugin_releases": users[s.snapshot.sha256].get("plugin", []),
+            "gpu_operator_releases": users[s.snapshot.sha256].get("gpu-operator", []),
+            # the Kata plugin's releases (v0.0.1: its image's file; later: go-nvlib's embedded copy)
+            "kata_plugin_releases": users[s.snapshot.sha256].get(KATA_PLUGIN, []),
             "url": s.snapshot.url,
         }
         for s in status()
@@ -375,10 +378,11 @@ def run_snapshots_list(args: argparse.Namespace) -> int:
                     r["path"] or "not installed",
                     ",".join(r["plugin_releases"]),
                     ",".join(r["gpu_operator_releases"]) or None,
+                    ",".join(r["kata_plugin_releases"]) or None,
                 )
                 for r in rows
             ],
-            ("SNAPSHOT", "SHA256", "FILE", "PLUGIN RELEASES", "GPU OPERATOR RELEASES"),
+            ("SNAPSHOT", "SHA256", "FILE", "PLUGIN RELEASES", "GPU OPERATOR RELEASES", "KATA PLUGIN RELEASES"),
         )
     else:
         emit(rows, args.output)

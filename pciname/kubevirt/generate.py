@@ -258,6 +258,19 @@ def render(
     raise PcinameError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
 
 
+def refuse_kata(profile: ProfileLike, what: str, resolver: ResolverLike | None = None) -> None:
+    """PcinameError when ``profile`` is the Kata sandbox device plugin's:
+    what ``what`` writes is KubeVirt's (or Cozystack's, or vGPU), which that
+    plugin does not serve."""
+    resolved = _resolver(resolver).view(profile).profile
+    if resolved.is_kata:
+        raise PcinameError(
+            f"{what}: {resolved.name} is the Kata sandbox device plugin's, which advertises GPUs to Kata pods, "
+            "not to KubeVirt, and has no vGPU: use a KubeVirt profile here (gpu-operator@vX.Y.Z, "
+            "kubevirt-gpu-device-plugin@vX.Y.Z), or `pciname kata-pod` for a Kata pod's limits"
+        )
+
+
 def _canonical(profile: ProfileLike, resolver: ResolverLike) -> str:
     name: str = resolver.view(profile).profile.name
     return name
@@ -281,6 +294,7 @@ def mdev_names(
     v1.0.x ``nvidia.com/T4-1Q``), the variable KubeVirt reads, whether
     kubelet accepts it, and warnings. A type the plugin panics on (v1.0.x,
     no space) has no resource, variable or socket, and ``plugin-crash``."""
+    refuse_kata(profile, "mdev-name", resolver)
     rule = mdev_rule(profile, resolver)
     results = []
     for type_name in types:

@@ -19,7 +19,16 @@ from pciname.cli import fast
 from pciname.resolution import answers
 from tests.conftest import REPO, run_in_process
 
-PROFILES = ["latest", "gpu-operator@v23.9.2", "preview", "kubevirt-gpu-device-plugin@v1.0.0", "v1.2.2", "LATEST"]
+PROFILES = [
+    "latest",
+    "gpu-operator@v23.9.2",
+    "preview",
+    "kubevirt-gpu-device-plugin@v1.0.0",
+    "v1.2.2",
+    "LATEST",
+    "sandbox-device-plugin@v0.0.5",
+    "gpu-operator@v26.7.0+kata",
+]
 DEVICES = [
     "10de:2236",
     "10DE:2236",
@@ -54,6 +63,9 @@ FLAGS = [
     "-h",
     "--pciids",
     "--algorithm",
+    "--alias",
+    "--alias=",
+    "--nvswitch-alias",
     "--prof",
     "--",
     "-x",

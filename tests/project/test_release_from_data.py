@@ -83,3 +83,32 @@ def test_the_readme_release_table_is_the_data():
             [release, plugin["released"], plugin["algorithm"], plugin["snapshot"], ", ".join(operators) or "-"]
         )
     assert rows == expected
+
+
+def test_the_readme_kata_table_is_the_data():
+    """The README's Kata table, row by row, is data/kata/releases.json: each
+    plugin release's date, algorithm, what an unset P_GPU_ALIAS means, its
+    pci.ids and the GPU Operator releases that deploy it in Kata mode."""
+    facts = json.loads((REPO / "data" / "kata" / "releases.json").read_text(encoding="utf-8"))
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    header = (
+        "| Kata plugin release | released | algorithm | `P_GPU_ALIAS` unset | pci.ids "
+        "| GPU Operator releases (Kata mode) |\n"
+    )
+    table = readme[readme.index(header) + len(header) :].split("\n\n", 1)[0].splitlines()[1:]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table]
+    expected = []
+    for release, plugin in sorted(facts["plugin_releases"].items(), key=lambda item: _version(item[0])):
+        operators = sorted((v for v, o in facts["operator_releases"].items() if o["plugin"] == release), key=_version)
+        unset = plugin["aliases"]["P_GPU_ALIAS"]["unset"] or "per-model"
+        expected.append(
+            [
+                release,
+                plugin["date"],
+                plugin["algorithm"],
+                unset,
+                plugin["pci_ids"]["version"],
+                ", ".join(operators) or "-",
+            ]
+        )
+    assert rows == expected

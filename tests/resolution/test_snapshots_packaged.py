@@ -19,7 +19,11 @@ from pciname.base.paths import packaged_manifest_path, packaged_snapshots_path
 from pciname.cozystack.releases import releases as cozystack_releases
 from pciname.naming.profiles import load_registry
 from pciname.resolution import snapshots
-from tests.conftest import PLUGIN_PCIIDS, trimmed_install
+from tests.conftest import PLUGIN_PCIIDS, REPO, trimmed_install
+
+_KATA = json.loads((REPO / "data" / "kata" / "releases.json").read_text(encoding="utf-8"))
+#: Every profile: 54 of profiles.json, each Cozystack release, each Kata plugin release and Kata-mode operator release.
+ALL_PROFILES = 54 + len(_KATA["plugin_releases"]) + len(_KATA["operator_releases"])
 
 ALL_SNAPSHOTS = sorted(p.name for p in PLUGIN_PCIIDS.glob("*.ids"))
 
@@ -73,7 +77,7 @@ def test_every_profile_works_with_nothing_installed(monkeypatch, tmp_path):
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "empty-cache"))
     pciname.clear_caches()
     infos = pciname.profiles()
-    assert len(infos) == len(load_registry().profiles) == 54 + len(cozystack_releases())  # and each Cozystack release
+    assert len(infos) == len(load_registry().profiles) == ALL_PROFILES + len(cozystack_releases())
     assert all(p.installed for p in infos)
     assert pciname.resolve("10de:2330", "gpu-operator@v23.9.2").resource_name == "nvidia.com/GH100H100_SXM5_80GB"
     assert (
@@ -156,7 +160,7 @@ def test_damage_after_the_first_use_changes_nothing_already_verified(tmp_path):
 def test_profiles_and_snapshots_list_show_the_package(tmp_path):
     env = {"PCINAME_CACHE_DIR": str(tmp_path / "cache")}
     listing = json.loads(cli("profiles", "-o", "json", env=env, cwd=tmp_path).stdout)
-    assert len(listing) == 54 + len(cozystack_releases()) and all(p["installed"] for p in listing)
+    assert len(listing) == ALL_PROFILES + len(cozystack_releases()) and all(p["installed"] for p in listing)
     snaps = json.loads(cli("snapshots", "list", "-o", "json", env=env, cwd=tmp_path).stdout)
     assert all(s["installed"] and s["packaged"] for s in snaps)
     assert all(s["path"].endswith(f"snapshots.tar.xz#{s['snapshot']}.ids") for s in snaps)
