@@ -140,7 +140,7 @@ def test_a_device_go_nvlib_does_not_know_is_unknown_device():
     profile = with_aliases(get_profile("sandbox-device-plugin@v0.0.5"), alias="")
     found = record("10de:ffff", profile)
     assert (found["name"], found["resource_name"]) == (kata.UNKNOWN_DEVICE, "nvidia.com/UNKNOWN_DEVICE")
-    assert [w["code"] for w in found["warnings"]][0] == "unnamed-device"
+    assert [w["code"] for w in found["warnings"]] == ["unnamed-device", "name-collision"]
     # v0.0.1 reads pci.ids itself and falls back to the device id
     assert record("10de:ffff", "sandbox-device-plugin@v0.0.1")["resource_name"] == "nvidia.com/ffff"
 
@@ -173,7 +173,7 @@ def test_the_library_reverse_and_diff_know_the_family():
     assert changes[MAX_Q].new.endswith("MAX-Q_WORKSTATION_EDITION")
     # renamed: the names holding a dash, the ids go-nvlib's file lacks (UNKNOWN_DEVICE, not the
     # id) and the NVSwitches (NVSWITCH_ALIAS unset: nvswitch)
-    for device, entry in changes.items():
+    for entry in changes.values():
         assert "-" in entry.new or entry.new in ("nvidia.com/UNKNOWN_DEVICE", "nvidia.com/nvswitch"), entry
     assert {d for d, e in changes.items() if e.new == "nvidia.com/nvswitch"} == {"10de:1af1", "10de:22a3"}
     assert load_registry().get("gpu-operator@v26.7.0+kata").snapshot.key == "2025.07.11"
