@@ -8,7 +8,9 @@ real pci.ids file we have (the plugin's own 2025.07.11 among them) and on
 generated files full of what go-nvlib's scanner treats specially (duplicate
 and upper-case vendor lines, non-hex ids, class sections, short lines that
 make it panic, a last line without ``\\n``, lines beginning ``EOF``, Unicode
-white space, invalid UTF-8).
+white space, invalid UTF-8). ``tests/go_oracle_kata_v001/main.go`` is
+v0.0.1's own ``getDeviceName``; every Kata profile's advertised names are
+checked against the code of its release on every id of its universe.
 """
 
 from __future__ import annotations
@@ -209,3 +211,68 @@ def test_generated_files_name_through_the_catalog_as_go_does(oracle, tmp_path, s
             name = catalog.name(GO_NVLIB, ident.decode("utf-8", "surrogateescape"))
             assert name.encode("utf-8", "surrogateescape") == formatted, (path.read_bytes(), ident)
     assert 0 < panics < len(paths)
+
+
+V001_SOURCE = TESTS / "go_oracle_kata_v001" / "main.go"
+
+
+@pytest.fixture(scope="module")
+def oracle_v001(tmp_path_factory) -> Path:
+    return build_go(V001_SOURCE, tmp_path_factory.mktemp("go-v001"))
+
+
+def _kata_profiles(family: str) -> list[str]:
+    from pciname.naming.profiles import load_registry
+
+    registry = load_registry()
+    return [p.name for p in [*registry.kata_releases(), *registry.kata_operator_releases()] if p.algorithm == family]
+
+
+def _per_model(profile_name: str) -> dict[str, str]:
+    """device id -> the resource each Kata profile, run with P_GPU_ALIAS=""
+    and NVSWITCH_ALIAS="" where it reads one, advertises for every id of its universe."""
+    from pciname.naming.profiles import get_profile, with_aliases
+    from pciname.resolution.resolver import Resolver
+
+    profile = get_profile(profile_name)
+    profile = with_aliases(profile, alias="", nvswitch_alias="" if profile.nvswitch_unset is not None else None)
+    view = Resolver().view(profile)
+    return {i: view.resource(i) for i in view.universe()}
+
+
+def test_v0_0_1_names_every_id_as_its_own_getdevicename_does(oracle_v001):
+    """v0.0.1 runs getDeviceName (copied from its tag) on the image's
+    /usr/pci.ids (2025.07.11): pciname's v0.0.1 profile advertises that
+    name, or the id when it is "" (createDevicePlugins), for every NVIDIA id
+    of its universe and ids no file has."""
+    (name,) = _kata_profiles("vendor-section")
+    resources = _per_model(name)
+    ids = [*resources, "0000", "fffe"]
+    result = subprocess.run(
+        [str(oracle_v001), str(PLUGIN_PCIIDS / "2025.07.11.ids")],
+        input="\n".join(ids) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    go = dict(line.split("\t", 1) for line in result.stdout.splitlines())
+    assert len(go) == len(ids) > 1000
+    for device_id in resources:
+        assert resources[device_id] == f"nvidia.com/{go[device_id] or device_id}", device_id
+
+
+@pytest.mark.parametrize("profile_name", _kata_profiles("go-nvlib"))
+def test_every_go_nvlib_release_advertises_what_its_code_does(oracle, profile_name):
+    """Each go-nvlib release (v0.0.2 .. v0.0.5, and the operator releases
+    deploying them) on go-nvlib's embedded pci.ids: formatDeviceName of
+    GetDeviceName, UNKNOWN_DEVICE for what the parse lacks, the id only when
+    the formatted name is "", for every NVIDIA id of the profile's universe."""
+    go = go_answers(oracle, [PLUGIN_PCIIDS / "2025.07.11.ids"])[str(PLUGIN_PCIIDS / "2025.07.11.ids")]
+    assert isinstance(go, dict)
+    resources = _per_model(profile_name)
+    for device_id, resource in resources.items():
+        found = go.get(device_id.encode())
+        name = kata.UNKNOWN_DEVICE if found is None else found[1].decode("utf-8", "surrogateescape")
+        assert resource == f"nvidia.com/{name or device_id}", device_id
+    assert sum(1 for i in resources if i.encode() not in go) > 10  # ids the embedded file lacks: UNKNOWN_DEVICE
