@@ -125,14 +125,19 @@ def test_every_real_file_names_every_nvidia_device_as_go_does(oracle):
         assert python_answer(path.read_bytes()) == want, path
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_generated_files_agree_with_go(oracle, tmp_path, seed):
+def random_files(directory: Path, seed: int, count: int) -> list[Path]:
     rng = random.Random(seed)
     paths = []
-    for n in range(300):
-        path = tmp_path / f"{n}.ids"
+    for n in range(count):
+        path = directory / f"{n}.ids"
         path.write_bytes(random_file(rng))
         paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generated_files_agree_with_go(oracle, tmp_path, seed):
+    paths = random_files(tmp_path, seed, 300)
     go = go_answers(oracle, paths)
     mismatches = [(p.read_bytes(), go[str(p)]) for p in paths if python_answer(p.read_bytes()) != go[str(p)]]
     assert not mismatches, mismatches[:2]
@@ -190,12 +195,7 @@ def test_generated_files_name_through_the_catalog_as_go_does(oracle, tmp_path, s
     from pciname.naming.algorithms import GO_NVLIB
     from pciname.resolution.catalog import catalog_for
 
-    rng = random.Random(100 + seed)
-    paths = []
-    for n in range(150):
-        path = tmp_path / f"{n}.ids"
-        path.write_bytes(random_file(rng))
-        paths.append(path)
+    paths = random_files(tmp_path, 100 + seed, 150)
     go = go_answers(oracle, paths)
     panics = 0
     for path in paths:
