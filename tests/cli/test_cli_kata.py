@@ -6,10 +6,27 @@ follow the upstream rules (tests/naming/test_kata_profiles.py says which)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
-from tests.cli.test_cli_core import assert_one_line_error, run
+from tests.conftest import REPO
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    for fragment in fragments:
+        assert fragment in line
+
 
 A10 = "10de:2236"
 MAX_Q = "10de:2bb4"
