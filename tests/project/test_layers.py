@@ -206,6 +206,7 @@ def test_no_runnable_build_tool_ships_in_the_package():
     tools = PACKAGE.parent / "tools"
     assert sorted(p.stem for p in tools.glob("*.py") if _main_blocks(p)) == [
         "cozystack_extract",
+        "dra_extract",
         "kata_extract",
         "lint_tables",
         "packaged_answers",
