@@ -21,6 +21,7 @@ setup(
             "cozystack/releases.json",
             "cozystack/schemas.json",
             "kata/releases.json",
+            "dra/releases.json",
         ],
     },
 )

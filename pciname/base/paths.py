@@ -49,6 +49,11 @@ def kata_releases_path() -> Path:
     return data_dir() / "kata" / "releases.json"
 
 
+def dra_releases_path() -> Path:
+    """The DRA facts: NVIDIA's DRA driver, KubeVirt and GPU Operator (:mod:`tools.dra_extract` writes them)."""
+    return data_dir() / "dra" / "releases.json"
+
+
 def cozystack_schemas_path() -> Path:
     """The Cozystack values schemas those facts name, by id."""
     return data_dir() / "cozystack" / "schemas.json"

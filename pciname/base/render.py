@@ -104,6 +104,28 @@ def dump_yaml(data: "Any", out: "TextIO | None" = None) -> None:
     yaml.dump(data, out, Dumper=Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
+def emit_documents(documents: "Sequence[Any]", fmt: str, out: "TextIO | None" = None) -> None:
+    """Kubernetes objects as one YAML stream (``---`` between them), or as
+    one JSON ``v1`` List (what ``kubectl apply -f`` takes either way)."""
+    if fmt == "json":
+        dump_json({"apiVersion": "v1", "kind": "List", "items": list(documents)}, out)
+    elif fmt == "yaml":
+        import yaml
+
+        from pciname.base.yaml_out import Dumper
+
+        yaml.dump_all(
+            list(documents),
+            out or sys.stdout,
+            Dumper=Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+        )
+    else:
+        raise ValueError(f"emit_documents() handles json and yaml, not {fmt!r}")
+
+
 def table(rows: "Sequence[Sequence[Any]]", headers: "Sequence[str]", out: "TextIO | None" = None) -> None:
     """Columns padded to their widest cell; None prints as ``-``; every cell
     :func:`printable`."""

@@ -140,6 +140,26 @@ def add_vm_gpus_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     add_request_options(vm, counts=True)
     vm.add_argument("--prefix", default="gpu", help="entry names are PREFIX1, PREFIX2, ... (default: gpu)")
     add_profile_options(vm)
+    dra = vm.add_argument_group(
+        "DRA",
+        "--dra: the GPUs through Kubernetes DRA with NVIDIA's DRA driver instead of resource names: one YAML "
+        "stream of the ResourceClaimTemplate, the VirtualMachine fragment (resourceClaims and gpus[] with "
+        "claimName/requestName) and the DeviceClass the selectors assume; notes on stderr. A driver and "
+        "KubeVirt release that cannot work together is one line with the reason and the nearest that works, "
+        "exit 2",
+    )
+    dra.add_argument("--dra", action="store_true", help="write DRA claims (see above)")
+    dra.add_argument("--dra-driver", metavar="VERSION", help="the DRA driver release (default: the newest that works)")
+    dra.add_argument("--kubevirt", metavar="VERSION", help="the KubeVirt release (default: the newest that works)")
+    dra.add_argument(
+        "--resource-api", metavar="VERSION", help="resource.k8s.io version: v1 (the default), v1beta2 or v1beta1"
+    )
+    dra.add_argument("--name", default="vm-gpus", help="the claim template's, VM's and claim's name (default vm-gpus)")
+    dra.add_argument(
+        "--product-name",
+        action="store_true",
+        help="also select by the exact productName the driver publishes (default: vendor and device id only)",
+    )
     add_output_option(vm, SNIPPET_FORMATS, default="yaml")
     vm.set_defaults(func=run_vm_gpus)
 
@@ -361,8 +381,30 @@ def run_node_pool(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
+#: vm-gpus options that name GPUs by resource names, which --dra does not use.
+_NOT_WITH_DRA = {
+    "profile": "--profile",
+    "pciids": "--pciids",
+    "algorithm": "--algorithm",
+    "alias": "--alias",
+    "nvswitch_alias": "--nvswitch-alias",
+    "mdev": "--mdev",
+    "vgpu": "--vgpu",
+    "include_broken": "--include-broken",
+}
+_DRA_ONLY = {"dra_driver": "--dra-driver", "kubevirt": "--kubevirt", "resource_api": "--resource-api"}
+
+
 def run_vm_gpus(args: argparse.Namespace) -> int:
     from pciname.capabilities.vm_gpus import VmGpusRequest, answer
+
+    if args.dra:
+        return _run_dra(args)
+    given = [flag for dest, flag in _DRA_ONLY.items() if getattr(args, dest)]
+    given += ["--product-name"] if args.product_name else []
+    given += ["--name"] if args.name != "vm-gpus" else []
+    if given:
+        raise PcinameError(f"{', '.join(given)} go with --dra")
 
     request = VmGpusRequest(
         tuple(args.devices),
@@ -379,6 +421,33 @@ def run_vm_gpus(args: argparse.Namespace) -> int:
     else:
         emit(snippet.data, args.output)
     return 1 if broken else 0
+
+
+def _run_dra(args: argparse.Namespace) -> int:
+    from pciname.base.render import emit_documents
+    from pciname.capabilities.dra_claims import DraClaimsRequest, answer
+
+    given = [flag for dest, flag in _NOT_WITH_DRA.items() if getattr(args, dest, None) not in (None, False, [])]
+    if given:
+        raise PcinameError(f"{', '.join(given)}: --dra selects GPUs by what the DRA driver publishes, not by names")
+    if args.output == "table":
+        raise PcinameError("-o table does not go with --dra: use yaml or json")
+    request = DraClaimsRequest(
+        tuple(args.devices),
+        dra_driver=args.dra_driver,
+        kubevirt=args.kubevirt,
+        resource_api=args.resource_api,
+        name=args.name,
+        prefix=args.prefix,
+        product_name=args.product_name,
+    ).validated()
+    objects = answer(request)
+    combination = objects.combination
+    say(f"DRA driver {combination.driver}, KubeVirt {combination.kubevirt}, resource.k8s.io/{combination.resource_api}")
+    for note in objects.notes:
+        say(note)
+    emit_documents(objects.documents, args.output)
+    return 0
 
 
 def run_mdev_name(args: argparse.Namespace) -> int:

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pciname.base.cel import cel_string
 from pciname.cozystack.releases import APPLICATION_KIND_LABEL, HELM_RELEASE_GROUP, HELM_RELEASE_KIND
 from pciname.errors import PcinameError
 from pciname.kubevirt.resources import PREFIX, is_nvidia
@@ -151,11 +152,6 @@ class AdmissionPolicy:
 
 
 # -- CEL text ------------------------------------------------------------------
-
-
-def cel_string(text: str) -> str:
-    """A CEL string literal (JSON escapes are CEL escapes for what we write)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def _cel_map(pairs: Iterable[tuple[str, str | bool]]) -> str:
