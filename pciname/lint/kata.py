@@ -43,6 +43,7 @@ from pciname.kubevirt.resources import is_nvidia
 from pciname.lint.hints import LIST_PERMITTED_MAX, Candidates, HintBudget
 from pciname.naming import kata
 from pciname.naming.profiles import DEFAULT_PROFILE, with_aliases
+from pciname.pciids import NVIDIA_VENDOR_ID
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike, ResolverLike
@@ -153,7 +154,11 @@ class KataNames:
         self.given_name = given.name
         self.advertised = self.view.by_resource()
         nvswitch = "" if self.profile.nvswitch_unset is not None else None
-        self.per_model = with_aliases(self.profile, "", nvswitch)  # each model its own name
+        # Views of aliased profiles are not kept by the resolver: these are made once per run.
+        self.own = resolver.view(with_aliases(self.profile, "", nvswitch))  # each model its own name
+        self.unset = resolver.view(self.profile._replace(alias=None, nvswitch_alias=None))
+        self._candidates: Candidates | None = None
+        self._verdicts: dict[str, tuple[Any, dict[str, Any]] | None] = {}
 
     def note(self) -> str:
         """Why Kata pods are checked under another profile than the linter's (one line)."""
@@ -164,33 +169,45 @@ class KataNames:
         )
 
     def verdict(self, name: str) -> tuple[Any, dict[str, Any]] | None:
-        """None for a name the Kata profile advertises; else (expected, the finding's facts)."""
+        """None for a name the Kata profile advertises; else (expected, the
+        finding's facts). Each name is judged once per run."""
         if name in self.advertised:
             return None
+        if name not in self._verdicts:
+            self._verdicts[name] = self._verdict(name)
+        return self._verdicts[name]
+
+    def _verdict(self, name: str) -> tuple[Any, dict[str, Any]]:
         facts: dict[str, Any] = {"profile": self.profile.name, "alias": alias_state(self.profile.alias), "name": name}
-        kubevirt = set(self.resolver.reverse(name, self.kubevirt))
-        per_model = set(self.resolver.reverse(name, self.per_model))
-        devices = sorted(kubevirt | per_model)
-        rights = sorted({r for d in devices if (r := self.view.resource(d.partition(":")[2])) is not None})
+        kubevirt = {d.partition(":")[2] for d in self.resolver.reverse(name, self.kubevirt)}
+        per_model = set(self.own.by_resource().get(name, ()))
+        ids = sorted(kubevirt | per_model)
+        rights = sorted({r for i in ids if (r := self.view.resource(i)) is not None})
         if not rights:
-            names = sorted(self.advertised)
-            close = names if len(names) <= LIST_PERMITTED_MAX else Candidates(names).closest(name, self.budget) or []
-            unset = self.resolver.view(self.profile._replace(alias=None, nvswitch_alias=None))
-            ids = unset.by_resource().get(name, [])
-            variable = kata.NVSWITCH_ALIAS_ENV if ids and unset.is_nvswitch(ids[0]) else kata.PGPU_ALIAS_ENV
-            return close, {**facts, "suggestions": tuple(close), "unset_variable": variable if ids else ""}
-        own = self.resolver.view(self.per_model)
-        nvswitch = any(self.view.is_nvswitch(d.partition(":")[2]) for d in devices)
-        per_model_names = {r for d in devices if (r := own.resource(d.partition(":")[2])) is not None}
+            return self._unknown(name, facts)
+        own = {r for i in ids if (r := self.own.resource(i)) is not None}
         return (rights[0] if len(rights) == 1 else rights), {
             **facts,
             "right": ", ".join(rights),
-            "devices": tuple(devices),
-            "what": "NVSwitch" if nvswitch else "GPU",
+            "devices": tuple(f"{NVIDIA_VENDOR_ID}:{i}" for i in ids),
+            "what": "NVSwitch" if any(self.view.is_nvswitch(i) for i in ids) else "GPU",
             "kubevirt": bool(kubevirt),
             "per_model": bool(per_model),
-            "own": ", ".join(sorted(per_model_names - set(rights) - {name})),
+            "own": ", ".join(sorted(own - set(rights) - {name})),
         }
+
+    def _unknown(self, name: str, facts: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """A name no device has: the names advertised (the closest, when more than a few)."""
+        names = sorted(self.advertised)
+        if len(names) <= LIST_PERMITTED_MAX:
+            close = names
+        else:
+            if self._candidates is None:
+                self._candidates = Candidates(names)
+            close = self._candidates.closest(name, self.budget) or []
+        ids = self.unset.by_resource().get(name, [])
+        variable = kata.NVSWITCH_ALIAS_ENV if ids and self.unset.is_nvswitch(ids[0]) else kata.PGPU_ALIAS_ENV
+        return close, {**facts, "suggestions": tuple(close), "unset_variable": variable if ids else ""}
 
 
 __all__ = ["CONTAINER_LISTS", "POD_SPEC_PATHS", "KataNames", "KataRequest", "alias_state", "kata_requests"]
