@@ -22,8 +22,10 @@ Per plugin release: how it names devices (``vendor-section``: it reads
 pci.ids itself; ``go-nvlib``: go-nvlib's nvpci names them and
 ``formatDeviceName`` formats the name), the pci.ids it reads, how it reads
 ``P_GPU_ALIAS`` / ``NVSWITCH_ALIAS``, which PCI functions it advertises and
-how, its socket and resource name, and what it does with a device it has no
-name for. Per GPU Operator release: the plugin it deploys, the DaemonSet's
+how, its socket and resource name, what it does with a device it has no
+name for, and the RuntimeClass of the GPU pod it launches itself
+(``createGFDPod`` of ``pkg/device_plugin/gfd.go``; null in a release without
+that file). Per GPU Operator release: the plugin it deploys, the DaemonSet's
 environment and host paths, the sandbox mode, and which Kata RuntimeClasses
 the operator itself creates or deletes.
 
@@ -59,6 +61,7 @@ PACKAGE = "pkg/device_plugin"
 DEVICE_PLUGIN = f"{PACKAGE}/device_plugin.go"
 GENERIC = f"{PACKAGE}/generic_device_plugin.go"
 CONSTANTS = f"{PACKAGE}/constants.go"
+GFD = f"{PACKAGE}/gfd.go"
 DOCKERFILE = "deployments/container/Dockerfile.distroless"
 CONTAINER_MAKEFILE = "deployments/container/Makefile"
 VERSIONS_MK = "versions.mk"
@@ -797,6 +800,97 @@ def _serving(at: At) -> dict[str, Any]:
     }
 
 
+# -- plugin: the runtime class of its own GPU pod -----------------------------------
+
+#: createGFDPod's choice of runtimeClassName (statements of Go code): a default, then two node-label branches.
+_LABEL_IF = r"exists, value :?= getNodeLabel\(clientset, nodeName, (" + _GO_STRING + r")\)"
+_TRUE_IF = r'if exists && strings\.EqualFold\(value, "true"\) \{'
+_GFD_CLASSES = (
+    r"var runtimeClassName string = (" + _GO_STRING + r")",
+    _LABEL_IF,
+    _TRUE_IF,
+    _LABEL_IF,
+    _TRUE_IF,
+    r"runtimeClassName = (" + _GO_STRING + r")",
+    r"\} else \{",
+    _LABEL_IF,
+    _TRUE_IF,
+    r"runtimeClassName = (" + _GO_STRING + r")",
+    r"\}",
+    r"\}",
+    r"\}",
+    r'log\.Printf\("Runtime class for GFD pod: %s", runtimeClassName\)',
+)
+
+
+def _gpu_pod_launch(at: At, device: str) -> str:
+    """When createDevicePlugins starts runGFD: "always" or "ENABLE_GFD" (cmd/main.go; EnableGFD false by default)."""
+    body = at.func(DEVICE_PLUGIN, device, "createDevicePlugins")
+    if body.count("go runGFD()") != 1 or "go runGFD()" in "\n".join(_statements(device)).replace(body, ""):
+        raise at.fail(DEVICE_PLUGIN, "runGFD is not started once, by createDevicePlugins")
+    if re.search(r"^if EnableGFD \{\ngo runGFD\(\)\n\}$", body, re.M):
+        main = "\n".join(_statements(at.text(MAIN)))
+        at.find(MAIN, main, r'^enableGFDFlag, ok = os\.LookupEnv\("ENABLE_GFD"\)\nif ok \{$', "ENABLE_GFD")
+        at.find(CONSTANTS, at.text(CONSTANTS), r"^\s*EnableGFD = false$", "EnableGFD = false")
+        return "ENABLE_GFD"
+    if _unconditional(body, r"go runGFD\(\)$"):
+        return "always"
+    raise at.fail(DEVICE_PLUGIN, "runGFD is started in a way this script does not know")
+
+
+def _gpu_pod_runtime_classes(at: At, device: str) -> tuple[dict[str, Any] | None, str]:
+    """(the runtime classes createGFDPod gives the plugin's own GPU pod, its source); (None, reason) without gfd.go."""
+    names = at.source.listdir(at.commit, PACKAGE) or []
+    users = [
+        f"{folder}/{name}"
+        for folder in (PACKAGE, "cmd")
+        for name in at.source.listdir(at.commit, folder) or []
+        if name.endswith(".go") and not name.endswith("_test.go") and f"{folder}/{name}" != GFD
+        if "RuntimeClassName" in at.text(f"{folder}/{name}")
+    ]
+    if users:
+        raise at.fail(users[0], "sets a RuntimeClassName outside gfd.go")
+    if "gfd.go" not in names:
+        if "runGFD" in device:
+            raise at.fail(DEVICE_PLUGIN, "calls runGFD but the package has no gfd.go")
+        return None, (
+            f"{DEVICE_PLUGIN} and every non-test .go file of {PACKAGE} and cmd: the package has no gfd.go and no file "
+            "sets a RuntimeClassName, so this release launches no GPU pod of its own"
+        )
+    text = at.text(GFD)
+    lines = at.func(GFD, text, "createGFDPod").split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith("var runtimeClassName")), len(lines))
+    groups = [_go_string(g) for g in _shape(at, GFD, lines[start:], _GFD_CLASSES, "createGFDPod's runtime class")]
+    default, cc, snp_label, snp, tdx_label, tdx = groups
+    if "RuntimeClassName:   &runtimeClassName," not in lines and "RuntimeClassName: &runtimeClassName," not in lines:
+        raise at.fail(GFD, "createGFDPod does not set the pod's RuntimeClassName to runtimeClassName")
+    resource = 'resourceName := fmt.Sprintf("%s/%s", DeviceNamespace, getGPUDeviceName())'
+    if resource not in lines:
+        raise at.fail(GFD, "createGFDPod does not ask for DeviceNamespace/getGPUDeviceName()")
+    label = at.func(GFD, text, "getNodeLabel")
+    at.find(GFD, label, r"^val, exists := node\.Labels\[labelKey\]\nif exists \{$", "getNodeLabel")
+    launched = _gpu_pod_launch(at, device)
+    when = {
+        "always": "createDevicePlugins always starts runGFD",
+        "ENABLE_GFD": "createDevicePlugins starts runGFD only when ENABLE_GFD parses as true (default false)",
+    }[launched]
+    fact = {
+        "default": default,
+        "by_node_labels": [
+            {"labels": {cc: "true", snp_label: "true"}, "runtime_class": snp},
+            {"labels": {cc: "true", tdx_label: "true"}, "runtime_class": tdx},
+        ],
+        "launched": launched,
+        "note": (
+            f"createGFDPod gives the plugin's own GPU pod (gpu-feature-discovery, asking for one "
+            f"nvidia.com/<first GPU name>) runtimeClassName {default}; on a node labelled {cc}=true it is {snp} "
+            f"when {snp_label}=true, else {tdx} when {tdx_label}=true (values compared case-insensitively, "
+            f"strings.EqualFold); {when}. The class itself is not installed by the plugin"
+        ),
+    }
+    return fact, f"{GFD} createGFDPod, getNodeLabel; {DEVICE_PLUGIN} createDevicePlugins (go runGFD)"
+
+
 def plugin_release(at: At, date: str) -> dict[str, Any]:
     """The facts of one plugin release."""
     device = at.text(DEVICE_PLUGIN)
@@ -809,12 +903,14 @@ def plugin_release(at: At, date: str) -> dict[str, Any]:
     else:
         name, devices, pci_ids = _go_nvlib_name(at, device), _go_nvlib_devices(at, device), _go_nvlib_pci_ids(at)
     serving = _serving(at)
+    gpu_pod, gpu_pod_source = _gpu_pod_runtime_classes(at, device)
     sources = {
         **name.pop("sources"),
         "pci_ids": pci_ids["source"],
         "aliases": MAIN,
         **devices.pop("sources"),
         **serving.pop("sources"),
+        "gpu_pod_runtime_classes": gpu_pod_source,
     }
     return {
         "date": date,
@@ -824,6 +920,7 @@ def plugin_release(at: At, date: str) -> dict[str, Any]:
         "aliases": _aliases(at, device),
         **devices,
         **serving,
+        "gpu_pod_runtime_classes": gpu_pod,
         "sources": sources,
     }
 

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "pciids",
     "service",
     "generate",
+    "kata",
     "vgpu",
     "lint",
     "scan",

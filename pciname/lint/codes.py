@@ -44,6 +44,7 @@ DUPLICATE_KEY = "duplicate-key"
 UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
 FIELD_NOT_IN_RELEASE = "field-not-in-release"
 NOT_PERMITTED = "not-permitted"
+WRONG_KATA_RESOURCE_NAME = "wrong-kata-resource-name"
 
 
 class RuleName(StrEnum):
@@ -55,6 +56,7 @@ class RuleName(StrEnum):
     NODE_GROUP_FIELDS = "node-group-fields"  # the fields of Cozystack node groups and KubernetesNodes pools
     DUPLICATE_KEYS = "duplicate-keys"  # keys written twice in one mapping
     REFERENCES = "references"  # the names VMs and node pools ask for
+    KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kata)
 
 
 class LintCode(NamedTuple):
@@ -197,6 +199,40 @@ def _field_not_in_release(*, what: str, key: str, disk: str | None = None) -> st
     return f"{what} {key}, and refuses the group"
 
 
+def _wrong_kata_resource_name(
+    *,
+    profile: str,
+    alias: str,
+    name: str,
+    right: str = "",
+    devices: tuple[str, ...] = (),
+    what: str = "GPU",
+    kubevirt: bool = False,
+    per_model: bool = False,
+    own: str = "",
+    suggestions: tuple[str, ...] = (),
+    unset_variable: str = "",
+) -> str:
+    where = f"under the Kata plugin ({profile}, {alias})"
+    per_model_only = 'only with P_GPU_ALIAS=""'
+    if not devices:
+        listed = f"it advertises {', '.join(suggestions)}" if suggestions else "no advertised name is close to it"
+        if unset_variable:
+            kind = "NVSwitch" if unset_variable == "NVSWITCH_ALIAS" else "GPU model"
+            listed = f"{name} is every {kind}'s name only with {unset_variable} unset (the GPU Operator's default)"
+        return f"{where} no device is advertised as {name}; {listed}"
+    shown = ", ".join(devices[:3]) + (f" and {len(devices) - 3} more" if len(devices) > 3 else "")
+    if kubevirt and per_model:
+        origin = f"{name} is the KubeVirt plugin's name of {shown}, and the Kata plugin's {per_model_only}"
+    elif kubevirt:
+        origin = f"{name} is the KubeVirt plugin's name of {shown}"
+        if own:
+            origin += f"; the Kata plugin's own name for it, {per_model_only}, is {own}"
+    else:
+        origin = f"{name} is the Kata plugin's per-model name of {shown}, right {per_model_only}"
+    return f"{where} this {what} is {right}, not {name}: {origin}; the pod never schedules"
+
+
 def _not_permitted(*, name: str, hint: str) -> str:
     return f"{name} is not permitted by the permittedHostDevices given; {hint}"
 
@@ -317,6 +353,15 @@ CODES: dict[str, LintCode] = {
         "check), kubectl's strict decoding refuses the object",
         _duplicate_key,
         (RuleName.DUPLICATE_KEYS,),
+    ),
+    WRONG_KATA_RESOURCE_NAME: LintCode(
+        ERROR,
+        "a pod whose `runtimeClassName` starts with `kata` asks (`resources.limits` / `requests`) for an "
+        "`nvidia.com/` name the Kata sandbox device plugin does not advertise: under the `--profile` when it is a "
+        "Kata one, else the newest `gpu-operator@vX.Y.Z+kata` (`P_GPU_ALIAS` unset: every GPU is "
+        '`nvidia.com/pgpu`; per-model names only with `P_GPU_ALIAS=""`); `expected` is the name it advertises',
+        _wrong_kata_resource_name,
+        (RuleName.KATA_PODS,),
     ),
 }
 

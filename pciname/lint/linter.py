@@ -28,6 +28,13 @@ Node groups and ``KubernetesNodes`` pools (the object's ``spec`` or its
 HelmRelease's ``spec.values``) are also checked against the chosen Cozystack release (``cozystack``; default: the newest known): a field
 its schema does not have is ``field-not-in-release``.
 
+Pods and pod templates (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet,
+ReplicationController, Job, CronJob, PodTemplate) whose ``runtimeClassName``
+starts with ``kata`` are checked against NVIDIA's Kata sandbox device
+plugin: the ``nvidia.com/`` names in their containers' ``resources`` must be
+the ones it advertises (:mod:`pciname.lint.kata` says which profile and why).
+Other pods are left alone.
+
 Only names in the ``nvidia.com/`` domain are checked: other names belong to
 other device plugins.
 
@@ -80,11 +87,13 @@ from pciname.lint.codes import (
     SOCKET_PATH_TOO_LONG,
     UNKNOWN_RESOURCE_NAME,
     UNKNOWN_VGPU_TYPE,
+    WRONG_KATA_RESOURCE_NAME,
     WRONG_MDEV_RESOURCE_NAME,
     WRONG_RESOURCE_NAME,
     WRONG_SELECTOR_FIELD,
 )
 from pciname.lint.hints import Candidates, HintBudget, not_permitted_hint
+from pciname.lint.kata import KataNames, kata_requests
 from pciname.naming import checks, mdev
 from pciname.naming.checks import NameWarning
 from pciname.naming.profiles import DEFAULT_PROFILE
@@ -636,6 +645,27 @@ class Linter:
             if _scalar(ref.node) in state.kubevirt_pci:
                 continue  # permitted without externalResourceProvider: KubeVirt advertises it as written
             state.findings.extend(self._check_reference(ref, state.wrong_pci, state.wrong_mdev, state.permitted_mdev))
+
+    def _kata_pods_rule(self, state: _RunState) -> None:
+        """The names pods with a Kata runtime class ask for: what the Kata
+        plugin advertises (:class:`pciname.lint.kata.KataNames`)."""
+        names: KataNames | None = None
+        for doc in self._docs:
+            for request in kata_requests(doc.root, self._check):
+                self._check()
+                if names is None:
+                    names = KataNames(self.resolver, self.profile, self._budget)
+                    if not names.chosen:
+                        mark = request.node.start_mark
+                        self.notes.append(f"{doc.file}:{mark.line + 1}: {format_path(request.path)}: {names.note()}")
+                verdict = names.verdict(request.name)
+                if verdict is not None:
+                    expected, facts = verdict
+                    state.findings.append(
+                        self._finding(
+                            doc, request.node, request.path, WRONG_KATA_RESOURCE_NAME, expected, request.name, **facts
+                        )
+                    )
 
     def _duplicate_keys(self) -> list[Finding]:
         """A key written twice in one mapping: PyYAML and Helm use the last
@@ -1220,6 +1250,7 @@ RULES = (
     Rule(lint_codes.RuleName.NODE_GROUP_FIELDS, Linter._node_group_fields_rule),
     Rule(lint_codes.RuleName.DUPLICATE_KEYS, Linter._duplicate_keys_rule),
     Rule(lint_codes.RuleName.REFERENCES, Linter._references_rule),
+    Rule(lint_codes.RuleName.KATA_PODS, Linter._kata_pods_rule),
 )
 
 

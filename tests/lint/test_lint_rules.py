@@ -83,6 +83,12 @@ INPUTS = [
         "nvidia.com/NV1_STG2000XB_SERIES, externalResourceProvider: true}\n  - {pciVendorSelector: '10DE:FFFF', "
         "resourceName: nvidia.com/x, externalResourceProvider: true}\n",
     ),
+    (
+        "latest",
+        None,
+        "kind: Pod\nspec:\n  runtimeClassName: kata-qemu-nvidia-gpu\n  containers:\n"
+        "  - {name: c, resources: {limits: {nvidia.com/GA102GL_A10: 1}}}\n",
+    ),
 ]
 
 

@@ -136,6 +136,24 @@ def test_the_facts_of_the_issue():
         assert not release["daemonset"]["sets_p_gpu_alias"] and not release["daemonset"]["sets_nvswitch_alias"], tag
         assert release["runtime_classes"]["created"] == [] and "kata-deploy" in release["runtime_classes"]["note"], tag
     assert "permanently switched off" in operators["v26.7.0"]["runtime_classes"]["note"]
+    # The operator creates no Kata RuntimeClass; the plugin's own GPU pod (createGFDPod) names one.
+    assert plugins["v0.0.1"]["gpu_pod_runtime_classes"] is None
+    assert "no gfd.go" in plugins["v0.0.1"]["sources"]["gpu_pod_runtime_classes"]
+    for tag in ("v0.0.2", "v0.0.3", "v0.0.4", "v0.0.5"):
+        classes = plugins[tag]["gpu_pod_runtime_classes"]
+        assert classes["default"] == "kata-qemu-nvidia-gpu", tag
+        assert classes["by_node_labels"] == [
+            {
+                "labels": {"nvidia.com/cc.ready.state": "true", "amd.feature.node.kubernetes.io/snp": "true"},
+                "runtime_class": "kata-qemu-nvidia-gpu-snp",
+            },
+            {
+                "labels": {"nvidia.com/cc.ready.state": "true", "intel.feature.node.kubernetes.io/tdx": "true"},
+                "runtime_class": "kata-qemu-nvidia-gpu-tdx",
+            },
+        ], tag
+        assert plugins[tag]["sources"]["gpu_pod_runtime_classes"].startswith("pkg/device_plugin/gfd.go createGFDPod")
+        assert classes["launched"] == ("always" if tag == "v0.0.2" else "ENABLE_GFD"), tag
     assert document["operator_tags_skipped"][-1] == "v25.10.1"
 
 
@@ -223,6 +241,15 @@ def tampered_inputs(tmp_path: Path, repo: str, tag: str, path: str, old: bytes, 
             "not an exact comparison of Class with known constants",
         ),
         (
+            PLUGIN,
+            "v0.0.4",
+            extract.GFD,
+            b'runtimeClassName = "kata-qemu-nvidia-gpu-tdx"\n\t\t\t}\n',
+            b'runtimeClassName = "kata-qemu-nvidia-gpu-tdx"\n\t\t\t} else {\n\t\t\t\truntimeClassName = "kata"\n\t\t\t}\n',
+            "sandbox-device-plugin v0.0.4: pkg/device_plugin/gfd.go: createGFDPod's runtime class: '} else {' is "
+            "not the known shape",
+        ),
+        (
             OPERATOR,
             "v26.7.0",
             extract.STATE_MANAGER,
@@ -273,6 +300,18 @@ def test_the_facts_follow_the_code_not_the_script():
     for tag in ("v0.0.2", "v0.0.3", "v0.0.4", "v0.0.5"):
         assert document["plugin_releases"][tag]["aliases"]["P_GPU_ALIAS"] == {"read": "LookupEnv", "unset": "gpu"}
     assert all(r["daemonset"]["sets_p_gpu_alias"] for r in document["operator_releases"].values())
+
+
+def test_the_gpu_pod_runtime_class_is_read_from_create_gfd_pod():
+    plugin, operator = extract.load_inputs(INPUTS)
+    document = extract.extract(
+        Tampered(plugin, extract.GFD, b'string = "kata-qemu-nvidia-gpu"', b'string = "kata-clh-gpu"'), operator
+    )
+    releases = document["plugin_releases"]
+    assert [r["gpu_pod_runtime_classes"] and r["gpu_pod_runtime_classes"]["default"] for r in releases.values()] == [
+        None,
+        *["kata-clh-gpu"] * 4,
+    ]
 
 
 def test_inputs_that_are_not_the_scripts_are_one_line(tmp_path):

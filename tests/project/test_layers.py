@@ -35,7 +35,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("resolver", ("pciname.resolution.resolver",)),
     ("api", ("pciname.api",)),
     ("facade", ("pciname",)),
-    ("domain", ("pciname.kubevirt", "pciname.lint", "pciname.cozystack", "pciname.cluster", "pciname.host")),
+    (
+        "domain",
+        ("pciname.kubevirt", "pciname.kata", "pciname.lint", "pciname.cozystack", "pciname.cluster", "pciname.host"),
+    ),
     ("capabilities", ("pciname.capabilities",)),
     ("server", ("pciname.server", "pciname.client")),
     ("cli", ("pciname.cli", "pciname.__main__")),
