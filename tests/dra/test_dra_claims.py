@@ -1,0 +1,185 @@
+"""``vm-gpus --dra``: the combination chosen from the facts, the refusals,
+the predicted devices and the generated documents.
+
+Expected values come from the facts' sources (data/dra/releases.json names
+them): the driver's VfioDeviceInfo.GetDevice (``vendorID``/``deviceID`` as
+``0x%04x``, ``productName`` go-nvlib's raw name, ``type`` "vfio"), its
+DeviceClass template, KubeVirt's ClaimRequest and resourceClaims, and the
+compatibility table the extractor derived from how each KubeVirt release
+finds the PCI address.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pciname.capabilities.dra_claims import DraClaimsRequest, answer
+from pciname.dra import facts as dra_facts
+from pciname.dra.claims import predicted_device, selector
+from pciname.dra.facts import DraCombinationError, choose
+from pciname.errors import PcinameError
+from tests.conftest import REPO
+
+FACTS = dra_facts.facts()
+WORKING = sorted((d, k) for d, row in FACTS["compatibility"].items() for k, entry in row.items() if entry["works"])
+
+
+def test_the_defaults_are_the_newest_working_releases():
+    combination = choose()
+    assert (combination.driver, combination.kubevirt, combination.resource_api) == ("v0.4.0", "v1.9.0", "v1")
+    assert (combination.driver, combination.kubevirt) in WORKING
+    # what the facts say works: the driver that publishes vfio devices, with the KubeVirt releases
+    # that read pciBusID from the metadata files where the driver writes them
+    assert WORKING == [("v0.4.0", "v1.8.3"), ("v0.4.0", "v1.8.4"), ("v0.4.0", "v1.9.0")]
+
+
+@pytest.mark.parametrize(
+    ("driver", "kubevirt", "reason", "nearest"),
+    [
+        ("v25.12.0", None, "publishes no vfio device, by a bug: enumerateGpuPciDevices", "v0.4.0 --kubevirt v1.9.0"),
+        ("v25.3.0", "v1.9.0", "the driver publishes no vfio device", "v0.4.0 --kubevirt v1.9.0"),
+        ("v0.4.0", "v1.7.0", "resource.kubernetes.io/pcieRoot", "v0.4.0 --kubevirt v1.8.3"),
+        (None, "v1.8.1", "KubeVirt reads /var/run/dra-device-attributes/", "v0.4.0 --kubevirt v1.8.3"),
+    ],
+)
+def test_a_combination_that_cannot_work_is_one_line_with_the_nearest_that_does(driver, kubevirt, reason, nearest):
+    with pytest.raises(DraCombinationError) as caught:
+        choose(driver, kubevirt)
+    message = str(caught.value)
+    assert "\n" not in message and reason in message
+    assert message.endswith(f"nearest that works: --dra-driver {nearest}")
+
+
+def test_an_unknown_release_names_the_known_ones_and_what_is_missing():
+    with pytest.raises(DraCombinationError) as caught:
+        choose("v0.4.1")  # the issue's example: no such tag
+    message = str(caught.value)
+    assert "known: v25.3.0" in message and "v0.4.0" in message
+    assert "v0.5.0" in message and "not established" in message  # GPU Operator v26.7.0's driver
+    with pytest.raises(DraCombinationError, match="--kubevirt 'v1.5.0'"):
+        choose(kubevirt="v1.5.0")
+    with pytest.raises(DraCombinationError, match="--resource-api"):
+        choose(resource_api="v2")
+
+
+def test_the_predicted_device_is_what_getdevice_computes():
+    combination = choose()
+    a10 = predicted_device("2236", combination)
+    assert a10.driver == "gpu.nvidia.com"
+    assert a10.attributes == {
+        "type": "vfio",
+        "vendorID": "0x10de",
+        "deviceID": "0x2236",
+        "productName": "GA102GL [A10]",  # go-nvlib's raw name, not NVML's "NVIDIA A10"
+    }
+    # host-dependent values are named, never predicted
+    for name in ("gpu-vfio-%d", "gpu.nvidia.com/uuid", "resource.kubernetes.io/pciBusID", "gpu.nvidia.com/numa"):
+        assert name in a10.host_dependent
+    assert any("embedded pci.ids 2025.07.11" in text for text in a10.inferred)
+    assert predicted_device("ffff", combination).attributes["productName"] == "UNKNOWN_DEVICE"
+
+
+def test_selectors_use_stable_attributes_only():
+    device = predicted_device("2236", choose())
+    plain = selector(device)
+    assert plain == (
+        'device.attributes["gpu.nvidia.com"].vendorID == "0x10de" && '
+        'device.attributes["gpu.nvidia.com"].deviceID == "0x2236"'
+    )
+    assert selector(device, product_name=True).endswith('.productName == "GA102GL [A10]"')
+    for host_value in ("uuid", "pciBusID", "numa", "pcieRoot"):
+        assert host_value not in plain
+
+
+def _documents(*devices: str, **options) -> list[dict]:
+    return list(answer(DraClaimsRequest(devices, **options).validated()).documents)
+
+
+@pytest.mark.parametrize(("api", "wrapped"), [("v1", True), ("v1beta2", True), ("v1beta1", False)])
+def test_the_claim_template_per_api(api, wrapped):
+    template, vm, deviceclass = _documents("10de:2236=2", "2bb4", resource_api=api, kubevirt="v1.8.4")
+    assert template["apiVersion"] == deviceclass["apiVersion"] == f"resource.k8s.io/{api}"
+    requests = template["spec"]["spec"]["devices"]["requests"]
+    assert [r["name"] for r in requests] == ["gpu1", "gpu2", "gpu3"]
+    one = requests[0]["exactly"] if wrapped else requests[0]
+    assert one["deviceClassName"] == "vfio.gpu.nvidia.com" and one["count"] == 1
+    assert '"0x2bb4"' in (requests[2]["exactly"] if wrapped else requests[2])["selectors"][0]["cel"]["expression"]
+    config = template["spec"]["spec"]["devices"]["config"][0]
+    assert config["requests"] == ["gpu1", "gpu2", "gpu3"]
+    assert config["opaque"]["parameters"] == {
+        "apiVersion": "resource.nvidia.com/v1beta1",
+        "kind": "VfioDeviceConfig",
+        "iommu": {"enableAPIDevice": True},
+    }
+    vm_spec = vm["spec"]["template"]["spec"]
+    assert vm_spec["resourceClaims"] == [{"name": "vm-gpus", "resourceClaimTemplateName": "vm-gpus"}]
+    assert vm_spec["domain"]["devices"]["gpus"][2] == {"name": "gpu3", "claimName": "vm-gpus", "requestName": "gpu3"}
+    assert (
+        deviceclass["spec"]["selectors"][0]["cel"]["expression"]
+        == FACTS["driver_releases"]["v0.4.0"]["vfio"]["device_class"]["selector"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("devices", "options", "fragment"),
+    [
+        ((), {}, "no GPUs given"),
+        (("1002:0001",), {}, "NVIDIA GPUs only"),
+        (("10de:2236=0",), {}, "malformed count"),
+        (("10de:2236",), {"name": "Bad_Name"}, "--name 'Bad_Name'"),
+        (("10de:2236=1000", "2bb4=100"), {}, "one VM takes at most"),
+    ],
+)
+def test_bad_requests_are_one_line(devices, options, fragment):
+    with pytest.raises(PcinameError) as caught:
+        DraClaimsRequest(devices, **options).validated()
+    assert fragment in str(caught.value) and "\n" not in str(caught.value)
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+
+
+def test_the_cli_writes_one_stream_and_says_the_releases_and_gates():
+    proc = run("vm-gpus", "10de:2236=1", "--dra", "--kubevirt", "v1.8.4", "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    listed = json.loads(proc.stdout)
+    assert (listed["kind"], [d["kind"] for d in listed["items"]]) == (
+        "List",
+        ["ResourceClaimTemplate", "VirtualMachine", "DeviceClass"],
+    )
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "pciname: DRA driver v0.4.0, KubeVirt v1.8.4, resource.k8s.io/v1"
+    assert any("PassthroughSupport=true, DeviceMetadata=true" in line for line in lines)
+    assert any("leaves GPUsWithDRA off by default" in line for line in lines)  # Alpha in v1.8.x
+    yaml_out = run("vm-gpus", "10de:2236", "--dra", "-o", "yaml")
+    assert yaml_out.returncode == 0 and yaml_out.stdout.count("\n---\n") == 2
+    assert not any("GPUsWithDRA" in line for line in yaml_out.stderr.splitlines())  # Beta, on, in v1.9.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--dra-driver", "v0.4.1"], "no such release"),
+        (["--dra-driver", "v25.12.0", "--kubevirt", "v1.9.0"], "nearest that works"),
+        (["-p", "latest"], "--profile: --dra selects GPUs"),
+        (["--vgpu", "A10-4Q"], "--vgpu: --dra selects GPUs"),
+        (["-o", "table"], "-o table does not go with --dra"),
+    ],
+)
+def test_the_cli_refuses_in_one_line(argv, fragment):
+    proc = run("vm-gpus", "10de:2236", "--dra", *argv)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert fragment in line
+
+
+def test_dra_options_need_dra():
+    proc = run("vm-gpus", "10de:2236", "--kubevirt", "v1.9.0")
+    assert proc.returncode == 2 and "--kubevirt go with --dra" in proc.stderr
