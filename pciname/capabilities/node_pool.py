@@ -75,9 +75,8 @@ class NodePoolRequest:
 def answer(request: NodePoolRequest, profile: ProfileLike, *, resolver: ResolverLike | None = None) -> Snippet:
     """The group (or pool) of a :meth:`~NodePoolRequest.validated` request under
     ``profile`` (its :attr:`~NodePoolRequest.chosen_profile`, as the surface resolves it)."""
-    from pciname.kubevirt.generate import node_pool, parse_request, refuse_kata
+    from pciname.kubevirt.generate import node_pool, parse_request
 
-    refuse_kata(profile, "node-pool", resolver)
     chosen = request.chosen_profile
     implied = chosen if isinstance(chosen, str) and chosen.strip().lower().startswith("cozystack@") else None
     return node_pool(

@@ -113,9 +113,8 @@ def answer(
     """The answer to a :meth:`~PermittedHostDevicesRequest.validated` request
     under ``profile`` (its :attr:`~PermittedHostDevicesRequest.chosen_profile`,
     as the surface resolves it)."""
-    from pciname.kubevirt.generate import permitted_host_devices, refuse_kata
+    from pciname.kubevirt.generate import permitted_host_devices
 
-    refuse_kata(profile, "permitted-host-devices", resolver)
     snippet = permitted_host_devices(
         request.devices, request.mdev_types, profile, request.include_broken, resolver=resolver
     )

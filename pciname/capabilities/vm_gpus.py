@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pciname.capabilities.spelling import Spelling
 from pciname.errors import PcinameError
-from pciname.kubevirt.generate import parse_request, refuse_kata, vm_gpus
+from pciname.kubevirt.generate import parse_request, vm_gpus
 
 if TYPE_CHECKING:
     from pciname.kubevirt.generate import Snippet
@@ -61,7 +61,6 @@ def answer(request: VmGpusRequest, profile: ProfileLike, *, resolver: ResolverLi
     """The gpus[] entries of a :meth:`~VmGpusRequest.validated` request under
     ``profile`` (its :attr:`~VmGpusRequest.chosen_profile`, as the surface
     resolves it)."""
-    refuse_kata(profile, "vm-gpus", resolver)
     return vm_gpus(
         [parse_request(d) for d in request.devices],
         profile,

@@ -160,9 +160,11 @@ def permitted_host_devices(
     Returns a :class:`Snippet` whose ``data`` is ``{"pciHostDevices": [...],
     "mediatedDevices": [...]}`` (a list only when it has entries), in input
     order, duplicates dropped. Raises InvalidDeviceError for a malformed
-    device id, UnknownProfileError / SnapshotMissingError for the profile.
+    device id, UnknownProfileError / SnapshotMissingError for the profile,
+    PcinameError for a Kata profile (:func:`refuse_kata`).
     """
     resolver = _resolver(resolver)
+    refuse_kata(profile, "permitted-host-devices", resolver)
     device_list = list(dict.fromkeys(pci_selector(d) for d in devices))
     resolutions = resolver.resolve_many(device_list, profile)
     canonical = resolutions[0].profile if resolutions else _canonical(profile, resolver)
@@ -411,6 +413,7 @@ def node_pool(
     ``KubernetesNodes`` object; ``kubernetes-nodes`` gives that object,
     named ``<cluster>-<group>`` (releases with the app only).
     A bad group field, format or release is a PcinameError."""
+    refuse_kata(profile, "node-pool", resolver)
     fmt = pool_format(format)
     if not isinstance(group, str) or not group.strip():
         raise PcinameError("the node group name is empty")
@@ -617,6 +620,7 @@ def vm_gpus(
     """``spec.domain.devices.gpus[]`` entries of a KubeVirt VM:
     ``{"gpus": [{"name": "gpu1", "deviceName": "nvidia.com/..."}, ...]}``, one
     per GPU, named ``<prefix>1``, ``<prefix>2``, ..."""
+    refuse_kata(profile, "vm-gpus", resolver)
     wanted, left_out, notes, canonical = _resolve_requests(requests, mdevs, profile, include_broken, resolver)
     resources = [resource for resource, count in wanted for _ in range(count)]
     gpus = [{"name": f"{prefix}{i}", "deviceName": resource} for i, resource in enumerate(resources, 1)]

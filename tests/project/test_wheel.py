@@ -24,7 +24,13 @@ def test_the_wheel_is_small_and_carries_the_release_facts(tmp_path):
     (wheel,) = tmp_path.glob("pciname-*.whl")
     assert wheel.stat().st_size < MAX_WHEEL_BYTES, wheel.stat().st_size
     names = set(zipfile.ZipFile(wheel).namelist())
-    for data in ("profiles.json", "snapshots.tar.xz", "cozystack/releases.json", "kata/releases.json", "dra/releases.json"):
+    for data in (
+        "profiles.json",
+        "snapshots.tar.xz",
+        "cozystack/releases.json",
+        "kata/releases.json",
+        "dra/releases.json",
+    ):
         assert f"pciname/data/{data}" in names, data
     assert "pciname/naming/kata.py" in names
     assert not any(name.startswith(("tools/", "tests/")) for name in names)
