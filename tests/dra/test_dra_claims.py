@@ -183,3 +183,28 @@ def test_the_cli_refuses_in_one_line(argv, fragment):
 def test_dra_options_need_dra():
     proc = run("vm-gpus", "10de:2236", "--kubevirt", "v1.9.0")
     assert proc.returncode == 2 and "--kubevirt go with --dra" in proc.stderr
+
+
+def _vfio_cell(entry: dict) -> str:
+    vfio = entry["vfio"]
+    if not vfio["code"]:
+        return "no vfio code"
+    if not vfio["publishes"]:
+        return "none: a bug (`enumerateGpuPciDevices`)"
+    return f"yes, with `{vfio['gate']}`"
+
+
+def test_the_readme_dra_table_is_the_data():
+    """README's DRA table, row by row, is data/dra/releases.json: each driver
+    release's date, whether it publishes vfio devices, and the KubeVirt
+    releases it works with."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    header = "| DRA driver | released | vfio devices | works with KubeVirt |\n"
+    table = readme[readme.index(header) + len(header) :].split("\n\n", 1)[0].splitlines()[1:]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table]
+    expected = []
+    for release, entry in FACTS["driver_releases"].items():
+        works = [k for k, x in FACTS["compatibility"][release].items() if x["works"]]
+        expected.append([release, entry["date"], _vfio_cell(entry), ", ".join(works) or "-"])
+    assert rows == expected
+    assert "enumerateGpuPciDevices" in (FACTS["driver_releases"]["v25.12.0"]["vfio"]["enumeration"]["bug"] or "")
