@@ -335,6 +335,31 @@ class Client:
         )
         return wire.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
 
+    def dra_claims(
+        self,
+        devices: Iterable[str],
+        *,
+        dra_driver: str = "",
+        kubevirt: str = "",
+        resource_api: str = "",
+        name: str = "",
+        prefix: str = "",
+        product_name: bool = False,
+    ) -> pb.DraClaimsResponse:
+        """A VM's GPUs through DRA, as ``pciname vm-gpus --dra`` writes them
+        (the response's ``yaml``/``json``, ``notes`` and the releases)."""
+        request = pb.DraClaimsRequest(
+            devices=list(devices),
+            dra_driver=dra_driver,
+            kubevirt=kubevirt,
+            resource_api=resource_api,
+            name=name,
+            prefix=prefix,
+            product_name=product_name,
+        )
+        response: pb.DraClaimsResponse = self._call(self.stub.DraClaims, request)
+        return response
+
     def node_pool(
         self,
         group: str,

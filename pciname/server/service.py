@@ -147,6 +147,7 @@ class PciNameService:
             "Lint": (self.lint, pb.LintRequest),
             "GpuOptions": (self.gpu_options, pb.GpuOptionsRequest),
             "NodePool": (self.node_pool, pb.NodePoolRequest),
+            "DraClaims": (self.dra_claims, pb.DraClaimsRequest),
             "VgpuTypes": (self.vgpu_types, pb.VgpuTypesRequest),
             "AdmissionPolicy": (self.admission_policy, pb.AdmissionPolicyRequest),
         }
@@ -380,6 +381,11 @@ class PciNameService:
         self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.NodePoolResponse, int]:
         return kubevirt_rpcs.node_pool(request, data, max_batch=self.max_batch)
+
+    def dra_claims(
+        self, request: pb.DraClaimsRequest, context: grpc.ServicerContext, data: DataSet
+    ) -> tuple[pb.DraClaimsResponse, int]:
+        return kubevirt_rpcs.dra_claims(request, max_batch=self.max_batch)
 
     def vgpu_types(
         self, request: pb.VgpuTypesRequest, context: grpc.ServicerContext, data: DataSet

@@ -557,3 +557,37 @@ class AdmissionPolicyResponse(_message.Message):
     findings: _containers.RepeatedScalarFieldContainer[str]
     actions: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, yaml: _Optional[str] = ..., json: _Optional[str] = ..., allowed: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., left_out: _Optional[_Iterable[_Union[SkippedEntry, _Mapping]]] = ..., findings: _Optional[_Iterable[str]] = ..., actions: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DraClaimsRequest(_message.Message):
+    __slots__ = ("devices", "dra_driver", "kubevirt", "resource_api", "name", "prefix", "product_name")
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    DRA_DRIVER_FIELD_NUMBER: _ClassVar[int]
+    KUBEVIRT_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_API_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    PRODUCT_NAME_FIELD_NUMBER: _ClassVar[int]
+    devices: _containers.RepeatedScalarFieldContainer[str]
+    dra_driver: str
+    kubevirt: str
+    resource_api: str
+    name: str
+    prefix: str
+    product_name: bool
+    def __init__(self, devices: _Optional[_Iterable[str]] = ..., dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., resource_api: _Optional[str] = ..., name: _Optional[str] = ..., prefix: _Optional[str] = ..., product_name: _Optional[bool] = ...) -> None: ...
+
+class DraClaimsResponse(_message.Message):
+    __slots__ = ("dra_driver", "kubevirt", "resource_api", "yaml", "json", "notes")
+    DRA_DRIVER_FIELD_NUMBER: _ClassVar[int]
+    KUBEVIRT_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_API_FIELD_NUMBER: _ClassVar[int]
+    YAML_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    dra_driver: str
+    kubevirt: str
+    resource_api: str
+    yaml: str
+    json: str
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., resource_api: _Optional[str] = ..., yaml: _Optional[str] = ..., json: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -94,6 +94,11 @@ class PciNameStub:
                 request_serializer=pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyRequest.SerializeToString,
                 response_deserializer=pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyResponse.FromString,
                 _registered_method=True)
+        self.DraClaims = channel.unary_unary(
+                '/pciname.v1.PciName/DraClaims',
+                request_serializer=pciname_dot_v1_dot_pciname__pb2.DraClaimsRequest.SerializeToString,
+                response_deserializer=pciname_dot_v1_dot_pciname__pb2.DraClaimsResponse.FromString,
+                _registered_method=True)
 
 
 class PciNameServicer:
@@ -202,6 +207,18 @@ class PciNameServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DraClaims(self, request, context):
+        """A VM's GPUs through Kubernetes DRA with NVIDIA's DRA driver, as
+        `pciname vm-gpus --dra` prints them: the ResourceClaimTemplate, the
+        VirtualMachine fragment and the DeviceClass check, for a driver,
+        KubeVirt and resource.k8s.io release that work together (a combination
+        that cannot is INVALID_ARGUMENT, its details the reason and the nearest
+        combination that works).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PciNameServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -264,6 +281,11 @@ def add_PciNameServicer_to_server(servicer, server):
                     servicer.AdmissionPolicy,
                     request_deserializer=pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyRequest.FromString,
                     response_serializer=pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyResponse.SerializeToString,
+            ),
+            'DraClaims': grpc.unary_unary_rpc_method_handler(
+                    servicer.DraClaims,
+                    request_deserializer=pciname_dot_v1_dot_pciname__pb2.DraClaimsRequest.FromString,
+                    response_serializer=pciname_dot_v1_dot_pciname__pb2.DraClaimsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -590,6 +612,33 @@ class PciName:
             '/pciname.v1.PciName/AdmissionPolicy',
             pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyRequest.SerializeToString,
             pciname_dot_v1_dot_pciname__pb2.AdmissionPolicyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DraClaims(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pciname.v1.PciName/DraClaims',
+            pciname_dot_v1_dot_pciname__pb2.DraClaimsRequest.SerializeToString,
+            pciname_dot_v1_dot_pciname__pb2.DraClaimsResponse.FromString,
             options,
             channel_credentials,
             insecure,

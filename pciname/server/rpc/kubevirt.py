@@ -194,4 +194,46 @@ def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesRespo
     return vgpu_types_response(result.types)
 
 
-__all__ = ["node_pool", "permitted_format", "permitted_host_devices", "render_texts", "vgpu_types"]
+def dra_claims(request: pb.DraClaimsRequest, *, max_batch: int) -> tuple[pb.DraClaimsResponse, int]:
+    """What ``pciname vm-gpus --dra`` prints for the same input (documents
+    and notes), and how many device requests it names."""
+    from pciname.base.render import emit_documents
+    from pciname.capabilities.dra_claims import DraClaimsRequest, answer as dra_answer
+
+    devices = list(request.devices)
+    if not devices:
+        raise RpcFailure(INVALID, "empty request: no devices given")
+    check_batch(len(devices), "devices", max_batch)
+    for i, value in enumerate(devices):
+        check_length(value, f"devices[{i}]", MAX_NAME_CHARS)
+    for name in ("dra_driver", "kubevirt", "resource_api", "name", "prefix"):
+        check_length(getattr(request, name), name, MAX_NAME_CHARS)
+    asked = DraClaimsRequest(
+        tuple(devices),
+        dra_driver=request.dra_driver or None,
+        kubevirt=request.kubevirt or None,
+        resource_api=request.resource_api or None,
+        name=request.name or "vm-gpus",
+        prefix=request.prefix or "gpu",
+        product_name=request.product_name,
+        spelling=Spelling.RPC,
+    ).validated()
+    objects = dra_answer(asked)
+    texts_by_format = {}
+    for fmt in ("yaml", "json"):
+        out = io.StringIO()
+        emit_documents(objects.documents, fmt, out)
+        texts_by_format[fmt] = out.getvalue()
+    combination = objects.combination
+    response = pb.DraClaimsResponse(
+        dra_driver=combination.driver,
+        kubevirt=combination.kubevirt,
+        resource_api=combination.resource_api,
+        yaml=texts_by_format["yaml"],
+        json=texts_by_format["json"],
+        notes=list(objects.notes),
+    )
+    return response, len(devices)
+
+
+__all__ = ["dra_claims", "node_pool", "permitted_format", "permitted_host_devices", "render_texts", "vgpu_types"]
