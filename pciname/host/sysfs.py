@@ -200,9 +200,12 @@ class AdvertisedResource:
     # uuids (the type's own: on a release that leaks, the plugin may list more).
     members: tuple[str, ...]
     works: bool  # False: kubelet refuses it, socket too long, or lost to a collision
+    # The Kata plugin's socket (sandbox-<name>.sock); None: the KubeVirt
+    # plugin's, which the report does not show.
+    socket_path: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "resource_name": self.resource_name,
             "kind": self.kind,
             "source": self.source,
@@ -210,6 +213,9 @@ class AdvertisedResource:
             "members": list(self.members),
             "works": self.works,
         }
+        if self.socket_path is not None:
+            found["socket_path"] = self.socket_path
+        return found
 
 
 @dataclass(slots=True)
@@ -224,6 +230,15 @@ class ScanResult:
     diagnoses: list[Diagnosis]
     # The vGPU types each NVIDIA function offers (pciname.host.offered).
     offered: list[OfferedType] = field(default_factory=list)
+    # The Kata sandbox device plugin (pciname.host.kata_scan): its family,
+    # the aliases in force ({"P_GPU_ALIAS": "pgpu", ...}; "" each model its
+    # own name), the PCI classes it takes (None: any), and whether the node
+    # has /dev/iommu (kubelet devices are then iommufd devices). None: the
+    # KubeVirt plugin.
+    plugin: str | None = None
+    aliases: dict[str, str] | None = None
+    classes: tuple[str, ...] | None = None
+    iommufd: bool | None = None
 
     @property
     def errors(self) -> list[Diagnosis]:
@@ -240,6 +255,17 @@ class ScanResult:
             "resources": [r.to_dict() for r in self.resources],
             "diagnoses": [d.to_dict() for d in self.diagnoses],
             "offered": [o.to_dict() for o in self.offered],
+            **self._kata_dict(),
+        }
+
+    def _kata_dict(self) -> dict[str, Any]:
+        if self.plugin is None:
+            return {}
+        return {
+            "plugin": self.plugin,
+            "aliases": dict(self.aliases or {}),
+            "classes": list(self.classes) if self.classes is not None else None,
+            "iommufd": self.iommufd,
         }
 
 
@@ -327,6 +353,10 @@ def scan(
 
     resolver = resolver_or_default(resolver)
     view = resolver.view(profile)
+    if view.profile.is_kata:
+        from pciname.host.kata_scan import kata_scan
+
+        return kata_scan(Path(root), view)
     accepted = vfio_drivers(view.profile)
 
     profile_name = view.profile.name
