@@ -8,7 +8,7 @@ release's ``createIommuDeviceMap`` and ``createDevicePlugins``
 mdev is read.
 
 **v0.0.1** (the profile's ``classes`` is None) walks ``/sys/bus/pci/devices``
-as the KubeVirt plugin's older releases do (:func:`pciname.host.sysfs._walk`:
+as the KubeVirt plugin's older releases do (:func:`pciname.host.node.walk`:
 ``readIDFromFile`` drops two bytes and trims ``\\n``, a shorter file makes
 it panic): every function whose ``vendor`` reads ``10de`` and whose
 ``driver`` link's last component is exactly ``vfio-pci``, whatever its class,
@@ -71,14 +71,14 @@ from pciname.host.diagnoses import (
     UNREADABLE_DEVICE_ID,
     Diagnosis,
 )
-from pciname.host.sysfs import (
+from pciname.host.node import (
     VFIO_PCI,
     AdvertisedResource,
+    PciEntry,
     PciFunction,
     ScanResult,
-    _diagnose_groups,
-    _PciEntry,
-    _walk,
+    diagnose_groups,
+    walk,
 )
 from pciname.naming import checks, kata
 from pciname.naming.gotext import trim_space
@@ -169,7 +169,7 @@ def _join(taken: _Taken, keys: dict[str, PciFunction], key: str, func: PciFuncti
     taken.device_members.setdefault(device_id, []).append(key)
 
 
-def _take_v001(root: Path, entries: list[_PciEntry], iommufd: bool, release: str) -> _Taken:
+def _take_v001(root: Path, entries: list[PciEntry], iommufd: bool, release: str) -> _Taken:
     """v0.0.1: the plugin's own walk (every class on vfio-pci)."""
     taken = _Taken()
     keys: dict[str, PciFunction] = {}
@@ -534,7 +534,7 @@ def kata_scan(root: Path, view: ProfileView) -> ScanResult:
     when ``root/sys/bus/pci/devices`` is missing."""
     profile = view.profile
     release = profile.plugin_release or f"{kata.KATA_PLUGIN} (as its newest release)"
-    node = _walk(root)  # first: no sysfs, no scan (PcinameError)
+    node = walk(root)  # first: no sysfs, no scan (PcinameError)
     iommufd = _supports_iommufd(root)
     diagnoses: list[Diagnosis] = []
     if iommufd is None:
@@ -553,7 +553,7 @@ def kata_scan(root: Path, view: ProfileView) -> ScanResult:
         taken = _take_nvpci(root, view, iommufd, release)
     diagnoses += taken.diagnoses
     resources = [] if taken.failed else _name(view, taken, diagnoses)
-    diagnoses += _diagnose_groups(node.functions, (VFIO_PCI,))
+    diagnoses += diagnose_groups(node.functions, (VFIO_PCI,))
     return ScanResult(
         str(node.root),
         profile.name,
