@@ -1,4 +1,5 @@
-"""The scan command: what NVIDIA's KubeVirt device plugin finds on this node.
+"""The scan command: what NVIDIA's KubeVirt device plugin (or, under a Kata
+profile, the Kata sandbox device plugin) finds on this node.
 
 Exit codes: 0 fine, 1 something is wrong with the node, 2 no sysfs under
 ``--sysfs-root`` or bad usage. The request and its answer are
@@ -25,7 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="what the device plugin finds on this node",
         description="Walk DIR/sys/bus/pci/devices and DIR/sys/bus/mdev/devices as the plugin does: every NVIDIA "
         "function with its device id, driver, IOMMU group, NUMA node and the resource it is advertised as (or "
-        "why not), and what is wrong with the node. Exit 0, 1 when something is wrong, 2 when DIR has no sysfs.",
+        "why not), and what is wrong with the node. Under a Kata profile (sandbox-device-plugin@vX.Y.Z, "
+        "gpu-operator@vX.Y.Z+kata, --algorithm go-nvlib) as the Kata sandbox device plugin of that release does "
+        "(no vGPUs; --alias sets P_GPU_ALIAS). Exit 0, 1 when something is wrong, 2 when DIR has no sysfs.",
     )
     scan.add_argument("--sysfs-root", metavar="DIR", default="/", help="the directory holding sys/ (default: /)")
     scan.add_argument(
@@ -61,12 +64,15 @@ def _scan_table(result: ScanResult) -> None:
     from pciname.naming.profiles import PER_FUNCTION
 
     out = sys.stdout
-    unit = "PCI function (its address)" if result.discovery == PER_FUNCTION else "IOMMU group (its number)"
-    write_line(
-        f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}; "
-        f"one kubelet device per {unit}",
-        out,
-    )
+    if result.plugin is not None:
+        write_line(_kata_header(result), out)
+    else:
+        unit = "PCI function (its address)" if result.discovery == PER_FUNCTION else "IOMMU group (its number)"
+        write_line(
+            f"profile {result.profile}; the plugin takes functions bound to {', '.join(result.vfio_drivers)}; "
+            f"one kubelet device per {unit}",
+            out,
+        )
     out.write("\n")
     if result.functions:
         table(
@@ -91,7 +97,16 @@ def _scan_table(result: ScanResult) -> None:
             [(m.uuid, m.type_name, m.parent, m.status) for m in result.mdevs],
             ("MDEV", "TYPE", "PARENT", "RESOURCE OR WHY NOT"),
         )
-    if result.resources:
+    if result.resources and result.plugin is not None:
+        out.write("\n")
+        table(
+            [
+                (r.resource_name, r.source, r.count, "yes" if r.works else "no", ",".join(r.members), r.socket_path)
+                for r in result.resources
+            ],
+            ("RESOURCE", "FROM", "COUNT", "WORKS", "DEVICE IDS", "SOCKET"),
+        )
+    elif result.resources:
         out.write("\n")
         table(
             [
@@ -125,3 +140,17 @@ def _scan_table(result: ScanResult) -> None:
         out.write("\n")
         for d in result.diagnoses:
             write_line(f"{d.severity}: {d.code}: {d.subject}: {d.message}", out)
+
+
+def _kata_header(result: ScanResult) -> str:
+    """What the Kata plugin of the profile takes and how it names it."""
+    classes = f"of class {', '.join(result.classes)} " if result.classes is not None else "of any class "
+    unit = "iommufd device (/dev/iommu exists)" if result.iommufd else "IOMMU group (its number)"
+    aliases = "; ".join(
+        f"{variable}={value!r}" + ("" if value else " (each model its own name)")
+        for variable, value in (result.aliases or {}).items()
+    )
+    return (
+        f"profile {result.profile} ({result.plugin}); the plugin takes NVIDIA functions {classes}bound to exactly "
+        f"{', '.join(result.vfio_drivers)}; one kubelet device per {unit}; {aliases}"
+    )

@@ -37,6 +37,14 @@ NON_NVIDIA_MDEV = "non-nvidia-mdev"
 MDEV_TYPE_LOOKED_UP = "mdev-type-looked-up"
 MDEV_TYPE_LEAK = "mdev-type-leak"
 SRIOV_VGPU_TYPES_MIXED = "sriov-vgpu-types-mixed"
+# -- the Kata sandbox device plugin (pciname.host.kata_scan)
+DISCOVERY_FAILED = "discovery-failed"
+NOT_GPU_CLASS = "not-gpu-class"
+GPU_NOT_ON_VFIO_PCI = "gpu-not-on-vfio-pci"
+FUNCTION_NOT_ON_VFIO_PCI = "function-not-on-vfio-pci"
+GROUP_MINUS_ONE = "iommu-group-minus-one"
+NO_IOMMUFD_DEVICE = "no-iommufd-device"
+SHARED_SOCKET = "shared-socket"
 
 
 class Code(NamedTuple):
@@ -125,6 +133,44 @@ CODES: dict[str, Code] = {
         WARNING,
         "SR-IOV VFs of one device id carry different vGPU types (nvidia/current_vgpu_type): they share the PF's "
         "device id, so KubeVirt's own plugin puts them in one resource and a VM may get any of the types",
+    ),
+    DISCOVERY_FAILED: Code(
+        ERROR,
+        "Kata plugin: its discovery fails, so it advertises nothing: v0.0.2 and later, go-nvlib's GetAllDevices "
+        "cannot read or parse a file it needs (the vendor file of any function; class, device, numa_node, "
+        "resource, driver, iommu_group or SR-IOV files of an NVIDIA or Mellanox one); any release, it cannot "
+        "tell whether /dev/iommu exists",
+    ),
+    NOT_GPU_CLASS: Code(
+        INFO,
+        "Kata plugin v0.0.2 and later: an NVIDIA function whose class is not 0x030000, 0x030200 (GPU) or 0x068000 "
+        "(NVSwitch), e.g. a GPU's audio function: the plugin skips it",
+    ),
+    GPU_NOT_ON_VFIO_PCI: Code(
+        ERROR,
+        "Kata plugin: an NVIDIA GPU or NVSwitch (by class) bound to a driver other than exactly vfio-pci (a host "
+        "driver, nvgrace_gpu_vfio_pci, none): the plugin skips it",
+    ),
+    FUNCTION_NOT_ON_VFIO_PCI: Code(
+        INFO,
+        "Kata plugin v0.0.1: an NVIDIA function of another class (audio, USB, ...) not bound to vfio-pci: "
+        "the plugin, which takes every class on vfio-pci, skips it",
+    ),
+    GROUP_MINUS_ONE: Code(
+        ERROR,
+        "Kata plugin v0.0.2 and later: a function on vfio-pci without an iommu_group link: go-nvlib reads IOMMU "
+        "group -1 and the plugin advertises kubelet device -1 (/dev/vfio/-1 does not exist), every such function "
+        "in that one device",
+    ),
+    NO_IOMMUFD_DEVICE: Code(
+        ERROR,
+        "Kata plugin v0.0.1 on a host with /dev/iommu: a function on vfio-pci without a vfio-dev/vfio* "
+        "directory: the plugin skips it",
+    ),
+    SHARED_SOCKET: Code(
+        ERROR,
+        "Kata plugin: two device ids on the node get one name (one alias for every model, or one per-model name): "
+        "their plugins share one socket and remove each other's, so kubelet sees one model's devices at a time",
     ),
 }
 
