@@ -38,12 +38,10 @@ file: a changed template is never guessed at.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import re
 import subprocess
 import sys
-import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -51,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tools.upstream import TAG, ExtractError, blob_id, read_blobs, version_key, write_blobs
 
 REPOSITORY = "cozystack/cozystack"
 FIRST_RELEASE = (1, 0, 0)
@@ -71,24 +71,7 @@ NODES_PACKAGE = "cozystack.kubernetes-nodes-application"
 PATHS = (CHART, CHART_VALUES, WRAPPER_VALUES, KUBERNETES_SCHEMA, NODES_SCHEMA, NODES_RD, NODES_API, IAAS)
 TABLE_FILES = ("files/gpu-passthrough-defaults.yaml", "files/gpu-vgpu-defaults.yaml")
 
-_TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
-
 Reader = Callable[[str, str], "bytes | None"]
-
-
-class ExtractError(Exception):
-    """Upstream text the script does not recognise."""
-
-
-def version_key(tag: str) -> tuple[int, int, int]:
-    m = _TAG.match(tag)
-    assert m is not None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
-
-
-def blob_id(data: bytes) -> str:
-    """Git's blob id of ``data`` (what ``git hash-object`` prints)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def digest(value: Any) -> str:
@@ -111,7 +94,7 @@ class GitSource:
     def tags(self) -> list[tuple[str, str, str]]:
         """(tag, commit, committer date YYYY-MM-DD) of every final release tag, oldest first."""
         out = self._git("for-each-ref", "--format=%(refname:short)", "refs/tags").stdout.decode().split()
-        tags = sorted((t for t in out if _TAG.match(t) and version_key(t) >= FIRST_RELEASE), key=version_key)
+        tags = sorted((t for t in out if TAG.match(t) and version_key(t) >= FIRST_RELEASE), key=version_key)
         rows = []
         for tag in tags:
             commit, date = self._git("log", "-1", "--format=%H %cs", f"{tag}^{{commit}}").stdout.decode().split()
@@ -129,15 +112,7 @@ class VendoredSource:
     def __init__(self, prefix: str | Path) -> None:
         prefix = Path(prefix)
         self.sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
-        self.blobs: dict[str, bytes] = {}
-        with tarfile.open(prefix.with_suffix(".tar.xz"), "r:xz") as tar:
-            for member in tar.getmembers():
-                handle = tar.extractfile(member)
-                if handle is not None:
-                    data = handle.read()
-                    if blob_id(data) != member.name.rpartition("/")[2]:
-                        raise ExtractError(f"{prefix}.tar.xz: {member.name} does not hold that blob")
-                    self.blobs[blob_id(data)] = data
+        self.blobs: dict[str, bytes] = read_blobs(prefix)
 
     def tags(self) -> list[tuple[str, str, str]]:
         return [(tag, row["commit"], row["date"]) for tag, row in self.sidecar["tags"].items()]
@@ -480,14 +455,7 @@ def write_inputs(prefix: Path, recording: Recording) -> None:
         "tags": rows,
     }
     prefix.with_suffix(".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:xz", preset=9) as tar:
-        for blob in sorted(recording.blobs):
-            data = recording.blobs[blob]
-            info = tarfile.TarInfo(f"blobs/{blob}")
-            info.size, info.mtime, info.mode = len(data), 0, 0o644
-            tar.addfile(info, io.BytesIO(data))
-    prefix.with_suffix(".tar.xz").write_bytes(buffer.getvalue())
+    write_blobs(prefix, recording.blobs)
 
 
 README_SECTION = "### Cozystack releases"

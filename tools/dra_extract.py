@@ -26,16 +26,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tools.kata_extract import (
+from tools.upstream import (
+    INPUT_ERRORS,
     At,
     ExtractError,
     GitSource,
     Recording,
     Source,
     VendoredSource,
-    blob_id,
-    difference,
+    publish,
+    read_blobs,
     version_key,
+    write_blobs,
 )
 
 DRIVER_REPOSITORY = "NVIDIA/k8s-dra-driver-gpu"
@@ -898,10 +900,6 @@ def extract(driver: Source, kubevirt: Source, operator: Source) -> dict[str, Any
     }
 
 
-def dumps(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
-
-
 # -- inputs ------------------------------------------------------------------------------
 
 
@@ -918,9 +916,6 @@ def _sidecar(recording: Recording, repository: str) -> dict[str, Any]:
 
 
 def write_inputs(prefix: Path, recordings: dict[str, Recording]) -> None:
-    import io
-    import tarfile
-
     sidecar = {
         "about": (
             "Upstream files the DRA facts (data/dra/releases.json) are extracted from, each blob once in the "
@@ -933,38 +928,21 @@ def write_inputs(prefix: Path, recordings: dict[str, Recording]) -> None:
         "pci_ids": dict(sorted({k: v for rec in recordings.values() for k, v in rec.pci_ids_files.items()}.items())),
     }
     prefix.with_suffix(".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
-    blobs = {k: v for rec in recordings.values() for k, v in rec.blobs.items()}
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:xz", preset=9) as tar:
-        for blob in sorted(blobs):
-            info = tarfile.TarInfo(f"blobs/{blob}")
-            info.size, info.mtime, info.mode = len(blobs[blob]), 0, 0o644
-            tar.addfile(info, io.BytesIO(blobs[blob]))
-    prefix.with_suffix(".tar.xz").write_bytes(buffer.getvalue())
+    write_blobs(prefix, {k: v for rec in recordings.values() for k, v in rec.blobs.items()})
 
 
 def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource, VendoredSource]:
-    import tarfile
-
     prefix = Path(prefix)
     try:
         sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
-        blobs: dict[str, bytes] = {}
-        with tarfile.open(prefix.with_suffix(".tar.xz"), "r:xz") as tar:
-            for member in tar.getmembers():
-                handle = tar.extractfile(member)
-                if handle is not None:
-                    data = handle.read()
-                    if blob_id(data) != member.name.rpartition("/")[2]:
-                        raise ExtractError(f"{prefix}.tar.xz: {member.name} does not hold that blob")
-                    blobs[blob_id(data)] = data
+        blobs = read_blobs(prefix)
         repos, pci_ids = sidecar["repositories"], sidecar["pci_ids"]
         sources = []
         for repo in (DRIVER_REPOSITORY, KUBEVIRT_REPOSITORY, OPERATOR_REPOSITORY):
             rows = {tag: {**row, "trees": {}} for tag, row in repos[repo]["tags"].items()}
             sources.append(VendoredSource(rows, blobs, pci_ids))
         return sources[0], sources[1], sources[2]
-    except (OSError, ValueError, KeyError, tarfile.TarError) as error:
+    except INPUT_ERRORS as error:
         raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
 
 
@@ -972,20 +950,6 @@ def shipped_dir() -> Path:
     from pciname.base.paths import data_dir
 
     return data_dir() / "dra"
-
-
-def _check(out: Path, text: str) -> int:
-    path = out / "releases.json"
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        print(f"{path}: up to date")
-        return 0
-    try:
-        differs = difference(json.loads(path.read_text(encoding="utf-8")), json.loads(text))
-    except (OSError, ValueError):
-        differs = ["(missing or not JSON)"]
-    shown = ", ".join(differs[:5]) + (f" and {len(differs) - 5} more" if len(differs) > 5 else "")
-    print(f"{path}: STALE: {len(differs)} facts differ: {shown or 'formatting only'}")
-    return 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1020,10 +984,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dra_extract: error: {error}", file=sys.stderr)
         return 2
     out = args.out or shipped_dir()
-    if args.check:
-        return _check(out, dumps(document))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "releases.json").write_text(dumps(document), encoding="utf-8")
+    checked = publish(out, document, check=args.check)
+    if checked is not None:
+        return checked
     if recordings is not None and args.inputs is not None:
         write_inputs(args.inputs, recordings)
     print(

@@ -424,15 +424,12 @@ def node_pool(
     app = None
     if fmt == "kubernetes-nodes" or cluster is not None:
         app, cluster, group = _nodes_app(release, fmt, cluster, group, fragment)
-    fields = {
+    fields: dict[str, Any] = {
         "instance_type": instance_type,
         "min_replicas": min_replicas,
         "max_replicas": max_replicas,
-        "disk_size": disk,
-        "roles": roles,
-        "cpu": cpu,
-        "memory": memory,
     }
+    fields.update(disk_size=disk, roles=roles, cpu=cpu, memory=memory)
     if fragment:
         given = [name for name, value in fields.items() if value is not None]
         if given:

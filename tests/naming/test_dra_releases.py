@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tools import dra_extract as extract
+from tools import dra_extract as extract, upstream
 
 SHIPPED = REPO / "data" / "dra" / "releases.json"
 INPUTS = REPO / "tests" / "data" / "dra-inputs"
@@ -48,7 +48,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_shipped_facts_are_what_the_script_writes_from_the_vendored_inputs():
     document = extract.extract(*extract.load_inputs(INPUTS))
-    assert SHIPPED.read_text(encoding="utf-8") == extract.dumps(document)
+    assert SHIPPED.read_text(encoding="utf-8") == upstream.dumps(document)
 
 
 def test_the_script_checks_the_shipped_facts(tmp_path):
@@ -76,7 +76,7 @@ def test_the_inputs_name_their_sources_hold_every_blob_and_no_pci_ids():
     side, blobs = sidecar(), tarball()
     assert {repo: row["license"] for repo, row in side["repositories"].items()} == extract.LICENSES
     held = {name.rpartition("/")[2] for name in blobs}
-    assert all(extract.blob_id(data) == name.rpartition("/")[2] for name, data in blobs.items())
+    assert all(upstream.blob_id(data) == name.rpartition("/")[2] for name, data in blobs.items())
     for repo, row in side["repositories"].items():
         for tag, at in row["tags"].items():
             assert re.fullmatch(r"v\d+\.\d+\.\d+", tag), (repo, tag)  # final tags only
@@ -90,7 +90,7 @@ def test_the_inputs_name_their_sources_hold_every_blob_and_no_pci_ids():
     assert sum(b"Licensed under the Apache License, Version 2.0" in data[:2000] for data in go) > len(go) * 0.9
     assert INPUTS.with_suffix(".tar.xz").stat().st_size < 250_000
     kubevirt_tags = list(side["repositories"][KUBEVIRT]["tags"])
-    assert kubevirt_tags[0] == "v1.6.0" and kubevirt_tags == sorted(kubevirt_tags, key=extract.version_key)
+    assert kubevirt_tags[0] == "v1.6.0" and kubevirt_tags == sorted(kubevirt_tags, key=upstream.version_key)
 
 
 def test_every_source_path_was_read_at_that_release():
@@ -225,7 +225,7 @@ def test_kubevirt_releases():
             assert release["feature_gates"][gate]["state"] == ("Beta" if beta else "Alpha"), tag
             assert release["feature_gates"][gate]["default"] is beta, tag
         pci = release["pci_address"]
-        if extract.version_key(tag) < (1, 8, 0):
+        if upstream.version_key(tag) < (1, 8, 0):
             assert (pci["mechanism"], pci["attribute"]) == (
                 "resourceslice-attribute",
                 "resource.kubernetes.io/pcieRoot",
@@ -276,7 +276,7 @@ def _with_changed(repo: str, tag: str, path: str, old: bytes, new: bytes) -> tup
     data = source.blobs[row["files"][path]]
     assert old in data
     changed = data.replace(old, new)
-    blob = extract.blob_id(changed)
+    blob = upstream.blob_id(changed)
     source.blobs = {**source.blobs, blob: changed}
     source.rows = {**source.rows, tag: {**row, "files": {**row["files"], path: blob}}}
     return sources[0], sources[1], sources[2]

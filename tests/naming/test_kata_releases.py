@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DEBIAN_SID, NEEDS_GO, PROFILES_JSON, REPO, build_go
-from tools import kata_extract as extract
+from tools import kata_extract as extract, upstream
 
 SHIPPED = REPO / "data" / "kata" / "releases.json"
 INPUTS = REPO / "tests" / "data" / "kata-inputs"
@@ -50,7 +50,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_shipped_facts_are_what_the_script_writes_from_the_vendored_inputs():
     document = extract.extract(*extract.load_inputs(INPUTS))
-    assert SHIPPED.read_text(encoding="utf-8") == extract.dumps(document)
+    assert SHIPPED.read_text(encoding="utf-8") == upstream.dumps(document)
 
 
 def test_the_script_checks_the_shipped_facts(tmp_path):
@@ -70,7 +70,7 @@ def test_the_inputs_name_their_sources_hold_every_blob_and_no_pci_ids():
     side, blobs = sidecar(), tarball()
     assert {repo: row["license"] for repo, row in side["repositories"].items()} == extract.LICENSES
     held = {name.rpartition("/")[2] for name in blobs}
-    assert all(extract.blob_id(data) == name.rpartition("/")[2] for name, data in blobs.items())
+    assert all(upstream.blob_id(data) == name.rpartition("/")[2] for name, data in blobs.items())
     for repo, row in side["repositories"].items():
         for tag, at in row["tags"].items():
             assert len(at["commit"]) == 40 and re.fullmatch(r"20\d\d-\d\d-\d\d", at["date"]), (repo, tag)
@@ -83,7 +83,7 @@ def test_the_inputs_name_their_sources_hold_every_blob_and_no_pci_ids():
     plugin_tags = list(side["repositories"][PLUGIN]["tags"])
     assert plugin_tags == ["v0.0.1", "v0.0.2", "v0.0.3", "v0.0.4", "v0.0.5"]
     operator_tags = list(side["repositories"][OPERATOR]["tags"])
-    assert operator_tags == sorted(operator_tags, key=extract.version_key)
+    assert operator_tags == sorted(operator_tags, key=upstream.version_key)
     assert all(re.fullmatch(r"v\d+\.\d+\.\d+", tag) for tag in operator_tags)  # no release candidates
 
 
@@ -189,7 +189,7 @@ def tampered_inputs(tmp_path: Path, repo: str, tag: str, path: str, old: bytes, 
     data = blobs[f"blobs/{files[path]}"]
     assert data.count(old) == 1, (path, old)
     data = data.replace(old, new)
-    files[path] = extract.blob_id(data)
+    files[path] = upstream.blob_id(data)
     blobs[f"blobs/{files[path]}"] = data
     prefix = tmp_path / "kata-inputs"
     prefix.with_suffix(".json").write_text(json.dumps(side))
