@@ -437,7 +437,7 @@ def node_pool(
         node_group: dict[str, Any] = {}
     else:
         schema = app.schema if app is not None else release.node_group_schema
-        node_group = complete_node_group(release=release, schema=schema, **fields)  # type: ignore[arg-type]
+        node_group = complete_node_group(release=release, schema=schema, **fields)
     wanted, left_out, notes, canonical = _resolve_requests(requests, mdevs, profile, include_broken, resolver)
     node_group["gpus"] = [{"name": resource} for resource, count in wanted for _ in range(count)]
     if app is not None:
