@@ -10,37 +10,18 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-import tarfile
 from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.extract_util import Extracted
 from tools import dra_extract as extract, upstream
 
-SHIPPED = REPO / "data" / "dra" / "releases.json"
-INPUTS = REPO / "tests" / "data" / "dra-inputs"
+FAMILY = Extracted("dra", "dra_extract")
+SHIPPED, INPUTS = FAMILY.shipped_path, FAMILY.inputs
+shipped, sidecar, tarball, run = FAMILY.shipped, FAMILY.sidecar, FAMILY.tarball, FAMILY.run
 DRIVER, KUBEVIRT, OPERATOR = extract.DRIVER_REPOSITORY, extract.KUBEVIRT_REPOSITORY, extract.OPERATOR_REPOSITORY
 WORKING = ("v1.8.3", "v1.8.4", "v1.9.0")
-
-
-def shipped() -> dict[str, Any]:
-    return dict(json.loads(SHIPPED.read_text(encoding="utf-8")))
-
-
-def sidecar() -> dict[str, Any]:
-    return dict(json.loads(INPUTS.with_suffix(".json").read_text(encoding="utf-8")))
-
-
-def tarball() -> dict[str, bytes]:
-    with tarfile.open(INPUTS.with_suffix(".tar.xz"), "r:xz") as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tools.dra_extract", *args], capture_output=True, text=True, cwd=REPO)
 
 
 # -- the shipped facts are the script's ---------------------------------------------

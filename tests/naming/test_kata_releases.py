@@ -13,36 +13,20 @@ import io
 import json
 import re
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import DEBIAN_SID, NEEDS_GO, PROFILES_JSON, REPO, build_go
+from tests.conftest import DEBIAN_SID, NEEDS_GO, PROFILES_JSON, build_go
+from tests.extract_util import Extracted
 from tools import kata_extract as extract, upstream
 
-SHIPPED = REPO / "data" / "kata" / "releases.json"
-INPUTS = REPO / "tests" / "data" / "kata-inputs"
+FAMILY = Extracted("kata", "kata_extract")
+SHIPPED, INPUTS = FAMILY.shipped_path, FAMILY.inputs
+shipped, sidecar, tarball, run = FAMILY.shipped, FAMILY.sidecar, FAMILY.tarball, FAMILY.run
 PLUGIN, OPERATOR = extract.PLUGIN_REPOSITORY, extract.OPERATOR_REPOSITORY
-
-
-def shipped() -> dict[str, Any]:
-    return dict(json.loads(SHIPPED.read_text(encoding="utf-8")))
-
-
-def sidecar() -> dict[str, Any]:
-    return dict(json.loads(INPUTS.with_suffix(".json").read_text(encoding="utf-8")))
-
-
-def tarball() -> dict[str, bytes]:
-    with tarfile.open(INPUTS.with_suffix(".tar.xz"), "r:xz") as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tools.kata_extract", *args], capture_output=True, text=True, cwd=REPO)
 
 
 # -- the shipped facts are the script's ---------------------------------------------
