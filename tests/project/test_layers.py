@@ -210,6 +210,7 @@ def test_no_runnable_build_tool_ships_in_the_package():
     assert sorted(p.stem for p in tools.glob("*.py") if _main_blocks(p)) == [
         "cozystack_extract",
         "dra_extract",
+        "dra_schemas",
         "kata_extract",
         "lint_tables",
         "packaged_answers",
