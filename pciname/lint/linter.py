@@ -49,8 +49,10 @@ valid name works there; only an invalid name (or socket path), the name
 NVIDIA's plugin gives that device or another one, and a selector listed
 twice are reported, and VMs may ask for such a name.
 
-Merge keys (``<<: *base``) are merged as PyYAML merges them, the mapping's
-own keys overriding merged ones, so the rules check what consumers read.
+Merge keys (``<<: *base``) are merged as the merge-key spec and kubectl's
+and Helm's go-yaml merge them (:func:`flatten_merges`: of a merge sequence
+the earlier mapping wins, the mapping's own keys win over merged ones),
+whatever PyYAML version is installed, so the rules check what consumers read.
 
 Finding codes (stable; :data:`pciname.lint.codes.CODES` is where they
 are defined, with their severity, meaning and message) follow this docstring,
@@ -158,7 +160,7 @@ class Finding:
 class _ConsumerLoader(yaml.SafeLoader):
     """Composes node trees as consumers read them (PyYAML's ``safe_load``,
     Helm, kubectl): merge keys (``<<``) are merged in, explicit keys
-    overriding merged ones (PyYAML's own ``flatten_mapping``), and of a key
+    overriding merged ones (:func:`flatten_merges`), and of a key
     written twice in one mapping the last value is kept. The earlier key of
     each such pair is recorded in ``duplicates`` (mapping node -> pairs of
     (kept key, earlier key)): kubectl's strict decoding refuses those."""
@@ -197,13 +199,62 @@ class _ConsumerLoader(yaml.SafeLoader):
             if key in first:
                 self.duplicates.setdefault(id(node), []).append((key_node, first[key]))
             first[key] = key_node
-        self.flatten_mapping(node)  # merged pairs first, then the mapping's own: the last wins
+        flatten_merges(node)  # merged pairs first, then the mapping's own: the last wins
         last: dict[Any, int] = {}
         for i, (key_node, _) in enumerate(node.value):
             last[self._key(key_node)] = i
         if len(last) != len(node.value):
             node.value = [pair for i, pair in enumerate(node.value) if last[self._key(pair[0])] == i]
         return node
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+_VALUE = "tag:yaml.org,2002:value"
+_STR = "tag:yaml.org,2002:str"
+
+
+def flatten_merges(node: MappingNode) -> None:
+    """Merge keys (``<<``) resolved in place as the YAML merge-key spec and
+    its consumers (kubectl's and Helm's go-yaml, PyYAML up to 6.0.3) read
+    them: the merged mappings' pairs first, of a merge sequence the earlier
+    mapping's winning over the later's, then the mapping's own pairs, which
+    win over all merged ones (the caller keeps the last of each key).
+    Written here on the composed nodes, not with a parser's helper, so that
+    what lint reads does not change with the PyYAML version (6.0.4 changed
+    ``flatten_mapping``). A merge of anything but a mapping or a sequence of
+    mappings is the error PyYAML gives."""
+    merged: list[tuple[Node, Node]] = []
+    own: list[tuple[Node, Node]] = []
+    for key_node, value_node in node.value:
+        if key_node.tag == _VALUE:
+            key_node.tag = _STR  # the key "=": a string to every consumer (PyYAML turns it so too)
+        if key_node.tag != _MERGE:
+            own.append((key_node, value_node))
+            continue
+        if isinstance(value_node, MappingNode):
+            sources = [value_node]
+        elif isinstance(value_node, SequenceNode):
+            sources = list(value_node.value)
+            for sub in sources:
+                if not isinstance(sub, MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"expected a mapping for merging, but found {sub.id}",
+                        sub.start_mark,
+                    )
+        else:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"expected a mapping or list of mappings for merging, but found {value_node.id}",
+                value_node.start_mark,
+            )
+        for sub in reversed(sources):  # the earlier mapping last: it wins
+            flatten_merges(sub)
+            merged.extend(sub.value)
+    if merged:
+        node.value = merged + own
 
 
 def refuse_surrogates(node: ScalarNode) -> None:
