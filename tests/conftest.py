@@ -22,6 +22,8 @@ configured otherwise overrides ``server_spec`` (see :class:`ServerSpec`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import atexit
 import json
 import os
@@ -73,7 +75,6 @@ shutil.copy(DEBIAN_SID, DEBIAN_PCIIDS / "pci.ids_0.0~2026.10.24-1")
 # Every real pci.ids file we have.
 REAL_PCIIDS_FILES = sorted([*PLUGIN_PCIIDS.glob("*.ids"), *DEBIAN_PCIIDS.iterdir()])
 
-needs_lspci = pytest.mark.skipif(shutil.which("lspci") is None, reason="lspci (Debian pciutils) is not installed")
 
 
 @pytest.fixture(scope="session")
@@ -183,19 +184,36 @@ def profile_facts() -> dict:
 
 # -- Go oracles -----------------------------------------------------------------
 
-#: The mark of a test module that asks Go (CI installs golang-go).
-NEEDS_GO = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed (apt-get install golang-go)")
-NEEDS_ZSH = pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed (apt-get install zsh)")
-NEEDS_FISH = pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed (apt-get install fish)")
 #: Where Debian's golang-*-dev packages put Go source (GOPATH layout).
 DEBIAN_GOCODE = Path("/usr/share/gocode")
-#: The mark of a test module that builds against go-yaml v2 and v3 (CI
-#: installs golang-gopkg-yaml.v2-dev and golang-gopkg-yaml.v3-dev).
-NEEDS_GO_YAML = pytest.mark.skipif(
-    shutil.which("go") is None
-    or not all((DEBIAN_GOCODE / "src" / "gopkg.in" / v).is_dir() for v in ("yaml.v2", "yaml.v3")),
-    reason="Go or go-yaml is not installed (apt-get install golang-go golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev)",
-)
+
+#: The Debian packages the tests use as oracles and real programs, each with
+#: what shows it is installed: one registry. The README's apt-get line and
+#: .ci/run's list are tested against it (tests/project/test_readme.py), and a
+#: test skips only through :func:`needs`, so a skip always names its package.
+DEBIAN_TOOLS: dict[str, Callable[[], bool]] = {
+    "pciutils": lambda: shutil.which("lspci") is not None,
+    "golang-go": lambda: shutil.which("go") is not None,
+    "golang-gopkg-yaml.v2-dev": lambda: (DEBIAN_GOCODE / "src" / "gopkg.in" / "yaml.v2").is_dir(),
+    "golang-gopkg-yaml.v3-dev": lambda: (DEBIAN_GOCODE / "src" / "gopkg.in" / "yaml.v3").is_dir(),
+    "zsh": lambda: shutil.which("zsh") is not None,
+    "fish": lambda: shutil.which("fish") is not None,
+}
+
+
+def needs(*packages: str) -> pytest.MarkDecorator:
+    """The mark of a test that needs these Debian packages installed."""
+    missing = [package for package in packages if not DEBIAN_TOOLS[package]()]
+    return pytest.mark.skipif(bool(missing), reason=f"not installed: apt-get install {' '.join(missing)}")
+
+
+needs_lspci = needs("pciutils")
+#: The mark of a test module that asks Go.
+NEEDS_GO = needs("golang-go")
+NEEDS_ZSH = needs("zsh")
+NEEDS_FISH = needs("fish")
+#: The mark of a test module that builds against go-yaml v2 and v3.
+NEEDS_GO_YAML = needs("golang-go", "golang-gopkg-yaml.v2-dev", "golang-gopkg-yaml.v3-dev")
 
 
 def build_go(source: Path, directory: Path, *, debian_packages: bool = False) -> Path:

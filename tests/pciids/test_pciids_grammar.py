@@ -21,12 +21,10 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from pciname.errors import PciIdsSyntaxError
 from pciname.pciids import grammar, loader
 from pciname.pciids.model import Device, DeviceClass, PciDatabase, ProgIf, Subclass, Subsystem, SyntaxIssue, Vendor
-from tests.conftest import REAL_PCIIDS_FILES as REAL_FILES
+from tests.conftest import REAL_PCIIDS_FILES as REAL_FILES, needs_lspci
 from tests.pciids.pciids_strategies import well_formed
 
 LSPCI = shutil.which("lspci")
-
-needs_lspci = pytest.mark.skipif(LSPCI is None, reason="lspci (pciutils) is not installed")
 
 
 def parse(data: bytes) -> PciDatabase:
@@ -56,8 +54,7 @@ _DUMP_LINES = [
 @pytest.fixture(scope="module")
 def lspci_verdict(tmp_path_factory):
     """``verdict(data)`` -> lspci's complaint about a pci.ids file ('' if none)."""
-    if LSPCI is None:
-        pytest.skip("lspci (pciutils) is not installed")
+    assert LSPCI is not None  # the tests that use it are marked needs_lspci
     workdir = tmp_path_factory.mktemp("lspci-verdict")
     dump = workdir / "one.dump"
     dump.write_text("\n".join(_DUMP_LINES) + "\n")

@@ -39,13 +39,11 @@ from pciname.pciids.names import (
     vendor_device_name,
     vendor_name,
 )
-from tests.conftest import PLUGIN_PCIIDS
+from tests.conftest import PLUGIN_PCIIDS, needs_lspci
 from tests.pciids.pciids_strategies import well_formed
 
 LSPCI = shutil.which("lspci")
 EMBEDDED = embedded_pciids_path()
-
-needs_lspci = pytest.mark.skipif(LSPCI is None, reason="lspci (pciutils) is not installed")
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,11 @@ import json
 import re
 import subprocess
 
+import kubernetes
 import pytest
 import yaml
 
 from tests.conftest import REPO
-
-kubernetes = pytest.importorskip("kubernetes")
 
 DEPLOY = REPO / "deploy"
 DOCKERFILE = REPO / "Dockerfile"

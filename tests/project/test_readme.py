@@ -185,3 +185,28 @@ def test_readme_transcript(transcript, command, tmp_path, session_cache):
         + "\n--- it prints\n"
         + "\n".join(got)
     )
+
+
+# -- the Debian tools the tests need: one registry ------------------------------------------------
+
+
+def test_readme_and_ci_install_exactly_the_registrys_debian_packages():
+    from tests.conftest import DEBIAN_TOOLS
+
+    readme = re.findall(r"^apt-get install ([^\n`]+)$", (REPO / "README.md").read_text(), re.M)
+    assert [line.split() for line in readme] == [list(DEBIAN_TOOLS)]
+    ci = (REPO / ".ci" / "run").read_text()
+    assert sorted(re.findall(r"missing\+=\(([^)]+)\)", ci)) == sorted(DEBIAN_TOOLS)
+
+
+def test_a_test_skips_only_through_the_registry():
+    """No skipif, skip or importorskip of its own: a skip names its package."""
+    offenders = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        if path in (REPO / "tests" / "conftest.py", Path(__file__)):
+            continue
+        text = path.read_text()
+        for word in ("skipif(", "pytest.skip(", "importorskip("):
+            if word in text:
+                offenders.append(f"{path.relative_to(REPO)}: {word}")
+    assert offenders == []
