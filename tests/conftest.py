@@ -22,15 +22,13 @@ configured otherwise overrides ``server_spec`` (see :class:`ServerSpec`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import atexit
 import json
 import os
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +72,6 @@ DEBIAN_PCIIDS = _extract(TEST_DATA / "debian-pciids.tar.xz", _EXTRACTED / "debia
 shutil.copy(DEBIAN_SID, DEBIAN_PCIIDS / "pci.ids_0.0~2026.10.24-1")
 # Every real pci.ids file we have.
 REAL_PCIIDS_FILES = sorted([*PLUGIN_PCIIDS.glob("*.ids"), *DEBIAN_PCIIDS.iterdir()])
-
 
 
 @pytest.fixture(scope="session")
