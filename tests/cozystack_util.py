@@ -15,14 +15,22 @@ from typing import Any
 import jsonschema
 
 from tests.conftest import REPO
-from tools.cozystack_extract import KUBERNETES_SCHEMA, NODES_SCHEMA, VendoredSource, version_key
+from tools.cozystack_extract import KUBERNETES_SCHEMA, NODES_SCHEMA, vendored
+from tools.upstream import VendoredSource, version_key
 
 INPUTS = REPO / "tests" / "data" / "cozystack-inputs"
 
 
 @lru_cache(maxsize=1)
 def source() -> VendoredSource:
-    return VendoredSource(INPUTS)
+    return vendored(INPUTS)
+
+
+@lru_cache(maxsize=1)
+def sidecar() -> dict[str, Any]:
+    """The inputs' sidecar: repository, licence, and per tag its commit and the blob of each path read."""
+    document: dict[str, Any] = json.loads(INPUTS.with_suffix(".json").read_text(encoding="utf-8"))
+    return document
 
 
 def tags() -> list[str]:
@@ -30,7 +38,7 @@ def tags() -> list[str]:
 
 
 def commit(tag: str) -> str:
-    return str(source().sidecar["tags"][tag]["commit"])
+    return str(source().rows[tag]["commit"])
 
 
 @cache

@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ from typing import Any
 
 import yaml
 
-from tools.upstream import TAG, ExtractError, blob_id, read_blobs, version_key, write_blobs
+from tools.upstream import ExtractError, GitSource, Recording, VendoredSource, blob_id, dumps, read_blobs, write_blobs
 
 REPOSITORY = "cozystack/cozystack"
 FIRST_RELEASE = (1, 0, 0)
@@ -82,67 +81,11 @@ def digest(value: Any) -> str:
 # -- sources ----------------------------------------------------------------------
 
 
-class GitSource:
-    """Tags and files of a git repository (bare is fine)."""
-
-    def __init__(self, git_dir: str | Path) -> None:
-        self.git_dir = str(git_dir)
-
-    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(["git", "--git-dir", self.git_dir, *args], capture_output=True, check=check)
-
-    def tags(self) -> list[tuple[str, str, str]]:
-        """(tag, commit, committer date YYYY-MM-DD) of every final release tag, oldest first."""
-        out = self._git("for-each-ref", "--format=%(refname:short)", "refs/tags").stdout.decode().split()
-        tags = sorted((t for t in out if TAG.match(t) and version_key(t) >= FIRST_RELEASE), key=version_key)
-        rows = []
-        for tag in tags:
-            commit, date = self._git("log", "-1", "--format=%H %cs", f"{tag}^{{commit}}").stdout.decode().split()
-            rows.append((tag, commit, date))
-        return rows
-
-    def read(self, commit: str, path: str) -> bytes | None:
-        done = self._git("cat-file", "blob", f"{commit}:{path}", check=False)
-        return done.stdout if done.returncode == 0 else None
-
-
-class VendoredSource:
-    """The same, from files written by ``--inputs`` (the test's input)."""
-
-    def __init__(self, prefix: str | Path) -> None:
-        prefix = Path(prefix)
-        self.sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
-        self.blobs: dict[str, bytes] = read_blobs(prefix)
-
-    def tags(self) -> list[tuple[str, str, str]]:
-        return [(tag, row["commit"], row["date"]) for tag, row in self.sidecar["tags"].items()]
-
-    def read(self, commit: str, path: str) -> bytes | None:
-        for row in self.sidecar["tags"].values():
-            if row["commit"] == commit:
-                blob = row["files"].get(path)
-                return None if blob is None else self.blobs[blob]
-        raise ExtractError(f"no inputs for commit {commit}")
-
-
-class Recording:
-    """A source that remembers what was read (to write the inputs)."""
-
-    def __init__(self, source: GitSource) -> None:
-        self.source = source
-        self.read_files: dict[str, dict[str, str | None]] = {}
-        self.blobs: dict[str, bytes] = {}
-
-    def tags(self) -> list[tuple[str, str, str]]:
-        return self.source.tags()
-
-    def read(self, commit: str, path: str) -> bytes | None:
-        data = self.source.read(commit, path)
-        blob = None if data is None else blob_id(data)
-        if data is not None and blob is not None:
-            self.blobs[blob] = data
-        self.read_files.setdefault(commit, {})[path] = blob
-        return data
+def vendored(prefix: str | Path) -> VendoredSource:
+    """The source ``--inputs`` wrote at ``prefix`` (the test's input)."""
+    prefix = Path(prefix)
+    sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
+    return VendoredSource(sidecar["tags"], read_blobs(prefix), {})
 
 
 # -- facts of one release ---------------------------------------------------------
@@ -435,13 +378,9 @@ def extract(source: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     }
 
 
-def dumps(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
-
-
 def write_inputs(prefix: Path, recording: Recording) -> None:
     rows = {
-        tag: {"commit": commit, "date": date, "files": dict(sorted(recording.read_files.get(commit, {}).items()))}
+        tag: {"commit": commit, "date": date, "files": dict(sorted(recording.files.get(commit, {}).items()))}
         for tag, commit, date in recording.tags()
     }
     sidecar = {
@@ -510,9 +449,9 @@ def main(argv: list[str] | None = None) -> int:
     recording = None
     source: Any
     if args.from_inputs is not None:
-        source = VendoredSource(args.from_inputs)
+        source = vendored(args.from_inputs)
     else:
-        recording = source = Recording(GitSource(args.git_dir))
+        recording = source = Recording(GitSource(args.git_dir, since=FIRST_RELEASE))
     try:
         releases, schemas = extract(source)
     except ExtractError as error:

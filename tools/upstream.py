@@ -62,10 +62,12 @@ class Source(Protocol):
 
 
 class GitSource:
-    """Tags and files of a git repository (bare is fine)."""
+    """Tags and files of a git repository (bare is fine); with ``since``,
+    only the release tags from that version on."""
 
-    def __init__(self, git_dir: str | Path) -> None:
+    def __init__(self, git_dir: str | Path, *, since: tuple[int, int, int] = (0, 0, 0)) -> None:
         self.git_dir = str(git_dir)
+        self.since = since
         if self._git("rev-parse", "--git-dir", check=False).returncode != 0:
             raise ExtractError(f"{git_dir}: not a git repository")
 
@@ -76,7 +78,7 @@ class GitSource:
         """(tag, commit, committer date YYYY-MM-DD) of every final release tag, oldest first."""
         out = self._git("for-each-ref", "--format=%(refname:short)", "refs/tags").stdout.decode().split()
         rows = []
-        for tag in sorted((t for t in out if TAG.match(t)), key=version_key):
+        for tag in sorted((t for t in out if TAG.match(t) and version_key(t) >= self.since), key=version_key):
             commit, date = self._git("log", "-1", "--format=%H %cs", f"{tag}^{{commit}}").stdout.decode().split()
             rows.append((tag, commit, date))
         return rows

@@ -107,9 +107,7 @@ def test_each_release_wiring_and_tables_are_its_upstream_files(tag):
         assert (
             all(e.kind == kind for e in table.entries) and path in table.source and f"Cozystack {tag}" in table.source
         )
-        assert (
-            table.version == f"{path.rpartition('/')[2]}@{upstream.source().sidecar['tags'][tag]['files'][path][:10]}"
-        )
+        assert table.version == f"{path.rpartition('/')[2]}@{upstream.sidecar()['tags'][tag]['files'][path][:10]}"
 
 
 def test_variant_facts():

@@ -16,7 +16,7 @@ from pciname.cozystack import releases as cozystack
 from pciname.naming.profiles import load_registry
 from tests import cozystack_util as upstream
 from tests.conftest import REPO
-from tools import cozystack_extract as extract
+from tools import cozystack_extract as extract, upstream as upstream_tools
 
 SHIPPED = REPO / "data" / "cozystack"
 
@@ -37,7 +37,7 @@ def test_the_script_checks_the_shipped_facts(tmp_path):
 
 
 def test_the_inputs_name_their_source_and_hold_every_blob():
-    sidecar = upstream.source().sidecar
+    sidecar = upstream.sidecar()
     assert sidecar["repository"] == "cozystack/cozystack" and sidecar["license"] == "Apache-2.0"
     for tag, row in sidecar["tags"].items():
         assert len(row["commit"]) == 40 and row["date"][:2] == "20"
@@ -53,7 +53,7 @@ def test_the_inputs_name_their_source_and_hold_every_blob():
             assert blob is None or blob in upstream.source().blobs, (tag, path)
     # Every final release from v1.0.0, in order, none skipped between the first and the last.
     tags = upstream.tags()
-    assert tags[0] == "v1.0.0" and tags == sorted(tags, key=extract.version_key)
+    assert tags[0] == "v1.0.0" and tags == sorted(tags, key=upstream_tools.version_key)
     assert list(sidecar["tags"]) == tags
 
 
