@@ -217,7 +217,8 @@ _BASH = r"""# bash completion for PROG (`PROG completion bash`): each answer is
 # `PROG __complete WORDS...`. Plain bash is enough (bash-completion is not
 # needed): the words are read from COMP_LINE, so the characters of
 # COMP_WORDBREAKS (@ = : among them) split none, and each candidate is
-# trimmed to the part readline replaces, after the last of them.
+# trimmed to the part readline replaces: after the last of them, or from
+# the last @ or $ (bash's rl_special_prefixes).
 _FUNC() {
     local line=${COMP_LINE:0:COMP_POINT} out directive cur i keep c
     local -a words
@@ -231,7 +232,9 @@ _FUNC() {
     for (( i=${#cur}-1; i>=0; i-- )); do
         [[ $COMP_WORDBREAKS == *"${cur:i:1}"* ]] && break
     done
+    # readline keeps bash's special prefixes ($ @) in the word it replaces.
     keep=$(( i + 1 ))
+    [[ $i -ge 0 && ${cur:i:1} == [@\$] ]] && keep=$i
     COMPREPLY=()
     while IFS= read -r c; do
         [[ -n $c ]] && COMPREPLY+=("${c%%$'\t'*}")
