@@ -195,6 +195,8 @@ DEBIAN_TOOLS: dict[str, Callable[[], bool]] = {
     "golang-gopkg-yaml.v3-dev": lambda: (DEBIAN_GOCODE / "src" / "gopkg.in" / "yaml.v3").is_dir(),
     "zsh": lambda: shutil.which("zsh") is not None,
     "fish": lambda: shutil.which("fish") is not None,
+    "tmux": lambda: shutil.which("tmux") is not None,
+    "bash-completion": lambda: Path("/usr/share/bash-completion/bash_completion").is_file(),
 }
 
 
@@ -209,6 +211,9 @@ needs_lspci = needs("pciutils")
 NEEDS_GO = needs("golang-go")
 NEEDS_ZSH = needs("zsh")
 NEEDS_FISH = needs("fish")
+#: The mark of a test that types into a real shell under tmux.
+NEEDS_TMUX = needs("tmux")
+NEEDS_BASH_COMPLETION = needs("bash-completion")
 #: The mark of a test module that builds against go-yaml v2 and v3.
 NEEDS_GO_YAML = needs("golang-go", "golang-gopkg-yaml.v2-dev", "golang-gopkg-yaml.v3-dev")
 

@@ -88,6 +88,10 @@ KUBECTL_PROG = "kubectl pciname"
 def main(argv: "Sequence[str] | None" = None, prog: str = "pciname") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _text_out()
+    if argv and argv[0] == "__complete":  # the completion scripts' (cobra's) protocol
+        from pciname.cli.completion import main as complete
+
+        return complete(argv[1:])
     if argv and argv[0] == "lookup":
         from pciname.cli.fast import lookup
 

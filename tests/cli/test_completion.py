@@ -4,6 +4,7 @@ point kubectl's plugin mechanism finds."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,82 +14,117 @@ from pathlib import Path
 import pytest
 
 from pciname.cli import KUBECTL_PROG, build_parser
-from pciname.cli.completion import profile_names, script
+from pciname.cli.completion.command import SHORT, profile_names, script, spec
+from pciname.cli.completion.spec import SPEC
 from pciname.errors import PcinameError
+from pciname.naming.profiles import load_registry
+from pciname.naming.vgpu import device_types
+from pciname.resolution import answers
 from tests.conftest import NEEDS_FISH, NEEDS_ZSH, REPO
 
 
-def _bash_complete(tmp_path: Path, words: list[str]) -> list[str]:
-    """COMPREPLY of the generated bash completion for ``words`` (the last is the one completed)."""
-    path = tmp_path / "pciname.bash"
-    path.write_text(script("bash"))
-    line = " ".join(words)
-    driver = (
-        f"source {path}\n"
-        f"COMP_WORDS=({' '.join(repr(w) for w in words)})\n"
-        f"COMP_CWORD={len(words) - 1}\nCOMP_LINE={line!r}\nCOMP_POINT={len(line)}\n"
-        "_shtab_pciname\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-    )
-    out = subprocess.run(["bash", "-c", driver], capture_output=True, text=True, timeout=60, check=True)
-    return out.stdout.split()
-
-
-def test_bash_completes_subcommands_options_and_profiles(tmp_path):
-    assert "admission-policy" in _bash_complete(tmp_path, ["pciname", "adm"])
-    assert set(_bash_complete(tmp_path, ["pciname", "admission-policy", "--act"])) == {"--action"}
-    assert _bash_complete(tmp_path, ["pciname", "admission-policy", "--action", ""]) == ["Deny", "Warn", "Audit"]
-    profiles = _bash_complete(tmp_path, ["pciname", "lookup", "--profile", "gpu-operator@v26.3"])
-    assert profiles == [p for p in profile_names() if p.startswith("gpu-operator@v26.3")] and len(profiles) == 4
-    assert _bash_complete(tmp_path, ["pciname", "diff", "--from", "lat"]) == ["latest"]
-
-
-@NEEDS_FISH
-def test_fish_completes_subcommands_options_and_profiles(tmp_path):
-    path = tmp_path / "pciname.fish"
-    path.write_text(script("fish"))
-
-    def complete(line: str) -> list[str]:
-        out = subprocess.run(
-            ["fish", "--no-config", "-c", f"source {path}; complete -C {line!r}"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        return [row.split("\t")[0] for row in out.stdout.splitlines()]
-
-    assert "admission-policy" in complete("pciname adm")
-    assert "--from-cluster" in complete("pciname admission-policy --from-c")
-    assert "kubevirt-gpu-device-plugin@v1.6.0" in complete("pciname lookup -p kubevirt-gpu-device-plugin@v1.6")
-
-
-@NEEDS_ZSH
-def test_zsh_script_parses_and_carries_subcommands_options_and_profiles(tmp_path):
-    path = tmp_path / "_pciname"
-    text = script("zsh")
-    path.write_text(text)
-    subprocess.run(["zsh", "-n", str(path)], check=True, timeout=60)
-    # Loaded by compinit as a completion function, it defines the command's completer.
+def _complete(*words: str) -> tuple[list[str], int]:
+    """``pciname __complete WORDS`` run as the scripts run it: the
+    candidates' lines, and the directive."""
     out = subprocess.run(
-        [
-            "zsh",
-            "-f",
-            "-c",
-            f"fpath=({tmp_path} $fpath); autoload -Uz compinit; compinit -u -D; "
-            "autoload -Uz _pciname; print -r -- ${_comps[pciname]}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
+        [sys.executable, "-m", "pciname", "__complete", *words], capture_output=True, text=True, cwd=REPO, timeout=60
     )
-    assert out.stdout.strip() == "_pciname", out.stderr
-    for word in ("admission-policy", "--from-cluster", "gpu-operator@v26.7.0", "kubevirt-gpu-device-plugin@v1.0.0"):
-        assert word in text
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    *lines, directive = out.stdout.splitlines()
+    assert directive.startswith(":"), out.stdout
+    return lines, int(directive[1:])
+
+
+def _values(*words: str) -> list[str]:
+    return [line.split("\t")[0] for line in _complete(*words)[0]]
+
+
+def test_commands_options_and_choices_complete():
+    (line,), directive = _complete("adm")
+    assert directive == 4 and line.startswith("admission-policy\ta ValidatingAdmissionPolicy that stops wrong")
+    assert len(line) <= len("admission-policy\t") + SHORT and line.endswith("…")
+    assert _values("admission-policy", "--act") == ["--action"]
+    assert _values("admission-policy", "--action", "") == ["Deny", "Warn", "Audit"]
+    assert _values("admission-policy", "--action=W") == ["--action=Warn"]
+    assert _values("lookup", "-o", "") == ["name", "json", "yaml", "table"]
+
+
+def test_every_profile_completes_with_one_short_description():
+    lines, directive = _complete("lookup", "--profile", "")
+    assert directive == 4 and [line.split("\t")[0] for line in lines] == profile_names()
+    assert all(len(line.split("\t")[1]) <= SHORT for line in lines)
+    registry = load_registry()
+    for name in profile_names():
+        registry.get(name)  # each is a spelling pciname takes
+    assert {"cozystack@v1.0.0", "cozystack@v1.6.2", "cozystack@latest", "preview"} <= set(profile_names())
+    assert _values("lookup", "--profile", "gpu-operator@v26.3") == [
+        p for p in profile_names() if p.startswith("gpu-operator@v26.3")
+    ]
+    assert _values("lookup", "--profile=cozystack@v1.2.") == [f"--profile=cozystack@v1.2.{n}" for n in range(5)]
+    assert _values("diff", "--from", "v1.2.1") == ["v1.2.1", "v1.2.10"]
+    assert _values("diff", "--to", "lat") == ["latest"]
+    assert _values("permitted-host-devices", "--cozystack", "v1.6") == ["v1.6.0", "v1.6.1", "v1.6.2"]
+    assert _values("audit", "--cozystack", "l") == ["latest"]
+
+
+def test_device_ids_of_the_chosen_profile_complete_with_their_names():
+    lines, directive = _complete("lookup", "10de:223")
+    assert directive == 4 and "10de:2236\tGA102GL [A10]" in lines
+    table = answers.table("cozystack@v1.0.0")
+    assert table is not None
+    devices = _values("lookup", "-p", "cozystack@v1.0.0", "")
+    assert devices == [f"10de:{d}" for d in table.devices()]
+    assert _values("lookup", "--profile=preview", "2b8") == [
+        d for d in answers.table("preview").devices() if d.startswith("2b8")
+    ]
+    assert _complete("lookup", "--pciids", "my.ids", "10de:") == ([], 4)  # that file's ids are not known here
+    eights = [t.type for t in device_types("2236") if t.type.startswith("A10-8")]
+    assert _values("vm-gpus", "10de:2236=2", "--vgpu", "A10-8") == eights and len(eights) >= 2
+    assert _complete("lookup", "-p", "no-such-profile", "10de:") == ([], 4)
+
+
+def test_vgpu_types_of_the_devices_given_complete():
+    types = [t.type for t in device_types("2236")]
+    assert _values("permitted-host-devices", "10de:2236", "--vgpu", "") == list(dict.fromkeys(types))
+    assert _values("permitted-host-devices", "--vgpu", "") == []
+    assert set(_values("node-pool", "gpu", "10de:2236=1", "10de:20b5", "--vgpu", "")) == {
+        t.type for d in ("2236", "20b5") for t in device_types(d)
+    }
+
+
+def test_file_and_directory_arguments_say_so():
+    assert _complete("lint", "vg") == ([], 0)
+    assert _complete("lint", "a.yaml", "") == ([], 0)
+    assert _complete("check", "") == ([], 0)
+    assert _complete("admission-policy", "--from-cr", "") == ([], 0)
+    assert _complete("audit", "--kubeconfig=~/.ku") == ([], 0)
+    assert _complete("scan", "--sysfs-root", "") == ([], 16)
+    assert _complete("permitted-host-devices", "--from-scan=") == ([], 16)
+    assert _complete("serve", "--listen", "") == ([], 4)  # a value, no file name
+    assert _complete("profiles", "") == ([], 4)
+
+
+def test_the_spec_is_what_the_parser_profiles_and_catalogue_say():
+    """pciname/cli/completion/spec.py is written by write_spec(); it must
+    hold what spec() derives now (else: run write_spec())."""
+    assert json.loads(json.dumps(spec(build_parser()))) == SPEC, (
+        "stale: python -c 'from pciname.cli import build_parser; from pciname.cli.completion.command import write_spec; write_spec(build_parser())'"
+    )
+
+
+def test_completion_answers_without_the_parser_or_the_catalog():
+    code = (
+        "import sys; from pciname.cli import main; main(['__complete', 'lookup', '10de:22']);"
+        "print(sorted(m for m in sys.modules if m.startswith(('argparse', 'shtab', 'pciname.naming.profiles', "
+        "'pciname.resolution.resolver', 'pciname.cli.core', 'pciname.naming.vgpu'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert out.stdout.splitlines()[-1] == "[]", out.stdout
 
 
 def test_completion_of_every_shell_is_generated_for_kubectl_too():
     for shell in ("bash", "zsh", "fish"):
-        assert "admission-policy" in script(shell, "kubectl-pciname")
+        assert "kubectl-pciname __complete " in script(shell, "kubectl-pciname")
     out = subprocess.run(
         [sys.executable, "-m", "pciname", "completion", "tcsh"], capture_output=True, text=True, cwd=REPO
     )
@@ -100,6 +136,7 @@ def test_kubectl_plugin_entry_point(tmp_path):
     console script, and its help names itself as kubectl shows it."""
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["kubectl-pciname"] == "pciname.cli:kubectl_main"
+    assert scripts["kubectl_complete-pciname"] == "pciname.cli.completion:kubectl_main"
     assert build_parser(prog=KUBECTL_PROG).format_usage().startswith("usage: kubectl pciname ")
     wrapper = tmp_path / "kubectl-pciname"  # what pip writes for the console script
     wrapper.write_text(
@@ -209,6 +246,6 @@ def test_a_plain_prog_is_completed_under_that_name(shell, tmp_path):
         else:
             path = tmp_path / f"{i}.fish"
             path.write_text(script("fish", prog))
-            check = f"source {path}; complete -C '{prog} adm'"
+            check = f"source {path}; complete -c {prog}"
             out = subprocess.run(["fish", "--no-config", "-c", check], capture_output=True, text=True, timeout=60)
-            assert "admission-policy" in [row.split("\t")[0] for row in out.stdout.splitlines()], out.stderr
+            assert out.stdout.startswith(f"complete --no-files {prog} "), out.stdout + out.stderr
