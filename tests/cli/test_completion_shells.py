@@ -152,7 +152,12 @@ EVERY_SHELL = [
     ("pciname scan --sysfs-root sys", 1, "--sysfs-root sysroot/"),
     ("pciname permitted-host-devices 10de:2236 --vgpu A10-24", 2, "A10-24Q"),
 ]
-SHELLS = ["bash", pytest.param("bash-completion", marks=NEEDS_BASH_COMPLETION), pytest.param("zsh", marks=NEEDS_ZSH), pytest.param("fish", marks=NEEDS_FISH)]
+SHELLS = [
+    "bash",
+    pytest.param("bash-completion", marks=NEEDS_BASH_COMPLETION),
+    pytest.param("zsh", marks=NEEDS_ZSH),
+    pytest.param("fish", marks=NEEDS_FISH),
+]
 
 
 @pytest.mark.parametrize("shell", SHELLS)
