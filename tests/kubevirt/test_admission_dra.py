@@ -22,11 +22,12 @@ import grpc
 import kubernetes_validate
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pciname.capabilities.admission import AdmissionPolicyRequest, answer
 from pciname.capabilities.dra_claims import DraClaimsRequest, answer as dra_answer
 from pciname.dra.facts import RESOURCE_APIS, facts
-from pciname.kubevirt.admission_dra import KINDS, SUFFIX, publishing_drivers
+from pciname.kubevirt.admission_dra import KINDS, PADDING, RULE, SUFFIX, allowed_selectors, publishing_drivers
 from pciname.server._proto import pciname_pb2 as pb
 from tests.conftest import REPO
 from tests.kubevirt.admission_util import Evaluator
@@ -326,6 +327,56 @@ def test_an_update_is_checked_for_what_it_adds():
     assert len(verdict.messages) == 1 and ": request gpu2: " in verdict.messages[0]
     changed = _with_selectors("v1", REFUSED["a GPU- uuid"])
     assert not evaluate(changed, old).allowed  # the same request name, another selector
+
+
+# -- the rule itself as the oracle ---------------------------------------------------------
+
+
+def _selectors(devices: tuple[str, ...]) -> list[str]:
+    from pciname.dra.facts import choose
+
+    plain, named = allowed_selectors([d.partition(":")[2] for d in devices], choose(publishing_drivers()[-1]))
+    return plain + named
+
+
+_PADS = st.text(alphabet=" \t\n\r\f\vx", max_size=3)
+
+
+@st.composite
+def _mutated(draw: st.DrawFn) -> str:
+    """pciname's selector for an allowed GPU or another one, maybe changed by one character."""
+    text = draw(st.sampled_from(_selectors((*ALLOWED, OTHER))))
+    change = draw(st.sampled_from(["none", "insert", "delete", "case"]))
+    at = draw(st.integers(0, len(text) - 1))
+    if change == "insert":
+        text = text[:at] + draw(st.sampled_from(list(' "\\|&()x0\n'))) + text[at:]
+    elif change == "delete":
+        text = text[:at] + text[at + 1 :]
+    elif change == "case":
+        text = text[:at] + text[at].swapcase() + text[at + 1 :]
+    return text
+
+
+@pytest.fixture(scope="module")
+def evaluate() -> Evaluator:
+    """The policy's evaluator, built before any example runs (celpy raises the recursion limit)."""
+    return _evaluator()
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(before=_PADS, core=_mutated(), after=_PADS, api=st.sampled_from(RESOURCE_APIS))
+def test_a_selector_passes_exactly_when_trimmed_it_is_one_pciname_writes_for_an_allowed_gpu(
+    evaluate, before, core, after, api
+):
+    text = before + core + after
+    expected = text.strip(PADDING) in _selectors(ALLOWED)
+    assert evaluate(_with_selectors(api, text)).allowed == expected, repr(text)
+
+
+def test_the_readme_states_the_rule_the_message_gives():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert RULE.format(device_class=VFIO) + "." in readme
+    assert RULE.format(device_class=VFIO) in _answer().policy.objects[2]["spec"]["validations"][0]["messageExpression"]
 
 
 # -- where the allowed GPUs come from -----------------------------------------------------
