@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pciname.capabilities.admission import AdmissionPolicyRequest, answer
 from pciname.capabilities.dra_claims import DraClaimsRequest, answer as dra_answer
 from pciname.dra.facts import RESOURCE_APIS, facts
-from pciname.kubevirt.admission_dra import KINDS, PADDING, RULE, SUFFIX, allowed_selectors, publishing_drivers
+from pciname.kubevirt.admission_dra import PADDING, RULE, SUFFIX, allowed_selectors, publishing_drivers
 from pciname.server._proto import pciname_pb2 as pb
 from tests.conftest import REPO
 from tests.kubevirt.admission_util import Evaluator
@@ -143,11 +143,6 @@ def test_dra_adds_a_policy_and_binding_named_after_the_policy():
     }
     without = answer(AdmissionPolicyRequest(ALLOWED, name="gpus").validated(), "latest").policy
     assert without.objects == result.objects[:2]
-
-
-def test_the_versions_matched_are_every_one_claims_are_written_for():
-    assert list(RESOURCE_APIS) == ["v1", "v1beta2", "v1beta1"]
-    assert {kind for kind in KINDS} == {"ResourceClaim", "ResourceClaimTemplate"}
 
 
 @pytest.mark.parametrize("actions", [("Warn", "Audit"), ("Deny",), ("Deny", "Audit"), ("Audit",)])
