@@ -428,12 +428,16 @@ class Client:
         kubevirt_name: str = "",
         actions: Iterable[str] = (),
         name: str = "",
+        dra: bool = False,
+        dra_driver: str = "",
     ) -> AdmissionPolicy:
         """The ValidatingAdmissionPolicy and binding ``pciname
         admission-policy`` prints: allowing what the profile gives these
         devices and vGPU types, or what the KubeVirt CR permits
         (``kubevirt_cr`` text, or ``from_cluster`` on a ``--kube`` server);
-        ``actions`` default to Warn and Audit."""
+        ``actions`` default to Warn and Audit; ``dra`` adds the policy that
+        holds DRA claims for the vfio DeviceClass of ``dra_driver`` (empty:
+        the newest that publishes vfio devices) to the allowed GPUs."""
         request = pb.AdmissionPolicyRequest(
             devices=list(devices),
             mdev_types=list(mdev_types),
@@ -443,6 +447,8 @@ class Client:
             kubevirt_name=kubevirt_name,
             actions=list(actions),
             name=name,
+            dra=dra,
+            dra_driver=dra_driver,
         )
         return wire.admission_policy_from_response(self._call(self.stub.AdmissionPolicy, request))
 

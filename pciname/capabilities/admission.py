@@ -1,6 +1,8 @@
 """``admission-policy`` as a request: a ValidatingAdmissionPolicy and its
 binding that hold GPU names to an allowed set, the names devices and vGPU
-types get under a profile, or the working entries of a KubeVirt CR.
+types get under a profile, or the working entries of a KubeVirt CR; with
+``dra``, a second policy and binding that hold DRA claims for NVIDIA's vfio
+DeviceClass to the same GPUs.
 
 :class:`AdmissionPolicyRequest` validates itself (where the allowed set
 comes from: devices and types, or a CR, never both; the binding's actions)
@@ -14,7 +16,7 @@ send the answer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -30,9 +32,11 @@ from pciname.kubevirt.admission import (
     allowed_from_cr,
     allowed_from_devices,
 )
+from pciname.kubevirt.admission_dra import dra_combination, with_dra
 from pciname.kubevirt.vgpu import with_vgpus
 
 if TYPE_CHECKING:
+    from pciname.dra.facts import Combination
     from pciname.kubevirt.generate import Skipped
     from pciname.resolution.resolver import ProfileLike, ResolverLike
 
@@ -54,7 +58,10 @@ class AdmissionPolicyRequest:
     exact strings for the GPUs ``devices`` names), or a KubeVirt CR, one the
     caller gives (``kubevirt_cr``) or the cluster's (``from_cluster``,
     ``kubevirt_name``); the binding's ``actions`` (none: Warn and Audit),
-    the objects' ``name``, and the profile (None: the default)."""
+    the objects' ``name``, and the profile (None: the default); ``dra``
+    adds the policy that holds DRA claims for the vfio DeviceClass of the
+    driver release ``dra_driver`` (None: the newest that publishes vfio
+    devices) to the allowed GPUs."""
 
     devices: tuple[str, ...] = ()
     mdev_types: tuple[str, ...] = ()
@@ -65,7 +72,11 @@ class AdmissionPolicyRequest:
     actions: tuple[str, ...] = ()
     name: str = DEFAULT_NAME
     profile: ProfileLike | None = None
+    dra: bool = False
+    dra_driver: str | None = None
     spelling: Spelling = Spelling.CLI
+    #: Set by :meth:`validated` with ``dra``: the DRA driver release's facts.
+    combination: Combination | None = field(default=None, compare=False)
 
     @property
     def from_cr(self) -> bool:
@@ -90,7 +101,10 @@ class AdmissionPolicyRequest:
             )
         if not self.from_cr and not self.devices and not self.mdev_types:
             raise PcinameError(NOTHING[self.spelling])
-        return replace(self, actions=tuple(self.actions) or DEFAULT_ACTIONS)
+        if self.dra_driver and not self.dra:
+            raise PcinameError(f"{word('dra_driver')} goes with {word('dra')}: the driver release of the DRA policy")
+        combination = dra_combination(self.dra_driver, word("dra_driver")) if self.dra else None
+        return replace(self, actions=tuple(self.actions) or DEFAULT_ACTIONS, combination=combination)
 
     def _word(self, field: str) -> str:
         if self.spelling is Spelling.CLI and field in CLI_WORDS:
@@ -158,6 +172,10 @@ def answer(
     policy = admission_policy(
         permitted, profile, request.actions, name=request.name, left_out=left_out, resolver=resolver, check=check
     )
+    if request.dra:
+        if request.combination is None:
+            raise ValueError("answer a validated request: it has no DRA driver release")
+        policy = with_dra(policy, permitted, request.combination)
     return AdmissionPolicyAnswer(policy, tuple(findings))
 
 

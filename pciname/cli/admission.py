@@ -77,6 +77,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     policy.add_argument(
         "--name", default=DEFAULT_NAME, help=f"name of the policy and binding (default: {DEFAULT_NAME})"
     )
+    policy.add_argument(
+        "--dra",
+        action="store_true",
+        help="also write the policy NAME-dra (and its binding) that holds resource.k8s.io ResourceClaims and "
+        "ResourceClaimTemplates asking NVIDIA's vfio DeviceClass to the allowed GPUs: a vfio request passes only "
+        "when one of its selectors is, trimmed, exactly one `pciname vm-gpus DEVICE --dra` writes for one of them",
+    )
+    policy.add_argument(
+        "--dra-driver",
+        metavar="VERSION",
+        help="with --dra: the DRA driver release (default: the newest that publishes vfio devices)",
+    )
     policy.add_argument("--kubeconfig", metavar="FILE", help="with --from-cluster: kubeconfig file")
     policy.add_argument("--context", metavar="NAME", help="with --from-cluster: kubeconfig context")
     policy.add_argument("--kubevirt", metavar="[NAMESPACE/]NAME", help="with --from-cluster: which KubeVirt CR")
@@ -99,6 +111,8 @@ def run_admission_policy(args: argparse.Namespace) -> int:
         actions=tuple(args.actions or ()),
         name=args.name,
         profile=args.profile,
+        dra=args.dra,
+        dra_driver=args.dra_driver,
     ).validated()
     if not args.from_cluster and (args.kubeconfig or args.context or args.kubevirt):
         raise PcinameError("--kubeconfig, --context and --kubevirt go with --from-cluster")

@@ -521,7 +521,7 @@ class VgpuTypesResponse(_message.Message):
     def __init__(self, device: _Optional[str] = ..., profile: _Optional[str] = ..., covered: _Optional[bool] = ..., message: _Optional[str] = ..., families: _Optional[_Iterable[str]] = ..., catalogue_release: _Optional[str] = ..., catalogue_commit: _Optional[str] = ..., read_on_host: _Optional[str] = ..., types: _Optional[_Iterable[_Union[VgpuType, _Mapping]]] = ...) -> None: ...
 
 class AdmissionPolicyRequest(_message.Message):
-    __slots__ = ("devices", "mdev_types", "profile", "kubevirt_cr", "from_cluster", "kubevirt_name", "actions", "name")
+    __slots__ = ("devices", "mdev_types", "profile", "kubevirt_cr", "from_cluster", "kubevirt_name", "actions", "name", "dra", "dra_driver")
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     MDEV_TYPES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
@@ -530,6 +530,8 @@ class AdmissionPolicyRequest(_message.Message):
     KUBEVIRT_NAME_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    DRA_FIELD_NUMBER: _ClassVar[int]
+    DRA_DRIVER_FIELD_NUMBER: _ClassVar[int]
     devices: _containers.RepeatedScalarFieldContainer[str]
     mdev_types: _containers.RepeatedScalarFieldContainer[str]
     profile: str
@@ -538,7 +540,9 @@ class AdmissionPolicyRequest(_message.Message):
     kubevirt_name: str
     actions: _containers.RepeatedScalarFieldContainer[str]
     name: str
-    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., kubevirt_cr: _Optional[str] = ..., from_cluster: _Optional[bool] = ..., kubevirt_name: _Optional[str] = ..., actions: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ...) -> None: ...
+    dra: bool
+    dra_driver: str
+    def __init__(self, devices: _Optional[_Iterable[str]] = ..., mdev_types: _Optional[_Iterable[str]] = ..., profile: _Optional[str] = ..., kubevirt_cr: _Optional[str] = ..., from_cluster: _Optional[bool] = ..., kubevirt_name: _Optional[str] = ..., actions: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., dra: _Optional[bool] = ..., dra_driver: _Optional[str] = ...) -> None: ...
 
 class AdmissionPolicyResponse(_message.Message):
     __slots__ = ("yaml", "json", "allowed", "profile", "left_out", "findings", "actions")

@@ -110,6 +110,7 @@ def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int)
             check_length(value, f"{name}[{i}]", MAX_NAME_CHARS)
     check_length(request.profile, "profile", MAX_PROFILE_CHARS)
     check_length(request.name, "name", MAX_NAME_CHARS)
+    check_length(request.dra_driver, "dra_driver", MAX_NAME_CHARS)
     kubevirt_name = check_length(request.kubevirt_name, "kubevirt_name", MAX_NAME_CHARS).strip() or None
     size = len(request.kubevirt_cr.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
@@ -125,6 +126,8 @@ def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int)
         actions=tuple(request.actions),
         name=request.name.strip() or DEFAULT_NAME,
         profile=request.profile or None,
+        dra=request.dra,
+        dra_driver=request.dra_driver.strip() or None,
         spelling=Spelling.RPC,
     ).validated()
 
