@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 from pciname import cli
 from pciname.cli import fast
@@ -211,3 +213,21 @@ def test_the_fast_loader_reports_the_same_issues_without_words():
         ours, fast_loader = grammar.parse_bytes(data).issues, loader.load_bytes(data).issues
         assert ours == fast_loader and all(i.expected for i in ours if i.message == "Parse error")
         assert [i.expected for i in fast_loader] == [""] * len(fast_loader)
+
+
+def test_the_readme_overview_shows_cozystack_values_that_are_not_defaults():
+    """The overview's ``--format cozystack`` line (not replayed: a comment
+    stands for its output) prints entries, not the empty block a GPU that
+    is already a Cozystack default gives."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    lines = [line for line in readme.splitlines() if line.startswith("$ pciname ") and " # " in line]
+    (overview,) = [line for line in lines if "--format cozystack" in line]
+    proc = run(*shlex.split(overview.removeprefix("$ pciname ").partition(" # ")[0]))
+    assert (proc.returncode, proc.stderr) == (0, "")
+    values = yaml.safe_load(proc.stdout)["gpu"]["permittedHostDevices"]
+    assert values["pciHostDevices"] == [
+        {"pciVendorSelector": "10DE:2237", "resourceName": "nvidia.com/GA102GL_A10G", "externalResourceProvider": True}
+    ]
+    # what the old example printed: the A10 is one of Cozystack's defaults
+    proc = run("permitted-host-devices", "10de:2236", "--format", "cozystack")
+    assert yaml.safe_load(proc.stdout)["gpu"]["permittedHostDevices"] == {} and "already-a-default" in proc.stderr
