@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -220,7 +221,7 @@ def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
     for keyword, rest in final_stage:
         values.setdefault(keyword, []).append(rest)
 
-    assert re.search(r"python:\$\{PYTHON_VERSION\}-slim$", values["FROM"][0])
+    assert re.search(r"python:\$\{PYTHON_VERSION\}-slim-bookworm$", values["FROM"][0])
     assert json.loads(values["ENTRYPOINT"][0]) == ["pciname"]
     cmd = json.loads(values["CMD"][0])
     config = serve_config(cmd)
@@ -261,6 +262,42 @@ def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
     exposed = {int(p) for p in " ".join(values["EXPOSE"]).split()}
     assert exposed == {p.container_port for p in c.ports if p.name != "metrics"}
     assert {p.name for p in c.ports} == {"grpc", "health", "metrics"}
+
+
+def test_dockerfile_base_images_name_their_debian_release():
+    """python:3.11-slim-bookworm, never a tag whose Debian release moves."""
+    bases = [rest for keyword, rest in dockerfile_instructions() if keyword == "FROM"]
+    assert len(bases) == 2
+    assert all(re.fullmatch(r"python:\$\{PYTHON_VERSION\}-slim-bookworm( AS \w+)?", base) for base in bases), bases
+    assert "ARG PYTHON_VERSION=3.11" in DOCKERFILE.read_text()
+
+
+def test_dockerfile_labels_the_image_as_the_oci_keys_say():
+    """org.opencontainers.image.*: the package's own title, description,
+    version (the build ARG, whose default is pciname/_version.py's) and
+    licence; the source repository's URL from a build ARG."""
+    import tomllib
+
+    from pciname._version import __version__
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    instructions = dockerfile_instructions()
+    final_stage = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM") :]
+    labels = {}
+    for keyword, rest in final_stage:
+        if keyword == "LABEL":
+            labels.update(item.split("=", 1) for item in shlex.split(rest))
+    prefix = "org.opencontainers.image."
+    assert labels == {
+        prefix + "title": project["name"],
+        prefix + "description": project["description"],
+        prefix + "version": "${PCINAME_VERSION}",
+        prefix + "licenses": project["license"]["text"],
+        prefix + "source": "${PCINAME_SOURCE}",
+    }
+    args = dict(rest.partition("=")[::2] for keyword, rest in instructions if keyword == "ARG" and "=" in rest)
+    assert args["PCINAME_VERSION"] == __version__
+    assert {"PCINAME_VERSION", "PCINAME_SOURCE"} <= {rest.partition("=")[0] for k, rest in final_stage if k == "ARG"}
 
 
 def test_dockerfile_build_context_has_what_the_build_copies():
