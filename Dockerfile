@@ -30,10 +30,17 @@
 # and this HEALTHCHECK speak plaintext, and ask --health-listen: a server of
 # its own, which no load on the gRPC port holds up).
 
+# The base image names its Debian release (bookworm), so a rebuild does not
+# move to another one when the python image's default does. PCINAME_VERSION
+# is pciname/_version.py's (tests/project/test_deploy.py checks it) and the
+# image's org.opencontainers.image.version. PCINAME_SOURCE is the URL of
+# the source repository for org.opencontainers.image.source (none is known
+# here: pass yours, --build-arg PCINAME_SOURCE=URL).
 ARG PYTHON_VERSION=3.11
 ARG PCINAME_VERSION=0.3.0
+ARG PCINAME_SOURCE=""
 
-FROM python:${PYTHON_VERSION}-slim AS build
+FROM python:${PYTHON_VERSION}-slim-bookworm AS build
 ARG PCINAME_VERSION
 WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
@@ -42,8 +49,15 @@ COPY pciname ./pciname
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
  && pip wheel --no-cache-dir --wheel-dir /wheels "/wheels/pciname-${PCINAME_VERSION}-py3-none-any.whl"
 
-FROM python:${PYTHON_VERSION}-slim
+FROM python:${PYTHON_VERSION}-slim-bookworm
 ARG PCINAME_VERSION
+ARG PCINAME_SOURCE
+
+LABEL org.opencontainers.image.title="pciname" \
+      org.opencontainers.image.description="Exact GPU resource names of NVIDIA's KubeVirt device plugin / GPU Operator, from the PCI IDs database" \
+      org.opencontainers.image.version="${PCINAME_VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="${PCINAME_SOURCE}"
 
 ENV PYTHONUNBUFFERED=1 \
     PCINAME_CACHE_DIR=/var/cache/pciname

@@ -24,7 +24,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any, TextIO
 
-__all__ = ["dump_json", "dump_yaml", "emit", "json_text", "printable", "table", "write_line"]
+__all__ = ["PROGRAM", "dump_json", "dump_yaml", "emit", "json_text", "printable", "table", "write_line"]
+
+#: The program's name, at the start of every line it writes on stderr
+#: (``pciname: error: ...``, ``pciname lookup: error: ...``, warnings and
+#: notes), however it was run: as ``kubectl pciname`` too (only usage and
+#: help say ``kubectl pciname``, the way to run it).
+PROGRAM = "pciname"
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
 _CONTROLS_BUT_TAB = {c: e for c, e in _CONTROLS.items() if c != 0x09}

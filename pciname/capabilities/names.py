@@ -146,6 +146,23 @@ def answer_reverse(request: ReverseRequest, profile: ProfileLike, *, resolver: R
     return resolver_or_default(resolver).reverse(request.resource, profile)
 
 
+#: How many of the closest names :func:`reverse_miss` offers.
+CLOSEST = 3
+
+
+def reverse_miss(request: ReverseRequest, profile: ProfileLike, *, resolver: ResolverLike | None = None) -> str:
+    """Why a :meth:`~ReverseRequest.validated` request's answer is empty, in
+    one line: no device of ``profile`` has the name, and the profile's
+    closest names (difflib, letter case ignored), if any are close."""
+    import difflib
+
+    view = resolver_or_default(resolver).view(profile)
+    names = {name.lower(): name for name in sorted(view.by_resource())}
+    close = difflib.get_close_matches(request.resource_name.lower(), list(names), n=CLOSEST, cutoff=0.6)
+    near = f"; the closest: {', '.join(names[n] for n in close)}" if close else "; none of its names is close"
+    return f"no device of {view.profile.name} has the resource name {request.resource_name}{near}"
+
+
 # -- diff -------------------------------------------------------------------
 
 
@@ -186,4 +203,5 @@ __all__ = [
     "answer_diff",
     "answer_lookup",
     "answer_reverse",
+    "reverse_miss",
 ]

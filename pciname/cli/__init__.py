@@ -15,6 +15,7 @@ import os
 import sys
 
 from pciname._version import __version__
+from pciname.base.render import PROGRAM
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,12 +48,12 @@ def _parser_class() -> "type[argparse.ArgumentParser]":
         """argparse with pciname's one-line usage errors (exit 2)."""
 
         def error(self, message: str) -> None:  # type: ignore[override]
-            self.exit(2, f"{self.prog}: error: {message}\n")
+            self.exit(2, f"{error_name(self.prog)}: error: {message}\n")
 
     return _Parser
 
 
-def build_parser(command: "str | None" = None, prog: str = "pciname") -> "argparse.ArgumentParser":
+def build_parser(command: "str | None" = None, prog: str = PROGRAM) -> "argparse.ArgumentParser":
     """The parser; with ``command``, only as many command modules as it takes
     to register that command (start-up time: ``lookup`` needs only core)."""
     import importlib
@@ -64,7 +65,7 @@ def build_parser(command: "str | None" = None, prog: str = "pciname") -> "argpar
         epilog="Also installed as kubectl-pciname, so kubectl runs it as a plugin: `kubectl pciname COMMAND ...`. "
         "Shell completion: `pciname completion bash|zsh|fish`.",
     )
-    parser.add_argument("--version", action="version", version=f"pciname {__version__}")
+    parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     sub.required = True
     for name in COMMAND_MODULES:
@@ -81,11 +82,19 @@ def kubectl_main(argv: "Sequence[str] | None" = None) -> int:
     return main(argv, prog=KUBECTL_PROG)
 
 
-#: The name kubectl's plugin mechanism gives ``kubectl-pciname``.
-KUBECTL_PROG = "kubectl pciname"
+#: The name kubectl's plugin mechanism gives ``kubectl-pciname`` (usage and help say it).
+KUBECTL_PROG = f"kubectl {PROGRAM}"
 
 
-def main(argv: "Sequence[str] | None" = None, prog: str = "pciname") -> int:
+def error_name(prog: str) -> str:
+    """What an error line of the parser ``prog`` begins with: the program's
+    one name (:data:`~pciname.base.render.PROGRAM`) and the command, as
+    pciname's own errors begin, also when kubectl ran it (``kubectl pciname
+    lookup`` -> ``pciname lookup``)."""
+    return PROGRAM + prog.removeprefix(KUBECTL_PROG).removeprefix(PROGRAM)
+
+
+def main(argv: "Sequence[str] | None" = None, prog: str = PROGRAM) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _text_out()
     if argv and argv[0] == "__complete":  # the completion scripts' (cobra's) protocol
@@ -117,7 +126,7 @@ def _text_out() -> None:
             reconfigure(errors="backslashreplace")
 
 
-def full(argv: list[str], prog: str = "pciname") -> int:
+def full(argv: list[str], prog: str = PROGRAM) -> int:
     """The command line through argparse: every command and every form
     (the fast path answers a plain lookup only as this would)."""
     from pciname.errors import PcinameError
@@ -134,7 +143,7 @@ def full(argv: list[str], prog: str = "pciname") -> int:
     except PcinameError as error:
         from pciname.base.render import write_line
 
-        write_line(f"pciname: error: {error}", sys.stderr)
+        write_line(f"{PROGRAM}: error: {error}", sys.stderr)
         return 2
     except BrokenPipeError:
         # `pciname ... | head`: the reader left; that is not an error of ours.

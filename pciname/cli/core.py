@@ -98,6 +98,8 @@ def _add_lookup(sub: Subcommands) -> None:
         "lookup",
         help="resource names of devices",
         description="Print the resource name the plugin advertises for each device (input order). "
+        "-o name prints one line per device, an empty line for a device that is not advertised (also when "
+        "kubelet refuses its name: -o json, yaml and table still show that name, with advertised false). "
         "Exit 0 when every device is advertised, 1 when some are not, 2 on bad input.",
     )
     lookup.add_argument("devices", nargs="*", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
@@ -260,15 +262,19 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
 
 
 def run_reverse(args: argparse.Namespace) -> int:
-    from pciname.capabilities.names import ReverseRequest, answer_reverse
+    from pciname.base.render import PROGRAM
+    from pciname.capabilities.names import ReverseRequest, answer_reverse, reverse_miss
 
     asked = ReverseRequest(args.resource, profile=args.profile).validated()
-    devices = answer_reverse(asked, profile_from_args(args))
+    profile = profile_from_args(args)
+    devices = answer_reverse(asked, profile)
     if args.output == "name":
         for device in devices:
             print(device)
     else:
         emit({"resource_name": asked.resource_name, "devices": devices}, args.output)
+    if not devices:
+        write_line(f"{PROGRAM}: {reverse_miss(asked, profile)}", sys.stderr)
     return 0 if devices else 1
 
 

@@ -18,7 +18,7 @@ It imports only ``sys``, the answers, the id parser,
 import sys
 
 from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
-from pciname.base.render import dump_json, write_line
+from pciname.base.render import PROGRAM, dump_json, write_line
 from pciname.pciids.ids import device_id
 from pciname.resolution import answers
 
@@ -137,16 +137,16 @@ def listed(warnings: str, devices: int) -> bool:
 
 def print_names(records: "list[dict[str, Any]]", list_warnings: bool) -> None:
     """``lookup -o name`` of records (``Resolution.to_dict()``'s shape), for
-    the full path and this one: the resource names on stdout, and the
-    warnings on stderr, one line each (``list_warnings``) or one line
-    summing them up by code; every line :func:`pciname.base.render.printable`."""
+    both paths: the names on stdout (an empty line if not advertised, even
+    for a name kubelet refuses), the warnings on stderr, one line each
+    (``list_warnings``) or one summing them up by code; all printable."""
     out, err = sys.stdout, sys.stderr
     counts: dict[str, int] = {}
     for r in records:
-        write_line(r["resource_name"] or "", out)
+        write_line(r["resource_name"] if r["advertised"] else "", out)
         for w in r["warnings"]:
             if list_warnings:
-                write_line(f"pciname: {r['device']}: {w['code']}: {w['message']}", err)
+                write_line(f"{PROGRAM}: {r['device']}: {w['code']}: {w['message']}", err)
             else:
                 counts[w["code"]] = counts.get(w["code"], 0) + 1
     if counts:
@@ -157,7 +157,7 @@ def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
     """The one stderr line that sums up the warnings of a large lookup."""
     total = sum(counts.values())
     by_code = ", ".join(f"{code} {n}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    return f"pciname: {total} warning{'s' if total > 1 else ''} for {devices} devices ({by_code}); --warnings all lists them\n"
+    return f"{PROGRAM}: {total} warning{'s' if total > 1 else ''} for {devices} devices ({by_code}); --warnings all lists them\n"
 
 
 def _bulk(table: "answers.Table", devices: "list[str]") -> "int | None":
@@ -173,7 +173,7 @@ def _bulk(table: "answers.Table", devices: "list[str]") -> "int | None":
     fields = answers.index()["fields"]  # type: ignore[index]
     resource, advertised, warnings = (fields.index(k) for k in ("resource_name", "advertised", "warnings"))
     rows = table.every_row()
-    names = b"\n".join(answers.utf8_strings([rows[i][resource] or 0 for i in found]))  # type: ignore[index]
+    names = b"\n".join(answers.utf8_strings([(rows[i][advertised] and rows[i][resource]) or 0 for i in found]))  # type: ignore[index]
     if names.translate(None, _ASCII_PRINTABLE) != b"\n" * (len(found) - 1):
         return None
     sys.stdout.write(names.decode("ascii") + "\n")

@@ -21,7 +21,9 @@ CHECK_DESCRIPTION = """\
 Check pci.ids files against the format's grammar (pciutils' rules).
 Every malformed line is printed on stdout as FILE:LINE:COL: MESSAGE, with
 pciutils' messages (Parse error, Line too long, Duplicate entry, Vendor does
-not exist); then each file gets one summary line with its header:
+not exist), a Parse error followed by what the grammar expected at COL
+(Parse error: expected a 4-digit hex device id); then each file gets one
+summary line with its header:
 FILE: ok, version V, date D, N vendors, N devices, N subsystems, N classes
 (FILE: N malformed lines, version V, ... when it has some).
 Exit 0 when every file is well-formed, 1 when some line is not, 2 when a

@@ -53,9 +53,9 @@ def add_cozystack_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 def say(line: str) -> None:
     """One ``pciname: LINE`` on stderr, beside the output (not an error)."""
-    from pciname.base.render import write_line
+    from pciname.base.render import PROGRAM, write_line
 
-    write_line(f"pciname: {line}", sys.stderr)
+    write_line(f"{PROGRAM}: {line}", sys.stderr)
 
 
 def add_request_options(parser: argparse.ArgumentParser, *, counts: bool) -> None:

@@ -8,13 +8,12 @@ builds the request of :mod:`pciname.capabilities.vgpu_types`.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from pciname.base.render import emit, table
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
-from pciname.cli.shared import profile_arg
+from pciname.cli.shared import profile_arg, say
 
 
 def _prefix_help() -> str:
@@ -58,7 +57,7 @@ def run_vgpu_types(args: argparse.Namespace) -> int:
     request = VgpuTypesRequest(args.device, args.profile).validated()
     result = answer(request, profile_arg(args))
     if result.types is None:
-        sys.stderr.write(f"pciname: {result.message}\n")
+        say(result.message)
         return 1
     if args.output != "table":
         emit(result.types, args.output)

@@ -73,13 +73,33 @@ def vgpu_mdevs(
         raise PcinameError("--vgpu needs the GPUs it is for: name at least one DEVICE (e.g. 10de:2236 --vgpu A10-24Q)")
     ids = [_nvidia_device(d) for d in devices]
     rule = mdev_rule(profile, resolver)
-    out = []
+    out, found = [], []
     for item in vgpus:
         wanted, count = parse_request(item) if counts else (item.strip(), 1)
         if not counts and "=" in item:
             raise PcinameError(f"--vgpu {item!r}: this command takes no COUNT")
-        out.append((str(vgpu.find_type(ids, wanted, rule).mdev_name), count))
+        found.append(vgpu.find_type(ids, wanted, rule))
+        out.append((str(found[-1].mdev_name), count))
+    _every_gpu_used(ids, found)
     return out
+
+
+def _every_gpu_used(ids: Sequence[str], found: Sequence[vgpu.VgpuType]) -> None:
+    """PcinameError naming the first GPU of ``ids`` none of the ``found``
+    types is for: with ``--vgpu``, every DEVICE given is used, never dropped."""
+    cat = vgpu.catalogue()
+    for dev in ids:
+        if not any(t.family in cat.devices.get(dev, ()) for t in found):
+            types = "; ".join(
+                dict.fromkeys(
+                    f"{t.vgpu_config} is for {', '.join('10de:' + d for d in cat.family_devices[t.family])}"
+                    for t in found
+                )
+            )
+            raise PcinameError(
+                f"10de:{dev}: none of the --vgpu types is for this GPU ({types}); "
+                "with --vgpu, name only the GPUs the types are for"
+            )
 
 
 def vgpu_gpus(devices: Sequence[str], *, counts: bool) -> list[str]:

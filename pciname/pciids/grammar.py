@@ -59,7 +59,10 @@ same device of that vendor, ...) is a "Duplicate entry": the first one
 wins. Ids compare as numbers, so ``10DE`` duplicates ``10de``.
 
 **Issues.** Messages are pciutils' own: ``Parse error``, ``Line too
-long``, ``Duplicate entry``, ``Vendor does not exist``. The column is
+long``, ``Duplicate entry``, ``Vendor does not exist``; a ``Parse error``
+of the grammar also says, in words, what was expected at the column (the
+name of the element that failed there: ``a 4-digit hex device id``, ``a
+space or tab after the id``, ...). The column is
 1-based, in characters of the line decoded as UTF-8 (invalid bytes count
 one each): the first character that does not fit the line's form (for a
 missing name, one past the end of the line); the id for a duplicate or an
@@ -171,15 +174,16 @@ HEX_DIGITS = "0123456789abcdefABCDEF"
 
 class HexId(pp.Token):
     """Exactly ``width`` hex digits, either case; the value is lower-cased.
+    ``what`` it is names it in issues (``a 4-digit hex device id``).
 
     On failure the location is the first character that is not a hex digit
     (or the end of the line), so issues point at it.
     """
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, what: str) -> None:
         super().__init__()
         self.width = width
-        self.set_name(f"{width} hex digits")
+        self.set_name(f"a {width}-digit hex {what}")
 
     def parseImpl(self, instring: str, loc: int, do_actions: bool = True) -> tuple[int, str]:  # noqa: N802 (pyparsing's API)
         end = loc + self.width
@@ -194,7 +198,7 @@ class Blank(pp.Token):
 
     def __init__(self) -> None:
         super().__init__()
-        self.set_name("blank")
+        self.set_name("a space or tab after the id")
 
     def parseImpl(self, instring: str, loc: int, do_actions: bool = True) -> tuple[int, list[str]]:  # noqa: N802
         if loc < len(instring) and instring[loc] in " \t":
@@ -210,7 +214,7 @@ class Name(pp.Token):
 
     def __init__(self) -> None:
         super().__init__()
-        self.set_name("name")
+        self.set_name("a name after the id")
 
     def parseImpl(self, instring: str, loc: int, do_actions: bool = True) -> tuple[int, str]:  # noqa: N802
         start = loc
@@ -236,32 +240,37 @@ def _line(expr: _Element, name: str) -> _Element:
 TAB = pp.Literal("\t")
 BLANK = Blank()
 NAME = Name()("name")
-END = pp.StringEnd()
+END = pp.StringEnd().set_name("the end of the line (an S line holds a vendor id and nothing more)")
 
 # ``a - b`` is pyparsing's "no backtracking after a": once a line has shown
 # what kind it is, a mismatch further on is an error at that spot. Lines
 # that end in a NAME (or a regex reaching the end) need no explicit END.
 
 # Level 0
-CLASS_LINE = _line(pp.Literal("C ") - HexId(2)("class") - BLANK - NAME, "class line")
-GENERIC_LINE = _line(pp.Literal("S ") - HexId(4)("generic") - END, "generic subsystem block line")
+CLASS_LINE = _line(pp.Literal("C ") - HexId(2, "class id")("class") - BLANK - NAME, "class line")
+GENERIC_LINE = _line(pp.Literal("S ") - HexId(4, "vendor id")("generic") - END, "generic subsystem block line")
 # (Naming the result copies the element, typed as any ParserElement: these
 # stay Regex, whose compiled .re the checker below uses.)
 UNKNOWN_LINE = _line(cast(pp.Regex, pp.Regex(r"[A-Z] .*")("unknown")), "unknown block line")
-VENDOR_LINE = _line(HexId(4)("vendor") - BLANK - NAME, "vendor line")
+VENDOR_LINE = _line(HexId(4, "vendor id")("vendor") - BLANK - NAME, "vendor line")
 TOP_LEVEL_LINE = _line(CLASS_LINE | GENERIC_LINE | UNKNOWN_LINE | VENDOR_LINE, "top-level line")
 
 # Level 1
-DEVICE_LINE = _line(TAB + HexId(4)("id") - BLANK - NAME, "device line")
-GENERIC_SUBSYSTEM_LINE = _line(TAB + HexId(4)("id") - BLANK - NAME, "generic subsystem line")
-SUBCLASS_LINE = _line(TAB + HexId(2)("id") - BLANK - NAME, "subclass line")
+DEVICE_LINE = _line(TAB + HexId(4, "device id")("id") - BLANK - NAME, "device line")
+GENERIC_SUBSYSTEM_LINE = _line(TAB + HexId(4, "subsystem device id")("id") - BLANK - NAME, "generic subsystem line")
+SUBCLASS_LINE = _line(TAB + HexId(2, "subclass id")("id") - BLANK - NAME, "subclass line")
 
 # Level 2
 SUBSYSTEM_LINE = _line(
-    pp.Literal("\t\t") + HexId(4)("subvendor") - BLANK - HexId(4)("subdevice") - BLANK - NAME,
+    pp.Literal("\t\t")
+    + HexId(4, "subsystem vendor id")("subvendor")
+    - BLANK
+    - HexId(4, "subsystem device id")("subdevice")
+    - BLANK
+    - NAME,
     "subsystem line",
 )
-PROG_IF_LINE = _line(pp.Literal("\t\t") + HexId(2)("id") - BLANK - NAME, "prog-if line")
+PROG_IF_LINE = _line(pp.Literal("\t\t") + HexId(2, "prog-if id")("id") - BLANK - NAME, "prog-if line")
 
 # Ignored lines (blank, or a comment at any nesting), and the header fields.
 IGNORED_LINE = _line(cast(pp.Regex, pp.Regex(r"[ \t]*(?:#.*)?\Z")("ignored")), "blank line or comment")
@@ -276,7 +285,11 @@ HEADER_LINE = _line(
 # the class line). A comment fits anywhere; a combination not listed here
 # allows nothing but comments: "Parse error" at column 1.
 _VENDOR, _CLASS, _GENERIC = "vendor", "class", "generic"
-TOP_LEVEL = _line(TOP_LEVEL_LINE | IGNORED_LINE, "top-level line or comment")
+TOP_LEVEL = _line(
+    TOP_LEVEL_LINE | IGNORED_LINE,
+    "a top-level line: a 4-digit hex vendor id and a name, C and a class id and a name, S and a vendor id, "
+    "a capital letter and a space (a block pciutils ignores), or a comment",
+)
 LEVEL1 = {
     _VENDOR: _line(DEVICE_LINE | IGNORED_LINE, "device line or comment"),
     _CLASS: _line(SUBCLASS_LINE | IGNORED_LINE, "subclass line or comment"),
@@ -379,6 +392,12 @@ class CheckReport:
 
 _FAILURES_KEPT = 4096
 
+# What a line nested where nothing may stand was expected to be (the
+# expressions say the rest: their names).
+TOO_DEEP = "at most two tabs before an entry (only a comment may be nested deeper)"
+NO_BLOCK = "a vendor or class line before this one (a tab-indented line needs a block to belong to)"
+NOTHING_ABOVE = "a device or subclass line above this one (two tabs nest a line under one)"
+
 
 class _Builder:
     """Walks the lines, keeps pciutils' block state, fills the database."""
@@ -395,12 +414,13 @@ class _Builder:
         self.level1_kind: str | None = None
         self.level1: Device | Subclass | None = None
         self.in_header = True
-        # Where the expression failed on a malformed line, by expression and
-        # text: a file that repeats a bad line parses it once.
-        self.failures: dict[tuple[int, str], int] = {}
+        # Where the expression failed on a malformed line and what it
+        # expected there, by expression and text: a file that repeats a bad
+        # line parses it once.
+        self.failures: dict[tuple[int, str], tuple[int, str]] = {}
 
-    def issue(self, number: int, column: int, message: str) -> None:
-        self.db.issues.append(SyntaxIssue(number, column, message))
+    def issue(self, number: int, column: int, message: str, expected: str = "") -> None:
+        self.db.issues.append(SyntaxIssue(number, column, message, expected))
 
     def feed(self, line: Line) -> None:
         self.feed_text(line.number, line.text, line.too_long)
@@ -432,7 +452,7 @@ class _Builder:
         elif nest == 2:
             self._level2(number, text)
         else:  # level 3 or deeper: only comments
-            self.issue(number, 1, PARSE_ERROR)
+            self.issue(number, 1, PARSE_ERROR, TOO_DEEP)
 
     def _skip_nested(self, text: str) -> None:
         """A line too long to read: skip it and what it nests."""
@@ -456,17 +476,17 @@ class _Builder:
         if found is not None:
             return found.groupdict()
         key = (id(expr), text)
-        loc = self.failures.get(key)
-        if loc is None:
+        failed = self.failures.get(key)
+        if failed is None:
             try:
                 fields: dict[str, str] = expr.parse_string(text).as_dict()
                 return fields
             except pp.ParseBaseException as error:
-                loc = error.loc
+                failed = error.loc, str(error.msg).removeprefix("Expected ")
             if len(self.failures) >= _FAILURES_KEPT:
                 self.failures.clear()
-            self.failures[key] = loc
-        self.issue(number, loc + 1, PARSE_ERROR)
+            self.failures[key] = failed
+        self.issue(number, failed[0] + 1, PARSE_ERROR, failed[1])
         raise _Bad
 
     def _header(self, text: str) -> None:
@@ -522,7 +542,7 @@ class _Builder:
         block = self.block
         self.level1_kind, self.level1 = "skip", None
         if block is None:  # no block to belong to: only comments
-            self.issue(number, 1, PARSE_ERROR)
+            self.issue(number, 1, PARSE_ERROR, NO_BLOCK)
             return
         try:
             found = self._entry(number, _LEVEL1_FORM[block], LEVEL1[block], text)
@@ -560,7 +580,7 @@ class _Builder:
         if kind == "skip":
             return
         if kind is None:  # nothing to nest under: only comments
-            self.issue(number, 1, PARSE_ERROR)
+            self.issue(number, 1, PARSE_ERROR, NOTHING_ABOVE)
             return
         try:
             found = self._entry(number, _LEVEL2_FORM[kind], LEVEL2[kind], text)

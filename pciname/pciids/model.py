@@ -79,14 +79,19 @@ MAX_LINE_BYTES = LINE_BUFFER - 1
 
 @dataclass(slots=True, frozen=True)
 class SyntaxIssue:
-    """One malformed line: 1-based line and column, and what is wrong."""
+    """One malformed line: 1-based line and column, and what is wrong
+    (pciutils' ``message``; the grammar adds, in words, what it ``expected``
+    there: ``a 4-digit hex device id``; not compared, so both readers'
+    issues stay equal)."""
 
     line: int
     column: int
     message: str
+    expected: str = field(default="", compare=False)
 
     def format(self, filename: str) -> str:
-        return f"{filename}:{self.line}:{self.column}: {self.message}"
+        said = f": expected {self.expected}" if self.expected else ""
+        return f"{filename}:{self.line}:{self.column}: {self.message}{said}"
 
 
 @dataclass(slots=True)

