@@ -191,6 +191,8 @@ def _dra_report(result: DraScanResult, output: str) -> int:
     if output != "table":
         emit(result.to_dict(), output)
         return 1 if result.errors else 0
+    from pciname.host.dra_scan import ATTRIBUTE_KINDS
+
     out = sys.stdout
     gate = f"with its feature gate {result.gate}=true (default false)" if result.gate else "(no vfio code)"
     where = f"; DeviceClass {result.device_class}" if result.device_class else ""
@@ -209,7 +211,7 @@ def _dra_report(result: DraScanResult, output: str) -> int:
     for device in result.devices:
         out.write(f"\ndevice {device.name} ({device.address}, {device.device})\n")
         table(
-            [(name, _KINDS[type(value)], _go_value(value)) for name, value in device.attributes.items()]
+            [(name, ATTRIBUTE_KINDS[type(value)], _go_value(value)) for name, value in device.attributes.items()]
             + [(name, "quantity", value) for name, value in device.capacity.items()],
             ("ATTRIBUTE", "TYPE", "VALUE"),
         )
@@ -222,10 +224,6 @@ def _dra_report(result: DraScanResult, output: str) -> int:
         for d in result.diagnoses:
             write_line(f"{d.severity}: {d.code}: {d.subject}: {d.message}", out)
     return 1 if result.errors else 0
-
-
-#: The slice's attribute kinds (DeviceAttribute's string, int and bool).
-_KINDS = {str: "string", int: "int", bool: "bool"}
 
 
 def _go_value(value: str | int | bool) -> str:

@@ -44,10 +44,11 @@ two (``GetTotalAddressableMemory(true)``), as a BinarySI quantity.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import uuid
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from pciname.dra.claims import predicted_device
@@ -67,7 +68,7 @@ from pciname.host.node import VFIO_PCI, PciFunction, walk
 from pciname.naming.gotext import go_int, go_uint, nvpci_address_key, trim_space
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
-__all__ = ["DraScanResult", "SliceDevice", "binary_si", "dra_scan"]
+__all__ = ["ATTRIBUTE_KINDS", "DraScanResult", "SliceDevice", "binary_si", "dra_scan"]
 
 _PCI_DEVICES = "sys/bus/pci/devices"
 #: checkIommuFDEnabled: os.Stat(hostRoot + "/dev/iommu").
@@ -81,6 +82,8 @@ _NVIDIA_DRIVER = "nvidia"
 _BDF = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]")
 _STANDARD = "resource.kubernetes.io/"
 _U64 = (1 << 64) - 1
+#: DeviceAttribute's fields by the Python type of a value.
+ATTRIBUTE_KINDS = {str: "string", int: "int", bool: "bool"}
 
 
 # -- go-nvlib's nvpci, as the driver vendors it --------------------------------------
@@ -236,10 +239,9 @@ class SliceDevice:
 
     def slice_entry(self) -> dict[str, Any]:
         """The device as ``ResourceSlice.spec.devices[]`` holds it."""
-        kinds = {bool: "bool", int: "int", str: "string"}
         return {
             "name": self.name,
-            "attributes": {k: {kinds[type(v)]: v} for k, v in self.attributes.items()},
+            "attributes": {k: {ATTRIBUTE_KINDS[type(v)]: v} for k, v in self.attributes.items()},
             "capacity": {k: {"value": v} for k, v in self.capacity.items()},
         }
 
@@ -348,23 +350,10 @@ def _pcie_root(root: Path, address: str) -> str | None:
     except OSError:
         return None
     if not target.startswith("/"):
-        target = _clean(f"{PurePosixPath(sys_bus).parent}/{target}")
+        target = posixpath.normpath(f"{posixpath.dirname(sys_bus)}/{target}")  # filepath.Clean
     if not target.startswith("devices/pci") or target.rpartition("/")[2] != address:
         return None
     return target.removeprefix("devices/").split("/")[0]
-
-
-def _clean(path: str) -> str:
-    """filepath.Clean of a relative path."""
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == ".." and parts and parts[-1] != "..":
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts) or "."
 
 
 def dra_scan(root: Path, combination: Combination) -> DraScanResult:
@@ -455,17 +444,7 @@ def _with_inferred(result: DraScanResult, inferred: tuple[str, ...]) -> DraScanR
         "the driver also initialises NVML (the NVIDIA driver's libraries under its driver root) before it "
         "publishes anything, and skips a GPU NVML shows with MIG devices: sysfs tells neither",
     )
-    return DraScanResult(
-        result.root,
-        result.release,
-        result.driver,
-        result.gate,
-        result.device_class,
-        result.functions,
-        result.devices,
-        result.diagnoses,
-        (*inferred, *nvml) if result.devices else (),
-    )
+    return replace(result, inferred=(*inferred, *nvml) if result.devices else ())
 
 
 def _not_a_gpu(func: PciFunction, dev: _Pci, result: DraScanResult) -> None:
