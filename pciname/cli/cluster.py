@@ -218,7 +218,7 @@ def _audit_table(result: dict[str, Any]) -> None:
 def _dra_table(result: dict[str, Any]) -> None:
     out = sys.stdout
     api = result["resource_api"] or "none (the cluster serves no resource.k8s.io)"
-    write_line(f"resource.k8s.io: {api}; DeviceClasses: {', '.join(result['device_classes']) or 'none'}", out)
+    write_line(f"API: {api}; DeviceClasses: {', '.join(result['device_classes']) or 'none'}", out)
     out.write("\n")
     if result["devices"]:
         table(

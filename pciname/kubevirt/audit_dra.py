@@ -198,6 +198,35 @@ def _judge(request: dict[str, Any], classes: dict[str, Any], devices: list[dict[
     return row | {"verdict": verdict, "nodes": nodes, "why": _why(verdict, row, nodes, devices)}
 
 
+def _together(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A claim's requests are allocated together, on one node, each device
+    once: when each is satisfiable alone but no node has distinct devices for
+    all of them, each is unsatisfiable, and says so."""
+    if len(rows) < 2 or any(r["verdict"] != SATISFIABLE for r in rows):
+        return rows
+    nodes = set.intersection(*(set(r["nodes"]) for r in rows))
+    if any(_matched([r["nodes"][n] for r in rows for _ in range(r["count"] or 1)]) for n in sorted(nodes)):
+        return rows
+    why = f"no node publishes distinct selected devices for all {len(rows)} requests of the claim together"
+    return [r | {"verdict": UNSATISFIABLE, "why": why} for r in rows]
+
+
+def _matched(slots: list[list[str]]) -> bool:
+    """Whether every slot gets a device of its own (augmenting paths)."""
+    owner: dict[str, int] = {}
+
+    def place(slot: int, seen: set[str]) -> bool:
+        for device in slots[slot]:
+            if device not in seen:
+                seen.add(device)
+                if device not in owner or place(owner[device], seen):
+                    owner[device] = slot
+                    return True
+        return False
+
+    return all(place(i, set()) for i in range(len(slots)))
+
+
 def _count(body: dict[str, Any]) -> int | None:
     """ExactCount's count (default 1); None for All."""
     if body.get("allocationMode") == "All":
@@ -253,12 +282,14 @@ def _vm_rows(vm: KubeObject, index: dict[str, Any], classes: dict[str, Any], dev
             if used:
                 findings.append(_finding("dra-claim-missing", f"{namespace}/{name}", f"{what} does not exist"))
             continue
+        claim_rows = []
         for request in requests:
             if request.get("name") in used:
-                rows.append(
+                claim_rows.append(
                     {"vm": f"{namespace}/{name}", "claim": claim.get("name"), "source": what}
                     | _judge(request, classes, devices)
                 )
+        rows += _together(claim_rows)
         for request_name in sorted(str(u) for u in used - {r.get("name") for r in requests}):
             findings.append(
                 _finding("dra-request-missing", f"{namespace}/{name}", f"{what} has no request {request_name!r}")
