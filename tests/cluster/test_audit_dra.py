@@ -17,7 +17,7 @@ from pciname.dra.facts import choose, for_driver
 from pciname.host.dra_scan import dra_scan
 from pciname.kubevirt.audit_dra import CannotJudge, evaluate
 from tests.fake_kube import FakeKube, dra_objects as listed
-from tests.host.dra_nodes import add
+from tests.host.dra_nodes import add, readme_commands, replay
 from tests.sysfs_tree import SysfsTree
 
 DRIVER = "gpu.nvidia.com"
@@ -314,3 +314,18 @@ def test_evaluate(expression, expected):
 def test_evaluate_cannot_judge(expression):
     with pytest.raises(CannotJudge):
         evaluate(expression, A10)
+
+
+def test_readme_transcript_replays(two_vms, tmp_path):
+    # README.md's audit --dra transcript, against the cluster it shows.
+    from tests.conftest import REPO
+
+    ((command, shown),) = readme_commands("$ pciname audit --dra")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+        "HOME": str(tmp_path),
+        "KUBECONFIG": str(two_vms.kubeconfig(tmp_path)),
+        "NO_PROXY": "127.0.0.1",
+    }
+    assert replay(command, tmp_path, env) == shown

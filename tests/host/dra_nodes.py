@@ -40,11 +40,16 @@ def add(tree, address, resource=A10_RESOURCE, **kwargs):
     return path
 
 
-def a10_audio_and_a100(tree):
-    """An A10 (3b:00.0) and its audio function on vfio-pci in group 12; an
-    A100 80GB (af:00.0) on nvidia on NUMA node 1; an Intel SATA controller."""
+def a10_and_audio(tree):
+    """An A10 (3b:00.0) and its audio function on vfio-pci in group 12 (README.md's node)."""
     add(tree, "0000:3b:00.0", device="0x2236\n", iommu_group="12")
     add(tree, "0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", iommu_group="12", resource=AUDIO_RESOURCE)
+
+
+def a10_audio_and_a100(tree):
+    """:func:`a10_and_audio`; an A100 80GB (af:00.0) on nvidia on NUMA node 1;
+    an Intel SATA controller."""
+    a10_and_audio(tree)
     add(tree, "0000:af:00.0", device="0x20b5\n", driver="nvidia", iommu_group="87", numa_node="1\n")
     add(
         tree,
@@ -90,3 +95,39 @@ def _rootless_node(tree):
 def _numaless_audio_node(tree):
     add(tree, "0000:3b:00.0", device="0x2236\n")
     add(tree, "0000:3b:00.1", device="0x1aef\n", pci_class="0x040300\n", numa_node=None, resource=AUDIO_RESOURCE)
+
+
+def readme_commands(marker):
+    """README.md's transcript commands holding ``marker``: (the command, the
+    lines it shows), read as tests/project/test_readme.py reads them (its
+    output up to the next ``$ `` line or the fence)."""
+    from tests.conftest import REPO
+
+    lines = (REPO / "README.md").read_text(encoding="utf-8").split("\n")
+    found = []
+    for i, line in enumerate(lines):
+        if line.startswith("$ ") and marker in line:
+            shown = []
+            for after in lines[i + 1 :]:
+                if after.startswith(("$ ", "```")):
+                    break
+                shown.append(after)
+            found.append((line[2:], shown))
+    return found
+
+
+def replay(command, cwd, env):
+    """What ``command`` (``pciname ...``, maybe ``; echo $?``) prints, stdout then stderr, as lines."""
+    import shlex
+    import subprocess
+    import sys
+
+    text, echo = (command[: -len("; echo $?")], True) if command.endswith("; echo $?") else (command, False)
+    argv = shlex.split(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "pciname", *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    out = (done.stdout + done.stderr).split("\n")
+    if out[-1] == "":
+        out.pop()
+    return out + ([str(done.returncode)] if echo else [])

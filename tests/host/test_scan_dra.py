@@ -33,7 +33,16 @@ from pciname.dra.facts import DraCombinationError, choose, drivers, facts, for_d
 from pciname.errors import PcinameError
 from pciname.host.diagnoses import CODES
 from pciname.host.dra_scan import binary_si, dra_scan
-from tests.host.dra_nodes import A10_RESOURCE, EMPTY, a10_audio_and_a100, add, dra_codes_seen
+from tests.host.dra_nodes import (
+    A10_RESOURCE,
+    EMPTY,
+    a10_and_audio,
+    a10_audio_and_a100,
+    add,
+    dra_codes_seen,
+    readme_commands,
+    replay,
+)
 from tests.sysfs_tree import SysfsTree
 
 PUBLISHING = [d for d in drivers() if facts()["driver_releases"][d]["vfio"]["publishes"]]
@@ -398,3 +407,16 @@ def test_cli_exit_codes(tree, capsys):
         assert err.startswith("pciname: error: ") and err.count("\n") == 1, err
     assert main(["scan", "--dra", "--sysfs-root", str(tree.root / "nowhere")]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_readme_transcripts_replay(tmp_path):
+    # README.md's scan --dra transcripts, on the node they show.
+    from tests.conftest import REPO
+
+    commands = readme_commands("--sysfs-root /tmp/dra-node")
+    assert len(commands) == 2
+    tree = SysfsTree(tmp_path / "dra-node")
+    a10_and_audio(tree)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)}
+    for command, shown in commands:
+        assert replay(command.replace("/tmp/dra-node", str(tree.root)), tmp_path, env) == shown, command
