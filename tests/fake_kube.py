@@ -128,6 +128,10 @@ class FakeKube:
     # A misbehaving API server: called with the handler and the request
     # before anything else; returns True when it has answered (or not) itself.
     misbehave: object = None
+    #: (list kind, objects) by (group, version, plural), listed cluster-wide
+    #: (all namespaces) and paged as Nodes are: ResourceSlices, DeviceClasses,
+    #: ResourceClaimTemplates, ResourceClaims, VirtualMachines (dra_objects()).
+    listed: dict = field(default_factory=dict)
 
     def start(self) -> FakeKube:
         fake = self
@@ -182,13 +186,10 @@ class FakeKube:
         path = request.path
         if request.method == "GET" and path == "/api/v1/nodes":
             # Pages as the API server does: limit, and a continue token (the offset here).
-            limit = int(request.query.get("limit", ["0"])[0]) or len(self.nodes)
-            start = int(request.query.get("continue", ["0"])[0])
-            page = self.nodes[start : start + limit]
-            meta = {"resourceVersion": "81300"}
-            if start + limit < len(self.nodes):
-                meta["continue"] = str(start + limit)
-            return 200, {"apiVersion": "v1", "kind": "NodeList", "metadata": meta, "items": page}
+            return 200, {"apiVersion": "v1", **_page(request, self.nodes, "NodeList")}
+        found = self.listed.get(tuple(path.split("/")[2:])) if path.startswith("/apis/") else None
+        if request.method == "GET" and found is not None:
+            return 200, _page(request, found[1], found[0])
         if request.method == "GET" and path == "/apis/kubevirt.io/v1/kubevirts":
             if not self.kubevirt_crd:
                 return 404, _status(404, "NotFound", "the server could not find the requested resource")
@@ -247,6 +248,16 @@ class FakeKube:
         return path
 
 
+def _page(request: Request, items: list, kind: str) -> dict:
+    """A List page: ``limit`` and a ``continue`` token (the offset here)."""
+    limit = int(request.query.get("limit", ["0"])[0]) or len(items)
+    start = int(request.query.get("continue", ["0"])[0])
+    meta = {"resourceVersion": "81300"}
+    if start + limit < len(items):
+        meta["continue"] = str(start + limit)
+    return {"kind": kind, "metadata": meta, "items": items[start : start + limit]}
+
+
 def _status(code: int, reason: str, message: str, causes=None) -> dict:
     status = {
         "kind": "Status",
@@ -299,3 +310,16 @@ def cozystack_operator(image: str, env: list | None = None) -> dict:
             },
         },
     }
+
+
+def dra_objects(api: str, slices: list, classes: list, templates: list, claims: list, vms: list) -> dict:
+    """FakeKube.listed for the DRA kinds of ``resource.k8s.io/<api>`` and KubeVirt's VMs."""
+    kinds = {
+        "resourceslices": ("ResourceSliceList", slices),
+        "deviceclasses": ("DeviceClassList", classes),
+        "resourceclaimtemplates": ("ResourceClaimTemplateList", templates),
+        "resourceclaims": ("ResourceClaimList", claims),
+    }
+    listed = {("resource.k8s.io", api, plural): found for plural, found in kinds.items()}
+    listed[("kubevirt.io", "v1", "virtualmachines")] = ("VirtualMachineList", vms)
+    return listed

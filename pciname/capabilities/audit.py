@@ -20,11 +20,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from pciname.capabilities.spelling import Spelling
-from pciname.cluster.kube import DEFAULT_TIMEOUT, ClusterState, read_cluster, read_cozystack_operator
+from pciname.cluster.kube import DEFAULT_TIMEOUT, ClusterState, read_cluster, read_cozystack_operator, read_dra
 from pciname.cozystack.choice import release_for
 from pciname.cozystack.releases import ClusterRelease, Release, get_release, release_in_cluster
 from pciname.errors import PcinameError
 from pciname.kubevirt.audit import AUTO, Check, audit, choose_profile, gpu_options, is_auto
+from pciname.kubevirt.audit_dra import audit_dra
 from pciname.kubevirt.objects import KubeObject, permitted_entries
 from pciname.naming.profiles import DEFAULT_PROFILE
 
@@ -85,9 +86,18 @@ class AuditRequest:
     release: Release | None = field(default=None, compare=False)
     #: Set by :meth:`with_cluster_release`: what the report says of the cluster's Cozystack release.
     cozystack_report: dict[str, Any] | None = field(default=None, compare=False)
+    #: The DRA audit instead (:func:`answer_audit_dra`): no profile, no Cozystack release.
+    dra: bool = False
 
     def validated(self) -> Self:
-        """The request with its profile and release chosen (:func:`choose`)."""
+        """The request with its profile and release chosen (:func:`choose`);
+        with :attr:`dra`, a profile or a Cozystack release given is refused
+        (the DRA driver names no resources)."""
+        if self.dra and (given(self.profile) or self.cozystack is not None):
+            say = self.spelling
+            raise PcinameError(
+                f"audit --dra takes no {say('profile')} and no {say('cozystack')}: the DRA driver names no resources"
+            )
         profile, source, release = choose(self.profile, self.cozystack)
         return replace(self, chosen_profile=profile, profile_source=source, release=release)
 
@@ -224,6 +234,13 @@ def answer_audit(
     return result
 
 
+def answer_audit_dra(request: AuditRequest, client: ApiClient) -> dict[str, Any]:
+    """The DRA audit (:func:`pciname.kubevirt.audit_dra.audit_dra`) of the
+    cluster ``client`` reaches, read within :attr:`~AuditRequest.seconds`."""
+    state = read_dra(client, timeout=request.seconds)
+    return audit_dra(state.resource_api, state.objects, state.vms)
+
+
 @dataclass(frozen=True)
 class GpuOptions:
     """The options (:func:`pciname.kubevirt.audit.gpu_options`), the profile
@@ -265,6 +282,7 @@ __all__ = [
     "GpuOptions",
     "GpuOptionsRequest",
     "answer_audit",
+    "answer_audit_dra",
     "answer_gpu_options",
     "choose",
     "given",

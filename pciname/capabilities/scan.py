@@ -1,6 +1,8 @@
 """``scan`` as a request: what NVIDIA's KubeVirt device plugin finds on the
 node whose sysfs is under a root, named as a profile names it, or KubeVirt's
-mediatedDevicesConfiguration creating vGPU types with that node's own ids.
+mediatedDevicesConfiguration creating vGPU types with that node's own ids,
+or (``dra``) the vfio devices NVIDIA's DRA driver release publishes in the
+node's ResourceSlice (:mod:`pciname.host.dra_scan`).
 
 :class:`ScanRequest` validates itself (a profile it can name with: not
 ``auto``, which needs a cluster to infer from) and :func:`answer` answers it
@@ -12,9 +14,13 @@ request and prints the answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.spelling import Spelling
+from pciname.dra.facts import for_driver
+from pciname.errors import PcinameError
+from pciname.host.dra_scan import DraScanResult, dra_scan
 from pciname.host.offered import mdev_config
 from pciname.host.sysfs import ScanResult, scan
 from pciname.kubevirt.audit import is_auto
@@ -29,32 +35,50 @@ class ScanRequest:
     """The node whose sysfs is under ``root`` (the directory holding
     ``sys/``; ``/`` on the node itself), named by ``profile`` (None: the
     default); with ``mdev_config`` (vGPU types: ``A10-24Q`` or the exact
-    ``mdev_type/name``), the mediatedDevicesConfiguration creating them instead."""
+    ``mdev_type/name``), the mediatedDevicesConfiguration creating them
+    instead; with ``dra``, what the DRA driver release ``dra_driver`` (None:
+    the newest that publishes vfio devices) publishes instead."""
 
     root: str = "/"
     profile: ProfileLike | None = None
     mdev_config: tuple[str, ...] = ()
     spelling: Spelling = Spelling.CLI
+    dra: bool = False
+    dra_driver: str | None = None
 
     def validated(self) -> ScanRequest:
-        """The request; a :class:`~pciname.errors.PcinameError` for profile ``auto``."""
+        """The request; a :class:`~pciname.errors.PcinameError` for profile
+        ``auto``, an unknown DRA driver release, or DRA with a profile or
+        ``mdev_config`` (the DRA driver names no resources)."""
         if is_auto(self.profile):
             raise self.spelling.auto_refused()
+        if self.dra_driver is not None and not self.dra:
+            raise PcinameError("--dra-driver is for scan --dra")
+        if self.dra:
+            if self.mdev_config or self.profile is not None:
+                raise PcinameError(
+                    "scan --dra takes no profile and no --mdev-config: the DRA driver names no resources"
+                )
+            for_driver(self.dra_driver)  # an unknown release: one line
         return self
 
 
 @dataclass(frozen=True)
 class Scan:
-    """The scan, and the mediatedDevicesConfiguration when it was asked for."""
+    """The scan (None: a DRA scan), the mediatedDevicesConfiguration when
+    it was asked for, the DRA driver's devices when they were."""
 
-    result: ScanResult
+    result: ScanResult | None
     mdev_config: dict[str, Any] | None = None
+    dra: DraScanResult | None = None
 
 
 def answer(request: ScanRequest, *, resolver: ResolverLike | None = None) -> Scan:
     """The scan of a :meth:`~ScanRequest.validated` request's root; a
     :class:`~pciname.errors.PcinameError` when it holds no sysfs, or (with
     ``mdev_config``) the node offers a type not as an mdev."""
+    if request.dra:
+        return Scan(None, dra=dra_scan(Path(request.root), for_driver(request.dra_driver)))
     profile = request.profile if request.profile is not None else DEFAULT_PROFILE
     result = scan(request.root, profile, resolver=resolver)
     if request.mdev_config:

@@ -65,6 +65,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         + " Exit 0 clean, 1 findings, 2 errors.",
     )
     _add_cluster_options(audit)
+    audit.add_argument(
+        "--dra",
+        action="store_true",
+        help="audit DRA instead: read the ResourceSlices of NVIDIA's DRA driver, the DeviceClasses, "
+        "ResourceClaimTemplates, ResourceClaims and VirtualMachines, and report per VM claim request whether its "
+        "DeviceClass exists and some published device satisfies its selectors",
+    )
     add_cozystack_option(audit, "the cluster runs, when its cozystack-operator Deployment does not say")
     add_profile_options(audit)
     add_output_option(audit)
@@ -139,9 +146,13 @@ def _connect(args: argparse.Namespace, seconds: float) -> ApiClient:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from pciname.capabilities.audit import AuditRequest, Deadline, answer_audit, read
+    from pciname.capabilities.audit import AuditRequest, Deadline, answer_audit, answer_audit_dra, read
 
-    request = AuditRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout)
+    request = AuditRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout, dra=args.dra)
+    if args.dra:
+        dra = answer_audit_dra(request.validated(), _connect(args, request.seconds))
+        _dra_table(dra) if args.output == "table" else emit(dra, args.output)
+        return 1 if dra["findings"] else 0
     deadline = Deadline(request, "audit")  # from the command's start
     asked, state = read(request.validated(), _connect(args, request.seconds), deadline=deadline, note=say)
     result = answer_audit(asked, state.kubevirt, state.nodes, check=deadline.check)
@@ -202,6 +213,40 @@ def _audit_table(result: dict[str, Any]) -> None:
             write_line(f"{f['code']}:{where} {f['message']}", out)
     else:
         out.write("\nno findings\n")
+
+
+def _dra_table(result: dict[str, Any]) -> None:
+    out = sys.stdout
+    api = result["resource_api"] or "none (the cluster serves no resource.k8s.io)"
+    write_line(f"API: {api}; DeviceClasses: {', '.join(result['device_classes']) or 'none'}", out)
+    out.write("\n")
+    if result["devices"]:
+        table(
+            [
+                (d["node"], d["name"], _attributes_shown(d["attributes"].get(result["driver"], {})))
+                for d in result["devices"]
+            ],
+            ("NODE", f"DEVICE ({result['driver']})", "ATTRIBUTES"),
+        )
+    else:
+        write_line(f"no device in a ResourceSlice of {result['driver']}", out)
+    if result["requests"]:
+        out.write("\n")
+        table(
+            [
+                (r["vm"], r["claim"], r["request"], r.get("device_class"), r["verdict"], r["why"])
+                for r in result["requests"]
+            ],
+            ("VM", "CLAIM", "REQUEST", "DEVICE CLASS", "VERDICT", "WHY"),
+        )
+    out.write("\n")
+    for f in result["findings"]:
+        write_line(f"{f['code']}: {f['vm']}: {f['message']}", out)
+    write_line(f"note: {result['note']}" if result["findings"] or result["requests"] else "no VM claims", out)
+
+
+def _attributes_shown(own: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={own[k]}" for k in ("type", "deviceID", "productName") if k in own)
 
 
 # -- gpu-options ----------------------------------------------------------------------

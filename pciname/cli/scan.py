@@ -17,7 +17,9 @@ from pciname.cli.core import add_profile_options, profile_from_args
 from pciname.cli.output import add_output_option
 
 if TYPE_CHECKING:
+    from pciname.host.dra_scan import DraScanResult
     from pciname.host.sysfs import ScanResult
+    from pciname.naming.profiles import Profile
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,6 +40,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="print KubeVirt's mediatedDevicesConfiguration creating TYPE (A10-24Q, or its exact mdev_type/name) "
         "with the node's own nvidia-NNN ids (they differ per SKU and driver) instead of the report (repeatable)",
     )
+    scan.add_argument(
+        "--dra",
+        action="store_true",
+        help="show instead the vfio devices NVIDIA's DRA driver publishes in the node's ResourceSlice (names, "
+        "attributes, capacity), as that release's discovery computes them, and the functions it skips and why",
+    )
+    scan.add_argument(
+        "--dra-driver",
+        metavar="VERSION",
+        help="the DRA driver release for --dra (default: the newest that publishes vfio devices)",
+    )
     add_profile_options(scan)
     add_output_option(scan)
     scan.set_defaults(func=run_scan)
@@ -47,12 +60,21 @@ def run_scan(args: argparse.Namespace) -> int:
     # Imported here: building the parser (every command's) stays light.
     from pciname.capabilities.scan import ScanRequest, answer
 
-    request = ScanRequest(args.sysfs_root, profile_from_args(args), tuple(args.mdev_config or ())).validated()
+    request = ScanRequest(
+        args.sysfs_root,
+        _profile(args),
+        tuple(args.mdev_config or ()),
+        dra=args.dra,
+        dra_driver=args.dra_driver,
+    ).validated()
     scanned = answer(request)
     if scanned.mdev_config is not None:
         emit(scanned.mdev_config, "json" if args.output == "json" else "yaml")
         return 0
+    if scanned.dra is not None:
+        return _dra_report(scanned.dra, args.output)
     result = scanned.result
+    assert result is not None
     if args.output == "table":
         _scan_table(result)
     else:
@@ -154,3 +176,55 @@ def _kata_header(result: ScanResult) -> str:
         f"profile {result.profile} ({result.plugin}); the plugin takes NVIDIA functions {classes}bound to exactly "
         f"{', '.join(result.vfio_drivers)}; one kubelet device per {unit}; {aliases}"
     )
+
+
+def _profile(args: argparse.Namespace) -> str | Profile | None:
+    """The profile the options select; with ``--dra`` None unless one was given (which the request refuses)."""
+    given = (getattr(args, name, None) for name in ("profile", "pciids", "algorithm", "alias", "nvswitch_alias"))
+    if args.dra and all(value is None for value in given):
+        return None
+    return profile_from_args(args)
+
+
+def _dra_report(result: DraScanResult, output: str) -> int:
+    """The DRA driver's devices: a table, or the result as JSON/YAML."""
+    if output != "table":
+        emit(result.to_dict(), output)
+        return 1 if result.errors else 0
+    from pciname.host.dra_scan import ATTRIBUTE_KINDS
+
+    out = sys.stdout
+    gate = f"with its feature gate {result.gate}=true (default false)" if result.gate else "(no vfio code)"
+    where = f"; DeviceClass {result.device_class}" if result.device_class else ""
+    write_line(f"DRA driver {result.driver} {result.release}, vfio GPUs {gate}{where}", out)
+    out.write("\n")
+    if result.functions:
+        table(
+            [
+                (f.address, f"{f.vendor}:{f.device}", f.pci_class, f.driver, f.numa_node, f.status)
+                for f in result.functions
+            ],
+            ("ADDRESS", "DEVICE", "CLASS", "DRIVER", "NUMA", "SLICE DEVICE OR WHY NOT"),
+        )
+    else:
+        out.write("no NVIDIA PCI functions\n")
+    for device in result.devices:
+        out.write(f"\ndevice {device.name} ({device.address}, {device.device})\n")
+        table(
+            [(name, ATTRIBUTE_KINDS[type(value)], _go_value(value)) for name, value in device.attributes.items()]
+            + [(name, "quantity", value) for name, value in device.capacity.items()],
+            ("ATTRIBUTE", "TYPE", "VALUE"),
+        )
+    if result.inferred:
+        out.write("\n")
+    for text in result.inferred:
+        write_line(f"inferred: {text}", out)
+    if result.diagnoses:
+        out.write("\n")
+        for d in result.diagnoses:
+            write_line(f"{d.severity}: {d.code}: {d.subject}: {d.message}", out)
+    return 1 if result.errors else 0
+
+
+def _go_value(value: str | int | bool) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)

@@ -523,6 +523,114 @@ def read_cluster(
     return ClusterState(read_kubevirt(api_client, kubevirt_name, clock=clock), read_nodes(api_client, clock=clock))
 
 
+# -- DRA ---------------------------------------------------------------------------
+
+#: What a DRA audit reads a page at a time (as Nodes), and at most of each kind.
+DRA_PAGE = 500
+MAX_DRA_OBJECTS = 20_000
+#: ``resource.k8s.io``: the versions tried, newest first (the first one served is read).
+RESOURCE_GROUP = "resource.k8s.io"
+RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+#: The kinds a DRA audit lists (plural, list kind), all namespaces.
+DRA_KINDS = (
+    ("resourceslices", "ResourceSliceList"),
+    ("deviceclasses", "DeviceClassList"),
+    ("resourceclaimtemplates", "ResourceClaimTemplateList"),
+    ("resourceclaims", "ResourceClaimList"),
+)
+
+
+@dataclass
+class DraState:
+    """What :func:`read_dra` read: the ``resource.k8s.io`` version served
+    (None: none, and no DRA object was read), its objects by plural, and
+    the KubeVirt VirtualMachines (none: KubeVirt is not installed)."""
+
+    resource_api: str | None
+    objects: dict[str, list[KubeObject]]
+    vms: list[KubeObject]
+
+
+def _check_object(obj: KubeObject, where: str) -> None:
+    from pciname.cluster.shapes import check_metadata, mapping
+
+    check_metadata(obj, where)
+    mapping(obj.get("spec"), f"{where}.spec")
+
+
+def _list_all(
+    api_client: ApiClient, group: str, version: str, plural: str, kind: str, clock: _Clock
+) -> list[KubeObject]:
+    """Every object of ``group/version/plural`` in all namespaces, paged as
+    :func:`read_nodes` pages (``limit``/``continue``, a repeated token or too
+    many objects a ClusterError); raises :class:`_Answered` for a 404."""
+    import hashlib
+
+    from kubernetes.client import CustomObjectsApi
+
+    what = f"list {plural}.{group}/{version}"
+    api = CustomObjectsApi(api_client)
+    found: list[KubeObject] = []
+    token: str | None = None
+    seen: set[bytes] = set()
+    while True:
+        paging: dict[str, Any] = {"limit": DRA_PAGE, **({"_continue": token} if token else {})}
+        response = _call(
+            what,
+            api.list_cluster_custom_object,
+            group,
+            version,
+            plural,
+            handled=(404,),
+            _preload_content=False,
+            **paging,
+            **clock.options(what),
+        )
+        items, token = _items(what, _json(what, response, clock), kind)
+        _checked(what, _check_object, items, f"{kind} items (from {len(found)})")
+        found.extend(items)
+        if len(found) > MAX_DRA_OBJECTS:
+            raise ClusterError(
+                f"cannot {what}: the cluster has more than {MAX_DRA_OBJECTS} of them", reason="unreachable"
+            )
+        if token is None:
+            return found
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        if digest in seen:
+            raise ClusterError(
+                f"cannot {what}: the API server's {kind} paging does not end: continue token repeated",
+                reason="unreachable",
+            )
+        seen.add(digest)
+
+
+def read_dra(api_client: ApiClient, *, timeout: float | None = None) -> DraState:
+    """The cluster's ResourceSlices, DeviceClasses, ResourceClaimTemplates and
+    ResourceClaims of the newest ``resource.k8s.io`` version it serves, and
+    its KubeVirt VirtualMachines; ``timeout`` bounds all the requests together,
+    each answer is bounded in size and shape."""
+    bounded(api_client)
+    clock = _Clock(timeout)
+    api, objects = None, {}
+    for version in RESOURCE_VERSIONS:
+        try:
+            first = _list_all(api_client, RESOURCE_GROUP, version, *DRA_KINDS[0], clock)
+        except _Answered:
+            continue
+        api, objects = version, {DRA_KINDS[0][0]: first}
+        for plural, kind in DRA_KINDS[1:]:
+            try:
+                objects[plural] = _list_all(api_client, RESOURCE_GROUP, version, plural, kind, clock)
+            except _Answered:
+                objects[plural] = []
+        break
+    try:
+        vms = _list_all(api_client, GROUP, VERSION, "virtualmachines", "VirtualMachineList", clock)
+    except _Answered:
+        vms = []
+    return DraState(api, objects, vms)
+
+
 # -- applying -----------------------------------------------------------------------
 
 

@@ -139,6 +139,22 @@ def choose(driver: str | None = None, kubevirt: str | None = None, resource_api:
     return Combination(d, k, api, facts()["driver_releases"][d], facts()["kubevirt_releases"][k])
 
 
+def for_driver(driver: str | None = None) -> Combination:
+    """One driver release's facts, for what it publishes on a node (which
+    needs no KubeVirt): ``driver`` (None: the newest that publishes vfio
+    devices) whether or not a KubeVirt release works with it, even one that
+    publishes none; DraCombinationError for an unknown release. Its
+    ``kubevirt`` is the newest release, not checked against the driver."""
+    all_drivers = drivers()
+    missing = "; ".join(facts().get("missing", ()))
+    chosen = _known("--dra-driver", driver, all_drivers, f"; {missing}" if missing else "") if driver else None
+    release = chosen or (_publishing() or all_drivers)[-1]
+    newest = kubevirts()[-1]
+    return Combination(
+        release, newest, RESOURCE_APIS[0], facts()["driver_releases"][release], facts()["kubevirt_releases"][newest]
+    )
+
+
 def _publishing() -> list[str]:
     return [d for d in drivers() if facts()["driver_releases"][d]["vfio"]["publishes"]]
 
@@ -174,5 +190,6 @@ __all__ = [
     "choose",
     "drivers",
     "facts",
+    "for_driver",
     "kubevirts",
 ]

@@ -45,6 +45,13 @@ FUNCTION_NOT_ON_VFIO_PCI = "function-not-on-vfio-pci"
 GROUP_MINUS_ONE = "iommu-group-minus-one"
 NO_IOMMUFD_DEVICE = "no-iommufd-device"
 SHARED_SOCKET = "shared-socket"
+# -- NVIDIA's DRA driver for GPUs (pciname.host.dra_scan)
+DRA_NO_VFIO_DEVICES = "dra-no-vfio-devices"
+DRA_DISCOVERY_FAILED = "dra-discovery-failed"
+DRA_NOT_A_GPU = "dra-not-a-gpu"
+DRA_GPU_ON_NVIDIA = "dra-gpu-on-nvidia"
+DRA_CANNOT_PREPARE = "dra-cannot-prepare"
+DRA_NO_PCIE_ROOT = "dra-no-pcie-root"
 
 
 class Code(NamedTuple):
@@ -171,6 +178,38 @@ CODES: dict[str, Code] = {
         ERROR,
         "Kata plugin: two device ids on the node get one name (one alias for every model, or one per-model name): "
         "their plugins share one socket and remove each other's, so kubelet sees one model's devices at a time",
+    ),
+    DRA_NO_VFIO_DEVICES: Code(
+        ERROR,
+        "DRA driver: the release publishes no vfio device on any node: it has no vfio code (before v25.12.0), or "
+        "(v25.12.0) a bug finds no parent for any GPU and skips every one",
+    ),
+    DRA_DISCOVERY_FAILED: Code(
+        ERROR,
+        "DRA driver: its discovery fails, so it publishes no ResourceSlice: go-nvlib's GetGPUs cannot read or "
+        "parse a file it needs (the vendor file of any function; class, device, numa_node, resource, driver, "
+        "iommu_group or SR-IOV files of an NVIDIA or Mellanox one), it cannot tell whether /dev/iommu exists, "
+        "or (v0.4.0 and later) a GPU's address is no lower-case DDDD:BB:DD.F",
+    ),
+    DRA_NOT_A_GPU: Code(
+        INFO,
+        "DRA driver: an NVIDIA function that is no GPU physical function (class not exactly 0x030000 or "
+        "0x030200, e.g. a GPU's audio function, or an SR-IOV VF): GetGPUs skips it",
+    ),
+    DRA_GPU_ON_NVIDIA: Code(
+        WARNING,
+        "DRA driver v0.4.0 and later: a GPU bound to nvidia: published as a vfio device unless NVML shows MIG "
+        "devices on it (which sysfs does not tell); preparing a claim rebinds it to vfio-pci",
+    ),
+    DRA_CANNOT_PREPARE: Code(
+        ERROR,
+        "DRA driver v0.4.0 and later: a GPU bound to neither vfio-pci nor nvidia (another driver, none): "
+        "published, but preparing a claim for it fails, so a VM given it does not start",
+    ),
+    DRA_NO_PCIE_ROOT: Code(
+        WARNING,
+        "DRA driver: a GPU whose /sys/bus/pci/devices link does not point into /sys/devices/pci*/.../<address>: "
+        "published without resource.kubernetes.io/pcieRoot",
     ),
 }
 

@@ -81,7 +81,7 @@ from pciname.host.node import (
     walk,
 )
 from pciname.naming import checks, kata
-from pciname.naming.gotext import trim_space
+from pciname.naming.gotext import go_int, go_uint, nvpci_address_key, trim_space
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
 if TYPE_CHECKING:
@@ -252,39 +252,10 @@ def _vfio_dev(root: Path, address: str) -> str | None:
 
 
 def _class_value(text: str | None) -> int | None:
-    return _go_uint(trim_space(text), 32) if text is not None else None
+    return go_uint(trim_space(text), 32) if text is not None else None
 
 
 # -- v0.0.2 and later: go-nvlib's nvpci -----------------------------------------
-
-_GO_UINT = re.compile(r"(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|0(?:_?[0-7])*|[1-9](?:_?[0-9])*)")
-
-
-def _go_uint(text: str, bits: int, base: int = 0) -> int | None:
-    """``strconv.ParseUint(text, base, bits)`` (None: an error). Base 0
-    takes Go's integer literal prefixes and underscores; base 10 digits only."""
-    if base == 10:
-        return int(text) if text.isascii() and text.isdigit() and int(text) < 1 << bits else None
-    if not _GO_UINT.fullmatch(text):
-        return None
-    digits = text.replace("_", "")
-    prefix = digits[:2].lower()
-    if prefix in ("0x", "0o", "0b"):
-        value = int(digits[2:], {"0x": 16, "0o": 8, "0b": 2}[prefix])
-    elif digits.startswith("0") and len(digits) > 1:
-        value = int(digits[1:], 8)
-    else:
-        value = int(digits)
-    return value if value < 1 << bits else None
-
-
-def _go_int(text: str) -> int | None:
-    """``strconv.ParseInt(text, 0, 64)`` (None: an error)."""
-    sign, rest = (-1, text[1:]) if text[:1] == "-" else (1, text[1:] if text[:1] == "+" else text)
-    value = _go_uint(rest, 64)
-    if value is None or value > (1 << 63) - (sign > 0):
-        return None
-    return sign * value
 
 
 class _NvpciError(Exception):
@@ -328,7 +299,7 @@ class _Nvpci:
 
     def _uint(self, path: str, what: str, bits: int, base: int = 0) -> int:
         text = self._text(path, what)
-        value = _go_uint(text, bits, base)
+        value = go_uint(text, bits, base)
         if value is None:
             raise _NvpciError(f"unable to parse PCI {what} {text!r}")
         return value
@@ -348,7 +319,7 @@ class _Nvpci:
         found.pci_class = self._uint(f"{dev}/class", "class", 32)
         found.device = self._uint(f"{dev}/device", "device", 16)
         numa = self._text(f"{dev}/numa_node", "numa_node")
-        found.numa = _go_int(numa)
+        found.numa = go_int(numa)
         if found.numa is None:
             raise _NvpciError(f"unable to parse PCI numa_node {numa!r}")
         if self.newer:
@@ -358,7 +329,7 @@ class _Nvpci:
         found.driver = self._link(f"{dev}/driver", "driver") or ""
         group = self._link(f"{dev}/iommu_group", "IOMMU group")
         if group is not None:
-            value = _go_int(trim_space(group))
+            value = go_int(trim_space(group))
             if value is None:
                 raise _NvpciError(f"unable to convert iommu_group string to int64: {group!r}")
             found.group = value
@@ -417,15 +388,6 @@ class _Nvpci:
             self._db_checked = True
 
 
-def _address_key(address: str) -> int:
-    """GetAllDevices' sort key: the address without ``:`` and ``.`` as a hex
-    number (ParseUint's error ignored: 0, or the maximum when out of range)."""
-    digits = address.replace(":", "").replace(".", "")
-    if not digits or not all(c in "0123456789abcdefABCDEF" for c in digits):
-        return 0
-    return min(int(digits, 16), (1 << 64) - 1)
-
-
 def _get_all_devices(root: Path, view: ProfileView, taken: _Taken) -> list[_Device]:
     """GetAllDevices: the devices nvpci builds, sorted by address; its
     failure (the first entry it fails on) noted in ``taken``."""
@@ -455,7 +417,7 @@ def _get_all_devices(root: Path, view: ProfileView, taken: _Taken) -> list[_Devi
             continue
         if found is not None:
             devices.append(found)
-    devices.sort(key=lambda d: _address_key(d.address))
+    devices.sort(key=lambda d: nvpci_address_key(d.address))
     return devices
 
 

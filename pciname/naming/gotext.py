@@ -110,3 +110,44 @@ def filter_upper(text: str) -> str:
 def filter_2019(text: str) -> str:
     """Delete every character outside ``[a-zA-Z0-9_]``."""
     return _NOT_2019_KEPT.sub("", text)
+
+
+# -- strconv, as go-nvlib parses sysfs files --------------------------------------
+
+_GO_UINT = re.compile(r"(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|0(?:_?[0-7])*|[1-9](?:_?[0-9])*)")
+
+
+def go_uint(text: str, bits: int, base: int = 0) -> int | None:
+    """``strconv.ParseUint(text, base, bits)`` (None: an error). Base 0
+    takes Go's integer literal prefixes and underscores; base 10 digits only."""
+    if base == 10:
+        return int(text) if text.isascii() and text.isdigit() and int(text) < 1 << bits else None
+    if not _GO_UINT.fullmatch(text):
+        return None
+    digits = text.replace("_", "")
+    prefix = digits[:2].lower()
+    if prefix in ("0x", "0o", "0b"):
+        value = int(digits[2:], {"0x": 16, "0o": 8, "0b": 2}[prefix])
+    elif digits.startswith("0") and len(digits) > 1:
+        value = int(digits[1:], 8)
+    else:
+        value = int(digits)
+    return value if value < 1 << bits else None
+
+
+def go_int(text: str) -> int | None:
+    """``strconv.ParseInt(text, 0, 64)`` (None: an error)."""
+    sign, rest = (-1, text[1:]) if text[:1] == "-" else (1, text[1:] if text[:1] == "+" else text)
+    value = go_uint(rest, 64)
+    if value is None or value > (1 << 63) - (sign > 0):
+        return None
+    return sign * value
+
+
+def nvpci_address_key(address: str) -> int:
+    """go-nvlib nvpci GetAllDevices' sort key: the address without ``:`` and ``.`` as a hex
+    number (ParseUint's error ignored: 0, or the maximum when out of range)."""
+    digits = address.replace(":", "").replace(".", "")
+    if not digits or not all(c in "0123456789abcdefABCDEF" for c in digits):
+        return 0
+    return min(int(digits, 16), (1 << 64) - 1)

@@ -33,6 +33,8 @@ NOT_REPLAYED = {
     "--sysfs-root /tmp/node": "needs a node's sysfs tree (tests/host/test_host_sysfs.py builds that very node)",
     "--from-scan /host": "needs a node's sysfs tree",
     "kubectl ": "needs a cluster",
+    "--sysfs-root /tmp/dra-node": "needs a node's sysfs tree (tests/host/test_scan_dra.py builds it and replays these)",
+    "audit --dra": "needs a cluster (tests/cluster/test_audit_dra.py replays it on its fake API server)",
 }
 
 

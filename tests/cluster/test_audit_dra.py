@@ -1,0 +1,331 @@
+"""``audit --dra`` against a fake API server on loopback, through the real
+``kubernetes`` client: the ResourceSlices hold what ``scan --dra`` computes
+for sysfs-shaped nodes (the DRA driver's devices), the claims, VMs and
+DeviceClass are what ``vm-gpus --dra`` writes (``dra.claims.dra_objects``),
+and every verdict is the one the selectors give, or ``cannot-judge``."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from pciname.cli import main
+from pciname.dra.claims import dra_objects
+from pciname.dra.facts import choose, for_driver
+from pciname.host.dra_scan import dra_scan
+from pciname.kubevirt.audit_dra import CannotJudge, evaluate
+from tests.fake_kube import FakeKube, dra_objects as listed
+from tests.host.dra_nodes import add, readme_commands, replay
+from tests.sysfs_tree import SysfsTree
+
+DRIVER = "gpu.nvidia.com"
+
+
+def slice_of(tmp_path, node, devices, api="v1"):
+    """The ResourceSlice the driver publishes on ``node``, whose sysfs has
+    the GPUs ``devices`` (address -> device id), as scan --dra computes it."""
+    tree = SysfsTree(tmp_path / node)
+    for address, device_id in devices.items():
+        add(tree, address, device=f"0x{device_id}\n")
+    entries = [d.slice_entry() for d in dra_scan(tree.root, for_driver("v0.4.0")).devices]
+    if api == "v1beta1":
+        entries = [{"name": e["name"], "basic": {k: e[k] for k in ("attributes", "capacity")}} for e in entries]
+    return {
+        "apiVersion": f"resource.k8s.io/{api}",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{DRIVER}-abcde"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": entries,
+        },
+    }
+
+
+def generated(name, gpus, api="v1", namespace="vms"):
+    """vm-gpus --dra's template, VM and DeviceClass for ``gpus``, in ``namespace``."""
+    objects = dra_objects(gpus, choose(driver="v0.4.0", resource_api=api), name=name)
+    template, vm, device_class = (copy.deepcopy(d) for d in objects.documents)
+    for obj in (template, vm):
+        obj["metadata"]["namespace"] = namespace
+    return template, vm, device_class
+
+
+def cluster(api, slices, classes, templates, vms, claims=()):
+    return FakeKube(listed=listed(api, list(slices), list(classes), list(templates), list(claims), list(vms))).start()
+
+
+def audit(fake, tmp_path, capsys, *extra):
+    code = main(["audit", "--dra", "--kubeconfig", str(fake.kubeconfig(tmp_path)), "-o", "json", *extra])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out else None, captured.err
+
+
+@pytest.fixture
+def two_vms(tmp_path):
+    """A node with an A10 published; a VM asking for an A10, one for an A100."""
+    a10 = generated("vm-a10", [("2236", 1)])
+    a100 = generated("vm-a100", [("20b5", 1)])
+    fake = cluster(
+        "v1",
+        [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})],
+        [a10[2]],
+        [a10[0], a100[0]],
+        [a10[1], a100[1]],
+    )
+    yield fake
+    fake.stop()
+
+
+def test_verdicts_per_vm_request(two_vms, tmp_path, capsys):
+    code, report, _ = audit(two_vms, tmp_path, capsys)
+    assert code == 1
+    assert report["resource_api"] == "resource.k8s.io/v1"
+    assert report["device_classes"] == ["vfio.gpu.nvidia.com"]
+    assert [(d["node"], d["name"]) for d in report["devices"]] == [("gpu-1", "gpu-vfio-0")]
+    rows = {r["vm"]: r for r in report["requests"]}
+    assert rows["vms/vm-a10"]["verdict"] == "satisfiable"
+    assert rows["vms/vm-a10"]["nodes"] == {"gpu-1": ["gpu-vfio-0"]}
+    assert (rows["vms/vm-a10"]["claim"], rows["vms/vm-a10"]["request"]) == ("vm-a10", "gpu1")
+    assert rows["vms/vm-a100"]["verdict"] == "unsatisfiable"
+    assert rows["vms/vm-a100"]["why"] == (
+        "no published device is selected; the driver publishes type='vfio', vendorID='0x10de', deviceID='0x2236', "
+        "productName='GA102GL [A10]'"
+    )
+    assert [(f["code"], f["vm"]) for f in report["findings"]] == [("dra-unsatisfiable", "vms/vm-a100")]
+
+
+def test_reads_are_paged_and_read_only(two_vms, tmp_path, capsys):
+    audit(two_vms, tmp_path, capsys)
+    assert {r.method for r in two_vms.requests} == {"GET"}
+    paths = [r.path for r in two_vms.requests]
+    for plural in ("resourceslices", "deviceclasses", "resourceclaimtemplates", "resourceclaims"):
+        assert f"/apis/resource.k8s.io/v1/{plural}" in paths
+    assert "/apis/kubevirt.io/v1/virtualmachines" in paths
+    assert all(r.query.get("limit") == ["500"] for r in two_vms.requests)
+
+
+def test_the_table(two_vms, tmp_path, capsys):
+    code = main(["audit", "--dra", "--kubeconfig", str(two_vms.kubeconfig(tmp_path))])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.startswith("API: resource.k8s.io/v1; DeviceClasses: vfio.gpu.nvidia.com\n")
+    assert "gpu-1  gpu-vfio-0" in out
+    assert "dra-unsatisfiable: vms/vm-a100: claim vm-a100 request gpu1: no published device is selected" in out
+
+
+def test_many_slices_are_read_page_by_page(tmp_path, capsys):
+    one = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    slices = []
+    for i in range(1001):
+        entry = copy.deepcopy(one)
+        entry["metadata"]["name"] = f"s{i}"
+        entry["spec"]["nodeName"] = f"gpu-{i}"
+        slices.append(entry)
+    a10 = generated("vm-a10", [("2236", 2)])
+    fake = cluster("v1", slices, [a10[2]], [a10[0]], [a10[1]])
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert len(report["devices"]) == 1001
+    continues = [r.query.get("continue") for r in fake.requests if r.path.endswith("/resourceslices")]
+    assert continues == [None, ["500"], ["1000"]]
+    # Two A10s asked for (two requests of one claim), one on each node: no
+    # node can give both, though each request alone is satisfiable.
+    assert [(r["request"], r["verdict"]) for r in report["requests"]] == [
+        ("gpu1", "unsatisfiable"),
+        ("gpu2", "unsatisfiable"),
+    ]
+    assert report["requests"][0]["why"] == (
+        "no node publishes distinct selected devices for all 2 requests of the claim together"
+    )
+    assert code == 1
+
+
+def test_a_count_more_than_a_node_publishes(tmp_path, capsys):
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 3
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    fake = cluster("v1", [node], [device_class], [template], [vm])
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    (row,) = report["requests"]
+    assert (row["verdict"], row["count"], row["why"]) == (
+        "unsatisfiable",
+        3,
+        "no node publishes 3 selected devices (gpu-1: 2)",
+    )
+    assert code == 1
+
+
+def test_two_on_one_node_satisfy_a_count_of_two(tmp_path, capsys):
+    a10 = generated("vm-a10", [("2236", 2)])
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    fake = cluster("v1", [node], [a10[2]], [a10[0]], [a10[1]])
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert code == 0
+    assert [(r["request"], r["verdict"]) for r in report["requests"]] == [
+        ("gpu1", "satisfiable"),
+        ("gpu2", "satisfiable"),
+    ]
+    assert report["requests"][0]["nodes"] == {"gpu-1": ["gpu-vfio-0", "gpu-vfio-1"]}
+
+
+def test_v1beta1_cluster(tmp_path, capsys):
+    # No v1, no v1beta2 (404): the v1beta1 shapes (basic, requests without exactly).
+    a10 = generated("vm-a10", [("2236", 1)], api="v1beta1")
+    assert "exactly" not in a10[0]["spec"]["spec"]["devices"]["requests"][0]
+    fake = cluster(
+        "v1beta1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"}, "v1beta1")], [a10[2]], [a10[0]], [a10[1]]
+    )
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert report["resource_api"] == "resource.k8s.io/v1beta1"
+    assert [r["verdict"] for r in report["requests"]] == ["satisfiable"]
+    assert code == 0
+
+
+def test_no_device_class(tmp_path, capsys):
+    a10 = generated("vm-a10", [("2236", 1)])
+    fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [], [a10[0]], [a10[1]])
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert code == 1
+    assert report["requests"][0]["verdict"] == "no-device-class"
+    assert report["findings"][0]["code"] == "dra-no-device-class"
+    assert "the cluster has no DeviceClass 'vfio.gpu.nvidia.com'" in report["findings"][0]["message"]
+
+
+def test_an_expression_pciname_does_not_evaluate_is_not_judged(tmp_path, capsys):
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    request["selectors"] = [
+        {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.startsWith('GA102')"}}
+    ]
+    fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [device_class], [template], [vm])
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert code == 0
+    assert report["requests"][0]["verdict"] == "cannot-judge"
+    assert "pciname evaluates only conjunctions of attribute equalities" in report["requests"][0]["why"]
+    assert report["findings"] == []
+
+
+def test_claims_and_requests_that_do_not_exist(tmp_path, capsys):
+    _, vm, device_class = generated("vm-a10", [("2236", 1)])  # its template is not in the cluster
+    _, other, _ = generated("vm-b", [("2236", 1)])
+    template_b, _, _ = generated("vm-b", [("2236", 1)])
+    other["spec"]["template"]["spec"]["domain"]["devices"]["gpus"][0]["requestName"] = "gpu9"
+    other["spec"]["template"]["spec"]["domain"]["devices"]["gpus"].append(
+        {"name": "x", "claimName": "nope", "requestName": "r"}
+    )
+    fake = cluster("v1", [], [device_class], [template_b], [vm, other])
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert code == 1
+    assert [(f["code"], f["vm"], f["message"]) for f in report["findings"]] == [
+        ("dra-claim-missing", "vms/vm-a10", "ResourceClaimTemplate vms/vm-a10 does not exist"),
+        ("dra-request-missing", "vms/vm-b", "ResourceClaimTemplate vms/vm-b has no request 'gpu9'"),
+        (
+            "dra-claim-missing",
+            "vms/vm-b",
+            "gpus[] 'x' names claim 'nope', which spec.template.spec.resourceClaims does not list",
+        ),
+    ]
+
+
+def test_a_cluster_without_dra(tmp_path, capsys):
+    fake = FakeKube().start()
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert (code, report["resource_api"], report["devices"], report["requests"]) == (0, None, [], [])
+
+
+def test_a_profile_is_refused(two_vms, tmp_path, capsys):
+    code, _, err = audit(two_vms, tmp_path, capsys, "--profile", "latest")
+    assert code == 2
+    assert err.startswith("pciname: error: audit --dra takes no --profile") and err.count("\n") == 1
+
+
+def test_a_malformed_answer_is_one_line(tmp_path, capsys):
+    fake = FakeKube(listed=listed("v1", ["not an object"], [], [], [], [])).start()
+    try:
+        code, _, err = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert code == 2
+    assert err.startswith("pciname: error: cannot list resourceslices.resource.k8s.io/v1") and err.count("\n") == 1
+
+
+# -- the evaluation itself ------------------------------------------------------------------
+
+A10 = {
+    "name": "gpu-vfio-0",
+    "driver": DRIVER,
+    "attributes": {DRIVER: {"type": "vfio", "deviceID": "0x2236", "numa": 0, "iommuFDEnabled": False}},
+}
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'vfio'", True),
+        ('device.attributes["gpu.nvidia.com"].deviceID == "0x2236"', True),
+        ("device.attributes['gpu.nvidia.com'].deviceID == '0x2236 && x'", False),  # && inside a string
+        ("device.attributes['gpu.nvidia.com'].deviceID == '0x2237'", False),
+        ("device.attributes['gpu.nvidia.com'].numa == 0", True),
+        ("device.attributes['gpu.nvidia.com'].numa == '0'", False),  # an int is no string
+        ("device.attributes['gpu.nvidia.com'].iommuFDEnabled == false", True),
+        ("device.attributes['gpu.nvidia.com'].missing == 'x' && device.driver == 'other'", False),  # false && error
+    ],
+)
+def test_evaluate(expression, expected):
+    assert evaluate(expression, A10) is expected
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "device.attributes['gpu.nvidia.com'].missing == 'x'",  # a CEL runtime error
+        "device.attributes['gpu.nvidia.com'].deviceID != '0x2237'",
+        "device.attributes['gpu.nvidia.com'].deviceID == '0x2236' || true",
+        "device.attributes['gpu.nvidia.com'].deviceID == '\\x30x2236'",  # an escape
+    ],
+)
+def test_evaluate_cannot_judge(expression):
+    with pytest.raises(CannotJudge):
+        evaluate(expression, A10)
+
+
+def test_readme_transcript_replays(two_vms, tmp_path):
+    # README.md's audit --dra transcript, against the cluster it shows.
+    from tests.conftest import REPO
+
+    ((command, shown),) = readme_commands("$ pciname audit --dra")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+        "HOME": str(tmp_path),
+        "KUBECONFIG": str(two_vms.kubeconfig(tmp_path)),
+        "NO_PROXY": "127.0.0.1",
+    }
+    assert replay(command, tmp_path, env) == shown
