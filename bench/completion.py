@@ -1,22 +1,24 @@
 """Speed of shell completion: one answer of ``pciname __complete`` (what
 each TAB runs in bash, zsh and fish, and kubectl_complete-pciname under
-kubectl), wall time, warm, against ``python -c pass`` from the same
-interpreter. Goal: under 50 ms per call, device ids included.
+kubectl), wall time, warm, against ``python -c pass`` from the same venv.
+Goal: under 50 ms per call, device ids included.
 
-    python bench/completion.py [--repeat N]
+    python bench/completion.py [--repeat N] [--venv DIR]
 
-Run from a checkout (the editable install's finder adds to every start,
-the baseline's too); each figure is the median of N runs.
+Timed as users run it: from a venv with a plain ``pip install .`` of this
+checkout (bench/core.py's Venv, built once in ``--venv``), runs interleaved
+so that the machine's drift hits all alike; each figure is the median.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
+import os
 import sys
-import time
+import tempfile
 from pathlib import Path
+
+from core import Venv, interleaved
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_MS = 50
@@ -31,24 +33,20 @@ CASES = {
 }
 
 
-def wall_ms(argv: list[str], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, check=True, cwd=REPO)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "pciname-bench-venv")
     args = parser.parse_args()
-    base = wall_ms([sys.executable, "-c", "pass"], args.repeat)
+    venv = Venv(args.venv)
+    venv.prepare()
+    cmds = {"python -c pass": [str(venv.python), "-c", "pass"]}
+    cmds |= {name: [str(venv.pciname), "__complete", *words] for name, words in CASES.items()}
+    times = interleaved(cmds, dict(os.environ), args.repeat)
+    base = times.pop("python -c pass")
     print(f"python -c pass: {base:.1f} ms")
     worst = 0.0
-    for name, words in CASES.items():
-        ms = wall_ms([sys.executable, "-m", "pciname", "__complete", *words], args.repeat)
+    for name, ms in times.items():
         worst = max(worst, ms)
         print(f"{name}: {ms:.1f} ms ({ms / base:.2f}x python -c pass)")
     print(f"worst: {worst:.1f} ms (goal < {GOAL_MS} ms): {'ok' if worst < GOAL_MS else 'OVER'}")
