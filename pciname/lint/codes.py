@@ -472,7 +472,11 @@ def rst_list() -> str:
     out = []
     for code, c in CODES.items():
         meaning = c.meaning.replace("`", "``")
-        out.append(f"``{code}`` ({c.severity})\n" + textwrap.indent(textwrap.fill(meaning, 76, break_on_hyphens=False), "    ") + "\n")
+        out.append(
+            f"``{code}`` ({c.severity})\n"
+            + textwrap.indent(textwrap.fill(meaning, 76, break_on_hyphens=False), "    ")
+            + "\n"
+        )
     return "".join(out)
 
 
