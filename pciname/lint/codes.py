@@ -430,7 +430,7 @@ CODES: dict[str, LintCode] = {
     DRA_WRONG_DEVICE_CLASS: LintCode(
         ERROR,
         "a request a VM's `gpus[]` / `hostDevices[]` asks for (`claimName`/`requestName`) is for another "
-        "DeviceClass than the driver's vfio one (`gpu.nvidia.com` selects GPUs bound to the nvidia driver)",
+        "DeviceClass than the driver's vfio one (`gpu.nvidia.com`, say)",
         _dra_wrong_device_class,
         (RuleName.DRA_CLAIMS,),
     ),
@@ -460,10 +460,11 @@ CODES: dict[str, LintCode] = {
 # -- what is made from the registry -----------------------------------------------
 
 
-def markdown_table(indent: str = "  ") -> str:
-    """The README's table of lint codes (indented as its list item is)."""
+def markdown_table(indent: str = "  ", rule: RuleName | None = None) -> str:
+    """The README's table of lint codes (indented as its list item is); with
+    ``rule``, of the codes that rule reports first (the DRA section's table)."""
     rows = ["| code | severity | when |", "| --- | --- | --- |"]
-    rows += [f"| `{code}` | {c.severity} | {c.meaning} |" for code, c in CODES.items()]
+    rows += [f"| `{code}` | {c.severity} | {c.meaning} |" for code, c in CODES.items() if rule in (None, c.rules[0])]
     return "".join(f"{indent}{row}\n" for row in rows)
 
 

@@ -24,16 +24,19 @@ from pciname.dra.claims import STABLE_ATTRIBUTES, dra_objects, predicted_device,
 from pciname.dra.facts import RESOURCE_APIS, DraCombinationError, choose, drivers, facts, kubevirts
 from pciname.dra.selectors import driver_devices, judge
 from pciname.lint.codes import (
+    CODES,
     DRA_HOST_DEPENDENT_SELECTOR,
     DRA_REQUEST_LAYOUT,
     DRA_SELECTOR_MATCHES_NOTHING,
     DRA_UNKNOWN_CLAIM,
     DRA_UNKNOWN_REQUEST,
     DRA_WRONG_DEVICE_CLASS,
+    RuleName,
+    markdown_table,
 )
 from pciname.lint.linter import Linter
 from pciname.server._proto import pciname_pb2 as pb
-from tests.conftest import run_in_process
+from tests.conftest import REPO, run_in_process
 
 GPUS = ("10de:2236=2", "10de:20b5", "10de:2330")
 D = 'device.attributes["gpu.nvidia.com"]'
@@ -383,3 +386,17 @@ def test_the_library_takes_the_generators_objects():
     linter = Linter("latest", dra=combination)
     linter.add_data({"apiVersion": "v1", "kind": "List", "items": list(objects.documents)}, "objects")
     assert linter.run() == []
+
+
+def test_the_dra_sections_table_is_the_registrys():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### GPUs through DRA", 1)[1].split("\n### ", 1)[0]
+    assert markdown_table("", RuleName.DRA_CLAIMS) in section, "run python -m tools.lint_tables --write"
+    assert {c for c, code in CODES.items() if code.rules[0] == RuleName.DRA_CLAIMS} == {
+        DRA_SELECTOR_MATCHES_NOTHING,
+        DRA_HOST_DEPENDENT_SELECTOR,
+        DRA_WRONG_DEVICE_CLASS,
+        DRA_UNKNOWN_CLAIM,
+        DRA_UNKNOWN_REQUEST,
+        DRA_REQUEST_LAYOUT,
+    }
