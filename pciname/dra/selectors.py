@@ -39,6 +39,8 @@ _ANY_ID = re.compile(r"(?:0[xX])?([0-9a-fA-F]{4})\Z")
 _CEL_TYPES = {"string": str, "int": int, "bool": bool}
 #: At most this many selectors in an ``expected`` list.
 MAX_EXPECTED = 8
+#: At most this many verdicts are kept (then the cache starts anew).
+MAX_VERDICTS = 4096
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,8 @@ def judge(expression: str, combination: Combination) -> Verdict:
     driver release (judged once per expression and release)."""
     key = (expression, combination.driver)
     if key not in _VERDICTS:
+        if len(_VERDICTS) >= MAX_VERDICTS:  # a server lints any number of distinct selectors
+            _VERDICTS.clear()
         _VERDICTS[key] = _judge(expression, driver_devices(combination))
     return _VERDICTS[key]
 
