@@ -8,7 +8,11 @@ Without a flag it prints the README table and the proto comment.
 
 from __future__ import annotations
 
-from pciname.lint.codes import CODES, markdown_table, proto_comment
+from pciname.lint.codes import CODES, RuleName, markdown_table, proto_comment
+
+#: The README section whose table lists the DRA codes, and a table's first row.
+DRA_SECTION = "### GPUs through DRA"
+TABLE_HEAD = "| code | severity | when |"
 
 
 def _rewrite(text: str, start: str, end: str, made: str) -> str:
@@ -29,7 +33,22 @@ def rewritten(readme: str, proto: str) -> tuple[str, str]:
     rows = [line for line in section.splitlines() if line.strip().startswith("| ")]
     section = _rewrite(section, rows[0], rows[-1], markdown_table())
     proto = _rewrite(proto, "// Stable code: " + next(iter(CODES)), "(pciname.lint.linter.CODES).", proto_comment())
-    return head + section + tail, proto
+    return _rewrite_dra(head + section + tail), proto
+
+
+def _rewrite_dra(readme: str) -> str:
+    """README.md with the DRA section's table of the ``dra-claims`` rule's codes made anew."""
+    start = readme.index(DRA_SECTION)
+    end = readme.index("\n### ", start + 1)
+    lines = readme[start:end].splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line.rstrip("\n") == TABLE_HEAD), None)
+    if first is None:
+        return readme
+    last = first
+    while last + 1 < len(lines) and lines[last + 1].startswith("|"):
+        last += 1
+    section = "".join(lines[:first]) + markdown_table("", RuleName.DRA_CLAIMS) + "".join(lines[last + 1 :])
+    return readme[:start] + section + readme[end:]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.spelling import Spelling
 from pciname.cozystack.choice import profile_for, release_for
+from pciname.dra.facts import Combination, choose
 from pciname.errors import LintInputError
 from pciname.lint.inputs import read_input
 from pciname.lint.linter import Finding, Linter
@@ -49,24 +50,34 @@ class LintRequest:
     default, or the ``cozystack`` release's), the profile an upgrade goes to
     (``renamed-by-upgrade``), and the Cozystack release node groups are
     checked against (None: the one a ``cozystack@`` profile names, else the
-    newest)."""
+    newest), and the NVIDIA DRA driver and KubeVirt releases DRA claims are
+    checked for (None: the newest that works with the other)."""
 
     files: tuple[LintFile, ...] = ()
     profile: ProfileLike | None = None
     upgrade_to: ProfileLike | None = None
     cozystack: str | None = None
+    dra_driver: str | None = None
+    kubevirt: str | None = None
     spelling: Spelling = Spelling.CLI
     #: Set by :meth:`validated`: the Cozystack release asked for, as ``vX.Y.Z`` (None: none asked for).
     release: str | None = field(default=None, compare=False)
+    #: Set by :meth:`validated`: the DRA releases asked for (None: none asked for; the linter takes the newest).
+    dra: Combination | None = field(default=None, compare=False)
 
     def validated(self) -> LintRequest:
         """The request with its Cozystack release chosen
         (:func:`~pciname.cozystack.choice.release_for`): a
         :class:`~pciname.errors.PcinameError` for a malformed release, an
-        unknown one, or one a ``cozystack@`` profile contradicts."""
+        unknown one, or one a ``cozystack@`` profile contradicts; a
+        :class:`~pciname.dra.facts.DraCombinationError` for a DRA driver or
+        KubeVirt release that is unknown or works with no other
+        (:func:`~pciname.dra.facts.choose`: one line, with the nearest that works)."""
         asked = self.cozystack is not None and bool(self.cozystack.strip())
         release = release_for(self.cozystack, self.profile).version if asked else None
-        return replace(self, files=tuple(self.files), release=release)
+        driver, kubevirt = (v if v is not None and v.strip() else None for v in (self.dra_driver, self.kubevirt))
+        dra = choose(driver, kubevirt) if driver or kubevirt else None
+        return replace(self, files=tuple(self.files), release=release, dra=dra)
 
     @property
     def chosen_profile(self) -> ProfileLike | None:
@@ -104,7 +115,7 @@ def answer(
     stream that asks ``check`` as it is read); with ``refuse``, files that
     cannot be read raise what it makes of their errors before anything is
     linted, instead of being answered beside the findings."""
-    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=request.release, check=check)
+    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=request.release, check=check, dra=request.dra)
     documents = 0
     errors: list[LintInputError] = []
     for file in request.files:

@@ -25,13 +25,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="check GPU resource names in YAML",
         description="Check every GPU resource name in KubeVirt CRs, HyperConverged CRs, Cozystack platform "
         "values, defaults tables, VMs/VMIs, Cozystack tenant Kubernetes values and KubernetesNodes pools "
-        "(multi-document YAML; - reads stdin), and node-group fields the Cozystack release does not have. Prints FILE:LINE: code: PATH: message. Exit 0 clean, 1 findings, 2 unreadable input.",
+        "(multi-document YAML; - reads stdin), DRA ResourceClaims, ResourceClaimTemplates and the VMs' "
+        "claimName/requestName against what NVIDIA's DRA driver publishes, and node-group fields the Cozystack release does not have. Prints FILE:LINE: code: PATH: message. Exit 0 clean, 1 findings, 2 unreadable input.",
     )
     lint.add_argument("files", nargs="+", metavar="FILE")
     lint.add_argument(
         "--upgrade-to", metavar="PROFILE", help="also report names this profile renames (renamed-by-upgrade)"
     )
     add_cozystack_option(lint, "whose node-group and KubernetesNodes fields are checked (field-not-in-release)")
+    lint.add_argument(
+        "--dra-driver",
+        metavar="VERSION",
+        help="the NVIDIA DRA driver release DRA claims are checked for (default: the newest that works)",
+    )
+    lint.add_argument(
+        "--kubevirt",
+        metavar="VERSION",
+        help="the KubeVirt release VMs with DRA claims are checked for (default: the newest that works)",
+    )
     add_profile_options(lint)
     add_output_option(lint, LINT_FORMATS, default="text")
     lint.set_defaults(func=run_lint)
@@ -52,6 +63,8 @@ def run_lint(args: argparse.Namespace) -> int:
         profile=args.profile,
         upgrade_to=upgrade,
         cozystack=_cozystack(args.cozystack),
+        dra_driver=args.dra_driver,
+        kubevirt=args.kubevirt,
     ).validated()
     result = answer(request, profile_arg(args, chosen=request.chosen_profile), upgrade)
     findings = result.findings

@@ -45,6 +45,12 @@ UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
 FIELD_NOT_IN_RELEASE = "field-not-in-release"
 NOT_PERMITTED = "not-permitted"
 WRONG_KATA_RESOURCE_NAME = "wrong-kata-resource-name"
+DRA_SELECTOR_MATCHES_NOTHING = "dra-selector-matches-nothing"
+DRA_HOST_DEPENDENT_SELECTOR = "dra-host-dependent-selector"
+DRA_WRONG_DEVICE_CLASS = "dra-wrong-device-class"
+DRA_UNKNOWN_CLAIM = "dra-unknown-claim"
+DRA_UNKNOWN_REQUEST = "dra-unknown-request"
+DRA_REQUEST_LAYOUT = "dra-request-layout"
 
 
 class RuleName(StrEnum):
@@ -57,6 +63,7 @@ class RuleName(StrEnum):
     DUPLICATE_KEYS = "duplicate-keys"  # keys written twice in one mapping
     REFERENCES = "references"  # the names VMs and node pools ask for
     KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kata)
+    DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.dra)
 
 
 class LintCode(NamedTuple):
@@ -237,6 +244,46 @@ def _not_permitted(*, name: str, hint: str) -> str:
     return f"{name} is not permitted by the permittedHostDevices given; {hint}"
 
 
+def _dra_selector_matches_nothing(*, driver: str, device_class: str, reasons: tuple[str, ...]) -> str:
+    return (
+        f"no vfio GPU DRA driver {driver} publishes (DeviceClass {device_class}) matches this selector, so the "
+        f"claim is never allocated: {'; '.join(reasons)}"
+    )
+
+
+def _dra_host_dependent_selector(*, driver: str, device_class: str, attributes: tuple[str, ...]) -> str:
+    return (
+        f"the selector reads {', '.join(attributes)}, which DRA driver {driver} computes from the node "
+        "(its PCI address, NUMA node, sysfs): it fits one node's GPU only; select by vendorID and deviceID"
+    )
+
+
+def _dra_wrong_device_class(*, name: str, right: str, driver: str, list_key: str, request: str) -> str:
+    return (
+        f"a VM's {list_key}[] asks for request {request}, and KubeVirt passes a GPU through only as a vfio "
+        f"device: DRA driver {driver} publishes vfio GPUs under DeviceClass {right}, not {name}"
+    )
+
+
+def _dra_unknown_claim(*, claim: str | None, known: tuple[str, ...], where: str) -> str:
+    listed = f"its entries: {', '.join(known)}" if known else "it has none"
+    return f"{where}.resourceClaims has no entry named {claim}, so the VM cannot start ({listed})"
+
+
+def _dra_unknown_request(*, kind: str, name: str | None, request: str, known: tuple[str, ...]) -> str:
+    listed = ", ".join(known) or "none"
+    return f"{kind} {name} has no request {request} (its requests: {listed}), so the VM cannot start"
+
+
+def _dra_request_layout(*, api: str, key: str, wrapped: bool) -> str:
+    if wrapped:
+        return (
+            f"{api} puts a request's deviceClassName and selectors under exactly (or firstAvailable): "
+            "the API server refuses them on the request itself"
+        )
+    return f"{api} has no exactly: deviceClassName and selectors go on the request itself (v1, v1beta2 wrap them)"
+
+
 #: Every code lint reports, in the order README.md lists them.
 CODES: dict[str, LintCode] = {
     WRONG_RESOURCE_NAME: LintCode(
@@ -363,16 +410,61 @@ CODES: dict[str, LintCode] = {
         _wrong_kata_resource_name,
         (RuleName.KATA_PODS,),
     ),
+    DRA_SELECTOR_MATCHES_NOTHING: LintCode(
+        ERROR,
+        "a ResourceClaim(Template) request for the DRA driver's vfio DeviceClass (`vfio.gpu.nvidia.com`) whose CEL "
+        "selector no vfio GPU the `--dra-driver` release publishes can match: an NVML product name (`NVIDIA A10`; "
+        "the driver publishes pci.ids names, `GA102GL [A10]`), a `GPU-` uuid, a device id in another case or "
+        "without `0x`, an attribute it does not publish for vfio devices; `expected` is pciname's selector for "
+        "the GPU it names",
+        _dra_selector_matches_nothing,
+        (RuleName.DRA_CLAIMS,),
+    ),
+    DRA_HOST_DEPENDENT_SELECTOR: LintCode(
+        WARNING,
+        "such a selector reads a host-dependent attribute (`uuid`, `pciBusID`, `pcieRoot`, `numa`, "
+        "`iommuFDEnabled`, a capacity): it matches one node's GPU only",
+        _dra_host_dependent_selector,
+        (RuleName.DRA_CLAIMS,),
+    ),
+    DRA_WRONG_DEVICE_CLASS: LintCode(
+        ERROR,
+        "a request a VM's `gpus[]` / `hostDevices[]` asks for (`claimName`/`requestName`) is for another "
+        "DeviceClass than the driver's vfio one (`gpu.nvidia.com`, say)",
+        _dra_wrong_device_class,
+        (RuleName.DRA_CLAIMS,),
+    ),
+    DRA_UNKNOWN_CLAIM: LintCode(
+        ERROR,
+        "a VM's `gpus[]` / `hostDevices[]` `claimName` is no entry of its `spec.template.spec.resourceClaims`",
+        _dra_unknown_claim,
+        (RuleName.DRA_CLAIMS,),
+    ),
+    DRA_UNKNOWN_REQUEST: LintCode(
+        ERROR,
+        "its `requestName` is no request of the ResourceClaimTemplate / ResourceClaim it names (when that is in "
+        "the input)",
+        _dra_unknown_request,
+        (RuleName.DRA_CLAIMS,),
+    ),
+    DRA_REQUEST_LAYOUT: LintCode(
+        ERROR,
+        "a request in another version's layout: `deviceClassName` on the request in `resource.k8s.io/v1` or "
+        "`v1beta2` (which wrap it in `exactly`), `exactly` in `v1beta1`",
+        _dra_request_layout,
+        (RuleName.DRA_CLAIMS,),
+    ),
 }
 
 
 # -- what is made from the registry -----------------------------------------------
 
 
-def markdown_table(indent: str = "  ") -> str:
-    """The README's table of lint codes (indented as its list item is)."""
+def markdown_table(indent: str = "  ", rule: RuleName | None = None) -> str:
+    """The README's table of lint codes (indented as its list item is); with
+    ``rule``, of the codes that rule reports first (the DRA section's table)."""
     rows = ["| code | severity | when |", "| --- | --- | --- |"]
-    rows += [f"| `{code}` | {c.severity} | {c.meaning} |" for code, c in CODES.items()]
+    rows += [f"| `{code}` | {c.severity} | {c.meaning} |" for code, c in CODES.items() if rule in (None, c.rules[0])]
     return "".join(f"{indent}{row}\n" for row in rows)
 
 
@@ -381,7 +473,11 @@ def rst_list() -> str:
     out = []
     for code, c in CODES.items():
         meaning = c.meaning.replace("`", "``")
-        out.append(f"``{code}`` ({c.severity})\n" + textwrap.indent(textwrap.fill(meaning, 76), "    ") + "\n")
+        out.append(
+            f"``{code}`` ({c.severity})\n"
+            + textwrap.indent(textwrap.fill(meaning, 76, break_on_hyphens=False), "    ")
+            + "\n"
+        )
     return "".join(out)
 
 

@@ -35,6 +35,11 @@ plugin: the ``nvidia.com/`` names in their containers' ``resources`` must be
 the ones it advertises (:mod:`pciname.lint.kata` says which profile and why).
 Other pods are left alone.
 
+ResourceClaims and ResourceClaimTemplates (every ``resource.k8s.io``
+version) and the VMs whose ``gpus[]`` / ``hostDevices[]`` use them
+(``claimName``/``requestName``) are checked against what NVIDIA's DRA driver
+publishes for vfio GPUs (:mod:`pciname.lint.dra`).
+
 Only names in the ``nvidia.com/`` domain are checked: other names belong to
 other device plugins.
 
@@ -74,7 +79,13 @@ from pciname.base.yaml_out import Dumper
 from pciname.errors import LintInputError
 from pciname.kubevirt.resources import PREFIX, is_mdev_name, is_nvidia, resource_warnings
 from pciname.lint import codes as lint_codes
-from pciname.lint.codes import (
+from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.dra, re-exported as the others
+    DRA_HOST_DEPENDENT_SELECTOR as DRA_HOST_DEPENDENT_SELECTOR,
+    DRA_REQUEST_LAYOUT as DRA_REQUEST_LAYOUT,
+    DRA_SELECTOR_MATCHES_NOTHING as DRA_SELECTOR_MATCHES_NOTHING,
+    DRA_UNKNOWN_CLAIM as DRA_UNKNOWN_CLAIM,
+    DRA_UNKNOWN_REQUEST as DRA_UNKNOWN_REQUEST,
+    DRA_WRONG_DEVICE_CLASS as DRA_WRONG_DEVICE_CLASS,
     DUPLICATE_KEY,
     DUPLICATE_SELECTOR,
     FIELD_NOT_IN_RELEASE,
@@ -94,6 +105,7 @@ from pciname.lint.codes import (
     WRONG_RESOURCE_NAME,
     WRONG_SELECTOR_FIELD,
 )
+from pciname.lint.dra import DraClaims
 from pciname.lint.hints import Candidates, HintBudget, not_permitted_hint
 from pciname.lint.kata import KataNames, kata_requests
 from pciname.naming import checks, mdev
@@ -103,6 +115,7 @@ from pciname.naming.profiles import DEFAULT_PROFILE
 __doc__ = (__doc__ or "") + "\n" + lint_codes.rst_list()  # the codes, from their registry
 
 if TYPE_CHECKING:
+    from pciname.dra.facts import Combination
     from pciname.resolution.resolver import ProfileLike, ResolverLike
     from pciname.resolution.results import Resolution
 
@@ -556,6 +569,7 @@ class Linter:
         cozystack: str | None = None,
         notes: bool = True,
         check: Callable[[], None] | None = None,
+        dra: Combination | None = None,
     ) -> None:
         from pciname.cozystack.choice import release_for
         from pciname.resolution.resolver import resolver_or_default
@@ -588,6 +602,8 @@ class Linter:
         self.blocks = 0
         self._budget = HintBudget()
         self._advertised: Candidates | None = None
+        #: The DRA driver and KubeVirt releases claims are checked for (None: the newest that work).
+        self.dra = dra
 
     # inputs
 
@@ -717,6 +733,15 @@ class Linter:
                             doc, request.node, request.path, WRONG_KATA_RESOURCE_NAME, expected, request.name, **facts
                         )
                     )
+
+    def _dra_claims_rule(self, state: _RunState) -> None:
+        """DRA claims and the VMs that use them (:class:`pciname.lint.dra.DraClaims`)."""
+        problems, notes = DraClaims(self.dra, self._check).run((doc, doc.root) for doc in self._docs)
+        for p in problems:
+            state.findings.append(self._finding(p.doc, p.node, p.path, p.code, p.expected, **p.facts))
+        for note in notes:
+            mark = note.node.start_mark
+            self.notes.append(f"{note.doc.file}:{mark.line + 1}: {format_path(note.path)}: {note.text}")
 
     def _duplicate_keys(self) -> list[Finding]:
         """A key written twice in one mapping: PyYAML and Helm use the last
@@ -1302,6 +1327,7 @@ RULES = (
     Rule(lint_codes.RuleName.DUPLICATE_KEYS, Linter._duplicate_keys_rule),
     Rule(lint_codes.RuleName.REFERENCES, Linter._references_rule),
     Rule(lint_codes.RuleName.KATA_PODS, Linter._kata_pods_rule),
+    Rule(lint_codes.RuleName.DRA_CLAIMS, Linter._dra_claims_rule),
 )
 
 

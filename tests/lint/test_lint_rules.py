@@ -89,6 +89,22 @@ INPUTS = [
         "kind: Pod\nspec:\n  runtimeClassName: kata-qemu-nvidia-gpu\n  containers:\n"
         "  - {name: c, resources: {limits: {nvidia.com/GA102GL_A10: 1}}}\n",
     ),
+    (
+        "latest",
+        None,
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\nspec:\n  spec:\n"
+        "    devices:\n      requests:\n"
+        "      - {name: a, exactly: {deviceClassName: vfio.gpu.nvidia.com, selectors: [{cel: {expression: "
+        '\'device.attributes["gpu.nvidia.com"].productName == "NVIDIA A10"\'}}]}}\n'
+        "      - {name: b, exactly: {deviceClassName: vfio.gpu.nvidia.com, selectors: [{cel: {expression: "
+        '\'device.attributes["resource.kubernetes.io"].pciBusID == "0000:3b:00.0"\'}}]}}\n'
+        "      - {name: c, exactly: {deviceClassName: gpu.nvidia.com}}\n"
+        "      - {name: d, deviceClassName: vfio.gpu.nvidia.com}\n"
+        "---\nkind: VirtualMachine\nspec:\n  template:\n    spec:\n      resourceClaims: [{name: t, "
+        "resourceClaimTemplateName: t}]\n      domain:\n        devices:\n          gpus:\n"
+        "          - {name: g1, claimName: t, requestName: c}\n          - {name: g2, claimName: t, requestName: e}\n"
+        "          - {name: g3, claimName: u, requestName: a}\n",
+    ),
 ]
 
 

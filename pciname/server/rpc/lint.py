@@ -108,11 +108,15 @@ def _lint(
     no_auto(request.profile)
     no_auto(request.upgrade_to, "upgrade_to")
     check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
+    check_length(request.dra_driver, "dra_driver", MAX_NAME_CHARS)
+    check_length(request.kubevirt, "kubevirt", MAX_NAME_CHARS)
     asked = LintRequest(
         tuple((name, content) for name, content, _ in inputs),
         profile=request.profile or None,
         upgrade_to=request.upgrade_to or None,
         cozystack=request.cozystack or None,
+        dra_driver=request.dra_driver or None,
+        kubevirt=request.kubevirt or None,
         spelling=Spelling.RPC,
     ).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))

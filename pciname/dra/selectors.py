@@ -1,0 +1,307 @@
+"""Whether a DRA CEL selector can match a vfio GPU NVIDIA's DRA driver
+publishes, and, when it cannot, what the driver publishes instead.
+
+:func:`judge` runs the selector (read by :mod:`pciname.dra.cel`) on every
+vfio device one driver release can publish: one per NVIDIA device id of
+the pci.ids its product names come from (the stable attributes exactly as
+:func:`pciname.dra.claims.predicted_device` gives them), and one device of
+an id that file does not name (``productName`` is then go-nvlib's
+unknown-device text); host-dependent attributes (``uuid``, ``numa``,
+``pciBusID``, ...) take any value of the form the driver's code gives them.
+A selector that no such device can make true is :attr:`Verdict.matches`
+False, with the reasons (an attribute the driver does not publish for vfio
+devices, a value in a form it never has: an NVML product name, a ``GPU-``
+uuid, a device id in another case or without ``0x``) and pciname's own
+selector for the GPU it names, when it names one. CEL the reader does not
+take is judged None, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pciname.base.cel import cel_string
+from pciname.dra.cel import Attributes, Domains, Host, Unjudgeable, attribute_references, comparisons, evaluate, parse
+from pciname.dra.claims import STABLE_ATTRIBUTES, PredictedDevice, predicted_device, selector
+from pciname.dra.facts import Combination
+from pciname.pciids.ids import NVIDIA_VENDOR_ID
+
+#: The form of each host-dependent string attribute, as the driver's code writes it.
+HOST_FORMS = {
+    "uuid": r"[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",  # google/uuid NewSHA1 String()
+    "pciBusID": r"[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]",  # the sysfs address
+    "pcieRoot": r"pci[0-9a-f]{4,}:[0-9a-f]{2}",  # the first element under /sys/devices
+}
+_DEVICE_ID = re.compile(r"0x[0-9a-f]{4}\Z")
+_ANY_ID = re.compile(r"(?:0[xX])?([0-9a-fA-F]{4})\Z")
+_CEL_TYPES = {"string": str, "int": int, "bool": bool}
+#: At most this many selectors in an ``expected`` list.
+MAX_EXPECTED = 8
+#: At most this many verdicts are kept (then the cache starts anew).
+MAX_VERDICTS = 4096
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one selector does on the driver's vfio devices: ``matches``
+    (None: CEL lint cannot judge, ``unjudgeable`` says which), the reasons
+    when it matches nothing, the host-dependent attributes it reads
+    (qualified names), and pciname's selector(s) for the GPU(s) it names."""
+
+    matches: bool | None
+    reasons: tuple[str, ...] = ()
+    host_dependent: tuple[str, ...] = ()
+    expected: str | list[str] | None = None
+    unjudgeable: str = ""
+    devices: tuple[str, ...] = field(default=())
+
+
+def _qualified(name: str, driver: str) -> tuple[str, str]:
+    domain, _, short = name.rpartition("/")
+    return (domain or driver, short)
+
+
+class DriverDevices:
+    """The vfio devices one driver release can publish, as DRA's CEL sees them."""
+
+    def __init__(self, combination: Combination) -> None:
+        self.combination = combination
+        self.driver = combination.driver_facts["driver_name"]
+        vfio = combination.vfio
+        self.product = vfio["product_name"]
+        self.attributes = {_qualified(a["name"], self.driver): a for a in vfio["attributes"]}
+        self.capacity = {_qualified(c["name"], self.driver): c for c in vfio["capacity"]}
+        names = _names(combination)
+        self.known = {f"0x{i}": (i, name) for i, name in names.items()}
+        self.names = {name for _, name in self.known.values()} | {self.product["unknown"]}
+        self.devices = [self._device(predicted_device(i, combination)) for i in names]
+        other = predicted_device("ffff", combination)
+        self.devices.append(
+            self._device(other, device_id=Host("string", lambda v: bool(_DEVICE_ID.match(v)) and v not in self.known))
+        )
+        self.host = sorted(f"{d}/{n}" for d, n in (*self.attributes, *self.capacity) if n not in STABLE_ATTRIBUTES)
+
+    def _device(self, device: PredictedDevice, device_id: Any = None) -> dict[str, Any]:
+        domains: dict[str, dict[str, Any]] = {}
+        optional: dict[str, set[str]] = {}
+        for (domain, name), fact in self.attributes.items():
+            value = device.attributes.get(name) if domain == self.driver else None
+            if name == "deviceID" and device_id is not None:
+                value = device_id
+            if value is None or domain != self.driver or name not in STABLE_ATTRIBUTES:
+                value = _host(name, fact["type"])
+            domains.setdefault(domain, {})[name] = value
+            if "omitted" in fact.get("computed", ""):
+                optional.setdefault(domain, set()).add(name)
+        capacity: dict[str, dict[str, Any]] = {}
+        for domain, name in self.capacity:
+            capacity.setdefault(domain, {})[name] = Host("quantity")
+        return {
+            "driver": self.driver,
+            "attributes": Domains({d: Attributes(v, optional.get(d, ())) for d, v in domains.items()}),
+            "capacity": Domains({d: Attributes(v) for d, v in capacity.items()}),
+        }
+
+
+def _host(name: str, kind: str) -> Host:
+    form = HOST_FORMS.get(name)
+    if kind == "int":
+        return Host("int", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= -1)
+    if form is not None:
+        return Host(kind, lambda v: isinstance(v, str) and re.fullmatch(form, v) is not None)
+    return Host(kind)
+
+
+def _names(combination: Combination) -> dict[str, str]:
+    from pciname.dra.claims import _product_names
+
+    return _product_names(combination.vfio["product_name"]["embedded"]["sha256"])
+
+
+_DEVICES: dict[str, DriverDevices] = {}
+_VERDICTS: dict[tuple[str, str], Verdict] = {}
+
+
+def driver_devices(combination: Combination) -> DriverDevices:
+    """The devices of ``combination``'s driver release (made once per release)."""
+    if combination.driver not in _DEVICES:
+        _DEVICES[combination.driver] = DriverDevices(combination)
+    return _DEVICES[combination.driver]
+
+
+def judge(expression: str, combination: Combination) -> Verdict:
+    """The verdict on ``expression`` for the vfio devices of ``combination``'s
+    driver release (judged once per expression and release)."""
+    key = (expression, combination.driver)
+    if key not in _VERDICTS:
+        if len(_VERDICTS) >= MAX_VERDICTS:  # a server lints any number of distinct selectors
+            _VERDICTS.clear()
+        _VERDICTS[key] = _judge(expression, driver_devices(combination))
+    return _VERDICTS[key]
+
+
+def _judge(expression: str, devices: DriverDevices) -> Verdict:
+    try:
+        tree = parse(expression)
+    except Unjudgeable as error:
+        return Verdict(None, unjudgeable=str(error))
+    host = tuple(
+        dict.fromkeys(
+            f"{domain}/{name}"
+            for kind, domain, name in attribute_references(tree)
+            if (domain, name) in (devices.capacity if kind == "capacity" else devices.attributes)
+            and (kind == "capacity" or name not in STABLE_ATTRIBUTES)
+        )
+    )
+    unjudgeable = ""
+    named = [d for d in devices.devices if _mentioned(d, expression)]
+    for device in named + [d for d in devices.devices if d not in named]:
+        try:
+            if True in evaluate(tree, device):
+                return Verdict(True, host_dependent=host)
+        except Unjudgeable as error:
+            unjudgeable = unjudgeable or str(error)
+    if unjudgeable:
+        return Verdict(None, host_dependent=host, unjudgeable=unjudgeable)
+    ids = _named_ids(tree, devices)
+    reasons = _reasons(tree, devices) or [_together(ids, devices)]
+    product = any(name == "productName" for _, _, name in attribute_references(tree))
+    expected = [selector(predicted_device(i, devices.combination), product_name=product) for i in ids]
+    shown = expected[0] if len(expected) == 1 else (expected[:MAX_EXPECTED] or None)
+    return Verdict(False, tuple(reasons), host, shown, devices=tuple(f"{NVIDIA_VENDOR_ID}:{i}" for i in ids))
+
+
+def _mentioned(device: dict[str, Any], expression: str) -> bool:
+    value = device["attributes"].lookup(device["driver"]).get("deviceID")
+    return isinstance(value, str) and value in expression
+
+
+def _reasons(tree: Any, devices: DriverDevices) -> list[str]:
+    """Why the selector matches nothing: the attributes it reads that the
+    driver does not publish, and the values it asks for that they never have."""
+    found: list[str] = []
+    for kind, domain, name in attribute_references(tree):
+        published = devices.capacity if kind == "capacity" else devices.attributes
+        if (domain, name) not in published:
+            found.append(_unpublished(kind, domain, name, devices))
+    for reference, literal in comparisons(tree):
+        reason = _value_reason(reference, literal, devices)
+        if reason:
+            found.append(reason)
+    return list(dict.fromkeys(found))
+
+
+def _unpublished(kind: str, domain: str, name: str, devices: DriverDevices) -> str:
+    published = devices.capacity if kind == "capacity" else devices.attributes
+    elsewhere = sorted(d for d, n in published if n == name)
+    what = "attribute" if kind == "attributes" else "capacity"
+    where = f'device.{kind}["{domain}"].{name}'
+    release = f"DRA driver {devices.combination.driver}"
+    if elsewhere:
+        return f"{where}: {release} publishes {name} in the domain {elsewhere[0]}, not {domain}"
+    listed = ", ".join(f"{d}/{n}" if d != devices.driver else n for d, n in published)
+    return f"{where}: {release} publishes no such {what} for vfio devices (its {what}s: {listed})"
+
+
+def _value_reason(reference: Any, literal: Any, devices: DriverDevices) -> str:
+    if reference == "driver":
+        return "" if literal == devices.driver else f"device.driver is {_shown(devices.driver)}, not {_shown(literal)}"
+    kind, domain, name = reference
+    fact = (devices.capacity if kind == "capacity" else devices.attributes).get((domain, name))
+    if fact is None or kind == "capacity":
+        return ""
+    wanted = _CEL_TYPES.get(fact["type"])
+    if wanted is not None and type(literal) is not wanted:
+        return f"{name} is a {fact['type']} ({fact['computed']}), not the {_cel_type(literal)} {_shown(literal)}"
+    if name not in STABLE_ATTRIBUTES or domain != devices.driver:
+        host = _host(name, fact["type"])
+        return "" if host.could_be(literal) else f"{name} is never {_shown(literal)}: it is {fact['computed']}"
+    return _stable_reason(name, literal, devices)
+
+
+def _stable_reason(name: str, literal: Any, devices: DriverDevices) -> str:
+    sample = devices.devices[0]["attributes"].lookup(devices.driver)
+    if name in ("type", "vendorID"):
+        value = sample[name]
+        return "" if literal == value else f"{name} is {_shown(value)} for every vfio device, not {_shown(literal)}"
+    if name == "deviceID":
+        if _DEVICE_ID.match(literal):
+            return ""
+        shape = _ANY_ID.match(literal.strip())
+        right = f"0x{shape.group(1).lower()}" if shape else "0x2236"
+        return f'deviceID is "0x" and four lower-case hex digits ({_shown(right)}), not {_shown(literal)}'
+    if literal in devices.names:
+        return ""
+    return _product_reason(literal, devices)
+
+
+def _product_reason(literal: str, devices: DriverDevices) -> str:
+    ids = _products(literal, devices)
+    basis = (
+        f"go-nvlib's pci.ids device name (its embedded pci.ids {devices.product['embedded']['version']}; "
+        "inferred: an image with a system pci.ids publishes that file's names)"
+    )
+    if ids:
+        shown = ", ".join(f"{_shown(devices.known['0x' + i][1])} for {NVIDIA_VENDOR_ID}:{i}" for i in ids[:3])
+        return f"productName is {basis}: {shown}; not the NVML-style {_shown(literal)}"
+    return f"productName is {basis}; no NVIDIA device has the name {_shown(literal)}"
+
+
+def _shown(value: Any) -> str:
+    """A literal as CEL spells it (an int also in hex)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value} (0x{value:x})"
+    return cel_string(str(value))
+
+
+def _cel_type(value: Any) -> str:
+    return {bool: "bool", int: "int", str: "string"}.get(type(value), type(value).__name__)
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[\s_-]+", " ", text.lower()).strip().removeprefix("nvidia ")
+
+
+def _products(literal: str, devices: DriverDevices) -> list[str]:
+    """The device ids whose pci.ids name (or its bracketed model) is ``literal``
+    spelled another way ("NVIDIA A10" for "GA102GL [A10]")."""
+    wanted = _key(literal)
+    found = []
+    for i, name in devices.known.values():
+        models = [name, *re.findall(r"\[([^\]]*)\]", name)]
+        if any(_key(m) == wanted for m in models):
+            found.append(i)
+    return found
+
+
+def _named_ids(tree: Any, devices: DriverDevices) -> list[str]:
+    """The known device ids a selector names: by device id in any spelling,
+    else by product name in any spelling."""
+    by_id: list[str] = []
+    by_name: list[str] = []
+    for reference, literal in comparisons(tree):
+        if reference == "driver" or isinstance(literal, bool) or not isinstance(literal, str | int):
+            continue
+        name = reference[2]
+        shape = _ANY_ID.match(literal.strip() if isinstance(literal, str) else f"{literal:04x}")
+        if name == "deviceID" and shape and f"0x{shape.group(1).lower()}" in devices.known:
+            by_id.append(shape.group(1).lower())
+        elif name == "productName" and isinstance(literal, str):
+            by_name += _products(literal, devices)
+    return list(dict.fromkeys(by_id or by_name))
+
+
+def _together(ids: list[str], devices: DriverDevices) -> str:
+    if not ids:
+        return "its conditions together hold for no vfio device"
+    shown = "; ".join(
+        f'{NVIDIA_VENDOR_ID}:{i} is deviceID "0x{i}", productName {_shown(devices.known["0x" + i][1])}' for i in ids[:3]
+    )
+    return f"its conditions together hold for no vfio device ({shown})"
+
+
+__all__ = ["HOST_FORMS", "MAX_EXPECTED", "DriverDevices", "Verdict", "driver_devices", "judge"]
