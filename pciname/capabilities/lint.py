@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.spelling import Spelling
 from pciname.cozystack.choice import profile_for, release_for
-from pciname.errors import LintInputError
+from pciname.errors import LintInputError, PcinameError
+from pciname.kubevirt.selectors import known_release
 from pciname.lint.inputs import read_input
 from pciname.lint.linter import Finding, Linter
+from pciname.lint.plugin import parse as parse_nvidia_plugin
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike, ResolverLike
@@ -49,13 +51,18 @@ class LintRequest:
     default, or the ``cozystack`` release's), the profile an upgrade goes to
     (``renamed-by-upgrade``), and the Cozystack release node groups are
     checked against (None: the one a ``cozystack@`` profile names, else the
-    newest)."""
+    newest); whether NVIDIA's device plugin runs on the nodes beside
+    KubeVirt's own (``nvidia_plugin``: yes, no or auto, :mod:`pciname.lint.plugin`)
+    and the KubeVirt release tag whose own plugin serves the entries
+    without ``externalResourceProvider: true`` (``kubevirt``; None: the newest known)."""
 
     files: tuple[LintFile, ...] = ()
     profile: ProfileLike | None = None
     upgrade_to: ProfileLike | None = None
     cozystack: str | None = None
     spelling: Spelling = Spelling.CLI
+    nvidia_plugin: str | None = None
+    kubevirt: str | None = None
     #: Set by :meth:`validated`: the Cozystack release asked for, as ``vX.Y.Z`` (None: none asked for).
     release: str | None = field(default=None, compare=False)
 
@@ -66,7 +73,17 @@ class LintRequest:
         unknown one, or one a ``cozystack@`` profile contradicts."""
         asked = self.cozystack is not None and bool(self.cozystack.strip())
         release = release_for(self.cozystack, self.profile).version if asked else None
-        return replace(self, files=tuple(self.files), release=release)
+        try:
+            plugin = parse_nvidia_plugin(self.nvidia_plugin).value
+        except ValueError as error:
+            raise PcinameError(f"{self.spelling('nvidia_plugin')}: {error}") from None
+        kubevirt = self.kubevirt.strip() if self.kubevirt is not None and self.kubevirt.strip() else None
+        if kubevirt is not None:
+            try:
+                kubevirt = known_release(kubevirt)
+            except PcinameError as error:
+                raise PcinameError(f"{self.spelling('kubevirt')}: {error}") from None
+        return replace(self, files=tuple(self.files), release=release, nvidia_plugin=plugin, kubevirt=kubevirt)
 
     @property
     def chosen_profile(self) -> ProfileLike | None:
@@ -104,7 +121,16 @@ def answer(
     stream that asks ``check`` as it is read); with ``refuse``, files that
     cannot be read raise what it makes of their errors before anything is
     linted, instead of being answered beside the findings."""
-    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=request.release, check=check)
+    linter = Linter(
+        profile,
+        upgrade_to,
+        resolver=resolver,
+        cozystack=request.release,
+        check=check,
+        nvidia_plugin=request.nvidia_plugin,
+        kubevirt=request.kubevirt,
+        option=request.spelling("nvidia_plugin"),
+    )
     documents = 0
     errors: list[LintInputError] = []
     for file in request.files:

@@ -15,6 +15,7 @@ from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import add_cozystack_option, profile_arg, say
 from pciname.errors import PcinameError
+from pciname.lint.plugin import DEFAULT_NVIDIA_PLUGIN, NvidiaPlugin
 
 LINT_FORMATS = ("text", "yaml", "json", "table")
 
@@ -32,6 +33,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--upgrade-to", metavar="PROFILE", help="also report names this profile renames (renamed-by-upgrade)"
     )
     add_cozystack_option(lint, "whose node-group and KubernetesNodes fields are checked (field-not-in-release)")
+    lint.add_argument(
+        "--nvidia-plugin",
+        choices=[p.value for p in NvidiaPlugin],
+        default=DEFAULT_NVIDIA_PLUGIN.value,
+        help="whether NVIDIA's device plugin runs on the nodes beside KubeVirt's own (default auto: only where the "
+        "input shows it, a Cozystack platform or a GPU Operator with sandboxWorkloads enabled; otherwise a note)",
+    )
+    lint.add_argument(
+        "--kubevirt",
+        metavar="VERSION",
+        help="the KubeVirt release whose own device plugin serves entries without externalResourceProvider "
+        "(default: the newest known; v0.36.0 to v0.38.x match PCI selectors case-sensitively)",
+    )
     add_profile_options(lint)
     add_output_option(lint, LINT_FORMATS, default="text")
     lint.set_defaults(func=run_lint)
@@ -52,6 +66,8 @@ def run_lint(args: argparse.Namespace) -> int:
         profile=args.profile,
         upgrade_to=upgrade,
         cozystack=_cozystack(args.cozystack),
+        nvidia_plugin=args.nvidia_plugin,
+        kubevirt=args.kubevirt,
     ).validated()
     result = answer(request, profile_arg(args, chosen=request.chosen_profile), upgrade)
     findings = result.findings

@@ -108,12 +108,16 @@ def _lint(
     no_auto(request.profile)
     no_auto(request.upgrade_to, "upgrade_to")
     check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
+    check_length(request.kubevirt, "kubevirt", MAX_NAME_CHARS)
+    check_length(request.nvidia_plugin, "nvidia_plugin", MAX_NAME_CHARS)
     asked = LintRequest(
         tuple((name, content) for name, content, _ in inputs),
         profile=request.profile or None,
         upgrade_to=request.upgrade_to or None,
         cozystack=request.cozystack or None,
         spelling=Spelling.RPC,
+        nvidia_plugin=request.nvidia_plugin or None,
+        kubevirt=request.kubevirt or None,
     ).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
