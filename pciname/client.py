@@ -452,13 +452,19 @@ class Client:
         profile: str = "",
         upgrade_to: str = "",
         cozystack: str = "",
+        *,
+        nvidia_plugin: str = "",
+        kubevirt: str = "",
     ) -> LintResult:
         """Lint YAML files, given as ``{name: content}`` or (name, content)
         pairs (content: text, or bytes as read from a file), all together,
-        as ``pciname lint`` does. A file that is not YAML raises
-        :class:`RemoteLintInputError`."""
+        as ``pciname lint`` does (``nvidia_plugin``, ``kubevirt``: its
+        ``--nvidia-plugin`` and ``--kubevirt``). A file that is not YAML
+        raises :class:`RemoteLintInputError`."""
         items = files.items() if isinstance(files, dict) else files
-        request = pb.LintRequest(profile=profile, upgrade_to=upgrade_to, cozystack=cozystack)
+        request = pb.LintRequest(
+            profile=profile, upgrade_to=upgrade_to, cozystack=cozystack, nvidia_plugin=nvidia_plugin, kubevirt=kubevirt
+        )
         for name, content in items:
             if isinstance(content, bytes):
                 request.files.add(name=name, data=content)

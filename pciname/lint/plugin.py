@@ -37,6 +37,10 @@ class NvidiaPlugin(StrEnum):
 
 #: The default: only what the input shows.
 DEFAULT_NVIDIA_PLUGIN = NvidiaPlugin.AUTO
+#: The label the GPU Operator sets to "true" on the nodes it deploys its
+#: sandbox device plugin to (vm-passthrough and vm-vgpu workloads: its
+#: ``gpuStateLabels``): what ``audit`` sees of NVIDIA's plugin on a cluster.
+SANDBOX_PLUGIN_LABEL = "nvidia.com/gpu.deploy.sandbox-device-plugin"
 #: The image NVIDIA's KubeVirt GPU device plugin (the sandbox device plugin) runs.
 PLUGIN_IMAGE = "kubevirt-gpu-device-plugin"
 
@@ -125,4 +129,24 @@ def _enabled(node: Node | None) -> bool | None:
     return None
 
 
-__all__ = ["DEFAULT_NVIDIA_PLUGIN", "NvidiaPlugin", "Presence", "evidence", "parse", "presence"]
+def on_nodes(nodes: Iterable[dict[str, object]]) -> NvidiaPlugin:
+    """``yes`` when a node carries :data:`SANDBOX_PLUGIN_LABEL` ``"true"``
+    (the GPU Operator runs NVIDIA's plugin there), else ``auto``."""
+    for node in nodes:
+        metadata = node.get("metadata")
+        labels = metadata.get("labels") if isinstance(metadata, dict) else None
+        if isinstance(labels, dict) and str(labels.get(SANDBOX_PLUGIN_LABEL, "")).lower() == "true":
+            return NvidiaPlugin.YES
+    return NvidiaPlugin.AUTO
+
+
+__all__ = [
+    "DEFAULT_NVIDIA_PLUGIN",
+    "SANDBOX_PLUGIN_LABEL",
+    "NvidiaPlugin",
+    "Presence",
+    "evidence",
+    "on_nodes",
+    "parse",
+    "presence",
+]
