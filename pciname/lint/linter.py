@@ -45,9 +45,14 @@ it (missing, null or false) KubeVirt's own device plugin (in ``virt-handler``) a
 under whatever name it gives: that is how the SR-IOV vGPU virtual functions
 of Ada Lovelace and Blackwell GPUs are permitted (kubevirt#16890, Cozystack's
 ``docs/gpu-vgpu.md``), e.g. ``10DE:26B9`` as ``nvidia.com/L40S-24Q``. Any
-valid name works there; only an invalid name (or socket path), the name
-NVIDIA's plugin gives that device or another one, and a selector listed
-twice are reported, and VMs may ask for such a name.
+valid name works there; only an invalid name (or socket path) and a
+selector listed twice are reported, and VMs may ask for such a name. Where
+NVIDIA's plugin runs on those nodes too (``nvidia_plugin``,
+:mod:`pciname.lint.plugin`), the name it gives that device or another one,
+and any ``mediatedDevices`` entry without ``externalResourceProvider:
+true``, are reported too (two plugins would serve one resource); a note
+where that is not known. The codes that contradict each other (each code's
+``contradicts``) never meet on one entry.
 
 Merge keys (``<<: *base``) are merged as the merge-key spec and kubectl's
 and Helm's go-yaml merge them (:func:`flatten_merges`: of a merge sequence
