@@ -22,6 +22,7 @@ setup(
             "cozystack/schemas.json",
             "kata/releases.json",
             "dra/releases.json",
+            "kubevirt/releases.json",
         ],
     },
 )

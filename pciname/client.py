@@ -459,16 +459,24 @@ class Client:
         upgrade_to: str = "",
         cozystack: str = "",
         dra_driver: str = "",
+        *,
+        nvidia_plugin: str = "",
         kubevirt: str = "",
     ) -> LintResult:
         """Lint YAML files, given as ``{name: content}`` or (name, content)
         pairs (content: text, or bytes as read from a file), all together,
-        as ``pciname lint`` does (``dra_driver``, ``kubevirt``: its
-        ``--dra-driver``, ``--kubevirt``). A file that is not YAML raises
+        as ``pciname lint`` does (``dra_driver``, ``kubevirt``,
+        ``nvidia_plugin``: its ``--dra-driver``, ``--kubevirt`` and
+        ``--nvidia-plugin``). A file that is not YAML raises
         :class:`RemoteLintInputError`."""
         items = files.items() if isinstance(files, dict) else files
         request = pb.LintRequest(
-            profile=profile, upgrade_to=upgrade_to, cozystack=cozystack, dra_driver=dra_driver, kubevirt=kubevirt
+            profile=profile,
+            upgrade_to=upgrade_to,
+            cozystack=cozystack,
+            dra_driver=dra_driver,
+            kubevirt=kubevirt,
+            nvidia_plugin=nvidia_plugin,
         )
         for name, content in items:
             if isinstance(content, bytes):

@@ -54,6 +54,11 @@ def dra_releases_path() -> Path:
     return data_dir() / "dra" / "releases.json"
 
 
+def kubevirt_releases_path() -> Path:
+    """How KubeVirt's own device plugin matches selectors, per release (:mod:`tools.kubevirt_extract` writes them)."""
+    return data_dir() / "kubevirt" / "releases.json"
+
+
 def cozystack_schemas_path() -> Path:
     """The Cozystack values schemas those facts name, by id."""
     return data_dir() / "cozystack" / "schemas.json"

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.spelling import Spelling
 from pciname.cozystack.choice import profile_for, release_for
-from pciname.dra.facts import Combination, choose
-from pciname.errors import LintInputError
+from pciname.dra.facts import Combination, DraCombinationError, choose
+from pciname.errors import LintInputError, PcinameError
+from pciname.kubevirt.selectors import known_release
 from pciname.lint.inputs import read_input
 from pciname.lint.linter import Finding, Linter
+from pciname.lint.plugin import parse as parse_nvidia_plugin
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike, ResolverLike
@@ -50,8 +52,12 @@ class LintRequest:
     default, or the ``cozystack`` release's), the profile an upgrade goes to
     (``renamed-by-upgrade``), and the Cozystack release node groups are
     checked against (None: the one a ``cozystack@`` profile names, else the
-    newest), and the NVIDIA DRA driver and KubeVirt releases DRA claims are
-    checked for (None: the newest that works with the other)."""
+    newest); whether NVIDIA's device plugin runs on the nodes beside
+    KubeVirt's own (``nvidia_plugin``: yes, no or auto, :mod:`pciname.lint.plugin`);
+    the KubeVirt release tag (``kubevirt``; None: the newest known) whose own
+    plugin serves the entries without ``externalResourceProvider: true`` and
+    whose VMs' DRA claims are checked, and the NVIDIA DRA driver release
+    (``dra_driver``; None: the newest that works with that KubeVirt)."""
 
     files: tuple[LintFile, ...] = ()
     profile: ProfileLike | None = None
@@ -60,10 +66,13 @@ class LintRequest:
     dra_driver: str | None = None
     kubevirt: str | None = None
     spelling: Spelling = Spelling.CLI
+    nvidia_plugin: str | None = None
     #: Set by :meth:`validated`: the Cozystack release asked for, as ``vX.Y.Z`` (None: none asked for).
     release: str | None = field(default=None, compare=False)
     #: Set by :meth:`validated`: the DRA releases asked for (None: none asked for; the linter takes the newest).
     dra: Combination | None = field(default=None, compare=False)
+    #: Set by :meth:`validated`: why the KubeVirt release asked for runs no DRA claims (None: it does).
+    dra_refusal: str | None = field(default=None, compare=False)
 
     def validated(self) -> LintRequest:
         """The request with its Cozystack release chosen
@@ -75,9 +84,27 @@ class LintRequest:
         (:func:`~pciname.dra.facts.choose`: one line, with the nearest that works)."""
         asked = self.cozystack is not None and bool(self.cozystack.strip())
         release = release_for(self.cozystack, self.profile).version if asked else None
-        driver, kubevirt = (v if v is not None and v.strip() else None for v in (self.dra_driver, self.kubevirt))
-        dra = choose(driver, kubevirt) if driver or kubevirt else None
-        return replace(self, files=tuple(self.files), release=release, dra=dra)
+        try:
+            plugin = parse_nvidia_plugin(self.nvidia_plugin).value
+        except ValueError as error:
+            raise PcinameError(f"{self.spelling('nvidia_plugin')}: {error}") from None
+        kubevirt = self.kubevirt.strip() if self.kubevirt is not None and self.kubevirt.strip() else None
+        if kubevirt is not None:
+            try:
+                kubevirt = known_release(kubevirt)
+            except PcinameError as error:
+                raise PcinameError(f"{self.spelling('kubevirt')}: {error}") from None
+        driver = self.dra_driver.strip() if self.dra_driver is not None and self.dra_driver.strip() else None
+        dra, refusal = _dra_releases(driver, kubevirt)
+        return replace(
+            self,
+            files=tuple(self.files),
+            release=release,
+            nvidia_plugin=plugin,
+            kubevirt=kubevirt,
+            dra=dra,
+            dra_refusal=refusal,
+        )
 
     @property
     def chosen_profile(self) -> ProfileLike | None:
@@ -115,7 +142,18 @@ def answer(
     stream that asks ``check`` as it is read); with ``refuse``, files that
     cannot be read raise what it makes of their errors before anything is
     linted, instead of being answered beside the findings."""
-    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=request.release, check=check, dra=request.dra)
+    linter = Linter(
+        profile,
+        upgrade_to,
+        resolver=resolver,
+        cozystack=request.release,
+        check=check,
+        nvidia_plugin=request.nvidia_plugin,
+        kubevirt=request.kubevirt,
+        option=request.spelling("nvidia_plugin"),
+        dra=request.dra,
+        dra_refusal=request.dra_refusal,
+    )
     documents = 0
     errors: list[LintInputError] = []
     for file in request.files:
@@ -137,3 +175,19 @@ def answer(
 
 
 __all__ = ["LintAnswer", "LintFile", "LintRequest", "answer", "file_reader"]
+
+
+def _dra_releases(driver: str | None, kubevirt: str | None) -> tuple[Combination | None, str | None]:
+    """The DRA releases claims are checked for (None: the newest), and why
+    none can be (None: they can). A driver given must work with the KubeVirt
+    given (:class:`~pciname.dra.facts.DraCombinationError` otherwise); a
+    KubeVirt given alone may be one without DRA (its other checks still
+    apply): an input with DRA claims is then refused with that reason."""
+    if driver is not None:
+        return choose(driver, kubevirt), None
+    if kubevirt is None:
+        return None, None
+    try:
+        return choose(None, kubevirt), None
+    except DraCombinationError as error:
+        return None, str(error)

@@ -15,6 +15,7 @@ from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import add_cozystack_option, profile_arg, say
 from pciname.errors import PcinameError
+from pciname.lint.plugin import DEFAULT_NVIDIA_PLUGIN, NvidiaPlugin
 
 LINT_FORMATS = ("text", "yaml", "json", "table")
 
@@ -39,9 +40,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the NVIDIA DRA driver release DRA claims are checked for (default: the newest that works)",
     )
     lint.add_argument(
+        "--nvidia-plugin",
+        choices=[p.value for p in NvidiaPlugin],
+        default=DEFAULT_NVIDIA_PLUGIN.value,
+        help="whether NVIDIA's device plugin runs on the nodes beside KubeVirt's own (default auto: only where the "
+        "input shows it, a Cozystack platform or a GPU Operator with sandboxWorkloads enabled; otherwise a note)",
+    )
+    lint.add_argument(
         "--kubevirt",
         metavar="VERSION",
-        help="the KubeVirt release VMs with DRA claims are checked for (default: the newest that works)",
+        help="the KubeVirt release: whose own device plugin serves entries without externalResourceProvider "
+        "(v0.36.0 to v0.38.x match PCI selectors case-sensitively) and VMs with DRA claims are checked for "
+        "(default: the newest known; for DRA, the newest that works)",
     )
     add_profile_options(lint)
     add_output_option(lint, LINT_FORMATS, default="text")
@@ -64,6 +74,7 @@ def run_lint(args: argparse.Namespace) -> int:
         upgrade_to=upgrade,
         cozystack=_cozystack(args.cozystack),
         dra_driver=args.dra_driver,
+        nvidia_plugin=args.nvidia_plugin,
         kubevirt=args.kubevirt,
     ).validated()
     result = answer(request, profile_arg(args, chosen=request.chosen_profile), upgrade)

@@ -159,7 +159,7 @@ def audit(
     canonical = resolver.view(chosen).profile.name
     entries = permitted_entries(kubevirt)
     ref = object_ref(kubevirt) or "(no KubeVirt CR)"
-    findings = _lint_findings(kubevirt, ref, chosen, resolver, check) if kubevirt is not None else []
+    findings = _lint_findings(kubevirt, ref, chosen, resolver, check, nodes) if kubevirt is not None else []
     permitted_names = {e["resource_name"] for e in entries if e["resource_name"]}
     permitted = _permitted_rows(entries, on_nodes, chosen, resolver, check)
     findings += _permitted_not_advertised(permitted_names, on_nodes)
@@ -182,10 +182,13 @@ def _finding(code: str, name: str, message: str) -> dict[str, Any]:
 
 
 def _lint_findings(
-    kubevirt: KubeObject, ref: str, profile: ProfileLike, resolver: ResolverLike, check: Check
+    kubevirt: KubeObject, ref: str, profile: ProfileLike, resolver: ResolverLike, check: Check, nodes: list[KubeObject]
 ) -> list[dict[str, Any]]:
-    """``pciname lint``'s findings on the CR's entries, as audit findings."""
+    """``pciname lint``'s findings on the CR's entries, as audit findings;
+    NVIDIA's plugin runs beside KubeVirt's where the GPU Operator labels a
+    node for its sandbox device plugin (:func:`pciname.lint.plugin.on_nodes`)."""
     from pciname.lint.linter import lint_data
+    from pciname.lint.plugin import on_nodes
 
     return [
         {
@@ -196,7 +199,7 @@ def _lint_findings(
             "expected": f.expected,
             "message": f.message,
         }
-        for f in lint_data(kubevirt, ref, profile, resolver=resolver, check=check)
+        for f in lint_data(kubevirt, ref, profile, resolver=resolver, check=check, nvidia_plugin=on_nodes(nodes))
     ]
 
 

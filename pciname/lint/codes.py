@@ -35,6 +35,7 @@ INVALID_RESOURCE_NAME = checks.INVALID_RESOURCE_NAME
 SOCKET_PATH_TOO_LONG = checks.SOCKET_PATH_TOO_LONG
 NOT_ADVERTISED = checks.NOT_ADVERTISED
 MISSING_EXTERNAL_RESOURCE_PROVIDER = "missing-external-resource-provider"
+INVALID_EXTERNAL_RESOURCE_PROVIDER = "invalid-external-resource-provider"
 RESOURCE_NAME_CONFLICT = "resource-name-conflict"
 DUPLICATE_SELECTOR = "duplicate-selector"
 INVALID_SELECTOR = "invalid-selector"
@@ -62,8 +63,8 @@ class RuleName(StrEnum):
     NODE_GROUP_FIELDS = "node-group-fields"  # the fields of Cozystack node groups and KubernetesNodes pools
     DUPLICATE_KEYS = "duplicate-keys"  # keys written twice in one mapping
     REFERENCES = "references"  # the names VMs and node pools ask for
-    KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kata)
-    DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.dra)
+    KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kinds.kata)
+    DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.kinds.dra)
 
 
 class LintCode(NamedTuple):
@@ -76,6 +77,10 @@ class LintCode(NamedTuple):
     meaning: str
     message: Callable[..., str]
     rules: tuple[RuleName, ...]
+    #: Codes no entry may get beside this one: what this one says of the
+    #: entry (which plugin serves it, what its name is) the others deny.
+    #: Written on one side only; :func:`contradicting` makes the pairs.
+    contradicts: tuple[str, ...] = ()
 
 
 # -- message builders: one per code, keyword facts in, the finding's message out
@@ -121,15 +126,39 @@ def _not_advertised(*, profile: str, shown: str, reason: str) -> str:
     return f"{profile} advertises nothing for {shown}: {reason}"
 
 
-def _missing_external_resource_provider(*, state: str, name: str) -> str:
+def _missing_external_resource_provider(
+    *, state: str, name: str, shown: str = "", right: str | None = None, evidence: str = "", mdev: bool = False
+) -> str:
+    if mdev:
+        theirs = f"advertises vGPU type {shown} as {right}" if right else f"panics on vGPU type {shown}"
+        return (
+            f"externalResourceProvider {state}: NVIDIA's device plugin runs on these nodes ({evidence}) and {theirs}; "
+            f"without externalResourceProvider: true KubeVirt starts its own plugin for the same vGPU devices, "
+            f"as {name}: two plugins hand out one device"
+        )
     return (
-        f"externalResourceProvider {state}: {name} comes from NVIDIA's device plugin, so it must be true "
-        "(otherwise KubeVirt starts its own plugin for the same resource)"
+        f"externalResourceProvider {state}: {name} is the name NVIDIA's device plugin gives {shown}, and it runs "
+        f"on these nodes ({evidence}), so it must be true (otherwise KubeVirt starts its own plugin for the same "
+        "resource)"
+    )
+
+
+def _invalid_external_resource_provider(*, written: str) -> str:
+    return (
+        f"externalResourceProvider is {written}, not a boolean: KubeVirt's API types it boolean (true: NVIDIA's "
+        "plugin serves the entry); the entry is checked as meant for NVIDIA's plugin"
     )
 
 
 def _resource_name_conflict(
-    *, shown: str, name: str, profile: str = "", others: tuple[str, ...] = (), note: str = "", mdev: bool = False
+    *,
+    shown: str,
+    name: str,
+    profile: str = "",
+    others: tuple[str, ...] = (),
+    note: str = "",
+    evidence: str = "",
+    mdev: bool = False,
 ) -> str:
     if mdev:
         return (
@@ -138,7 +167,8 @@ def _resource_name_conflict(
         )
     return (
         f"without externalResourceProvider: true KubeVirt advertises {shown} as {name}, the name "
-        f"{profile} gives {', '.join(others)}: two plugins would register one resource on a node with both ({note})"
+        f"{profile} gives {', '.join(others)}, and NVIDIA's device plugin runs on these nodes ({evidence}): two "
+        f"plugins would register one resource on a node with both ({note})"
     )
 
 
@@ -152,9 +182,15 @@ def _duplicate_selector(*, shown: str, first_line: int, first_name: str | None =
     return message
 
 
-def _invalid_selector(*, field: str, selector: str | None = None) -> str:
+def _invalid_selector(*, field: str, selector: str | None = None, kubevirt: str = "", line: str = "") -> str:
     if field == "mdevNameSelector":
         return "mdevNameSelector is missing; expected a vGPU type name such as 'GRID T4-1Q'"
+    if kubevirt:
+        return (
+            f"{selector!r} has lower-case hex: KubeVirt {kubevirt}'s own device plugin compares the selector with "
+            f"the device's PCI_ID (upper-case, as the kernel writes it) case-sensitively ({line}), so it selects "
+            f"no device; write {(selector or '').strip().upper()!r}"
+        )
     state = "is missing" if selector is None else repr(selector) + " is not VENDOR:DEVICE hex"
     return f"{field} {state}; expected e.g. 10DE:2236"
 
@@ -301,7 +337,8 @@ CODES: dict[str, LintCode] = {
     ),
     WRONG_MDEV_RESOURCE_NAME: LintCode(
         ERROR,
-        "a `mediatedDevices` `resourceName` is not what the plugin makes of `mdevNameSelector`",
+        "a `mediatedDevices` entry with `externalResourceProvider: true` (or a VM asking for its name) whose "
+        "`resourceName` is not what the profile's plugin makes of `mdevNameSelector`",
         _wrong_mdev_resource_name,
         (RuleName.ENTRIES, RuleName.REFERENCES),
     ),
@@ -332,16 +369,35 @@ CODES: dict[str, LintCode] = {
     ),
     MISSING_EXTERNAL_RESOURCE_PROVIDER: LintCode(
         ERROR,
-        "a PCI entry without `externalResourceProvider: true` under the name NVIDIA's plugin gives its device "
-        "(KubeVirt would start a second plugin for that resource), or whose `externalResourceProvider` is not a "
-        'boolean (`"true"`, `1`); an `nvidia.com/` `mediatedDevices` entry without it',
+        "an entry without `externalResourceProvider: true` (so KubeVirt's own plugin serves it) where NVIDIA's "
+        "plugin runs too (`--nvidia-plugin yes`, or `auto` and the input shows it: a Cozystack platform, a "
+        "ClusterPolicy with `sandboxWorkloads` enabled): a PCI entry under the name NVIDIA's plugin gives its "
+        "device, or any `nvidia.com/` `mediatedDevices` entry (two plugins would serve one resource). Under "
+        "`auto` without such evidence, a note instead",
         _missing_external_resource_provider,
+        (RuleName.ENTRIES,),
+        contradicts=(
+            WRONG_RESOURCE_NAME,
+            WRONG_MDEV_RESOURCE_NAME,
+            NOT_ADVERTISED,
+            PLUGIN_CRASH,
+            RENAMED_BY_UPGRADE,
+            RESOURCE_NAME_CONFLICT,
+            INVALID_EXTERNAL_RESOURCE_PROVIDER,
+        ),
+    ),
+    INVALID_EXTERNAL_RESOURCE_PROVIDER: LintCode(
+        ERROR,
+        'an `externalResourceProvider` that is not a boolean (`"true"`, `1`); the entry is checked as meant for '
+        "NVIDIA's plugin",
+        _invalid_external_resource_provider,
         (RuleName.ENTRIES,),
     ),
     RESOURCE_NAME_CONFLICT: LintCode(
         ERROR,
         "a PCI entry KubeVirt advertises (no `externalResourceProvider: true`) under the name NVIDIA's plugin "
-        "gives another device, or that a `mediatedDevices` entry permits: two plugins would register one resource",
+        "gives another device where NVIDIA's plugin runs too (as for `missing-external-resource-provider`), or "
+        "under a name a `mediatedDevices` entry permits: two plugins would register one resource",
         _resource_name_conflict,
         (RuleName.ENTRIES, RuleName.KUBEVIRT_MDEV),
     ),
@@ -354,7 +410,9 @@ CODES: dict[str, LintCode] = {
     ),
     INVALID_SELECTOR: LintCode(
         ERROR,
-        "a missing or malformed `pciVendorSelector` (or `mdevNameSelector`)",
+        "a missing or malformed `pciVendorSelector` (or `mdevNameSelector`); with `--kubevirt` a release whose "
+        "own plugin compares PCI selectors as written (v0.36.0 to v0.38.x), one with lowercase hex in an "
+        "entry that plugin serves (the message names the code line)",
         _invalid_selector,
         (RuleName.ENTRIES,),
     ),
@@ -455,6 +513,11 @@ CODES: dict[str, LintCode] = {
         (RuleName.DRA_CLAIMS,),
     ),
 }
+
+
+def contradicting() -> frozenset[frozenset[str]]:
+    """Every pair of codes no entry gets both of (each code's ``contradicts``, both ways)."""
+    return frozenset(frozenset((code, other)) for code, c in CODES.items() for other in c.contradicts)
 
 
 # -- what is made from the registry -----------------------------------------------

@@ -32,13 +32,13 @@ Pods and pod templates (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet,
 ReplicationController, Job, CronJob, PodTemplate) whose ``runtimeClassName``
 starts with ``kata`` are checked against NVIDIA's Kata sandbox device
 plugin: the ``nvidia.com/`` names in their containers' ``resources`` must be
-the ones it advertises (:mod:`pciname.lint.kata` says which profile and why).
+the ones it advertises (:mod:`pciname.lint.kinds.kata` says which profile and why).
 Other pods are left alone.
 
 ResourceClaims and ResourceClaimTemplates (every ``resource.k8s.io``
 version) and the VMs whose ``gpus[]`` / ``hostDevices[]`` use them
 (``claimName``/``requestName``) are checked against what NVIDIA's DRA driver
-publishes for vfio GPUs (:mod:`pciname.lint.dra`).
+publishes for vfio GPUs (:mod:`pciname.lint.kinds.dra`).
 
 Only names in the ``nvidia.com/`` domain are checked: other names belong to
 other device plugins.
@@ -50,9 +50,14 @@ it (missing, null or false) KubeVirt's own device plugin (in ``virt-handler``) a
 under whatever name it gives: that is how the SR-IOV vGPU virtual functions
 of Ada Lovelace and Blackwell GPUs are permitted (kubevirt#16890, Cozystack's
 ``docs/gpu-vgpu.md``), e.g. ``10DE:26B9`` as ``nvidia.com/L40S-24Q``. Any
-valid name works there; only an invalid name (or socket path), the name
-NVIDIA's plugin gives that device or another one, and a selector listed
-twice are reported, and VMs may ask for such a name.
+valid name works there; only an invalid name (or socket path) and a
+selector listed twice are reported, and VMs may ask for such a name. Where
+NVIDIA's plugin runs on those nodes too (``nvidia_plugin``,
+:mod:`pciname.lint.plugin`), the name it gives that device or another one,
+and any ``mediatedDevices`` entry without ``externalResourceProvider:
+true``, are reported too (two plugins would serve one resource); a note
+where that is not known. The codes that contradict each other (each code's
+``contradicts``) never meet on one entry.
 
 Merge keys (``<<: *base``) are merged as the merge-key spec and kubectl's
 and Helm's go-yaml merge them (:func:`flatten_merges`: of a merge sequence
@@ -79,7 +84,7 @@ from pciname.base.yaml_out import Dumper
 from pciname.errors import LintInputError
 from pciname.kubevirt.resources import PREFIX, is_mdev_name, is_nvidia, resource_warnings
 from pciname.lint import codes as lint_codes
-from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.dra, re-exported as the others
+from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.kinds.dra, re-exported as the others
     DRA_HOST_DEPENDENT_SELECTOR as DRA_HOST_DEPENDENT_SELECTOR,
     DRA_REQUEST_LAYOUT as DRA_REQUEST_LAYOUT,
     DRA_SELECTOR_MATCHES_NOTHING as DRA_SELECTOR_MATCHES_NOTHING,
@@ -89,6 +94,7 @@ from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.dra, re-expo
     DUPLICATE_KEY,
     DUPLICATE_SELECTOR,
     FIELD_NOT_IN_RELEASE,
+    INVALID_EXTERNAL_RESOURCE_PROVIDER,
     INVALID_RESOURCE_NAME,
     INVALID_SELECTOR,
     MISSING_EXTERNAL_RESOURCE_PROVIDER,
@@ -105,9 +111,10 @@ from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.dra, re-expo
     WRONG_RESOURCE_NAME,
     WRONG_SELECTOR_FIELD,
 )
-from pciname.lint.dra import DraClaims
 from pciname.lint.hints import Candidates, HintBudget, not_permitted_hint
-from pciname.lint.kata import KataNames, kata_requests
+from pciname.lint.kinds.dra import DraClaims
+from pciname.lint.kinds.kata import KataNames, kata_requests
+from pciname.lint.plugin import DEFAULT_NVIDIA_PLUGIN, NvidiaPlugin, Presence, parse as parse_nvidia_plugin, presence
 from pciname.naming import checks, mdev
 from pciname.naming.checks import NameWarning
 from pciname.naming.profiles import DEFAULT_PROFILE
@@ -570,6 +577,10 @@ class Linter:
         notes: bool = True,
         check: Callable[[], None] | None = None,
         dra: Combination | None = None,
+        nvidia_plugin: NvidiaPlugin | str | None = DEFAULT_NVIDIA_PLUGIN,
+        kubevirt: str | None = None,
+        option: str = "--nvidia-plugin",
+        dra_refusal: str | None = None,
     ) -> None:
         from pciname.cozystack.choice import release_for
         from pciname.resolution.resolver import resolver_or_default
@@ -604,6 +615,16 @@ class Linter:
         self._advertised: Candidates | None = None
         #: The DRA driver and KubeVirt releases claims are checked for (None: the newest that work).
         self.dra = dra
+        #: Why the KubeVirt release asked for cannot run DRA claims (None: it can).
+        self.dra_refusal = dra_refusal
+        #: ``--nvidia-plugin`` (:mod:`pciname.lint.plugin`), as its surface
+        #: spells it (``option``), and what :meth:`run` takes of it.
+        self.nvidia_plugin = parse_nvidia_plugin(nvidia_plugin)
+        self._option = option
+        self._presence = Presence(None)
+        #: The KubeVirt release whose own plugin serves the entries without
+        #: externalResourceProvider (None: the newest known).
+        self.kubevirt = kubevirt
 
     # inputs
 
@@ -654,6 +675,16 @@ class Linter:
         state = _RunState()
         for doc in self._docs:
             _walk(doc, state.sites)
+        self._presence = presence(
+            self.nvidia_plugin,
+            ((doc.file, doc.root) for doc in self._docs),
+            (
+                f"{doc.file}: {format_path(path)}"
+                for doc, _, path in state.sites.blocks
+                if path[-2:] == ("gpu", "permittedHostDevices")
+            ),
+            self._option,
+        )
         self._budget = HintBudget(check=self._check)
         for rule in RULES:
             rule.check(self, state)
@@ -715,7 +746,7 @@ class Linter:
 
     def _kata_pods_rule(self, state: _RunState) -> None:
         """The names pods with a Kata runtime class ask for: what the Kata
-        plugin advertises (:class:`pciname.lint.kata.KataNames`)."""
+        plugin advertises (:class:`pciname.lint.kinds.kata.KataNames`)."""
         names: KataNames | None = None
         for doc in self._docs:
             for request in kata_requests(doc.root, self._check):
@@ -735,8 +766,10 @@ class Linter:
                     )
 
     def _dra_claims_rule(self, state: _RunState) -> None:
-        """DRA claims and the VMs that use them (:class:`pciname.lint.dra.DraClaims`)."""
-        problems, notes = DraClaims(self.dra, self._check).run((doc, doc.root) for doc in self._docs)
+        """DRA claims and the VMs that use them (:class:`pciname.lint.kinds.dra.DraClaims`)."""
+        problems, notes = DraClaims(self.dra, self._check, refusal=self.dra_refusal).run(
+            (doc, doc.root) for doc in self._docs
+        )
         for p in problems:
             state.findings.append(self._finding(p.doc, p.node, p.path, p.code, p.expected, **p.facts))
         for note in notes:
@@ -792,26 +825,52 @@ class Linter:
             expected=expected,
         )
 
-    def _common(self, entry: _Entry, name: str) -> list[Finding]:
-        """externalResourceProvider of an nvidia.com entry."""
+    def _invalid_erp(self, entry: _Entry) -> list[Finding]:
+        """invalid-external-resource-provider: a value meant for NVIDIA's plugin that is no boolean."""
         erp = _get(entry.node, "externalResourceProvider")
-        if _is_true(erp):
-            return []
-        where = erp if erp is not None else entry.node
-        path = entry.path + ("externalResourceProvider",)
-        state = "is missing" if erp is None else f"is {_value(erp)!r}"
+        assert erp is not None
         return [
             self._finding(
                 entry.doc,
-                where,
-                path,
-                MISSING_EXTERNAL_RESOURCE_PROVIDER,
+                erp,
+                entry.path + ("externalResourceProvider",),
+                INVALID_EXTERNAL_RESOURCE_PROVIDER,
                 expected=True,
-                value=_value(erp) if erp is not None else None,
-                state=state,
-                name=name,
+                value=_value(erp),
+                written=repr(_value(erp)),
             )
         ]
+
+    def _missing_erp(self, entry: _Entry, name: str, **facts: Any) -> Finding:
+        """missing-external-resource-provider: KubeVirt's own plugin serves
+        the entry, and NVIDIA's runs on those nodes too (:attr:`_presence`)."""
+        erp = _get(entry.node, "externalResourceProvider")
+        return self._finding(
+            entry.doc,
+            erp if erp is not None else entry.node,
+            entry.path + ("externalResourceProvider",),
+            MISSING_EXTERNAL_RESOURCE_PROVIDER,
+            expected=True,
+            value=_value(erp) if erp is not None else None,
+            state="is missing" if erp is None else f"is {_value(erp)!r}",
+            name=name,
+            evidence=self._presence.evidence,
+            **facts,
+        )
+
+    def _kubevirt_note(self, entry: _Entry, node: Node, name: str, why: str) -> None:
+        """The note of an entry KubeVirt's own plugin serves that would be a
+        mistake where NVIDIA's plugin runs too (``--nvidia-plugin auto``, and
+        the input does not say)."""
+        if not self._want_notes:
+            return
+        mark = node.start_mark
+        self.notes.append(
+            f"{entry.doc.file}:{mark.line + 1}: {format_path(entry.path + ('resourceName',))}: "
+            f"KubeVirt's own device plugin serves this entry (no externalResourceProvider: true) as {name}, "
+            f"and {why}: where NVIDIA's device plugin also runs on these nodes that is a mistake (two plugins "
+            f"would serve one resource); lint with {self._option} yes (or no) to say which"
+        )
 
     def _duplicate(
         self,
@@ -847,13 +906,14 @@ class Linter:
         pci = _PciEntry.read(entry)
         if pci is None:
             return []
-        found = self._common(entry, pci.name) if pci.by_nvidia else []
+        found = self._invalid_erp(entry) if pci.erp_invalid else []
         found += self._pci_selector_field(pci)
         if pci.vendor_device is None:
             return found + self._pci_invalid_selector(pci)
         found += self._pci_duplicate(pci, seen, pci_names)
         resolution = self.resolver.resolve(pci.vendor_device, self.profile)
         if not pci.by_nvidia:
+            found += self._selector_case(pci)
             return found + self._check_kubevirt_pci(entry, pci.name_node, pci.name, pci.shown, resolution, kubevirt_pci)
         problem = self._pci_not_advertised(pci, resolution) or self._pci_wrong_name(pci, resolution, wrong_pci)
         if problem:
@@ -978,24 +1038,27 @@ class Linter:
         """A pciHostDevices entry without ``externalResourceProvider: true``:
         KubeVirt's own plugin advertises the selected devices (SR-IOV vGPU
         VFs, kubevirt#16890) as ``name``, and any valid name works. Reported:
-        the name NVIDIA's plugin gives this device (``missing-external-
-        resource-provider``) or another one (``resource-name-conflict``), and
-        a name kubelet refuses or whose socket path is too long."""
-        path = entry.path + ("resourceName",)
+        a name kubelet refuses or whose socket path is too long; and where
+        NVIDIA's plugin runs too (:attr:`_presence`), the name it gives this
+        device (``missing-external-resource-provider``) or another one
+        (``resource-name-conflict``): a note when that is not known."""
         theirs = resolution.resource_name
-        if theirs is not None and name == theirs:
-            return self._common(entry, name)
+        same = theirs is not None and name == theirs
+        runs = self._presence.runs
+        if same and runs:
+            return [self._missing_erp(entry, name, shown=shown)]
         note = (
             f"NVIDIA's plugin would call {shown} {theirs}"
             if theirs
             else f"NVIDIA's plugin advertises nothing for {shown}"
         )
+        path = entry.path + ("resourceName",)
         problems = [
             self._finding(entry.doc, name_node, path, w.code, warning=w.message, note=note)
             for w in kubevirt_name_warnings(name)
         ]
-        others = sorted({r.device.upper() for r in self._names().get(name, []) if r.advertised})
-        if others:
+        others = [] if same else sorted({r.device.upper() for r in self._names().get(name, []) if r.advertised})
+        if others and runs:
             problems.append(
                 self._finding(
                     entry.doc,
@@ -1007,7 +1070,13 @@ class Linter:
                     profile=self.profile_name,
                     others=tuple(others),
                     note=note,
+                    evidence=self._presence.evidence,
                 )
+            )
+        elif (same or others) and runs is None:
+            whose = shown if same else ", ".join(others)
+            self._kubevirt_note(
+                entry, name_node, name, f"NVIDIA's plugin ({self.profile_name}) gives {whose} that name"
             )
         if not problems:
             permitted.setdefault(name, []).append((entry, name_node, shown))
@@ -1044,6 +1113,9 @@ class Linter:
     def _check_mdev(
         self, entry: _Entry, seen: dict[tuple[str, str], int], wrong_mdev: dict[str, str], permitted: set[str]
     ) -> list[Finding]:
+        """One mediatedDevices entry: with ``externalResourceProvider: true``
+        NVIDIA's plugin advertises the vGPU type (the name must be the one it
+        makes of the selector); without, KubeVirt's own (:meth:`_check_kubevirt_mdev`)."""
         node = entry.node
         if _is_true(_get(node, "disabled")):
             return []
@@ -1051,7 +1123,8 @@ class Linter:
         name = _scalar(name_node)
         if name_node is None or name is None or not is_nvidia(name):
             return []
-        found = self._common(entry, name)
+        by_nvidia, erp_invalid = _served_by_nvidia(node)
+        found = self._invalid_erp(entry) if erp_invalid else []
         selector_node = _get(node, "mdevNameSelector")
         selector = _scalar(selector_node)
         selector_path = entry.path + ("mdevNameSelector",)
@@ -1062,6 +1135,8 @@ class Linter:
         found.extend(self._mdev_vgpu_type(entry, selector_node, selector_path, selector))
         rule = self.resolver.view(self.profile).profile.mdev_name
         expected = mdev.mdev_resource(selector, rule)
+        if not by_nvidia:
+            return found + self._check_kubevirt_mdev(entry, name_node, name, selector, expected, permitted)
         if expected is None:
             warning = mdev.crash_warning(selector).message
             found.append(
@@ -1080,6 +1155,53 @@ class Linter:
         found.extend(problems)
         found.extend(self._mdev_renamed_by_upgrade(entry, name_node, name, selector))
         return found
+
+    def _check_kubevirt_mdev(
+        self, entry: _Entry, name_node: Node, name: str, selector: str, expected: str | None, permitted: set[str]
+    ) -> list[Finding]:
+        """A mediatedDevices entry without ``externalResourceProvider: true``:
+        KubeVirt's own plugin advertises the vGPU type as ``name`` (any valid
+        name works). Where NVIDIA's plugin runs too it serves the same vGPU
+        devices: ``missing-external-resource-provider`` (a note when that is
+        not known)."""
+        runs = self._presence.runs
+        if runs:
+            return [self._missing_erp(entry, name, shown=repr(selector), right=expected, mdev=True)]
+        path = entry.path + ("resourceName",)
+        problems = [
+            self._finding(entry.doc, name_node, path, w.code, warning=w.message) for w in kubevirt_name_warnings(name)
+        ]
+        if runs is None:
+            theirs = f"as {expected}" if expected else "not at all (it panics on the type)"
+            self._kubevirt_note(
+                entry, name_node, name, f"NVIDIA's plugin ({self.profile_name}) would advertise {selector!r} {theirs}"
+            )
+        if not problems:
+            permitted.add(name)
+        return problems
+
+    def _selector_case(self, pci: _PciEntry) -> list[Finding]:
+        """invalid-selector: lower-case hex where the ``kubevirt`` release's
+        own plugin compares selectors case-sensitively."""
+        from pciname.kubevirt.selectors import case_sensitive
+
+        fact = case_sensitive(self.kubevirt)
+        selector = pci.selector or ""
+        if fact is None or selector == selector.upper() or pci.selector_node is None:
+            return []
+        return [
+            self._finding(
+                pci.entry.doc,
+                pci.selector_node,
+                pci.selector_path,
+                INVALID_SELECTOR,
+                expected=selector.strip().upper(),
+                field=pci.own_field,
+                selector=selector,
+                kubevirt=fact.release,
+                line=fact.where,
+            )
+        ]
 
     def _mdev_vgpu_type(
         self, entry: _Entry, selector_node: Node, selector_path: YamlPath, selector: str
@@ -1345,6 +1467,7 @@ class _PciEntry:
     misplaced: Node | None  # other_field's value when own_field is missing
     selector: str | None
     by_nvidia: bool  # externalResourceProvider says NVIDIA's plugin advertises it
+    erp_invalid: bool  # ... but is not a boolean
     vendor_device: str | None  # "10de:2236" when the selector is valid
     shown: str  # "10DE:2236"
 
@@ -1375,14 +1498,7 @@ class _PciEntry:
         if misplaced is not None:
             selector_node = misplaced
         selector = _scalar(selector_node)
-        # true: NVIDIA's plugin. Missing, null or false: KubeVirt's own. Any
-        # other value (the string "true", 1) is meant for NVIDIA's plugin but
-        # is not a boolean: reported, and the entry checked as NVIDIA's.
-        erp = _get(node, "externalResourceProvider")
-        by_nvidia = erp is not None and not (
-            isinstance(erp, ScalarNode)
-            and (erp.tag.endswith(":null") or (erp.tag.endswith(":bool") and not _is_true(erp)))
-        )
+        by_nvidia, erp_invalid = _served_by_nvidia(node)
         match = _SELECTOR.match(selector) if selector is not None and selector_node is not None else None
         vendor_device = shown = None
         if match:
@@ -1399,9 +1515,24 @@ class _PciEntry:
             misplaced,
             selector,
             by_nvidia,
+            erp_invalid,
             vendor_device,
             shown or "",
         )
+
+
+def _served_by_nvidia(node: Node) -> tuple[bool, bool]:
+    """Whether NVIDIA's plugin serves an entry, and whether its
+    ``externalResourceProvider`` is no boolean. true: NVIDIA's plugin.
+    Missing, null or false: KubeVirt's own. Any other value (the string
+    "true", 1) is meant for NVIDIA's plugin but is not a boolean: reported,
+    and the entry checked as NVIDIA's."""
+    erp = _get(node, "externalResourceProvider")
+    if erp is None or _is_true(erp):
+        return erp is not None, False
+    if isinstance(erp, ScalarNode) and (erp.tag.endswith(":null") or erp.tag.endswith(":bool")):
+        return False, False
+    return True, True
 
 
 def _permitted_names(sites: _Sites) -> set[str] | None:
@@ -1462,9 +1593,13 @@ def lint_text(
     *,
     resolver: ResolverLike | None = None,
     cozystack: str | None = None,
+    nvidia_plugin: NvidiaPlugin | str | None = DEFAULT_NVIDIA_PLUGIN,
+    kubevirt: str | None = None,
 ) -> list[Finding]:
     """Findings for one YAML text (multi-document). Raises LintInputError."""
-    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=cozystack)
+    linter = Linter(
+        profile, upgrade_to, resolver=resolver, cozystack=cozystack, nvidia_plugin=nvidia_plugin, kubevirt=kubevirt
+    )
     linter.add_text(text, filename)
     return linter.run()
 
@@ -1478,12 +1613,22 @@ def lint_data(
     resolver: ResolverLike | None = None,
     cozystack: str | None = None,
     check: Callable[[], None] | None = None,
+    nvidia_plugin: NvidiaPlugin | str | None = DEFAULT_NVIDIA_PLUGIN,
 ) -> list[Finding]:
     """Findings for plain data (e.g. an object read from the cluster); lines
     refer to its YAML dump (:meth:`Linter.add_data`). No notes are made
-    (none is returned). ``check``: see :class:`Linter`. Raises
-    LintInputError for data nested too deeply to check."""
-    linter = Linter(profile, upgrade_to, resolver=resolver, cozystack=cozystack, notes=False, check=check)
+    (none is returned). ``check``: see :class:`Linter`; ``nvidia_plugin``:
+    :mod:`pciname.lint.plugin`. Raises LintInputError for data nested too
+    deeply to check."""
+    linter = Linter(
+        profile,
+        upgrade_to,
+        resolver=resolver,
+        cozystack=cozystack,
+        notes=False,
+        check=check,
+        nvidia_plugin=nvidia_plugin,
+    )
     linter.add_data(data, filename)
     try:
         return linter.run()

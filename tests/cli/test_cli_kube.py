@@ -252,7 +252,7 @@ def test_lint_stdin(capsys, monkeypatch, files):
 def test_lint_stdin_through_the_real_command(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(
-        [sys.executable, "-m", "pciname", "lint", "-"],
+        [sys.executable, "-m", "pciname", "lint", "--nvidia-plugin", "yes", "-"],
         input=b"pciHostDevices:\n- pciVendorSelector: '10DE:2236'\n  resourceName: nvidia.com/GA102GL_A10\n",
         capture_output=True,
         env=env,
@@ -262,8 +262,9 @@ def test_lint_stdin_through_the_real_command(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.decode() == (
         "<stdin>:2: missing-external-resource-provider: pciHostDevices[0].externalResourceProvider: "
-        "externalResourceProvider is missing: nvidia.com/GA102GL_A10 comes from NVIDIA's device plugin, so it "
-        "must be true (otherwise KubeVirt starts its own plugin for the same resource)\n"
+        "externalResourceProvider is missing: nvidia.com/GA102GL_A10 is the name NVIDIA's device plugin gives "
+        "10DE:2236, and it runs on these nodes (--nvidia-plugin yes), so it must be true (otherwise KubeVirt starts "
+        "its own plugin for the same resource)\n"
     )
     bad = subprocess.run(
         [sys.executable, "-m", "pciname", "lint", "-"],

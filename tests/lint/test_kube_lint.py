@@ -20,7 +20,7 @@ def test_clean_documents_have_no_findings():
 
 
 def test_kubevirt_cr_findings_with_lines_paths_and_expected_values():
-    findings = lint_text(KUBEVIRT_CR, "kubevirt.yaml")
+    findings = lint_text(KUBEVIRT_CR, "kubevirt.yaml", nvidia_plugin="yes")
     got = [(f.line, f.code, f.path, f.value, f.expected) for f in findings]
     base = "spec.configuration.permittedHostDevices."
     assert got == [
@@ -33,7 +33,7 @@ def test_kubevirt_cr_findings_with_lines_paths_and_expected_values():
         ),
         (14, "missing-external-resource-provider", base + "pciHostDevices[1].externalResourceProvider", None, True),
         (16, "duplicate-selector", base + "pciHostDevices[2].pciVendorSelector", "10de:2236", None),
-        (18, "missing-external-resource-provider", base + "pciHostDevices[2].externalResourceProvider", "true", True),
+        (18, "invalid-external-resource-provider", base + "pciHostDevices[2].externalResourceProvider", "true", True),
         (19, "wrong-selector-field", base + "pciHostDevices[3].pciDeviceSelector", "10DE:27B8", "pciVendorSelector"),
         (22, "invalid-selector", base + "pciHostDevices[4].pciVendorSelector", "10DE:ZZZZ", None),
         (26, "not-advertised", base + "pciHostDevices[5].resourceName", "nvidia.com/CX7", None),
@@ -137,14 +137,14 @@ def test_bare_defaults_table():
           resourceName: nvidia.com/TU104GL_TESLA_T4
         """
     )
-    (finding,) = lint_text(text, "defaults.yaml")
+    (finding,) = lint_text(text, "defaults.yaml", nvidia_plugin="yes")
     assert (finding.line, finding.code, finding.path) == (
         5,
         "missing-external-resource-provider",
         "pciHostDevices[1].externalResourceProvider",
     )
     nested = "permittedHostDevices:\n" + textwrap.indent(text, "  ")
-    assert [f.path for f in lint_text(nested, "d.yaml")] == [
+    assert [f.path for f in lint_text(nested, "d.yaml", nvidia_plugin="yes")] == [
         "permittedHostDevices.pciHostDevices[1].externalResourceProvider"
     ]
 
@@ -169,7 +169,7 @@ def test_vm_and_vmi_references():
 
 
 def test_references_to_wrongly_permitted_names_across_files():
-    linter = Linter("preview")
+    linter = Linter("preview", nvidia_plugin="yes")
     linter.add_text(KUBEVIRT_CR, "kubevirt.yaml")
     linter.add_text(
         y(
@@ -426,7 +426,7 @@ def test_kubevirt_advertised_entries_still_catch_real_mistakes():
           disabled: true
         """
     )
-    findings = lint_text(text, "sriov.yaml", "latest")
+    findings = lint_text(text, "sriov.yaml", "latest", nvidia_plugin="yes")
     got = [(f.line, f.code, f.path, f.expected) for f in findings]
     assert got == [
         (4, "duplicate-selector", "pciHostDevices[1].pciVendorSelector", None),
@@ -444,14 +444,14 @@ def test_kubevirt_advertised_entries_still_catch_real_mistakes():
     assert "KubeVirt" in invalid.message and "nvidia.com/AD102GL_L40" in invalid.message  # the note
     assert "10DE:2236" in conflict.message and "two plugins" in conflict.message
     assert "nvidia.com/AD104GL_L4" in conflict.message
-    assert missing.value is False and "comes from NVIDIA's device plugin" in missing.message
+    assert missing.value is False and "is the name NVIDIA's device plugin gives 10DE:2236" in missing.message
     assert "kubevirt-nvidia.com-AN_EXTREMELY" in socket.message  # KubeVirt's socket, domain included
     # The same names under externalResourceProvider: true are NVIDIA's, so wrong.
     nvidia = text.replace(
         "  resourceName: nvidia.com/L40S-24Q\n",
         "  resourceName: nvidia.com/L40S-24Q\n  externalResourceProvider: true\n",
     )
-    first = lint_text(nvidia, "sriov.yaml", "latest")[0]
+    first = lint_text(nvidia, "sriov.yaml", "latest", nvidia_plugin="yes")[0]
     assert (first.line, first.code, first.expected) == (3, "wrong-resource-name", "nvidia.com/AD102GL_L40S")
 
 
@@ -485,7 +485,7 @@ def test_readme_lint_codes_table_lists_every_code_in_order():
 def test_who_advertises_follows_the_external_resource_provider_value():
     def entry(erp: str, name: str = "nvidia.com/L40S-24Q") -> list[str]:
         text = f'pciHostDevices:\n- pciVendorSelector: "10DE:26B9"\n  resourceName: {name}\n{erp}'
-        return sorted(codes(lint_text(text, "e.yaml", "latest")))
+        return sorted(codes(lint_text(text, "e.yaml", "latest", nvidia_plugin="yes")))
 
     # KubeVirt's own plugin: missing, null or false.
     for erp in (
@@ -498,10 +498,10 @@ def test_who_advertises_follows_the_external_resource_provider_value():
     # NVIDIA's plugin: true; a value that is not a boolean is meant for it, and wrong.
     assert entry("  externalResourceProvider: true\n") == ["wrong-resource-name"]
     assert entry('  externalResourceProvider: "true"\n') == [
-        "missing-external-resource-provider",
+        "invalid-external-resource-provider",
         "wrong-resource-name",
     ]
-    assert entry("  externalResourceProvider: 1\n", "nvidia.com/AD102GL_L40S") == ["missing-external-resource-provider"]
+    assert entry("  externalResourceProvider: 1\n", "nvidia.com/AD102GL_L40S") == ["invalid-external-resource-provider"]
     assert entry("  externalResourceProvider: false\n", "nvidia.com/AD102GL_L40S") == [
         "missing-external-resource-provider"
     ]

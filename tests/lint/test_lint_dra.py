@@ -1,4 +1,4 @@
-"""``lint`` of DRA claims (pciname.lint.dra): what ``pciname vm-gpus --dra``
+"""``lint`` of DRA claims (pciname.lint.kinds.dra): what ``pciname vm-gpus --dra``
 writes lints clean for every working driver / KubeVirt / API combination of
 the facts, every other driver release is refused in one line, and
 hand-written wrong claims and VMs are findings naming what the driver
@@ -140,6 +140,18 @@ def test_a_kubevirt_release_no_driver_works_with_is_refused_in_one_line(tmp_path
     assert (code, out) == (2, "")
     assert err.startswith(f"pciname: error: KubeVirt {refused[0]} works with no DRA driver release")
     assert err.count("\n") == 1
+
+
+def test_a_kubevirt_release_without_dra_still_lints_an_input_without_claims(tmp_path):
+    """--kubevirt also says whose own plugin serves the CR's entries: a
+    release no DRA driver works with is refused only for DRA claims."""
+    path = tmp_path / "cr.yaml"
+    path.write_text(
+        "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\n"
+        "spec:\n  configuration:\n    permittedHostDevices:\n      pciHostDevices:\n"
+        "        - {pciVendorSelector: 10DE:2236, resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}\n"
+    )
+    assert run("lint", str(path), "--kubevirt", "v1.5.0")[:2] == (0, "")
 
 
 def test_without_releases_the_newest_pair_is_used_and_said(tmp_path):

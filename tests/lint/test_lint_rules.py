@@ -122,7 +122,8 @@ def test_each_code_names_rules_of_the_registry_and_each_rule_reports_some():
 
 @pytest.fixture
 def by_rule(monkeypatch):
-    """code -> the rules that reported it, over :data:`INPUTS`."""
+    """code -> the rules that reported it, over :data:`INPUTS`, with and
+    without NVIDIA's plugin said to run beside KubeVirt's (``--nvidia-plugin``)."""
     reported: dict[str, set[str]] = {}
 
     def watched(rule):
@@ -136,9 +137,10 @@ def by_rule(monkeypatch):
 
     monkeypatch.setattr(lint, "RULES", tuple(watched(rule) for rule in RULES))
     for profile, upgrade, text in INPUTS:
-        linter = Linter(profile, upgrade)
-        linter.add_text(text, "input.yaml")
-        linter.run()
+        for plugin in ("auto", "yes"):
+            linter = Linter(profile, upgrade, nvidia_plugin=plugin)
+            linter.add_text(text, "input.yaml")
+            linter.run()
     return reported
 
 

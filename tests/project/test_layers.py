@@ -212,6 +212,7 @@ def test_no_runnable_build_tool_ships_in_the_package():
         "dra_extract",
         "dra_schemas",
         "kata_extract",
+        "kubevirt_extract",
         "lint_tables",
         "packaged_answers",
         "protogen",

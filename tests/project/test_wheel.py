@@ -30,6 +30,7 @@ def test_the_wheel_is_small_and_carries_the_release_facts(tmp_path):
         "cozystack/releases.json",
         "kata/releases.json",
         "dra/releases.json",
+        "kubevirt/releases.json",
     ):
         assert f"pciname/data/{data}" in names, data
     assert "pciname/naming/kata.py" in names

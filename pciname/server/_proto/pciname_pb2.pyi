@@ -293,20 +293,22 @@ class LintFile(_message.Message):
     def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class LintRequest(_message.Message):
-    __slots__ = ("files", "profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt")
+    __slots__ = ("files", "profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin")
     FILES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     UPGRADE_TO_FIELD_NUMBER: _ClassVar[int]
     COZYSTACK_FIELD_NUMBER: _ClassVar[int]
     DRA_DRIVER_FIELD_NUMBER: _ClassVar[int]
     KUBEVIRT_FIELD_NUMBER: _ClassVar[int]
+    NVIDIA_PLUGIN_FIELD_NUMBER: _ClassVar[int]
     files: _containers.RepeatedCompositeFieldContainer[LintFile]
     profile: str
     upgrade_to: str
     cozystack: str
     dra_driver: str
     kubevirt: str
-    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., cozystack: _Optional[str] = ..., dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ...) -> None: ...
+    nvidia_plugin: str
+    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., cozystack: _Optional[str] = ..., dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., nvidia_plugin: _Optional[str] = ...) -> None: ...
 
 class Finding(_message.Message):
     __slots__ = ("file", "line", "column", "document", "path", "value", "code", "message", "expected")

@@ -110,6 +110,7 @@ def _lint(
     check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
     check_length(request.dra_driver, "dra_driver", MAX_NAME_CHARS)
     check_length(request.kubevirt, "kubevirt", MAX_NAME_CHARS)
+    check_length(request.nvidia_plugin, "nvidia_plugin", MAX_NAME_CHARS)
     asked = LintRequest(
         tuple((name, content) for name, content, _ in inputs),
         profile=request.profile or None,
@@ -118,6 +119,7 @@ def _lint(
         dra_driver=request.dra_driver or None,
         kubevirt=request.kubevirt or None,
         spelling=Spelling.RPC,
+        nvidia_plugin=request.nvidia_plugin or None,
     ).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None

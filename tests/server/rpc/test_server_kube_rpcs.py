@@ -151,7 +151,7 @@ def test_lint_is_the_library_answer(client, profile, upgrade):
 def test_lint_value_and_expected_keep_their_types(client):
     text = "permittedHostDevices:\n  pciHostDevices:\n  - {pciVendorSelector: '10DE:2236', resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: 0}\n"
     (finding,) = client.lint({"d.yaml": text}).findings
-    assert finding.code == "missing-external-resource-provider"
+    assert finding.code == "invalid-external-resource-provider"
     assert finding.value == 0 and type(finding.value) is int and finding.expected is True
     vms = client.lint({"vms.yaml": VMS}, "latest").findings
     assert vms[3].expected == [] and isinstance(vms[0].expected, list)  # lists, even empty ones
@@ -163,12 +163,16 @@ def test_lint_rpc_takes_kubevirt_advertised_sriov_entries(client):
     clean = client.lint({"gpu-vgpu.yaml": SRIOV_DOC}, "latest")
     assert (clean.findings, clean.text, clean.documents) == ([], "", 2)
     conflict = SRIOV_DOC.replace("resourceName: nvidia.com/L40S-24Q", "resourceName: nvidia.com/GA102GL_A10")
-    got = client.lint({"c.yaml": conflict}, "latest").findings
-    want = Linter("latest")
+    got = client.lint({"c.yaml": conflict}, "latest", nvidia_plugin="yes").findings
+    want = Linter("latest", nvidia_plugin="yes", option="nvidia_plugin")  # as gRPC spells it
     want.add_text(conflict, "c.yaml")
     assert got == want.run()
     # ... and the VM's nvidia.com/L40S-24Q is no longer permitted by it.
     assert [f.code for f in got] == ["resource-name-conflict", "not-permitted"]
+    # Without NVIDIA's plugin said to run there, KubeVirt's own serves the name: a note, no conflict.
+    alone = client.lint({"c.yaml": conflict}, "latest")
+    assert [f.code for f in alone.findings] == ["not-permitted"]
+    assert any("--nvidia-plugin" not in note and "nvidia_plugin yes" in note for note in alone.notes)
 
 
 def test_lint_matches_the_cli(client, tmp_path, capsys):

@@ -36,7 +36,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from pciname.dra.facts import EXACTLY_APIS, Combination, choose
+from pciname.dra.facts import EXACTLY_APIS, Combination, DraCombinationError, choose
 from pciname.dra.selectors import judge
 from pciname.lint.codes import (
     DRA_HOST_DEPENDENT_SELECTOR,
@@ -142,8 +142,16 @@ class DraClaims:
     """One lint run's DRA check: :meth:`run` over the documents' roots gives
     the problems and notes."""
 
-    def __init__(self, combination: Combination | None = None, check: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        combination: Combination | None = None,
+        check: Callable[[], None] | None = None,
+        *,
+        refusal: str | None = None,
+    ) -> None:
         self.given = combination
+        #: Why the KubeVirt release asked for runs no DRA claims (None: it does).
+        self.refusal = refusal
         self._combination = combination
         self._check = check or (lambda: None)
         self.problems: list[DraProblem] = []
@@ -164,6 +172,8 @@ class DraClaims:
             self._walk(doc, root)
         if not (self._claims or self._references):
             return [], []
+        if self.refusal is not None:  # claims for a KubeVirt that cannot run them
+            raise DraCombinationError(self.refusal)
         self._releases_note()
         for claim in self._claims:
             for request in claim.requests:

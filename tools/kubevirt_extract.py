@@ -1,0 +1,206 @@
+"""Maintainer script: extract how KubeVirt's own device plugin (virt-handler)
+matches ``permittedHostDevices`` selectors, per release
+(``data/kubevirt/releases.json``), from the git history of
+``kubevirt/kubevirt`` (every final tag ``vX.Y.Z`` from the first with
+``permittedHostDevices``, v0.36.0).
+
+    python -m tools.kubevirt_extract --git DIR [--inputs tests/data/kubevirt-inputs]
+    python -m tools.kubevirt_extract --from-inputs tests/data/kubevirt-inputs [--check]
+
+``--inputs``/``--from-inputs``/``--check`` as in :mod:`tools.kata_extract`:
+the files read are vendored (each blob once) so a test re-runs the script
+and compares with the shipped facts.
+
+Per release, from ``pkg/virt-handler/device-manager/``:
+
+* ``pci``: the key of ``supportedPCIDeviceMap`` (``device_controller.go``:
+  the selector as written, or ``strings.ToLower`` of it) and what
+  ``getDevicePCIID`` / ``GetDevicePCIID`` (``common.go``) returns of the
+  device's ``uevent`` ``PCI_ID`` (as written, or lowered); the two are
+  compared with Go's ``==`` (a map lookup). The kernel writes ``PCI_ID``
+  upper-case (``PCI_ID=%04X:%04X``, :data:`KERNEL_PCI_ID`), so the match is
+  case-insensitive exactly when both sides are lowered, and otherwise only
+  an upper-case selector matches;
+* ``mdev``: the key of ``supportedMdevsMap`` (``removeSelectorSpaces`` of
+  ``mdevNameSelector``): compared with the type's name exactly, case included.
+
+Each fact names its file and line. A shape the script does not know is an
+error naming the release and file: nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from tools.upstream import (
+    INPUT_ERRORS,
+    TAG,
+    At,
+    ExtractError,
+    GitSource,
+    Recording,
+    Source,
+    VendoredSource,
+    publish,
+    read_blobs,
+    version_key,
+    write_blobs,
+)
+
+REPOSITORY = "kubevirt/kubevirt"
+LICENSE = "Apache-2.0"
+FIRST = "v0.36.0"  # the first release with permittedHostDevices
+DIR = "pkg/virt-handler/device-manager/"
+CONTROLLER = DIR + "device_controller.go"
+COMMON = DIR + "common.go"
+#: How Linux writes a PCI device's uevent PCI_ID (drivers/pci/pci-driver.c, pci_uevent).
+KERNEL_PCI_ID = {
+    "repository": "torvalds/linux",
+    "path": "drivers/pci/pci-driver.c",
+    "function": "pci_uevent",
+    "code": 'add_uevent_var(env, "PCI_ID=%04X:%04X", pdev->vendor, pdev->device)',
+    "case": "upper",
+    "commit": None,  # not read from a mirror: the format has been %04X since the PCI uevent was written
+}
+
+_PCI_KEY = re.compile(r"^\s*supportedPCIDeviceMap\[(.+?)\] = pciDev\.ResourceName\s*$", re.M)
+_MDEV_KEY = re.compile(r"^\s*selector := (removeSelectorSpaces\(supportedMdev\.MDEVNameSelector\))\s*$", re.M)
+_PCI_ID = re.compile(r'HasPrefix\(line, "PCI_ID"\)(?:.*\n){1,4}?\s*return (value|strings\.ToLower\(value\)), nil')
+_SELECTOR_AS_WRITTEN = "pciDev.PCIVendorSelector"
+_SELECTOR_LOWERED = "strings.ToLower(pciDev.PCIVendorSelector)"
+
+
+#: (selector lowered, device id lowered) -> which selectors match a device
+#: whose uevent PCI_ID the kernel writes upper-case.
+_MATCHES = {
+    (True, True): "any case",
+    (False, False): "upper-case only",
+    (False, True): "lower-case only",
+    (True, False): "none",
+}
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def release_facts(at: At) -> dict[str, Any]:
+    """One release's selector facts."""
+    controller, common = at.text(CONTROLLER), at.text(COMMON)
+    key = at.find(CONTROLLER, controller, _PCI_KEY.pattern, "supportedPCIDeviceMap's key")
+    if key.group(1) not in (_SELECTOR_AS_WRITTEN, _SELECTOR_LOWERED):
+        raise at.fail(CONTROLLER, f"supportedPCIDeviceMap's key {key.group(1)!r} is not a shape this script knows")
+    device = _PCI_ID.search(common)
+    if device is None:
+        raise at.fail(COMMON, "the PCI_ID reader is not in a shape this script knows")
+    mdev = at.find(CONTROLLER, controller, _MDEV_KEY.pattern, "supportedMdevsMap's key")
+    selector_lowered = key.group(1) == _SELECTOR_LOWERED
+    device_lowered = device.group(1) != "value"
+    return {
+        "release": at.tag,
+        "commit": at.commit,
+        "pci": {
+            "selector": {"path": CONTROLLER, "line": _line(controller, key.start(1)), "key": key.group(1)},
+            "device": {
+                "path": COMMON,
+                "line": _line(common, device.start(1)),
+                "returns": device.group(1),
+            },
+            "case_insensitive": selector_lowered and device_lowered,
+            "matches": _MATCHES[selector_lowered, device_lowered],
+        },
+        "mdev": {
+            "path": CONTROLLER,
+            "line": _line(controller, mdev.start(1)),
+            "key": mdev.group(1),
+            "case_insensitive": False,
+        },
+    }
+
+
+def extract(source: Source) -> dict[str, Any]:
+    releases = []
+    for tag, commit, _ in source.tags():
+        if version_key(tag) < version_key(FIRST):
+            continue
+        releases.append(release_facts(At(REPOSITORY, tag, commit, source)))
+    if not releases:
+        raise ExtractError(f"{REPOSITORY}: no final release tag from {FIRST}")
+    return {
+        "about": (
+            "How KubeVirt's own device plugin (virt-handler) compares permittedHostDevices selectors with the "
+            "node's devices, per release (tools/kubevirt_extract.py writes this file)"
+        ),
+        "repository": REPOSITORY,
+        "license": LICENSE,
+        "kernel_pci_id": KERNEL_PCI_ID,
+        "releases": releases,
+    }
+
+
+def load_inputs(prefix: str | Path) -> VendoredSource:
+    prefix = Path(prefix)
+    try:
+        sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
+        return VendoredSource(sidecar["repositories"][REPOSITORY]["tags"], read_blobs(prefix), {})
+    except INPUT_ERRORS as error:
+        raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
+
+
+def write_inputs(prefix: Path, recording: Recording) -> None:
+    sidecar = recording.sidecar(REPOSITORY, LICENSE)
+    sidecar["tags"] = {t: row for t, row in sidecar["tags"].items() if TAG.match(t) and row["files"]}
+    document = {
+        "about": (
+            "Upstream files the KubeVirt selector facts (data/kubevirt/releases.json) are extracted from, each "
+            "blob once in the .tar.xz beside this file, named by its git blob id; per release tag its commit, "
+            "date and the blob of each path read."
+        ),
+        "repositories": {REPOSITORY: sidecar},
+    }
+    prefix.with_suffix(".json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    write_blobs(prefix, recording.blobs)
+
+
+def shipped_dir() -> Path:
+    from pciname.base.paths import data_dir
+
+    return data_dir() / "kubevirt"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tools.kubevirt_extract", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--git", help=f"a {REPOSITORY} git repository (bare is fine)")
+    parser.add_argument(
+        "--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json"
+    )
+    parser.add_argument("--from-inputs", type=Path, help="extract from PREFIX.tar.xz + PREFIX.json instead of git")
+    parser.add_argument("--check", action="store_true", help="compare with the shipped facts; exit 1 when they differ")
+    parser.add_argument("--out", type=Path, default=None, help="where to write (default: the package's data/kubevirt)")
+    args = parser.parse_args(argv)
+    if (args.git is None) == (args.from_inputs is None):
+        parser.error("give --git DIR or --from-inputs PREFIX")
+    try:
+        recording = Recording(GitSource(args.git)) if args.git is not None else None
+        document = extract(recording if recording is not None else load_inputs(args.from_inputs))
+    except ExtractError as error:
+        print(f"kubevirt_extract: error: {error}", file=sys.stderr)
+        return 2
+    out = args.out or shipped_dir()
+    checked = publish(out, document, check=args.check)
+    if checked is not None:
+        return checked
+    if recording is not None and args.inputs is not None:
+        write_inputs(args.inputs, recording)
+    print(f"{out / 'releases.json'}: {len(document['releases'])} KubeVirt releases")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
