@@ -78,6 +78,18 @@ def test_device_ids_of_the_chosen_profile_complete_with_their_names():
         d for d in answers.table("preview").devices() if d.startswith("2b8")
     ]
     assert _complete("lookup", "--pciids", "my.ids", "10de:") == ([], 4)  # that file's ids are not known here
+
+
+@pytest.mark.parametrize("word", ["10de:", "10de:22", "10de:2236"])
+def test_every_device_name_offered_is_the_one_lookup_gives(word):
+    """Many ids are read at once, a few row by row: the names are lookup's either way."""
+    import pciname
+
+    lines, _ = _complete("lookup", "-p", "preview", word)
+    assert lines
+    for line in lines:
+        device, _, name = line.partition("\t")
+        assert name == pciname.resolve(device, profile="preview").device_name, line
     eights = [t.type for t in device_types("2236") if t.type.startswith("A10-8")]
     assert _values("vm-gpus", "10de:2236=2", "--vgpu", "A10-8") == eights and len(eights) >= 2
     assert _complete("lookup", "-p", "no-such-profile", "10de:") == ([], 4)

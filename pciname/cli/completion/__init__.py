@@ -172,12 +172,16 @@ def _devices(profile: str, word: str) -> "list[tuple[str, str]]":
     full = word.startswith(vendor) or vendor.startswith(word)
     bare = word.removeprefix(vendor) if full else word
     at = found["fields"].index("device_name")
-    out = []
-    for i, device in enumerate(table.devices()):
-        if device.startswith(bare):
-            name = answers.value(table.row(4 * i)[at])
-            out.append(((vendor if full else "") + device, name))
-    return out
+    devices = table.devices()
+    matching = [i for i, device in enumerate(devices) if device.startswith(bare)]
+    # Many rows are read at once (a row's own read costs more each), their names too.
+    rows = table.every_row() if len(matching) > 32 else None
+    cells = [(table.row(4 * i) if rows is None else rows[i])[at] for i in matching]
+    if all(type(cell) is int for cell in cells):
+        names = [bytes(name).decode("utf-8", "surrogatepass") for name in answers.utf8_strings(cells)]
+    else:
+        names = [answers.value(cell) for cell in cells]
+    return [((vendor if full else "") + devices[i], name) for i, name in zip(matching, names)]
 
 
 def _vgpu_types(positionals: "list[str]") -> "list[tuple[str, str]]":
