@@ -171,7 +171,9 @@ def report(samples: dict[str, list[tuple[float, float]]], runs: int, service: st
         ratio = medians[key][0] / base
         print(f"  {'met    ' if ratio <= bound else 'NOT met'}  {key}/bare: {ratio:.2f}x, bound {bound:g}x")
     rss = medians["warm"][1]
-    print(f"  {'met    ' if rss <= RSS_WARM_MB else 'NOT met'}  RSS warm at SERVING: {rss:.1f} MB, bound ~{RSS_WARM_MB} MB")
+    print(
+        f"  {'met    ' if rss <= RSS_WARM_MB else 'NOT met'}  RSS warm at SERVING: {rss:.1f} MB, bound ~{RSS_WARM_MB} MB"
+    )
 
 
 if __name__ == "__main__":

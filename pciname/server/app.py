@@ -58,7 +58,6 @@ from wsgiref.simple_server import WSGIServer
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
 from pciname.errors import PcinameError, ServeError
@@ -68,6 +67,7 @@ from pciname.server.config import DEFAULT_LISTEN, DEFAULT_PORT, ServeConfig, grp
 from pciname.server.data import DataSet, Signature, watch_signature
 from pciname.server.logs import LOGGER_NAME, fields
 from pciname.server.metrics import Metrics, start_http
+from pciname.server.reflection import enable_server_reflection
 from pciname.server.rpc.cluster import ClusterAccess
 from pciname.server.rpc.wire import SERVICE_NAME
 from pciname.server.service import PciNameService
@@ -256,7 +256,7 @@ class NameServer:
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
         server.add_registered_method_handlers(SERVICE_NAME, handlers)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME), server)
         self.port = self._bind(server, config.listen, credentials)
 
         health_server = None
