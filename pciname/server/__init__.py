@@ -41,7 +41,15 @@ if TYPE_CHECKING:
     from pciname.server.app import LIVENESS_SERVICE, READINESS_SERVICE, NameServer, serve
     from pciname.server.config import DEFAULT_LISTEN, ServeConfig
 
-__all__ = ["DEFAULT_LISTEN", "LIVENESS_SERVICE", "READINESS_SERVICE", "NameServer", "ServeConfig", "ServeError", "serve"]
+__all__ = [
+    "DEFAULT_LISTEN",
+    "LIVENESS_SERVICE",
+    "READINESS_SERVICE",
+    "NameServer",
+    "ServeConfig",
+    "ServeError",
+    "serve",
+]
 
 
 def __getattr__(name: str) -> Any:
