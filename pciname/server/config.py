@@ -37,6 +37,9 @@ DEFAULT_LISTEN = f"[::]:{DEFAULT_PORT}"
 #: draining (a readiness probe).
 LIVENESS_SERVICE = "liveness"
 READINESS_SERVICE = "readiness"
+#: Threads that build a generation's tables on first use (a profile's view:
+#: parse, index), beside the RPC workers; more requests for tables wait.
+BUILD_THREADS = 2
 DEFAULT_MAX_BATCH = 10_000  # devices per ResolveBatch / PermittedHostDevices request
 DEFAULT_MAX_LINT_FILES = 100
 DEFAULT_MAX_LINT_BYTES = 1 * MIB
