@@ -2,7 +2,7 @@
 
     python bench/serve_start.py [--runs N] [--venv DIR]
 
-Starts, interleaved and side by side, ``--runs`` times each (default 7):
+Starts, interleaved (the order rotating run by run) and side by side, ``--runs`` times each (default 7):
 
 * a bare Python gRPC server with only the health service (grpcio, 4 worker
   threads): the baseline;
@@ -144,13 +144,16 @@ def main() -> None:
         port = free_port()
         start_once(serve_cmd(venv, port), port, args.service, warm_env)  # leaves the warm cache
         for run in range(args.runs):
-            port = free_port()
-            samples["bare"].append(start_once([str(venv.python), "-c", BARE, str(port)], port, "", base_env))
-            cold_env = dict(base_env, PCINAME_CACHE_DIR=str(Path(work) / f"cold-{run}"))
-            port = free_port()
-            samples["cold"].append(start_once(serve_cmd(venv, port), port, args.service, cold_env))
-            port = free_port()
-            samples["warm"].append(start_once(serve_cmd(venv, port), port, args.service, warm_env))
+            starts = {
+                "bare": lambda port: start_once([str(venv.python), "-c", BARE, str(port)], port, "", base_env),
+                "cold": lambda port, run=run: start_once(
+                    serve_cmd(venv, port), port, args.service, dict(base_env, PCINAME_CACHE_DIR=f"{work}/cold-{run}")
+                ),
+                "warm": lambda port: start_once(serve_cmd(venv, port), port, args.service, warm_env),
+            }
+            order = list(starts)[run % 3 :] + list(starts)[: run % 3]  # each goes first, second and third in turn
+            for key in order:
+                samples[key].append(starts[key](free_port()))
     report(samples, args.runs, args.service)
 
 
