@@ -166,7 +166,12 @@ def _register_health(sub: Any) -> None:
         description="Print the server's health status; exit 0 when SERVING, 1 otherwise, 2 when it cannot be asked.",
     )
     add_server_option(check, default=DEFAULT_SERVER, help=f"server address (default {DEFAULT_SERVER})")
-    check.add_argument("--service", default="", help="health service name (default '': the whole server)")
+    check.add_argument(
+        "--service",
+        default="",
+        help="health service name: '' (the default: the whole server) and 'readiness' are SERVING once every RPC "
+        "can be answered and until draining; 'liveness' from start until draining",
+    )
     check.add_argument("--timeout", type=_seconds, default=5.0, metavar="SECONDS", help="deadline (default 5)")
     add_client_tls_options(check)
     check.set_defaults(func=run_health)

@@ -38,14 +38,22 @@ from typing import TYPE_CHECKING, Any
 from pciname.errors import ServeError
 
 if TYPE_CHECKING:
-    from pciname.server.app import LIVENESS_SERVICE, NameServer, serve
+    from pciname.server.app import LIVENESS_SERVICE, READINESS_SERVICE, NameServer, serve
     from pciname.server.config import DEFAULT_LISTEN, ServeConfig
 
-__all__ = ["DEFAULT_LISTEN", "LIVENESS_SERVICE", "NameServer", "ServeConfig", "ServeError", "serve"]
+__all__ = [
+    "DEFAULT_LISTEN",
+    "LIVENESS_SERVICE",
+    "READINESS_SERVICE",
+    "NameServer",
+    "ServeConfig",
+    "ServeError",
+    "serve",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("LIVENESS_SERVICE", "NameServer", "serve"):
+    if name in ("LIVENESS_SERVICE", "READINESS_SERVICE", "NameServer", "serve"):
         from pciname.server import app
 
         return getattr(app, name)

@@ -34,10 +34,11 @@ Life of a server (:class:`NameServer`):
    (``os._exit(0)``), and so it does if the drain itself is not over
    :data:`DRAIN_MARGIN` seconds after the delay and the grace.
 
-Health service names: ``""`` and ``pciname.v1.PciName`` are SERVING once
-data is loaded and until shutdown begins; ``liveness`` is SERVING from
-start until shutdown begins (for a liveness probe, which must not fail while
-the data loads).
+Health service names: ``readiness``, ``""`` and ``pciname.v1.PciName``
+are SERVING once data is loaded (every RPC can be answered) and until
+shutdown begins, NOT_SERVING before and while draining (for a readiness
+probe); ``liveness`` is SERVING from start until shutdown begins (for a
+liveness or startup probe, which must not fail while the data loads).
 """
 
 from __future__ import annotations
@@ -58,22 +59,29 @@ from wsgiref.simple_server import WSGIServer
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
 from pciname.errors import PcinameError, ServeError
 from pciname.naming.gotext import valid_text
 from pciname.server import data as data_module
-from pciname.server.config import DEFAULT_LISTEN, DEFAULT_PORT, ServeConfig, grpc_address, split_address
+from pciname.server.config import (
+    DEFAULT_LISTEN,
+    DEFAULT_PORT,
+    LIVENESS_SERVICE,
+    READINESS_SERVICE,
+    ServeConfig,
+    grpc_address,
+    split_address,
+)
 from pciname.server.data import DataSet, Signature, watch_signature
 from pciname.server.logs import LOGGER_NAME, fields
 from pciname.server.metrics import Metrics, start_http
+from pciname.server.reflection import enable_server_reflection
 from pciname.server.rpc.cluster import ClusterAccess
 from pciname.server.rpc.wire import SERVICE_NAME
 from pciname.server.service import PciNameService
 
-LIVENESS_SERVICE = "liveness"
-READINESS_SERVICES = ("", SERVICE_NAME)
+READINESS_SERVICES = ("", READINESS_SERVICE, SERVICE_NAME)
 #: Seconds past ``--shutdown-delay`` and ``--grace`` a drain may take (the
 #: servers' stop, the metrics server's) before ``serve`` ends the process anyway.
 DRAIN_MARGIN = 5.0
@@ -256,7 +264,7 @@ class NameServer:
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
         server.add_registered_method_handlers(SERVICE_NAME, handlers)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME), server)
         self.port = self._bind(server, config.listen, credentials)
 
         health_server = None
@@ -645,6 +653,8 @@ __all__ = [
     "DEFAULT_LISTEN",
     "DEFAULT_PORT",
     "LIVENESS_SERVICE",
+    "READINESS_SERVICE",
+    "READINESS_SERVICES",
     "NameServer",
     "ServeConfig",
     "ServeError",

@@ -30,6 +30,16 @@ MIB = 1 << 20
 
 DEFAULT_PORT = 50051
 DEFAULT_LISTEN = f"[::]:{DEFAULT_PORT}"
+#: Health service names (grpc.health.v1) besides ``""`` (the whole server)
+#: and ``pciname.v1.PciName``: ``liveness`` is SERVING from start until
+#: shutdown begins (a liveness or startup probe); ``readiness``, like the
+#: other two, once every RPC can be answered, and NOT_SERVING again while
+#: draining (a readiness probe).
+LIVENESS_SERVICE = "liveness"
+READINESS_SERVICE = "readiness"
+#: Threads that build a generation's tables on first use (a profile's view:
+#: parse, index), beside the RPC workers; more requests for tables wait.
+BUILD_THREADS = 2
 DEFAULT_MAX_BATCH = 10_000  # devices per ResolveBatch / PermittedHostDevices request
 DEFAULT_MAX_LINT_FILES = 100
 DEFAULT_MAX_LINT_BYTES = 1 * MIB

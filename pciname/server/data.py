@@ -1,7 +1,9 @@
 """The data a server answers from, built whole and swapped whole.
 
 A :class:`DataSet` is one generation of the server's data: a pinned
-:class:`~pciname.resolution.resolver.Resolver` with every installed profile preloaded
+resolver whose profiles' views are built on first use, once each
+(:class:`~pciname.server.tables.LazyResolver`), the packaged answers for
+what they hold (an NVIDIA device of a packaged profile, its ListDevices),
 (strictly: a pci.ids file with a malformed line fails the build, and so does
 a ``--pciids`` file that is no pci.ids file, see :func:`check_served_file`),
 which profiles are served and which are missing their snapshot, and caches
@@ -29,12 +31,14 @@ from threading import Lock
 from cachetools import LRUCache
 
 from pciname.api import Resolver, profiles as profile_infos
+from pciname.base.files import MAX_PCIIDS_BYTES, read_bounded
 from pciname.base.paths import embedded_pciids_path, snapshot_search_dirs
 from pciname.errors import PciIdsError, SnapshotMissingError
 from pciname.naming.gotext import valid_text
 from pciname.naming.profiles import (
     CUSTOM_ALGORITHM,
     DEFAULT_PROFILE,
+    PREVIEW,
     Profile,
     Registry,
     canonical_name,
@@ -42,8 +46,11 @@ from pciname.naming.profiles import (
     load_registry,
     with_aliases,
 )
+from pciname.pciids.ids import NVIDIA_VENDOR_ID, device_id
 from pciname.pciids.loader import load_bytes
+from pciname.resolution import answers
 from pciname.resolution.catalog import Catalog, verified_paths
+from pciname.resolution.resolver import as_profile
 from pciname.resolution.results import ProfileInfo, Resolution
 from pciname.resolution.snapshots import known_snapshots, locate, missing_message
 from pciname.server.rpc.wire import (
@@ -54,6 +61,7 @@ from pciname.server.rpc.wire import (
     profiles_response,
     resolution_message,
 )
+from pciname.server.tables import LazyResolver
 
 CUSTOM = "custom"
 
@@ -159,10 +167,16 @@ class DataSet:
     missing: dict[str, Profile]  # known profiles whose snapshot is not installed
     default: ServedProfile
     custom: ServedProfile | None
-    infos: list[ProfileInfo]
+    # ListProfiles' entries, made on its first call: (custom's ProfileInfo, algorithm)
+    custom_info: ProfileInfo | None
     files: dict[str, str]  # pci.ids path -> sha256, of the files in use
     loaded_at: float
     load_seconds: float
+    # served profile name -> the sha256 of its pci.ids file
+    sha256: dict[str, str] = field(default_factory=dict)
+    # the packaged answers (pciname/packaged/) hold this generation's answers
+    # (they were made from the data/pci.ids it has): answered from them
+    packaged: bool = False
     # profile spelling as sent -> (spelling, served profile); bytes-bounded
     _spellings: LRUCache[str, tuple[str, ServedProfile]] = field(
         default_factory=lambda: LRUCache(maxsize=_SPELLINGS_MAX_BYTES, getsizeof=_spelling_size)
@@ -223,27 +237,73 @@ class DataSet:
         """Resolve ``device`` and keep its encoding (InvalidDeviceError if
         malformed); kept only within the byte bound and for keys of at most
         :data:`MAX_CACHED_KEY_CHARS` characters, and never for a request's
-        own Kata aliases (:func:`is_aliased`)."""
-        (resolution,) = self.resolver.resolve_many([device], profile.key)
-        message = resolution_message(resolution).SerializeToString()
+        own Kata aliases (:func:`is_aliased`). An NVIDIA device of a
+        packaged profile is answered from its packaged record (the very
+        record the resolver would build), without building the profile."""
+        message = resolution_message(self._resolution(profile, device)).SerializeToString()
         element = framed(message)
         entry = (element, len(element) - len(message))
         if not is_aliased(profile):
             self.encoded.put(profile.name, device, entry)
         return entry
 
+    def _resolution(self, profile: ServedProfile, device: str) -> Resolution:
+        table = self.packaged_table(profile)
+        found = device_id(device) if table is not None else None
+        if table is not None and found is not None and found[0] == NVIDIA_VENDOR_ID:
+            record = answers.record(table, found[1])
+            if record is not None:
+                return Resolution.from_record(record)
+        (resolution,) = self.resolver.resolve_many([device], profile.key)
+        return resolution
+
+    def packaged_table(self, profile: ServedProfile) -> answers.Table | None:
+        """The packaged answers of ``profile``, when they are this
+        generation's: made from the same data/pci.ids (:attr:`packaged`)
+        and the same pci.ids file of the profile (by sha256)."""
+        key = profile.key
+        if not self.packaged or not isinstance(key, str):
+            return None
+        table = answers.table(key)
+        if table is None:
+            return None
+        header = table.header
+        same = header["profile"] == key and header["pci_ids_sha256"] == self.sha256.get(key)
+        return table if same and header["pci_ids_version"] is not None else None
+
     def profiles_message(self) -> bytes:
         """ListProfiles' answer, encoded once per generation."""
         if self._profiles_message is None:
-            response = profiles_response(self.infos, self.default.name, self.generation)
-            self._profiles_message = response.SerializeToString()
+            with self._vendor_lock:
+                if self._profiles_message is None:
+                    response = profiles_response(self.infos(), self.default.name, self.generation)
+                    self._profiles_message = response.SerializeToString()
         return self._profiles_message
+
+    def infos(self) -> list[ProfileInfo]:
+        """What ListProfiles says of every profile (reads the preview's
+        pci.ids header: made on first use)."""
+        infos = [replace(info, installed=info.name in self.served) for info in profile_infos()]
+        preview = [i for i in infos if i.name == PREVIEW and i.pci_ids_sha256 not in (None, self.sha256.get(PREVIEW))]
+        if preview:
+            path = embedded_pciids_path()
+            raise PciIdsError(
+                f"{valid_text(str(path))}: changed since data generation {self.generation} was loaded; "
+                "the server loads the new file when it has settled (or on SIGHUP)"
+            )
+        return infos + ([self.custom_info] if self.custom_info is not None else [])
 
     def catalog_path(self, profile: ServedProfile) -> Path:
         return self.resolver.view(profile.key).catalog.path
 
     def nvidia_devices(self, profile: ServedProfile) -> list[Resolution]:
-        return self.resolver.devices(profile.key)
+        """A resolution of every NVIDIA device id the profile knows of, in id
+        order (from the packaged answers when they are this generation's)."""
+        table = self.packaged_table(profile)
+        if table is None:
+            return self.resolver.devices(profile.key)
+        records = (answers.record(table, device) for device in table.devices())
+        return [Resolution.from_record(record) for record in records]  # type: ignore[arg-type]
 
     def vendor_device_ids(self, profile: ServedProfile) -> dict[str, tuple[str, ...]]:
         """vendor id -> the device ids the profile's pci.ids lists under it.
@@ -295,7 +355,7 @@ def with_request_aliases(
     The result is never cached: :func:`is_aliased` tells."""
     if alias is None and nvswitch is None:
         return profile
-    base = data.resolver.view(profile.key).profile
+    base = as_profile(profile.key)  # no view needed: the profile alone
     return ServedProfile(profile.name, with_aliases(base, alias, nvswitch))
 
 
@@ -326,24 +386,29 @@ def build(
     pciids: str | Path | None = None,
     algorithm: str = CUSTOM_ALGORITHM,
 ) -> DataSet:
-    """Load every installed profile (and the ``--pciids`` file) into a new
-    pinned resolver. Raises PciIdsError (PciIdsSyntaxError for a malformed
-    line; a ``--pciids`` file that :func:`check_served_file` refuses) or
-    SnapshotMissingError when a file vanished while loading; the caller
-    keeps its old data then."""
+    """A new generation over every installed profile (and the ``--pciids``
+    file). What the package's answers hold (``pciname/packaged/``) is
+    answered from them; a profile's view (catalog, universe, index) is built
+    on first use (:class:`~pciname.server.tables.LazyResolver`), except a
+    ``--pciids`` file's and, when it is not the packaged one, data/pci.ids's,
+    which are loaded strictly now. Raises PciIdsError (PciIdsSyntaxError for
+    a malformed line; a ``--pciids`` file that :func:`check_served_file`
+    refuses) or SnapshotMissingError when a file vanished while loading; the
+    caller keeps its old data then."""
     started = time.monotonic()
     registry = load_registry()
-    served, missing = _installed(registry)
-    resolver = Resolver(pinned=True)
-    resolver.preload(list(served), strict=True)
+    served, missing, files, sha256 = _installed(registry)
+    embedded = _file_sha256(embedded_pciids_path())
+    resolver = LazyResolver(generation, embedded)
+    packaged = _packaged_answers_match(embedded)
+    if not packaged:  # another data/pci.ids than the package's: checked now
+        resolver.preload([name for name, p in registry.profiles.items() if name in served and p.snapshot is None])
     custom = _load_custom(resolver, registry, pciids, algorithm) if pciids is not None else None
-    files: dict[str, str] = {}
-    for entry in [*served.values(), *([custom] if custom else [])]:
-        catalog = resolver.view(entry.key).catalog
-        files[str(catalog.path)] = catalog.sha256
-    infos = [replace(info, installed=info.name in served) for info in profile_infos()]
+    custom_info = None
     if custom is not None:
-        infos.append(_custom_info(resolver.view(custom.key).catalog, algorithm))
+        catalog = resolver.view(custom.key).catalog
+        files[str(catalog.path)] = catalog.sha256
+        custom_info = _custom_info(catalog, algorithm)
     return DataSet(
         generation=generation,
         resolver=resolver,
@@ -351,24 +416,53 @@ def build(
         missing=missing,
         default=_default(default_profile, served, missing, custom),
         custom=custom,
-        infos=infos,
+        custom_info=custom_info,
         files=files,
         loaded_at=time.time(),
         load_seconds=time.monotonic() - started,
+        sha256=sha256,
+        packaged=packaged,
     )
 
 
-def _installed(registry: Registry) -> tuple[dict[str, ServedProfile], dict[str, Profile]]:
-    """The profiles whose pci.ids is installed (served), and the others (missing)."""
+def _file_sha256(path: Path) -> str:
+    try:
+        return hashlib.sha256(read_bounded(path, MAX_PCIIDS_BYTES)).hexdigest()
+    except OSError as error:
+        raise PciIdsError(f"{valid_text(str(path))}: cannot read: {error.strerror or error}") from None
+
+
+def _packaged_answers_match(embedded_sha256: str) -> bool:
+    """The packaged answers are there, of this version, and were made from
+    this data/pci.ids (the preview's file, every profile's universe)."""
+    index = answers.index()
+    preview = index["profiles"].get("preview") if index is not None else None
+    return preview is not None and preview["header"]["pci_ids_sha256"] == embedded_sha256
+
+
+def _installed(
+    registry: Registry,
+) -> tuple[dict[str, ServedProfile], dict[str, Profile], dict[str, str], dict[str, str]]:
+    """The profiles whose pci.ids is installed (served), the others
+    (missing), the files served (path -> sha256) and each served profile's
+    file's sha256; nothing is parsed (a snapshot is known by its sha256)."""
     verified = verified_paths()
     served: dict[str, ServedProfile] = {}
     missing: dict[str, Profile] = {}
+    files: dict[str, str] = {}
+    sha256: dict[str, str] = {}
     for profile in registry.profiles.values():
-        if profile.snapshot is None or locate(profile.snapshot, verified) is not None:
-            served[profile.name] = ServedProfile(profile.name, profile.name)
+        if profile.snapshot is None:
+            path = str(profile.path)
+            files[path] = files.get(path) or _file_sha256(Path(path))
+            sha256[profile.name] = files[path]
+        elif (location := locate(profile.snapshot, verified)) is not None:
+            files[str(location.path)] = sha256[profile.name] = profile.snapshot.sha256
         else:
             missing[profile.name] = profile
-    return served, missing
+            continue
+        served[profile.name] = ServedProfile(profile.name, profile.name)
+    return served, missing, files, sha256
 
 
 def _load_custom(resolver: Resolver, registry: Registry, pciids: str | Path, algorithm: str) -> ServedProfile:

@@ -70,6 +70,7 @@ from pciname.server.rpc.wire import (
     status_of,
     trailing_metadata,
 )
+from pciname.server.tables import deadline
 
 # A handler: (request, context, data) -> (the response, or its encoding, and
 # how many devices it answered); a streaming one yields encoded messages.
@@ -199,7 +200,8 @@ class PciNameService:
                     if context.time_remaining() <= 0:
                         raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the work began")
                     request = parse_request(request_type, raw)
-                    response, devices = fn(request, context, self._current())
+                    with deadline(context.time_remaining()):
+                        response, devices = fn(request, context, self._current())
                 except Exception as error:
                     self._fail(method, context, error)
                     raise  # not reached: abort raises
@@ -228,12 +230,13 @@ class PciNameService:
             outcome = None
             try:
                 try:
-                    messages = fn(parse_request(request_type, raw), context, self._current())
-                    for message in messages:
-                        if not context.is_active():
-                            break
-                        yield message
-                        sent += 1
+                    with deadline(context.time_remaining()):
+                        messages = fn(parse_request(request_type, raw), context, self._current())
+                        for message in messages:
+                            if not context.is_active():
+                                break
+                            yield message
+                            sent += 1
                 except Exception as error:
                     outcome = "error"
                     self._fail(method, context, error)

@@ -99,7 +99,7 @@ def container(objects):
 
 
 def test_deployment_agrees_with_the_server(objects):
-    from pciname.server.app import DEFAULT_PORT, LIVENESS_SERVICE, READINESS_SERVICES, split_address
+    from pciname.server.app import DEFAULT_PORT, LIVENESS_SERVICE, READINESS_SERVICE, split_address
 
     deployment, c = container(objects)
     spec = deployment.spec
@@ -119,7 +119,7 @@ def test_deployment_agrees_with_the_server(objects):
     # The probes ask the health port (--health-listen: its own server and
     # threads), never the gRPC port, whose load must not restart the pod.
     assert health_port != grpc_port
-    assert c.readiness_probe.grpc.port == health_port and c.readiness_probe.grpc.service in READINESS_SERVICES
+    assert c.readiness_probe.grpc.port == health_port and c.readiness_probe.grpc.service == READINESS_SERVICE
     assert c.liveness_probe.grpc.port == health_port and c.liveness_probe.grpc.service == LIVENESS_SERVICE
     assert c.startup_probe.grpc.port == health_port and c.startup_probe.grpc.service == LIVENESS_SERVICE
     assert config.insecure  # kubelet's gRPC probes are plaintext
