@@ -38,7 +38,14 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from pciname.capabilities.names import DiffRequest, LookupRequest, ReverseRequest, answer_diff, answer_reverse
+from pciname.capabilities.names import (
+    DiffRequest,
+    LookupRequest,
+    ReverseRequest,
+    answer_diff,
+    answer_reverse,
+    reverse_miss,
+)
 from pciname.capabilities.spelling import Spelling
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.server._proto import pciname_pb2 as pb
@@ -307,7 +314,11 @@ class PciNameService:
         asked = ReverseRequest(resource, profile=request.profile, spelling=Spelling.RPC).validated()
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         devices = answer_reverse(asked, profile.key, resolver=data.resolver)
-        return pb.ReverseResponse(resource_name=asked.resource_name, profile=profile.name, devices=devices), 0
+        miss = "" if devices else reverse_miss(asked, profile.key, resolver=data.resolver)
+        response = pb.ReverseResponse(
+            resource_name=asked.resource_name, profile=profile.name, devices=devices, miss=miss
+        )
+        return response, 0
 
     def diff(
         self, request: pb.DiffRequest, context: grpc.ServicerContext, data: DataSet

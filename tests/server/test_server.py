@@ -180,10 +180,13 @@ def test_lookup_cli_and_grpc_answer_alike(server, client, server_env, profile):
 
 @pytest.mark.parametrize("resource", ["GA102GL_A10", " nvidia.com/GA102GL_A10\n", "nvidia.com/NO_SUCH_GPU"])
 def test_reverse_cli_and_grpc_answer_alike(stub, server_env, resource):
-    code, out, _ = run_in_process(full, ["reverse", resource, "-p", "latest", "-o", "json"])
+    code, out, err = run_in_process(full, ["reverse", resource, "-p", "latest", "-o", "json"])
     response = stub.Reverse(pb.ReverseRequest(resource_name=resource, profile="latest"), timeout=10)
     assert json.loads(out) == {"resource_name": response.resource_name, "devices": list(response.devices)}
     assert code == (0 if response.devices else 1)
+    # Why none: the line the CLI says on stderr, in the answer's miss.
+    assert (f"pciname: {response.miss}\n" if response.miss else "") == err
+    assert bool(response.miss) != bool(response.devices)
 
 
 def test_diff_cli_and_grpc_answer_alike(client, stub, server_env):

@@ -95,14 +95,16 @@ class ReverseRequest(_message.Message):
     def __init__(self, resource_name: _Optional[str] = ..., profile: _Optional[str] = ..., alias: _Optional[str] = ..., nvswitch_alias: _Optional[str] = ...) -> None: ...
 
 class ReverseResponse(_message.Message):
-    __slots__ = ("resource_name", "profile", "devices")
+    __slots__ = ("resource_name", "profile", "devices", "miss")
     RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     DEVICES_FIELD_NUMBER: _ClassVar[int]
+    MISS_FIELD_NUMBER: _ClassVar[int]
     resource_name: str
     profile: str
     devices: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, resource_name: _Optional[str] = ..., profile: _Optional[str] = ..., devices: _Optional[_Iterable[str]] = ...) -> None: ...
+    miss: str
+    def __init__(self, resource_name: _Optional[str] = ..., profile: _Optional[str] = ..., devices: _Optional[_Iterable[str]] = ..., miss: _Optional[str] = ...) -> None: ...
 
 class DiffRequest(_message.Message):
     __slots__ = ("from_profile", "to_profile", "alias", "nvswitch_alias")
