@@ -77,7 +77,7 @@ from pciname.server.data import DataSet, Signature, watch_signature
 from pciname.server.logs import LOGGER_NAME, fields
 from pciname.server.metrics import Metrics, start_http
 from pciname.server.reflection import enable_server_reflection
-from pciname.server.rpc.cluster import ClusterAccess
+from pciname.server.rpc.access import ClusterAccess
 from pciname.server.rpc.wire import SERVICE_NAME
 from pciname.server.service import PciNameService
 

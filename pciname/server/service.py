@@ -29,11 +29,12 @@ cached (the caches are keyed on the text as sent).
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.message import Message
@@ -58,10 +59,8 @@ from pciname.server.config import (
 )
 from pciname.server.data import DataSet, request_aliases, served_profile, with_request_aliases
 from pciname.server.metrics import Metrics
-from pciname.server.rpc import cluster as cluster_rpcs, kubevirt as kubevirt_rpcs, lint as lint_rpcs
-from pciname.server.rpc.admission import admission_policy
+from pciname.server.rpc.access import ClusterAccess
 from pciname.server.rpc.budget import Slots
-from pciname.server.rpc.cluster import ClusterAccess
 from pciname.server.rpc.wire import (
     MAX_DEVICE_CHARS,
     MAX_NAME_CHARS,
@@ -88,6 +87,33 @@ STREAMING = frozenset({"ListDevices"})  # the RPCs that return a stream
 
 _VENDOR = re.compile(r"\s*(?:0[xX])?([0-9a-fA-F]{4})\s*\Z")
 _DEADLINE_CHECK_EVERY = 256
+
+
+class _OnFirstUse:
+    """A module of ``pciname.server.rpc``, imported on its first use. The
+    modules of the cluster, KubeVirt, lint and admission RPCs import YAML,
+    lint, the cluster client and the KubeVirt and DRA capabilities: about
+    120 ms of a start (``bench/serve_start.py``), which a new pod waiting
+    for readiness should not pay. Imports are thread-safe and once."""
+
+    def __init__(self, name: str) -> None:
+        self._name = f"pciname.server.rpc.{name}"
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+if TYPE_CHECKING:
+    from pciname.server.rpc import (
+        admission as admission_rpcs,
+        cluster as cluster_rpcs,
+        kubevirt as kubevirt_rpcs,
+        lint as lint_rpcs,
+    )
+else:
+    admission_rpcs, cluster_rpcs, kubevirt_rpcs, lint_rpcs = map(
+        _OnFirstUse, ("admission", "cluster", "kubevirt", "lint")
+    )
 
 
 def _given(field: str) -> str | None:
@@ -409,7 +435,7 @@ class PciNameService:
     def admission_policy(
         self, request: pb.AdmissionPolicyRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.AdmissionPolicyResponse, int]:
-        return admission_policy(
+        return admission_rpcs.admission_policy(
             request,
             context,
             data,

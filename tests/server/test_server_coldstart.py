@@ -114,3 +114,33 @@ def test_a_reload_swaps_in_a_generation_that_builds_its_own_views(cold):
         assert second.generation == first.generation + 1 and not second.resolver.built(second.default.key)
         assert list(stub.Reverse(request, timeout=30).devices) == ["10de:2236"]
         assert second.resolver.built(second.default.key)
+
+
+def test_the_rpc_modules_of_lint_cluster_kubevirt_and_admission_load_on_first_use():
+    """A server process imports them only when one of their RPCs comes
+    (they cost a start about 120 ms), and then answers it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pciname.server import NameServer, ServeConfig\n"
+        "server = NameServer(ServeConfig(listen='127.0.0.1:0', insecure=True, watch_interval=0))\n"
+        "server.start()\n"
+        "assert server.reload('startup') is True\n"
+        "rpc = lambda: sorted(m for m in sys.modules if m.rpartition('.')[2] in "
+        "('admission', 'cluster', 'kubevirt', 'lint') and m.startswith('pciname.server.rpc'))\n"
+        "print(rpc())\n"
+        "import grpc\n"
+        "from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc\n"
+        "with grpc.insecure_channel(f'127.0.0.1:{server.port}') as channel:\n"
+        "    stub = pb_grpc.PciNameStub(channel)\n"
+        "    answer = stub.PermittedHostDevices(pb.PermittedHostDevicesRequest(devices=['10de:2236']), timeout=60)\n"
+        "print(rpc(), len(answer.pci_host_devices))\n"
+        "server.stop()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.splitlines()
+    assert before == "[]"
+    assert after == "['pciname.server.rpc.kubevirt'] 1"

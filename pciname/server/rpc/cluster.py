@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +18,6 @@ import yaml
 
 from pciname.capabilities.audit import NO_KUBEVIRT_CR, GpuOptionsRequest, answer_gpu_options
 from pciname.capabilities.spelling import Spelling
-from pciname.cluster.kube import connect_loaded, read_cluster
 from pciname.cluster.shapes import (
     ShapeError,
     check_kubevirt as check_kubevirt_shape,
@@ -27,16 +25,16 @@ from pciname.cluster.shapes import (
     go_strings,
     type_name,
 )
-from pciname.errors import ClusterError, PcinameError
+from pciname.errors import ClusterError
 from pciname.lint.linter import refuse_surrogates
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.config import DEFAULT_KUBE_TIMEOUT, DEFAULT_MAX_LINT_NODES
+from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.logs import fields
+from pciname.server.rpc.access import ClusterAccess as ClusterAccess
 from pciname.server.rpc.budget import check_alive, count_nodes
 from pciname.server.rpc.shared import INVALID, PRECONDITION
 from pciname.server.rpc.wire import (
-    CLUSTER_CONFIG,
     CLUSTER_DISABLED,
     CLUSTER_REFUSED,
     CLUSTER_UNREACHABLE,
@@ -207,71 +205,6 @@ def pick_nodes(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # -- GpuOptions: the cluster ------------------------------------------------------------------
-
-
-class ClusterAccess:
-    """Read-only access to the cluster the server runs in (``--kube``):
-    ``kubeconfig``/``context`` as ``pciname gpu-options`` takes them (none:
-    $KUBECONFIG, ~/.kube/config, else the in-cluster service account).
-
-    The configuration is loaded once (a kubeconfig credential plugin runs
-    then, within the time the request has) and again only when it must, as
-    the kubernetes client renews credentials: when they expire (the
-    plugin's expirationTimestamp, less five minutes), when a file it was
-    loaded from changes, or after the API server refused them (401, 403).
-    Each request's API calls get ``timeout`` seconds in all (less when the
-    RPC's deadline is nearer)."""
-
-    def __init__(
-        self, kubeconfig: str | None = None, context: str | None = None, timeout: float = DEFAULT_KUBE_TIMEOUT
-    ) -> None:
-
-        self.kubeconfig = kubeconfig
-        self.context = context
-        self.timeout = timeout
-        self.loads = 0  # how many times the configuration was loaded
-        self._lock = threading.Lock()
-        self._client: Any = None
-        self._loaded: Any = None
-
-    def _connect(self, timeout: float) -> Any:
-
-        with self._lock:
-            if self._client is None or self._loaded.stale():
-                client, loaded = connect_loaded(self.kubeconfig, self.context, timeout=timeout)
-                self.loads += 1
-                old, self._client, self._loaded = self._client, client, loaded
-                if old is not None:
-                    old.close()
-            return self._client
-
-    def _forget(self) -> None:
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-            self._client = self._loaded = None
-
-    def check(self) -> None:
-        """Load the configuration (at start-up): PcinameError if it cannot be."""
-        self._connect(self.timeout)
-
-    def close(self) -> None:
-        self._forget()
-
-    def read(self, kubevirt_name: str | None, timeout: float) -> Any:
-        """The cluster's :class:`~pciname.cluster.kube.ClusterState`."""
-
-        budget = min(self.timeout, timeout)
-        try:
-            api = self._connect(budget)
-        except PcinameError as error:
-            raise failure(PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG) from None
-        try:
-            return read_cluster(api, kubevirt_name, timeout=budget)
-        except ClusterError as error:
-            if error.reason == "refused" and error.status in (401, 403):
-                self._forget()  # the next request loads the credentials afresh
-            raise
 
 
 def cluster_failure(error: Any, context: grpc.ServicerContext) -> RpcFailure:
