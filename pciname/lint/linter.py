@@ -12,7 +12,10 @@ and a bare defaults table:
 * a ``permittedHostDevices`` mapping anywhere (KubeVirt CR
   ``spec.configuration.permittedHostDevices``, HyperConverged
   ``spec.permittedHostDevices``, Cozystack ``gpu.permittedHostDevices``), and a
-  document whose top level has ``pciHostDevices`` / ``mediatedDevices``;
+  document whose top level has ``pciHostDevices`` / ``mediatedDevices``; a
+  document without a ``kind`` (a docs snippet) that has
+  ``spec.permittedHostDevices`` and no ``spec.configuration`` is taken for a
+  HyperConverged CR's;
 * ``domain.devices.gpus[].deviceName`` and ``domain.devices.hostDevices[].deviceName``
   (VirtualMachine, VirtualMachineInstance, pools, replica sets);
 * ``nodeGroups.<group>.gpus[].name`` (Cozystack tenant Kubernetes values, the
@@ -526,8 +529,19 @@ def _fields(node: Node) -> dict[str, Any]:
     return {key: _value(value) for key, _, value in _items(node) if isinstance(value, ScalarNode)}
 
 
+def _is_hyperconverged(doc: _Doc, path: YamlPath) -> bool:
+    """Whether the block at ``path`` is a HyperConverged CR's: its kind
+    says so, or a kind-less document (a docs snippet of the CR's ``spec``)
+    has it at ``spec.permittedHostDevices`` and no ``spec.configuration``
+    (where a KubeVirt CR's block belongs, which a HyperConverged CR has not)."""
+    if doc.kind is not None or path != ("spec", "permittedHostDevices"):
+        return doc.kind == "HyperConverged"
+    spec = _get(doc.root, "spec")
+    return spec is not None and _get(spec, "configuration") is None
+
+
 def _entries(doc: _Doc, block: Node, path: YamlPath) -> Iterator[_Entry]:
-    hyperconverged = doc.kind == "HyperConverged"
+    hyperconverged = _is_hyperconverged(doc, path)
     for list_key, list_kind in (("pciHostDevices", "pci"), ("mediatedDevices", "mdev")):
         seq = _get(block, list_key)
         if isinstance(seq, SequenceNode):

@@ -507,6 +507,43 @@ def test_who_advertises_follows_the_external_resource_provider_value():
     ]
 
 
+def test_a_kind_less_spec_permitted_host_devices_is_a_hyperconverged_crs():
+    """A docs snippet of the HyperConverged CR's spec, without its kind (as
+    NVIDIA's OpenShift Virtualization page writes it): read as the CR is,
+    pciDeviceSelector and not pciVendorSelector. With ``spec.configuration``
+    beside it the document has a KubeVirt CR's shape and stays one."""
+    snippet = y(
+        """
+        spec:
+          permittedHostDevices:
+            pciHostDevices:
+            - pciDeviceSelector: 10DE:2236
+              resourceName: nvidia.com/GA102GL_A10
+              externalResourceProvider: true
+            - pciVendorSelector: 10DE:1EB8
+              resourceName: nvidia.com/TU104GL_TESLA_T4
+              externalResourceProvider: true
+        """
+    )
+    findings = lint_text(snippet, "hco-snippet.yaml")
+    assert [(f.line, f.code, f.path, f.expected) for f in findings] == [
+        (
+            7,
+            "wrong-selector-field",
+            "spec.permittedHostDevices.pciHostDevices[1].pciVendorSelector",
+            "pciDeviceSelector",
+        )
+    ]
+    assert "a HyperConverged CR reads pciDeviceSelector" in findings[0].message
+    beside = snippet.replace("spec:\n", "spec:\n  configuration:\n", 1)  # NVIDIA's 2022 KubeVirt CR's shape
+    assert [(f.line, f.code, f.expected) for f in lint_text(beside, "kv.yaml")] == [
+        (5, "wrong-selector-field", "pciVendorSelector")
+    ]
+    for kind in ("KubeVirt", "VirtualMachine"):  # a kind says what the document is
+        findings = lint_text(f"kind: {kind}\n" + snippet, "kind.yaml")
+        assert [(f.line, f.code, f.expected) for f in findings] == [(5, "wrong-selector-field", "pciVendorSelector")]
+
+
 def test_hyperconverged_sriov_entry_is_kubevirts_too():
     text = y(
         """
