@@ -23,9 +23,9 @@ from pciname.capabilities.spelling import Spelling
 from pciname.cluster.kube import DEFAULT_TIMEOUT, ClusterState, read_cluster, read_cozystack_operator, read_dra
 from pciname.cozystack.choice import release_for
 from pciname.cozystack.releases import ClusterRelease, Release, get_release, release_in_cluster
+from pciname.dra.audit import audit_dra
 from pciname.errors import PcinameError
 from pciname.kubevirt.audit import AUTO, Check, audit, choose_profile, gpu_options, is_auto
-from pciname.kubevirt.audit_dra import audit_dra
 from pciname.kubevirt.objects import KubeObject, permitted_entries
 from pciname.naming.profiles import DEFAULT_PROFILE
 
@@ -235,7 +235,7 @@ def answer_audit(
 
 
 def answer_audit_dra(request: AuditRequest, client: ApiClient) -> dict[str, Any]:
-    """The DRA audit (:func:`pciname.kubevirt.audit_dra.audit_dra`) of the
+    """The DRA audit (:func:`pciname.dra.audit.audit_dra`) of the
     cluster ``client`` reaches, read within :attr:`~AuditRequest.seconds`."""
     state = read_dra(client, timeout=request.seconds)
     return audit_dra(state.resource_api, state.objects, state.vms)

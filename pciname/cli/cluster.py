@@ -223,10 +223,15 @@ def _dra_table(result: dict[str, Any]) -> None:
     if result["devices"]:
         table(
             [
-                (d["node"], d["name"], _attributes_shown(d["attributes"].get(result["driver"], {})))
+                (
+                    d["node"],
+                    d["name"],
+                    _attributes_shown(d["attributes"].get(result["driver"], {})),
+                    d["allocated_to"] or "-",
+                )
                 for d in result["devices"]
             ],
-            ("NODE", f"DEVICE ({result['driver']})", "ATTRIBUTES"),
+            ("NODE", f"DEVICE ({result['driver']})", "ATTRIBUTES", "ALLOCATED TO"),
         )
     else:
         write_line(f"no device in a ResourceSlice of {result['driver']}", out)

@@ -12,10 +12,10 @@ import json
 import pytest
 
 from pciname.cli import main
+from pciname.dra.audit import CannotJudge, evaluate
 from pciname.dra.claims import dra_objects
 from pciname.dra.facts import choose, for_driver
 from pciname.host.dra_scan import dra_scan
-from pciname.kubevirt.audit_dra import CannotJudge, evaluate
 from tests.fake_kube import FakeKube, dra_objects as listed
 from tests.host.dra_nodes import add, readme_commands, replay
 from tests.sysfs_tree import SysfsTree
@@ -249,6 +249,155 @@ def test_claims_and_requests_that_do_not_exist(tmp_path, capsys):
             "gpus[] 'x' names claim 'nope', which spec.template.spec.resourceClaims does not list",
         ),
     ]
+
+
+def held_claim(vm, claim, node, device, *, pod=None, name=None, namespace="vms", driver=DRIVER):
+    """A ResourceClaim whose status.allocation holds ``device`` of ``node``'s
+    pool: generated from ``vm``'s template for its launcher ``pod`` (as
+    Kubernetes' claim controller writes it), or the plain claim ``name``."""
+    pod = pod or f"virt-launcher-{vm}-x7k2p"
+    meta = {"name": name or f"{pod}-{claim}-m4k28", "namespace": namespace}
+    if name is None:
+        meta["annotations"] = {"resource.kubernetes.io/pod-claim-name": claim}
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": pod,
+                "uid": "u1",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": meta,
+        "spec": {"devices": {"requests": [{"name": "gpu1", "exactly": {"deviceClassName": "vfio.gpu.nvidia.com"}}]}},
+        "status": {
+            "allocation": {
+                "devices": {"results": [{"request": "gpu1", "driver": driver, "pool": node, "device": device}]}
+            }
+        },
+    }
+
+
+def one_a10_two_vms(tmp_path, claims):
+    """A node with one A10; VMs vm-a and vm-a-b (a name vm-a's prefixes) each asking for an A10."""
+    a, ab = generated("vm-a", [("2236", 1)]), generated("vm-a-b", [("2236", 1)])
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    return cluster("v1", [node], [a[2]], [a[0], ab[0]], [a[1], ab[1]], claims)
+
+
+def test_a_device_another_vms_claim_holds_is_not_free(tmp_path, capsys):
+    # vm-a runs: the claim generated from its template for its launcher pod
+    # holds the one A10. It is vm-a's (satisfied by its own device), not
+    # vm-a-b's, though vm-a-b's launcher pods' names start as vm-a's do.
+    fake = one_a10_two_vms(tmp_path, [held_claim("vm-a", "vm-a", "gpu-1", "gpu-vfio-0")])
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    rows = {r["vm"]: r for r in report["requests"]}
+    assert rows["vms/vm-a"]["verdict"] == "satisfiable"
+    assert rows["vms/vm-a-b"]["verdict"] == "unsatisfiable"
+    assert rows["vms/vm-a-b"]["why"] == (
+        "the selected devices are allocated to other claims: "
+        "gpu-1: gpu-vfio-0 (ResourceClaim vms/virt-launcher-vm-a-x7k2p-vm-a-m4k28)"
+    )
+    assert [d["allocated_to"] for d in report["devices"]] == ["vms/virt-launcher-vm-a-x7k2p-vm-a-m4k28"]
+    assert [(f["code"], f["vm"]) for f in report["findings"]] == [("dra-unsatisfiable", "vms/vm-a-b")]
+    assert code == 1
+
+
+def test_a_claim_of_vm_a_b_is_not_vm_as(tmp_path, capsys):
+    fake = one_a10_two_vms(tmp_path, [held_claim("vm-a-b", "vm-a-b", "gpu-1", "gpu-vfio-0")])
+    try:
+        _, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert {r["vm"]: r["verdict"] for r in report["requests"]} == {
+        "vms/vm-a": "unsatisfiable",
+        "vms/vm-a-b": "satisfiable",
+    }
+
+
+@pytest.mark.parametrize(
+    ("claim", "why"),
+    [
+        # the annotation names another claim of the pod
+        (held_claim("vm-a", "other", "gpu-1", "gpu-vfio-0"), "virt-launcher-vm-a-x7k2p-other-m4k28"),
+        # a pod that is not a launcher pod of vm-a (not 5 generated characters)
+        (held_claim("vm-a", "vm-a", "gpu-1", "gpu-vfio-0", pod="virt-launcher-vm-a-x7"), "virt-launcher-vm-a-x7-vm-a"),
+        # a claim of another namespace
+        (held_claim("vm-a", "vm-a", "gpu-1", "gpu-vfio-0", namespace="other"), "ResourceClaim other/"),
+        # a plain ResourceClaim the VM does not name
+        (held_claim("vm-a", "vm-a", "gpu-1", "gpu-vfio-0", name="shared"), "ResourceClaim vms/shared"),
+    ],
+)
+def test_claims_that_are_not_the_vms_hold_its_device(tmp_path, capsys, claim, why):
+    fake = one_a10_two_vms(tmp_path, [claim])
+    try:
+        _, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    rows = {r["vm"]: r for r in report["requests"]}
+    assert rows["vms/vm-a"]["verdict"] == "unsatisfiable" and why in rows["vms/vm-a"]["why"]
+
+
+def test_a_named_resource_claim_holds_the_device_for_its_vm(tmp_path, capsys):
+    template, vm, device_class = generated("vm-a", [("2236", 1)])
+    claim = held_claim("vm-a", "vm-a", "gpu-1", "gpu-vfio-0", name="a10-claim")
+    claim["spec"] = template["spec"]["spec"]
+    entry = vm["spec"]["template"]["spec"]["resourceClaims"][0]
+    entry.pop("resourceClaimTemplateName")
+    entry["resourceClaimName"] = "a10-claim"
+    other = generated("vm-b", [("2236", 1)])
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    fake = cluster("v1", [node], [device_class], [other[0]], [vm, other[1]], [claim])
+    try:
+        _, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert {r["vm"]: r["verdict"] for r in report["requests"]} == {
+        "vms/vm-a": "satisfiable",
+        "vms/vm-b": "unsatisfiable",
+    }
+
+
+def test_two_requests_with_one_of_two_devices_held(tmp_path, capsys):
+    a10 = generated("vm-a10", [("2236", 2)])
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    held = held_claim("other", "other", "gpu-1", "gpu-vfio-1")
+    fake = cluster("v1", [node], [a10[2]], [a10[0]], [a10[1]], [held])
+    try:
+        _, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert [r["verdict"] for r in report["requests"]] == ["unsatisfiable", "unsatisfiable"]
+    assert report["requests"][0]["why"] == (
+        "no node has distinct free selected devices for all 2 requests of the claim together (allocated to other "
+        "claims: gpu-1: gpu-vfio-1 (ResourceClaim vms/virt-launcher-other-x7k2p-other-m4k28))"
+    )
+    assert report["requests"][0]["nodes"] == {"gpu-1": ["gpu-vfio-0"]}  # the free one
+
+
+def test_a_count_of_two_with_one_held(tmp_path, capsys):
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    held = held_claim("other", "other", "gpu-1", "gpu-vfio-0")
+    fake = cluster("v1", [node], [device_class], [template], [vm], [held])
+    try:
+        _, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    (row,) = report["requests"]
+    assert (row["verdict"], row["why"]) == (
+        "unsatisfiable",
+        "the selected devices are allocated to other claims: "
+        "gpu-1: gpu-vfio-0 (ResourceClaim vms/virt-launcher-other-x7k2p-other-m4k28) (gpu-1: 1 free, 2 needed)",
+    )
 
 
 def test_a_cluster_without_dra(tmp_path, capsys):

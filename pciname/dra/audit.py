@@ -13,17 +13,26 @@ pciname writes and other conjunctions (``&&``) of equalities between
 for any other expression, and where an attribute a term reads is missing (a
 CEL runtime error, which fails the allocation), the verdict is
 ``cannot-judge`` with why: never a verdict the selectors do not give.
-Devices allocated to other claims are not counted (the report says so).
+
+A device a ResourceClaim's ``status.allocation`` holds is not free for
+another VM: it counts only for the VM whose claim holds it. A VM's claims
+are the ResourceClaim its ``resourceClaimName`` names and the claims
+generated from its templates for its launcher pod (the claim's
+``resource.kubernetes.io/pod-claim-name`` annotation names the VM's claim,
+its controller is the pod KubeVirt names ``virt-launcher-<VM>-<5 random
+characters>``: an inference from the name, which the report says).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pciname.dra.facts import facts
-from pciname.kubevirt.objects import KubeObject
+
+if TYPE_CHECKING:
+    from pciname.kubevirt.objects import KubeObject
 
 __all__ = [
     "CANNOT_JUDGE",
@@ -46,6 +55,20 @@ _STRING = r"'[^'\\\n]*'|\"[^\"\\\n]*\""
 _TERM = re.compile(
     rf"\s*(?:device\.driver|device\.attributes\[(?P<domain>{_STRING})\]\.(?P<name>[A-Za-z_][A-Za-z0-9_]*))"
     rf"\s*==\s*(?P<value>{_STRING}|-?[0-9]+|true|false)\s*"
+)
+
+
+#: What Kubernetes' resource claim controller annotates a claim it generates
+#: from a pod's template with: the pod's name for the claim.
+POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
+#: The GenerateName of a VM instance's pod, ``"virt-launcher-" + VMI name +
+#: "-"`` (kubevirt/kubevirt pkg/virt-controller/services/template.go, v1.9.0
+#: f20534373b1a9237666760e2e3f5f27486c4da96), a VMI being named as its VM;
+#: Kubernetes appends 5 random characters to a base of at most 58.
+LAUNCHER_PREFIX, _GENERATED_BASE, _GENERATED_SUFFIX = "virt-launcher-", 58, 5
+NOTE = (
+    "a device another claim holds (status.allocation) is not free; a template's claim is a VM's by its"
+    f" pod-claim-name annotation and its controller pod {LAUNCHER_PREFIX}<VM>-xxxxx (inferred from KubeVirt's pod names)"
 )
 
 
@@ -161,6 +184,47 @@ def published(slices: list[KubeObject], driver: str) -> list[dict[str, Any]]:
     return devices
 
 
+def _key(driver: Any, pool: Any, device: Any) -> tuple[str, str, str]:
+    return str(driver), str(pool), str(device)
+
+
+def allocated(claims: list[KubeObject]) -> dict[tuple[str, str, str], KubeObject]:
+    """The devices the claims' ``status.allocation`` holds, (driver, pool,
+    device) -> the claim holding it."""
+    held = {}
+    for claim in claims:
+        allocation = (claim.get("status") or {}).get("allocation") or {}
+        for result in _dicts(
+            (allocation.get("devices") or {}).get("results") if isinstance(allocation, dict) else None
+        ):
+            held[_key(result.get("driver"), result.get("pool"), result.get("device"))] = claim
+    return held
+
+
+def _launcher_of(pod: str, vm: str) -> bool:
+    """Whether ``pod`` is a name Kubernetes generates for KubeVirt's launcher pod of ``vm``."""
+    base = (LAUNCHER_PREFIX + vm + "-")[:_GENERATED_BASE]
+    return pod.startswith(base) and len(pod) == len(base) + _GENERATED_SUFFIX
+
+
+def _held_by(claim: KubeObject, namespace: str, vm: str, entry: dict[str, Any]) -> bool:
+    """Whether ``claim`` is the claim a VM's ``resourceClaims`` ``entry`` stands for."""
+    meta = claim.get("metadata") or {}
+    if (meta.get("namespace") or "default") != namespace:
+        return False
+    if entry.get("resourceClaimName"):
+        return bool(meta.get("name") == entry["resourceClaimName"])
+    if (meta.get("annotations") or {}).get(POD_CLAIM_NAME) != entry.get("name"):
+        return False
+    return any(
+        isinstance(owner, dict)
+        and owner.get("controller") is True
+        and owner.get("kind") == "Pod"
+        and _launcher_of(str(owner.get("name")), vm)
+        for owner in meta.get("ownerReferences") or []
+    )
+
+
 # -- the audit -------------------------------------------------------------------------
 
 
@@ -170,8 +234,11 @@ def _selectors(body: dict[str, Any]) -> list[Any]:
     ]
 
 
-def _judge(request: dict[str, Any], classes: dict[str, Any], devices: list[dict[str, Any]]) -> dict[str, Any]:
-    """One request's verdict, and the devices that satisfy it."""
+def _judge(
+    request: dict[str, Any], classes: dict[str, Any], devices: list[dict[str, Any]], taken: dict[Any, str]
+) -> dict[str, Any]:
+    """One request's verdict, and the free devices that satisfy it
+    (``taken``: the devices other claims hold, and which claim)."""
     body: dict[str, Any] = request["exactly"] if isinstance(request.get("exactly"), dict) else request
     name = request.get("name")
     if "firstAvailable" in request:
@@ -191,11 +258,17 @@ def _judge(request: dict[str, Any], classes: dict[str, Any], devices: list[dict[
     except CannotJudge as why:
         return row | {"verdict": CANNOT_JUDGE, "why": str(why)}
     nodes: dict[str, list[str]] = {}
+    held: list[str] = []
     for device in matching:
-        nodes.setdefault(device["node"], []).append(device["name"])
+        holder = taken.get(_key(device["driver"], device["pool"], device["name"]))
+        if holder is None:
+            nodes.setdefault(device["node"], []).append(device["name"])
+        else:
+            held.append(f"{device['node']}: {device['name']} ({holder})")
     enough = {node: names for node, names in nodes.items() if len(names) >= (row["count"] or 1)}
     verdict = SATISFIABLE if enough else UNSATISFIABLE
-    return row | {"verdict": verdict, "nodes": nodes, "why": _why(verdict, row, nodes, devices)}
+    reason = _why(verdict, row, nodes, devices, held)
+    return row | {"verdict": verdict, "nodes": nodes, "allocated_elsewhere": held, "why": reason}
 
 
 def _together(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -208,6 +281,10 @@ def _together(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if any(_matched([r["nodes"][n] for r in rows for _ in range(r["count"] or 1)]) for n in sorted(nodes)):
         return rows
     why = f"no node publishes distinct selected devices for all {len(rows)} requests of the claim together"
+    held = sorted({device for r in rows for device in r["allocated_elsewhere"]})
+    if held:
+        why = f"no node has distinct free selected devices for all {len(rows)} requests of the claim together"
+        why += f" (allocated to other claims: {'; '.join(held)})"
     return [r | {"verdict": UNSATISFIABLE, "why": why} for r in rows]
 
 
@@ -235,9 +312,16 @@ def _count(body: dict[str, Any]) -> int | None:
     return count if isinstance(count, int) else 1
 
 
-def _why(verdict: str, row: dict[str, Any], nodes: dict[str, list[str]], devices: list[dict[str, Any]]) -> str:
+def _why(
+    verdict: str, row: dict[str, Any], nodes: dict[str, list[str]], devices: list[dict[str, Any]], held: list[str]
+) -> str:
     if verdict == SATISFIABLE:
         return "selected: " + "; ".join(f"{node}: {', '.join(names)}" for node, names in nodes.items())
+    if held:
+        free = "; ".join(f"{node}: {len(names)} free" for node, names in nodes.items())
+        return f"the selected devices are allocated to other claims: {'; '.join(held)}" + (
+            f" ({free}, {row['count']} needed)" if free else ""
+        )
     if nodes:
         return (
             f"no node publishes {row['count']} selected devices ("
@@ -269,7 +353,13 @@ def _claim_requests(claim: dict[str, Any], namespace: str, index: dict[str, dict
     ], f"{kind} {namespace}/{name}"
 
 
-def _vm_rows(vm: KubeObject, index: dict[str, Any], classes: dict[str, Any], devices: list[dict[str, Any]]) -> Any:
+def _vm_rows(
+    vm: KubeObject,
+    index: dict[str, Any],
+    classes: dict[str, Any],
+    devices: list[dict[str, Any]],
+    held: dict[tuple[str, str, str], KubeObject],
+) -> Any:
     meta = vm.get("metadata") or {}
     namespace, name = meta.get("namespace") or "default", meta.get("name")
     template = (((vm.get("spec") or {}).get("template") or {}).get("spec")) or {}
@@ -282,12 +372,17 @@ def _vm_rows(vm: KubeObject, index: dict[str, Any], classes: dict[str, Any], dev
             if used:
                 findings.append(_finding("dra-claim-missing", f"{namespace}/{name}", f"{what} does not exist"))
             continue
+        taken = {
+            key: f"ResourceClaim {_holder(c)}"
+            for key, c in held.items()
+            if not _held_by(c, namespace, str(name), claim)
+        }
         claim_rows = []
         for request in requests:
             if request.get("name") in used:
                 claim_rows.append(
                     {"vm": f"{namespace}/{name}", "claim": claim.get("name"), "source": what}
-                    | _judge(request, classes, devices)
+                    | _judge(request, classes, devices, taken)
                 )
         rows += _together(claim_rows)
         for request_name in sorted(str(u) for u in used - {r.get("name") for r in requests}):
@@ -304,6 +399,14 @@ def _vm_rows(vm: KubeObject, index: dict[str, Any], classes: dict[str, Any], dev
                 )
             )
     return rows, findings
+
+
+def _holder(claim: KubeObject | None) -> str | None:
+    """A claim as the report names it: "namespace/name"."""
+    if claim is None:
+        return None
+    meta = claim.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
@@ -328,9 +431,10 @@ def audit_dra(resource_api: str | None, objects: dict[str, list[KubeObject]], vm
         }
         for plural in ("resourceclaimtemplates", "resourceclaims")
     }
+    held = allocated(objects.get("resourceclaims", []))
     rows, findings = [], []
     for vm in vms:
-        more_rows, more_findings = _vm_rows(vm, index, classes, devices)
+        more_rows, more_findings = _vm_rows(vm, index, classes, devices, held)
         rows += more_rows
         findings += more_findings
     for row in rows:
@@ -343,9 +447,13 @@ def audit_dra(resource_api: str | None, objects: dict[str, list[KubeObject]], vm
     return {
         "resource_api": f"resource.k8s.io/{resource_api}" if resource_api else None,
         "driver": driver,
-        "devices": [{k: d[k] for k in ("node", "pool", "name")} | {"attributes": d["attributes"]} for d in devices],
+        "devices": [
+            {k: d[k] for k in ("node", "pool", "name")}
+            | {"attributes": d["attributes"], "allocated_to": _holder(held.get(_key(driver, d["pool"], d["name"])))}
+            for d in devices
+        ],
         "device_classes": sorted(classes),
         "requests": rows,
         "findings": findings,
-        "note": "devices allocated to other claims are counted as free",
+        "note": NOTE,
     }
