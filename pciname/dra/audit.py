@@ -6,7 +6,8 @@ ResourceClaim of its namespace) with the ``gpus[]`` that name them.
 For each request of a claim a VM uses: whether its DeviceClass exists, and
 which published devices its DeviceClass's and its own CEL selectors select,
 evaluated as the allocator does (the class's selectors first, then the
-request's; ``false`` ends a device's evaluation). Only the selectors
+request's; ``false`` ends a device's evaluation; of ``firstAvailable``
+subrequests, the first that fits). Only the selectors
 pciname writes and other conjunctions (``&&``) of equalities between
 ``device.driver`` or ``device.attributes['<domain>'].<name>`` and a string
 (without escapes), integer or ``true``/``false`` literal are evaluated;
@@ -242,7 +243,7 @@ def _judge(
     body: dict[str, Any] = request["exactly"] if isinstance(request.get("exactly"), dict) else request
     name = request.get("name")
     if "firstAvailable" in request:
-        return {"request": name, "verdict": CANNOT_JUDGE, "why": "firstAvailable subrequests are not evaluated"}
+        return _first_available(request, classes, devices, taken)
     class_name = body.get("deviceClassName")
     row: dict[str, Any] = {"request": name, "device_class": class_name, "count": _count(body)}
     if class_name not in classes:
@@ -271,6 +272,30 @@ def _judge(
     return row | {"verdict": verdict, "nodes": nodes, "allocated_elsewhere": held, "why": reason}
 
 
+def _first_available(
+    request: dict[str, Any], classes: dict[str, Any], devices: list[dict[str, Any]], taken: dict[Any, str]
+) -> dict[str, Any]:
+    """A request of ``firstAvailable`` subrequests: the allocator takes the
+    first subrequest it can allocate, so the request is satisfiable when one
+    is, and says which; unsatisfiable when none is and all were judged."""
+    name = request.get("name")
+    judged = [(sub.get("name"), _judge(sub, classes, devices, taken)) for sub in _dicts(request["firstAvailable"])]
+    for sub, row in judged:
+        if row["verdict"] == SATISFIABLE:
+            alternatives = sum(r["verdict"] == SATISFIABLE for _, r in judged) > 1
+            why = f"subrequest {sub}: {row['why']}"
+            return row | {"request": name, "subrequest": sub, "alternatives": alternatives, "why": why}
+    if not judged:
+        return {"request": name, "verdict": CANNOT_JUDGE, "why": "firstAvailable lists no subrequest"}
+    unjudged = [(sub, row) for sub, row in judged if row["verdict"] == CANNOT_JUDGE]
+    shown = "; ".join(f"subrequest {sub}: {row['why']}" for sub, row in unjudged or judged)
+    row = {"request": name, "device_class": judged[0][1].get("device_class"), "count": judged[0][1].get("count")}
+    if unjudged:
+        return row | {"verdict": CANNOT_JUDGE, "why": shown}
+    verdict = NO_DEVICE_CLASS if all(r["verdict"] == NO_DEVICE_CLASS for _, r in judged) else UNSATISFIABLE
+    return row | {"verdict": verdict, "why": f"no subrequest can be allocated: {shown}"}
+
+
 def _together(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A claim's requests are allocated together, on one node, each device
     once: when each is satisfiable alone but no node has distinct devices for
@@ -280,6 +305,9 @@ def _together(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     nodes = set.intersection(*(set(r["nodes"]) for r in rows))
     if any(_matched([r["nodes"][n] for r in rows for _ in range(r["count"] or 1)]) for n in sorted(nodes)):
         return rows
+    if any(r.get("alternatives") for r in rows):
+        why = "the requests together, with other firstAvailable subrequests than the first that fits, are not evaluated"
+        return [r | {"verdict": CANNOT_JUDGE, "why": why} for r in rows]
     why = f"no node publishes distinct selected devices for all {len(rows)} requests of the claim together"
     held = sorted({device for r in rows for device in r["allocated_elsewhere"]})
     if held:

@@ -400,6 +400,43 @@ def test_a_count_of_two_with_one_held(tmp_path, capsys):
     )
 
 
+def first_available(tmp_path, capsys, *subrequests):
+    """A VM whose one request takes the first of ``subrequests`` (name, device
+    id) that fits, on a node with one A10; the report."""
+    template, vm, device_class = generated("vm-x", [("2236", 1)])
+    request = template["spec"]["spec"]["devices"]["requests"][0]
+    request["firstAvailable"] = [
+        {"name": name} | generated("s", [(device, 1)])[0]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+        for name, device in subrequests
+    ]
+    del request["exactly"]
+    fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [device_class], [template], [vm])
+    try:
+        code, report, _ = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    (row,) = report["requests"]
+    return code, row
+
+
+def test_first_available_takes_the_first_subrequest_that_fits(tmp_path, capsys):
+    code, row = first_available(tmp_path, capsys, ("a100", "20b5"), ("a10", "2236"))
+    assert (code, row["verdict"], row["subrequest"], row["nodes"]) == (
+        0,
+        "satisfiable",
+        "a10",
+        {"gpu-1": ["gpu-vfio-0"]},
+    )
+    assert row["why"] == "subrequest a10: selected: gpu-1: gpu-vfio-0"
+
+
+def test_first_available_with_no_subrequest_that_fits(tmp_path, capsys):
+    code, row = first_available(tmp_path, capsys, ("a100", "20b5"), ("h100", "2330"))
+    assert (code, row["verdict"]) == (1, "unsatisfiable")
+    assert row["why"].startswith("no subrequest can be allocated: subrequest a100: no published device is selected")
+    assert "; subrequest h100: no published device is selected" in row["why"]
+
+
 def test_a_cluster_without_dra(tmp_path, capsys):
     fake = FakeKube().start()
     try:
