@@ -40,6 +40,7 @@ RESOURCE_NAME_CONFLICT = "resource-name-conflict"
 DUPLICATE_SELECTOR = "duplicate-selector"
 INVALID_SELECTOR = "invalid-selector"
 WRONG_SELECTOR_FIELD = "wrong-selector-field"
+MISPLACED_PERMITTED_HOST_DEVICES = "misplaced-permitted-host-devices"
 RENAMED_BY_UPGRADE = "renamed-by-upgrade"
 DUPLICATE_KEY = "duplicate-key"
 UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
@@ -197,6 +198,10 @@ def _invalid_selector(*, field: str, selector: str | None = None, kubevirt: str 
 
 def _wrong_selector_field(*, reader: str, own: str, other: str) -> str:
     return f"{reader} reads {own}, not {other}: this entry selects no device"
+
+
+def _misplaced_permitted_host_devices(*, reader: str, here: str, there: str, why: str) -> str:
+    return f"{reader} reads permittedHostDevices at {there}, not at {here} ({why}): none of these entries is permitted"
 
 
 def _renamed_by_upgrade(
@@ -420,6 +425,14 @@ CODES: dict[str, LintCode] = {
         ERROR,
         "`pciDeviceSelector` in a KubeVirt CR, or `pciVendorSelector` in a HyperConverged CR",
         _wrong_selector_field,
+        (RuleName.ENTRIES,),
+    ),
+    MISPLACED_PERMITTED_HOST_DEVICES: LintCode(
+        ERROR,
+        "a KubeVirt CR's `permittedHostDevices` directly under `spec` (KubeVirt reads "
+        "`spec.configuration.permittedHostDevices`), or a HyperConverged CR's under `spec.configuration` (it "
+        "reads `spec.permittedHostDevices`)",
+        _misplaced_permitted_host_devices,
         (RuleName.ENTRIES,),
     ),
     RENAMED_BY_UPGRADE: LintCode(

@@ -100,6 +100,7 @@ from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.kinds.dra, r
     INVALID_EXTERNAL_RESOURCE_PROVIDER,
     INVALID_RESOURCE_NAME,
     INVALID_SELECTOR,
+    MISPLACED_PERMITTED_HOST_DEVICES,
     MISSING_EXTERNAL_RESOURCE_PROVIDER,
     NOT_ADVERTISED,
     NOT_PERMITTED,
@@ -540,6 +541,26 @@ def _is_hyperconverged(doc: _Doc, path: YamlPath) -> bool:
     return spec is not None and _get(spec, "configuration") is None
 
 
+#: Where each CR reads its permittedHostDevices, and where it does not:
+#: KubeVirt's CRD (v1.9.0 pkg/virt-operator/resource/generate/components/
+#: validations_generated.go) has no spec.permittedHostDevices and keeps no
+#: unknown fields there; HyperConverged reads spec.permittedHostDevices.
+_KUBEVIRT_BLOCK, _HYPERCONVERGED_BLOCK = (
+    ("spec", "configuration", "permittedHostDevices"),
+    ("spec", "permittedHostDevices"),
+)
+
+
+def _misplaced(doc: _Doc, path: YamlPath) -> tuple[str, YamlPath, str] | None:
+    """For a block at the other CR's place: who reads it, where, and why it is not read here."""
+    if path == _HYPERCONVERGED_BLOCK and not _is_hyperconverged(doc, path) and doc.kind in (None, "KubeVirt"):
+        why = "its CRD has no spec.permittedHostDevices: kubectl refuses it, the API server prunes it"
+        return "KubeVirt", _KUBEVIRT_BLOCK, why
+    if path == _KUBEVIRT_BLOCK and doc.kind == "HyperConverged":
+        return "a HyperConverged CR", _HYPERCONVERGED_BLOCK, "that is a KubeVirt CR's place"
+    return None
+
+
 def _entries(doc: _Doc, block: Node, path: YamlPath) -> Iterator[_Entry]:
     hyperconverged = _is_hyperconverged(doc, path)
     for list_key, list_kind in (("pciHostDevices", "pci"), ("mediatedDevices", "mdev")):
@@ -717,6 +738,27 @@ class Linter:
         """Each permittedHostDevices entry (duplicates within its list);
         what the entries permit, for the rules after."""
         for doc, block, path in state.sites.blocks:
+            misplaced = _misplaced(doc, path)
+            if misplaced is not None:
+                reader, there, why = misplaced
+                parent: Node | None = doc.root
+                for part in path[:-1]:
+                    parent = _get(parent, str(part)) if parent is not None else None
+                key = next((k for name, k, _ in _items(parent) if name == path[-1]), block) if parent else block
+                state.findings.append(
+                    self._finding(
+                        doc,
+                        key,
+                        path,
+                        MISPLACED_PERMITTED_HOST_DEVICES,
+                        expected=format_path(there),
+                        value=format_path(path),
+                        reader=reader,
+                        here=format_path(path),
+                        there=format_path(there),
+                        why=why,
+                    )
+                )
             seen: dict[tuple[str, str], int] = {}
             pci_names: dict[str, str] = {}  # selector -> the resourceName of its first entry
             for entry in _entries(doc, block, path):

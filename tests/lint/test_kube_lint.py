@@ -535,13 +535,57 @@ def test_a_kind_less_spec_permitted_host_devices_is_a_hyperconverged_crs():
         )
     ]
     assert "a HyperConverged CR reads pciDeviceSelector" in findings[0].message
-    beside = snippet.replace("spec:\n", "spec:\n  configuration:\n", 1)  # NVIDIA's 2022 KubeVirt CR's shape
+    # NVIDIA's 2022 KubeVirt CR's shape: a KubeVirt CR's, its block where
+    # KubeVirt never reads it
+    beside = snippet.replace("spec:\n", "spec:\n  configuration:\n", 1)
+    misplaced = (3, "misplaced-permitted-host-devices", "spec.configuration.permittedHostDevices")
     assert [(f.line, f.code, f.expected) for f in lint_text(beside, "kv.yaml")] == [
-        (5, "wrong-selector-field", "pciVendorSelector")
+        misplaced,
+        (5, "wrong-selector-field", "pciVendorSelector"),
     ]
-    for kind in ("KubeVirt", "VirtualMachine"):  # a kind says what the document is
-        findings = lint_text(f"kind: {kind}\n" + snippet, "kind.yaml")
-        assert [(f.line, f.code, f.expected) for f in findings] == [(5, "wrong-selector-field", "pciVendorSelector")]
+    # a kind says what the document is
+    findings = lint_text("kind: KubeVirt\n" + snippet, "kind.yaml")
+    assert [(f.line, f.code, f.expected) for f in findings] == [
+        (misplaced[0], *misplaced[1:]),
+        (5, "wrong-selector-field", "pciVendorSelector"),
+    ]
+    findings = lint_text("kind: VirtualMachine\n" + snippet, "kind.yaml")
+    assert [(f.line, f.code, f.expected) for f in findings] == [(5, "wrong-selector-field", "pciVendorSelector")]
+
+
+def test_a_permitted_host_devices_block_where_its_cr_does_not_read_it():
+    """KubeVirt reads spec.configuration.permittedHostDevices (its CRD has no
+    spec.permittedHostDevices); a HyperConverged CR reads spec.permittedHostDevices."""
+    entry = "    pciHostDevices:\n    - {pciVendorSelector: '10DE:2236', resourceName: nvidia.com/GA102GL_A10, externalResourceProvider: true}\n"
+    kubevirt = "kind: KubeVirt\nspec:\n  permittedHostDevices:\n" + entry
+    (finding,) = lint_text(kubevirt, "kv.yaml")
+    assert (finding.line, finding.code, finding.path, finding.value, finding.expected) == (
+        3,
+        "misplaced-permitted-host-devices",
+        "spec.permittedHostDevices",
+        "spec.permittedHostDevices",
+        "spec.configuration.permittedHostDevices",
+    )
+    assert finding.message == (
+        "KubeVirt reads permittedHostDevices at spec.configuration.permittedHostDevices, not at "
+        "spec.permittedHostDevices (its CRD has no spec.permittedHostDevices: kubectl refuses it, the API server "
+        "prunes it): none of these entries is permitted"
+    )
+    hco = "kind: HyperConverged\nspec:\n  configuration:\n    permittedHostDevices:\n" + entry.replace("    ", "      ")
+    (finding,) = lint_text(hco.replace("pciVendorSelector", "pciDeviceSelector"), "hco.yaml")
+    assert (finding.line, finding.code, finding.expected) == (
+        4,
+        "misplaced-permitted-host-devices",
+        "spec.permittedHostDevices",
+    )
+    assert finding.message.startswith("a HyperConverged CR reads permittedHostDevices at spec.permittedHostDevices")
+    for right in (
+        "kind: KubeVirt\nspec:\n  configuration:\n    permittedHostDevices:\n" + entry.replace("    ", "      "),
+        "kind: HyperConverged\nspec:\n  permittedHostDevices:\n"
+        + entry.replace("pciVendorSelector", "pciDeviceSelector"),
+        "permittedHostDevices:\n" + entry.replace("    ", "  ", 1).replace("\n    -", "\n  -"),  # a bare table
+    ):
+        assert lint_text(right, "right.yaml") == [], right
 
 
 def test_hyperconverged_sriov_entry_is_kubevirts_too():

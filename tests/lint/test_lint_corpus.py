@@ -171,15 +171,25 @@ EXPECTED: dict[tuple[str, str, str], tuple[list[tuple[int, str, str]], int]] = {
         ],
         0,
     ),
-    # The same page in 2022 (GPU Operator v22.9.0): the names are right for
-    # the newest plugin and wrong for v1.0.1 as above; its permittedHostDevices
-    # beside `configuration:` (directly under the KubeVirt CR's spec) is
-    # KNOWN_MISSED. With `spec.configuration` there the kind-less document is
-    # a KubeVirt CR's, not a HyperConverged CR's: pciVendorSelector is right.
-    ("nvidia-gpu-operator-kubevirt-2022.yaml", LATEST, "auto"): ([], 0),  # KNOWN_MISSED: line 16
-    ("nvidia-gpu-operator-kubevirt-2022.yaml", LATEST, "yes"): ([], 0),
+    # The same page in 2022 (GPU Operator v22.9.0): its permittedHostDevices
+    # stands beside `configuration:` (left empty), directly under the
+    # KubeVirt CR's spec, where KubeVirt never reads it (its CRD has no such
+    # field: kubectl refuses it, the API server prunes it), whatever the
+    # profile or plugin. With `spec.configuration` there the kind-less
+    # document is a KubeVirt CR's, not a HyperConverged CR's:
+    # pciVendorSelector is right. The names are right for the newest plugin
+    # and wrong for v1.0.1 as above.
+    ("nvidia-gpu-operator-kubevirt-2022.yaml", LATEST, "auto"): (
+        [(16, "misplaced-permitted-host-devices", "KubeVirt reads spec.configuration.permittedHostDevices")],
+        0,
+    ),
+    ("nvidia-gpu-operator-kubevirt-2022.yaml", LATEST, "yes"): (
+        [(16, "misplaced-permitted-host-devices", "as under auto")],
+        0,
+    ),
     ("nvidia-gpu-operator-kubevirt-2022.yaml", V1_0, "auto"): (
         [
+            (16, "misplaced-permitted-host-devices", "as under the newest plugin"),
             (20, "wrong-resource-name", "v1.0.1 has no name for 10DE:2236: it advertises nvidia.com/2236"),
             (24, "wrong-mdev-resource-name", "v1.0.1 advertises 'NVIDIA A10-24Q' as nvidia.com/A10-24Q"),
         ],
@@ -224,14 +234,6 @@ KNOWN_MISSED: dict[tuple[str, str, str], list[tuple[int, str]]] = {
     ],
     ("openshift-docs-pci-host-devices-hco.yaml", V1_0, "yes"): [
         (15, "v1.0.1 serves 10DE:1DB6 as GV100GL_Tesla_V100_PCIe_32GB, KubeVirt's plugin as GV100GL_Tesla_V100"),
-    ],
-    # A KubeVirt CR reads only spec.configuration.permittedHostDevices: this
-    # block, beside an empty `configuration:`, permits nothing (the API
-    # server prunes or refuses it). Lint checks a permittedHostDevices block
-    # wherever it is (Cozystack values, HelmReleases, bare tables) and has no
-    # rule for where a KubeVirt CR's must be.
-    ("nvidia-gpu-operator-kubevirt-2022.yaml", LATEST, "auto"): [
-        (16, "permittedHostDevices directly under the KubeVirt CR's spec: KubeVirt never reads it"),
     ],
 }
 

@@ -76,6 +76,7 @@ INPUTS = [
         None,
         "kind: KubeVirt\npermittedHostDevices:\n  pciHostDevices:\n  - {pciDeviceSelector: '10DE:2236'}\n",
     ),
+    ("latest", None, "kind: KubeVirt\nspec:\n  permittedHostDevices: {}\n"),
     (
         "latest",
         None,
