@@ -118,6 +118,7 @@ from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.kinds.dra, r
 from pciname.lint.hints import Candidates, HintBudget, not_permitted_hint
 from pciname.lint.kinds.dra import DraClaims
 from pciname.lint.kinds.kata import KataNames, kata_requests
+from pciname.lint.nodes import get as _get, items as _items, scalar as _scalar
 from pciname.lint.plugin import DEFAULT_NVIDIA_PLUGIN, NvidiaPlugin, Presence, parse as parse_nvidia_plugin, presence
 from pciname.naming import checks, mdev
 from pciname.naming.checks import NameWarning
@@ -341,27 +342,6 @@ def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
 
 
 # -- node helpers -------------------------------------------------------------
-
-
-def _items(node: Node) -> Iterator[tuple[str, Node, Node]]:
-    if isinstance(node, MappingNode):
-        for key, value in node.value:
-            if isinstance(key, ScalarNode):
-                yield key.value, key, value
-
-
-def _get(node: Node, key: str) -> Node | None:
-    for name, _, value in _items(node):
-        if name == key:
-            return value
-    return None
-
-
-def _scalar(node: Node | None) -> str | None:
-    if isinstance(node, ScalarNode) and not node.tag.endswith(":null"):
-        value: str = node.value
-        return value
-    return None
 
 
 def _is_true(node: Node | None) -> bool:

@@ -26,6 +26,8 @@ from typing import NamedTuple
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pciname.lint.nodes import get as _get
+
 
 class NvidiaPlugin(StrEnum):
     """``--nvidia-plugin``: whether NVIDIA's plugin runs on the nodes."""
@@ -110,15 +112,6 @@ def _mappings(root: Node) -> Iterator[MappingNode]:
             stack.extend(reversed([value for _, value in node.value]))
         elif isinstance(node, SequenceNode):
             stack.extend(reversed(node.value))
-
-
-def _get(node: Node | None, key: str) -> Node | None:
-    if isinstance(node, MappingNode):
-        for key_node, value in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.value == key:
-                found: Node = value
-                return found
-    return None
 
 
 def _enabled(node: Node | None) -> bool | None:

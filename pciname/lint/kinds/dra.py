@@ -30,7 +30,7 @@ Every node is visited once (YAML aliases do not multiply the work).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,13 @@ from pciname.lint.codes import (
     DRA_UNKNOWN_CLAIM,
     DRA_UNKNOWN_REQUEST,
     DRA_WRONG_DEVICE_CLASS,
+)
+from pciname.lint.nodes import (
+    get as _get,
+    items as _items,
+    key_node as _key_node,
+    scalar as _scalar,
+    sequence as _sequence,
 )
 
 YamlPath = tuple[str | int, ...]
@@ -109,29 +116,6 @@ class _Reference:
     spec: MappingNode
     spec_path: YamlPath
     namespace: str | None
-
-
-def _items(node: Node | None) -> Iterator[tuple[str, ScalarNode, Node]]:
-    if isinstance(node, MappingNode):
-        for key, value in node.value:
-            if isinstance(key, ScalarNode):
-                yield key.value, key, value
-
-
-def _get(node: Node | None, key: str) -> Node | None:
-    return next((value for name, _, value in _items(node) if name == key), None)
-
-
-def _key_node(node: Node | None, key: str) -> ScalarNode | None:
-    return next((k for name, k, _ in _items(node) if name == key), None)
-
-
-def _scalar(node: Node | None) -> str | None:
-    return node.value if isinstance(node, ScalarNode) and not node.tag.endswith(":null") else None
-
-
-def _sequence(node: Node | None) -> list[Node]:
-    return list(node.value) if isinstance(node, SequenceNode) else []
 
 
 def _namespace(node: MappingNode) -> str | None:

@@ -32,7 +32,7 @@ spec reached twice through aliases is checked once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from pciname.kata.runtime import is_kata_runtime_class, newest_kata_operator_profile
 from pciname.kubevirt.resources import is_nvidia
 from pciname.lint.hints import LIST_PERMITTED_MAX, Candidates, HintBudget
+from pciname.lint.nodes import get as _get, items as _items, scalar as _scalar
 from pciname.naming import kata
 from pciname.naming.profiles import DEFAULT_PROFILE, with_aliases
 from pciname.pciids import NVIDIA_VENDOR_ID
@@ -72,21 +73,6 @@ class KataRequest:
     path: YamlPath
     name: str
     runtime_class: str
-
-
-def _items(node: Node | None) -> Iterator[tuple[str, ScalarNode, Node]]:
-    if isinstance(node, MappingNode):
-        for key, value in node.value:
-            if isinstance(key, ScalarNode):
-                yield key.value, key, value
-
-
-def _get(node: Node | None, key: str) -> Node | None:
-    return next((value for name, _, value in _items(node) if name == key), None) if node is not None else None
-
-
-def _scalar(node: Node | None) -> str | None:
-    return node.value if isinstance(node, ScalarNode) and not node.tag.endswith(":null") else None
 
 
 def kata_requests(root: Node, check: Callable[[], None]) -> list[KataRequest]:

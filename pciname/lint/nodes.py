@@ -1,0 +1,44 @@
+"""Reading the YAML nodes lint checks (``yaml.nodes`` as the linter's loader
+composes them: merge keys merged in and each key once, as kubectl and Helm
+read them): a mapping's scalar keys with their nodes, a value by key, a
+scalar's text (``None`` for null), a sequence's items. A node of another
+shape reads as absent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+__all__ = ["get", "items", "key_node", "scalar", "sequence"]
+
+
+def items(node: Node | None) -> Iterator[tuple[str, ScalarNode, Node]]:
+    """A mapping's entries with a scalar key: (key text, key node, value node)."""
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode):
+                yield key.value, key, value
+
+
+def get(node: Node | None, key: str) -> Node | None:
+    """The value of ``key`` in a mapping."""
+    return next((value for name, _, value in items(node) if name == key), None)
+
+
+def key_node(node: Node | None, key: str) -> ScalarNode | None:
+    """The key node of ``key`` in a mapping (where a finding on the key points)."""
+    return next((k for name, k, _ in items(node) if name == key), None)
+
+
+def scalar(node: Node | None) -> str | None:
+    """A scalar's text; ``None`` for a null or a node of another kind."""
+    if isinstance(node, ScalarNode) and not node.tag.endswith(":null"):
+        text: str = node.value
+        return text
+    return None
+
+
+def sequence(node: Node | None) -> list[Node]:
+    """A sequence's items; none for a node of another kind."""
+    return list(node.value) if isinstance(node, SequenceNode) else []
