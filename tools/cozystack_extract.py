@@ -49,7 +49,17 @@ from typing import Any
 
 import yaml
 
-from tools.upstream import ExtractError, GitSource, Recording, VendoredSource, blob_id, dumps, read_blobs, write_blobs
+from tools.upstream import (
+    ExtractError,
+    GitSource,
+    Recording,
+    VendoredSource,
+    add_extractor_options,
+    blob_id,
+    dumps,
+    read_blobs,
+    write_blobs,
+)
 
 REPOSITORY = "cozystack/cozystack"
 FIRST_RELEASE = (1, 0, 0)
@@ -437,12 +447,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m tools.cozystack_extract", description=__doc__.split("\n\n")[0])
     parser.add_argument("git_dir", nargs="?", help="a cozystack/cozystack git repository (bare is fine)")
-    parser.add_argument(
-        "--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json"
-    )
-    parser.add_argument("--from-inputs", type=Path, help="extract from PREFIX.tar.xz + PREFIX.json instead of git")
-    parser.add_argument("--check", action="store_true", help="compare with the shipped facts; exit 1 when they differ")
-    parser.add_argument("--out", type=Path, default=None, help="where to write (default: the package's data/cozystack)")
+    add_extractor_options(parser, "cozystack")
     args = parser.parse_args(argv)
     if (args.git_dir is None) == (args.from_inputs is None):
         parser.error("give GIT_DIR or --from-inputs PREFIX")

@@ -34,6 +34,7 @@ from tools.upstream import (
     Recording,
     Source,
     VendoredSource,
+    add_extractor_options,
     publish,
     read_blobs,
     version_key,
@@ -959,12 +960,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--driver-git", help=f"a {DRIVER_REPOSITORY} git repository (bare is fine)")
     parser.add_argument("--kubevirt-git", help=f"a {KUBEVIRT_REPOSITORY} git repository (bare is fine)")
     parser.add_argument("--operator-git", help=f"a {OPERATOR_REPOSITORY} git repository (bare is fine)")
-    parser.add_argument(
-        "--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json"
-    )
-    parser.add_argument("--from-inputs", type=Path, help="extract from PREFIX.tar.xz + PREFIX.json instead of git")
-    parser.add_argument("--check", action="store_true", help="compare with the shipped facts; exit 1 when they differ")
-    parser.add_argument("--out", type=Path, default=None, help="where to write (default: the package's data/dra)")
+    add_extractor_options(parser, "dra")
     args = parser.parse_args(argv)
     gits = [args.driver_git, args.kubevirt_git, args.operator_git]
     from_git = all(g is not None for g in gits)

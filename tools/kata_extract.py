@@ -53,6 +53,7 @@ from tools.upstream import (
     Recording,
     Source,
     VendoredSource,
+    add_extractor_options,
     publish,
     read_blobs,
     statements as _statements,
@@ -1043,12 +1044,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.kata_extract", description=__doc__.split("\n\n")[0])
     parser.add_argument("--plugin-git", help=f"a {PLUGIN_REPOSITORY} git repository (bare is fine)")
     parser.add_argument("--operator-git", help=f"a {OPERATOR_REPOSITORY} git repository (bare is fine)")
-    parser.add_argument(
-        "--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json"
-    )
-    parser.add_argument("--from-inputs", type=Path, help="extract from PREFIX.tar.xz + PREFIX.json instead of git")
-    parser.add_argument("--check", action="store_true", help="compare with the shipped facts; exit 1 when they differ")
-    parser.add_argument("--out", type=Path, default=None, help="where to write (default: the package's data/kata)")
+    add_extractor_options(parser, "kata")
     args = parser.parse_args(argv)
     from_git = args.plugin_git is not None and args.operator_git is not None
     if from_git == (args.from_inputs is not None) or (args.plugin_git is None) != (args.operator_git is None):

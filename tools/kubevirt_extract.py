@@ -45,6 +45,7 @@ from tools.upstream import (
     Recording,
     Source,
     VendoredSource,
+    add_extractor_options,
     publish,
     read_blobs,
     version_key,
@@ -177,12 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m tools.kubevirt_extract", description=__doc__.split("\n\n")[0])
     parser.add_argument("--git", help=f"a {REPOSITORY} git repository (bare is fine)")
-    parser.add_argument(
-        "--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json"
-    )
-    parser.add_argument("--from-inputs", type=Path, help="extract from PREFIX.tar.xz + PREFIX.json instead of git")
-    parser.add_argument("--check", action="store_true", help="compare with the shipped facts; exit 1 when they differ")
-    parser.add_argument("--out", type=Path, default=None, help="where to write (default: the package's data/kubevirt)")
+    add_extractor_options(parser, "kubevirt")
     args = parser.parse_args(argv)
     if (args.git is None) == (args.from_inputs is None):
         parser.error("give --git DIR or --from-inputs PREFIX")

@@ -17,7 +17,10 @@ import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import argparse
 
 from pciname.errors import PcinameError
 
@@ -308,3 +311,14 @@ def publish(out: Path, document: dict[str, Any], *, check: bool) -> int | None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "releases.json").write_text(dumps(document), encoding="utf-8")
     return None
+
+
+def add_extractor_options(parser: argparse.ArgumentParser, data: str) -> None:
+    """The options of every extractor beside its repositories: ``--inputs``,
+    ``--from-inputs``, ``--check`` and ``--out`` (default: the package's ``data/<data>``)."""
+    parser.add_argument(
+        "--inputs", type=Path, help="also write the upstream files read, as PREFIX.tar.xz + PREFIX.json"
+    )
+    parser.add_argument("--from-inputs", type=Path, help="extract from PREFIX.tar.xz + PREFIX.json instead of git")
+    parser.add_argument("--check", action="store_true", help="compare with the shipped facts; exit 1 when they differ")
+    parser.add_argument("--out", type=Path, default=None, help=f"where to write (default: the package's data/{data})")
