@@ -160,15 +160,15 @@ def published(slices: list[KubeObject], driver: str) -> list[dict[str, Any]]:
     attributes by domain (v1beta1's ``basic`` unwrapped)."""
     devices = []
     for item in slices:
-        spec = item.get("spec") or {}
+        spec = _map(item, "spec")
         if spec.get("driver") != driver:
             continue
-        for entry in spec.get("devices") or []:
+        for entry in _dicts(spec.get("devices")):
             if not isinstance(entry, dict):
                 continue
             body: dict[str, Any] = entry["basic"] if isinstance(entry.get("basic"), dict) else entry
             attributes: dict[str, dict[str, Any]] = {}
-            for key, attribute in (body.get("attributes") or {}).items():
+            for key, attribute in _map(body, "attributes").items():
                 domain, _, name = str(key).rpartition("/")
                 value = _typed(attribute)
                 if value is not _MISSING:
@@ -177,7 +177,7 @@ def published(slices: list[KubeObject], driver: str) -> list[dict[str, Any]]:
                 {
                     "name": str(entry.get("name")),
                     "node": spec.get("nodeName") or "",
-                    "pool": (spec.get("pool") or {}).get("name"),
+                    "pool": _map(spec, "pool").get("name"),
                     "driver": driver,
                     "attributes": attributes,
                 }
@@ -194,10 +194,7 @@ def allocated(claims: list[KubeObject]) -> dict[tuple[str, str, str], KubeObject
     device) -> the claim holding it."""
     held = {}
     for claim in claims:
-        allocation = (claim.get("status") or {}).get("allocation") or {}
-        for result in _dicts(
-            (allocation.get("devices") or {}).get("results") if isinstance(allocation, dict) else None
-        ):
+        for result in _dicts(_map(claim, "status", "allocation", "devices").get("results")):
             held[_key(result.get("driver"), result.get("pool"), result.get("device"))] = claim
     return held
 
@@ -210,19 +207,16 @@ def _launcher_of(pod: str, vm: str) -> bool:
 
 def _held_by(claim: KubeObject, namespace: str, vm: str, entry: dict[str, Any]) -> bool:
     """Whether ``claim`` is the claim a VM's ``resourceClaims`` ``entry`` stands for."""
-    meta = claim.get("metadata") or {}
+    meta = _map(claim, "metadata")
     if (meta.get("namespace") or "default") != namespace:
         return False
     if entry.get("resourceClaimName"):
         return bool(meta.get("name") == entry["resourceClaimName"])
-    if (meta.get("annotations") or {}).get(POD_CLAIM_NAME) != entry.get("name"):
+    if _map(meta, "annotations").get(POD_CLAIM_NAME) != entry.get("name"):
         return False
     return any(
-        isinstance(owner, dict)
-        and owner.get("controller") is True
-        and owner.get("kind") == "Pod"
-        and _launcher_of(str(owner.get("name")), vm)
-        for owner in meta.get("ownerReferences") or []
+        owner.get("controller") is True and owner.get("kind") == "Pod" and _launcher_of(str(owner.get("name")), vm)
+        for owner in _dicts(meta.get("ownerReferences"))
     )
 
 
@@ -230,9 +224,7 @@ def _held_by(claim: KubeObject, namespace: str, vm: str, entry: dict[str, Any]) 
 
 
 def _selectors(body: dict[str, Any]) -> list[Any]:
-    return [
-        (s.get("cel") or {}).get("expression") if isinstance(s, dict) else None for s in body.get("selectors") or []
-    ]
+    return [_map(s, "cel").get("expression") if isinstance(s, dict) else None for s in _list(body.get("selectors"))]
 
 
 def _judge(
@@ -248,7 +240,7 @@ def _judge(
     row: dict[str, Any] = {"request": name, "device_class": class_name, "count": _count(body)}
     if class_name not in classes:
         return row | {"verdict": NO_DEVICE_CLASS, "why": f"the cluster has no DeviceClass {class_name!r}"}
-    expressions = _selectors(classes[class_name].get("spec") or {}) + _selectors(body)
+    expressions = _selectors(_map(classes[class_name], "spec")) + _selectors(body)
     matching: list[dict[str, Any]] = []
     try:
         if any(not isinstance(e, str) for e in expressions):
@@ -374,11 +366,8 @@ def _claim_requests(claim: dict[str, Any], namespace: str, index: dict[str, dict
     found = index[plural].get((namespace, str(name)))
     if found is None:
         return None, f"{kind} {namespace}/{name}"
-    spec = found.get("spec") or {}
-    spec = spec.get("spec") or {} if plural == "resourceclaimtemplates" else spec
-    return [
-        r for r in (spec.get("devices") or {}).get("requests") or [] if isinstance(r, dict)
-    ], f"{kind} {namespace}/{name}"
+    spec = _map(found, "spec", "spec") if plural == "resourceclaimtemplates" else _map(found, "spec")
+    return _dicts(_map(spec, "devices").get("requests")), f"{kind} {namespace}/{name}"
 
 
 def _vm_rows(
@@ -388,10 +377,10 @@ def _vm_rows(
     devices: list[dict[str, Any]],
     held: dict[tuple[str, str, str], KubeObject],
 ) -> Any:
-    meta = vm.get("metadata") or {}
+    meta = _map(vm, "metadata")
     namespace, name = meta.get("namespace") or "default", meta.get("name")
-    template = (((vm.get("spec") or {}).get("template") or {}).get("spec")) or {}
-    gpus = [g for g in _dicts(((template.get("domain") or {}).get("devices") or {}).get("gpus")) if g.get("claimName")]
+    template = _map(vm, "spec", "template", "spec")
+    gpus = [g for g in _dicts(_map(template, "domain", "devices").get("gpus")) if g.get("claimName")]
     rows, findings = [], []
     for claim in _dicts(template.get("resourceClaims")):
         requests, what = _claim_requests(claim, namespace, index)
@@ -433,8 +422,20 @@ def _holder(claim: KubeObject | None) -> str | None:
     """A claim as the report names it: "namespace/name"."""
     if claim is None:
         return None
-    meta = claim.get("metadata") or {}
+    meta = _map(claim, "metadata")
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _map(value: Any, *keys: str) -> dict[str, Any]:
+    """``value[key]...`` as a mapping: empty where a level is missing or no
+    mapping (an object's fields are as a cluster sends them, any shape)."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
@@ -451,10 +452,10 @@ def audit_dra(resource_api: str | None, objects: dict[str, list[KubeObject]], vm
     claim request its verdict; findings for claims or requests that do not exist."""
     driver = next(iter(facts()["driver_releases"].values()))["driver_name"]
     devices = published(objects.get("resourceslices", []), driver)
-    classes = {str((c.get("metadata") or {}).get("name")): c for c in objects.get("deviceclasses", [])}
+    classes = {str(_map(c, "metadata").get("name")): c for c in objects.get("deviceclasses", [])}
     index = {
         plural: {
-            ((o.get("metadata") or {}).get("namespace") or "default", str((o.get("metadata") or {}).get("name"))): o
+            (_map(o, "metadata").get("namespace") or "default", str(_map(o, "metadata").get("name"))): o
             for o in objects.get(plural, [])
         }
         for plural in ("resourceclaimtemplates", "resourceclaims")

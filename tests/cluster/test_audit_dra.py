@@ -437,6 +437,71 @@ def test_first_available_with_no_subrequest_that_fits(tmp_path, capsys):
     assert "; subrequest h100: no published device is selected" in row["why"]
 
 
+_RESULT = {"driver": DRIVER, "pool": "gpu-1", "device": "gpu-vfio-0"}
+_ALLOCATED = {"allocation": {"devices": {"results": [_RESULT]}}}
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        {"status": "x"},
+        {"status": {"allocation": "x"}},
+        {"status": {"allocation": {"devices": "x"}}},
+        {"status": {"allocation": {"devices": {"results": "x"}}}},
+        {"status": {"allocation": {"devices": {"results": ["x", 1, None, {"driver": []}]}}}},
+        {"metadata": {"name": "c", "namespace": "vms", "annotations": {}, "ownerReferences": []}, "status": _ALLOCATED},
+        {
+            "metadata": {
+                "name": "c",
+                "namespace": "vms",
+                "annotations": {"resource.kubernetes.io/pod-claim-name": "vm-a"},
+                "ownerReferences": [{"kind": "Pod", "controller": "yes", "name": "virt-launcher-vm-a-x7k2p"}],
+            },
+            "status": _ALLOCATED,
+        },
+    ],
+)
+def test_claims_of_any_shape_are_read_as_far_as_they_go(tmp_path, capsys, claim):
+    # An object's fields arrive as the cluster sends them (the reader refuses
+    # a metadata or spec of another shape in one line): a status field of
+    # another shape holds nothing, and the rest of the audit stands.
+    fake = one_a10_two_vms(tmp_path, [claim])
+    try:
+        code, report, err = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert err == ""
+    held = claim.get("status") == _ALLOCATED  # a well-formed allocation: the A10 is another claim's (no VM's)
+    verdicts = {r["vm"]: r["verdict"] for r in report["requests"]}
+    expected = "unsatisfiable" if held else "satisfiable"
+    assert verdicts == {"vms/vm-a": expected, "vms/vm-a-b": expected}
+    assert code == (1 if held else 0)
+
+
+def test_objects_of_any_shape_are_one_verdict_each(tmp_path, capsys):
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    bad_slices = [
+        {"spec": {"driver": DRIVER, "devices": "x"}},
+        {"spec": {"driver": DRIVER, "pool": "x", "devices": ["x", 1]}},
+    ]
+    bad_vm = {"metadata": {"name": "bad", "namespace": "vms"}, "spec": {"template": "x", "running": True}}
+    bad_template = {"metadata": {"name": "vm-b", "namespace": "vms"}, "spec": {"spec": {"devices": "x"}}}
+    bad_class = {"metadata": {"name": "other"}, "spec": {"selectors": "x"}}
+    other = copy.deepcopy(vm)
+    other["metadata"]["name"] = "vm-b"
+    other["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "vm-b"
+    fake = cluster("v1", [node, *bad_slices], [device_class, bad_class], [template, bad_template], [vm, bad_vm, other])
+    try:
+        code, report, err = audit(fake, tmp_path, capsys)
+    finally:
+        fake.stop()
+    assert err == ""
+    assert {r["vm"]: r["verdict"] for r in report["requests"]} == {"vms/vm-a10": "satisfiable"}
+    assert [(f["code"], f["vm"]) for f in report["findings"]] == [("dra-request-missing", "vms/vm-b")]
+    assert code == 1
+
+
 def test_a_cluster_without_dra(tmp_path, capsys):
     fake = FakeKube().start()
     try:
