@@ -2,9 +2,19 @@
 #
 # pciname's gRPC name service.
 #
-#   docker build -t pciname:0.3.0 .
-#   docker run --rm -p 50051:50051 pciname:0.3.0          # plaintext (CMD says --insecure)
-#   docker run --rm pciname:0.3.0 lookup 10de:2236         # any other pciname command
+#   tools/build_image.sh                           # docker build -t pciname:VERSION (and :latest)
+#   docker run --rm -p 50051:50051 pciname          # plaintext (CMD says --insecure)
+#   docker run --rm pciname lookup 10de:2236        # any other pciname command
+#
+# VERSION is pciname/_version.py's, written nowhere else: tools/build_image.sh
+# reads it and passes it as PCINAME_VERSION, the image's
+# org.opencontainers.image.version (a plain `docker build .` leaves that
+# label empty; a PCINAME_VERSION other than the wheel's fails the build).
+#
+# The dependencies are installed from requirements.lock, each release pinned
+# with the sha256 of its files (pip --require-hashes): a rebuild installs
+# the very files the lock names. Its first lines give the command that
+# refreshes it.
 #
 # The build downloads nothing but the base image and PyPI packages: every
 # plugin release's pci.ids ships inside the pciname wheel
@@ -21,7 +31,7 @@
 # container only (unauthenticated, so never on every interface by default).
 # To publish them, override CMD with the address to listen on: deploy/ passes
 # "--metrics-listen=$(POD_IP):9090" (the pod's own IP), and
-#   docker run --rm -p 9090:9090 pciname:0.3.0 serve --listen "[::]:50051" \
+#   docker run --rm -p 9090:9090 pciname serve --listen "[::]:50051" \
 #       --insecure --health-listen "[::]:50052" --metrics-listen 0.0.0.0:9090
 # publishes them on purpose.
 #
@@ -31,23 +41,19 @@
 # its own, which no load on the gRPC port holds up).
 
 # The base image names its Debian release (bookworm), so a rebuild does not
-# move to another one when the python image's default does. PCINAME_VERSION
-# is pciname/_version.py's (tests/project/test_deploy.py checks it) and the
-# image's org.opencontainers.image.version. PCINAME_SOURCE is the URL of
-# the source repository for org.opencontainers.image.source (none is known
-# here: pass yours, --build-arg PCINAME_SOURCE=URL).
+# move to another one when the python image's default does. PCINAME_SOURCE
+# is the URL of the source repository for org.opencontainers.image.source
+# (none is known here: pass yours, --build-arg PCINAME_SOURCE=URL).
 ARG PYTHON_VERSION=3.11
-ARG PCINAME_VERSION=0.3.0
+ARG PCINAME_VERSION=""
 ARG PCINAME_SOURCE=""
 
 FROM python:${PYTHON_VERSION}-slim-bookworm AS build
-ARG PCINAME_VERSION
 WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
 COPY data ./data
 COPY pciname ./pciname
-RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
- && pip wheel --no-cache-dir --wheel-dir /wheels "/wheels/pciname-${PCINAME_VERSION}-py3-none-any.whl"
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM python:${PYTHON_VERSION}-slim-bookworm
 ARG PCINAME_VERSION
@@ -68,9 +74,15 @@ RUN groupadd --system --gid 10001 pciname \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
         --shell /usr/sbin/nologin pciname
 
+COPY requirements.lock /tmp/requirements.lock
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links /wheels "pciname==${PCINAME_VERSION}" \
- && rm -rf /wheels \
+RUN pip install --no-cache-dir --require-hashes -r /tmp/requirements.lock \
+ && pip install --no-cache-dir --no-index --no-deps /wheels/pciname-*.whl \
+ && pip check \
+ && installed="$(pciname --version)" \
+ && { [ -z "$PCINAME_VERSION" ] || [ "$installed" = "pciname $PCINAME_VERSION" ] \
+      || { echo "PCINAME_VERSION=$PCINAME_VERSION, but the wheel is $installed" >&2; exit 1; }; } \
+ && rm -rf /wheels /tmp/requirements.lock \
  && mkdir -p "$PCINAME_CACHE_DIR" && chown 10001:10001 "$PCINAME_CACHE_DIR" \
  && pciname profiles -o json | python -c "import json,sys; missing=[p['name'] for p in json.load(sys.stdin) if not p['installed']]; sys.exit('not installed: ' + ', '.join(missing) if missing else 0)" \
  && test "$(pciname lookup 10de:2330 --profile gpu-operator@v23.9.2)" = nvidia.com/GH100H100_SXM5_80GB

@@ -146,9 +146,7 @@ def test_deployment_agrees_with_the_server(objects):
     for kind in ("requests", "limits"):
         assert set(getattr(c.resources, kind)) == {"cpu", "memory"}
 
-    from pciname._version import __version__
-
-    assert c.image.rpartition(":")[2] == __version__
+    assert c.image == "pciname"  # no tag: the version is _version.py's only (an overlay sets the tag)
 
 
 def test_network_policy_admits_what_each_port_is_for(objects):
@@ -235,10 +233,11 @@ def test_dockerfile_agrees_with_the_server_and_the_deployment(objects):
     # The wheel carries every snapshot: nothing is fetched, only checked.
     assert "pip install" in runs and "snapshots fetch" not in runs and "pciname profiles" in runs
     assert "http" not in DOCKERFILE.read_text().replace("https://github.com/hadolint", "")
-    from pciname._version import __version__
-
-    assert f"ARG PCINAME_VERSION={__version__}" in DOCKERFILE.read_text()
-    assert '"pciname==${PCINAME_VERSION}"' in runs
+    # The dependencies as requirements.lock pins them, each file by its hash;
+    # then pciname's own wheel alone; then pip's check that they fit.
+    assert "pip install --no-cache-dir --require-hashes -r /tmp/requirements.lock" in runs
+    assert "pip install --no-cache-dir --no-index --no-deps /wheels/pciname-*.whl" in runs
+    assert runs.index("--require-hashes") < runs.index("--no-deps /wheels") < runs.index("pip check")
     assert json.loads(values["SHELL"][0])[:3] == ["/bin/bash", "-o", "pipefail"]
 
     env = dict(re.findall(r"(\w+)=(\S+)", " ".join(values["ENV"])))
@@ -273,11 +272,9 @@ def test_dockerfile_base_images_name_their_debian_release():
 
 def test_dockerfile_labels_the_image_as_the_oci_keys_say():
     """org.opencontainers.image.*: the package's own title, description,
-    version (the build ARG, whose default is pciname/_version.py's) and
-    licence; the source repository's URL from a build ARG."""
+    version (the build ARG tools/build_image.sh passes, checked against the
+    wheel's) and licence; the source repository's URL from a build ARG."""
     import tomllib
-
-    from pciname._version import __version__
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     instructions = dockerfile_instructions()
@@ -295,7 +292,8 @@ def test_dockerfile_labels_the_image_as_the_oci_keys_say():
         prefix + "source": "${PCINAME_SOURCE}",
     }
     args = dict(rest.partition("=")[::2] for keyword, rest in instructions if keyword == "ARG" and "=" in rest)
-    assert args["PCINAME_VERSION"] == __version__
+    assert args["PCINAME_VERSION"] == '""'  # no version here: tools/build_image.sh passes _version.py's
+    assert '[ "$installed" = "pciname $PCINAME_VERSION" ]' in " ".join(r for k, r in final_stage if k == "RUN")
     assert {"PCINAME_VERSION", "PCINAME_SOURCE"} <= {rest.partition("=")[0] for k, rest in final_stage if k == "ARG"}
 
 
@@ -306,11 +304,103 @@ def test_dockerfile_build_context_has_what_the_build_copies():
         if keyword == "COPY" and "--from" not in rest
         for source in rest.split()[:-1]
     ]
-    assert {"pyproject.toml", "setup.py", "README.md", "data", "pciname"} <= set(copied)
+    assert {"pyproject.toml", "setup.py", "README.md", "data", "pciname", "requirements.lock"} <= set(copied)
     for source in copied:
         assert (REPO / source).exists(), source
     ignored = (REPO / ".dockerignore").read_text().split()
     assert not any(source in ignored for source in copied)
+
+
+def test_the_version_is_written_in_version_py_only():
+    """No copy of pciname's version in the Dockerfile (ARGs and comments),
+    deploy/ or the image build script: each reads pciname/_version.py, or
+    leaves the tag to an overlay."""
+    from pciname._version import __version__
+
+    places = [DOCKERFILE, REPO / "tools" / "build_image.sh", *sorted(DEPLOY.rglob("*.yaml"))]
+    assert [p.relative_to(REPO) for p in places if __version__ in p.read_text()] == []
+    script = (REPO / "tools" / "build_image.sh").read_text()
+    assert "pciname/_version.py" in script and '--build-arg PCINAME_VERSION="$version"' in script
+    assert '-t "pciname:$version" -t pciname:latest' in script
+
+
+def test_the_build_script_reads_the_version_as_python_does(tmp_path):
+    # The script's own reading of _version.py, run as it runs it.
+    import subprocess
+
+    from pciname._version import __version__
+
+    script = (REPO / "tools" / "build_image.sh").read_text()
+    line = next(s for s in script.splitlines() if s.startswith("version=$("))
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "docker").write_text('#!/bin/sh\necho "$@"\n')
+    (fake / "docker").chmod(0o755)
+    out = subprocess.run(
+        ["bash", str(REPO / "tools" / "build_image.sh"), "--pull"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"PATH": f"{fake}:/usr/bin:/bin"},
+    ).stdout
+    assert line and out.split() == [
+        "build",
+        "--build-arg",
+        f"PCINAME_VERSION={__version__}",
+        "-t",
+        f"pciname:{__version__}",
+        "-t",
+        "pciname:latest",
+        "--pull",
+        ".",
+    ]
+
+
+def _lock() -> dict[str, tuple[str, list[str], set[str]]]:
+    """requirements.lock: name -> (pinned version, its sha256 hashes, what pulls it in)."""
+    pins: dict[str, tuple[str, list[str], set[str]]] = {}
+    name = ""
+    for line in (REPO / "requirements.lock").read_text().splitlines():
+        if line and not line.startswith((" ", "#")):
+            requirement = line.rstrip(" \\")
+            name, _, version = requirement.partition("==")
+            name = name.lower()
+            pins[name] = (version, [], set())
+        elif line.strip().startswith("--hash=sha256:"):
+            pins[name][1].append(line.strip().rstrip(" \\").removeprefix("--hash=sha256:"))
+        elif name and line.strip().startswith("#"):
+            via = line.strip().lstrip("#").strip().removeprefix("via").strip()
+            if via:
+                pins[name][2].add(via.split(" (")[0].lower())
+    return pins
+
+
+def test_the_lock_pins_every_file_of_what_pyproject_asks_for():
+    """Each runtime dependency of pyproject.toml is pinned (==) to a version
+    its specifier admits, every pin with the sha256 of its files; every other
+    pin is pulled in by a pin or by pciname itself, and the lock's first lines
+    give the command that refreshes it."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    pins = _lock()
+    direct = {}
+    for spec in project["dependencies"]:
+        requirement = Requirement(spec)
+        direct[requirement.name.lower()] = requirement
+        assert requirement.name.lower() in pins, spec
+        version = pins[requirement.name.lower()][0]
+        assert requirement.specifier.contains(version, prereleases=True), (spec, version)
+    for name, (version, hashes, via) in pins.items():
+        assert re.fullmatch(r"[0-9][0-9a-z.]*", version), (name, version)
+        assert hashes and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes), name
+        assert via and via <= set(pins) | {"pciname"}, (name, via)
+        assert ("pciname" in via) == (name in direct), name
+    command = "uv pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes -o requirements.lock"
+    assert (REPO / "requirements.lock").read_text().splitlines()[1].strip("# ") == command
 
 
 CLUSTER_READ = DEPLOY / "cluster-read"
@@ -419,8 +509,8 @@ def test_the_overlay_example_renders_the_base_with_a_registry_image(kubectl):
 
     base, overlay = kustomize(kubectl, DEPLOY), kustomize(kubectl, OVERLAY)
     (entry,) = yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())["images"]
-    assert _image(base) == f"{entry['name']}:{__version__}"  # the base's image, which no registry serves
-    assert entry["newTag"] == __version__ and "/" in entry["newName"]
+    assert _image(base) == entry["name"]  # the base's image, untagged, which no registry serves
+    assert entry["newTag"] == __version__ and "/" in entry["newName"]  # the example: this release's build
     assert _image(overlay) == f"{entry['newName']}:{__version__}"
     # Nothing else changes: the same objects, the Deployment but for its image.
     assert overlay.keys() == base.keys()
