@@ -342,7 +342,7 @@ def test_the_build_script_reads_the_version_as_python_does(tmp_path):
         text=True,
         timeout=60,
         check=True,
-        env={"PATH": f"{fake}:/usr/bin:/bin"},
+        env={"PATH": f"{fake}:{Path(sys.executable).parent}:/usr/bin:/bin"},
     ).stdout
     assert line and out.split() == [
         "build",
