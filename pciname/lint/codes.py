@@ -53,6 +53,7 @@ DRA_WRONG_DEVICE_CLASS = "dra-wrong-device-class"
 DRA_UNKNOWN_CLAIM = "dra-unknown-claim"
 DRA_UNKNOWN_REQUEST = "dra-unknown-request"
 DRA_REQUEST_LAYOUT = "dra-request-layout"
+DRA_INVALID_CONFIG = "dra-invalid-config"
 
 
 class RuleName(StrEnum):
@@ -325,6 +326,10 @@ def _dra_request_layout(*, api: str, key: str, wrapped: bool) -> str:
     return f"{api} has no exactly: deviceClassName and selectors go on the request itself (v1, v1beta2 wrap them)"
 
 
+def _dra_invalid_config(*, driver: str, what: str) -> str:
+    return f"DRA driver {driver} {what}: preparing the claim fails, so the VM never starts"
+
+
 #: Every code lint reports, in the order README.md lists them.
 CODES: dict[str, LintCode] = {
     WRONG_RESOURCE_NAME: LintCode(
@@ -523,6 +528,14 @@ CODES: dict[str, LintCode] = {
         "a request in another version's layout: `deviceClassName` on the request in `resource.k8s.io/v1` or "
         "`v1beta2` (which wrap it in `exactly`), `exactly` in `v1beta1`",
         _dra_request_layout,
+        (RuleName.DRA_CLAIMS,),
+    ),
+    DRA_INVALID_CONFIG: LintCode(
+        ERROR,
+        "an opaque config for the DRA driver that its release refuses when it prepares the claim: a "
+        "`VfioDeviceConfig` field it does not have (it decodes strictly), an `iommu.backendPolicy` it does not "
+        "take, an `enableAPIDevice` that is no boolean, or another config kind for a vfio request",
+        _dra_invalid_config,
         (RuleName.DRA_CLAIMS,),
     ),
 }

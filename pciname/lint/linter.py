@@ -89,6 +89,7 @@ from pciname.kubevirt.resources import PREFIX, is_mdev_name, is_nvidia, resource
 from pciname.lint import codes as lint_codes
 from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.kinds.dra, re-exported as the others
     DRA_HOST_DEPENDENT_SELECTOR as DRA_HOST_DEPENDENT_SELECTOR,
+    DRA_INVALID_CONFIG as DRA_INVALID_CONFIG,
     DRA_REQUEST_LAYOUT as DRA_REQUEST_LAYOUT,
     DRA_SELECTOR_MATCHES_NOTHING as DRA_SELECTOR_MATCHES_NOTHING,
     DRA_UNKNOWN_CLAIM as DRA_UNKNOWN_CLAIM,

@@ -26,6 +26,7 @@ from pciname.dra.selectors import driver_devices, judge
 from pciname.lint.codes import (
     CODES,
     DRA_HOST_DEPENDENT_SELECTOR,
+    DRA_INVALID_CONFIG,
     DRA_REQUEST_LAYOUT,
     DRA_SELECTOR_MATCHES_NOTHING,
     DRA_UNKNOWN_CLAIM,
@@ -350,6 +351,85 @@ def test_a_request_in_another_versions_layout_is_a_finding(api, key):
     assert layout.path == f"spec.spec.devices.requests[0].{key}"
 
 
+# -- opaque configs, as the driver prepares the claim ----------------------------------------
+
+VFIO_CONFIG = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "VfioDeviceConfig"}
+
+
+def with_config(*configs: dict, api: str = "v1") -> str:
+    document = template(api)
+    document["spec"]["spec"]["devices"]["config"] = list(configs)
+    return stream(document, vm())
+
+
+def config(parameters: dict, requests: list[str] | None = None, driver: str = "gpu.nvidia.com") -> dict:
+    entry: dict[str, Any] = {"opaque": {"driver": driver, "parameters": parameters}}
+    return {"requests": requests, **entry} if requests is not None else entry
+
+
+def config_findings(*configs: dict) -> list[tuple[str, str, Any]]:
+    found, _ = findings(with_config(*configs), newest_driver())
+    return [(f.path, f.message, f.expected) for f in found if f.code == DRA_INVALID_CONFIG]
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        VFIO_CONFIG,
+        {**VFIO_CONFIG, "iommu": {"enableAPIDevice": True}},  # what vm-gpus --dra writes
+        {**VFIO_CONFIG, "iommu": {"backendPolicy": "PreferIommuFD", "enableAPIDevice": False}},
+        {**VFIO_CONFIG, "iommu": {"backendPolicy": "LegacyOnly"}},
+        {**VFIO_CONFIG, "iommu": {"backendPolicy": "", "enableAPIDevice": None}},  # Normalize defaults both
+        {**VFIO_CONFIG, "iommu": {}},
+    ],
+)
+def test_a_vfio_config_the_driver_takes_is_no_finding(parameters):
+    assert config_findings(config(parameters), config(parameters, ["gpu1"])) == []
+
+
+def test_a_vfio_config_the_driver_refuses_is_a_finding():
+    bad = {**VFIO_CONFIG, "metadata": {}, "iommu": {"backendPolicy": "Legacy", "enableAPIDevice": "true", "x": 1}}
+    found = config_findings(config(bad, ["gpu1"]))
+    prefix = "spec.spec.devices.config[0].opaque.parameters."
+    fields = "(its fields: iommu.backendPolicy, iommu.enableAPIDevice)"
+    assert [(path.removeprefix(prefix), expected) for path, _, expected in found] == [
+        ("metadata", None),
+        ("iommu.backendPolicy", ["LegacyOnly", "PreferIommuFD"]),
+        ("iommu.enableAPIDevice", True),
+        ("iommu.x", None),
+    ]
+    messages = [message for _, message, _ in found]
+    assert messages[0] == (
+        f"DRA driver v0.4.0 decodes VfioDeviceConfig strictly and has no field metadata {fields}: "
+        "preparing the claim fails, so the VM never starts"
+    )
+    assert "takes iommu.backendPolicy LegacyOnly or PreferIommuFD, not 'Legacy'" in messages[1]
+    assert "reads iommu.enableAPIDevice as a boolean, not 'true'" in messages[2]
+    assert f"has no field iommu.x {fields}" in messages[3]
+    iommu_list = config_findings(config({**VFIO_CONFIG, "iommu": ["x"]}))
+    assert [m.split(": preparing")[0] for _, m, _ in iommu_list] == [
+        "DRA driver v0.4.0 reads VfioDeviceConfig iommu as an object, not a sequence"
+    ]
+
+
+def test_another_config_kind_for_a_vfio_request_is_a_finding_and_for_all_requests_is_not():
+    gpu_config = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig"}
+    (found,) = config_findings(config(gpu_config, ["gpu1"]))
+    assert found[0] == "spec.spec.devices.config[0].opaque.parameters" and found[2] == "VfioDeviceConfig"
+    assert "applies only VfioDeviceConfig (resource.nvidia.com/v1beta1) to a vfio device, not GpuConfig" in found[1]
+    # A config without requests applies to each request it fits: the driver
+    # passes a GpuConfig by for a vfio device (the code's `continue`).
+    assert config_findings(config(gpu_config)) == []
+    # Another driver's config is that driver's to read.
+    assert config_findings(config({"apiVersion": "x/v1", "kind": "Y", "z": 1}, ["gpu1"], "other.example.com")) == []
+
+
+def test_what_vm_gpus_writes_has_a_config_the_driver_takes(tmp_path):
+    text = generated(*working()[-1], "v1")
+    assert "VfioDeviceConfig" in text
+    assert [f for f in findings(text, newest_driver())[0] if f.code == DRA_INVALID_CONFIG] == []
+
+
 def test_a_kubevirt_release_with_the_gate_off_gets_a_note():
     off = [k for d, k in working() if not facts()["kubevirt_releases"][k]["feature_gates"]["GPUsWithDRA"]["default"]]
     assert off
@@ -411,4 +491,5 @@ def test_the_dra_sections_table_is_the_registrys():
         DRA_UNKNOWN_CLAIM,
         DRA_UNKNOWN_REQUEST,
         DRA_REQUEST_LAYOUT,
+        DRA_INVALID_CONFIG,
     }

@@ -101,6 +101,8 @@ INPUTS = [
         '\'device.attributes["resource.kubernetes.io"].pciBusID == "0000:3b:00.0"\'}}]}}\n'
         "      - {name: c, exactly: {deviceClassName: gpu.nvidia.com}}\n"
         "      - {name: d, deviceClassName: vfio.gpu.nvidia.com}\n"
+        "      config:\n      - opaque: {driver: gpu.nvidia.com, parameters: {apiVersion: resource.nvidia.com/v1beta1, "
+        "kind: VfioDeviceConfig, iommu: {backendPolicy: Legacy}}}\n"
         "---\nkind: VirtualMachine\nspec:\n  template:\n    spec:\n      resourceClaims: [{name: t, "
         "resourceClaimTemplateName: t}]\n      domain:\n        devices:\n          gpus:\n"
         "          - {name: g1, claimName: t, requestName: c}\n          - {name: g2, claimName: t, requestName: e}\n"

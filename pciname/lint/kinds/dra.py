@@ -23,7 +23,11 @@ DRA driver publishes for vfio GPUs (docs: README, "GPUs through DRA").
   ResourceClaim or ResourceClaimTemplate it names, when that is in the input
   (``dra-unknown-request``); that request's DeviceClass the vfio one
   (``dra-wrong-device-class``). A request in the other version's layout is
-  ``dra-request-layout``.
+  ``dra-request-layout``. An opaque config for the driver
+  (``devices.config[].opaque``) as the release's ``PrepareResourceClaims``
+  reads it (strict decoding, then ``Normalize`` and ``Validate``; only a
+  ``VfioDeviceConfig`` applies to a vfio request a config names): one it
+  refuses is ``dra-invalid-config``.
 
 Every node is visited once (YAML aliases do not multiply the work).
 """
@@ -40,6 +44,7 @@ from pciname.dra.facts import EXACTLY_APIS, Combination, DraCombinationError, ch
 from pciname.dra.selectors import judge
 from pciname.lint.codes import (
     DRA_HOST_DEPENDENT_SELECTOR,
+    DRA_INVALID_CONFIG,
     DRA_REQUEST_LAYOUT,
     DRA_SELECTOR_MATCHES_NOTHING,
     DRA_UNKNOWN_CLAIM,
@@ -103,6 +108,7 @@ class _Claim:
     namespace: str | None
     requests: list[_DeviceRequest] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # the requests' (and subrequests' request/sub) names
+    configs: list[tuple[MappingNode, YamlPath]] = field(default_factory=list)  # devices.config[]
 
 
 @dataclass
@@ -163,6 +169,9 @@ class DraClaims:
             for request in claim.requests:
                 self._check()
                 self._check_request(claim, request)
+            for node, path in claim.configs:
+                self._check()
+                self._check_config(claim, node, path)
         for reference in self._references:
             self._check()
             self._check_reference(reference)
@@ -210,6 +219,9 @@ class DraClaims:
         for i, request in enumerate(_sequence(_get(_get(block, "devices"), "requests"))):
             if isinstance(request, MappingNode):
                 self._requests(doc, claim, request, requests_path + (i,), version)
+        for i, config in enumerate(_sequence(_get(_get(block, "devices"), "config"))):
+            if isinstance(config, MappingNode):
+                claim.configs.append((config, path + where + ("devices", "config", i)))
         return claim
 
     def _requests(self, doc: Any, claim: _Claim, request: MappingNode, path: YamlPath, version: str) -> None:
@@ -269,6 +281,36 @@ class DraClaims:
                     "(README, GPUs through DRA)",
                 )
             )
+
+    def _check_config(self, claim: _Claim, node: MappingNode, path: YamlPath) -> None:
+        """One ``devices.config[]`` entry, as the driver release prepares it."""
+        combination = self.combination
+        opaque = _get(node, "opaque")
+        parameters = _get(opaque, "parameters")
+        if _scalar(_get(opaque, "driver")) != combination.driver_facts["driver_name"]:
+            return
+        if not isinstance(parameters, MappingNode):
+            return  # the API server's to refuse
+        known = combination.vfio.get("config") or {}
+        where = path + ("opaque", "parameters")
+        api, kind = _scalar(_get(parameters, "apiVersion")), _scalar(_get(parameters, "kind"))
+        problems: list[tuple[Node, YamlPath, str, Any]] = []
+        if known and (api, kind) == (known["api_version"], known["kind"]):
+            problems = _vfio_config_problems(parameters, where, known)
+        else:
+            vfio_class = combination.vfio["device_class"]["name"]
+            vfio = {r.name for r in claim.requests if _scalar(r.device_class) == vfio_class}
+            named = [n for n in (_scalar(r) for r in _sequence(_get(node, "requests"))) if n in vfio]
+            if named:  # the driver's "cannot apply <kind> to device ... of type vfio"
+                own = f"{known['kind']} ({known['api_version']})" if known else "no config"
+                what = (
+                    f"applies only {own} to a vfio device, not {kind or 'a config without a kind'}"
+                    f" ({api or 'no apiVersion'}), which this config gives request {', '.join(named)}"
+                )
+                problems = [(parameters, where, what, known.get("kind"))]
+        for at, at_path, what, expected in problems:
+            facts = {"driver": combination.driver, "what": what}
+            self.problems.append(DraProblem(claim.doc, at, at_path, DRA_INVALID_CONFIG, expected, facts))
 
     def _check_reference(self, ref: _Reference) -> None:
         claim_node = _get(ref.entry, "claimName")
@@ -366,6 +408,55 @@ class DraClaims:
                     "needs it in the KubeVirt CR's spec.configuration.developerConfiguration.featureGates"
                 )
                 self.notes.append(DraNote(ref.doc, ref.entry, ref.path, text))
+
+
+def _vfio_config_problems(
+    parameters: MappingNode, where: YamlPath, known: dict[str, Any]
+) -> list[tuple[Node, YamlPath, str, Any]]:
+    """What the release's strict decoding, Normalize and Validate refuse in a
+    VfioDeviceConfig: (node, path, what, expected) each."""
+    fields: dict[str, dict[str, Any]] = known["fields"]
+    problems: list[tuple[Node, YamlPath, str, Any]] = []
+
+    def unknown(key_node: ScalarNode, path: YamlPath, have: list[str]) -> None:
+        shown = ", ".join(have) or "none but apiVersion and kind"
+        what = (
+            f"decodes {known['kind']} strictly and has no field {_spec_where(path[len(where) :])} (its fields: {shown})"
+        )
+        problems.append((key_node, path, what, None))
+
+    own = [f"{group}.{name}" for group, names in fields.items() for name in names]
+    for key, key_node, value in _items(parameters):
+        if key in ("apiVersion", "kind"):
+            continue
+        if key not in fields:
+            unknown(key_node, where + (key,), own)
+            continue
+        if not isinstance(value, MappingNode):
+            if _scalar(value) is not None or isinstance(value, SequenceNode):
+                what = f"reads {known['kind']} {key} as an object, not {_shown(value)}"
+                problems.append((value, where + (key,), what, None))
+            continue
+        for name, name_node, field_value in _items(value):
+            path = where + (key, name)
+            spec = fields[key].get(name)
+            if spec is None:
+                unknown(name_node, path, own)
+            elif "values" in spec and _scalar(field_value) not in (*spec["values"], "", None):
+                what = f"takes {key}.{name} {' or '.join(spec['values'])}, not {_shown(field_value)}"
+                problems.append((field_value, path, what, list(spec["values"])))
+            elif spec["type"].endswith("bool") and not (
+                isinstance(field_value, ScalarNode) and field_value.tag.endswith((":bool", ":null"))
+            ):
+                what = f"reads {key}.{name} as a boolean, not {_shown(field_value)}"
+                problems.append((field_value, path, what, True))
+    return problems
+
+
+def _shown(node: Node) -> str:
+    if isinstance(node, ScalarNode):
+        return repr(node.value)
+    return "a mapping" if isinstance(node, MappingNode) else "a sequence"
 
 
 def _scalar_node(node: MappingNode, key: str) -> ScalarNode | None:
