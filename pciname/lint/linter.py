@@ -119,7 +119,7 @@ from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.kinds.dra, r
 from pciname.lint.hints import Candidates, HintBudget, not_permitted_hint
 from pciname.lint.kinds.dra import DraClaims
 from pciname.lint.kinds.kata import KataNames, kata_requests
-from pciname.lint.nodes import get as _get, items as _items, scalar as _scalar
+from pciname.lint.nodes import YamlPath, get as _get, items as _items, scalar as _scalar, walk
 from pciname.lint.plugin import DEFAULT_NVIDIA_PLUGIN, NvidiaPlugin, Presence, parse as parse_nvidia_plugin, presence
 from pciname.naming import checks, mdev
 from pciname.naming.checks import NameWarning
@@ -140,9 +140,6 @@ _SELECTOR = re.compile(r"\s*([0-9a-fA-F]{4})\s*:\s*([0-9a-fA-F]{4})\s*\Z")
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 _TRUE = ("true", "yes", "on")  # YAML 1.1's spellings of true, in any case
-
-#: Where a value is in a document: mapping keys and sequence indexes.
-YamlPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -818,13 +815,7 @@ class Linter:
         value (the one checked), kubectl's strict decoding refuses it."""
         found: list[Finding] = []
         for doc in self._docs:
-            seen: set[int] = set()
-            stack: list[tuple[Node, YamlPath]] = [(doc.root, ())]
-            while stack:
-                node, path = stack.pop()
-                if id(node) in seen:
-                    continue
-                seen.add(id(node))
+            for node, path in walk(doc.root):
                 if isinstance(node, MappingNode):
                     for kept, earlier in self._duplicates.get(id(node), ()):
                         key = str(kept.value) if isinstance(kept, ScalarNode) else "?"
@@ -839,9 +830,6 @@ class Linter:
                                 first_line=earlier.start_mark.line + 1,
                             )
                         )
-                    stack.extend((v, path + (k,)) for k, _, v in _items(node))
-                elif isinstance(node, SequenceNode):
-                    stack.extend((item, path + (i,)) for i, item in enumerate(node.value))
         return found
 
     def _finding(

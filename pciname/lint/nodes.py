@@ -10,7 +10,10 @@ from collections.abc import Iterator
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["get", "items", "key_node", "scalar", "sequence"]
+__all__ = ["YamlPath", "get", "items", "key_node", "scalar", "sequence", "walk"]
+
+#: Where a node is: mapping keys and sequence indexes from the document's root.
+YamlPath = tuple[str | int, ...]
 
 
 def items(node: Node | None) -> Iterator[tuple[str, ScalarNode, Node]]:
@@ -42,3 +45,21 @@ def scalar(node: Node | None) -> str | None:
 def sequence(node: Node | None) -> list[Node]:
     """A sequence's items; none for a node of another kind."""
     return list(node.value) if isinstance(node, SequenceNode) else []
+
+
+def walk(root: Node) -> Iterator[tuple[Node, YamlPath]]:
+    """Every node under ``root`` (itself included) with its path, in document
+    order, each once: a node an alias repeats is met at its first place, so
+    aliases do not multiply the work."""
+    seen: set[int] = set()
+    stack: list[tuple[Node, YamlPath]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node, path
+        if isinstance(node, MappingNode):
+            stack.extend((value, path + (key,)) for key, _, value in reversed(list(items(node))))
+        elif isinstance(node, SequenceNode):
+            stack.extend((item, path + (i,)) for i, item in reversed(list(enumerate(node.value))))

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import NamedTuple
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode
 
-from pciname.lint.nodes import get as _get
+from pciname.lint.nodes import get as _get, walk
 
 
 class NvidiaPlugin(StrEnum):
@@ -100,18 +100,7 @@ def evidence(root: Node) -> tuple[Node, str] | None:
 
 
 def _mappings(root: Node) -> Iterator[MappingNode]:
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, MappingNode):
-            yield node
-            stack.extend(reversed([value for _, value in node.value]))
-        elif isinstance(node, SequenceNode):
-            stack.extend(reversed(node.value))
+    return (node for node, _ in walk(root) if isinstance(node, MappingNode))
 
 
 def _enabled(node: Node | None) -> bool | None:

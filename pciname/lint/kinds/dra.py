@@ -52,14 +52,13 @@ from pciname.lint.codes import (
     DRA_WRONG_DEVICE_CLASS,
 )
 from pciname.lint.nodes import (
+    YamlPath,
     get as _get,
     items as _items,
     key_node as _key_node,
     scalar as _scalar,
     sequence as _sequence,
 )
-
-YamlPath = tuple[str | int, ...]
 
 #: kind -> where its ``devices`` block is.
 CLAIM_KINDS: dict[str, tuple[str, ...]] = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "spec")}

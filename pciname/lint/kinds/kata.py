@@ -41,7 +41,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from pciname.kata.runtime import is_kata_runtime_class, newest_kata_operator_profile
 from pciname.kubevirt.resources import is_nvidia
 from pciname.lint.hints import LIST_PERMITTED_MAX, Candidates, HintBudget
-from pciname.lint.nodes import get as _get, items as _items, scalar as _scalar
+from pciname.lint.nodes import YamlPath, get as _get, items as _items, scalar as _scalar, walk
 from pciname.naming import kata
 from pciname.naming.profiles import DEFAULT_PROFILE, with_aliases
 from pciname.pciids import NVIDIA_VENDOR_ID
@@ -62,8 +62,6 @@ POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
 #: The containers of a pod spec whose resources ask for devices.
 CONTAINER_LISTS = ("initContainers", "containers")
 
-YamlPath = tuple[str | int, ...]
-
 
 @dataclass(frozen=True)
 class KataRequest:
@@ -78,14 +76,8 @@ class KataRequest:
 def kata_requests(root: Node, check: Callable[[], None]) -> list[KataRequest]:
     """Every ``nvidia.com/`` name the Kata pods of a document ask for, in document order."""
     found: list[KataRequest] = []
-    seen: set[int] = set()
     specs: set[int] = set()
-    stack: list[tuple[Node, YamlPath]] = [(root, ())]
-    while stack:
-        node, path = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node, path in walk(root):
         if isinstance(node, MappingNode):
             where = POD_SPEC_PATHS.get(_scalar(_get(node, "kind")) or "")
             spec: Node | None = node
@@ -95,9 +87,6 @@ def kata_requests(root: Node, check: Callable[[], None]) -> list[KataRequest]:
                 specs.add(id(spec))
                 check()
                 found += _pod_requests(spec, path + where)
-            stack.extend((value, path + (key,)) for key, _, value in reversed(list(_items(node))))
-        elif isinstance(node, SequenceNode):
-            stack.extend((item, path + (i,)) for i, item in reversed(list(enumerate(node.value))))
     return found
 
 
