@@ -164,8 +164,6 @@ def published(slices: list[KubeObject], driver: str) -> list[dict[str, Any]]:
         if spec.get("driver") != driver:
             continue
         for entry in _dicts(spec.get("devices")):
-            if not isinstance(entry, dict):
-                continue
             body: dict[str, Any] = entry["basic"] if isinstance(entry.get("basic"), dict) else entry
             attributes: dict[str, dict[str, Any]] = {}
             for key, attribute in _map(body, "attributes").items():
@@ -232,10 +230,10 @@ def _judge(
 ) -> dict[str, Any]:
     """One request's verdict, and the free devices that satisfy it
     (``taken``: the devices other claims hold, and which claim)."""
-    body: dict[str, Any] = request["exactly"] if isinstance(request.get("exactly"), dict) else request
-    name = request.get("name")
     if "firstAvailable" in request:
         return _first_available(request, classes, devices, taken)
+    body: dict[str, Any] = request["exactly"] if isinstance(request.get("exactly"), dict) else request
+    name = request.get("name")
     class_name = body.get("deviceClassName")
     row: dict[str, Any] = {"request": name, "device_class": class_name, "count": _count(body)}
     if class_name not in classes:

@@ -119,7 +119,7 @@ from pciname.lint.codes import (  # DRA_*: reported by pciname.lint.kinds.dra, r
 from pciname.lint.hints import Candidates, HintBudget, not_permitted_hint
 from pciname.lint.kinds.dra import DraClaims
 from pciname.lint.kinds.kata import KataNames, kata_requests
-from pciname.lint.nodes import YamlPath, get as _get, items as _items, scalar as _scalar, walk
+from pciname.lint.nodes import YamlPath, get as _get, items as _items, key_node as _key_node, scalar as _scalar, walk
 from pciname.lint.plugin import DEFAULT_NVIDIA_PLUGIN, NvidiaPlugin, Presence, parse as parse_nvidia_plugin, presence
 from pciname.naming import checks, mdev
 from pciname.naming.checks import NameWarning
@@ -721,8 +721,8 @@ class Linter:
                 reader, there, why = misplaced
                 parent: Node | None = doc.root
                 for part in path[:-1]:
-                    parent = _get(parent, str(part)) if parent is not None else None
-                key = next((k for name, k, _ in _items(parent) if name == path[-1]), block) if parent else block
+                    parent = _get(parent, str(part))
+                key = _key_node(parent, str(path[-1])) or block
                 state.findings.append(
                     self._finding(
                         doc,

@@ -64,6 +64,14 @@ def audit(fake, tmp_path, capsys, *extra):
     return code, json.loads(captured.out) if captured.out else None, captured.err
 
 
+def audit_once(fake, tmp_path, capsys, *extra):
+    """:func:`audit` against ``fake``, which is stopped then."""
+    try:
+        return audit(fake, tmp_path, capsys, *extra)
+    finally:
+        fake.stop()
+
+
 @pytest.fixture
 def two_vms(tmp_path):
     """A node with an A10 published; a VM asking for an A10, one for an A100."""
@@ -127,10 +135,7 @@ def test_many_slices_are_read_page_by_page(tmp_path, capsys):
         slices.append(entry)
     a10 = generated("vm-a10", [("2236", 2)])
     fake = cluster("v1", slices, [a10[2]], [a10[0]], [a10[1]])
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     assert len(report["devices"]) == 1001
     continues = [r.query.get("continue") for r in fake.requests if r.path.endswith("/resourceslices")]
     assert continues == [None, ["500"], ["1000"]]
@@ -151,10 +156,7 @@ def test_a_count_more_than_a_node_publishes(tmp_path, capsys):
     template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 3
     node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
     fake = cluster("v1", [node], [device_class], [template], [vm])
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     (row,) = report["requests"]
     assert (row["verdict"], row["count"], row["why"]) == (
         "unsatisfiable",
@@ -168,10 +170,7 @@ def test_two_on_one_node_satisfy_a_count_of_two(tmp_path, capsys):
     a10 = generated("vm-a10", [("2236", 2)])
     node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
     fake = cluster("v1", [node], [a10[2]], [a10[0]], [a10[1]])
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     assert code == 0
     assert [(r["request"], r["verdict"]) for r in report["requests"]] == [
         ("gpu1", "satisfiable"),
@@ -187,10 +186,7 @@ def test_v1beta1_cluster(tmp_path, capsys):
     fake = cluster(
         "v1beta1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"}, "v1beta1")], [a10[2]], [a10[0]], [a10[1]]
     )
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     assert report["resource_api"] == "resource.k8s.io/v1beta1"
     assert [r["verdict"] for r in report["requests"]] == ["satisfiable"]
     assert code == 0
@@ -199,10 +195,7 @@ def test_v1beta1_cluster(tmp_path, capsys):
 def test_no_device_class(tmp_path, capsys):
     a10 = generated("vm-a10", [("2236", 1)])
     fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [], [a10[0]], [a10[1]])
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     assert code == 1
     assert report["requests"][0]["verdict"] == "no-device-class"
     assert report["findings"][0]["code"] == "dra-no-device-class"
@@ -216,10 +209,7 @@ def test_an_expression_pciname_does_not_evaluate_is_not_judged(tmp_path, capsys)
         {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.startsWith('GA102')"}}
     ]
     fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [device_class], [template], [vm])
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     assert code == 0
     assert report["requests"][0]["verdict"] == "cannot-judge"
     assert "pciname evaluates only conjunctions of attribute equalities" in report["requests"][0]["why"]
@@ -235,10 +225,7 @@ def test_claims_and_requests_that_do_not_exist(tmp_path, capsys):
         {"name": "x", "claimName": "nope", "requestName": "r"}
     )
     fake = cluster("v1", [], [device_class], [template_b], [vm, other])
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     assert code == 1
     assert [(f["code"], f["vm"], f["message"]) for f in report["findings"]] == [
         ("dra-claim-missing", "vms/vm-a10", "ResourceClaimTemplate vms/vm-a10 does not exist"),
@@ -294,10 +281,7 @@ def test_a_device_another_vms_claim_holds_is_not_free(tmp_path, capsys):
     # holds the one A10. It is vm-a's (satisfied by its own device), not
     # vm-a-b's, though vm-a-b's launcher pods' names start as vm-a's do.
     fake = one_a10_two_vms(tmp_path, [held_claim("vm-a", "vm-a", "gpu-1", "gpu-vfio-0")])
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     rows = {r["vm"]: r for r in report["requests"]}
     assert rows["vms/vm-a"]["verdict"] == "satisfiable"
     assert rows["vms/vm-a-b"]["verdict"] == "unsatisfiable"
@@ -312,10 +296,7 @@ def test_a_device_another_vms_claim_holds_is_not_free(tmp_path, capsys):
 
 def test_a_claim_of_vm_a_b_is_not_vm_as(tmp_path, capsys):
     fake = one_a10_two_vms(tmp_path, [held_claim("vm-a-b", "vm-a-b", "gpu-1", "gpu-vfio-0")])
-    try:
-        _, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    _, report, _ = audit_once(fake, tmp_path, capsys)
     assert {r["vm"]: r["verdict"] for r in report["requests"]} == {
         "vms/vm-a": "unsatisfiable",
         "vms/vm-a-b": "satisfiable",
@@ -337,10 +318,7 @@ def test_a_claim_of_vm_a_b_is_not_vm_as(tmp_path, capsys):
 )
 def test_claims_that_are_not_the_vms_hold_its_device(tmp_path, capsys, claim, why):
     fake = one_a10_two_vms(tmp_path, [claim])
-    try:
-        _, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    _, report, _ = audit_once(fake, tmp_path, capsys)
     rows = {r["vm"]: r for r in report["requests"]}
     assert rows["vms/vm-a"]["verdict"] == "unsatisfiable" and why in rows["vms/vm-a"]["why"]
 
@@ -355,10 +333,7 @@ def test_a_named_resource_claim_holds_the_device_for_its_vm(tmp_path, capsys):
     other = generated("vm-b", [("2236", 1)])
     node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
     fake = cluster("v1", [node], [device_class], [other[0]], [vm, other[1]], [claim])
-    try:
-        _, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    _, report, _ = audit_once(fake, tmp_path, capsys)
     assert {r["vm"]: r["verdict"] for r in report["requests"]} == {
         "vms/vm-a": "satisfiable",
         "vms/vm-b": "unsatisfiable",
@@ -370,10 +345,7 @@ def test_two_requests_with_one_of_two_devices_held(tmp_path, capsys):
     node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
     held = held_claim("other", "other", "gpu-1", "gpu-vfio-1")
     fake = cluster("v1", [node], [a10[2]], [a10[0]], [a10[1]], [held])
-    try:
-        _, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    _, report, _ = audit_once(fake, tmp_path, capsys)
     assert [r["verdict"] for r in report["requests"]] == ["unsatisfiable", "unsatisfiable"]
     assert report["requests"][0]["why"] == (
         "no node has distinct free selected devices for all 2 requests of the claim together (allocated to other "
@@ -388,10 +360,7 @@ def test_a_count_of_two_with_one_held(tmp_path, capsys):
     node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
     held = held_claim("other", "other", "gpu-1", "gpu-vfio-0")
     fake = cluster("v1", [node], [device_class], [template], [vm], [held])
-    try:
-        _, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    _, report, _ = audit_once(fake, tmp_path, capsys)
     (row,) = report["requests"]
     assert (row["verdict"], row["why"]) == (
         "unsatisfiable",
@@ -411,10 +380,7 @@ def first_available(tmp_path, capsys, *subrequests):
     ]
     del request["exactly"]
     fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [device_class], [template], [vm])
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     (row,) = report["requests"]
     return code, row
 
@@ -466,10 +432,7 @@ def test_claims_of_any_shape_are_read_as_far_as_they_go(tmp_path, capsys, claim)
     # a metadata or spec of another shape in one line): a status field of
     # another shape holds nothing, and the rest of the audit stands.
     fake = one_a10_two_vms(tmp_path, [claim])
-    try:
-        code, report, err = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, err = audit_once(fake, tmp_path, capsys)
     assert err == ""
     held = claim.get("status") == _ALLOCATED  # a well-formed allocation: the A10 is another claim's (no VM's)
     verdicts = {r["vm"]: r["verdict"] for r in report["requests"]}
@@ -492,10 +455,7 @@ def test_objects_of_any_shape_are_one_verdict_each(tmp_path, capsys):
     other["metadata"]["name"] = "vm-b"
     other["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "vm-b"
     fake = cluster("v1", [node, *bad_slices], [device_class, bad_class], [template, bad_template], [vm, bad_vm, other])
-    try:
-        code, report, err = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, err = audit_once(fake, tmp_path, capsys)
     assert err == ""
     assert {r["vm"]: r["verdict"] for r in report["requests"]} == {"vms/vm-a10": "satisfiable"}
     assert [(f["code"], f["vm"]) for f in report["findings"]] == [("dra-request-missing", "vms/vm-b")]
@@ -504,10 +464,7 @@ def test_objects_of_any_shape_are_one_verdict_each(tmp_path, capsys):
 
 def test_a_cluster_without_dra(tmp_path, capsys):
     fake = FakeKube().start()
-    try:
-        code, report, _ = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, report, _ = audit_once(fake, tmp_path, capsys)
     assert (code, report["resource_api"], report["devices"], report["requests"]) == (0, None, [], [])
 
 
@@ -519,10 +476,7 @@ def test_a_profile_is_refused(two_vms, tmp_path, capsys):
 
 def test_a_malformed_answer_is_one_line(tmp_path, capsys):
     fake = FakeKube(listed=listed("v1", ["not an object"], [], [], [], [])).start()
-    try:
-        code, _, err = audit(fake, tmp_path, capsys)
-    finally:
-        fake.stop()
+    code, _, err = audit_once(fake, tmp_path, capsys)
     assert code == 2
     assert err.startswith("pciname: error: cannot list resourceslices.resource.k8s.io/v1") and err.count("\n") == 1
 
