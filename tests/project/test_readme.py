@@ -201,6 +201,20 @@ def test_readme_and_ci_install_exactly_the_registrys_debian_packages():
     assert sorted(re.findall(r"missing\+=\(([^)]+)\)", ci)) == sorted(DEBIAN_TOOLS)
 
 
+def test_ci_runs_the_readmes_own_commands_in_a_fresh_virtual_environment():
+    """.ci/run is a newcomer: it makes the README's venv, then runs the
+    README's install-and-test command, line for line."""
+    blocks = re.findall(r"^```\n(.*?)^```", (REPO / "README.md").read_text(), re.M | re.S)
+    venv = "python3 -m venv .venv && . .venv/bin/activate"
+    test = next(b for b in blocks if "pytest" in b and venv in b).splitlines()
+    ci = (REPO / ".ci" / "run").read_text()
+    assert test[0] == venv
+    assert "python3 -m venv --clear .venv\n" in ci and "\n. .venv/bin/activate\n" in ci
+    install, _, run = test[1].partition(" && ")
+    assert f"python -m {install}" in ci or f"python -m pip install -q -e {install.split()[-1]}" in ci
+    assert re.search(rf"^{re.escape(run)} -rs", ci, re.M)
+
+
 def test_a_test_skips_only_through_the_registry():
     """No skipif, skip or importorskip of its own: a skip names its package."""
     offenders = []
