@@ -53,6 +53,14 @@ class Unjudgeable(Exception):
     """The expression uses CEL this reader does not evaluate (the text says what)."""
 
 
+class Invalid(Unjudgeable):
+    """The expression is no valid CEL: cel-go refuses it (the text says why)."""
+
+
+class Beyond(Unjudgeable):
+    """The expression is past one of the reader's bounds (the text says which)."""
+
+
 class _Error:
     def __repr__(self) -> str:
         return "ERROR"
@@ -68,6 +76,9 @@ MAX_SELECTOR_BYTES = 10 * 1024
 #: Parentheses, brackets and calls nested deeper than this are not judged
 #: (cel-go refuses past 250; Python's own stack is the bound here).
 MAX_NESTING = 50
+#: cel-go's parser refuses nesting past this (``parser/parser.go``, the
+#: default ``maxRecursionDepth``, counted per grammar rule).
+CEL_MAX_NESTING = 250
 #: A tree deeper than this (chains of fields, comparisons) is not judged.
 MAX_DEPTH = 100
 #: Nodes read (tokens, tree nodes evaluated) between two calls of ``check``.
@@ -139,14 +150,14 @@ def _code_point(match: re.Match[str]) -> str:
     if kind:
         width = _HEX[kind]
         if len(digits) < width:
-            raise Unjudgeable(f"the escape \\{kind}{digits[:8]}: CEL takes {width} hex digits there")
+            raise Invalid(f"the escape \\{kind}{digits[:8]} has fewer than {width} hex digits")
         value = int(digits[:width], 16)
         if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:  # parser/unescape.go: utf8.ValidRune
-            raise Unjudgeable(f"the escape \\{kind}{digits[:width]}: no Unicode character, which CEL refuses")
+            raise Invalid(f"the escape \\{kind}{digits[:width]} is no Unicode character (a surrogate or past U+10FFFF)")
         return chr(value) + digits[width:]
     if char in _ESCAPES:
         return _ESCAPES[char]
-    raise Unjudgeable(f"the escape \\{char!r}"[:40])
+    raise Invalid(f"the escape \\{char!r}"[:40])
 
 
 def _string(token: str) -> str:
@@ -157,18 +168,18 @@ def _string(token: str) -> str:
 def _number(text: str, negative: bool) -> int:
     digits = text[2:] if text.startswith("0x") else text
     if len(digits) > 20:  # past int64 in any base (and past Python's int() limit long before)
-        raise Unjudgeable(f"the integer {text[:24]}...: past int64, which CEL refuses")
+        raise Invalid(f"the integer {text[:24]}... is past int64")
     value = int(digits, 16 if text.startswith("0x") else 10)  # a leading zero: ParseInt(text, 10, 64)
     value = -value if negative else value
     if not -_INT64 <= value < _INT64:
-        raise Unjudgeable(f"the integer {'-' if negative else ''}{text}: past int64, which CEL refuses")
+        raise Invalid(f"the integer {'-' if negative else ''}{text} is past int64")
     return value
 
 
 def _surrogate(text: str) -> None:
     for char in text:
         if 0xD800 <= ord(char) <= 0xDFFF:
-            raise Unjudgeable(f"the character U+{ord(char):04X}: a lone surrogate, no Unicode character")
+            raise Invalid(f"the character U+{ord(char):04X} is a lone surrogate, no Unicode character")
 
 
 def tokens(text: str, check: Callable[[], None] | None = None) -> list[tuple[str, Any]]:
@@ -218,7 +229,11 @@ class _Parser:
     def expression(self) -> Tree:
         self.nesting += 1
         if self.nesting > MAX_NESTING:
-            raise Unjudgeable(f"nesting deeper than {MAX_NESTING} levels")
+            if _nesting(self.items) > CEL_MAX_NESTING:
+                raise Invalid(
+                    f"it nests deeper than {CEL_MAX_NESTING} levels, cel-go's limit (parser/parser.go maxRecursionDepth)"
+                )
+            raise Beyond(f"it nests deeper than {MAX_NESTING} levels, more than this reader follows")
         tree = self._chain(self.conjunction, "||", "or")
         self.nesting -= 1
         return tree
@@ -260,7 +275,7 @@ class _Parser:
             raise Unjudgeable("'-' before anything but an integer literal")
         tree = ("lit", -value if signs % 2 else value)
         if not -_INT64 <= tree[1] < _INT64:
-            raise Unjudgeable(f"the integer {tree[1]}: past int64, which CEL refuses")
+            raise Invalid(f"the integer {tree[1]} is past int64")
         return ("not", tree) if nots % 2 else tree
 
     def member(self) -> Tree:
@@ -284,7 +299,7 @@ class _Parser:
             if self.peek() != ("op", close):
                 self.take(",")
                 if close == ")" and self.peek() == ("op", close):
-                    raise Unjudgeable("a ',' before ')'")  # CEL.g4 exprList: no trailing comma
+                    raise Invalid("a ',' before ')'")  # CEL.g4 exprList: no trailing comma
         self.take(close)
         return found
 
@@ -308,6 +323,17 @@ class _Parser:
         raise Unjudgeable(f"{value!r}" if value is not None else "an expression that ends too soon")
 
 
+def _nesting(items: list[tuple[str, Any]]) -> int:
+    deepest = level = 0
+    for item in items:
+        if item in (("op", "("), ("op", "[")):
+            level += 1
+            deepest = max(deepest, level)
+        elif item in (("op", ")"), ("op", "]")):
+            level -= 1
+    return deepest
+
+
 def _list(items: list[Tree]) -> Tree:
     """A list node; a list of literals also carries the set of its (type, value)s."""
     if all(item[0] == "lit" for item in items):
@@ -320,9 +346,9 @@ def parse(text: str, check: Callable[[], None] | None = None) -> Tree:
     and past :data:`MAX_SELECTOR_BYTES`, :data:`MAX_NESTING` or :data:`MAX_DEPTH`."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_SELECTOR_BYTES:
-        raise Unjudgeable(
-            f"{size} bytes, longer than Kubernetes' limit of {MAX_SELECTOR_BYTES} (CELSelectorExpressionMaxLength), "
-            "so the API server refuses it"
+        raise Beyond(
+            f"it is {size} bytes, longer than Kubernetes' limit of {MAX_SELECTOR_BYTES} "
+            "(CELSelectorExpressionMaxLength): the API server refuses it"
         )
     _surrogate(text)
     parser = _Parser(text, check or _nothing)
@@ -330,7 +356,7 @@ def parse(text: str, check: Callable[[], None] | None = None) -> Tree:
     if parser.peek()[0] != "end":
         raise Unjudgeable(f"{parser.peek()[1]!r}")
     if depth(tree) > MAX_DEPTH:
-        raise Unjudgeable(f"a tree deeper than {MAX_DEPTH} levels")
+        raise Beyond(f"its tree is deeper than {MAX_DEPTH} levels, more than this reader follows")
     return tree
 
 
@@ -627,7 +653,7 @@ class Evaluator:
             )
         if target is None and name == "has":
             if len(arguments) != 1 or arguments[0][0] != "sel":
-                raise Unjudgeable("has() of anything but a field selection (CEL refuses it)")
+                raise Invalid("has() of anything but a field selection")
             inner = arguments[0]
             return _unique(r for v in self.run(inner[1], scope) for r in _has(v, inner[2]))
         if target is None and name == "size" and len(arguments) == 1:
@@ -682,6 +708,12 @@ def _reference(node: Tree) -> tuple[str, str, str] | None:
     return None
 
 
+#: The (kind, domain, name) a node reads (``device.attributes[D].N``), or None.
+reference = _reference
+#: A node's operands.
+children = _children
+
+
 def comparisons(tree: Tree) -> list[tuple[tuple[str, str, str] | str, Any]]:
     """Every ``==`` of an attribute reference (or ``device.driver``) with a
     literal in ``tree``, and every literal of an ``in`` list it is tested
@@ -714,14 +746,20 @@ __all__ = [
     "MAX_NESTING",
     "MAX_SELECTOR_BYTES",
     "Attributes",
+    "Beyond",
     "Domains",
+    "Evaluator",
     "Host",
+    "Invalid",
     "Items",
+    "Tree",
     "Unjudgeable",
     "Version",
     "attribute_references",
+    "children",
     "comparisons",
     "depth",
     "evaluate",
     "parse",
+    "reference",
 ]
