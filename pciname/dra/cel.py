@@ -89,13 +89,14 @@ def _nothing() -> None:
     return None
 
 
-@dataclass(frozen=True)
-class Version:
-    """A DRA attribute of type ``version``: a semver value in Kubernetes'
-    CEL (k8s.io/apiserver's semver library), no string; ``text`` is how
-    the ResourceSlice spells it."""
+class Version(str):
+    """A DRA attribute of type ``version``: in Kubernetes' CEL a semver value
+    (k8s.io/dynamic-resource-allocation's ``semver.Parse`` of the slice's
+    text, k8s.io/apiserver's ``Semver``), no string: ``==`` with a string has
+    no overload, and no string method applies. The text is the slice's (a
+    str, so reports show it as it is)."""
 
-    text: str
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -474,7 +475,7 @@ def _contains(item: Any, container: Any) -> Results:
             could = any(_type(v) == item.kind and item.could_be(v) for v in container.values)
             return [True, False] if could else [False]
         return [(_type(item), item) in container.index]
-    if isinstance(container, Attributes) and not isinstance(container, Domains) and isinstance(item, str):
+    if isinstance(container, Attributes) and _type(item) == "string":
         return _has(container, item)
     if _type(container) in ("string", "int", "bool", "version"):
         return [ERROR]  # no such overload
@@ -537,7 +538,7 @@ def _size(target: Any) -> Results:
         return [ERROR]
     if isinstance(target, Items):
         return [len(target.values)]
-    if isinstance(target, str):
+    if kind == "string":
         return [len(target)]  # code points, as cel-go's size of a string
     if isinstance(target, Attributes) and not isinstance(target, Domains) and not target.optional:
         return [len(target)]
@@ -557,7 +558,7 @@ def _method(name: str, target: Any, arguments: list[Any]) -> Results:
         raise Unjudgeable(f"{name}() of a quantity or host-dependent value")
     if len(arguments) != (1 if name in _STRING_TESTS else 0):
         raise Unjudgeable(f"{name}() with {len(arguments)} arguments")
-    if _type(target) != "string" or not all(isinstance(a, str) for a in arguments):
+    if _type(target) != "string" or not all(_type(a) == "string" for a in arguments):
         return [ERROR]  # no such overload
     if name in _STRING_TESTS:
         return [True, False] if isinstance(target, Host) else [_STRING_TESTS[name](target, arguments[0])]
@@ -624,7 +625,7 @@ class Evaluator:
             return _unique(r for v in self.run(tree[1], scope) for r in _field(v, tree[2]))
         if kind == "index":
             keys = self.run(tree[2], scope)
-            if len(keys) != 1 or not isinstance(keys[0], str):
+            if len(keys) != 1 or _type(keys[0]) != "string":
                 raise Unjudgeable("an index that is no string literal")
             return _unique(r for v in self.run(tree[1], scope) for r in _field(v, keys[0]))
         if kind == "cmp":
