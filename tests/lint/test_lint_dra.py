@@ -289,8 +289,19 @@ def cel_matches(expression: str, driver: str) -> bool:
     return False
 
 
+#: Selectors the reader once called matching nothing, or crashed on (issue 36, items 2 and 5).
+ONCE_WRONG = [
+    f"has(device.driver) && {A10}",
+    f"{D}.iommuFDEnabled >= false && {A10}",
+    f"{D}.numa == 010 || {A10}",
+    "!" * 1201 + f"false && {A10}",
+    " && ".join(["true"] * 1000) + f" && {A10}",
+]
+
+
 @pytest.mark.parametrize(
-    "expression", [w[0] for w in WRONG.values()] + [A10, f'{D}.productName == "GA102GL [A10]"', HOST["pci-address"]]
+    "expression",
+    [w[0] for w in WRONG.values()] + [A10, f'{D}.productName == "GA102GL [A10]"', HOST["pci-address"], *ONCE_WRONG],
 )
 def test_pcinames_verdict_is_a_real_cel_implementations(expression):
     driver = newest_driver()
