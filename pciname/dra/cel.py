@@ -119,9 +119,11 @@ class Domains(dict[str, Attributes]):
     """``device.attributes`` / ``device.capacity``: an unknown domain is an empty map."""
 
     def lookup(self, domain: str) -> Attributes:
-        return self.get(domain, Attributes({}))
+        found = self.get(domain)
+        return found if found is not None else _EMPTY
 
 
+_EMPTY = Attributes({})
 Tree = tuple[Any, ...]
 
 _TOKEN = re.compile(
@@ -214,6 +216,8 @@ class _Parser:
         self.at = 0
         self.nesting = 0
         self.check = check
+        #: Equal field selections made one object (the evaluator evaluates each once).
+        self.shared: dict[Tree, Tree] = {}
 
     def peek(self) -> tuple[str, Any]:
         return self.items[self.at] if self.at < len(self.items) else ("end", None)
@@ -289,8 +293,15 @@ class _Parser:
             kind, name = self.take()
             if kind != "id":
                 raise Unjudgeable(f"a field named {name!r}")
-            tree = ("call", name, tree, self.arguments()) if self.peek() == ("op", "(") else ("sel", tree, name)
+            tree = ("call", name, tree, self.arguments()) if self.peek() == ("op", "(") else self.share(tree, name)
         return tree
+
+    def share(self, tree: Tree, name: str) -> Tree:
+        node = ("sel", tree, name)
+        try:
+            return self.shared.setdefault(node, node)
+        except TypeError:  # a selection from a call (its arguments are a list)
+            return node
 
     def arguments(self, close: str = ")") -> list[Tree]:
         self.take("(" if close == ")" else "[")
@@ -399,8 +410,13 @@ class Items:
     index: frozenset[tuple[str, Any]]
 
 
+_KINDS = {bool: "bool", int: "int", str: "string", Version: "version", Items: "list"}
+
+
 def _unique(values: Iterable[Any]) -> Results:
     out: Results = []
+    if isinstance(values, list) and len(values) == 1:
+        return values
     for value in values:
         if not any(value is seen or (type(value) is type(seen) and value == seen) for seen in out):
             out.append(value)
@@ -410,8 +426,7 @@ def _unique(values: Iterable[Any]) -> Results:
 def _type(value: Any) -> str:
     if isinstance(value, Host):
         return value.kind
-    kinds = {bool: "bool", int: "int", str: "string", Version: "version", Items: "list"}
-    return kinds.get(type(value), "map")
+    return _KINDS.get(type(value), "map")
 
 
 def _logic(op: str, a: Any, b: Any) -> Any:
@@ -574,13 +589,23 @@ class Evaluator:
         self.device = device
         self.check = check or _nothing
         self.count = 0
+        #: Results of the nodes evaluated outside any cel.bind (the parser
+        #: makes equal subtrees one object: each is evaluated once).
+        self._known: dict[int, Results] = {}
 
     def run(self, tree: Tree, scope: dict[str, Any] | None = None) -> Results:
         """Every result of ``tree`` on the device."""
+        if scope:
+            return self._run(tree, scope)
+        found = self._known.get(id(tree))
+        if found is None:
+            found = self._known[id(tree)] = self._run(tree, {})
+        return found
+
+    def _run(self, tree: Tree, scope: dict[str, Any]) -> Results:
         self.count += 1
         if self.count % CHECK_EVERY == 0:
             self.check()
-        scope = scope or {}
         kind = tree[0]
         if kind == "lit":
             return [tree[1]]

@@ -58,10 +58,10 @@ MAX_EXPECTED = 8
 #: At most this many verdicts are kept (then the cache starts anew).
 MAX_VERDICTS = 4096
 #: The CEL evaluations (tree nodes) one lint run may spend on judging
-#: selectors, on every surface (about three seconds of work): a selector
+#: selectors, on every surface (a few seconds of work): a selector
 #: judged on all ~2,000 devices of a release costs their number times its
 #: nodes; one read by ``==``/``in`` with literals only a few devices.
-MAX_EVALUATIONS = 1_000_000
+MAX_EVALUATIONS = 200_000
 
 
 @dataclass(frozen=True)
@@ -228,18 +228,20 @@ def _judge(expression: str, devices: DriverDevices, check: Callable[[], None], b
         )
     )
     unjudgeable = ""
-    for device in _representatives(tree, expression, devices):
+    for device in _representatives(tree, expression, devices, check):
         check()
         evaluator = Evaluator(device, check)
+        results: list[Any] = []
         try:
-            if True in evaluator.run(tree):
-                return Verdict(True, host_dependent=host)
+            results = evaluator.run(tree)
         except Unjudgeable as error:
             unjudgeable = unjudgeable or _why(error)
         try:
             budget.spend(evaluator.count)
         except Beyond as error:
             return Verdict(None, host_dependent=host, unjudgeable=_why(error), kept=False)
+        if True in results:
+            return Verdict(True, host_dependent=host)
     if unjudgeable:
         return Verdict(None, host_dependent=host, unjudgeable=unjudgeable)
     ids = _named_ids(tree, devices)
@@ -250,31 +252,42 @@ def _judge(expression: str, devices: DriverDevices, check: Callable[[], None], b
     return Verdict(False, tuple(reasons), host, shown, devices=tuple(f"{NVIDIA_VENDOR_ID}:{i}" for i in ids))
 
 
-def _representatives(tree: Tree, expression: str, devices: DriverDevices) -> list[dict[str, Any]]:
-    """The devices the selector must be run on: when it reads the attributes
+def _representatives(
+    tree: Tree, expression: str, devices: DriverDevices, check: Callable[[], None]
+) -> list[dict[str, Any]]:
+    """The devices the selector must be run on. When it reads the attributes
     that differ between devices (deviceID, productName) only in ``==``,
-    ``!=``, ``in`` with literals and ``has()``, a device whose values are none
-    of those literals gives what any other such device gives: those, and one
-    of the rest; else every device (those the text names first)."""
-    literals = _observed(tree, devices.varying)
-    if literals is None:
+    ``!=``, ``in`` with literals, ``has()``, a string test with a literal
+    (``startsWith``, ``endsWith``, ``contains``) or an ordering with a
+    literal, two devices whose values are none of those literals and pass
+    the same tests give the same result: the devices named by a literal, and
+    one of each other kind. Else every device (those the text names first)."""
+    observed = _observed(tree, devices.varying)
+    if observed is None:
         named = [d for d in devices.devices if _mentioned(d, expression)]
         return named + [d for d in devices.devices if d not in named]
-    chosen, other = [], None
+    literals, sites = observed
+    chosen: list[dict[str, Any]] = []
+    kinds: dict[tuple[Any, ...], dict[str, Any]] = {}
     for device in devices.devices:
-        values = [device["attributes"].lookup(domain).get(name) for domain, name in devices.varying]
-        if any(isinstance(v, Host) for v in values) or any((_cel_type(v), v) in literals for v in values):
+        check()
+        values = {key: device["attributes"].lookup(key[0]).get(key[1]) for key in devices.varying}
+        if any(isinstance(v, Host) or (_cel_type(v), v) in literals for v in values.values()):
             chosen.append(device)
-        elif other is None:
-            other = device
-    return chosen + ([other] if other is not None else [])
+            continue
+        kinds.setdefault(tuple(site(values[key]) for key, site in sites), device)
+    return chosen + list(kinds.values())
 
 
-def _observed(tree: Tree, varying: frozenset[tuple[str, str]]) -> set[tuple[str, Any]] | None:
+Site = tuple[tuple[str, str], Callable[[Any], Any]]
+
+
+def _observed(tree: Tree, varying: frozenset[tuple[str, str]]) -> tuple[set[tuple[str, Any]], list[Site]] | None:
     """The (type, value)s of the literals ``tree`` compares the ``varying``
-    attributes with, when it reads them (and the device) in no other way;
-    else None."""
+    attributes with, and its other tests of them (:func:`_site`), when it
+    reads them (and the device) in no other way; else None."""
     literals: set[tuple[str, Any]] = set()
+    sites: list[Site] = []
     stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
@@ -282,20 +295,83 @@ def _observed(tree: Tree, varying: frozenset[tuple[str, str]]) -> set[tuple[str,
             pairs = [(node[2], node[3])] if node[1] == "in" else [(node[2], node[3]), (node[3], node[2])]
             side = next((s for s, o in pairs if _varying(s, varying) and _literals(o, node[1]) is not None), None)
             if side is not None:
-                other = node[3] if side is node[2] else node[2]
-                literals.update(_literals(other, node[1]) or ())
+                literals.update(_literals(node[3] if side is node[2] else node[2], node[1]) or ())
                 continue
+        bound = _bound(node)
+        if bound is not None:  # cel.bind(g, device.attributes[D], body): body with g as what it stands for
+            stack.append(bound)
+            continue
+        site = _site(node, varying)
+        if site is not None:
+            sites.append(site)
+            continue
         if node[0] == "call" and node[1:3] == ("has", None) and node[3] and _varying(node[3][0], varying):
             continue
-        reference = _reference(node) if node[0] in ("sel", "index") else None
-        if reference is not None and (reference[1], reference[2]) not in varying:
+        found = _reference(node) if node[0] in ("sel", "index") else None
+        if found is not None and (found[1], found[2]) not in varying:
             continue  # the same on every device
         if node == ("sel", ("ident", "device"), "driver"):
             continue
         if (node[0] == "ident" and node[1] == "device") or _varying(node, varying):
             return None
         stack.extend(_children(node))
-    return literals
+    return literals, sites
+
+
+def _bound(node: Tree) -> Tree | None:
+    """The body of ``cel.bind(g, device.attributes[D], body)`` with ``g``
+    replaced by what it stands for (the same value: CEL has no side
+    effects), or None for any other node."""
+    if node[0] != "call" or node[1:3] != ("bind", ("ident", "cel")) or len(node[3]) != 3:
+        return None
+    name, init, body = node[3]
+    holder = ("sel", ("ident", "device"), "attributes")
+    if name[0] != "ident" or init[0] != "index" or init[1] != holder or init[2][0] != "lit":
+        return None
+    substituted: Tree = _substitute(body, name[1], init)
+    return substituted
+
+
+def _substitute(node: Any, name: str, value: Tree) -> Any:
+    if isinstance(node, list):
+        return [_substitute(item, name, value) for item in node]
+    if not isinstance(node, tuple) or node[0] == "lit":
+        return node
+    if node[0] == "ident":
+        return value if node[1] == name else node
+    if node[0] == "call" and node[1:3] == ("bind", ("ident", "cel")) and len(node[3]) == 3 and node[3][0][1] == name:
+        inner, init, body = node[3]  # rebinds the name: only its value reads the outer one
+        return (*node[:3], [inner, _substitute(init, name, value), body])
+    return tuple(_substitute(part, name, value) if isinstance(part, tuple | list) else part for part in node)
+
+
+_TESTS = {"startsWith": str.startswith, "endsWith": str.endswith, "contains": str.__contains__}
+_ORDERS = ("<", "<=", ">", ">=")
+
+
+def _site(node: Tree, varying: frozenset[tuple[str, str]]) -> Site | None:
+    """``R.test(literal)``, ``R < literal`` or ``literal < R`` (any ordering)
+    of a varying attribute R: its key and what it observes of R's value."""
+    if node[0] == "call" and node[1] in _TESTS and node[2] is not None and _varying(node[2], varying):
+        arguments = node[3]
+        if len(arguments) == 1 and arguments[0][0] == "lit" and isinstance(arguments[0][1], str):
+            test, argument = _TESTS[node[1]], arguments[0][1]
+            return _site_key(node[2]), lambda v: test(v, argument) if type(v) is str else repr(v)
+    if node[0] == "cmp" and node[1] in _ORDERS:
+        for side, other in ((node[2], node[3]), (node[3], node[2])):
+            if _varying(side, varying) and other[0] == "lit" and type(other[1]) is str:
+                return _site_key(side), _ordering(other[1])
+    return None
+
+
+def _ordering(literal: str) -> Callable[[Any], Any]:
+    return lambda v: (v < literal, v == literal) if type(v) is str else repr(v)
+
+
+def _site_key(node: Tree) -> tuple[str, str]:
+    found = _reference(node)
+    assert found is not None
+    return (found[1], found[2])
 
 
 def _varying(node: Tree, varying: frozenset[tuple[str, str]]) -> bool:
