@@ -113,3 +113,19 @@ def test_a_cancelled_lint_stops_judging_and_frees_its_slot(stub, monkeypatch):
     assert held.ended.wait(WAIT) and held.freed.wait(WAIT)
     assert held.outcome == ["CANCELLED"]
     small_lint_is_served(stub)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        " && ".join(["true"] * 1200),
+        "(" * 1200 + "true" + ")" * 1200,
+        "!" * 1201 + "false",
+        f"{D}.numa == 010",
+    ],
+)
+def test_valid_cel_is_no_yaml_nested_too_deeply(stub, expression):
+    """Valid CEL the reader once recursed on: answered, never INVALID_ARGUMENT
+    "the YAML is nested too deeply" (the YAML is flat)."""
+    response = stub.Lint(request(expression), timeout=60)
+    assert response.documents == 1
