@@ -70,8 +70,9 @@ class _Error:
 ERROR: Any = _Error()
 
 #: Kubernetes' limit on a selector (``CELSelectorExpressionMaxLength``,
-#: k8s.io/api resource/v1 ``types.go``: 10 * 1024 bytes); the API server
-#: refuses a longer one, and the reader judges none.
+#: kubernetes/api ``resource/v1/types.go`` at
+#: 10b39a39bcee995dfe7cd5e8e7b922be5e46f1e2: 10 * 1024, Go's len: bytes);
+#: the API server refuses a longer one, and the reader judges none.
 MAX_SELECTOR_BYTES = 10 * 1024
 #: Parentheses, brackets and calls nested deeper than this are not judged
 #: (cel-go refuses past 250; Python's own stack is the bound here).
@@ -502,7 +503,10 @@ def _has(value: Any, name: str) -> Results:
     if value is ERROR:
         return [ERROR]
     if isinstance(value, Domains):
-        raise Unjudgeable(f"has() of the domain {name!r} (Kubernetes' map of domains answers an empty map for any)")
+        # Kubernetes answers an empty map for any domain, found (kubernetes/dynamic-resource-allocation
+        # cel/compile.go newStringInterfaceMapWithDefault, 3d036712930cdac0b0d46c4c21316a78147c551f), so
+        # cel-go's has() is true (interpreter/attributes.go refQualify); an engine on plain maps says false.
+        raise Unjudgeable(f"has() of the domain {name!r} (Kubernetes' map of domains finds an empty map for any)")
     if isinstance(value, Attributes):
         if name not in value:
             return [False]

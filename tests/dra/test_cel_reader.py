@@ -136,8 +136,9 @@ def test_a_selector_a_cel_engine_finds_true_is_no_finding(expression, tmp_path):
 
 
 def test_has_of_a_domain_is_not_judged():
-    # Kubernetes' device.attributes answers an empty map for any domain;
-    # plain maps (both engines here) answer has() false: no verdict either way.
+    # Kubernetes' device.attributes finds an empty map for any domain, so
+    # cel-go's has() is true there; plain maps (both engines here) answer
+    # false: the reader gives no verdict either way.
     verdict = judge(f"!has(device.attributes.foo) && {A10}", combination())
     assert verdict.matches is None and "has() of the domain 'foo'" in verdict.unjudgeable
 
