@@ -464,12 +464,18 @@ def _product_reason(literal: str, devices: DriverDevices) -> str:
 
 
 def _shown(value: Any) -> str:
-    """A literal as CEL spells it (an int also in hex)."""
+    """A literal as CEL spells it (an int also in hex), a character that is
+    not printable (a C1 control such as 0x9B, a format character) as its
+    CEL escape: a finding never carries it to a terminal."""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int):
         return f"{value} (0x{value:x})"
-    return cel_string(str(value))
+    return "".join(c if c.isprintable() else _escape(c) for c in cel_string(str(value)))
+
+
+def _escape(char: str) -> str:
+    return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
 
 
 def _cel_type(value: Any) -> str:

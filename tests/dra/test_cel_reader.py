@@ -106,6 +106,15 @@ def test_a_surrogate_escape_is_no_valid_cel_and_is_printed_escaped(escape, tmp_p
     out.encode("utf-8"), err.encode("utf-8")
 
 
+def test_a_control_character_a_literal_escapes_is_printed_escaped(tmp_path):
+    expression = f'{D}.productName == "\\x9b[31mA10\\u200b"'  # an 8-bit CSI, a zero-width space
+    assert reader.parse(expression)[3] == ("lit", "\x9b[31mA10\u200b")
+    code, out, _ = lint(tmp_path, expression)
+    assert code == 1 and "dra-selector-matches-nothing" in out
+    assert "\x9b" not in out and "\u200b" not in out
+    assert '"\\u009b[31mA10\\u200b"' in out
+
+
 def test_a_lone_surrogate_character_is_no_valid_cel():
     with pytest.raises(reader.Invalid, match="U\\+D800 is a lone surrogate"):
         reader.parse(f'{D}.productName == "\ud800"')
