@@ -177,6 +177,11 @@ def test_a_version_attribute_is_no_string():
     assert run(f'{D}.driverVersion.startsWith("550")') == [reader.ERROR]
     with pytest.raises(reader.Unjudgeable):
         run(f'{D}.driverVersion.isGreaterThan(semver("550.0.0"))')
+    attributes["driverVersion"] = reader.Host("version")  # as lint predicts a host-dependent one
+    assert run(f'{D}.driverVersion == "550.54.15"') == [reader.ERROR]
+    assert run(f'"550.54.15" == {D}.driverVersion') == [False]
+    with pytest.raises(reader.Unjudgeable):
+        run(f'{D}.driverVersion < "551"')
 
 
 def test_audit_compares_a_version_attribute_as_cel_does():
