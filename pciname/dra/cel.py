@@ -528,7 +528,10 @@ def _field(value: Any, name: str) -> Results:
     if isinstance(value, Attributes):
         if name not in value:
             return [ERROR]
-        return [value[name], ERROR] if name in value.optional else [value[name]]
+        found = value[name]
+        # a host-dependent bool is either: && || ! and comparisons then take it as CEL does
+        values = [True, False] if isinstance(found, Host) and found.kind == "bool" else [found]
+        return [*values, ERROR] if name in value.optional else values
     if isinstance(value, dict):
         if name not in value:
             raise Unjudgeable(f"device.{name}")

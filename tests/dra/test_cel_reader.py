@@ -130,6 +130,9 @@ def test_a_lone_surrogate_character_is_no_valid_cel():
         f"!has({D}.foo) && {A10}",  # a missing key under has() is false, not an error
         f"{D}.iommuFDEnabled >= false && {A10}",  # CEL orders booleans
         f"{D}.iommuFDEnabled <= true && {A10}",
+        f"{D}.iommuFDEnabled && {A10}",  # a host-dependent bool is either, in && || ! too
+        f"!{D}.iommuFDEnabled && {A10}",
+        f"({D}.iommuFDEnabled || false) && {A10}",
         f'"\u017f".upperAscii() == "\u017f" && {A10}',  # ext/strings.go upperASCII: ASCII letters only
         f'"\u212a".lowerAscii() == "\u212a" && {A10}',  # the Kelvin sign stays
         f'{D}.productName.lowerAscii() == "ga102gl [a10]"',
