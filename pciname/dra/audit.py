@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pciname.dra.cel import Version
 from pciname.dra.facts import facts
 
 if TYPE_CHECKING:
@@ -147,11 +148,13 @@ _MISSING = object()
 
 
 def _typed(attribute: Any) -> Any:
-    """A DeviceAttribute's value (string, int, bool, version); _MISSING otherwise."""
+    """A DeviceAttribute's value (string, int, bool, version: a semver in
+    DRA's CEL, no string); _MISSING otherwise."""
     if isinstance(attribute, dict):
         for key in ("string", "int", "bool", "version"):
             if key in attribute:
-                return attribute[key]
+                value = attribute[key]
+                return Version(value) if key == "version" and isinstance(value, str) else value
     return _MISSING
 
 

@@ -19,11 +19,27 @@ take is judged None, never guessed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pciname.base.cel import cel_string
-from pciname.dra.cel import Attributes, Domains, Host, Unjudgeable, attribute_references, comparisons, evaluate, parse
+from pciname.dra.cel import (
+    Attributes,
+    Beyond,
+    Domains,
+    Evaluator,
+    Host,
+    Invalid,
+    Tree,
+    Unjudgeable,
+    Version,
+    attribute_references,
+    children as _children,
+    comparisons,
+    parse,
+    reference as _reference,
+)
 from pciname.dra.claims import STABLE_ATTRIBUTES, PredictedDevice, predicted_device, selector
 from pciname.dra.facts import Combination
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
@@ -36,11 +52,16 @@ HOST_FORMS = {
 }
 _DEVICE_ID = re.compile(r"0x[0-9a-f]{4}\Z")
 _ANY_ID = re.compile(r"(?:0[xX])?([0-9a-fA-F]{4})\Z")
-_CEL_TYPES = {"string": str, "int": int, "bool": bool}
+_CEL_TYPES = {"string": str, "int": int, "bool": bool, "version": Version}
 #: At most this many selectors in an ``expected`` list.
 MAX_EXPECTED = 8
 #: At most this many verdicts are kept (then the cache starts anew).
 MAX_VERDICTS = 4096
+#: The CEL evaluations (tree nodes) one lint run may spend on judging
+#: selectors, on every surface (a few seconds of work): a selector
+#: judged on all ~2,000 devices of a release costs their number times its
+#: nodes; one read by ``==``/``in`` with literals only a few devices.
+MAX_EVALUATIONS = 200_000
 
 
 @dataclass(frozen=True)
@@ -56,6 +77,8 @@ class Verdict:
     expected: str | list[str] | None = None
     unjudgeable: str = ""
     devices: tuple[str, ...] = field(default=())
+    #: False: the run's budget ran out before the verdict was reached (not cached).
+    kept: bool = True
 
 
 def _qualified(name: str, driver: str) -> tuple[str, str]:
@@ -80,6 +103,11 @@ class DriverDevices:
         other = predicted_device("ffff", combination)
         self.devices.append(
             self._device(other, device_id=Host("string", lambda v: bool(_DEVICE_ID.match(v)) and v not in self.known))
+        )
+        self.varying = frozenset(
+            (self.driver, name)
+            for name in STABLE_ATTRIBUTES
+            if len({repr(d["attributes"].lookup(self.driver).get(name)) for d in self.devices}) > 1
         )
         self.host = sorted(f"{d}/{n}" for d, n in (*self.attributes, *self.capacity) if n not in STABLE_ATTRIBUTES)
 
@@ -131,22 +159,66 @@ def driver_devices(combination: Combination) -> DriverDevices:
     return _DEVICES[combination.driver]
 
 
-def judge(expression: str, combination: Combination) -> Verdict:
+class Budget:
+    """The CEL evaluation one lint run may spend (tree nodes evaluated, over
+    every selector it judges): past :data:`MAX_EVALUATIONS` the selectors
+    left are not judged (a note), so no input outlasts it on any surface."""
+
+    def __init__(self, limit: int = 0) -> None:
+        self.limit = limit or MAX_EVALUATIONS
+        self.spent = 0
+
+    def spend(self, count: int) -> None:
+        self.spent += count
+        if self.spent > self.limit:
+            raise Beyond(
+                f"this run's budget of {self.limit:,} CEL evaluations is spent (a selector is judged on every device "
+                "the release can publish)"
+            )
+
+
+def judge(
+    expression: str,
+    combination: Combination,
+    *,
+    check: Callable[[], None] | None = None,
+    budget: Budget | None = None,
+) -> Verdict:
     """The verdict on ``expression`` for the vfio devices of ``combination``'s
-    driver release (judged once per expression and release)."""
+    driver release (judged once per expression and release). ``check`` is
+    called as the judging goes (a deadline or a cancellation raises there);
+    ``budget`` bounds the evaluation of a whole run (default: one of this
+    call alone)."""
     key = (expression, combination.driver)
-    if key not in _VERDICTS:
-        if len(_VERDICTS) >= MAX_VERDICTS:  # a server lints any number of distinct selectors
-            _VERDICTS.clear()
-        _VERDICTS[key] = _judge(expression, driver_devices(combination))
-    return _VERDICTS[key]
+    if key in _VERDICTS:
+        return _VERDICTS[key]
+    verdict = _judge(expression, driver_devices(combination), check or _nothing, budget or Budget())
+    if not verdict.kept:  # the run's budget was spent: another run judges it
+        return verdict
+    if len(_VERDICTS) >= MAX_VERDICTS:  # a server lints any number of distinct selectors
+        _VERDICTS.clear()
+    _VERDICTS[key] = verdict
+    return verdict
 
 
-def _judge(expression: str, devices: DriverDevices) -> Verdict:
+def _nothing() -> None:
+    return None
+
+
+def _why(error: Unjudgeable) -> str:
+    """Why a selector is not judged, as a clause."""
+    if isinstance(error, Invalid):
+        return f"it is no valid CEL: {error}"
+    if isinstance(error, Beyond):
+        return str(error)
+    return f"it reads CEL lint does not evaluate: {error}"
+
+
+def _judge(expression: str, devices: DriverDevices, check: Callable[[], None], budget: Budget) -> Verdict:
     try:
-        tree = parse(expression)
+        tree = parse(expression, check)
     except Unjudgeable as error:
-        return Verdict(None, unjudgeable=str(error))
+        return Verdict(None, unjudgeable=_why(error))
     host = tuple(
         dict.fromkeys(
             f"{domain}/{name}"
@@ -156,13 +228,20 @@ def _judge(expression: str, devices: DriverDevices) -> Verdict:
         )
     )
     unjudgeable = ""
-    named = [d for d in devices.devices if _mentioned(d, expression)]
-    for device in named + [d for d in devices.devices if d not in named]:
+    for device in _representatives(tree, expression, devices, check):
+        check()
+        evaluator = Evaluator(device, check)
+        results: list[Any] = []
         try:
-            if True in evaluate(tree, device):
-                return Verdict(True, host_dependent=host)
+            results = evaluator.run(tree)
         except Unjudgeable as error:
-            unjudgeable = unjudgeable or str(error)
+            unjudgeable = unjudgeable or _why(error)
+        try:
+            budget.spend(evaluator.count)
+        except Beyond as error:
+            return Verdict(None, host_dependent=host, unjudgeable=_why(error), kept=False)
+        if True in results:
+            return Verdict(True, host_dependent=host)
     if unjudgeable:
         return Verdict(None, host_dependent=host, unjudgeable=unjudgeable)
     ids = _named_ids(tree, devices)
@@ -171,6 +250,141 @@ def _judge(expression: str, devices: DriverDevices) -> Verdict:
     expected = [selector(predicted_device(i, devices.combination), product_name=product) for i in ids]
     shown = expected[0] if len(expected) == 1 else (expected[:MAX_EXPECTED] or None)
     return Verdict(False, tuple(reasons), host, shown, devices=tuple(f"{NVIDIA_VENDOR_ID}:{i}" for i in ids))
+
+
+def _representatives(
+    tree: Tree, expression: str, devices: DriverDevices, check: Callable[[], None]
+) -> list[dict[str, Any]]:
+    """The devices the selector must be run on. When it reads the attributes
+    that differ between devices (deviceID, productName) only in ``==``,
+    ``!=``, ``in`` with literals, ``has()``, a string test with a literal
+    (``startsWith``, ``endsWith``, ``contains``) or an ordering with a
+    literal, two devices whose values are none of those literals and pass
+    the same tests give the same result: the devices named by a literal, and
+    one of each other kind. Else every device (those the text names first)."""
+    observed = _observed(tree, devices.varying)
+    if observed is None:
+        named = [d for d in devices.devices if _mentioned(d, expression)]
+        return named + [d for d in devices.devices if d not in named]
+    literals, sites = observed
+    chosen: list[dict[str, Any]] = []
+    kinds: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for device in devices.devices:
+        check()
+        values = {key: device["attributes"].lookup(key[0]).get(key[1]) for key in devices.varying}
+        if any(isinstance(v, Host) or (_cel_type(v), v) in literals for v in values.values()):
+            chosen.append(device)
+            continue
+        kinds.setdefault(tuple(site(values[key]) for key, site in sites), device)
+    return chosen + list(kinds.values())
+
+
+Site = tuple[tuple[str, str], Callable[[Any], Any]]
+
+
+def _observed(tree: Tree, varying: frozenset[tuple[str, str]]) -> tuple[set[tuple[str, Any]], list[Site]] | None:
+    """The (type, value)s of the literals ``tree`` compares the ``varying``
+    attributes with, and its other tests of them (:func:`_site`), when it
+    reads them (and the device) in no other way; else None."""
+    literals: set[tuple[str, Any]] = set()
+    sites: list[Site] = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if node[0] == "cmp" and node[1] in ("==", "!=", "in"):
+            pairs = [(node[2], node[3])] if node[1] == "in" else [(node[2], node[3]), (node[3], node[2])]
+            side = next((s for s, o in pairs if _varying(s, varying) and _literals(o, node[1]) is not None), None)
+            if side is not None:
+                literals.update(_literals(node[3] if side is node[2] else node[2], node[1]) or ())
+                continue
+        bound = _bound(node)
+        if bound is not None:  # cel.bind(g, device.attributes[D], body): body with g as what it stands for
+            stack.append(bound)
+            continue
+        site = _site(node, varying)
+        if site is not None:
+            sites.append(site)
+            continue
+        if node[0] == "call" and node[1:3] == ("has", None) and node[3] and _varying(node[3][0], varying):
+            continue
+        found = _reference(node) if node[0] in ("sel", "index") else None
+        if found is not None and (found[1], found[2]) not in varying:
+            continue  # the same on every device
+        if node == ("sel", ("ident", "device"), "driver"):
+            continue
+        if (node[0] == "ident" and node[1] == "device") or _varying(node, varying):
+            return None
+        stack.extend(_children(node))
+    return literals, sites
+
+
+def _bound(node: Tree) -> Tree | None:
+    """The body of ``cel.bind(g, device.attributes[D], body)`` with ``g``
+    replaced by what it stands for (the same value: CEL has no side
+    effects), or None for any other node."""
+    if node[0] != "call" or node[1:3] != ("bind", ("ident", "cel")) or len(node[3]) != 3:
+        return None
+    name, init, body = node[3]
+    holder = ("sel", ("ident", "device"), "attributes")
+    if name[0] != "ident" or init[0] != "index" or init[1] != holder or init[2][0] != "lit":
+        return None
+    substituted: Tree = _substitute(body, name[1], init)
+    return substituted
+
+
+def _substitute(node: Any, name: str, value: Tree) -> Any:
+    if isinstance(node, list):
+        return [_substitute(item, name, value) for item in node]
+    if not isinstance(node, tuple) or node[0] == "lit":
+        return node
+    if node[0] == "ident":
+        return value if node[1] == name else node
+    if node[0] == "call" and node[1:3] == ("bind", ("ident", "cel")) and len(node[3]) == 3 and node[3][0][1] == name:
+        inner, init, body = node[3]  # rebinds the name: only its value reads the outer one
+        return (*node[:3], [inner, _substitute(init, name, value), body])
+    return tuple(_substitute(part, name, value) if isinstance(part, tuple | list) else part for part in node)
+
+
+_TESTS = {"startsWith": str.startswith, "endsWith": str.endswith, "contains": str.__contains__}
+_ORDERS = ("<", "<=", ">", ">=")
+
+
+def _site(node: Tree, varying: frozenset[tuple[str, str]]) -> Site | None:
+    """``R.test(literal)``, ``R < literal`` or ``literal < R`` (any ordering)
+    of a varying attribute R: its key and what it observes of R's value."""
+    if node[0] == "call" and node[1] in _TESTS and node[2] is not None and _varying(node[2], varying):
+        arguments = node[3]
+        if len(arguments) == 1 and arguments[0][0] == "lit" and isinstance(arguments[0][1], str):
+            test, argument = _TESTS[node[1]], arguments[0][1]
+            return _site_key(node[2]), lambda v: test(v, argument) if type(v) is str else repr(v)
+    if node[0] == "cmp" and node[1] in _ORDERS:
+        for side, other in ((node[2], node[3]), (node[3], node[2])):
+            if _varying(side, varying) and other[0] == "lit" and type(other[1]) is str:
+                return _site_key(side), _ordering(other[1])
+    return None
+
+
+def _ordering(literal: str) -> Callable[[Any], Any]:
+    return lambda v: (v < literal, v == literal) if type(v) is str else repr(v)
+
+
+def _site_key(node: Tree) -> tuple[str, str]:
+    found = _reference(node)
+    assert found is not None
+    return (found[1], found[2])
+
+
+def _varying(node: Tree, varying: frozenset[tuple[str, str]]) -> bool:
+    reference = _reference(node) if node[0] in ("sel", "index") else None
+    return reference is not None and reference[0] == "attributes" and (reference[1], reference[2]) in varying
+
+
+def _literals(node: Tree, op: str) -> list[tuple[str, Any]] | None:
+    if op != "in" and node[0] == "lit":
+        return [(_cel_type(node[1]), node[1])]
+    if op == "in" and node[0] == "list" and node[2] is not None:
+        return list(node[2])
+    return None
 
 
 def _mentioned(device: dict[str, Any], expression: str) -> bool:
@@ -250,16 +464,22 @@ def _product_reason(literal: str, devices: DriverDevices) -> str:
 
 
 def _shown(value: Any) -> str:
-    """A literal as CEL spells it (an int also in hex)."""
+    """A literal as CEL spells it (an int also in hex), a character that is
+    not printable (a C1 control such as 0x9B, a format character) as its
+    CEL escape: a finding never carries it to a terminal."""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int):
         return f"{value} (0x{value:x})"
-    return cel_string(str(value))
+    return "".join(c if c.isprintable() else _escape(c) for c in cel_string(str(value)))
+
+
+def _escape(char: str) -> str:
+    return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
 
 
 def _cel_type(value: Any) -> str:
-    return {bool: "bool", int: "int", str: "string"}.get(type(value), type(value).__name__)
+    return {bool: "bool", int: "int", str: "string", Version: "version"}.get(type(value), type(value).__name__)
 
 
 def _key(text: str) -> str:
@@ -304,4 +524,13 @@ def _together(ids: list[str], devices: DriverDevices) -> str:
     return f"its conditions together hold for no vfio device ({shown})"
 
 
-__all__ = ["HOST_FORMS", "MAX_EXPECTED", "DriverDevices", "Verdict", "driver_devices", "judge"]
+__all__ = [
+    "HOST_FORMS",
+    "MAX_EVALUATIONS",
+    "MAX_EXPECTED",
+    "Budget",
+    "DriverDevices",
+    "Verdict",
+    "driver_devices",
+    "judge",
+]

@@ -289,8 +289,19 @@ def cel_matches(expression: str, driver: str) -> bool:
     return False
 
 
+#: Selectors the reader once called matching nothing, or crashed on (issue 36, items 2 and 5).
+ONCE_WRONG = [
+    f"has(device.driver) && {A10}",
+    f"{D}.iommuFDEnabled >= false && {A10}",
+    f"{D}.numa == 010 || {A10}",
+    "!" * 1201 + f"false && {A10}",
+    " && ".join(["true"] * 1000) + f" && {A10}",
+]
+
+
 @pytest.mark.parametrize(
-    "expression", [w[0] for w in WRONG.values()] + [A10, f'{D}.productName == "GA102GL [A10]"', HOST["pci-address"]]
+    "expression",
+    [w[0] for w in WRONG.values()] + [A10, f'{D}.productName == "GA102GL [A10]"', HOST["pci-address"], *ONCE_WRONG],
 )
 def test_pcinames_verdict_is_a_real_cel_implementations(expression):
     driver = newest_driver()
@@ -493,3 +504,35 @@ def test_the_dra_sections_table_is_the_registrys():
         DRA_REQUEST_LAYOUT,
         DRA_INVALID_CONFIG,
     }
+
+
+# -- the caller's deadline while judging (issue 36, item 1) ----------------------------------
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_the_linters_check_is_called_while_a_selector_is_judged():
+    """The linter's check (a deadline, a cancellation) reaches the CEL
+    reader: judging a long selector calls it many times, and where it
+    raises, the run stops."""
+    long = " || ".join(f'{D}.productName.endsWith("{uuid.uuid4().hex}")' for _ in range(60))
+
+    def calls(expression: str, stop_after: int | None = None) -> int:
+        count = [0]
+
+        def check() -> None:
+            count[0] += 1
+            if stop_after is not None and count[0] > stop_after:
+                raise _Stop
+
+        linter = Linter("latest", dra=choose(newest_driver()), check=check)
+        linter.add_text(stream(template("v1", expression), vm()), "claims.yaml")
+        linter.run()
+        return count[0]
+
+    short = calls(A10)
+    assert calls(long) > short + 10
+    with pytest.raises(_Stop):
+        calls(long.replace("endsWith", "startsWith"), stop_after=short + 2)

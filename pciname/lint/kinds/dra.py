@@ -41,7 +41,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pciname.dra.facts import EXACTLY_APIS, Combination, DraCombinationError, choose
-from pciname.dra.selectors import judge
+from pciname.dra.selectors import Budget, judge
 from pciname.lint.codes import (
     DRA_HOST_DEPENDENT_SELECTOR,
     DRA_INVALID_CONFIG,
@@ -143,6 +143,8 @@ class DraClaims:
         self.refusal = refusal
         self._combination = combination
         self._check = check or (lambda: None)
+        #: The CEL evaluation the run's selectors may spend together.
+        self._budget = Budget()
         self.problems: list[DraProblem] = []
         self.notes: list[DraNote] = []
         self._claims: list[_Claim] = []
@@ -260,7 +262,7 @@ class DraClaims:
 
     def _check_selector(self, doc: Any, node: ScalarNode, path: YamlPath) -> None:
         combination = self.combination
-        verdict = judge(node.value, combination)
+        verdict = judge(node.value, combination, check=self._check, budget=self._budget)
         facts = {"driver": combination.driver, "device_class": combination.vfio["device_class"]["name"]}
         if verdict.matches is False:
             facts["reasons"] = verdict.reasons
@@ -275,7 +277,7 @@ class DraClaims:
                     doc,
                     node,
                     path,
-                    f"lint cannot judge this selector (it reads CEL lint does not evaluate: {verdict.unjudgeable}); "
+                    f"lint cannot judge this selector ({verdict.unjudgeable}); "
                     f"check it against what DRA driver {combination.driver} publishes for vfio devices "
                     "(README, GPUs through DRA)",
                 )
