@@ -376,25 +376,51 @@ def _judge(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) ->
         return row | {"verdict": CANNOT_JUDGE, "why": str(why)}
     nodes: dict[str, list[str]] = {}
     free: dict[str, list[Hashable]] = {}
-    held: list[str] = []
+    held: dict[str, list[str]] = {}
     for device in matching:
         holder = taken.get(_key(device["driver"], device["pool"], device["name"]))
         if holder is None:
             nodes.setdefault(device["node"], []).append(device["name"])
             free.setdefault(device["node"], []).append((device["pool"], device["name"]))
         else:
-            held.append(f"{device['node']}: {device['name']} ({holder})")
-    whole = {n: cluster.not_whole[n] for n in nodes if row["count"] is None and n in cluster.not_whole}
-    refused = [f"{node}: {'; '.join(pools)}" for node, pools in whole.items()]
-    enough = [n for n, names in nodes.items() if len(names) >= (row["count"] or 1) and n not in whole]
+            held.setdefault(device["node"], []).append(f"{device['name']} ({holder})")
+    refused = _refusing_all(nodes, held, cluster) if row["count"] is None else {}
+    enough = [n for n, names in nodes.items() if len(names) >= (row["count"] or 1) and n not in refused]
     verdict = SATISFIABLE if enough else UNSATISFIABLE
-    reason = _why(verdict, row, nodes, cluster.devices, held)
+    elsewhere = [f"{node}: {device}" for node, devices in held.items() for device in devices]
+    reason = _why(verdict, row, nodes, cluster.devices, elsewhere)
     if refused and not enough:
-        reason = _ALL_REFUSED + "; ".join(refused)
-    return row | {"verdict": verdict, "nodes": nodes, "allocated_elsewhere": held, "why": reason, "_free": free}
+        reason = _all_refused(refused)
+    return row | {"verdict": verdict, "nodes": nodes, "allocated_elsewhere": elsewhere, "why": reason, "_free": free}
 
 
-_ALL_REFUSED = "a request for All devices, which the allocator refuses on a node with a pool it cannot use whole: "
+_ALL = (
+    "a request for All devices, which the allocator refuses on a node with a pool it cannot use whole: ",
+    "a request for All devices, which the allocator refuses on a node where one is another claim's: ",
+)
+
+
+def _refusing_all(
+    nodes: dict[str, list[str]], held: dict[str, list[str]], cluster: _Cluster
+) -> dict[str, tuple[str, str]]:
+    """The nodes that refuse a request for All devices, and why: a pool of
+    the node is incomplete or invalid (validateDeviceRequest), or a device
+    it selects there is another claim's (allocateDevice, which must take each)."""
+    refused = {}
+    for node in nodes:
+        if node in cluster.not_whole:
+            refused[node] = (_ALL[0], "; ".join(cluster.not_whole[node]))
+        elif node in held:
+            refused[node] = (_ALL[1], ", ".join(held[node]))
+    return refused
+
+
+def _all_refused(refused: dict[str, tuple[str, str]]) -> str:
+    """Why no node takes a request for All devices (:func:`_refusing_all`), by kind."""
+    by_kind: dict[str, list[str]] = {}
+    for node, (kind, text) in refused.items():
+        by_kind.setdefault(kind, []).append(f"{node}: {text}")
+    return "; ".join(kind + "; ".join(lines) for kind, lines in by_kind.items())
 
 
 def _first_available(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) -> dict[str, Any]:

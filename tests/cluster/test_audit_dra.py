@@ -734,3 +734,22 @@ def test_the_deadline_is_checked_while_judging(tmp_path, capsys, monkeypatch):
     code, report, err = audit_once(fake, tmp_path, capsys)
     assert (code, report) == (2, None)
     assert err.startswith("pciname: error: audit --dra: not done within --timeout (") and err.count("\n") == 1
+
+
+def test_a_request_for_all_devices_needs_every_one_free(tmp_path, capsys):
+    # allocationMode All: the allocator takes every device the selectors
+    # select on the node, and fails when one is another claim's.
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    exactly = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    exactly["allocationMode"] = "All"
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    held = held_claim("other", "other", "gpu-1", "gpu-vfio-1")
+    fake = cluster("v1", [node], [device_class], [template], [vm], [held])
+    code, report, _ = audit_once(fake, tmp_path, capsys)
+    (row,) = report["requests"]
+    assert (row["verdict"], row["why"]) == (
+        "unsatisfiable",
+        "a request for All devices, which the allocator refuses on a node where one is another claim's: "
+        "gpu-1: gpu-vfio-1 (ResourceClaim vms/virt-launcher-other-x7k2p-other-m4k28)",
+    )
+    assert code == 1
