@@ -34,6 +34,7 @@ never more than :data:`CLAIM_DEVICES_MAX` devices to a claim.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -105,8 +106,9 @@ def _literal(text: str) -> str | int | bool:
     return int(text)
 
 
-def _terms(expression: str) -> list[_Term]:
-    """The equalities of a conjunction; CannotJudge for anything else."""
+@functools.lru_cache(maxsize=1024)
+def _terms(expression: str) -> tuple[_Term, ...]:
+    """The equalities of a conjunction, read once per expression; CannotJudge for anything else."""
     terms = []
     for part in _split_and(expression):
         match = _TERM.fullmatch(part)
@@ -114,7 +116,7 @@ def _terms(expression: str) -> list[_Term]:
             raise CannotJudge(f"pciname evaluates only conjunctions of attribute equalities, not {expression!r}")
         domain = match["domain"]
         terms.append(_Term(domain[1:-1] if domain else None, match["name"] or "driver", _literal(match["value"])))
-    return terms
+    return tuple(terms)
 
 
 def _split_and(expression: str) -> list[str]:
@@ -341,23 +343,73 @@ class _Cluster:
     not_whole: dict[str, list[str]] = field(default_factory=dict)
     invalid: list[str] = field(default_factory=list)
     check: Callable[[], None] = _no_deadline
+    #: The devices each list of expressions selects (or why pciname cannot
+    #: say), once per list: VMs made alike ask alike.
+    selected: dict[tuple[str, ...], _Selection | CannotJudge] = field(default_factory=dict)
 
 
 def _selectors(body: dict[str, Any]) -> list[Any]:
     return [_map(s, "cel").get("expression") if isinstance(s, dict) else None for s in _list(body.get("selectors"))]
 
 
-def _selected(expressions: list[Any], cluster: _Cluster) -> list[dict[str, Any]]:
+def _selected(expressions: list[Any], cluster: _Cluster) -> _Selection:
     """The devices all ``expressions`` select; CannotJudge where pciname cannot say."""
     if any(not isinstance(e, str) for e in expressions):
         raise CannotJudge("a selector without a CEL expression")
+    known = cluster.selected.get(tuple(expressions))
+    if known is None:
+        try:
+            known = _selecting(expressions, cluster)
+        except CannotJudge as why:
+            known = why
+        cluster.selected[tuple(expressions)] = known
+    if isinstance(known, CannotJudge):
+        raise known
+    return known
+
+
+def _selecting(expressions: list[str], cluster: _Cluster) -> _Selection:
     matching = []
     for i, device in enumerate(cluster.devices):
         if i % _CHECK_EVERY == 0:
             cluster.check()
         if all(evaluate(e, device) for e in expressions):
             matching.append(device)
-    return matching
+    nodes, free, _ = _by_node(matching, {})
+    return _Selection(matching, nodes, free, frozenset(_key(d["driver"], d["pool"], d["name"]) for d in matching))
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The devices a list of expressions selects, and by node their names
+    and keys (pool, name): what a request gets when no other claim holds one."""
+
+    devices: list[dict[str, Any]]
+    nodes: dict[str, list[str]]
+    free: dict[str, list[Hashable]]
+    keys: frozenset[tuple[str, str, str]]
+
+
+def _by_node(
+    matching: list[dict[str, Any]] | _Selection, taken: dict[Any, str]
+) -> tuple[dict[str, list[str]], dict[str, list[Hashable]], dict[str, list[str]]]:
+    """The selected devices by node: the free ones' names and keys, and the
+    held ones as "name (holder)"."""
+    if isinstance(matching, _Selection):
+        if matching.keys.isdisjoint(taken):
+            return matching.nodes, matching.free, {}
+        matching = matching.devices
+    nodes: dict[str, list[str]] = {}
+    free: dict[str, list[Hashable]] = {}
+    held: dict[str, list[str]] = {}
+    for device in matching:
+        holder = taken.get(_key(device["driver"], device["pool"], device["name"]))
+        if holder is None:
+            nodes.setdefault(device["node"], []).append(device["name"])
+            free.setdefault(device["node"], []).append((device["pool"], device["name"]))
+        else:
+            held.setdefault(device["node"], []).append(f"{device['name']} ({holder})")
+    return nodes, free, held
 
 
 def _judge(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) -> dict[str, Any]:
@@ -374,16 +426,7 @@ def _judge(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) ->
         matching = _selected(_selectors(_map(cluster.classes[class_name], "spec")) + _selectors(body), cluster)
     except CannotJudge as why:
         return row | {"verdict": CANNOT_JUDGE, "why": str(why)}
-    nodes: dict[str, list[str]] = {}
-    free: dict[str, list[Hashable]] = {}
-    held: dict[str, list[str]] = {}
-    for device in matching:
-        holder = taken.get(_key(device["driver"], device["pool"], device["name"]))
-        if holder is None:
-            nodes.setdefault(device["node"], []).append(device["name"])
-            free.setdefault(device["node"], []).append((device["pool"], device["name"]))
-        else:
-            held.setdefault(device["node"], []).append(f"{device['name']} ({holder})")
+    nodes, free, held = _by_node(matching, taken)
     refused = _refusing_all(nodes, held, cluster) if row["count"] is None else {}
     enough = [n for n, names in nodes.items() if len(names) >= (row["count"] or 1) and n not in refused]
     verdict = SATISFIABLE if enough else UNSATISFIABLE

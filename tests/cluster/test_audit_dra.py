@@ -753,3 +753,26 @@ def test_a_request_for_all_devices_needs_every_one_free(tmp_path, capsys):
         "gpu-1: gpu-vfio-1 (ResourceClaim vms/virt-launcher-other-x7k2p-other-m4k28)",
     )
     assert code == 1
+
+
+def test_vms_made_alike_are_judged_once(tmp_path, monkeypatch):
+    # 30 VMs with the same claim: the selectors run once on each device,
+    # not once per VM (the cost grows with the devices and the distinct
+    # selectors, not with the VMs times the devices).
+    from pciname.dra import audit as dra_audit
+
+    calls = []
+    real = dra_audit.evaluate
+    monkeypatch.setattr(dra_audit, "evaluate", lambda e, d: calls.append(e) or real(e, d))
+    made = [generated(f"vm-{i}", [("2236", 1)]) for i in range(30)]
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    objects = {
+        "resourceslices": [node],
+        "deviceclasses": [made[0][2]],
+        "resourceclaimtemplates": [m[0] for m in made],
+        "resourceclaims": [],
+    }
+    report = dra_audit.audit_dra("v1", objects, [m[1] for m in made])
+    assert {r["verdict"] for r in report["requests"]} == {"satisfiable"} and len(report["requests"]) == 30
+    expressions = len(set(calls))
+    assert len(calls) <= 2 * expressions  # each expression on each of the 2 devices, at most
