@@ -313,6 +313,37 @@ def _held_by(claim: KubeObject, namespace: str, vm: str, entry: dict[str, Any]) 
     )
 
 
+class _Held:
+    """The devices other claims hold, for a VM's claim: every device a
+    claim's ``status.allocation`` holds (``names``: by whom), but the ones of
+    the claims that are the VM's (:func:`_held_by`), found through the claims
+    by namespace and name or ``pod-claim-name`` annotation, not by a look at each."""
+
+    def __init__(self, held: dict[tuple[str, str, str], KubeObject]) -> None:
+        self.names = {key: f"ResourceClaim {_holder(c)}" for key, c in held.items()}
+        self.claims: dict[tuple[Any, ...], dict[int, tuple[KubeObject, list[tuple[str, str, str]]]]] = {}
+        for key, claim in held.items():
+            meta = _map(claim, "metadata")
+            namespace = meta.get("namespace") or "default"
+            for index in (
+                (namespace, "name", meta.get("name")),
+                (namespace, "for", _map(meta, "annotations").get(POD_CLAIM_NAME)),
+            ):
+                if isinstance(index[2], str):
+                    self.claims.setdefault(index, {}).setdefault(id(claim), (claim, []))[1].append(key)
+        self.everything = list(held.items())
+
+    def taken(self, namespace: str, vm: str, entry: dict[str, Any]) -> dict[tuple[str, str, str], str]:
+        named = entry.get("resourceClaimName")
+        value = named if named else entry.get("name")
+        if isinstance(value, str):
+            found = self.claims.get((namespace, "name" if named else "for", value), {}).values()
+            own = {key for claim, keys in found if _held_by(claim, namespace, vm, entry) for key in keys}
+        else:  # a name of another type: each claim looked at
+            own = {key for key, claim in self.everything if _held_by(claim, namespace, vm, entry)}
+        return {key: name for key, name in self.names.items() if key not in own} if own else self.names
+
+
 # -- the audit -------------------------------------------------------------------------
 
 #: The most devices the allocator allocates to one claim: AllocationResultsMaxSize
@@ -375,40 +406,54 @@ def _selecting(expressions: list[str], cluster: _Cluster) -> _Selection:
             cluster.check()
         if all(evaluate(e, device) for e in expressions):
             matching.append(device)
-    nodes, free, _ = _by_node(matching, {})
-    return _Selection(matching, nodes, free, frozenset(_key(d["driver"], d["pool"], d["name"]) for d in matching))
+    on: dict[str, list[dict[str, Any]]] = {}
+    for device in matching:
+        on.setdefault(device["node"], []).append(device)
+    nodes = {node: [d["name"] for d in devices] for node, devices in on.items()}
+    free: dict[str, list[Hashable]] = {node: [(d["pool"], d["name"]) for d in devices] for node, devices in on.items()}
+    where = {_key(d["driver"], d["pool"], d["name"]): d["node"] for d in matching}
+    return _Selection(on, nodes, free, where)
 
 
 @dataclass(frozen=True)
 class _Selection:
-    """The devices a list of expressions selects, and by node their names
-    and keys (pool, name): what a request gets when no other claim holds one."""
+    """The devices a list of expressions selects, by node: the devices, their
+    names and keys (pool, name), what a request gets when no other claim
+    holds one; and each one's node by its (driver, pool, name)."""
 
-    devices: list[dict[str, Any]]
+    on: dict[str, list[dict[str, Any]]]
     nodes: dict[str, list[str]]
     free: dict[str, list[Hashable]]
-    keys: frozenset[tuple[str, str, str]]
+    where: dict[tuple[str, str, str], str]
+    #: :func:`_by_node`'s answers by the ``taken`` they were for (that very
+    #: mapping, kept: the VMs no claim holds a device of share one).
+    known: dict[int, tuple[dict[Any, str], _ByNode]] = field(default_factory=dict)
 
 
-def _by_node(
-    matching: list[dict[str, Any]] | _Selection, taken: dict[Any, str]
-) -> tuple[dict[str, list[str]], dict[str, list[Hashable]], dict[str, list[str]]]:
+_ByNode = tuple[dict[str, list[str]], dict[str, list[Hashable]], dict[str, list[str]]]
+
+
+def _by_node(selection: _Selection, taken: dict[Any, str]) -> _ByNode:
     """The selected devices by node: the free ones' names and keys, and the
-    held ones as "name (holder)"."""
-    if isinstance(matching, _Selection):
-        if matching.keys.isdisjoint(taken):
-            return matching.nodes, matching.free, {}
-        matching = matching.devices
-    nodes: dict[str, list[str]] = {}
-    free: dict[str, list[Hashable]] = {}
-    held: dict[str, list[str]] = {}
-    for device in matching:
-        holder = taken.get(_key(device["driver"], device["pool"], device["name"]))
-        if holder is None:
-            nodes.setdefault(device["node"], []).append(device["name"])
-            free.setdefault(device["node"], []).append((device["pool"], device["name"]))
-        else:
-            held.setdefault(device["node"], []).append(f"{device['name']} ({holder})")
+    held ones as "name (holder)"; only the nodes where another claim holds
+    one are looked at again."""
+    known = selection.known.get(id(taken))
+    if known is not None and known[0] is taken:
+        return known[1]
+    gone = selection.where.keys() & taken.keys()
+    if not gone:
+        return selection.nodes, selection.free, {}
+    nodes, free, held = dict(selection.nodes), dict(selection.free), {}
+    affected = {selection.where[key] for key in gone}
+    for node in [n for n in selection.on if n in affected]:
+        on = selection.on[node]
+        holders = [taken.get(_key(d["driver"], d["pool"], d["name"])) for d in on]
+        held[node] = [f"{d['name']} ({h})" for d, h in zip(on, holders, strict=True) if h is not None]
+        nodes[node] = [d["name"] for d, h in zip(on, holders, strict=True) if h is None]
+        free[node] = [(d["pool"], d["name"]) for d, h in zip(on, holders, strict=True) if h is None]
+        if not nodes[node]:
+            del nodes[node], free[node]
+    selection.known[id(taken)] = (taken, (nodes, free, held))
     return nodes, free, held
 
 
@@ -423,10 +468,10 @@ def _judge(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) ->
     if class_name not in cluster.classes:
         return row | {"verdict": NO_DEVICE_CLASS, "why": f"the cluster has no DeviceClass {class_name!r}"}
     try:
-        matching = _selected(_selectors(_map(cluster.classes[class_name], "spec")) + _selectors(body), cluster)
+        selection = _selected(_selectors(_map(cluster.classes[class_name], "spec")) + _selectors(body), cluster)
     except CannotJudge as why:
         return row | {"verdict": CANNOT_JUDGE, "why": str(why)}
-    nodes, free, held = _by_node(matching, taken)
+    nodes, free, held = _by_node(selection, taken)
     refused = _refusing_all(nodes, held, cluster) if row["count"] is None else {}
     enough = [n for n, names in nodes.items() if len(names) >= (row["count"] or 1) and n not in refused]
     verdict = SATISFIABLE if enough else UNSATISFIABLE
@@ -696,9 +741,7 @@ def _claim_rows(
     return _together(rows, cluster.check)
 
 
-def _vm_rows(
-    vm: KubeObject, index: dict[str, Any], cluster: _Cluster, held: dict[tuple[str, str, str], KubeObject]
-) -> Any:
+def _vm_rows(vm: KubeObject, index: dict[str, Any], cluster: _Cluster, held: _Held) -> Any:
     meta = _map(vm, "metadata")
     namespace, name = meta.get("namespace") or "default", meta.get("name")
     template = _map(vm, "spec", "template", "spec")
@@ -711,11 +754,7 @@ def _vm_rows(
             if used:
                 findings.append(_finding("dra-claim-missing", f"{namespace}/{name}", f"{what} does not exist"))
             continue
-        taken = {
-            key: f"ResourceClaim {_holder(c)}"
-            for key, c in held.items()
-            if not _held_by(c, namespace, str(name), claim)
-        }
+        taken = held.taken(namespace, str(name), claim)
         head = {"vm": f"{namespace}/{name}", "claim": claim.get("name"), "source": what}
         rows += _claim_rows(requests, used, head, cluster, taken)
         for request_name in sorted(str(u) for u in used - {r.get("name") for r in requests}):
@@ -805,10 +844,11 @@ def audit_dra(
         for plural in ("resourceclaimtemplates", "resourceclaims")
     }
     held = allocated(objects.get("resourceclaims", []))
+    holders = _Held(held)
     rows, findings = [], []
     for vm in vms:
         check()
-        more_rows, more_findings = _vm_rows(vm, index, cluster, held)
+        more_rows, more_findings = _vm_rows(vm, index, cluster, holders)
         rows += [_reported(row, cluster) for row in more_rows]
         findings += more_findings
     for row in rows:

@@ -776,3 +776,31 @@ def test_vms_made_alike_are_judged_once(tmp_path, monkeypatch):
     assert {r["verdict"] for r in report["requests"]} == {"satisfiable"} and len(report["requests"]) == 30
     expressions = len(set(calls))
     assert len(calls) <= 2 * expressions  # each expression on each of the 2 devices, at most
+
+
+def test_held_claims_are_found_by_name_not_each_looked_at(tmp_path, monkeypatch):
+    # 20 VMs, 20 claims holding devices: whether a claim is a VM's is
+    # asked of the claims its name or pod-claim-name annotation finds, not
+    # of every claim for every VM; the verdicts are as before.
+    from pciname.dra import audit as dra_audit
+
+    calls = []
+    real = dra_audit._held_by
+    monkeypatch.setattr(dra_audit, "_held_by", lambda *a: calls.append(a) or real(*a))
+    made = [generated(f"vm-{i}", [("2236", 1)]) for i in range(20)]
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    node["spec"]["devices"] = [node["spec"]["devices"][0] | {"name": f"gpu-vfio-{i}"} for i in range(40)]
+    claims = [held_claim(f"vm-{i}", f"vm-{i}", "gpu-1", f"gpu-vfio-{i}") for i in range(10)]
+    claims += [held_claim("x", "x", "gpu-1", f"gpu-vfio-{i}", namespace="other") for i in range(10, 20)]
+    objects = {
+        "resourceslices": [node],
+        "deviceclasses": [made[0][2]],
+        "resourceclaimtemplates": [m[0] for m in made],
+        "resourceclaims": claims,
+    }
+    report = dra_audit.audit_dra("v1", objects, [m[1] for m in made])
+    rows = {r["vm"]: r for r in report["requests"]}
+    assert rows["vms/vm-0"]["nodes"]["gpu-1"][0] == "gpu-vfio-0"  # its own claim's device is its
+    assert "gpu-vfio-0" not in rows["vms/vm-1"]["nodes"]["gpu-1"]  # another VM's claim's is not
+    assert rows["vms/vm-19"]["nodes"]["gpu-1"] == [f"gpu-vfio-{i}" for i in range(20, 40)]
+    assert len(calls) == 10  # each of vm-0 .. vm-9 asks of its own claim, once
