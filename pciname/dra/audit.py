@@ -479,7 +479,8 @@ def _judge(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) ->
     reason = _why(verdict, row, nodes, cluster.devices, elsewhere)
     if refused and not enough:
         reason = _all_refused(refused)
-    return row | {"verdict": verdict, "nodes": nodes, "allocated_elsewhere": elsewhere, "why": reason, "_free": free}
+    usable = {node: keys for node, keys in free.items() if node not in refused}
+    return row | {"verdict": verdict, "nodes": nodes, "allocated_elsewhere": elsewhere, "why": reason, "_free": usable}
 
 
 _ALL = (

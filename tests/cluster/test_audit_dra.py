@@ -804,3 +804,22 @@ def test_held_claims_are_found_by_name_not_each_looked_at(tmp_path, monkeypatch)
     assert "gpu-vfio-0" not in rows["vms/vm-1"]["nodes"]["gpu-1"]  # another VM's claim's is not
     assert rows["vms/vm-19"]["nodes"]["gpu-1"] == [f"gpu-vfio-{i}" for i in range(20, 40)]
     assert len(calls) == 10  # each of vm-0 .. vm-9 asks of its own claim, once
+
+
+def test_a_node_refusing_all_is_not_where_the_claim_fits_together(tmp_path, capsys):
+    # gpu1 asks for an A100, gpu2 for All A10s. gpu-1 has the A100 and two
+    # A10s, one another claim's (so gpu-1 refuses gpu2); gpu-2 has an A10
+    # and no A100: no node takes both requests.
+    template, vm, device_class = generated("vm-x", [("20b5", 1), ("2236", 1)])
+    template["spec"]["spec"]["devices"]["requests"][1]["exactly"]["allocationMode"] = "All"
+    one = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "20b5", "0000:af:00.0": "2236", "0000:d8:00.0": "2236"})
+    a10 = [e["name"] for e in one["spec"]["devices"] if e["attributes"]["deviceID"]["string"] == "0x2236"]
+    two = slice_of(tmp_path, "gpu-2", {"0000:3b:00.0": "2236"})
+    held = held_claim("other", "other", "gpu-1", a10[0])
+    fake = cluster("v1", [one, two], [device_class], [template], [vm], [held])
+    code, report, _ = audit_once(fake, tmp_path, capsys)
+    assert [(r["request"], r["verdict"]) for r in report["requests"]] == [
+        ("gpu1", "unsatisfiable"),
+        ("gpu2", "unsatisfiable"),
+    ]
+    assert code == 1
