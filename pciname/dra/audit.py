@@ -462,6 +462,12 @@ def _judge(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) ->
     (``taken``: the devices other claims hold, and which claim)."""
     if "firstAvailable" in request:
         return _first_available(request, cluster, taken)
+    return _exactly(request, cluster, taken)
+
+
+def _exactly(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) -> dict[str, Any]:
+    """A request of one kind of device (or a subrequest: a DeviceSubRequest
+    has no ``firstAvailable`` of its own, so one is not read)."""
     body: dict[str, Any] = request["exactly"] if isinstance(request.get("exactly"), dict) else request
     class_name = body.get("deviceClassName")
     row: dict[str, Any] = {"request": request.get("name"), "device_class": class_name, "count": _count(body)}
@@ -517,7 +523,7 @@ def _first_available(request: dict[str, Any], cluster: _Cluster, taken: dict[Any
     first subrequest it can allocate, so the request is satisfiable when one
     is, and says which; unsatisfiable when none is and all were judged."""
     name = request.get("name")
-    judged = [(sub.get("name"), _judge(sub, cluster, taken)) for sub in _dicts(request["firstAvailable"])]
+    judged = [(sub.get("name"), _exactly(sub, cluster, taken)) for sub in _dicts(request["firstAvailable"])]
     for sub, row in judged:
         if row["verdict"] == SATISFIABLE:
             alternatives = sum(r["verdict"] == SATISFIABLE for _, r in judged) > 1
@@ -719,7 +725,7 @@ def _least(request: dict[str, Any]) -> int:
     """The fewest devices the allocator counts for a request (validateDeviceRequest:
     ExactCount's count; of subrequests, the fewest; All: none known before the node)."""
     if "firstAvailable" in request:
-        return min((_least(sub) for sub in _dicts(request["firstAvailable"])), default=0)
+        return min((_count(sub) or 0 for sub in _dicts(request["firstAvailable"])), default=0)
     body: dict[str, Any] = request["exactly"] if isinstance(request.get("exactly"), dict) else request
     return _count(body) or 0
 

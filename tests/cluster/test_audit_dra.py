@@ -823,3 +823,27 @@ def test_a_node_refusing_all_is_not_where_the_claim_fits_together(tmp_path, caps
         ("gpu2", "unsatisfiable"),
     ]
     assert code == 1
+
+
+def test_a_subrequest_has_no_subrequests(tmp_path):
+    # A DeviceSubRequest has no firstAvailable: one nested 600 deep (no API
+    # server keeps it) is not followed (once a RecursionError, a level each).
+    from pciname.dra.audit import audit_dra
+
+    template, vm, device_class = generated("vm-x", [("2236", 1)])
+    request = template["spec"]["spec"]["devices"]["requests"][0]
+    inner = {"name": "leaf"} | request.pop("exactly")
+    for i in range(600):
+        inner = {"name": f"s{i}", "firstAvailable": [inner]}
+    request["firstAvailable"] = inner["firstAvailable"]
+    objects = {
+        "resourceslices": [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})],
+        "deviceclasses": [device_class],
+        "resourceclaimtemplates": [template],
+        "resourceclaims": [],
+    }
+    (row,) = audit_dra("v1", objects, [vm])["requests"]
+    assert (row["verdict"], row["why"]) == (
+        "no-device-class",
+        "no subrequest can be allocated: subrequest s598: the cluster has no DeviceClass None",
+    )
