@@ -113,10 +113,21 @@ def _terms(expression: str) -> tuple[_Term, ...]:
     for part in _split_and(expression):
         match = _TERM.fullmatch(part)
         if match is None:
-            raise CannotJudge(f"pciname evaluates only conjunctions of attribute equalities, not {expression!r}")
+            raise CannotJudge(f"pciname evaluates only conjunctions of attribute equalities, not {_quoted(expression)}")
         domain = match["domain"]
         terms.append(_Term(domain[1:-1] if domain else None, match["name"] or "driver", _literal(match["value"])))
     return tuple(terms)
+
+
+#: The most of an expression a why quotes.
+_QUOTED = 200
+
+
+def _quoted(expression: str) -> str:
+    """``expression`` as a why quotes it: its start, and its length when it is long."""
+    if len(expression) <= _QUOTED:
+        return repr(expression)
+    return f"{expression[:_QUOTED]!r}... ({len(expression)} characters)"
 
 
 def _split_and(expression: str) -> list[str]:

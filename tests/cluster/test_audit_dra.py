@@ -847,3 +847,20 @@ def test_a_subrequest_has_no_subrequests(tmp_path):
         "no-device-class",
         "no subrequest can be allocated: subrequest s598: the cluster has no DeviceClass None",
     )
+
+
+def test_a_long_expression_is_quoted_in_part(tmp_path, capsys):
+    # A selector of 1 MB pciname does not evaluate: the why quotes its start
+    # and says how long it is, not the whole megabyte on every line.
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    expression = "device.attributes['gpu.nvidia.com'].deviceID != '0x2237' || " * 17000 + "true"
+    template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [{"cel": {"expression": expression}}]
+    fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [device_class], [template], [vm])
+    code, report, _ = audit_once(fake, tmp_path, capsys)
+    (row,) = report["requests"]
+    assert row["verdict"] == "cannot-judge"
+    assert row["why"].startswith(
+        "pciname evaluates only conjunctions of attribute equalities, not \"device.attributes['gpu.nvidia.com']"
+    )
+    assert row["why"].endswith(f"... ({len(expression)} characters)") and len(row["why"]) < 400
+    assert code == 0
