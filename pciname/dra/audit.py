@@ -324,6 +324,11 @@ def _held_by(claim: KubeObject, namespace: str, vm: str, entry: dict[str, Any]) 
     )
 
 
+class _Shared(dict[tuple[str, str, str], str]):
+    """The devices claims hold, by whom: the one mapping all the VMs no
+    claim holds a device of are judged with (:class:`_Held`)."""
+
+
 class _Held:
     """The devices other claims hold, for a VM's claim: every device a
     claim's ``status.allocation`` holds (``names``: by whom), but the ones of
@@ -331,7 +336,7 @@ class _Held:
     by namespace and name or ``pod-claim-name`` annotation, not by a look at each."""
 
     def __init__(self, held: dict[tuple[str, str, str], KubeObject]) -> None:
-        self.names = {key: f"ResourceClaim {_holder(c)}" for key, c in held.items()}
+        self.names = _Shared((key, f"ResourceClaim {_holder(c)}") for key, c in held.items())
         self.claims: dict[tuple[Any, ...], dict[int, tuple[KubeObject, list[tuple[str, str, str]]]]] = {}
         for key, claim in held.items():
             meta = _map(claim, "metadata")
@@ -436,9 +441,9 @@ class _Selection:
     nodes: dict[str, list[str]]
     free: dict[str, list[Hashable]]
     where: dict[tuple[str, str, str], str]
-    #: :func:`_by_node`'s answers by the ``taken`` they were for (that very
-    #: mapping, kept: the VMs no claim holds a device of share one).
-    known: dict[int, tuple[dict[Any, str], _ByNode]] = field(default_factory=dict)
+    #: :func:`_by_node`'s answer for the devices held as :class:`_Shared`
+    #: (the one answer for all the VMs no claim holds a device of).
+    shared: list[_ByNode] = field(default_factory=list)
 
 
 _ByNode = tuple[dict[str, list[str]], dict[str, list[Hashable]], dict[str, list[str]]]
@@ -448,9 +453,8 @@ def _by_node(selection: _Selection, taken: dict[Any, str]) -> _ByNode:
     """The selected devices by node: the free ones' names and keys, and the
     held ones as "name (holder)"; only the nodes where another claim holds
     one are looked at again."""
-    known = selection.known.get(id(taken))
-    if known is not None and known[0] is taken:
-        return known[1]
+    if isinstance(taken, _Shared) and selection.shared:
+        return selection.shared[0]
     gone = selection.where.keys() & taken.keys()
     if not gone:
         return selection.nodes, selection.free, {}
@@ -464,7 +468,8 @@ def _by_node(selection: _Selection, taken: dict[Any, str]) -> _ByNode:
         free[node] = [(d["pool"], d["name"]) for d, h in zip(on, holders, strict=True) if h is None]
         if not nodes[node]:
             del nodes[node], free[node]
-    selection.known[id(taken)] = (taken, (nodes, free, held))
+    if isinstance(taken, _Shared):
+        selection.shared.append((nodes, free, held))
     return nodes, free, held
 
 
