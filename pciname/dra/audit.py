@@ -522,7 +522,7 @@ def _refusing_all(
         if node in cluster.not_whole:
             refused[node] = (_ALL[0], "; ".join(cluster.not_whole[node]))
         elif node in held:
-            refused[node] = (_ALL[1], ", ".join(held[node]))
+            refused[node] = (_ALL[1], _listed(held[node], ", "))
     return refused
 
 
@@ -531,7 +531,7 @@ def _all_refused(refused: dict[str, tuple[str, str]]) -> str:
     by_kind: dict[str, list[str]] = {}
     for node, (kind, text) in refused.items():
         by_kind.setdefault(kind, []).append(f"{node}: {text}")
-    return "; ".join(kind + "; ".join(lines) for kind, lines in by_kind.items())
+    return "; ".join(kind + _listed(lines) for kind, lines in by_kind.items())
 
 
 def _first_available(request: dict[str, Any], cluster: _Cluster, taken: dict[Any, str]) -> dict[str, Any]:
@@ -574,7 +574,7 @@ def _together(rows: list[dict[str, Any]], check: Callable[[], None]) -> list[dic
     held = sorted({device for r in rows for device in r["allocated_elsewhere"]})
     if held:
         why = f"no node has distinct free selected devices for all {len(rows)} requests of the claim together"
-        why += f" (allocated to other claims: {'; '.join(held)})"
+        why += f" (allocated to other claims: {_listed(held)})"
     return [r | {"verdict": UNSATISFIABLE, "why": why} for r in rows]
 
 
@@ -703,20 +703,27 @@ def _why(
     verdict: str, row: dict[str, Any], nodes: dict[str, list[str]], devices: list[dict[str, Any]], held: list[str]
 ) -> str:
     if verdict == SATISFIABLE:
-        return "selected: " + "; ".join(f"{node}: {', '.join(names)}" for node, names in nodes.items())
+        return "selected: " + _listed([f"{node}: {_listed(names, ', ')}" for node, names in nodes.items()])
     if held:
-        free = "; ".join(f"{node}: {len(names)} free" for node, names in nodes.items())
-        return f"the selected devices are allocated to other claims: {'; '.join(held)}" + (
+        free = _listed([f"{node}: {len(names)} free" for node, names in nodes.items()])
+        return f"the selected devices are allocated to other claims: {_listed(held)}" + (
             f" ({free}, {row['count']} needed)" if free else ""
         )
     if nodes:
-        return (
-            f"no node publishes {row['count']} selected devices ("
-            + "; ".join(f"{node}: {len(names)}" for node, names in nodes.items())
-            + ")"
-        )
+        counted = _listed([f"{node}: {len(names)}" for node, names in nodes.items()])
+        return f"no node publishes {row['count']} selected devices ({counted})"
     kinds = sorted({_shown(d) for d in devices})
-    return "no published device is selected; the driver publishes " + ("; ".join(kinds) if kinds else "no device")
+    return "no published device is selected; the driver publishes " + (_listed(kinds) if kinds else "no device")
+
+
+#: The most items a why lists (the report's fields hold them all).
+_LISTED = 20
+
+
+def _listed(items: list[str], separator: str = "; ") -> str:
+    """``items`` joined, at most :data:`_LISTED` of them, and how many more."""
+    shown = separator.join(items[:_LISTED])
+    return shown + (f"{separator}... ({len(items) - _LISTED} more)" if len(items) > _LISTED else "")
 
 
 def _shown(device: dict[str, Any]) -> str:
@@ -841,7 +848,7 @@ def _reported(row: dict[str, Any], cluster: _Cluster) -> dict[str, Any]:
     """A row as the report shows it: an unsatisfiable one says which pools' devices were not counted."""
     shown = {k: v for k, v in row.items() if not k.startswith("_")}
     if row["verdict"] == UNSATISFIABLE and cluster.invalid:
-        shown["why"] += f" (not counted: {'; '.join(cluster.invalid)}; {INVALID_POOL})"
+        shown["why"] += f" (not counted: {_listed(cluster.invalid)}; {INVALID_POOL})"
     return shown
 
 

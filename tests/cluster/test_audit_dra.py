@@ -864,3 +864,23 @@ def test_a_long_expression_is_quoted_in_part(tmp_path, capsys):
     )
     assert row["why"].endswith(f"... ({len(expression)} characters)") and len(row["why"]) < 400
     assert code == 0
+
+
+def test_a_why_lists_twenty_and_counts_the_rest(tmp_path, capsys):
+    # 30 A10s on one node, each another claim's: the why names 20 and says
+    # how many more (once every one, on every row and finding); the report's
+    # fields hold them all.
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    (entry,) = node["spec"]["devices"]
+    node["spec"]["devices"] = [entry | {"name": f"gpu-vfio-{i}"} for i in range(30)]
+    claims = [held_claim(f"o{i}", f"o{i}", "gpu-1", f"gpu-vfio-{i}") for i in range(30)]
+    fake = cluster("v1", [node], [device_class], [template], [vm], claims)
+    code, report, _ = audit_once(fake, tmp_path, capsys)
+    (row,) = report["requests"]
+    assert row["verdict"] == "unsatisfiable" and len(row["allocated_elsewhere"]) == 30
+    assert row["why"].count("(ResourceClaim vms/") == 20
+    assert row["why"].endswith(
+        "gpu-1: gpu-vfio-19 (ResourceClaim vms/virt-launcher-o19-x7k2p-o19-m4k28); ... (10 more)"
+    )
+    assert code == 1
