@@ -234,11 +234,12 @@ def answer_audit(
     return result
 
 
-def answer_audit_dra(request: AuditRequest, client: ApiClient) -> dict[str, Any]:
+def answer_audit_dra(request: AuditRequest, client: ApiClient, *, check: Check | None = None) -> dict[str, Any]:
     """The DRA audit (:func:`pciname.dra.audit.audit_dra`) of the
-    cluster ``client`` reaches, read within :attr:`~AuditRequest.seconds`."""
+    cluster ``client`` reaches, read within :attr:`~AuditRequest.seconds`;
+    ``check``: the caller's deadline, checked as the audit goes."""
     state = read_dra(client, timeout=request.seconds)
-    return audit_dra(state.resource_api, state.objects, state.vms)
+    return audit_dra(state.resource_api, state.objects, state.vms, check=check)
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,8 @@ def run_audit(args: argparse.Namespace) -> int:
 
     request = AuditRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout, dra=args.dra)
     if args.dra:
-        dra = answer_audit_dra(request.validated(), _connect(args, request.seconds))
+        check = Deadline(request, "audit --dra").check  # from the command's start
+        dra = answer_audit_dra(request.validated(), _connect(args, request.seconds), check=check)
         _dra_table(dra) if args.output == "table" else emit(dra, args.output)
         return 1 if dra["findings"] else 0
     deadline = Deadline(request, "audit")  # from the command's start
@@ -235,6 +236,9 @@ def _dra_table(result: dict[str, Any]) -> None:
         )
     else:
         write_line(f"no device in a ResourceSlice of {result['driver']}", out)
+    for pool in result["pools"]:
+        if pool["state"] != "complete":
+            write_line(f"pool {pool['pool']} (node {pool['node']}): {pool['state']}: {pool['why']}", out)
     if result["requests"]:
         out.write("\n")
         table(

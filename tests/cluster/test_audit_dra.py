@@ -7,14 +7,17 @@ and every verdict is the one the selectors give, or ``cannot-judge``."""
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pciname.cli import main
-from pciname.dra.audit import CannotJudge, evaluate
+from pciname.dra.audit import CannotJudge, evaluate, fits_distinct
 from pciname.dra.claims import dra_objects
 from pciname.dra.facts import choose, for_driver
+from pciname.errors import PcinameError
 from pciname.host.dra_scan import dra_scan
 from tests.fake_kube import FakeKube, dra_objects as listed
 from tests.host.dra_nodes import add, readme_commands, replay
@@ -534,3 +537,350 @@ def test_readme_transcript_replays(two_vms, tmp_path):
         "NO_PROXY": "127.0.0.1",
     }
     assert replay(command, tmp_path, env) == shown
+
+
+# -- pools as the allocator gathers them (issue 36) ------------------------------------------
+
+
+def pool_slice(base, generation, count=1, suffix="", devices=None):
+    """``base`` (a ResourceSlice) as a slice of its pool's ``generation`` of
+    ``count`` slices, named with ``suffix``, listing ``devices`` (default: its own)."""
+    item = copy.deepcopy(base)
+    item["metadata"]["name"] += suffix
+    item["spec"]["pool"].update(generation=generation, resourceSliceCount=count)
+    if devices is not None:
+        item["spec"]["devices"] = devices
+    return item
+
+
+def one_a10_pool(tmp_path, capsys, slices, *, count=2, mode=None):
+    """A VM asking for ``count`` A10s (or All, ``mode``) against ``slices`` (made
+    from gpu-1's slice, one A10); the report's one row and the report."""
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    exactly = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    exactly["count"] = count
+    if mode:
+        exactly["allocationMode"] = mode
+        del exactly["count"]
+    base = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    fake = cluster("v1", slices(base), [device_class], [template], [vm])
+    code, report, err = audit_once(fake, tmp_path, capsys)
+    assert err == ""
+    (row,) = report["requests"]
+    return code, row, report
+
+
+@pytest.mark.parametrize("old_first", [True, False])
+def test_an_outdated_generation_of_a_pool_is_not_counted(tmp_path, capsys, old_first):
+    # The driver republished gpu-1's pool (generation 2); the slice of
+    # generation 1 is not deleted yet. Both list gpu-vfio-0, the node's one
+    # A10: the allocator uses the newest generation only, so a VM asking
+    # for 2 is not satisfiable.
+    def slices(base):
+        old, new = pool_slice(base, 1, suffix="-old"), pool_slice(base, 2)
+        return [old, new] if old_first else [new, old]
+
+    code, row, report = one_a10_pool(tmp_path, capsys, slices)
+    assert (row["verdict"], row["why"]) == ("unsatisfiable", "no node publishes 2 selected devices (gpu-1: 1)")
+    assert [(d["node"], d["name"]) for d in report["devices"]] == [("gpu-1", "gpu-vfio-0")]
+    assert report["pools"] == [
+        {
+            "node": "gpu-1",
+            "pool": "gpu-1",
+            "generation": 2,
+            "slices": 1,
+            "resource_slice_count": 1,
+            "outdated_slices": 1,
+            "state": "complete",
+        }
+    ]
+    assert code == 1
+
+
+def test_a_pool_naming_a_device_twice_is_invalid(tmp_path, capsys):
+    # Generation 1 of gpu-1's pool is two slices, each listing gpu-vfio-0:
+    # the allocator finds the pool invalid and allocates nothing from it.
+    def slices(base):
+        return [pool_slice(base, 1, count=2), pool_slice(base, 1, count=2, suffix="-b")]
+
+    code, row, report = one_a10_pool(tmp_path, capsys, slices, count=1)
+    assert row["verdict"] == "unsatisfiable"
+    assert row["why"].endswith(
+        "(not counted: pool gpu-1 on node gpu-1 is invalid: duplicate device name gpu-vfio-0;"
+        " the allocator allocates no device of an invalid pool)"
+    )
+    assert report["devices"] == []
+    (pool,) = report["pools"]
+    assert (pool["state"], pool["why"], pool["slices"]) == ("invalid", "duplicate device name gpu-vfio-0", 2)
+    assert code == 1
+
+
+def test_the_table_names_a_pool_the_allocator_cannot_use_whole(tmp_path, capsys):
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    base = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    fake = cluster("v1", [pool_slice(base, 3, count=2)], [device_class], [template], [vm])
+    try:
+        code = main(["audit", "--dra", "--kubeconfig", str(fake.kubeconfig(tmp_path))])
+    finally:
+        fake.stop()
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "\npool gpu-1 (node gpu-1): incomplete: 1 of the 2 ResourceSlices of generation 3\n" in out
+
+
+def test_an_incomplete_pool_counts_to_a_count_but_not_for_all(tmp_path, capsys):
+    # Generation 2 of gpu-1's pool is to be 2 slices; one is published. The
+    # allocator allocates from what there is to an exact count, but refuses
+    # a request for All devices while a pool of the node is incomplete.
+    def slices(base):
+        return [pool_slice(base, 2, count=2)]
+
+    code, row, report = one_a10_pool(tmp_path, capsys, slices, count=1)
+    assert (code, row["verdict"]) == (0, "satisfiable")
+    (pool,) = report["pools"]
+    assert (pool["state"], pool["why"]) == ("incomplete", "1 of the 2 ResourceSlices of generation 2")
+    (tmp_path / "all").mkdir()
+    code, row, _ = one_a10_pool(tmp_path / "all", capsys, slices, mode="All")
+    assert (code, row["verdict"]) == (1, "unsatisfiable")
+    assert row["why"] == (
+        "a request for All devices, which the allocator refuses on a node with a pool it cannot use whole: "
+        "gpu-1: pool gpu-1 is incomplete: 1 of the 2 ResourceSlices of generation 2"
+    )
+
+
+# -- the search for distinct devices, bounded (issue 36) ---------------------------------
+
+
+def test_many_devices_asked_for_are_one_verdict(tmp_path, capsys):
+    # Two requests of 1,200 A10s each, 1,300 published: once a traceback
+    # (a RecursionError, one level per device asked for); the allocator
+    # refuses a claim of more than 32 devices.
+    template, vm, device_class = generated("vm-a10", [("2236", 2)])
+    for request in template["spec"]["spec"]["devices"]["requests"]:
+        request["exactly"]["count"] = 1200
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    (entry,) = node["spec"]["devices"]
+    node["spec"]["devices"] = [entry | {"name": f"gpu-vfio-{i}"} for i in range(1300)]
+    fake = cluster("v1", [node], [device_class], [template], [vm])
+    code, report, err = audit_once(fake, tmp_path, capsys)
+    assert err == ""
+    assert [(r["request"], r["verdict"]) for r in report["requests"]] == [
+        ("gpu1", "unsatisfiable"),
+        ("gpu2", "unsatisfiable"),
+    ]
+    assert report["requests"][0]["why"] == (
+        "the claim asks for at least 2400 devices; the allocator allocates at most 32 to a claim"
+    )
+    assert code == 1
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.sets(st.integers(0, 6), max_size=7)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_fits_distinct_is_halls_condition(demands):
+    # Hall's theorem (each device serving one demand, a demand of count c as
+    # c slots): they all fit exactly when every set of demands together
+    # selects at least as many devices as they need.
+    halls = all(
+        sum(demands[i][0] for i in chosen) <= len(set().union(*(demands[i][1] for i in chosen)))
+        for size in range(1, len(demands) + 1)
+        for chosen in itertools.combinations(range(len(demands)), size)
+    )
+    assert fits_distinct([(count, sorted(devices)) for count, devices in demands]) is halls
+
+
+def test_fits_distinct_is_iterative_whatever_the_counts():
+    devices = [("gpu-1", f"gpu-vfio-{i}") for i in range(1300)]
+    assert fits_distinct([(1200, devices), (1200, devices)]) is False
+    assert fits_distinct([(650, devices), (650, devices)]) is True
+    # A chain: demand i takes device i or i + 1; the last demand's only
+    # device is the first's second choice, so each path is long.
+    chain = [(1, [i, i + 1]) for i in range(2000)] + [(1, [1])]
+    assert fits_distinct(chain) is True
+    assert fits_distinct([*chain, (1, [2000])]) is False  # 2002 demands, 2001 devices
+
+
+def test_fits_distinct_is_bounded():
+    chain = [(1, [i, i + 1]) for i in range(300)] + [(1, [0])]
+    with pytest.raises(CannotJudge, match="passes pciname's bound of"):
+        fits_distinct(chain, steps=100)
+    calls = []
+
+    def deadline():
+        calls.append(1)
+        if len(calls) > 3:
+            raise PcinameError("audit --dra: not done within --timeout (1 seconds)")
+
+    with pytest.raises(PcinameError, match="not done within"):
+        fits_distinct(chain, check=deadline)
+
+
+def test_the_deadline_is_checked_while_judging(tmp_path, capsys, monkeypatch):
+    # The command's deadline (--timeout) reaches the judging: once it has
+    # passed, one line and exit 2, however far the audit got.
+    from pciname.capabilities.audit import Deadline
+
+    def passed(self):
+        raise PcinameError(f"{self.command}: not done within --timeout ({self.timeout:g} seconds)")
+
+    monkeypatch.setattr(Deadline, "check", passed)
+    a10 = generated("vm-a10", [("2236", 1)])
+    fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [a10[2]], [a10[0]], [a10[1]])
+    code, report, err = audit_once(fake, tmp_path, capsys)
+    assert (code, report) == (2, None)
+    assert err.startswith("pciname: error: audit --dra: not done within --timeout (") and err.count("\n") == 1
+
+
+def test_a_request_for_all_devices_needs_every_one_free(tmp_path, capsys):
+    # allocationMode All: the allocator takes every device the selectors
+    # select on the node, and fails when one is another claim's.
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    exactly = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    exactly["allocationMode"] = "All"
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    held = held_claim("other", "other", "gpu-1", "gpu-vfio-1")
+    fake = cluster("v1", [node], [device_class], [template], [vm], [held])
+    code, report, _ = audit_once(fake, tmp_path, capsys)
+    (row,) = report["requests"]
+    assert (row["verdict"], row["why"]) == (
+        "unsatisfiable",
+        "a request for All devices, which the allocator refuses on a node where one is another claim's: "
+        "gpu-1: gpu-vfio-1 (ResourceClaim vms/virt-launcher-other-x7k2p-other-m4k28)",
+    )
+    assert code == 1
+
+
+def test_vms_made_alike_are_judged_once(tmp_path, monkeypatch):
+    # 30 VMs with the same claim: the selectors run once on each device,
+    # not once per VM (the cost grows with the devices and the distinct
+    # selectors, not with the VMs times the devices).
+    from pciname.dra import audit as dra_audit
+
+    calls = []
+    real = dra_audit.evaluate
+    monkeypatch.setattr(dra_audit, "evaluate", lambda e, d: calls.append(e) or real(e, d))
+    made = [generated(f"vm-{i}", [("2236", 1)]) for i in range(30)]
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    objects = {
+        "resourceslices": [node],
+        "deviceclasses": [made[0][2]],
+        "resourceclaimtemplates": [m[0] for m in made],
+        "resourceclaims": [],
+    }
+    report = dra_audit.audit_dra("v1", objects, [m[1] for m in made])
+    assert {r["verdict"] for r in report["requests"]} == {"satisfiable"} and len(report["requests"]) == 30
+    expressions = len(set(calls))
+    assert len(calls) <= 2 * expressions  # each expression on each of the 2 devices, at most
+
+
+def test_held_claims_are_found_by_name_not_each_looked_at(tmp_path, monkeypatch):
+    # 20 VMs, 20 claims holding devices: whether a claim is a VM's is
+    # asked of the claims its name or pod-claim-name annotation finds, not
+    # of every claim for every VM; the verdicts are as before.
+    from pciname.dra import audit as dra_audit
+
+    calls = []
+    real = dra_audit._held_by
+    monkeypatch.setattr(dra_audit, "_held_by", lambda *a: calls.append(a) or real(*a))
+    made = [generated(f"vm-{i}", [("2236", 1)]) for i in range(20)]
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236", "0000:af:00.0": "2236"})
+    node["spec"]["devices"] = [node["spec"]["devices"][0] | {"name": f"gpu-vfio-{i}"} for i in range(40)]
+    claims = [held_claim(f"vm-{i}", f"vm-{i}", "gpu-1", f"gpu-vfio-{i}") for i in range(10)]
+    claims += [held_claim("x", "x", "gpu-1", f"gpu-vfio-{i}", namespace="other") for i in range(10, 20)]
+    objects = {
+        "resourceslices": [node],
+        "deviceclasses": [made[0][2]],
+        "resourceclaimtemplates": [m[0] for m in made],
+        "resourceclaims": claims,
+    }
+    report = dra_audit.audit_dra("v1", objects, [m[1] for m in made])
+    rows = {r["vm"]: r for r in report["requests"]}
+    assert rows["vms/vm-0"]["nodes"]["gpu-1"][0] == "gpu-vfio-0"  # its own claim's device is its
+    assert "gpu-vfio-0" not in rows["vms/vm-1"]["nodes"]["gpu-1"]  # another VM's claim's is not
+    assert rows["vms/vm-19"]["nodes"]["gpu-1"] == [f"gpu-vfio-{i}" for i in range(20, 40)]
+    assert len(calls) == 10  # each of vm-0 .. vm-9 asks of its own claim, once
+
+
+def test_a_node_refusing_all_is_not_where_the_claim_fits_together(tmp_path, capsys):
+    # gpu1 asks for an A100, gpu2 for All A10s. gpu-1 has the A100 and two
+    # A10s, one another claim's (so gpu-1 refuses gpu2); gpu-2 has an A10
+    # and no A100: no node takes both requests.
+    template, vm, device_class = generated("vm-x", [("20b5", 1), ("2236", 1)])
+    template["spec"]["spec"]["devices"]["requests"][1]["exactly"]["allocationMode"] = "All"
+    one = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "20b5", "0000:af:00.0": "2236", "0000:d8:00.0": "2236"})
+    a10 = [e["name"] for e in one["spec"]["devices"] if e["attributes"]["deviceID"]["string"] == "0x2236"]
+    two = slice_of(tmp_path, "gpu-2", {"0000:3b:00.0": "2236"})
+    held = held_claim("other", "other", "gpu-1", a10[0])
+    fake = cluster("v1", [one, two], [device_class], [template], [vm], [held])
+    code, report, _ = audit_once(fake, tmp_path, capsys)
+    assert [(r["request"], r["verdict"]) for r in report["requests"]] == [
+        ("gpu1", "unsatisfiable"),
+        ("gpu2", "unsatisfiable"),
+    ]
+    assert code == 1
+
+
+def test_a_subrequest_has_no_subrequests(tmp_path):
+    # A DeviceSubRequest has no firstAvailable: one nested 600 deep (no API
+    # server keeps it) is not followed (once a RecursionError, a level each).
+    from pciname.dra.audit import audit_dra
+
+    template, vm, device_class = generated("vm-x", [("2236", 1)])
+    request = template["spec"]["spec"]["devices"]["requests"][0]
+    inner = {"name": "leaf"} | request.pop("exactly")
+    for i in range(600):
+        inner = {"name": f"s{i}", "firstAvailable": [inner]}
+    request["firstAvailable"] = inner["firstAvailable"]
+    objects = {
+        "resourceslices": [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})],
+        "deviceclasses": [device_class],
+        "resourceclaimtemplates": [template],
+        "resourceclaims": [],
+    }
+    (row,) = audit_dra("v1", objects, [vm])["requests"]
+    assert (row["verdict"], row["why"]) == (
+        "no-device-class",
+        "no subrequest can be allocated: subrequest s598: the cluster has no DeviceClass None",
+    )
+
+
+def test_a_long_expression_is_quoted_in_part(tmp_path, capsys):
+    # A selector of 1 MB pciname does not evaluate: the why quotes its start
+    # and says how long it is, not the whole megabyte on every line.
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    expression = "device.attributes['gpu.nvidia.com'].deviceID != '0x2237' || " * 17000 + "true"
+    template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [{"cel": {"expression": expression}}]
+    fake = cluster("v1", [slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})], [device_class], [template], [vm])
+    code, report, _ = audit_once(fake, tmp_path, capsys)
+    (row,) = report["requests"]
+    assert row["verdict"] == "cannot-judge"
+    assert row["why"].startswith(
+        "pciname evaluates only conjunctions of attribute equalities, not \"device.attributes['gpu.nvidia.com']"
+    )
+    assert row["why"].endswith(f"... ({len(expression)} characters)") and len(row["why"]) < 400
+    assert code == 0
+
+
+def test_a_why_lists_twenty_and_counts_the_rest(tmp_path, capsys):
+    # 30 A10s on one node, each another claim's: the why names 20 and says
+    # how many more (once every one, on every row and finding); the report's
+    # fields hold them all.
+    template, vm, device_class = generated("vm-a10", [("2236", 1)])
+    node = slice_of(tmp_path, "gpu-1", {"0000:3b:00.0": "2236"})
+    (entry,) = node["spec"]["devices"]
+    node["spec"]["devices"] = [entry | {"name": f"gpu-vfio-{i}"} for i in range(30)]
+    claims = [held_claim(f"o{i}", f"o{i}", "gpu-1", f"gpu-vfio-{i}") for i in range(30)]
+    fake = cluster("v1", [node], [device_class], [template], [vm], claims)
+    code, report, _ = audit_once(fake, tmp_path, capsys)
+    (row,) = report["requests"]
+    assert row["verdict"] == "unsatisfiable" and len(row["allocated_elsewhere"]) == 30
+    assert row["why"].count("(ResourceClaim vms/") == 20
+    assert row["why"].endswith(
+        "gpu-1: gpu-vfio-19 (ResourceClaim vms/virt-launcher-o19-x7k2p-o19-m4k28); ... (10 more)"
+    )
+    assert code == 1
