@@ -237,7 +237,7 @@ def test_the_combinations_are_the_ones_the_issue_names():
     assert RESOURCE_APIS == ("v1", "v1beta2", "v1beta1")
     assert kubernetes_minors() == ["1.34", "1.35"]
     assert all(sorted(upstream()["kubernetes"][m]) == sorted(RESOURCE_APIS) for m in kubernetes_minors())
-    assert len(CASES) == 3 * 3 * 2 * 2
+    assert len(CASES) == 3 * 3 * 3 * 2 * 2  # APIs, KubeVirt releases, driver releases, GPUs, product name
 
 
 def test_the_vendored_schemas_name_their_sources():
