@@ -436,6 +436,8 @@ def _publish(root: Path, combination: Combination, found: _Found, result: DraSca
         devices.clear()
     result.devices.extend(devices)
     inferred = predicted_device(devices[0].device.partition(":")[2], combination).inferred if devices else ()
+    if "unreleased" in combination.driver_facts:  # main: said in every output that rests on it
+        inferred = (f"DRA driver {combination.driver} is {combination.certainty}", *inferred)
     return _with_inferred(result, inferred)
 
 

@@ -422,3 +422,12 @@ def test_readme_transcripts_replay(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)}
     for command, shown in commands:
         assert replay(command.replace("/tmp/dra-node", str(tree.root)), tmp_path, env) == shown, command
+
+
+def test_a_scan_under_main_says_it_rests_on_unreleased_main(tree):
+    a10_audio_and_a100(tree)
+    scanned = dra_scan(tree.root, for_driver("main"))
+    assert scanned.inferred[0].startswith("DRA driver main is unreleased main (kubernetes-sigs/dra-driver-nvidia-gpu")
+    assert scanned.devices[0].attributes["resource.kubernetes.io/numaNode"] == 0
+    assert "numa" not in scanned.devices[0].attributes
+    assert not any("unreleased" in text for text in dra_scan(tree.root, for_driver("v0.4.1")).inferred)

@@ -163,3 +163,19 @@ def test_the_cli_and_grpc_report_the_constraint(tmp_path, monkeypatch, stub):
     with pytest.raises(grpc.RpcError) as error:
         stub.Lint(pb.LintRequest(files=files, dra_driver="v0.4.2"), timeout=30)
     assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_under_main_lint_says_once_that_it_rests_on_unreleased_main():
+    linter = Linter("latest", dra=choose("v0.5.0"))  # what GPU Operator v26.7.0 deploys: modelled by main
+    linter.add_text(claim() + "---\n" + claim(), "claims.yaml")
+    linter.run()
+    said = [n for n in linter.notes if "unreleased main" in n]
+    assert (
+        len(said) == 1
+        and "DRA driver main is unreleased main (kubernetes-sigs/dra-driver-nvidia-gpu commit " in said[0]
+    )
+    assert said[0].endswith("what v0.5.0 most likely publishes, not a release")
+    released = Linter("latest", dra=choose("v0.4.1"))
+    released.add_text(claim(), "claims.yaml")
+    released.run()
+    assert not [n for n in released.notes if "unreleased" in n]

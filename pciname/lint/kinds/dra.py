@@ -336,17 +336,23 @@ class DraClaims:
                 value = _get(node, key)
                 found = constraints.check(key, _scalar(value) or "", targets, alternatives, combination)
                 if found is not None and isinstance(value, ScalarNode):
-                    facts = {"driver": combination.driver, "key": key, "attribute": found.attribute}
+                    facts: dict[str, Any] = {"driver": combination.driver, "key": key, "attribute": found.attribute}
                     facts |= {"requests": found.requests, "publishing": found.publishing}
                     problem = DraProblem(claim.doc, value, path + (key,), DRA_CONSTRAINT_NOT_PUBLISHED, None, facts)
                     self.problems.append(problem)
         crash = combination.prepare_crash()
         first = next((r for r in claim.requests if _scalar(r.device_class) == vfio_class), None)
+        unreleased = f"DRA driver {combination.driver} is {combination.certainty}"
+        if "unreleased" in combination.driver_facts and first is not None and not self._said(unreleased):
+            self.notes.append(DraNote(claim.doc, first.node, first.path, unreleased))
         if crash is not None and first is not None and first.device_class is not None:
             where = first.path + ("deviceClassName",)
             self.problems.append(
                 DraProblem(claim.doc, first.device_class, where, DRA_PREPARE_CRASH, None, {"what": crash})
             )
+
+    def _said(self, text: str) -> bool:
+        return any(note.text == text for note in self.notes)
 
     def _check_reference(self, ref: _Reference) -> None:
         claim_node = _get(ref.entry, "claimName")
