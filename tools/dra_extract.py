@@ -1,9 +1,12 @@
 """Maintainer script: extract the release facts of GPUs for KubeVirt VMs through
 Kubernetes DRA (``data/dra/releases.json``) from the git history of
-``NVIDIA/k8s-dra-driver-gpu`` (every final tag ``vX.Y.Z``), ``kubevirt/kubevirt``
-(every final tag from v1.6.0) and ``NVIDIA/gpu-operator`` (every final tag).
+``kubernetes-sigs/dra-driver-nvidia-gpu`` (every final tag ``vX.Y.Z``, then the
+head of ``main`` as the unreleased release ``main``), ``kubevirt/kubevirt``
+(every final tag from v1.6.0) and ``NVIDIA/gpu-operator`` (every final tag);
+of the driver's first home, ``NVIDIA/k8s-dra-driver-gpu``, only the tags (the
+releases it tagged at the same commits say so in ``tagged_in``).
 
-    python -m tools.dra_extract --driver-git DIR --kubevirt-git DIR --operator-git DIR [--inputs tests/data/dra-inputs]
+    python -m tools.dra_extract --driver-git DIR --kubevirt-git DIR --operator-git DIR --old-driver-git DIR [--inputs tests/data/dra-inputs]
     python -m tools.dra_extract --from-inputs tests/data/dra-inputs [--check]
 
 The git directories may be bare. ``--inputs PREFIX`` also writes the upstream
@@ -41,10 +44,19 @@ from tools.upstream import (
     write_blobs,
 )
 
-DRIVER_REPOSITORY = "NVIDIA/k8s-dra-driver-gpu"
+DRIVER_REPOSITORY = "kubernetes-sigs/dra-driver-nvidia-gpu"
+#: The driver's first home: its tags up to v0.4.0 name the same commits as the new home's.
+OLD_DRIVER_REPOSITORY = "NVIDIA/k8s-dra-driver-gpu"
+#: The driver's main branch, modelled as the release it most likely becomes.
+UNRELEASED = "main"
 KUBEVIRT_REPOSITORY = "kubevirt/kubevirt"
 OPERATOR_REPOSITORY = "NVIDIA/gpu-operator"
-LICENSES = {DRIVER_REPOSITORY: "Apache-2.0", KUBEVIRT_REPOSITORY: "Apache-2.0", OPERATOR_REPOSITORY: "Apache-2.0"}
+LICENSES = {
+    DRIVER_REPOSITORY: "Apache-2.0",
+    OLD_DRIVER_REPOSITORY: "Apache-2.0",
+    KUBEVIRT_REPOSITORY: "Apache-2.0",
+    OPERATOR_REPOSITORY: "Apache-2.0",
+}
 KUBEVIRT_FIRST = "v1.6.0"
 
 # -- the driver's files --------------------------------------------------------------
@@ -63,6 +75,7 @@ VFIO_CONFIG = f"{CONFIG_API}/vfiodeviceconfig.go"
 IOMMU_CONFIG = f"{CONFIG_API}/iommu.go"
 CONFIG_API_GO = f"{CONFIG_API}/api.go"
 GO_MOD = "go.mod"
+VERSION_FILE = "VERSION"
 CHARTS = ("deployments/helm/nvidia-dra-driver-gpu", "deployments/helm/dra-driver-nvidia-gpu")
 NVPCI = "vendor/github.com/NVIDIA/go-nvlib/pkg/nvpci/nvpci.go"
 PCIIDS_GO = "vendor/github.com/NVIDIA/go-nvlib/pkg/pciids/pciids.go"
@@ -120,6 +133,18 @@ def _struct(at: At, path: str, text: str, name: str) -> list[tuple[str, str, str
 
 
 # -- the driver ----------------------------------------------------------------------
+
+
+class DriverGit(GitSource):
+    """The driver's release tags and, last, the head of its main branch as ``main``."""
+
+    def tags(self) -> list[tuple[str, str, str]]:
+        rows = super().tags()
+        done = self._git("log", "-1", "--format=%H %cs", "refs/heads/main", check=False)
+        if done.returncode == 0:
+            commit, date = done.stdout.decode().split()
+            rows.append((UNRELEASED, commit, date))
+        return rows
 
 
 def _feature_gates(at: At) -> dict[str, Any]:
@@ -338,6 +363,7 @@ def _vfio_attributes(at: At, info: str, nvlib: str, tag: str) -> tuple[list[dict
                 "resolved",
             }
         )
+    attrs += _numa_node(at, info, body) + _fabric_manager(at, info, body)
     caps = []
     for key, value in re.findall(r'^\t\t\t"(\w+)": \{\n\t\t\t\tValue: (.+),\n\t\t\t\},$', body, re.M):
         if value != "*resource.NewQuantity(int64(d.addressableMemoryBytes), resource.BinarySI)":
@@ -353,6 +379,70 @@ def _vfio_attributes(at: At, info: str, nvlib: str, tag: str) -> tuple[list[dict
         )
     attrs.sort(key=lambda a: a["name"])
     return attrs, caps
+
+
+#: The partition sizes named in the facts: Fabric Manager's, not the driver's (it names each size FM reports).
+_PARTITION_SIZES = (1, 2, 4, 8)
+
+
+def _numa_node(at: At, info: str, body: str) -> list[dict[str, Any]]:
+    """``resource.kubernetes.io/numaNode`` (main): added by addNumaNodeAttribute when the node has one."""
+    if "addNumaNodeAttribute(device.Attributes, &d.numaNode)" not in body:
+        if "addNumaNodeAttribute" in body:
+            raise at.fail(DEVICEINFO, "addNumaNodeAttribute is called in a shape this script does not know")
+        return []
+    name = _need(
+        at, DEVICEINFO, info, r'^const standardNumaNodeAttribute resourceapi\.QualifiedName = "(\S+)"$', "the name"
+    ).group(1)
+    func = at.func(DEVICEINFO, info, "addNumaNodeAttribute")
+    _need(at, DEVICEINFO, func, r"^if numaNode == nil \|\| \*numaNode < 0 \{\nreturn\n\}$", "the omission")
+    _need(at, DEVICEINFO, func, r"^IntValue: ptr\.To\(int64\(\*numaNode\)\),$", "the int value")
+    listed = re.search(r"^if featuregates\.Enabled\(featuregates\.(\w+)\) \{\n(?:.*\n){0,6}IntValues: ", func, re.M)
+    return [
+        {
+            "name": name,
+            "type": "int",
+            "computed": "sysfs numa_node; omitted when negative (the node has none)"
+            + (
+                f"; with gate {listed.group(1)} a list of that one int (IntValues) instead"
+                if listed is not None
+                else ""
+            ),
+        }
+    ]
+
+
+def _fabric_manager(at: At, info: str, body: str) -> list[dict[str, Any]]:
+    """Fabric Manager's ``gpuModuleID`` and ``partition<size>`` (main), behind their gate."""
+    gate = re.search(
+        r"^\tif featuregates\.Enabled\(featuregates\.(\w+)\) \{\n(?:.*\n){0,3}"
+        r"\t\t\td\.parent\.addFabricManagerAttributes\(device\.Attributes\)$",
+        body,
+        re.M,
+    )
+    if gate is None:
+        if "addFabricManagerAttributes" in body or "featuregates." in body:
+            raise at.fail(DEVICEINFO, "VfioDeviceInfo.GetDevice checks a gate in a shape this script does not know")
+        return []
+    func = at.func(DEVICEINFO, info, "addFabricManagerAttributes")
+    _need(at, DEVICEINFO, func, r'^attrs\["gpuModuleID"\] = resourceapi\.DeviceAttribute\{\nIntValue: ', "gpuModuleID")
+    fmt = _need(at, DEVICEINFO, func, r'^key := resourceapi\.QualifiedName\(fmt\.Sprintf\("(\w+%d)", size\)\)$', "key")
+    when = (
+        f"only with gate {gate.group(1)} (default off), on a GPU NVML saw at discovery (a parent GpuInfo: not one "
+        "already bound to vfio-pci) that Fabric Manager gives a module id; omitted otherwise"
+    )
+    out = [{"name": "gpu.nvidia.com/gpuModuleID", "type": "int", "computed": f"NVML's GPU module id, {when}"}]
+    for size in _PARTITION_SIZES:
+        out.append(
+            {
+                "name": "gpu.nvidia.com/" + fmt.group(1) % size,
+                "type": "int",
+                "computed": f"the id of the Fabric Manager partition of {size} GPU{'s' if size > 1 else ''} holding the GPU's module, {when} "
+                f"(the driver publishes {fmt.group(1)} for every partition size FM reports; {_PARTITION_SIZES} are "
+                "those of an 8-GPU NVSwitch board)",
+            }
+        )
+    return out
 
 
 def _enumeration(at: At, nvlib: str) -> dict[str, Any]:
@@ -405,6 +495,45 @@ def _enumeration(at: At, nvlib: str) -> dict[str, Any]:
         "which": "every NVIDIA GPU PF nvpci.GetGPUs() finds (class 0x0300/0x0302, any driver: nvidia or "
         "vfio-pci), except a GPU NVML sees whose vfioEnabled is false (MIG devices present)",
         "source": f"{NVLIB} enumerateGpuVfioDevices, GetPerGpuAllocatableDevices",
+    }
+
+
+def _prepare_without_sriov(at: At) -> dict[str, Any]:
+    """Whether preparing a vfio claim for a GPU without SR-IOV crashes the plugin
+    (verifyDisabledVFs dereferencing go-nvlib's nil SriovInfo.PhysicalFunction)."""
+    vfio = at.text(VFIO_DEVICE)
+    verify = at.func(VFIO_DEVICE, vfio, "verifyDisabledVFs")
+    configure = at.func(VFIO_DEVICE, vfio, "Configure")
+    _need(
+        at,
+        VFIO_DEVICE,
+        configure,
+        r"^if driver == (?:vm\.driver|vfioDriver) \{\nreturn nil\n\}$",
+        "Configure's early return",
+    )
+    _need(at, VFIO_DEVICE, configure, r"^err = vm\.verifyDisabledVFs\(info\.(?:PciBusID|pcieBusID)\)$", "the check")
+    _need(at, VFIO_DEVICE, verify, r"^numVFs := gpu\.SriovInfo\.PhysicalFunction\.NumVFs$", "NumVFs")
+    nvpci = at.text(NVPCI)
+    _need(
+        at,
+        NVPCI,
+        at.func(NVPCI, nvpci, "getSriovInfoForPhysicalFunction"),
+        r"^_, err = os\.Stat\((?:totalVfsPath|filepath\.Join\(devicePath, \"sriov_totalvfs\"\))\)\n"
+        r"if err != nil && os\.IsNotExist\(err\) \{\nreturn sriovInfo, nil\n\}$",
+        "no sriov_totalvfs: no PhysicalFunction",
+    )
+    source = f"{VFIO_DEVICE} Configure, verifyDisabledVFs; {NVPCI} getSriovInfoForPhysicalFunction"
+    guarded = re.search(r"^if gpu\.SriovInfo\.PhysicalFunction == nil \{\nreturn nil\n\}$", verify, re.M)
+    if guarded is not None:
+        return {"crashes": False, "source": source}
+    return {
+        "crashes": True,
+        "gpus": "GPUs whose sysfs function has no sriov_totalvfs (no SR-IOV capability: go-nvlib leaves "
+        "SriovInfo.PhysicalFunction nil), bound to the nvidia driver when the claim is prepared",
+        "what": "NodePrepareResources binds the GPU to vfio-pci through Configure, whose verifyDisabledVFs reads "
+        "gpu.SriovInfo.PhysicalFunction.NumVFs without a nil check: a nil-pointer panic of the kubelet plugin; "
+        "a GPU already bound to vfio-pci skips the check",
+        "source": source,
     }
 
 
@@ -575,6 +704,7 @@ def driver_release(at: At, date: str) -> dict[str, Any]:
         "product_name": _pci_ids(at),
         "device_class": _device_class(at, chart),
         "config": _vfio_config(at),
+        "prepare_without_sriov": _prepare_without_sriov(at),
         "device_metadata": _device_metadata(at, gates["gates"]),
     }
     release["api"] = _api_versions(at, chart)
@@ -849,11 +979,34 @@ def _combination(driver: dict[str, Any], kv: dict[str, Any]) -> tuple[bool, str]
     )
 
 
-def extract(driver: Source, kubevirt: Source, operator: Source) -> dict[str, Any]:
-    driver_tags = sorted(driver.tags(), key=lambda row: (row[2], version_key(row[0])))
-    drivers = {tag: driver_release(At(DRIVER_REPOSITORY, tag, c, driver), d) for tag, c, d in driver_tags}
-    if not drivers:
+def _drivers(driver: Source, old: Source | None) -> dict[str, Any]:
+    """Every release of the driver, then main; each names the repositories that tag its commit."""
+    rows = driver.tags()
+    driver_tags = sorted((r for r in rows if r[0] != UNRELEASED), key=lambda row: (row[2], version_key(row[0])))
+    if not driver_tags:
         raise ExtractError(f"{DRIVER_REPOSITORY}: no release tags")
+    old_tags = {tag: commit for tag, commit, _ in (old.tags() if old is not None else [])}
+    drivers = {}
+    for tag, commit, date in [*driver_tags, *(r for r in rows if r[0] == UNRELEASED)]:
+        at = At(DRIVER_REPOSITORY, tag, commit, driver)
+        release = {"repository": DRIVER_REPOSITORY, **driver_release(at, date)}
+        if old_tags.get(tag) == commit:
+            release["tagged_in"] = [OLD_DRIVER_REPOSITORY, DRIVER_REPOSITORY]
+        if tag == UNRELEASED:
+            version = at.text(VERSION_FILE).strip()
+            release["unreleased"] = {
+                "branch": "main",
+                "version": version,
+                "certainty": f"unreleased main ({DRIVER_REPOSITORY} commit {commit}, {date}, {VERSION_FILE} {version}): "
+                f"what {version.removesuffix('-dev')} most likely publishes, not a release",
+                "source": VERSION_FILE,
+            }
+        drivers[tag] = release
+    return drivers
+
+
+def extract(driver: Source, kubevirt: Source, operator: Source, old: Source | None = None) -> dict[str, Any]:
+    drivers = _drivers(driver, old)
     kubevirts = {
         tag: kubevirt_release(At(KUBEVIRT_REPOSITORY, tag, c, kubevirt), d)
         for tag, c, d in kubevirt.tags()
@@ -867,12 +1020,22 @@ def extract(driver: Source, kubevirt: Source, operator: Source) -> dict[str, Any
         else:
             operators[tag] = release
     missing = []
+    main = drivers.get(UNRELEASED, {}).get("unreleased")
+    newest = [t for t in drivers if t != UNRELEASED][-1]
     for tag, op in operators.items():
         v = op["dra_driver"]["version"]
-        if not op["dra_driver"]["version_in_mirror"]:
+        if op["dra_driver"]["version_in_mirror"]:
+            continue
+        if main is not None and main["version"] == f"{v}-dev":
+            op["dra_driver"]["modelled_by"] = UNRELEASED
             missing.append(
                 f"GPU Operator {tag} deploys DRA driver {v}, which is no tag of the {DRIVER_REPOSITORY} mirror "
-                f"(newest: {list(drivers)[-1]}): what {v} publishes is not established"
+                f"(newest: {newest}): modelled by {main['certainty']}"
+            )
+        else:
+            missing.append(
+                f"GPU Operator {tag} deploys DRA driver {v}, which is no tag of the {DRIVER_REPOSITORY} mirror "
+                f"(newest: {newest}): what {v} publishes is not established"
             )
     combos: dict[str, Any] = {}
     for dtag, drel in drivers.items():
@@ -882,7 +1045,9 @@ def extract(driver: Source, kubevirt: Source, operator: Source) -> dict[str, Any
             combos[dtag][ktag] = {"works": works, "reason": why}
     about = (
         f"Facts about GPUs for KubeVirt VMs through DRA: NVIDIA's DRA driver ({DRIVER_REPOSITORY}, every final tag "
-        f"vX.Y.Z, in release order: the project moved from calendar versions to v0.4.0 after v25.12.0), KubeVirt "
+        f"vX.Y.Z, in release order: the project moved from calendar versions to v0.4.0 after v25.12.0, and from "
+        f"{OLD_DRIVER_REPOSITORY} to {DRIVER_REPOSITORY} after v0.4.0, whose tags up to v0.4.0 name the same "
+        f"commits: tagged_in; then the head of its main branch as release {UNRELEASED}, labelled unreleased), KubeVirt "
         f"({KUBEVIRT_REPOSITORY}, every final tag from {KUBEVIRT_FIRST}) and the GPU Operator ({OPERATOR_REPOSITORY}, "
         "every final tag whose values.yaml has draDriver; the others are in operator_tags_without_dra_driver), "
         "extracted from their git history by `python -m tools.dra_extract` (do not edit by hand). Each fact names "
@@ -891,7 +1056,12 @@ def extract(driver: Source, kubevirt: Source, operator: Source) -> dict[str, Any
     )
     return {
         "about": about,
-        "repositories": {"driver": DRIVER_REPOSITORY, "kubevirt": KUBEVIRT_REPOSITORY, "operator": OPERATOR_REPOSITORY},
+        "repositories": {
+            "driver": DRIVER_REPOSITORY,
+            "driver_before": OLD_DRIVER_REPOSITORY,
+            "kubevirt": KUBEVIRT_REPOSITORY,
+            "operator": OPERATOR_REPOSITORY,
+        },
         "driver_releases": drivers,
         "kubevirt_releases": kubevirts,
         "operator_releases": operators,
@@ -909,9 +1079,9 @@ def _sidecar(recording: Recording, repository: str) -> dict[str, Any]:
         "repository": repository,
         "license": LICENSES[repository],
         "tags": {
-            tag: {"commit": commit, "date": date, "files": dict(sorted(recording.files[commit].items()))}
+            tag: {"commit": commit, "date": date, "files": dict(sorted(recording.files.get(commit, {}).items()))}
             for tag, commit, date in recording.tags()
-            if commit in recording.files
+            if commit in recording.files or repository == OLD_DRIVER_REPOSITORY
         },
     }
 
@@ -921,9 +1091,9 @@ def write_inputs(prefix: Path, recordings: dict[str, Recording]) -> None:
         "about": (
             "Upstream files the DRA facts (data/dra/releases.json) are extracted from, each blob once in the "
             ".tar.xz beside this file, named by its git blob id; per repository and release tag its commit, "
-            "date and the blob of each path read (null: absent). go-nvlib's embedded pci.ids is not in the "
-            "tarball: pci_ids holds its sha256, Version header and size by blob id. All three repositories are "
-            "Apache-2.0; the files keep their licence headers."
+            "date and the blob of each path read (null: absent); of the driver's first home only its tags. "
+            "go-nvlib's embedded pci.ids is not in the tarball: pci_ids holds its sha256, Version header and size "
+            "by blob id. All the repositories are Apache-2.0; the files keep their licence headers."
         ),
         "repositories": {repo: _sidecar(rec, repo) for repo, rec in recordings.items()},
         "pci_ids": dict(sorted({k: v for rec in recordings.values() for k, v in rec.pci_ids_files.items()}.items())),
@@ -932,17 +1102,18 @@ def write_inputs(prefix: Path, recordings: dict[str, Recording]) -> None:
     write_blobs(prefix, {k: v for rec in recordings.values() for k, v in rec.blobs.items()})
 
 
-def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource, VendoredSource]:
+def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource, VendoredSource, VendoredSource]:
+    """The driver, KubeVirt, operator and the driver's first home (tags only) as the inputs hold them."""
     prefix = Path(prefix)
     try:
         sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
         blobs = read_blobs(prefix)
         repos, pci_ids = sidecar["repositories"], sidecar["pci_ids"]
         sources = []
-        for repo in (DRIVER_REPOSITORY, KUBEVIRT_REPOSITORY, OPERATOR_REPOSITORY):
+        for repo in (DRIVER_REPOSITORY, KUBEVIRT_REPOSITORY, OPERATOR_REPOSITORY, OLD_DRIVER_REPOSITORY):
             rows = {tag: {**row, "trees": {}} for tag, row in repos[repo]["tags"].items()}
             sources.append(VendoredSource(rows, blobs, pci_ids))
-        return sources[0], sources[1], sources[2]
+        return sources[0], sources[1], sources[2], sources[3]
     except INPUT_ERRORS as error:
         raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
 
@@ -960,18 +1131,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--driver-git", help=f"a {DRIVER_REPOSITORY} git repository (bare is fine)")
     parser.add_argument("--kubevirt-git", help=f"a {KUBEVIRT_REPOSITORY} git repository (bare is fine)")
     parser.add_argument("--operator-git", help=f"a {OPERATOR_REPOSITORY} git repository (bare is fine)")
+    parser.add_argument("--old-driver-git", help=f"a {OLD_DRIVER_REPOSITORY} git repository (its tags are read)")
     add_extractor_options(parser, "dra")
     args = parser.parse_args(argv)
-    gits = [args.driver_git, args.kubevirt_git, args.operator_git]
+    gits = [args.driver_git, args.kubevirt_git, args.operator_git, args.old_driver_git]
     from_git = all(g is not None for g in gits)
     if from_git == (args.from_inputs is not None) or (any(gits) and not from_git):
-        parser.error("give --driver-git DIR --kubevirt-git DIR --operator-git DIR, or --from-inputs PREFIX")
+        parser.error(
+            "give --driver-git DIR --kubevirt-git DIR --operator-git DIR --old-driver-git DIR, or --from-inputs PREFIX"
+        )
     recordings = None
     try:
         if from_git:
+            repos = (DRIVER_REPOSITORY, KUBEVIRT_REPOSITORY, OPERATOR_REPOSITORY, OLD_DRIVER_REPOSITORY)
             recordings = {
-                repo: Recording(GitSource(git))
-                for repo, git in zip((DRIVER_REPOSITORY, KUBEVIRT_REPOSITORY, OPERATOR_REPOSITORY), gits, strict=True)
+                repo: Recording(DriverGit(git) if repo == DRIVER_REPOSITORY else GitSource(git))
+                for repo, git in zip(repos, gits, strict=True)
             }
             document = extract(*recordings.values())
         else:

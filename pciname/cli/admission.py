@@ -87,7 +87,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     policy.add_argument(
         "--dra-driver",
         metavar="VERSION",
-        help="with --dra: the DRA driver release (default: the newest that publishes vfio devices)",
+        help="with --dra: the DRA driver release (default: the newest tagged release that publishes vfio "
+        "devices; main or v0.5.0: its unreleased main branch)",
     )
     policy.add_argument("--kubeconfig", metavar="FILE", help="with --from-cluster: kubeconfig file")
     policy.add_argument("--context", metavar="NAME", help="with --from-cluster: kubeconfig context")

@@ -149,7 +149,12 @@ def add_vm_gpus_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "exit 2",
     )
     dra.add_argument("--dra", action="store_true", help="write DRA claims (see above)")
-    dra.add_argument("--dra-driver", metavar="VERSION", help="the DRA driver release (default: the newest that works)")
+    dra.add_argument(
+        "--dra-driver",
+        metavar="VERSION",
+        help="the DRA driver release (default: the newest tagged release that works; main or v0.5.0: its unreleased "
+        "main branch)",
+    )
     dra.add_argument("--kubevirt", metavar="VERSION", help="the KubeVirt release (default: the newest that works)")
     dra.add_argument(
         "--resource-api", metavar="VERSION", help="resource.k8s.io version: v1 (the default), v1beta2 or v1beta1"

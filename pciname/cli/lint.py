@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lint.add_argument(
         "--dra-driver",
         metavar="VERSION",
-        help="the NVIDIA DRA driver release DRA claims are checked for (default: the newest that works)",
+        help="the NVIDIA DRA driver release DRA claims are checked for (default: the newest tagged release that "
+        "works; main or v0.5.0: its unreleased main branch)",
     )
     lint.add_argument(
         "--nvidia-plugin",

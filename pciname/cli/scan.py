@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scan.add_argument(
         "--dra-driver",
         metavar="VERSION",
-        help="the DRA driver release for --dra (default: the newest that publishes vfio devices)",
+        help="the DRA driver release for --dra (default: the newest tagged release that publishes vfio devices; "
+        "main or v0.5.0: its unreleased main branch)",
     )
     add_profile_options(scan)
     add_output_option(scan)

@@ -14,9 +14,11 @@ ResourceClaimTemplate (one request per GPU, selecting by vendor and device id
 and, on request, the exact product name: never by a host-dependent value),
 the VirtualMachine fragment (``spec.template.spec.resourceClaims`` and
 ``gpus[]`` with ``claimName``/``requestName``), the DeviceClass the selector
-assumes (to check with ``kubectl diff``); notes say which feature gates
-must be on (the driver's, and KubeVirt's ``GPUsWithDRA`` where the release
-leaves it off).
+assumes (to check with ``kubectl diff``); notes say what the driver facts
+rest on (a tagged release, or unreleased main), which feature gates must be
+on (the driver's, and KubeVirt's ``GPUsWithDRA`` where the release leaves it
+off) and what crashes the release's plugin when it prepares the claim (v0.4.0
+on a GPU without SR-IOV).
 """
 
 from __future__ import annotations
@@ -189,6 +191,7 @@ def dra_objects(
     documents: list[dict[str, Any]] = [template, vm, deviceclass]
     gates = combination.gates_off_by_default()
     notes = [
+        f"DRA driver {combination.driver} is {combination.certainty}",
         f"DRA driver {combination.driver} publishes vfio GPUs only with its feature gates "
         f"{', '.join(f'{g}=true' for g in combination.driver_gates())} (Helm value featureGates)",
         *(f"inferred: {text}" for text in devices[0].inferred[:1]),
@@ -198,6 +201,9 @@ def dra_objects(
             "inferred: the claim asks the driver for iommu.enableAPIDevice: true, since without it the claim's "
             "CDI edits hold no /dev/vfio/vfio (the driver's default) and KubeVirt's DRA path adds none"
         )
+    crash = combination.prepare_crash()
+    if crash is not None:
+        notes.append(crash)
     if gates:
         notes.append(
             f"KubeVirt {combination.kubevirt} leaves {', '.join(gates)} off by default: add it to the KubeVirt CR's "

@@ -7,8 +7,12 @@ a request's claims are written for.
 line with the reason the code gives (a driver that publishes no vfio device,
 a KubeVirt that reads the PCI address where the driver does not put it) and
 the nearest combination that works. Defaults are the newest of each that
-works with what was given. Releases are ordered as they were released (the
-driver moved from calendar versions, v25.12.0, to v0.4.0).
+works with what was given, among the driver's tagged releases: ``main``, the
+head of the driver's main branch (what the version the GPU Operator deploys
+most likely publishes, not a release), is taken only when asked for, by
+``main`` or by that version, and :attr:`Combination.certainty` says so.
+Releases are ordered as they were released (the driver moved from calendar
+versions, v25.12.0, to v0.4.0, and to kubernetes-sigs after v0.4.0).
 """
 
 from __future__ import annotations
@@ -52,6 +56,29 @@ class Combination:
         gates = self.kubevirt_facts["feature_gates"]
         return [name for name in ("GPUsWithDRA",) if not gates[name]["default"]]
 
+    @property
+    def certainty(self) -> str:
+        """What the driver facts rest on: a tagged release (its repository,
+        commit and date), or unreleased main, labelled as such."""
+        unreleased = self.driver_facts.get("unreleased")
+        if unreleased is not None:
+            return str(unreleased["certainty"])
+        facts = self.driver_facts
+        return f"release {self.driver} ({facts.get('repository', '')} commit {facts['commit']}, {facts['date']})"
+
+    def prepare_crash(self) -> str | None:
+        """What crashes this release's kubelet plugin when it prepares a vfio
+        claim, and where it is fixed; None when nothing known does."""
+        crash = self.vfio.get("prepare_without_sriov") or {}
+        if not crash.get("crashes"):
+            return None
+        later = drivers()[drivers().index(self.driver) + 1 :]
+        fixed = next((d for d in later if not _prepare_crashes(d)), None)
+        return (
+            f"DRA driver {self.driver} crashes (a nil-pointer panic of its kubelet plugin) preparing a vfio claim for "
+            f"{crash['gpus']}: {crash['what']} ({crash['source']})" + (f"; fixed in {fixed}" if fixed else "")
+        )
+
     def driver_gates(self) -> list[str]:
         """The driver feature gates a VM's vfio GPU needs on: the vfio gate, and
         DeviceMetadata where KubeVirt reads the PCI address from its metadata files."""
@@ -74,6 +101,16 @@ def drivers() -> list[str]:
     return list(facts()["driver_releases"])
 
 
+def released() -> list[str]:
+    """Driver releases that are tagged (not ``main``), in release order."""
+    return [d for d in drivers() if "unreleased" not in facts()["driver_releases"][d]]
+
+
+def _prepare_crashes(driver: str) -> bool:
+    vfio = facts()["driver_releases"][driver]["vfio"]
+    return bool((vfio.get("prepare_without_sriov") or {}).get("crashes"))
+
+
 def kubevirts() -> list[str]:
     """KubeVirt releases in release order."""
     return list(facts()["kubevirt_releases"])
@@ -84,8 +121,21 @@ def _canonical(text: str) -> str:
     return text if text.startswith("v") else f"v{text}"
 
 
+def _modelled(given: str) -> str | None:
+    """The release that models ``given``: ``main`` itself, or the version an
+    operator release deploys that main models (``v0.5.0``)."""
+    text = given.strip().lower()
+    if text in facts()["driver_releases"] and "unreleased" in facts()["driver_releases"][text]:
+        return text
+    for operator in facts().get("operator_releases", {}).values():
+        deployed = operator["dra_driver"]
+        if deployed.get("modelled_by") and deployed["version"] == _canonical(text):
+            return str(deployed["modelled_by"])
+    return None
+
+
 def _known(what: str, given: str, known: list[str], extra: str = "") -> str:
-    release = _canonical(given)
+    release = (_modelled(given) if what == "--dra-driver" else None) or _canonical(given)
     if release not in known:
         raise DraCombinationError(
             f"{what} {given!r}: no such release in pciname's facts (known: {', '.join(known)}, from "
@@ -129,9 +179,9 @@ def choose(driver: str | None = None, kubevirt: str | None = None, resource_api:
     api = (resource_api or RESOURCE_APIS[0]).strip().removeprefix("resource.k8s.io/")
     if api not in RESOURCE_APIS:
         raise DraCombinationError(f"--resource-api {resource_api!r}: use one of {', '.join(RESOURCE_APIS)}")
-    given_drivers = [chosen_driver] if chosen_driver else all_drivers
+    given_drivers = [chosen_driver] if chosen_driver else released()
     given_kubevirts = [chosen_kubevirt] if chosen_kubevirt else all_kubevirts
-    newest = (len(all_drivers) - 1, len(all_kubevirts) - 1)
+    newest = (all_drivers.index(released()[-1]), len(all_kubevirts) - 1)
     pair = _nearest([(d, k) for d in given_drivers for k in given_kubevirts], newest)
     if pair is None:
         raise DraCombinationError(_refusal(chosen_driver, chosen_kubevirt))
@@ -148,7 +198,7 @@ def for_driver(driver: str | None = None) -> Combination:
     all_drivers = drivers()
     missing = "; ".join(facts().get("missing", ()))
     chosen = _known("--dra-driver", driver, all_drivers, f"; {missing}" if missing else "") if driver else None
-    release = chosen or (_publishing() or all_drivers)[-1]
+    release = chosen or (_publishing() or released())[-1]
     newest = kubevirts()[-1]
     return Combination(
         release, newest, RESOURCE_APIS[0], facts()["driver_releases"][release], facts()["kubevirt_releases"][newest]
@@ -156,7 +206,8 @@ def for_driver(driver: str | None = None) -> Combination:
 
 
 def _publishing() -> list[str]:
-    return [d for d in drivers() if facts()["driver_releases"][d]["vfio"]["publishes"]]
+    """Tagged releases that publish vfio devices."""
+    return [d for d in released() if facts()["driver_releases"][d]["vfio"]["publishes"]]
 
 
 def _refusal(driver: str | None, kubevirt: str | None) -> str:
@@ -173,10 +224,10 @@ def _refusal(driver: str | None, kubevirt: str | None) -> str:
         assert kubevirt is not None
         why = f"KubeVirt {kubevirt} works with no DRA driver release: with {best_driver}, {_works(best_driver, kubevirt)[1]}"
     near = (
-        all_drivers.index(driver) if driver else len(all_drivers) - 1,
+        all_drivers.index(driver if driver else released()[-1]),
         all_kubevirts.index(kubevirt) if kubevirt else len(all_kubevirts) - 1,
     )
-    nearest = _nearest([(d, k) for d in all_drivers for k in all_kubevirts], near)
+    nearest = _nearest([(d, k) for d in released() for k in all_kubevirts], near)
     if nearest is None:  # pragma: no cover - the shipped facts have a working pair (a test holds it)
         return why
     return f"{why}; nearest that works: --dra-driver {nearest[0]} --kubevirt {nearest[1]}"
@@ -192,4 +243,5 @@ __all__ = [
     "facts",
     "for_driver",
     "kubevirts",
+    "released",
 ]

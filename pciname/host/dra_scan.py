@@ -436,6 +436,8 @@ def _publish(root: Path, combination: Combination, found: _Found, result: DraSca
         devices.clear()
     result.devices.extend(devices)
     inferred = predicted_device(devices[0].device.partition(":")[2], combination).inferred if devices else ()
+    if "unreleased" in combination.driver_facts:  # main: said in every output that rests on it
+        inferred = (f"DRA driver {combination.driver} is {combination.certainty}", *inferred)
     return _with_inferred(result, inferred)
 
 
@@ -520,8 +522,9 @@ def _device(
         "productName": str(predicted.attributes["productName"]),
         "iommuFDEnabled": iommufd,
         f"{_STANDARD}pciBusID": dev.address,
+        f"{_STANDARD}numaNode": dev.numa,  # main: addNumaNodeAttribute, omitted when negative
     }
-    attributes = {k: v for k, v in values.items() if k in names}
+    attributes = {k: v for k, v in values.items() if k in names and (k != f"{_STANDARD}numaNode" or dev.numa >= 0)}
     pcie_root = _pcie_root(root, dev.address) if f"{_STANDARD}pcieRoot" in names else None
     if pcie_root is not None:
         attributes[f"{_STANDARD}pcieRoot"] = pcie_root

@@ -36,7 +36,7 @@ from typing import Any
 
 from pciname.base.cel import cel_string
 from pciname.dra.claims import PredictedDevice, predicted_device, selector
-from pciname.dra.facts import RESOURCE_APIS, Combination, DraCombinationError, choose, drivers, facts
+from pciname.dra.facts import RESOURCE_APIS, Combination, DraCombinationError, choose, drivers, facts, released
 from pciname.errors import PcinameError
 from pciname.kubevirt.admission import (
     API_VERSION,
@@ -84,7 +84,7 @@ def dra_combination(driver: str | None, word: str = "--dra-driver") -> Combinati
     publishes vfio devices); DraCombinationError, one line, for a release
     pciname does not know or one that publishes no vfio device (``word``:
     what the surface calls the driver release)."""
-    publishing = publishing_drivers()
+    publishing = [d for d in publishing_drivers() if d in released()]  # the default: a tagged release, not main
     newest = f"the newest that does: {word} {publishing[-1]}" if publishing else "no release does"
     if driver is None:
         if not publishing:  # pragma: no cover - the shipped facts have one (a test holds it)

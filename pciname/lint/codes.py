@@ -54,6 +54,8 @@ DRA_UNKNOWN_CLAIM = "dra-unknown-claim"
 DRA_UNKNOWN_REQUEST = "dra-unknown-request"
 DRA_REQUEST_LAYOUT = "dra-request-layout"
 DRA_INVALID_CONFIG = "dra-invalid-config"
+DRA_CONSTRAINT_NOT_PUBLISHED = "dra-constraint-not-published"
+DRA_PREPARE_CRASH = "dra-prepare-crash"
 
 
 class RuleName(StrEnum):
@@ -330,6 +332,20 @@ def _dra_invalid_config(*, driver: str, what: str) -> str:
     return f"DRA driver {driver} {what}: preparing the claim fails, so the VM never starts"
 
 
+def _dra_constraint_not_published(
+    *, driver: str, key: str, attribute: str, requests: tuple[str, ...], publishing: tuple[str, ...]
+) -> str:
+    where = f"releases that publish it: {'; '.join(publishing)}" if publishing else "no release publishes it"
+    return (
+        f"DRA driver {driver} publishes no {attribute} on vfio devices, and Kubernetes' allocator fails every device "
+        f"that lacks a {key} attribute, so request {', '.join(requests)} is never allocated ({where})"
+    )
+
+
+def _dra_prepare_crash(*, what: str) -> str:
+    return f"{what}: a VM given such a GPU does not start"
+
+
 #: Every code lint reports, in the order README.md lists them.
 CODES: dict[str, LintCode] = {
     WRONG_RESOURCE_NAME: LintCode(
@@ -536,6 +552,22 @@ CODES: dict[str, LintCode] = {
         "`VfioDeviceConfig` field it does not have (it decodes strictly), an `iommu.backendPolicy` it does not "
         "take, an `enableAPIDevice` that is no boolean, or another config kind for a vfio request",
         _dra_invalid_config,
+        (RuleName.DRA_CLAIMS,),
+    ),
+    DRA_CONSTRAINT_NOT_PUBLISHED: LintCode(
+        ERROR,
+        "a claim's `constraints` entry (`matchAttribute`, `distinctAttribute`) names an attribute the `--dra-driver` "
+        "release does not publish for vfio devices, over a request only vfio devices can satisfy: Kubernetes' "
+        "allocator fails a device lacking the attribute, so the claim is never allocated (`gpu.nvidia.com/partition2` "
+        "under v0.4.x); the finding names the releases that publish it",
+        _dra_constraint_not_published,
+        (RuleName.DRA_CLAIMS,),
+    ),
+    DRA_PREPARE_CRASH: LintCode(
+        WARNING,
+        "a request for the vfio DeviceClass under a release whose kubelet plugin panics preparing it for some GPUs "
+        "(v0.4.0: a GPU without SR-IOV, no `sriov_totalvfs`, bound to the nvidia driver; fixed in v0.4.1)",
+        _dra_prepare_crash,
         (RuleName.DRA_CLAIMS,),
     ),
 }

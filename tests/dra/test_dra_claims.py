@@ -30,11 +30,17 @@ WORKING = sorted((d, k) for d, row in FACTS["compatibility"].items() for k, entr
 
 def test_the_defaults_are_the_newest_working_releases():
     combination = choose()
-    assert (combination.driver, combination.kubevirt, combination.resource_api) == ("v0.4.0", "v1.9.0", "v1")
+    # The newest tagged release that works for vfio: v0.4.1, not main (unreleased).
+    assert (combination.driver, combination.kubevirt, combination.resource_api) == ("v0.4.1", "v1.9.0", "v1")
     assert (combination.driver, combination.kubevirt) in WORKING
-    # what the facts say works: the driver that publishes vfio devices, with the KubeVirt releases
+    assert combination.certainty == (
+        "release v0.4.1 (kubernetes-sigs/dra-driver-nvidia-gpu commit 764900e7833798a1528bd52a2af3e1b2d5f7a616, "
+        "2026-06-30)"
+    )
+    # what the facts say works: the drivers that publish vfio devices, with the KubeVirt releases
     # that read pciBusID from the metadata files where the driver writes them
-    assert WORKING == [("v0.4.0", "v1.8.3"), ("v0.4.0", "v1.8.4"), ("v0.4.0", "v1.9.0")]
+    assert sorted((d, k) for d in ("v0.4.0", "v0.4.1", "main") for k in ("v1.8.3", "v1.8.4", "v1.9.0")) == WORKING
+    assert dra_facts.for_driver().driver == "v0.4.1"
 
 
 @pytest.mark.parametrize(
@@ -43,7 +49,7 @@ def test_the_defaults_are_the_newest_working_releases():
         ("v25.12.0", None, "publishes no vfio device, by a bug: enumerateGpuPciDevices", "v0.4.0 --kubevirt v1.9.0"),
         ("v25.3.0", "v1.9.0", "the driver publishes no vfio device", "v0.4.0 --kubevirt v1.9.0"),
         ("v0.4.0", "v1.7.0", "resource.kubernetes.io/pcieRoot", "v0.4.0 --kubevirt v1.8.3"),
-        (None, "v1.8.1", "KubeVirt reads /var/run/dra-device-attributes/", "v0.4.0 --kubevirt v1.8.3"),
+        (None, "v1.8.1", "KubeVirt reads /var/run/dra-device-attributes/", "v0.4.1 --kubevirt v1.8.3"),
     ],
 )
 def test_a_combination_that_cannot_work_is_one_line_with_the_nearest_that_does(driver, kubevirt, reason, nearest):
@@ -56,10 +62,11 @@ def test_a_combination_that_cannot_work_is_one_line_with_the_nearest_that_does(d
 
 def test_an_unknown_release_names_the_known_ones_and_what_is_missing():
     with pytest.raises(DraCombinationError) as caught:
-        choose("v0.4.1")  # the issue's example: no such tag
+        choose("v0.4.2")
     message = str(caught.value)
-    assert "known: v25.3.0" in message and "v0.4.0" in message
-    assert "v0.5.0" in message and "not established" in message  # GPU Operator v26.7.0's driver
+    assert "known: v25.3.0" in message and "v0.4.1, main" in message
+    # GPU Operator v26.7.0's driver: modelled by main, said so
+    assert "v0.5.0" in message and "modelled by unreleased main" in message
     with pytest.raises(DraCombinationError, match="--kubevirt 'v1.5.0'"):
         choose(kubevirt="v1.5.0")
     with pytest.raises(DraCombinationError, match="--resource-api"):
@@ -155,7 +162,7 @@ def test_the_cli_writes_one_stream_and_says_the_releases_and_gates():
         ["ResourceClaimTemplate", "VirtualMachine", "DeviceClass"],
     )
     lines = proc.stderr.splitlines()
-    assert lines[0] == "pciname: DRA driver v0.4.0, KubeVirt v1.8.4, resource.k8s.io/v1"
+    assert lines[0] == "pciname: DRA driver v0.4.1, KubeVirt v1.8.4, resource.k8s.io/v1"
     assert any("PassthroughSupport=true, DeviceMetadata=true" in line for line in lines)
     assert any("leaves GPUsWithDRA off by default" in line for line in lines)  # Alpha in v1.8.x
     yaml_out = run("vm-gpus", "10de:2236", "--dra", "-o", "yaml")
@@ -166,7 +173,7 @@ def test_the_cli_writes_one_stream_and_says_the_releases_and_gates():
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["--dra-driver", "v0.4.1"], "no such release"),
+        (["--dra-driver", "v0.4.2"], "no such release"),
         (["--dra-driver", "v25.12.0", "--kubevirt", "v1.9.0"], "nearest that works"),
         (["-p", "latest"], "--profile: --dra selects GPUs"),
         (["--vgpu", "A10-4Q"], "--vgpu: --dra selects GPUs"),
@@ -205,6 +212,44 @@ def test_the_readme_dra_table_is_the_data():
     expected = []
     for release, entry in FACTS["driver_releases"].items():
         works = [k for k, x in FACTS["compatibility"][release].items() if x["works"]]
-        expected.append([release, entry["date"], _vfio_cell(entry), ", ".join(works) or "-"])
+        shown = f"{release} (unreleased, {entry['unreleased']['version']})" if "unreleased" in entry else release
+        expected.append([shown, entry["date"], _vfio_cell(entry), ", ".join(works) or "-"])
     assert rows == expected
     assert "enumerateGpuPciDevices" in (FACTS["driver_releases"]["v25.12.0"]["vfio"]["enumeration"]["bug"] or "")
+
+
+def test_v0_4_1_works_and_says_it_is_a_release():
+    """The issue's example: v0.4.1 was refused as no tag; it is the new home's first release."""
+    proc = run("vm-gpus", "10de:2236=1", "--dra", "--dra-driver", "v0.4.1")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "pciname: DRA driver v0.4.1, KubeVirt v1.9.0, resource.k8s.io/v1"
+    assert lines[1] == (
+        "pciname: DRA driver v0.4.1 is release v0.4.1 (kubernetes-sigs/dra-driver-nvidia-gpu commit "
+        "764900e7833798a1528bd52a2af3e1b2d5f7a616, 2026-06-30)"
+    )
+    assert not any("crashes" in line for line in lines)
+    assert "vfio.gpu.nvidia.com" in proc.stdout
+
+
+@pytest.mark.parametrize("given", ["main", "v0.5.0", "0.5.0"])
+def test_main_is_taken_only_when_asked_and_labelled_unreleased(given):
+    combination = choose(given)
+    assert combination.driver == "main"
+    main = FACTS["driver_releases"]["main"]
+    assert combination.certainty == (
+        f"unreleased main (kubernetes-sigs/dra-driver-nvidia-gpu commit {main['commit']}, {main['date']}, "
+        "VERSION v0.5.0-dev): what v0.5.0 most likely publishes, not a release"
+    )
+    objects = answer(DraClaimsRequest(("10de:2236",), dra_driver=given).validated())
+    assert objects.notes[0] == f"DRA driver main is {combination.certainty}"
+
+
+def test_v0_4_0_says_its_plugin_crashes_on_a_gpu_without_sr_iov():
+    objects = answer(DraClaimsRequest(("10de:2236",), dra_driver="v0.4.0").validated())
+    crash = [n for n in objects.notes if "crashes" in n]
+    assert len(crash) == 1
+    assert crash[0].startswith("DRA driver v0.4.0 crashes (a nil-pointer panic of its kubelet plugin) preparing a ")
+    assert "no sriov_totalvfs" in crash[0] and "verifyDisabledVFs" in crash[0] and crash[0].endswith("fixed in v0.4.1")
+    proc = run("vm-gpus", "10de:2236", "--dra", "--dra-driver", "v0.4.0")
+    assert proc.returncode == 0 and f"pciname: {crash[0]}" in proc.stderr.splitlines()

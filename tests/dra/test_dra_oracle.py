@@ -61,7 +61,7 @@ def go_names(tmp_path_factory) -> dict[str, str]:
 
 def test_the_oracle_is_the_drivers_code():
     assert "v0.4.0" in publishing() and "v25.12.0" not in publishing()  # its bug publishes none
-    dra = _tags("dra-inputs.json", "NVIDIA/k8s-dra-driver-gpu")
+    dra = _tags("dra-inputs.json", "kubernetes-sigs/dra-driver-nvidia-gpu")
     kata = _tags("kata-inputs.json", "NVIDIA/sandbox-device-plugin")
     assert kata["v0.0.5"]["files"][PCIIDS_GO] == ORACLE_BLOB  # the file the oracle joins
     embedded = json.loads((TESTS / "data" / "dra-inputs.json").read_text(encoding="utf-8"))["pci_ids"]

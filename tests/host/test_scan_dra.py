@@ -66,7 +66,7 @@ def tree(tmp_path):
 def test_the_release_list_has_both_kinds():
     # The facts hold releases that publish and releases that do not; the tests
     # below run over every one of them.
-    assert PUBLISHING == ["v0.4.0"]
+    assert PUBLISHING == ["v0.4.0", "v0.4.1", "main"]
     assert "v25.12.0" in SILENT
 
 
@@ -130,7 +130,9 @@ def test_the_attribute_names_are_the_releases(tree, release):
     add(tree, "0000:3b:00.0", device="0x2236\n")
     device = dra_scan(tree.root, for_driver(release)).devices[0]
     vfio = facts()["driver_releases"][release]["vfio"]
-    assert set(device.attributes) == {a["name"].removeprefix("gpu.nvidia.com/") for a in vfio["attributes"]}
+    # main's Fabric Manager attributes only with their gate (NVML and Fabric Manager, not sysfs): not scanned.
+    published = [a for a in vfio["attributes"] if "only with gate" not in a["computed"]]
+    assert set(device.attributes) == {a["name"].removeprefix("gpu.nvidia.com/") for a in published}
     assert set(device.capacity) == {c["name"].removeprefix("gpu.nvidia.com/") for c in vfio["capacity"]}
 
 
@@ -341,7 +343,7 @@ def test_the_request_scans_the_newest_publishing_release_by_default(tree):
     scanned = answer(ScanRequest(str(tree.root), dra=True).validated())
     assert scanned.result is None
     assert scanned.dra is not None
-    assert scanned.dra.release == PUBLISHING[-1]
+    assert scanned.dra.release == "v0.4.1"  # the newest tagged release, not main
     assert [d.name for d in scanned.dra.devices] == ["gpu-vfio-0", "gpu-vfio-1"]
 
 
@@ -361,14 +363,14 @@ def test_the_request_refuses_what_cannot_be(request_, message):
 
 def test_an_unknown_release_is_a_combination_error():
     with pytest.raises(DraCombinationError):
-        for_driver("v0.5.0")
+        for_driver("v0.6.0")
 
 
 def test_cli_json_and_yaml(tree, capsys):
     a10_audio_and_a100(tree)
     assert main(["scan", "--dra", "--sysfs-root", str(tree.root), "-o", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["dra_driver"] == "v0.4.0"
+    assert shown["dra_driver"] == "v0.4.1"
     assert shown["devices"][0]["name"] == "gpu-vfio-0"
     assert shown["devices"][0]["attributes"]["deviceID"] == {"string": "0x2236"}
     assert shown["devices"][0]["pciAddress"] == "0000:3b:00.0"
@@ -397,7 +399,7 @@ def test_cli_exit_codes(tree, capsys):
     assert main(["scan", "--dra", "--dra-driver", "v25.12.0", "--sysfs-root", root]) == 1
     assert "error: dra-no-vfio-devices: v25.12.0: " in capsys.readouterr().out
     for args in (
-        ["--dra", "--dra-driver", "v0.5.0"],
+        ["--dra", "--dra-driver", "v0.6.0"],
         ["--dra-driver", "v0.4.0"],
         ["--dra", "--profile", "latest"],
         ["--dra", "--alias", "x"],
@@ -420,3 +422,12 @@ def test_readme_transcripts_replay(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)}
     for command, shown in commands:
         assert replay(command.replace("/tmp/dra-node", str(tree.root)), tmp_path, env) == shown, command
+
+
+def test_a_scan_under_main_says_it_rests_on_unreleased_main(tree):
+    a10_audio_and_a100(tree)
+    scanned = dra_scan(tree.root, for_driver("main"))
+    assert scanned.inferred[0].startswith("DRA driver main is unreleased main (kubernetes-sigs/dra-driver-nvidia-gpu")
+    assert scanned.devices[0].attributes["resource.kubernetes.io/numaNode"] == 0
+    assert "numa" not in scanned.devices[0].attributes
+    assert not any("unreleased" in text for text in dra_scan(tree.root, for_driver("v0.4.1")).inferred)

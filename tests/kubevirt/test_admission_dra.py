@@ -137,7 +137,7 @@ def test_dra_adds_a_policy_and_binding_named_after_the_policy():
         }
     ]
     assert policy["metadata"]["annotations"] == {
-        "pciname.io/dra-driver": publishing_drivers()[-1],
+        "pciname.io/dra-driver": "v0.4.1",  # the newest tagged release, not main
         "pciname.io/device-class": VFIO,
         "pciname.io/allowed-gpus": "2",
     }

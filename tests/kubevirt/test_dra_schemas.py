@@ -232,12 +232,12 @@ def generated() -> dict[tuple[str, str, str, str, bool], list[dict[str, Any]]]:
 def test_the_combinations_are_the_ones_the_issue_names():
     """The facts' working combinations are the ones the schemas were vendored
     for (a new working KubeVirt needs ``tools/dra_schemas.py`` run again)."""
-    assert working() == [("v0.4.0", "v1.8.3"), ("v0.4.0", "v1.8.4"), ("v0.4.0", "v1.9.0")]
-    assert sorted(upstream()["kubevirt"]) == sorted(k for _, k in working())
+    assert working() == [(d, k) for d in ("v0.4.0", "v0.4.1", "main") for k in ("v1.8.3", "v1.8.4", "v1.9.0")]
+    assert sorted(upstream()["kubevirt"]) == sorted({k for _, k in working()})
     assert RESOURCE_APIS == ("v1", "v1beta2", "v1beta1")
     assert kubernetes_minors() == ["1.34", "1.35"]
     assert all(sorted(upstream()["kubernetes"][m]) == sorted(RESOURCE_APIS) for m in kubernetes_minors())
-    assert len(CASES) == 3 * 3 * 2 * 2
+    assert len(CASES) == 3 * 3 * 3 * 2 * 2  # APIs, KubeVirt releases, driver releases, GPUs, product name
 
 
 def test_the_vendored_schemas_name_their_sources():

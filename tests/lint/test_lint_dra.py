@@ -25,8 +25,10 @@ from pciname.dra.facts import RESOURCE_APIS, DraCombinationError, choose, driver
 from pciname.dra.selectors import driver_devices, judge
 from pciname.lint.codes import (
     CODES,
+    DRA_CONSTRAINT_NOT_PUBLISHED,
     DRA_HOST_DEPENDENT_SELECTOR,
     DRA_INVALID_CONFIG,
+    DRA_PREPARE_CRASH,
     DRA_REQUEST_LAYOUT,
     DRA_SELECTOR_MATCHES_NOTHING,
     DRA_UNKNOWN_CLAIM,
@@ -49,7 +51,8 @@ def working() -> list[tuple[str, str]]:
 
 
 def newest_driver() -> str:
-    return working()[-1][0]
+    """The default: the newest tagged release that works (not main, unreleased)."""
+    return choose().driver
 
 
 def run(*argv: str) -> tuple[Any, str, str]:
@@ -113,9 +116,11 @@ def test_what_vm_gpus_dra_writes_lints_clean(driver, kubevirt, api, tmp_path):
         path = tmp_path / "claims.yaml"
         path.write_text(generated(driver, kubevirt, api, *extra))
         code, out, err = run("lint", str(path), "--dra-driver", driver, "--kubevirt", kubevirt)
-        assert (code, out) == (0, ""), out + err
+        # Clean, but for the warning of a release whose plugin crashes preparing some GPUs (v0.4.0).
+        crash = [DRA_PREPARE_CRASH] if choose(driver, kubevirt).prepare_crash() else []
+        assert (code, [line.split(": ")[1] for line in out.splitlines()]) == (len(crash), crash), out + err
         assert "error" not in err
-        assert findings(path.read_text(), driver, kubevirt)[0] == []
+        assert [f.code for f in findings(path.read_text(), driver, kubevirt)[0]] == crash
 
 
 @pytest.mark.parametrize("driver", drivers())
@@ -124,7 +129,8 @@ def test_every_driver_release_of_the_facts_is_linted_for_or_refused_in_one_line(
     path.write_text(generated(*working()[-1], "v1"))
     code, out, err = run("lint", str(path), "--dra-driver", driver)
     if any(d == driver for d, _ in working()):
-        assert (code, out) == (0, "")
+        crash = [DRA_PREPARE_CRASH] if choose(driver).prepare_crash() else []
+        assert (code, [line.split(": ")[1] for line in out.splitlines()]) == (len(crash), crash)
         return
     with pytest.raises(DraCombinationError) as refused:
         choose(driver)
@@ -411,7 +417,7 @@ def test_a_vfio_config_the_driver_refuses_is_a_finding():
     ]
     messages = [message for _, message, _ in found]
     assert messages[0] == (
-        f"DRA driver v0.4.0 decodes VfioDeviceConfig strictly and has no field metadata {fields}: "
+        f"DRA driver v0.4.1 decodes VfioDeviceConfig strictly and has no field metadata {fields}: "
         "preparing the claim fails, so the VM never starts"
     )
     assert "takes iommu.backendPolicy LegacyOnly or PreferIommuFD, not 'Legacy'" in messages[1]
@@ -419,7 +425,7 @@ def test_a_vfio_config_the_driver_refuses_is_a_finding():
     assert f"has no field iommu.x {fields}" in messages[3]
     iommu_list = config_findings(config({**VFIO_CONFIG, "iommu": ["x"]}))
     assert [m.split(": preparing")[0] for _, m, _ in iommu_list] == [
-        "DRA driver v0.4.0 reads VfioDeviceConfig iommu as an object, not a sequence"
+        "DRA driver v0.4.1 reads VfioDeviceConfig iommu as an object, not a sequence"
     ]
 
 
@@ -460,7 +466,7 @@ WRONG_FILE = {
 def test_cli_json_and_rpc_findings_are_the_same(client, stub, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "claims.yaml").write_text(WRONG_FILE["claims.yaml"])
-    driver, kubevirt = working()[-1]
+    driver, kubevirt = newest_driver(), working()[-1][1]
     code, out, _ = run("lint", "claims.yaml", "-o", "json", "--dra-driver", driver, "--kubevirt", kubevirt)
     assert code == 1
     cli = json.loads(out)
@@ -503,6 +509,8 @@ def test_the_dra_sections_table_is_the_registrys():
         DRA_UNKNOWN_REQUEST,
         DRA_REQUEST_LAYOUT,
         DRA_INVALID_CONFIG,
+        DRA_CONSTRAINT_NOT_PUBLISHED,
+        DRA_PREPARE_CRASH,
     }
 
 

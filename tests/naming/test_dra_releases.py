@@ -1,6 +1,7 @@
 """The DRA release facts (data/dra/releases.json) are exactly what the
 maintainer script writes from the vendored upstream files
-(tests/data/dra-inputs.*: NVIDIA/k8s-dra-driver-gpu, kubevirt/kubevirt and
+(tests/data/dra-inputs.*: kubernetes-sigs/dra-driver-nvidia-gpu (and the tags of its first home,
+NVIDIA/k8s-dra-driver-gpu), kubevirt/kubevirt and
 NVIDIA/gpu-operator blobs, without go-nvlib's embedded pci.ids); the facts the
 issue names hold; every fact names a file the script read at that release;
 and a changed upstream function is an error of one line naming repository,
@@ -60,7 +61,8 @@ def test_the_inputs_name_their_sources_hold_every_blob_and_no_pci_ids():
     assert all(upstream.blob_id(data) == name.rpartition("/")[2] for name, data in blobs.items())
     for repo, row in side["repositories"].items():
         for tag, at in row["tags"].items():
-            assert re.fullmatch(r"v\d+\.\d+\.\d+", tag), (repo, tag)  # final tags only
+            # Final tags only, and the driver's main branch, last.
+            assert re.fullmatch(r"v\d+\.\d+\.\d+", tag) or (repo, tag) == (DRIVER, extract.UNRELEASED), (repo, tag)
             assert len(at["commit"]) == 40 and re.fullmatch(r"20\d\d-\d\d-\d\d", at["date"]), (repo, tag)
             for path, blob in at["files"].items():
                 assert blob is None or blob in held or blob in side["pci_ids"], (repo, tag, path)
@@ -103,7 +105,17 @@ def test_every_source_path_was_read_at_that_release():
 def test_which_driver_releases_publish_vfio_devices():
     drivers = shipped()["driver_releases"]
     # Release order: calendar versions, then the move to semantic versions with v0.4.0.
-    assert list(drivers) == ["v25.3.0", "v25.3.1", "v25.3.2", "v25.8.0", "v25.8.1", "v25.12.0", "v0.4.0"]
+    assert list(drivers) == [
+        "v25.3.0",
+        "v25.3.1",
+        "v25.3.2",
+        "v25.8.0",
+        "v25.8.1",
+        "v25.12.0",
+        "v0.4.0",
+        "v0.4.1",
+        "main",
+    ]
     for tag in ("v25.3.0", "v25.3.1", "v25.3.2", "v25.8.0", "v25.8.1"):
         assert drivers[tag]["vfio"] == {
             "code": False,
@@ -220,7 +232,7 @@ def test_kubevirt_releases():
 def test_only_the_fixed_driver_with_kubevirt_reading_the_kep_5304_path_works():
     compat = shipped()["compatibility"]
     works = {(d, k) for d, row in compat.items() for k, cell in row.items() if cell["works"]}
-    assert works == {("v0.4.0", k) for k in WORKING}
+    assert works == {(d, k) for d in ("v0.4.0", "v0.4.1", "main") for k in WORKING}
     assert "pcieRoot" in compat["v0.4.0"]["v1.7.4"]["reason"]
     assert "/var/run/dra-device-attributes/" in compat["v0.4.0"]["v1.8.2"]["reason"]
     assert "bug" in compat["v25.12.0"]["v1.9.0"]["reason"]
@@ -237,13 +249,61 @@ def test_the_gpu_operator_and_what_the_mirror_cannot_establish():
         "version": "v0.5.0",
         "version_in_mirror": False,
         "feature_gates": {},
+        "modelled_by": "main",
     }
     assert release["excludes_sandbox_device_plugin"] is True
     assert "gpuCluster.deployCR (default false)" in release["deployed_when"]
+    main = document["driver_releases"]["main"]
     assert document["missing"] == [
-        "GPU Operator v26.7.0 deploys DRA driver v0.5.0, which is no tag of the NVIDIA/k8s-dra-driver-gpu mirror "
-        "(newest: v0.4.0): what v0.5.0 publishes is not established"
+        "GPU Operator v26.7.0 deploys DRA driver v0.5.0, which is no tag of the kubernetes-sigs/dra-driver-nvidia-gpu "
+        f"mirror (newest: v0.4.1): modelled by unreleased main (kubernetes-sigs/dra-driver-nvidia-gpu commit "
+        f"{main['commit']}, {main['date']}, VERSION v0.5.0-dev): what v0.5.0 most likely publishes, not a release"
     ]
+    assert main["unreleased"]["version"] == "v0.5.0-dev" and main["unreleased"]["certainty"] in document["missing"][0]
+
+
+def test_the_driver_moved_home_after_v0_4_0():
+    document = shipped()
+    drivers = document["driver_releases"]
+    assert document["repositories"]["driver"] == "kubernetes-sigs/dra-driver-nvidia-gpu"
+    assert document["repositories"]["driver_before"] == "NVIDIA/k8s-dra-driver-gpu"
+    for tag, release in drivers.items():
+        assert release["repository"] == DRIVER, tag
+        old = tag in ("v25.3.0", "v25.3.1", "v25.3.2", "v25.8.0", "v25.8.1", "v25.12.0", "v0.4.0")
+        assert ("tagged_in" in release) is old, tag
+    # The old home's tags are in the inputs (tags only), at the commits the new home tags.
+    old_tags = sidecar()["repositories"]["NVIDIA/k8s-dra-driver-gpu"]["tags"]
+    assert "v0.4.1" not in old_tags and old_tags["v0.4.0"]["commit"] == drivers["v0.4.0"]["commit"]
+    assert drivers["v0.4.1"]["commit"] == "764900e7833798a1528bd52a2af3e1b2d5f7a616"
+    assert drivers["v0.4.1"]["date"] == "2026-06-30"
+
+
+def test_v0_4_0_crashes_preparing_a_gpu_without_sr_iov_and_v0_4_1_does_not():
+    drivers = shipped()["driver_releases"]
+    crash = drivers["v0.4.0"]["vfio"]["prepare_without_sriov"]
+    assert crash["crashes"] is True and "sriov_totalvfs" in crash["gpus"] and "nvidia driver" in crash["gpus"]
+    assert "verifyDisabledVFs" in crash["source"] and "getSriovInfoForPhysicalFunction" in crash["source"]
+    for tag in ("v0.4.1", "main"):
+        assert drivers[tag]["vfio"]["prepare_without_sriov"]["crashes"] is False, tag
+
+
+def test_main_publishes_numa_node_and_fabric_manager_attributes_not_numa():
+    drivers = shipped()["driver_releases"]
+
+    def names(tag: str) -> set[str]:
+        return {a["name"] for a in drivers[tag]["vfio"]["attributes"]}
+
+    assert "gpu.nvidia.com/numa" in names("v0.4.0") and names("v0.4.0") == names("v0.4.1")
+    fabric = {"gpu.nvidia.com/gpuModuleID", *(f"gpu.nvidia.com/partition{n}" for n in (1, 2, 4, 8))}
+    assert names("main") == (names("v0.4.1") - {"gpu.nvidia.com/numa"}) | {"resource.kubernetes.io/numaNode"} | fabric
+    by_name = {a["name"]: a for a in drivers["main"]["vfio"]["attributes"]}
+    assert "omitted when negative" in by_name["resource.kubernetes.io/numaNode"]["computed"]
+    assert "DRAListTypeAttributes" in by_name["resource.kubernetes.io/numaNode"]["computed"]
+    assert all("gate FabricManagerPartitioning" in by_name[n]["computed"] for n in fabric)
+    gates = drivers["main"]["feature_gates"]["gates"]
+    new = set(gates) - set(drivers["v0.4.1"]["feature_gates"]["gates"])
+    assert new == {"FabricManagerPartitioning", "HostManagedIMEXDaemon", "DRAListTypeAttributes", "ConsumableShares"}
+    assert all(not gates[g]["default"] for g in new)
 
 
 # -- changed upstream code is refused ----------------------------------------------------
@@ -277,6 +337,29 @@ def _with_changed(repo: str, tag: str, path: str, old: bytes, new: bytes) -> tup
         (DRIVER, "v0.4.0", extract.DEVICEINFO, b'"gpu-vfio-%d"', b'"vfio-%s"'),
         (DRIVER, "v0.4.0", extract.NVLIB, b"productName:            device.DeviceName,", b"productName: nvml(),"),
         (KUBEVIRT, "v1.9.0", extract.KV_UTILS, b"DefaultMetadataBasePath ", b"OtherBasePath "),
+        # main's Fabric Manager attributes behind another call shape, and its NUMA attribute's.
+        (
+            DRIVER,
+            "main",
+            extract.DEVICEINFO,
+            b"\t\t\td.parent.addFabricManagerAttributes(device.Attributes)",
+            b"\t\t\taddFabricManagerAttributes(d.parent, device.Attributes)",
+        ),
+        (
+            DRIVER,
+            "main",
+            extract.DEVICEINFO,
+            b"if numaNode == nil || *numaNode < 0 {",
+            b"if numaNode == nil {",
+        ),
+        # The nil check of v0.4.1 in another shape: not silently "crashes".
+        (
+            DRIVER,
+            "v0.4.1",
+            extract.VFIO_DEVICE,
+            b"numVFs := gpu.SriovInfo.PhysicalFunction.NumVFs",
+            b"numVFs := gpu.NumVFs()",
+        ),
     ],
 )
 def test_a_changed_upstream_function_is_one_line_naming_release_and_file(repo, tag, path, old, new):

@@ -40,11 +40,14 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pciname.dra import constraints
 from pciname.dra.facts import EXACTLY_APIS, Combination, DraCombinationError, choose
 from pciname.dra.selectors import Budget, judge
 from pciname.lint.codes import (
+    DRA_CONSTRAINT_NOT_PUBLISHED,
     DRA_HOST_DEPENDENT_SELECTOR,
     DRA_INVALID_CONFIG,
+    DRA_PREPARE_CRASH,
     DRA_REQUEST_LAYOUT,
     DRA_SELECTOR_MATCHES_NOTHING,
     DRA_UNKNOWN_CLAIM,
@@ -108,6 +111,7 @@ class _Claim:
     requests: list[_DeviceRequest] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # the requests' (and subrequests' request/sub) names
     configs: list[tuple[MappingNode, YamlPath]] = field(default_factory=list)  # devices.config[]
+    constraints: list[tuple[MappingNode, YamlPath]] = field(default_factory=list)  # devices.constraints[]
 
 
 @dataclass
@@ -173,6 +177,7 @@ class DraClaims:
             for node, path in claim.configs:
                 self._check()
                 self._check_config(claim, node, path)
+            self._check_release(claim)
         for reference in self._references:
             self._check()
             self._check_reference(reference)
@@ -223,6 +228,9 @@ class DraClaims:
         for i, config in enumerate(_sequence(_get(_get(block, "devices"), "config"))):
             if isinstance(config, MappingNode):
                 claim.configs.append((config, path + where + ("devices", "config", i)))
+        for i, item in enumerate(_sequence(_get(_get(block, "devices"), "constraints"))):
+            if isinstance(item, MappingNode):
+                claim.constraints.append((item, path + where + ("devices", "constraints", i)))
         return claim
 
     def _requests(self, doc: Any, claim: _Claim, request: MappingNode, path: YamlPath, version: str) -> None:
@@ -312,6 +320,41 @@ class DraClaims:
         for at, at_path, what, expected in problems:
             facts = {"driver": combination.driver, "what": what}
             self.problems.append(DraProblem(claim.doc, at, at_path, DRA_INVALID_CONFIG, expected, facts))
+
+    def _check_release(self, claim: _Claim) -> None:
+        """What the release does with the claim beyond its selectors: its
+        constraints' attributes (:mod:`pciname.dra.constraints`), and a
+        crash of the release's plugin preparing a vfio request."""
+        combination = self.combination
+        vfio_class = combination.vfio["device_class"]["name"]
+        alternatives: dict[str, list[tuple[str, bool]]] = {}
+        for r in claim.requests:
+            alternatives.setdefault(r.name.partition("/")[0], []).append(
+                (r.name, _scalar(r.device_class) == vfio_class)
+            )
+        for node, path in claim.constraints:
+            targets = [n for n in (_scalar(r) for r in _sequence(_get(node, "requests"))) if n]
+            for key in constraints.KEYS:
+                value = _get(node, key)
+                found = constraints.check(key, _scalar(value) or "", targets, alternatives, combination)
+                if found is not None and isinstance(value, ScalarNode):
+                    facts: dict[str, Any] = {"driver": combination.driver, "key": key, "attribute": found.attribute}
+                    facts |= {"requests": found.requests, "publishing": found.publishing}
+                    problem = DraProblem(claim.doc, value, path + (key,), DRA_CONSTRAINT_NOT_PUBLISHED, None, facts)
+                    self.problems.append(problem)
+        crash = combination.prepare_crash()
+        first = next((r for r in claim.requests if _scalar(r.device_class) == vfio_class), None)
+        unreleased = f"DRA driver {combination.driver} is {combination.certainty}"
+        if "unreleased" in combination.driver_facts and first is not None and not self._said(unreleased):
+            self.notes.append(DraNote(claim.doc, first.node, first.path, unreleased))
+        if crash is not None and first is not None and first.device_class is not None:
+            where = first.path + ("deviceClassName",)
+            self.problems.append(
+                DraProblem(claim.doc, first.device_class, where, DRA_PREPARE_CRASH, None, {"what": crash})
+            )
+
+    def _said(self, text: str) -> bool:
+        return any(note.text == text for note in self.notes)
 
     def _check_reference(self, ref: _Reference) -> None:
         claim_node = _get(ref.entry, "claimName")
