@@ -243,3 +243,23 @@ def test_a_chain_that_ends_in_a_loop_crashes(tree, scanner):
     assert failed.subject == addresses[0]
     assert f"physfn links loop back to {addresses[100]}" in failed.message
     assert "stack overflows" in failed.message
+
+
+@pytest.mark.parametrize("scanner", ["dra", "kata"])
+def test_a_chain_past_the_bound_is_refused_not_followed(tree, scanner, monkeypatch):
+    # The bound (65,536 links: a PCI segment's functions) lowered to 50 for a
+    # chain of 60: the walk stops and says so; go-nvlib would go on.
+    from pciname.host.gonvlib import nvpci
+
+    monkeypatch.setattr(nvpci, "MAX_PHYSFN_LINKS", 50)
+    add = dra_nodes.add if scanner == "dra" else kata_nodes.add
+    addresses = _chain(tree, add, 60)
+    reads = _vendor_reads(monkeypatch)
+    if scanner == "dra":
+        result = dra_scan(tree.root, dra_nodes.for_driver("v0.4.0"))
+    else:
+        result = scan(tree.root, KATA)
+    (failed,) = [d for d in result.diagnoses if "discovery-failed" in d.code]
+    assert failed.subject == addresses[0]
+    assert "(50 physfn links down): more than 50 physfn links in a chain" in failed.message
+    assert max(reads.values()) == 1
