@@ -116,13 +116,23 @@ def main(argv: "Sequence[str] | None" = None, prog: str = PROGRAM) -> int:
     return full(argv, prog)
 
 
+#: Error modes that write bytes no UTF-8 reader takes (a lone surrogate's
+#: own bytes, or the raw undecodable byte it stands for) or raise on them.
+_UNSAFE_ERRORS = frozenset({"strict", "surrogateescape", "surrogatepass"})
+
+
 def _text_out() -> None:
     """Whatever reaches stdout and stderr is valid UTF-8: a lone surrogate
     (from a file name's undecodable bytes, a ``\\ud800`` JSON escape in an
-    API answer) is written as its escape, ``\\ud800``, never an exception."""
+    API answer) is written as its escape, ``\\udc9b``, never an exception
+    and never the raw byte (a 0x9B would be an 8-bit CSI to a terminal).
+    Python gives the standard streams ``surrogateescape`` under the C,
+    POSIX and C.UTF-8 locales (and in UTF-8 mode), ``strict`` otherwise:
+    each such mode is switched; one the user chose that writes valid text
+    (``PYTHONIOENCODING=utf-8:replace``) is kept."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+        if reconfigure is not None and getattr(stream, "errors", None) in _UNSAFE_ERRORS:
             reconfigure(errors="backslashreplace")
 
 

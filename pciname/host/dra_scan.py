@@ -64,8 +64,9 @@ from pciname.host.diagnoses import (
     ERROR,
     Diagnosis,
 )
+from pciname.host.gonvlib.nvpci import DiscoveryError, Files, Walk, quoted
 from pciname.host.node import VFIO_PCI, PciFunction, walk
-from pciname.naming.gotext import go_int, go_uint, nvpci_address_key, trim_space
+from pciname.naming.gotext import go_int, go_parse_uint, nvpci_address_key, trim_space
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
 __all__ = ["ATTRIBUTE_KINDS", "DraScanResult", "SliceDevice", "binary_si", "dra_scan"]
@@ -89,12 +90,8 @@ ATTRIBUTE_KINDS = {str: "string", int: "int", bool: "bool"}
 # -- go-nvlib's nvpci, as the driver vendors it --------------------------------------
 
 
-class _Failed(Exception):
+class _Failed(DiscoveryError):
     """A call that fails the driver's discovery (``crash``: Go's stack overflows)."""
-
-    def __init__(self, message: str, crash: bool = False) -> None:
-        super().__init__(message)
-        self.crash = crash
 
 
 @dataclass(slots=True)
@@ -112,24 +109,18 @@ class _Pci:
     resources: dict[int, tuple[int, int, int]] = field(default_factory=dict)
 
 
-class _Nvpci:
+class _Nvpci(Files):
     """``nvpci.New()`` over ``ROOT/sys/bus/pci/devices``."""
 
+    error = _Failed
+
     def __init__(self, root: Path) -> None:
-        self.root = root
+        super().__init__(root)
+        self._walk: Walk[_Pci] = Walk(self._own, _Failed)
 
-    def _text(self, path: str, what: str) -> str:
-        try:
-            return trim_space(rootfs.read_attr(self.root, path).decode("utf-8", "surrogateescape"))
-        except OSError as exc:
-            raise _Failed(f"unable to read PCI {what} ({rootfs.reason(exc)})") from None
-
-    def _uint(self, path: str, what: str, bits: int, base: int = 0) -> int:
-        text = self._text(path, what)
-        value = go_uint(text, bits, base)
-        if value is None:
-            raise _Failed(f"unable to parse PCI {what} {text!r}")
-        return value
+    def device(self, address: str) -> _Pci | None:
+        """getNvidiaDeviceByPciBusID: None for another vendor; raises _Failed."""
+        return self._walk.build(address)
 
     def _link(self, path: str, what: str) -> str | None:
         """filepath.EvalSymlinks: the resolved path (None: it does not exist)."""
@@ -140,14 +131,12 @@ class _Nvpci:
                 return None
             raise _Failed(f"unable to detect {what} ({rootfs.reason(exc)})") from None
 
-    def device(self, address: str, chain: tuple[str, ...] = ()) -> _Pci | None:
-        """getNvidiaDeviceByPciBusID: None for another vendor; raises _Failed."""
-        if address in chain:
-            raise _Failed(f"physfn links loop back to {address}: go-nvlib recurses until Go's stack overflows", True)
+    def _own(self, address: str) -> tuple[_Pci | None, str | None]:
+        """The device's own files, and the address its physfn link names."""
         dev = f"{_PCI_DEVICES}/{address}"
         vendor = self._uint(f"{dev}/vendor", "vendor", 16)
         if vendor not in (_NVIDIA, _MELLANOX):
-            return None
+            return None, None
         found = _Pci(
             address, vendor, self._uint(f"{dev}/class", "class", 32), self._uint(f"{dev}/device", "device", 16)
         )
@@ -156,38 +145,37 @@ class _Nvpci:
         if group is not None:
             value = go_int(trim_space(group.rpartition("/")[2]))
             if value is None:
-                raise _Failed(f"unable to convert iommu_group string to int64: {group.rpartition('/')[2]!r}")
+                raise _Failed(f"unable to convert iommu_group string to int64: {quoted(group.rpartition('/')[2])}")
             found.group = value
         numa = go_int(self._text(f"{dev}/numa_node", "numa_node"))
         if numa is None:
             raise _Failed("unable to convert NUMA node string to int64")
         found.numa = numa
         found.resources = self._resources(f"{dev}/resource")
-        self._sriov(dev, found, chain)
-        return found
+        return found, self._sriov(dev, found)
 
-    def _sriov(self, dev: str, found: _Pci, chain: tuple[str, ...]) -> None:
-        """``physfn`` (a VF: its PF is built too) or the PF's SR-IOV counts."""
+    def _sriov(self, dev: str, found: _Pci) -> str | None:
+        """The address ``physfn`` names (a VF: its PF is built too), or the PF's SR-IOV counts read."""
         physfn = self._link(f"{dev}/physfn", "physfn")
         if physfn is not None:
-            try:
-                self.device(physfn.rpartition("/")[2], (*chain, found.address))
-            except _Failed as exc:
-                raise _Failed(f"unable to detect physfn: {exc}", exc.crash) from None
             found.is_vf = True
-        elif self._link(f"{dev}/sriov_totalvfs", "sriov_totalvfs") is not None:
+            return physfn.rpartition("/")[2]
+        if self._link(f"{dev}/sriov_totalvfs", "sriov_totalvfs") is not None:
             self._uint(f"{dev}/sriov_totalvfs", "sriov_totalvfs", 16, 10)
             self._uint(f"{dev}/sriov_numvfs", "sriov_numvfs", 16, 10)
+        return None
 
     def _resources(self, path: str) -> dict[int, tuple[int, int, int]]:
-        """The ``resource`` file's regions of non-zero size (ParseUint's errors ignored: 0)."""
+        """The ``resource`` file's regions of non-zero size. go-nvlib drops
+        ParseUint's error and keeps its value: 0 for a syntax error, the
+        largest uint64 for a number out of range."""
         text = self._text(path, "resource file")
         regions: dict[int, tuple[int, int, int]] = {}
         for number, line in enumerate(text.split("\n")):
             values = line.split(" ")
             if len(values) != 3:
-                raise _Failed(f"line {number} of the resource file has not 3 entries ({line!r})")
-            start, end, flags = (go_uint(v, 64) or 0 for v in values)
+                raise _Failed(f"line {number} of the resource file has not 3 entries ({quoted(line)})")
+            start, end, flags = (go_parse_uint(v, 64)[0] for v in values)
             if (end - start) & _U64:
                 regions[number] = (start, end, flags)
         return regions

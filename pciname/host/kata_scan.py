@@ -71,6 +71,7 @@ from pciname.host.diagnoses import (
     UNREADABLE_DEVICE_ID,
     Diagnosis,
 )
+from pciname.host.gonvlib.nvpci import DiscoveryError, Files, Walk, quoted
 from pciname.host.node import (
     VFIO_PCI,
     AdvertisedResource,
@@ -258,12 +259,8 @@ def _class_value(text: str | None) -> int | None:
 # -- v0.0.2 and later: go-nvlib's nvpci -----------------------------------------
 
 
-class _NvpciError(Exception):
+class _NvpciError(DiscoveryError):
     """getNvidiaDeviceByPciBusID returns an error: GetAllDevices fails."""
-
-    def __init__(self, message: str, crash: bool = False) -> None:
-        super().__init__(message)
-        self.crash = crash
 
 
 @dataclass(slots=True)
@@ -280,48 +277,38 @@ class _Device:
     iommufd: str = ""
 
 
-class _Nvpci:
+class _Nvpci(Files):
     """``nvpci.New()`` over ``ROOT/sys/bus/pci/devices``, for one release."""
 
+    error = _NvpciError
+
     def __init__(self, root: Path, view: ProfileView) -> None:
-        self.root = root
+        super().__init__(root)
         self.view = view
         release = view.profile.plugin_release
         version = tuple(int(p) for p in re.findall(r"\d+", release)[:3]) if release else _SUBSYSTEM_SINCE
         self.newer = version >= _SUBSYSTEM_SINCE
         self._db_checked = False
+        self._walk: Walk[_Device] = Walk(self._own, _NvpciError)
 
-    def _text(self, path: str, what: str) -> str:
-        try:
-            return trim_space(rootfs.read_attr(self.root, path).decode("utf-8", "surrogateescape"))
-        except OSError as exc:
-            raise _NvpciError(f"unable to read PCI {what} ({rootfs.reason(exc)})") from None
-
-    def _uint(self, path: str, what: str, bits: int, base: int = 0) -> int:
-        text = self._text(path, what)
-        value = go_uint(text, bits, base)
-        if value is None:
-            raise _NvpciError(f"unable to parse PCI {what} {text!r}")
-        return value
-
-    def device(self, address: str, chain: tuple[str, ...] = ()) -> _Device | None:
+    def device(self, address: str) -> _Device | None:
         """getNvidiaDeviceByPciBusID: None for another vendor; raises
         _NvpciError where go-nvlib returns an error (or panics)."""
-        if address in chain:
-            raise _NvpciError(
-                f"physfn links loop back to {address}: go-nvlib recurses until Go's stack overflows", crash=True
-            )
+        return self._walk.build(address)
+
+    def _own(self, address: str) -> tuple[_Device | None, str | None]:
+        """The device's own files, and the address its physfn link names."""
         dev = f"{_PCI_DEVICES}/{address}"
         vendor = self._uint(f"{dev}/vendor", "vendor", 16)
         if vendor not in (_NVIDIA, _MELLANOX):
-            return None
+            return None, None
         found = _Device(address, vendor)
         found.pci_class = self._uint(f"{dev}/class", "class", 32)
         found.device = self._uint(f"{dev}/device", "device", 16)
         numa = self._text(f"{dev}/numa_node", "numa_node")
         found.numa = go_int(numa)
         if found.numa is None:
-            raise _NvpciError(f"unable to parse PCI numa_node {numa!r}")
+            raise _NvpciError(f"unable to parse PCI numa_node {quoted(numa)}")
         if self.newer:
             for name in ("subsystem_vendor", "subsystem_device"):
                 if self._exists(f"{dev}/{name}"):
@@ -331,22 +318,19 @@ class _Nvpci:
         if group is not None:
             value = go_int(trim_space(group))
             if value is None:
-                raise _NvpciError(f"unable to convert iommu_group string to int64: {group!r}")
+                raise _NvpciError(f"unable to convert iommu_group string to int64: {quoted(group)}")
             found.group = value
         found.iommufd = _vfio_dev(self.root, address) or ""
         self._resource(f"{dev}/resource")
         self._check_db()
         physfn = self._link(f"{dev}/physfn", "physfn", whole=True)
         if physfn is not None:
-            try:
-                self.device(physfn.rpartition("/")[2], (*chain, address))
-            except _NvpciError as exc:
-                raise _NvpciError(f"unable to detect physfn: {exc}", exc.crash) from None
-        elif self._exists(f"{dev}/sriov_totalvfs"):
+            return found, physfn.rpartition("/")[2]
+        if self._exists(f"{dev}/sriov_totalvfs"):
             base = 0 if self.newer else 10
             self._uint(f"{dev}/sriov_totalvfs", "sriov_totalvfs", 16, base)
             self._uint(f"{dev}/sriov_numvfs", "sriov_numvfs", 16, base)
-        return found
+        return found, None
 
     def _exists(self, path: str) -> bool:
         try:
@@ -375,7 +359,7 @@ class _Nvpci:
             raise _NvpciError(f"unable to read PCI resource file ({rootfs.reason(exc)})") from None
         for number, line in enumerate(trim_space(text).split("\n")):
             if len(line.split(" ")) != 3:
-                raise _NvpciError(f"line {number} of the resource file has not 3 entries ({line!r})")
+                raise _NvpciError(f"line {number} of the resource file has not 3 entries ({quoted(line)})")
 
     def _check_db(self) -> None:
         """pciids.NewDB(), built for every NVIDIA or Mellanox device: a file

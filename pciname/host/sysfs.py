@@ -73,6 +73,7 @@ from typing import TYPE_CHECKING
 
 from pciname.host import rootfs
 from pciname.host.diagnoses import (
+    DISCOVERY_FAILED,
     HOST_DRIVER,
     MDEV_TYPE_LEAK,
     MDEV_TYPE_LOOKED_UP,
@@ -146,7 +147,7 @@ def scan_requests(result: ScanResult, *, offered: bool = False) -> ScanRequests:
     """The requests ``permitted-host-devices --from-scan`` makes of a scan:
     every PCI resource by its device id, every vGPU resource by its type
     name, each once. Left out, with a reason: everything when the plugin
-    crashes (it advertises nothing), a device id of unusual spelling (no
+    crashes or its discovery fails (it advertises nothing), a device id of unusual spelling (no
     selector can name it) and a vGPU type whose type string the plugin looks
     up in pci.ids (no ``mdevNameSelector`` gives that name)."""
     devices: list[str] = []
@@ -154,6 +155,9 @@ def scan_requests(result: ScanResult, *, offered: bool = False) -> ScanRequests:
     skipped: list[str] = []
     if any(d.code == PLUGIN_CRASH for d in result.diagnoses):
         skipped.append(f"{result.root}: the plugin crashes there ({PLUGIN_CRASH}): it advertises nothing")
+        return ScanRequests(devices, types, skipped)
+    if any(d.code == DISCOVERY_FAILED for d in result.diagnoses):
+        skipped.append(f"{result.root}: go-nvlib's discovery fails there ({DISCOVERY_FAILED}): it advertises nothing")
         return ScanRequests(devices, types, skipped)
     looked_up = {d.subject for d in result.diagnoses if d.code == MDEV_TYPE_LOOKED_UP}
     for r in result.resources:

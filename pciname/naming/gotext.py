@@ -114,25 +114,46 @@ def filter_2019(text: str) -> str:
 
 # -- strconv, as go-nvlib parses sysfs files --------------------------------------
 
+_UINT_DIGITS_MAX = 64
 _GO_UINT = re.compile(r"(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|0(?:_?[0-7])*|[1-9](?:_?[0-9])*)")
 
 
-def go_uint(text: str, bits: int, base: int = 0) -> int | None:
-    """``strconv.ParseUint(text, base, bits)`` (None: an error). Base 0
-    takes Go's integer literal prefixes and underscores; base 10 digits only."""
+def go_parse_uint(text: str, bits: int, base: int = 0) -> tuple[int, bool]:
+    """``strconv.ParseUint(text, base, bits)`` as Go returns it: the value and
+    whether it parsed (a syntax error gives 0, a value out of range the
+    largest ``bits``-bit value, both with ``False``, as Go pairs them with
+    ErrSyntax and ErrRange). Base 0 takes Go's integer literal prefixes and
+    underscores; base 10 ASCII digits only. The digits are never handed to
+    ``int()`` past what a 64-bit value can hold, so a number of any length
+    (over Python's 4,300-digit ``int()`` limit too) is a range error, not an
+    exception."""
     if base == 10:
-        return int(text) if text.isascii() and text.isdigit() and int(text) < 1 << bits else None
-    if not _GO_UINT.fullmatch(text):
-        return None
-    digits = text.replace("_", "")
-    prefix = digits[:2].lower()
-    if prefix in ("0x", "0o", "0b"):
-        value = int(digits[2:], {"0x": 16, "0o": 8, "0b": 2}[prefix])
-    elif digits.startswith("0") and len(digits) > 1:
-        value = int(digits[1:], 8)
+        if not (text.isascii() and text.isdigit()):
+            return 0, False
+        digits, radix = text, 10
+    elif not _GO_UINT.fullmatch(text):
+        return 0, False
     else:
-        value = int(digits)
-    return value if value < 1 << bits else None
+        digits = text.replace("_", "")
+        prefix = digits[:2].lower()
+        if prefix in ("0x", "0o", "0b"):
+            digits, radix = digits[2:], {"0x": 16, "0o": 8, "0b": 2}[prefix]
+        elif digits.startswith("0"):
+            radix = 8
+        else:
+            radix = 10
+    significant = digits.lstrip("0") or "0"
+    # No base-2 or larger number of more than 64 significant digits fits 64 bits.
+    value = int(significant, radix) if len(significant) <= _UINT_DIGITS_MAX else 1 << bits
+    if value >= 1 << bits:
+        return (1 << bits) - 1, False
+    return value, True
+
+
+def go_uint(text: str, bits: int, base: int = 0) -> int | None:
+    """``strconv.ParseUint(text, base, bits)`` (None: an error, of syntax or range)."""
+    value, ok = go_parse_uint(text, bits, base)
+    return value if ok else None
 
 
 def go_int(text: str) -> int | None:

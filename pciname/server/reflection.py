@@ -12,6 +12,15 @@ types, whose bytes are the v1 messages' bytes. The v1 file itself is the
 library's v1alpha descriptor renamed (package ``grpc.reflection.v1``, file
 ``grpc/reflection/v1/reflection.proto``), added to the default descriptor
 pool, so that v1 clients can describe the v1 service too.
+
+Both versions are answered by one servicer, the library's with one fix:
+asked for the file containing a method (``pciname.v1.PciName.Resolve``,
+what ``grpcurl describe`` sends for a method), the library answers
+NOT_FOUND, because protobuf's own pool finds services and messages by name
+but not their methods (grpc/grpc#34743, open on grpcio-reflection 1.85). A
+method's file is its service's: ``SERVICE.METHOD`` names a method when the
+pool has ``SERVICE`` and the service has ``METHOD``, and is answered with
+that file.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from collections.abc import Iterable
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool
-from grpc_reflection.v1alpha import reflection, reflection_pb2 as alpha_pb2
+from grpc_reflection.v1alpha import reflection, reflection_pb2 as alpha_pb2, reflection_pb2_grpc
 
 V1ALPHA_SERVICE_NAME: str = reflection.SERVICE_NAME
 V1_PACKAGE = "grpc.reflection.v1"
@@ -70,13 +79,32 @@ def _add_v1_file() -> None:
         pool.Add(v1_file_proto())
 
 
+class _ReflectionServicer(reflection.ReflectionServicer):  # type: ignore[misc]
+    """grpcio-reflection's servicer, which also finds the file of a method."""
+
+    def _file_containing_symbol(
+        self, request: alpha_pb2.ServerReflectionRequest, fully_qualified_name: str
+    ) -> alpha_pb2.ServerReflectionResponse:
+        answer = super()._file_containing_symbol(request, fully_qualified_name)
+        if not answer.HasField("error_response"):
+            return answer
+        service, _, method = fully_qualified_name.rpartition(".")
+        try:
+            found = self._pool.FindServiceByName(service)
+        except KeyError:
+            return answer
+        if method not in found.methods_by_name:
+            return answer
+        return self._file_by_filename(request, found.file.name)
+
+
 def enable_server_reflection(service_names: Iterable[str], server: grpc.Server) -> None:
     """Serve reflection v1 and v1alpha on ``server`` for ``service_names``
     (and the two reflection services)."""
     _add_v1_file()
     names = tuple(dict.fromkeys([*service_names, *SERVICE_NAMES]))
-    servicer = reflection.ReflectionServicer(names)
-    reflection.enable_server_reflection(names, server)
+    servicer = _ReflectionServicer(names)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
     handler = grpc.stream_stream_rpc_method_handler(
         servicer.ServerReflectionInfo,
         request_deserializer=alpha_pb2.ServerReflectionRequest.FromString,

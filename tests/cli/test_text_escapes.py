@@ -7,12 +7,16 @@ their encoders write them."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
 from pciname.base.render import printable, table
 from pciname.cli import main
+from tests.conftest import REPO
 from tests.sysfs_tree import SysfsTree
 
 ESC_OSC = "\x1b]0;owned\x07"  # retitles the terminal
@@ -171,3 +175,52 @@ def test_fetch_failure_lines_escape_what_a_mirror_says(tmp_path, capsys, monkeyp
     assert main(["snapshots", "fetch", "--base-url", "http://127.0.0.1:9/"]) == 1
     err = capsys.readouterr().err
     assert raw_controls(err) == [] and "HTTP 500: \\x1b[2K\\x0dall fine" in err
+
+
+# -- undecodable bytes in names, under every locale (issue 36, item 12) ----------------------
+
+#: The locales: Python gives stdout ``surrogateescape`` under C, POSIX and
+#: C.UTF-8 (and in UTF-8 mode), ``strict`` under a UTF-8 locale; None: unset.
+LOCALES = ["C", "POSIX", "C.UTF-8", "en_US.UTF-8", None]
+
+
+def _scan_in(locale, root, output):
+    """``pciname scan`` in a process of its own (its stream setup is the
+    point) under ``locale``, with no encoding chosen by the environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIOENCODING", "PYTHONUTF8"))}
+    if locale is not None:
+        env["LC_ALL"] = locale
+    return subprocess.run(
+        [sys.executable, "-m", "pciname", "scan", "--sysfs-root", str(root), "-o", output],
+        capture_output=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def undecodable_node(tmp_path_factory):
+    """A node whose second function's name ends in the byte 0x9B (an 8-bit
+    CSI), which no UTF-8 decoder takes, on the host driver (so a
+    diagnosis names it too)."""
+    tree = SysfsTree(tmp_path_factory.mktemp("locale") / "node")
+    tree.add_function("0000:3b:00.0")
+    tree.add_function("0000:3b:00.\udc9b", driver="nvidia")  # written as the raw byte
+    assert b"0000:3b:00.\x9b" in os.listdir(os.fsencode(tree.sys / "bus" / "pci" / "devices"))
+    return tree.root
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_scan_output_is_valid_utf8_with_undecodable_bytes_escaped(undecodable_node, locale, output):
+    proc = _scan_in(locale, undecodable_node, output)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr, proc.stderr
+    assert b"\x9b" not in proc.stdout + proc.stderr  # never the raw byte
+    out = proc.stdout.decode("utf-8")  # strictly: valid UTF-8
+    proc.stderr.decode("utf-8")
+    if output == "json":
+        addresses = {f["address"] for f in json.loads(out)["functions"]}
+        assert "0000:3b:00.\udc9b" in addresses  # the JSON escape of the byte's surrogate
+    else:
+        assert "0000:3b:00.\\udc9b" in out

@@ -138,3 +138,46 @@ def test_v1_client_is_told_an_unknown_symbol_is_not_found(channel, symbol):
 def test_v1_client_gets_files_by_name(channel):
     (answer,) = ask_v1(channel, V1Request(file_by_filename="grpc/reflection/v1/reflection.proto"))
     assert list(files_of(answer)) == ["grpc/reflection/v1/reflection.proto"]
+
+
+# -- a method by name (grpcurl describe pciname.v1.PciName.Resolve): grpc/grpc#34743 --------
+
+METHODS = {
+    "pciname.v1.PciName.Resolve": "pciname/v1/pciname.proto",
+    "pciname.v1.PciName.ListDevices": "pciname/v1/pciname.proto",
+    "grpc.health.v1.Health.Check": "grpc_health/v1/health.proto",
+    "grpc.reflection.v1.ServerReflection.ServerReflectionInfo": "grpc/reflection/v1/reflection.proto",
+}
+
+
+@pytest.mark.parametrize(("method", "file"), METHODS.items())
+def test_v1_client_finds_the_file_of_a_method(channel, method, file):
+    (answer,) = ask_v1(channel, V1Request(file_containing_symbol=method))
+    assert not answer.HasField("error_response"), answer.error_response
+    assert file in files_of(answer)
+    assert answer.original_request.file_containing_symbol == method
+
+
+@pytest.mark.parametrize(("method", "file"), METHODS.items())
+def test_v1alpha_client_finds_the_file_of_a_method(channel, method, file):
+    database = ProtoReflectionDescriptorDatabase(channel)
+    assert database.FindFileContainingSymbol(method).name == file
+    service, _, name = method.rpartition(".")
+    assert name in DescriptorPool(database).FindServiceByName(service).methods_by_name
+
+
+@pytest.mark.parametrize(
+    "symbol",
+    [
+        "pciname.v1.PciName.Nope",  # a service, no such method
+        "pciname.v1.Nope.Resolve",
+        "Resolve",
+        ".pciname.v1.PciName.Resolve",
+    ],
+)
+def test_what_is_no_method_stays_not_found_in_both_versions(channel, symbol):
+    answers = ask_v1(channel, V1Request(file_containing_symbol=symbol), V1Request(list_services="*"))
+    assert answers[0].error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
+    assert answers[1].list_services_response.service
+    with pytest.raises(KeyError):
+        ProtoReflectionDescriptorDatabase(channel).FindFileContainingSymbol(symbol)
