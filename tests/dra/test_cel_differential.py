@@ -37,7 +37,11 @@ a literal of another type, ``has()`` only of a field selection):
   ``.size()``, ``size([...])``; ``!``, ``&&``, ``||``, parentheses,
   ``cel.bind``, nested three deep; a bare attribute as the selector;
 * now and then the whole selector inside up to 1,300 parentheses or
-  negations, or at the end of a ``true && ...`` chain of up to 1,300 terms.
+  negations, or at the end of a ``true && ...`` chain of up to 1,300 terms
+  (the engines run the short equivalent: cel-go drops an even run of
+  ``!``, parser.go ``VisitLogicalNot``). Past 250 nested parentheses
+  cel-go refuses the selector (parser/options.go: ``maxRecursionDepth``
+  250): the reader may then say Unjudgeable, or give the inner value.
 
 Left out: version (semver) values. They are a Kubernetes extension
 (k8s.io/apiserver/pkg/cel/library/semverlib.go) neither Python engine has,
@@ -70,7 +74,15 @@ cel-go's code:
   accumulator is ``init`` and whose result is ``body``: with CEL's errors
   as values, the same as ``body`` with ``(init)`` for ``v``, which the
   engines run.
-* An unknown domain is an empty map in the engines' devices (DRA's default).
+* An unknown domain is an empty map in the engines' devices (DRA's
+  default). cel-go's presence test on a map asks the map's ``Find``
+  (interpreter/attributes.go ``refQualify``) and DRA's map of domains
+  answers every key (compile.go ``mapper.Find``), so in Kubernetes
+  ``has(device.attributes.foo)`` is true for every domain, and
+  ``!has(device.attributes.foo)`` false, where both engines' plain maps
+  say the opposite for a domain they lack. The generator tests ``has()``
+  only of a domain the engines' devices hold (``example``), and
+  :func:`test_has_of_any_domain_is_true_in_kubernetes` the rest.
 
 Where cel-python and Rust ``cel`` disagree, and what cel-go does:
 
@@ -119,6 +131,7 @@ from typing import Any
 
 import cel
 import celpy
+import pytest
 from celpy import celtypes
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -251,3 +264,77 @@ def test_the_readers_outcomes_contain_what_cel_computes(data):
     expression = data.draw(selectors(driver), label="selector")
     wrap = data.draw(deep(), label="deep") if data.draw(st.integers(0, 9), label="deepen") == 0 else None
     check(driver, expression, wrap)
+
+
+# -- the selectors the fourth hostile round found, and the shrunk finds of this test --------
+
+D = 'device.attributes["gpu.nvidia.com"]'
+
+
+def _plain_expr(text: str, *, mixed: bool = False) -> Expr:
+    return Expr(text, text, "bool", "bool", mixed)
+
+
+KNOWN = {
+    "leading zero": (_plain_expr(f"{D}.numa == 010 || {D}.numa in [00, 01]"), None),
+    "chain of 1,200 terms": (_plain_expr("true"), Deep("chain", 1200)),
+    "1,201 negations": (_plain_expr("false"), Deep("nots", 1201)),
+    "248 parentheses (cel-go's limit is 250)": (_plain_expr("true"), Deep("parens", 248)),
+    "1,200 parentheses (no valid CEL: Unjudgeable or the inner value)": (_plain_expr("true"), Deep("parens", 1200)),
+    "has(device.driver)": (_plain_expr("has(device.driver)"), None),
+    "has() of a domain": (_plain_expr("has(device.attributes.example) && true"), None),
+    "a missing key is no error for has()": (_plain_expr(f"!has({D}.foo) && !has({D}.partition2)"), None),
+    "booleans are ordered": (_plain_expr(f"{D}.iommuFDEnabled >= false && true > false"), None),
+    "lowerAscii leaves the Kelvin sign": (
+        _plain_expr(f'"\\u212a".lowerAscii() == "\\u212a" && {D}.type == "vfio"'),
+        None,
+    ),
+    "upperAscii leaves the long s": (_plain_expr(f'"\\u017f".upperAscii() == "\\u017f" && {D}.type == "vfio"'), None),
+    "a bare boolean attribute": (Expr(f"{D}.iommuFDEnabled", f"{D}.iommuFDEnabled", "dyn", "bool"), None),
+    "heterogeneous equality is false": (
+        _plain_expr(f'{D}.numa != "0" && !({D}.iommuFDEnabled == 1)', mixed=True),
+        None,
+    ),
+    "size() counts code points": (Expr('"\\u00c4B".size() == 2', 'cpSize("\\u00c4B") == 2', "bool", "bool"), None),
+}
+
+
+@pytest.mark.parametrize("name", KNOWN)
+def test_known_selectors(name):
+    expression, wrap = KNOWN[name]
+    for driver in working_drivers():
+        check(driver, expression, wrap)
+
+
+@pytest.mark.parametrize("text", ["has(device.attributes.foo)", "has(device.attributes.nvidia) || false"])
+def test_has_of_any_domain_is_true_in_kubernetes(text):
+    """Kubernetes' map of domains answers every key (an empty map: compile.go
+    ``mapper.Find``), and cel-go's presence test on a map asks ``Find``
+    (interpreter/attributes.go ``refQualify``): ``has()`` of any domain is
+    true, where the engines' plain maps say false for a domain they lack."""
+    try:
+        tree = parse(text)
+    except Unjudgeable:
+        return
+    for device in known_devices(working_drivers()[-1]):
+        outcomes = reader_outcomes(tree, device.reader)
+        assert outcomes is None or True in outcomes, (text, outcomes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'{D}.productName == "\\U00110000"',  # past U+10FFFF
+        f'{D}.productName == "\\uD800"',  # a surrogate
+        f'{D}.productName.startsWith("\\udfff")',
+        f"{D}.numa == 9223372036854775808",  # past int64
+        f"{D}.numa == 0X10",  # cel-go's hex prefix is 0x only
+    ],
+)
+def test_what_cel_go_refuses_the_reader_does_not_judge(text):
+    """No valid CEL (Rust ``cel`` refuses each too; cel-go's parser/unescape.go
+    and parser.go ``VisitInt``): the reader says so, never a verdict."""
+    with pytest.raises(Exception):  # noqa: B017 - any refusal
+        cel.compile(text)
+    with pytest.raises(Unjudgeable):
+        parse(text)
