@@ -49,7 +49,23 @@ BIND_NAMES = ("g", "x", "dev2", "v")
 #: Strings that are not any device's but show CEL's quirks: the empty
 #: string, non-ASCII letters whose Unicode case mapping reaches ASCII
 #: (long s, Kelvin sign, dotted I), escapes' characters, an NVML-style name.
-EXTRA_STRINGS = ("", "a", "A", "\u00c4", "\u00e4", "\u017f", "\u212a", "\u0130", "NVIDIA A10", "0X10DE", "\n", "'", '"')
+EXTRA_STRINGS = (
+    "",
+    "a",
+    "A",
+    "\u00c4",
+    "\u00e4",
+    "\u017f",
+    "\u212a",
+    "\u0130",
+    "NVIDIA A10",
+    "0X10DE",
+    "\n",
+    "'",
+    '"',
+    "\\",
+    "a\\",
+)
 INTS = (-1, 0, 1, 2, 3, 7, 10, 255, 4318, 9223372036854775807)
 
 
@@ -179,10 +195,16 @@ def _plain(value: str) -> str:
 
 
 def _escaped(char: str, style: int) -> str:
+    """``char`` as one of CEL's escapes (parser/unescape.go: in a string,
+    ``\\x``, ``\\X`` and octal give a code point, not a byte)."""
     code = ord(char)
     if style == 0 and code < 0x100:
         return f"\\x{code:02x}"
-    if style == 1 and code < 0x10000 and not 0xD800 <= code < 0xE000:
+    if style == 1 and code < 0x100:
+        return f"\\X{code:02X}"
+    if style == 2 and code < 0x100:
+        return f"\\{code:03o}"
+    if style == 3 and code < 0x10000:
         return f"\\u{code:04X}"
     return f"\\U{code:08x}"
 
@@ -200,10 +222,10 @@ def string_literal(draw: Any, pool: tuple[str, ...]) -> Expr:
     }.get(change, value)
     quote = draw(st.sampled_from(('"', "'")))
     style = draw(st.sampled_from(("plain", "plain", "raw", "escape")))
-    if style == "raw" and not any(c in value for c in "\\\n'\""):
+    if style == "raw" and not any(c in value for c in "\n'\""):  # a backslash is itself in a raw string
         k8s = f"r{quote}{value}{quote}"
     elif style == "escape" or any(c in value for c in "\\\n'\""):
-        escapes = draw(st.integers(0, 2))
+        escapes = draw(st.integers(0, 4))
         k8s = quote + "".join(_escaped(c, escapes) for c in value) + quote
     else:
         k8s = f"{quote}{value}{quote}"
