@@ -38,12 +38,14 @@ UNPUBLISHED = {
     "resource.kubernetes.io": ("numaNode", "foo"),
     "example.com": ("deviceID",),
 }
-#: The fully known devices: (device id, numa, iommuFDEnabled, pcieRoot or None when omitted, PCI address).
+#: The fully known devices: (device id, numa, iommuFDEnabled, pcieRoot or
+#: None when omitted, PCI address, Fabric Manager module id or None when
+#: the driver omits gpuModuleID and partitionN).
 SAMPLES = (
-    ("2236", 0, True, "pci0000:3a", "0000:3b:00.0"),
-    ("20b5", 1, False, None, "0000:af:00.0"),
-    ("1db6", -1, True, "pci0000:00", "0000:02:00.0"),
-    ("fffe", 0, False, "pci0000:80", "0001:81:00.1"),
+    ("2236", 0, True, "pci0000:3a", "0000:3b:00.0", None),
+    ("20b5", 1, False, None, "0000:af:00.0", 6),
+    ("1db6", -1, True, "pci0000:00", "0000:02:00.0", None),
+    ("fffe", 0, False, "pci0000:80", "0001:81:00.1", 1),
 )
 BIND_NAMES = ("g", "x", "dev2", "v")
 #: Strings that are not any device's but show CEL's quirks: the empty
@@ -79,14 +81,17 @@ def working_drivers() -> list[str]:
 
 
 def _host_value(name: str, kind: str, sample: tuple[Any, ...]) -> Any:
-    _, numa, iommu, root, address = sample
+    _, numa, iommu, root, address, module = sample
+    if name.startswith("partition") and name[len("partition") :].isdigit():
+        return None if module is None else (module - 1) // int(name[len("partition") :])
     values = {
         "uuid": str(uuid.uuid5(uuid.NAMESPACE_DNS, address)),  # the driver's form: HOST_FORMS in selectors.py
         "pciBusID": address,
         "pcieRoot": root,
         "numa": numa,
-        "numaNode": numa,
+        "numaNode": numa if numa >= 0 else None,  # published only when the node has one
         "iommuFDEnabled": iommu,
+        "gpuModuleID": module,
     }
     if name in values:
         return values[name]
@@ -111,7 +116,7 @@ def known_device(combination: Combination, sample: tuple[Any, ...]) -> KnownDevi
         domain, _, name = fact["name"].rpartition("/")
         if name not in predicted.attributes or domain != driver:
             value = _host_value(name, fact["type"], sample)
-            if value is not None:  # pcieRoot omitted
+            if value is not None:  # an attribute the driver omits (pcieRoot, numaNode, Fabric Manager's)
                 attributes.setdefault(domain, {})[name] = value
     capacity: dict[str, dict[str, Any]] = {}
     for fact in combination.vfio["capacity"]:

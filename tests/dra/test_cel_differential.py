@@ -254,7 +254,7 @@ def check(driver: str, expression: Expr, wrap: Deep | None) -> None:
 
 
 @settings(
-    max_examples=400,
+    max_examples=300,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
