@@ -89,7 +89,7 @@ Where cel-python and Rust ``cel`` disagree, and what cel-go does:
 * ``size()`` of a string with non-ASCII characters: Rust ``cel`` counts
   UTF-8 bytes (``size("ÄB")`` is 3), celpy code points (2). cel-go
   counts code points (common/types/string.go ``String.Size``:
-  ``utf8.RuneCountInString``): celpy is right. The engines run a string's
+  ``len([]rune(...))``): celpy is right. The engines run a string's
   size as ``cpSize()``, a function counting code points, so neither is
   trusted for it.
 * Equality of values of two types (``numa == "0"``, ``iommuFDEnabled ==
@@ -100,12 +100,13 @@ Where cel-python and Rust ``cel`` disagree, and what cel-go does:
   Rust ``cel`` is right.
 * Ordering across types (``iommuFDEnabled < 1``): Rust ``cel`` raises no
   such overload, celpy compares (false). cel-go's ``Bool.Compare`` of a
-  non-bool is ``MaybeNoSuchOverloadErr``: an error; Rust ``cel`` is right.
+  non-bool is ``ValOrErr(other, "no such overload")``: an error; Rust ``cel`` is right.
 * ``&&``, ``||``, ``!`` of a non-boolean (``numa && true``): Rust ``cel``
   raises no such overload, celpy returns the int. cel-go's logical
   operators on a non-bool give no-such-overload errors
-  (interpreter/interpretable.go ``evalAnd``/``evalOr``, ``logicalNot``):
-  Rust ``cel`` is right.
+  (interpreter/interpretable.go ``evalAnd``/``evalOr``:
+  ``MaybeNoSuchOverloadErr``; ``!`` has only the bool overload,
+  common/stdlib/standard.go ``LogicalNot``): Rust ``cel`` is right.
 * Escapes of surrogates (``"\\uD800"``): celpy takes them, Rust ``cel``
   refuses to parse, as cel-go does (parser/unescape.go:
   ``utf8.ValidRune``). Such selectors do not compile in Kubernetes and are
