@@ -634,7 +634,7 @@ class Evaluator:
         stop = kind == "or"
         found = self.run(parts[0], scope)
         for part in parts[1:]:
-            if found == [stop]:  # decided: false && anything is false, true || anything true
+            if len(found) == 1 and found[0] is stop:  # decided: false && anything is false, true || anything true
                 break
             right = self.run(part, scope)
             found = _unique(_logic(kind, a, b) for a in found for b in right)

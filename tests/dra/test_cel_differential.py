@@ -291,6 +291,7 @@ KNOWN = {
         None,
     ),
     "upperAscii leaves the long s": (_plain_expr(f'"\\u017f".upperAscii() == "\\u017f" && {D}.type == "vfio"'), None),
+    "false decides && after a value of another type": (_plain_expr(f"({D}['numa']) && false", mixed=True), None),
     "a bare boolean attribute": (Expr(f"{D}.iommuFDEnabled", f"{D}.iommuFDEnabled", "dyn", "bool"), None),
     "heterogeneous equality is false": (
         _plain_expr(f'{D}.numa != "0" && !({D}.iommuFDEnabled == 1)', mixed=True),

@@ -51,7 +51,7 @@ def test_the_rpc_answers_as_the_cli_prints(client, argv):
     [
         (pb.DraClaimsRequest(), "empty request"),
         (pb.DraClaimsRequest(devices=["10de:2236"], dra_driver="v25.12.0"), "nearest that works"),
-        (pb.DraClaimsRequest(devices=["10de:2236"], dra_driver="v0.4.1"), "no such release"),
+        (pb.DraClaimsRequest(devices=["10de:2236"], dra_driver="v0.4.9"), "no such release"),
         (pb.DraClaimsRequest(devices=["1002:0001"]), "NVIDIA GPUs only"),
         (pb.DraClaimsRequest(devices=["10de:2236"], name="x" * 400), "name"),
     ],
