@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from pciname.dra.facts import choose
 from pciname.lint import codes as lint_codes, linter as lint
 from pciname.lint.codes import CODES, RuleName
 from pciname.lint.linter import RULES, Linter
@@ -111,6 +112,20 @@ INPUTS = [
 ]
 
 
+#: Claims checked under a DRA driver release: v0.4.0 crashes preparing a
+#: vfio claim, and no v0.4.x release publishes gpu.nvidia.com/partition2.
+DRA_INPUTS = [
+    (
+        "v0.4.0",
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\nspec:\n  spec:\n"
+        "    devices:\n      requests:\n"
+        "      - {name: a, exactly: {deviceClassName: vfio.gpu.nvidia.com}}\n"
+        "      - {name: b, exactly: {deviceClassName: vfio.gpu.nvidia.com}}\n"
+        "      constraints: [{matchAttribute: gpu.nvidia.com/partition2}]\n",
+    ),
+]
+
+
 def test_there_is_a_rule_per_name_in_its_order():
     assert [rule.name for rule in RULES] == list(RuleName)
     assert all(callable(rule.check) for rule in RULES)
@@ -144,6 +159,10 @@ def by_rule(monkeypatch):
             linter = Linter(profile, upgrade, nvidia_plugin=plugin)
             linter.add_text(text, "input.yaml")
             linter.run()
+    for driver, text in DRA_INPUTS:
+        linter = Linter("latest", dra=choose(driver))
+        linter.add_text(text, "claims.yaml")
+        linter.run()
     return reported
 
 
