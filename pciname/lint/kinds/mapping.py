@@ -8,35 +8,22 @@ from __future__ import annotations
 from yaml.nodes import MappingNode, ScalarNode
 
 from pciname.lint.codes import DUPLICATE_KEY, RuleName
-from pciname.lint.document import Finding, RunState
+from pciname.lint.document import RunState
 from pciname.lint.nodes import walk
 from pciname.lint.rules import Context, rule
 
 
 @rule(RuleName.DUPLICATE_KEYS)
 def duplicate_keys(ctx: Context, state: RunState) -> None:
-    if ctx.duplicates:
-        state.findings.extend(_duplicate_keys(ctx))
-
-
-def _duplicate_keys(ctx: Context) -> list[Finding]:
     """A key written twice in one mapping: PyYAML and Helm use the last
-    value (the one checked), kubectl's strict decoding refuses it."""
-    found: list[Finding] = []
+    value (the one the other rules check), kubectl's strict decoding refuses it."""
+    if not ctx.duplicates:
+        return  # nothing written twice: no walk
     for doc in ctx.docs:
         for node, path in walk(doc.root):
             if isinstance(node, MappingNode):
                 for kept, earlier in ctx.duplicates.get(id(node), ()):
                     key = str(kept.value) if isinstance(kept, ScalarNode) else "?"
-                    found.append(
-                        ctx.finding(
-                            doc,
-                            kept,
-                            path + (key,),
-                            DUPLICATE_KEY,
-                            value=key,
-                            key=key,
-                            first_line=earlier.start_mark.line + 1,
-                        )
-                    )
-    return found
+                    line = earlier.start_mark.line + 1
+                    finding = ctx.finding(doc, kept, path + (key,), DUPLICATE_KEY, value=key, key=key, first_line=line)
+                    state.findings.append(finding)
