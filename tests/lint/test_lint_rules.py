@@ -5,6 +5,8 @@ name, and every code is reported by some input here."""
 
 from __future__ import annotations
 
+import inspect
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -217,3 +219,16 @@ def test_no_lint_module_is_over_800_lines():
     sizes = {str(p.relative_to(lint_dir)): len(p.read_text().splitlines()) for p in sorted(lint_dir.rglob("*.py"))}
     assert len(sizes) >= 15  # every module, the kinds' too
     assert {name: n for name, n in sizes.items() if n > MAX_LINT_MODULE_LINES} == {}
+
+
+def test_the_architecture_recipe_shows_a_rule_as_the_code_has_it():
+    """docs/architecture.md's "A new lint rule" shows a whole rule: it is the code's, word for word."""
+    from pciname.lint.kinds import mapping
+
+    doc = (Path(__file__).parents[2] / "docs" / "architecture.md").read_text()
+    recipe = doc[doc.index("### A new lint rule") :]
+    block = recipe[
+        recipe.index("```python\n") + len("```python\n") : recipe.index("   ```\n", recipe.index("```python"))
+    ]
+    shown = textwrap.dedent(block)
+    assert shown == inspect.getsource(mapping.duplicate_keys)
