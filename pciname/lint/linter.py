@@ -124,6 +124,14 @@ from pciname.lint.compose import (  # re-exported: composing is part of lint's f
 )
 from pciname.lint.document import Doc, Finding as Finding, RunState, collect_sites, entry_fields, format_path
 from pciname.lint.hints import HintBudget
+from pciname.lint.kinds import (  # noqa: F401 - imported for the rules they register
+    cozystack as _cozystack,
+    dra as _dra,
+    kata as _kata,
+    mapping as _mapping,
+    permitted as _permitted,
+    vm as _vm,
+)
 from pciname.lint.kinds.permitted import (
     kubevirt_name_warnings as kubevirt_name_warnings,
     kubevirt_socket_path as kubevirt_socket_path,

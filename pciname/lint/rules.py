@@ -4,7 +4,7 @@ rule reports with) and its :class:`~pciname.lint.document.RunState` (the
 sites the walker collected in each document, the findings so far and what
 earlier rules learned), registered with :func:`rule` under its
 :class:`~pciname.lint.codes.RuleName` in the module of the kind it checks
-(:mod:`pciname.lint.kinds`). :func:`ordered` gives them in
+(:mod:`pciname.lint.kinds`, each imported by :mod:`pciname.lint.linter`). :func:`ordered` gives them in
 :class:`RuleName` order, the order :meth:`pciname.lint.linter.Linter.run`
 runs them in; the codes a rule may report are those whose ``rules`` name it
 (:data:`pciname.lint.codes.CODES`).
@@ -190,9 +190,8 @@ def rule(name: RuleName) -> Callable[[Callable[[Context, RunState], None]], Call
 def ordered() -> tuple[Rule, ...]:
     """Every registered rule in :class:`RuleName` order, the order a run
     applies them in (an entry's verdicts are what later rules check
-    against). Imports the kinds' modules, which register them."""
-    from pciname.lint.kinds import cozystack, dra, kata, mapping, permitted, vm  # noqa: F401 - they register
-
+    against), once :mod:`pciname.lint.linter` has imported the kinds'
+    modules, which register them."""
     missing = [name for name in RuleName if name not in _REGISTRY]
     if missing:
         raise LookupError(f"lint rules without a check: {', '.join(missing)}")
