@@ -9,8 +9,8 @@ Adding a code is one entry: a constant, and a :class:`LintCode` in
 :data:`CODES` (in the order the README lists it) whose ``message`` takes the
 facts the rule knows as keyword arguments and returns the finding's message,
 and whose ``rules`` name the rules that report it (:class:`RuleName`; their
-checks are :data:`pciname.lint.linter.RULES`); the rule calls
-``Linter._finding(..., CODE, expected=..., **facts)``. Then
+checks are registered in :mod:`pciname.lint.rules`); the rule calls
+``ctx.finding(..., CODE, expected=..., **facts)``. Then
 ``python -m tools.lint_tables --write`` rewrites the README table and the
 proto comment from the registry (``--check``: exit 1 if they differ), and
 ``python -m tools.protogen`` regenerates the stubs.
@@ -59,8 +59,8 @@ DRA_PREPARE_CRASH = "dra-prepare-crash"
 
 
 class RuleName(StrEnum):
-    """The rules of a lint run, in the order they run
-    (:data:`pciname.lint.linter.RULES` holds their checks)."""
+    """The rules of a lint run, in the order they run (their checks are
+    registered with :func:`pciname.lint.rules.rule`, in :mod:`pciname.lint.kinds`)."""
 
     ENTRIES = "permitted-entries"  # each permittedHostDevices entry, by its list
     KUBEVIRT_MDEV = "kubevirt-and-mdev-names"  # a name KubeVirt's own plugin advertises that an mdev entry permits

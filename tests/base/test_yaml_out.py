@@ -241,7 +241,7 @@ def test_go_yaml_typed_is_what_go_yaml_reads(oracle, seed):
 
 #: Dumps read back at once by PyYAML (libyaml), never written out: the lint
 #: of an object read from the cluster composes its dump.
-INTERNAL = {("pciname/lint/linter.py", "_compose_data")}
+INTERNAL = {("pciname/lint/compose.py", "compose_data")}
 
 
 def test_every_yaml_dump_in_pciname_uses_the_dumper():

@@ -1,20 +1,26 @@
-"""The rules of a lint run are a registry (pciname.lint.linter.RULES, one
-per pciname.lint.codes.RuleName, in its order), and each code names the
-rules that report it: a run's findings come from the rules their codes
-name, and every code is reported by some input here."""
+"""The rules of a lint run are a registry (pciname.lint.rules: one function
+per pciname.lint.codes.RuleName, registered in the module of its kind,
+pciname.lint.kinds; pciname.lint.linter.RULES in RuleName order), and each
+code names the rules that report it: over the inputs here each code comes
+from exactly those rules. No module of pciname/lint/ passes 800 lines."""
 
 from __future__ import annotations
 
+import inspect
+import textwrap
+from pathlib import Path
+
 import pytest
 
-from pciname.lint import codes as lint_codes, linter as lint
+from pciname.dra.facts import choose
+from pciname.lint import codes as lint_codes, linter as lint, rules as lint_rules
 from pciname.lint.codes import CODES, RuleName
 from pciname.lint.linter import RULES, Linter
 from tests import kube_documents as docs
 
 # A CR with an mdev selector the v1.0.x plugin panics on and PCI entries
 # KubeVirt advertises (one whose socket path is too long), beside a VM asking for names permitted, wrong,
-# close and unknown.
+# close and unknown, and one whose socket path is too long.
 MIXED = """\
 apiVersion: kubevirt.io/v1
 kind: KubeVirt
@@ -50,6 +56,7 @@ spec:
           - {name: e, deviceName: nvidia.com/GA100_A100_PCIE_80GB}
           - {name: f, deviceName: nvidia.com/T4-1Q}
           - {name: g, deviceName: nvidia.com/bad name}
+          - {name: h, deviceName: nvidia.com/A_NAME_LONG_ENOUGH_THAT_ITS_SOCKET_PATH_IS_TOO_LONG_FOR_A_UNIX}
 """
 
 INPUTS = [
@@ -111,6 +118,20 @@ INPUTS = [
 ]
 
 
+#: Claims checked under a DRA driver release: v0.4.0 crashes preparing a
+#: vfio claim, and no v0.4.x release publishes gpu.nvidia.com/partition2.
+DRA_INPUTS = [
+    (
+        "v0.4.0",
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\nspec:\n  spec:\n"
+        "    devices:\n      requests:\n"
+        "      - {name: a, exactly: {deviceClassName: vfio.gpu.nvidia.com}}\n"
+        "      - {name: b, exactly: {deviceClassName: vfio.gpu.nvidia.com}}\n"
+        "      constraints: [{matchAttribute: gpu.nvidia.com/partition2}]\n",
+    ),
+]
+
+
 def test_there_is_a_rule_per_name_in_its_order():
     assert [rule.name for rule in RULES] == list(RuleName)
     assert all(callable(rule.check) for rule in RULES)
@@ -144,6 +165,10 @@ def by_rule(monkeypatch):
             linter = Linter(profile, upgrade, nvidia_plugin=plugin)
             linter.add_text(text, "input.yaml")
             linter.run()
+    for driver, text in DRA_INPUTS:
+        linter = Linter("latest", dra=choose(driver))
+        linter.add_text(text, "claims.yaml")
+        linter.run()
     return reported
 
 
@@ -157,3 +182,54 @@ def test_every_code_is_reported_by_its_first_rule(by_rule):
     for code, rules in by_rule.items():
         assert CODES[code].rules[0] in rules, code
     assert lint_codes.RuleName.REFERENCES in by_rule[lint_codes.WRONG_RESOURCE_NAME]
+
+
+def test_each_code_is_reported_by_exactly_the_rules_that_declare_it(by_rule):
+    """The rule registry and the code registry agree both ways: over the
+    inputs here, each code comes from every rule its entry names and from
+    no other."""
+    assert {code: rules for code, rules in by_rule.items()} == {code: set(c.rules) for code, c in CODES.items()}
+
+
+def test_every_rule_is_registered_once_in_the_module_of_its_kind():
+    assert [rule.check.__module__.rpartition(".")[0] for rule in RULES] == ["pciname.lint.kinds"] * len(RuleName)
+    assert len({rule.check for rule in RULES}) == len(RULES)
+
+
+def test_a_rule_registered_twice_is_refused_and_the_first_kept():
+    first = dict(lint_rules._REGISTRY)
+    with pytest.raises(ValueError, match="lint rule permitted-entries is registered twice"):
+        lint_rules.rule(RuleName.ENTRIES)(lambda ctx, state: None)
+    assert first == lint_rules._REGISTRY
+    assert lint_rules.ordered() == RULES
+
+
+def test_a_rule_name_without_a_check_is_refused(monkeypatch):
+    registry = {name: r for name, r in lint_rules._REGISTRY.items() if name is not RuleName.KATA_PODS}
+    monkeypatch.setattr(lint_rules, "_REGISTRY", registry)
+    with pytest.raises(LookupError, match="lint rules without a check: kata-pods"):
+        lint_rules.ordered()
+
+
+#: No module of pciname/lint/ is longer (issue 37: the linter was 1,683 lines).
+MAX_LINT_MODULE_LINES = 800
+
+
+def test_no_lint_module_is_over_800_lines():
+    lint_dir = Path(lint_rules.__file__).parent
+    sizes = {str(p.relative_to(lint_dir)): len(p.read_text().splitlines()) for p in sorted(lint_dir.rglob("*.py"))}
+    assert len(sizes) >= 15  # every module, the kinds' too
+    assert {name: n for name, n in sizes.items() if n > MAX_LINT_MODULE_LINES} == {}
+
+
+def test_the_architecture_recipe_shows_a_rule_as_the_code_has_it():
+    """docs/architecture.md's "A new lint rule" shows a whole rule: it is the code's, word for word."""
+    from pciname.lint.kinds import mapping
+
+    doc = (Path(__file__).parents[2] / "docs" / "architecture.md").read_text()
+    recipe = doc[doc.index("### A new lint rule") :]
+    block = recipe[
+        recipe.index("```python\n") + len("```python\n") : recipe.index("   ```\n", recipe.index("```python"))
+    ]
+    shown = textwrap.dedent(block)
+    assert shown == inspect.getsource(mapping.duplicate_keys)

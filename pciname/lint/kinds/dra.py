@@ -53,7 +53,9 @@ from pciname.lint.codes import (
     DRA_UNKNOWN_CLAIM,
     DRA_UNKNOWN_REQUEST,
     DRA_WRONG_DEVICE_CLASS,
+    RuleName,
 )
+from pciname.lint.document import RunState, format_path
 from pciname.lint.nodes import (
     YamlPath,
     get as _get,
@@ -62,6 +64,7 @@ from pciname.lint.nodes import (
     scalar as _scalar,
     sequence as _sequence,
 )
+from pciname.lint.rules import Context, rule
 
 #: kind -> where its ``devices`` block is.
 CLAIM_KINDS: dict[str, tuple[str, ...]] = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "spec")}
@@ -510,6 +513,17 @@ def _scalar_node(node: MappingNode, key: str) -> ScalarNode | None:
 
 def _spec_where(path: YamlPath) -> str:
     return ".".join(str(p) for p in path) or "the VMI spec"
+
+
+@rule(RuleName.DRA_CLAIMS)
+def dra_claims(ctx: Context, state: RunState) -> None:
+    """DRA claims and the VMs that use them (:class:`pciname.lint.kinds.dra.DraClaims`)."""
+    problems, notes = DraClaims(ctx.dra, ctx.check, refusal=ctx.dra_refusal).run((doc, doc.root) for doc in ctx.docs)
+    for p in problems:
+        state.findings.append(ctx.finding(p.doc, p.node, p.path, p.code, p.expected, **p.facts))
+    for note in notes:
+        mark = note.node.start_mark
+        ctx.notes.append(f"{note.doc.file}:{mark.line + 1}: {format_path(note.path)}: {note.text}")
 
 
 __all__ = ["CLAIM_KINDS", "CLAIM_LISTS", "DraClaims", "DraNote", "DraProblem"]

@@ -40,8 +40,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pciname.kata.runtime import is_kata_runtime_class, newest_kata_operator_profile
 from pciname.kubevirt.resources import is_nvidia
+from pciname.lint.codes import WRONG_KATA_RESOURCE_NAME, RuleName
+from pciname.lint.document import RunState, format_path
 from pciname.lint.hints import LIST_PERMITTED_MAX, Candidates, HintBudget
 from pciname.lint.nodes import YamlPath, get as _get, items as _items, scalar as _scalar, walk
+from pciname.lint.rules import Context, rule
 from pciname.naming import kata
 from pciname.naming.profiles import DEFAULT_PROFILE, with_aliases
 from pciname.pciids import NVIDIA_VENDOR_ID
@@ -183,6 +186,29 @@ class KataNames:
         ids = self.unset.by_resource().get(name, [])
         variable = kata.NVSWITCH_ALIAS_ENV if ids and self.unset.is_nvswitch(ids[0]) else kata.PGPU_ALIAS_ENV
         return close, {**facts, "suggestions": tuple(close), "unset_variable": variable if ids else ""}
+
+
+@rule(RuleName.KATA_PODS)
+def kata_pods(ctx: Context, state: RunState) -> None:
+    """The names pods with a Kata runtime class ask for: what the Kata
+    plugin advertises (:class:`pciname.lint.kinds.kata.KataNames`)."""
+    names: KataNames | None = None
+    for doc in ctx.docs:
+        for request in kata_requests(doc.root, ctx.check):
+            ctx.check()
+            if names is None:
+                names = KataNames(ctx.resolver, ctx.profile, ctx.budget)
+                if not names.chosen:
+                    mark = request.node.start_mark
+                    ctx.notes.append(f"{doc.file}:{mark.line + 1}: {format_path(request.path)}: {names.note()}")
+            verdict = names.verdict(request.name)
+            if verdict is not None:
+                expected, facts = verdict
+                state.findings.append(
+                    ctx.finding(
+                        doc, request.node, request.path, WRONG_KATA_RESOURCE_NAME, expected, request.name, **facts
+                    )
+                )
 
 
 __all__ = ["CONTAINER_LISTS", "POD_SPEC_PATHS", "KataNames", "KataRequest", "alias_state", "kata_requests"]

@@ -1,0 +1,193 @@
+"""Composing YAML as its consumers read it, for lint: merge keys merged
+(:func:`flatten_merges`), of a key written twice the last value, the keys
+written twice recorded (kubectl refuses them), lone surrogates refused
+(:func:`refuse_surrogates`). Syntax errors become :class:`LintInputError`
+lines (``FILE:LINE:COL: message``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from pciname.errors import LintInputError
+
+__all__ = ["Duplicates", "compose", "compose_data", "compose_documents", "flatten_merges", "refuse_surrogates"]
+
+
+class _ConsumerLoader(yaml.SafeLoader):
+    """Composes node trees as consumers read them (PyYAML's ``safe_load``,
+    Helm, kubectl): merge keys (``<<``) are merged in, explicit keys
+    overriding merged ones (:func:`flatten_merges`), and of a key
+    written twice in one mapping the last value is kept. The earlier key of
+    each such pair is recorded in ``duplicates`` (mapping node -> pairs of
+    (kept key, earlier key)): kubectl's strict decoding refuses those."""
+
+    def __init__(self, stream: str | bytes) -> None:
+        super().__init__(stream)
+        self.duplicates: dict[int, list[tuple[Node, Node]]] = {}
+
+    def _key(self, node: Node) -> Any:
+        """The Python value PyYAML makes of a key (``yes`` and ``true`` are one
+        key); a key it cannot make, or cannot hash, is its tag and text."""
+        if isinstance(node, ScalarNode):
+            build = self.yaml_constructors.get(node.tag)
+            if build is not None:
+                try:
+                    key = build(self, node)
+                    hash(key)
+                    return (True, key)
+                except Exception:  # noqa: BLE001 - a key PyYAML cannot build: compare its text
+                    pass
+            return (False, node.tag, node.value)
+        return (None, id(node))  # a collection as a key: never equal to another
+
+    def compose_scalar_node(self, anchor: Any) -> ScalarNode:
+        node: ScalarNode = super().compose_scalar_node(anchor)
+        refuse_surrogates(node)
+        return node
+
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:  # anchor: its name (typeshed says otherwise)
+        node: MappingNode = super().compose_mapping_node(anchor)
+        first: dict[Any, Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self._key(key_node)
+            if key in first:
+                self.duplicates.setdefault(id(node), []).append((key_node, first[key]))
+            first[key] = key_node
+        flatten_merges(node)  # merged pairs first, then the mapping's own: the last wins
+        last: dict[Any, int] = {}
+        for i, (key_node, _) in enumerate(node.value):
+            last[self._key(key_node)] = i
+        if len(last) != len(node.value):
+            node.value = [pair for i, pair in enumerate(node.value) if last[self._key(pair[0])] == i]
+        return node
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+_VALUE = "tag:yaml.org,2002:value"
+_STR = "tag:yaml.org,2002:str"
+
+
+def flatten_merges(node: MappingNode) -> None:
+    """Merge keys (``<<``) resolved in place as the YAML merge-key spec and
+    its consumers (kubectl's and Helm's go-yaml, PyYAML up to 6.0.3) read
+    them: the merged mappings' pairs first, of a merge sequence the earlier
+    mapping's winning over the later's, then the mapping's own pairs, which
+    win over all merged ones (the caller keeps the last of each key).
+    Written here on the composed nodes, not with a parser's helper, so that
+    what lint reads does not change with the PyYAML version (6.0.4 changed
+    ``flatten_mapping``). A merge of anything but a mapping or a sequence of
+    mappings is the error PyYAML gives."""
+    merged: list[tuple[Node, Node]] = []
+    own: list[tuple[Node, Node]] = []
+    for key_node, value_node in node.value:
+        if key_node.tag == _VALUE:
+            key_node.tag = _STR  # the key "=": a string to every consumer (PyYAML turns it so too)
+        if key_node.tag != _MERGE:
+            own.append((key_node, value_node))
+            continue
+        if isinstance(value_node, MappingNode):
+            sources = [value_node]
+        elif isinstance(value_node, SequenceNode):
+            sources = list(value_node.value)
+            for sub in sources:
+                if not isinstance(sub, MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"expected a mapping for merging, but found {sub.id}",
+                        sub.start_mark,
+                    )
+        else:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"expected a mapping or list of mappings for merging, but found {value_node.id}",
+                value_node.start_mark,
+            )
+        for sub in reversed(sources):  # the earlier mapping last: it wins
+            flatten_merges(sub)
+            merged.extend(sub.value)
+    if merged:
+        node.value = merged + own
+
+
+def refuse_surrogates(node: ScalarNode) -> None:
+    """A scalar written with an escape of a lone UTF-16 surrogate
+    (``"\\uD800"``): PyYAML reads it as a string that is no text (no
+    encoder takes it); kubectl's and Helm's YAML parser (go-yaml) refuse it.
+    So is it refused here, as a syntax error at the scalar."""
+    value = node.value
+    if not value.isascii():
+        for char in value:
+            if "\ud800" <= char <= "\udfff":
+                raise yaml.MarkedYAMLError(
+                    None,
+                    None,
+                    f"found the escape of a lone UTF-16 surrogate (\\u{ord(char):04x}), which is no character: "
+                    "kubectl's and Helm's YAML parser refuse it",
+                    node.start_mark,
+                )
+
+
+#: Mapping node id -> (kept key, earlier key) of each key written twice in it.
+Duplicates = dict[int, list[tuple[Node, Node]]]
+
+
+def compose_documents(text: str | bytes, filename: str) -> tuple[list[tuple[int, Node]], Duplicates]:
+    """:func:`compose`, and the keys written twice in any mapping of ``text``."""
+    try:
+        loader = _ConsumerLoader(text)
+        try:
+            docs: list[Node | None] = []
+            while loader.check_node():
+                docs.append(loader.get_node())
+            return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None], loader.duplicates
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"
+        if mark is None:
+            raise LintInputError(f"{filename}: YAML syntax error: {problem}", file=filename) from None
+        raise LintInputError(
+            f"{filename}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {problem}",
+            file=filename,
+            line=mark.line + 1,
+        ) from None
+    except yaml.YAMLError as error:  # ReaderError: bytes that are not UTF-8/16
+        detail = " ".join(str(error).split())
+        raise LintInputError(f"{filename}: not readable as YAML: {detail}", file=filename) from None
+    except RecursionError:  # the composer recurses once per nesting level
+        raise LintInputError(f"{filename}: YAML nested too deeply to read", file=filename) from None
+
+
+def compose(text: str | bytes, filename: str) -> list[tuple[int, Node]]:
+    """Every non-empty YAML document of ``text`` as (1-based index, node
+    tree), as consumers read it: merge keys merged, and of a key written
+    twice the last value (:class:`_ConsumerLoader`).
+
+    Raises LintInputError (``FILE:LINE:COL: message``) on a syntax error."""
+    return compose_documents(text, filename)[0]
+
+
+def compose_data(data: Any) -> list[tuple[int, Node]] | None:
+    """The one document of ``data``'s YAML dump as libyaml dumps and
+    composes it; None without libyaml, or for text it cannot encode. The
+    dump (PyYAML's representer, in Python) raises RecursionError past a few
+    hundred levels, far below the nesting libyaml's composer recurses too
+    deep on (tens of thousands): it never sees text nested deeper."""
+    dumper = getattr(yaml, "CSafeDumper", None)
+    loader = getattr(yaml, "CSafeLoader", None)
+    if dumper is None or loader is None:
+        return None
+    try:
+        text = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    except UnicodeEncodeError:
+        return None
+    root = yaml.compose(text, Loader=loader)
+    return [] if root is None else [(1, root)]
