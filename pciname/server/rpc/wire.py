@@ -364,7 +364,7 @@ class LintResult:
 @dataclass(frozen=True)
 class GpuOptions:
     """What a tenant node pool may ask for: ``options`` are the dicts
-    :func:`pciname.kubevirt.audit.gpu_options` returns."""
+    :func:`pciname.policy.audit.gpu_options` returns."""
 
     options: list[dict[str, Any]]
     profile: str
@@ -882,7 +882,7 @@ def _int64(value: int) -> int:
 
 
 def option_message(option: Mapping[str, Any]) -> pb.GpuOption:
-    """From one of :func:`pciname.kubevirt.audit.gpu_options`' dicts (counts
+    """From one of :func:`pciname.policy.audit.gpu_options`' dicts (counts
     beyond int64 are clamped)."""
     return pb.GpuOption(
         resource_name=option["resource_name"],
