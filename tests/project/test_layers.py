@@ -1,12 +1,16 @@
 """The import graph, read from the source with ``ast``: data flows one way,
 pci.ids text -> database -> naming -> catalog -> resolver -> api -> the
-domain rooms (kubevirt, lint, cozystack, cluster, host) -> server -> cli, and no module imports itself back
-through a cycle. Imports inside functions count (they are dependencies all
-the same); imports only for type checkers do not."""
+domain rooms, each a layer of its own in one order (dra, host, kata,
+kubevirt, cozystack, cluster, lint, policy: no two import each other) ->
+capabilities -> server -> cli, and no module imports itself back through a
+cycle. Every folder and module under pciname/ has a place: one that no layer
+names fails. Imports inside functions count (they are dependencies all the
+same); imports only for type checkers do not."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -16,7 +20,9 @@ from tests.conftest import REPO, TESTS
 PACKAGE = REPO / "pciname"
 
 # The layers, lowest first. A module may import modules of its own layer or
-# of a lower one, never of a higher one.
+# of a lower one, never of a higher one. Each names modules or folders of
+# pciname/ (a folder holds its submodules); "pciname" itself is the package's
+# __init__ alone.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("pciname._version", "pciname.errors", "pciname.base")),
     ("database", ("pciname.pciids",)),
@@ -35,14 +41,23 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("resolver", ("pciname.resolution.resolver",)),
     ("api", ("pciname.api",)),
     ("facade", ("pciname",)),
-    (
-        "domain",
-        ("pciname.kubevirt", "pciname.kata", "pciname.lint", "pciname.cozystack", "pciname.cluster", "pciname.host"),
-    ),
+    # The domain rooms, in one order: each imports only the rooms before it.
+    ("dra", ("pciname.dra",)),
+    ("host", ("pciname.host",)),
+    ("kata", ("pciname.kata",)),
+    ("kubevirt", ("pciname.kubevirt",)),
+    ("cozystack", ("pciname.cozystack",)),
+    ("cluster", ("pciname.cluster",)),
+    ("lint", ("pciname.lint",)),
+    ("policy", ("pciname.policy",)),
     ("capabilities", ("pciname.capabilities",)),
     ("server", ("pciname.server", "pciname.client")),
     ("cli", ("pciname.cli", "pciname.__main__")),
 ]
+#: The domain rooms, lowest first (docs/architecture.md draws them in this order).
+DOMAIN_ROOMS = ("dra", "host", "kata", "kubevirt", "cozystack", "cluster", "lint", "policy")
+#: Folders of pciname/ that hold data, not modules: no layer names them.
+DATA_FOLDERS = ("packaged",)
 
 
 def module_name(path: Path) -> str:
@@ -55,14 +70,39 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
-def layer_of(module: str) -> int:
+def _named_by(module: str, prefix: str) -> bool:
+    """Whether a layer's ``prefix`` names ``module``: the module itself, or a
+    folder the module is in (the package ``pciname`` names its __init__ only)."""
+    return module == prefix or (prefix != "pciname" and module.startswith(prefix + "."))
+
+
+def find_layer(module: str) -> int | None:
+    """The rank of the layer that names ``module`` most closely, or None."""
     best, best_len = None, -1
     for rank, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+            if _named_by(module, prefix) and len(prefix) > best_len:
                 best, best_len = rank, len(prefix)
-    assert best is not None, f"{module} is in no layer: add it to LAYERS"
     return best
+
+
+def layer_of(module: str) -> int:
+    rank = find_layer(module)
+    assert rank is not None, f"{module} is in no layer: add it to LAYERS"
+    return rank
+
+
+def unplaced(modules: Iterable[str], folders: Iterable[str]) -> list[str]:
+    """Modules no layer names, and folders directly under pciname/ (their
+    names) that are neither named by a layer nor data."""
+    named = {prefix for _, prefixes in LAYERS for prefix in prefixes}
+    found = [m for m in modules if find_layer(m) is None]
+    found += [f"pciname.{f}/" for f in folders if f"pciname.{f}" not in named and f not in DATA_FOLDERS]
+    return sorted(found)
+
+
+def top_folders() -> list[str]:
+    return sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
 
 
 def _type_checking_only(node: ast.AST) -> bool:
@@ -108,9 +148,56 @@ def imports_of(module: str) -> set[str]:
 GRAPH = {module: imports_of(module) for module in MODULES}
 
 
-def test_every_module_has_a_layer():
-    for module in MODULES:
-        layer_of(module)
+def test_every_module_and_folder_has_a_layer():
+    assert unplaced(MODULES, top_folders()) == []
+
+
+def test_a_new_room_without_a_layer_fails():
+    """A folder added under pciname/ that no layer names is caught, whether
+    the check reads its modules or the folder alone; so is a loose module."""
+    assert unplaced([*MODULES, "pciname.newroom", "pciname.newroom.thing"], [*top_folders(), "newroom"]) == [
+        "pciname.newroom",
+        "pciname.newroom.thing",
+        "pciname.newroom/",
+    ]
+    assert unplaced(["pciname.extra"], []) == ["pciname.extra"]
+    # The package's own name places its __init__ only, not what is under it.
+    assert find_layer("pciname.dra.claims") == layer_of("pciname.dra")
+    assert find_layer("pciname.newroom") is None
+
+
+def test_every_layer_names_what_exists():
+    """No stale entry: each name in LAYERS is a module or a folder of pciname/."""
+    folders = {f"pciname.{f}" for f in top_folders()}
+    stale = [p for _, prefixes in LAYERS for p in prefixes if p not in MODULES and p not in folders]
+    assert stale == []
+
+
+def test_the_domain_rooms_are_ordered_layers():
+    names = [name for name, _ in LAYERS]
+    ranks = [names.index(room) for room in DOMAIN_ROOMS]
+    assert ranks == list(range(ranks[0], ranks[0] + len(DOMAIN_ROOMS)))
+    assert all(LAYERS[rank][1] == (f"pciname.{room}",) for rank, room in zip(ranks, DOMAIN_ROOMS, strict=True))
+
+
+def room_imports() -> dict[tuple[str, str], list[str]]:
+    """(room, other room) -> the imports of one domain room's modules into another's."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for module in sorted(GRAPH):
+        room = module.split(".")[1] if module.count(".") else ""
+        for target in sorted(GRAPH[module]):
+            other = target.split(".")[1] if target.count(".") else ""
+            if room in DOMAIN_ROOMS and other in DOMAIN_ROOMS and room != other:
+                found.setdefault((room, other), []).append(f"{module} -> {target}")
+    return found
+
+
+def test_no_two_domain_rooms_import_each_other():
+    edges = room_imports()
+    both_ways = sorted({tuple(sorted(pair)) for pair in edges if (pair[1], pair[0]) in edges})
+    assert both_ways == []
+    upward = {pair: found for pair, found in edges.items() if DOMAIN_ROOMS.index(pair[1]) > DOMAIN_ROOMS.index(pair[0])}
+    assert upward == {}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -167,6 +254,9 @@ def test_the_checker_sees_a_cycle_and_an_upward_import(monkeypatch):
     monkeypatch.setitem(GRAPH, "pciname.naming.checks", GRAPH["pciname.naming.checks"] | {"pciname.naming.gotext"})
     assert ["pciname.naming.checks", "pciname.naming.gotext"] in _cycles()
     assert layer_of("pciname.cli.core") > layer_of("pciname.resolution.resolver")
+    monkeypatch.setitem(GRAPH, "pciname.dra.facts", GRAPH["pciname.dra.facts"] | {"pciname.lint.codes"})
+    assert ("dra", "lint") in room_imports()
+    assert layer_of("pciname.lint.codes") > layer_of("pciname.dra.facts")
 
 
 def test_test_modules_do_not_import_each_other():
