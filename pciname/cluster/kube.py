@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pciname.errors import ApplyRefused, ClusterError, PcinameError
+from pciname.errors import ApplyRefused, ClusterError, PcinameBaseError, PcinameError
 from pciname.kubevirt.objects import FIELD_MANAGER, GROUP, PLURAL, VERSION, KubeObject, apply_body, object_ref, refusal
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def connect_loaded(
 # -- error answers, read bounded before the client sees them ----------------------------
 
 
-class _Refusal(Exception):
+class _Refusal(PcinameBaseError):
     """A non-2xx answer (``status``, ``reason``), its body read by
     :class:`_BoundedPool`: at most :data:`MAX_ERROR_BYTES`, within the
     request's time (``body``: what arrived, decoded with replacement)."""
@@ -203,7 +203,7 @@ def _one_line(error: object) -> str:
     return " ".join(str(error).split())
 
 
-class _Answered(Exception):
+class _Answered(PcinameBaseError):
     """The API server answered a status the caller handles itself."""
 
     def __init__(self, error: Any) -> None:

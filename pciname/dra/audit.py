@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from pciname.dra.cel import Version
 from pciname.dra.facts import facts
+from pciname.errors import PcinameBaseError
 
 if TYPE_CHECKING:
     from pciname.kubevirt.objects import KubeObject
@@ -88,7 +89,7 @@ NOTE = (
 )
 
 
-class CannotJudge(ValueError):
+class CannotJudge(PcinameBaseError, ValueError):
     """An expression or a device pciname does not evaluate: why."""
 
 

@@ -10,11 +10,13 @@ same); imports only for type checkers do not."""
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from pciname.errors import PcinameBaseError
 from tests.conftest import REPO, TESTS
 
 PACKAGE = REPO / "pciname"
@@ -274,6 +276,79 @@ def test_test_modules_do_not_import_each_other():
             if any(part.startswith("test_") for name in imported for part in name.split(".")):
                 found.append(f"{path.relative_to(TESTS)} imports {imported[0] or imported[1]}")
     assert found == []
+
+
+# -- docs/architecture.md is true to the code ----------------------------------------------
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def doc_table(heading: str) -> list[list[str]]:
+    """The rows of the first table under ``## heading`` in docs/architecture.md, cells stripped."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip().strip("|").split("|") for line in section.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row] for row in rows[2:]]
+
+
+def _code_names(cell: str) -> list[str]:
+    return [part.strip().strip("`") for part in cell.split(",")]
+
+
+def test_the_doc_draws_the_layers_in_order():
+    assert [(name, tuple(_code_names(cell))) for name, cell in doc_table("Layers")] == LAYERS
+
+
+def test_the_doc_draws_every_domain_room_in_order():
+    """The picture lists the domain rooms in the layers' order."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    picture = text.split("domain rooms, one layer each", 1)[1].split("pciname/capabilities/", 1)[0]
+    drawn = [line.split()[0].rstrip("/") for line in picture.splitlines()[1:] if line[16:17].isalpha()]
+    assert drawn == list(DOMAIN_ROOMS)
+
+
+def _capability_modules() -> list[str]:
+    """The modules of pciname/capabilities/ that define an answer (``answer`` or ``answer_*``)."""
+    found = []
+    for path in sorted((PACKAGE / "capabilities").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+        if any(name == "answer" or name.startswith("answer_") for name in names):
+            found.append(path.stem)
+    return found
+
+
+def test_the_doc_lists_every_capability():
+    assert [row[0].strip("`") for row in doc_table("Capabilities")] == _capability_modules()
+    assert "dra_claims" in _capability_modules() and "spelling" not in _capability_modules()
+
+
+def exception_classes() -> dict[str, type[BaseException]]:
+    """Every exception class defined in pciname, by its module and name (every module imported)."""
+    found: dict[str, type[BaseException]] = {}
+    for module in sorted(MODULES):
+        if module == "pciname.__main__" or "._proto" in module:
+            continue
+        for name, value in vars(importlib.import_module(module)).items():
+            if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == module:
+                found[f"{module}.{name}"] = value
+    return found
+
+
+def test_every_exception_class_derives_from_the_one_root():
+    classes = exception_classes()
+    assert "pciname.errors.PcinameError" in classes and "pciname.kubevirt.shapes.ShapeError" in classes
+    assert sorted(name for name, cls in classes.items() if not issubclass(cls, PcinameBaseError)) == []
+
+
+def test_the_doc_says_where_each_error_family_lives():
+    """Public exception classes outside errors.py are the doc's table, each in the module it names."""
+    outside = sorted(
+        (name.rpartition(".")[2], name.rpartition(".")[0])
+        for name in exception_classes()
+        if not name.startswith("pciname.errors.") and not name.rpartition(".")[2].startswith("_")
+    )
+    assert sorted((row[0].strip("`"), row[1].strip("`")) for row in doc_table("Errors")) == outside
 
 
 # -- maintainer tools stay out of the package ----------------------------------------------

@@ -39,6 +39,7 @@ from pciname.errors import (
     InvalidDeviceError,
     LintInputError,
     PciIdsError,
+    PcinameBaseError,
     PcinameError,
     RemoteClusterError,
     RemoteInvalidArgument,
@@ -116,7 +117,7 @@ _INT64 = (-(2**63), 2**63 - 1)
 # -- errors, server side ---------------------------------------------------------------------
 
 
-class RpcFailure(Exception):
+class RpcFailure(PcinameBaseError):
     """A request the service refuses: a status code, one line, and trailing
     metadata (e.g. ``pciname-error``)."""
 
