@@ -13,7 +13,14 @@ if TYPE_CHECKING:
     from pciname.pciids.model import SyntaxIssue
 
 
-class PcinameError(Exception):
+class PcinameBaseError(Exception):
+    """The root of every exception class in pciname: :class:`PcinameError`
+    (told to a person) and the signals a module raises to its own caller,
+    which catches them (docs/architecture.md, "Errors", says where each
+    family lives)."""
+
+
+class PcinameError(PcinameBaseError):
     """Base class: the message is one line meant for a person."""
 
 
@@ -72,7 +79,7 @@ class PciIdsSyntaxError(PciIdsError):
 # -- files ----------------------------------------------------------------
 
 
-class FileLimitError(OSError):
+class FileLimitError(PcinameBaseError, OSError):
     """A file that is not a regular file, or larger than allowed
     (``strerror`` says which, without the path)."""
 

@@ -6,7 +6,7 @@ DeviceClass to the same GPUs.
 
 :class:`AdmissionPolicyRequest` validates itself (where the allowed set
 comes from: devices and types, or a CR, never both; the binding's actions)
-and :func:`answer` answers it with :mod:`pciname.kubevirt.admission`.
+and :func:`answer` answers it with :mod:`pciname.policy.admission`.
 ``pciname admission-policy`` and the ``AdmissionPolicy`` RPC build the
 request, read the CR where it asks for one (a file, the message, the
 cluster: :func:`cluster_cr` makes the text of a cluster's), and print or
@@ -24,7 +24,8 @@ import yaml
 from pciname.base.yaml_out import Dumper
 from pciname.capabilities.spelling import Spelling
 from pciname.errors import PcinameError
-from pciname.kubevirt.admission import (
+from pciname.kubevirt.vgpu import with_vgpus
+from pciname.policy.admission import (
     DEFAULT_ACTIONS,
     DEFAULT_NAME,
     AdmissionPolicy,
@@ -32,8 +33,7 @@ from pciname.kubevirt.admission import (
     allowed_from_cr,
     allowed_from_devices,
 )
-from pciname.kubevirt.admission_dra import dra_combination, with_dra
-from pciname.kubevirt.vgpu import with_vgpus
+from pciname.policy.admission_dra import dra_combination, with_dra
 
 if TYPE_CHECKING:
     from pciname.dra.facts import Combination

@@ -21,10 +21,10 @@ from pciname.capabilities.audit import NO_KUBEVIRT_CR
 from pciname.capabilities.permitted import NO_DEVICES
 from pciname.cluster.kube import DEFAULT_TIMEOUT, apply_permitted_host_devices, read_cluster
 from pciname.errors import PcinameError
-from pciname.kubevirt.audit import choose_profile
 from pciname.kubevirt.generate import Skipped, Snippet, permitted_host_devices
 from pciname.kubevirt.objects import FIELD_MANAGER, object_ref
 from pciname.kubevirt.vgpu import vgpu_mdevs
+from pciname.policy.audit import choose_profile
 
 if TYPE_CHECKING:
     from pciname.cluster.kube import ApiClient

@@ -5,7 +5,7 @@ Nodes compared with a profile, and what a tenant node pool may ask for.
 the Cozystack release asked for: they must agree) and
 :class:`GpuOptionsRequest` also its source (the cluster, or the objects as
 text); :func:`answer_audit` and :func:`answer_gpu_options` answer them from
-the objects read (:mod:`pciname.kubevirt.audit` says what they mean).
+the objects read (:mod:`pciname.policy.audit` says what they mean).
 ``pciname audit`` and ``pciname gpu-options`` read their cluster with
 :func:`read` (its I/O is :mod:`pciname.cluster.kube`), and the
 ``GpuOptions`` RPC reads the server's cluster or the objects it was sent;
@@ -25,9 +25,9 @@ from pciname.cozystack.choice import release_for
 from pciname.cozystack.releases import ClusterRelease, Release, get_release, release_in_cluster
 from pciname.dra.audit import audit_dra
 from pciname.errors import PcinameError
-from pciname.kubevirt.audit import AUTO, Check, audit, choose_profile, gpu_options, is_auto
 from pciname.kubevirt.objects import KubeObject, permitted_entries
 from pciname.naming.profiles import DEFAULT_PROFILE
+from pciname.policy.audit import AUTO, Check, audit, choose_profile, gpu_options, is_auto
 
 if TYPE_CHECKING:
     from pciname.cluster.kube import ApiClient
@@ -222,7 +222,7 @@ def answer_audit(
     resolver: ResolverLike | None = None,
     check: Check | None = None,
 ) -> dict[str, Any]:
-    """The audit report (:func:`pciname.kubevirt.audit.audit`) of a
+    """The audit report (:func:`pciname.policy.audit.audit`) of a
     :meth:`~AuditRequest.validated` request, with what the cluster said of
     its Cozystack release (:attr:`~AuditRequest.cozystack_report`)."""
     profile = _or_default(request.chosen_profile, DEFAULT_PROFILE)
@@ -244,7 +244,7 @@ def answer_audit_dra(request: AuditRequest, client: ApiClient, *, check: Check |
 
 @dataclass(frozen=True)
 class GpuOptions:
-    """The options (:func:`pciname.kubevirt.audit.gpu_options`), the profile
+    """The options (:func:`pciname.policy.audit.gpu_options`), the profile
     that named them (as the surface passed it, or the one inferred) and how
     it was chosen ("given", "cozystack", "inferred", "default (nothing to infer from)")."""
 

@@ -3,7 +3,7 @@ NVIDIA's DRA driver (the ResourceClaimTemplate, the VM fragment and the
 DeviceClass check of :mod:`pciname.dra.claims`).
 
 :class:`DraClaimsRequest` validates itself (NVIDIA GPUs as ``DEVICE[=COUNT]``,
-at most :data:`~pciname.kubevirt.generate.MAX_GPUS` each; names that are DNS
+at most :data:`~pciname.base.requests.MAX_GPUS` each; names that are DNS
 labels; a driver, KubeVirt and ``resource.k8s.io`` release that exist and
 work together, else one line with the reason and the nearest combination
 that works) and :func:`answer` answers it.
@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from pciname.base.requests import MAX_GPUS, parse_request
 from pciname.capabilities.spelling import Spelling
 from pciname.dra.claims import REQUEST_PREFIX, DraObjects, dra_objects
 from pciname.dra.facts import Combination, choose
 from pciname.errors import PcinameError
-from pciname.kubevirt.generate import MAX_GPUS, parse_request
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.resolution.resolver import parse_device
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from pciname.base.requests import parse_request
 from pciname.errors import PcinameError
 from pciname.kata.pod import DEFAULT_IMAGE, DEFAULT_NAME, KINDS, kata_pod, name_problem, runtime_class_problem
-from pciname.kubevirt.generate import parse_request
 
 if TYPE_CHECKING:
     from pciname.kata.pod import KataPod

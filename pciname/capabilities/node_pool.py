@@ -3,7 +3,7 @@
 
 :class:`NodePoolRequest` validates itself (which fields go together, spelled
 as the surface names them) and :func:`answer` answers it with
-:func:`pciname.kubevirt.generate.node_pool`; ``pciname node-pool`` and the
+:func:`pciname.cozystack.node_pool.node_pool`; ``pciname node-pool`` and the
 ``NodePool`` RPC build the request and print or send the answer, and
 :func:`gpu_names` reads the GPUs back out of it for both.
 """
@@ -47,7 +47,7 @@ class NodePoolRequest:
     def validated(self) -> NodePoolRequest:
         """The request, its format known; a :class:`~pciname.errors.PcinameError`
         for fields that do not go together."""
-        from pciname.kubevirt.generate import DEFAULT_POOL_FORMAT, pool_format
+        from pciname.cozystack.node_pool import DEFAULT_POOL_FORMAT, pool_format
 
         say = self.spelling
         fmt = pool_format(self.format.strip().lower() or DEFAULT_POOL_FORMAT)
@@ -75,7 +75,8 @@ class NodePoolRequest:
 def answer(request: NodePoolRequest, profile: ProfileLike, *, resolver: ResolverLike | None = None) -> Snippet:
     """The group (or pool) of a :meth:`~NodePoolRequest.validated` request under
     ``profile`` (its :attr:`~NodePoolRequest.chosen_profile`, as the surface resolves it)."""
-    from pciname.kubevirt.generate import node_pool, parse_request
+    from pciname.base.requests import parse_request
+    from pciname.cozystack.node_pool import node_pool
 
     chosen = request.chosen_profile
     implied = chosen if isinstance(chosen, str) and chosen.strip().lower().startswith("cozystack@") else None

@@ -23,8 +23,8 @@ from pciname.errors import PcinameError
 from pciname.host.dra_scan import DraScanResult, dra_scan
 from pciname.host.offered import mdev_config
 from pciname.host.sysfs import ScanResult, scan
-from pciname.kubevirt.audit import is_auto
 from pciname.naming.profiles import DEFAULT_PROFILE
+from pciname.policy.audit import is_auto
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike, ResolverLike

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from pciname.base.requests import parse_request
 from pciname.capabilities.spelling import Spelling
 from pciname.errors import PcinameError
-from pciname.kubevirt.generate import parse_request, vm_gpus
+from pciname.kubevirt.generate import vm_gpus
 
 if TYPE_CHECKING:
     from pciname.kubevirt.generate import Snippet

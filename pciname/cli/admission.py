@@ -5,7 +5,7 @@ Prints the policy and its binding (``-o yaml``: a multi-document stream,
 when devices or CR entries were left out of the allowed set (reported on
 stderr), 2 bad usage or bad input. The command builds the request of
 :mod:`pciname.capabilities.admission` and reads the CR it asks for; the
-policy itself is :mod:`pciname.kubevirt.admission`.
+policy itself is :mod:`pciname.policy.admission`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ POLICY_FORMATS = ("yaml", "json")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pciname.kubevirt.admission import ACTIONS, DEFAULT_ACTIONS, DEFAULT_NAME
+    from pciname.policy.admission import ACTIONS, DEFAULT_ACTIONS, DEFAULT_NAME
 
     policy = sub.add_parser(
         "admission-policy",

@@ -7,7 +7,7 @@ the names the nodes advertise) and ``-o``. Exit codes: 0 fine, 1 audit
 findings or apply refused (or devices left out), 2 bad usage or the cluster
 cannot be read. Each builds its request (:mod:`pciname.capabilities.audit`,
 :mod:`pciname.capabilities.apply`) from its arguments and prints the answer;
-what the objects mean is :mod:`pciname.kubevirt.audit`, the client I/O
+what the objects mean is :mod:`pciname.policy.audit`, the client I/O
 :mod:`pciname.cluster.kube`. ``--timeout`` bounds the API
 requests of a command together and, for ``audit`` and ``gpu-options``, the
 work on what they read too (counted from the command's start; past it, one

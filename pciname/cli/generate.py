@@ -267,8 +267,8 @@ def _defaults_file(path: str | None) -> tuple[Callable[[], str | bytes], str] | 
 
 
 def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pciname.cozystack.node_pool import DEFAULT_POOL_FORMAT, POOL_FORMATS
     from pciname.cozystack.releases import RESOURCE, newest
-    from pciname.kubevirt.generate import DEFAULT_POOL_FORMAT, POOL_FORMATS
 
     release = newest()
     defaults = release.defaults()

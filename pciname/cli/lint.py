@@ -61,8 +61,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_lint(args: argparse.Namespace) -> int:
     from pciname.capabilities.lint import LintRequest, answer, file_reader
-    from pciname.kubevirt.audit import is_auto
     from pciname.lint.inputs import STDIN
+    from pciname.policy.audit import is_auto
 
     if args.files.count(STDIN) > 1:
         raise PcinameError("standard input (-) can be linted only once")

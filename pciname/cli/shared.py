@@ -30,7 +30,7 @@ def profile_arg(
     when there is one (a request's ``chosen_profile``: a ``--cozystack``
     release's); ``auto`` only where ``allow_auto`` (the commands that read a
     cluster to infer it from)."""
-    from pciname.kubevirt.audit import is_auto
+    from pciname.policy.audit import is_auto
 
     profile: ProfileLike = profile_from_args(args)
     if chosen and not args.profile and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None):

@@ -5,7 +5,7 @@ and turn the client's errors into :class:`~pciname.errors.ClusterError` /
 
 The only module that imports ``kubernetes``; what the objects mean (audit,
 GPU options, who manages the CR, the apply object) is pure and lives in
-:mod:`pciname.kubevirt.objects` and :mod:`pciname.kubevirt.audit`. Read-only except
+:mod:`pciname.kubevirt.objects` and :mod:`pciname.policy.audit`. Read-only except
 :func:`apply_permitted_host_devices`, which sends one server-side apply PATCH
 (``Content-Type: application/apply-patch+yaml``, ``fieldManager=pciname``;
 ``force=true`` only when asked) to the KubeVirt CR, after
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pciname.errors import ApplyRefused, ClusterError, PcinameError
+from pciname.errors import ApplyRefused, ClusterError, PcinameBaseError, PcinameError
 from pciname.kubevirt.objects import FIELD_MANAGER, GROUP, PLURAL, VERSION, KubeObject, apply_body, object_ref, refusal
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def connect_loaded(
 # -- error answers, read bounded before the client sees them ----------------------------
 
 
-class _Refusal(Exception):
+class _Refusal(PcinameBaseError):
     """A non-2xx answer (``status``, ``reason``), its body read by
     :class:`_BoundedPool`: at most :data:`MAX_ERROR_BYTES`, within the
     request's time (``body``: what arrived, decoded with replacement)."""
@@ -203,7 +203,7 @@ def _one_line(error: object) -> str:
     return " ".join(str(error).split())
 
 
-class _Answered(Exception):
+class _Answered(PcinameBaseError):
     """The API server answered a status the caller handles itself."""
 
     def __init__(self, error: Any) -> None:
@@ -348,7 +348,7 @@ def _body(what: str, response: Any, clock: _Clock) -> bytes:
 
 
 def _json(what: str, response: Any, clock: _Clock) -> Any:
-    from pciname.cluster.shapes import ShapeError, decode_json
+    from pciname.kubevirt.shapes import ShapeError, decode_json
 
     try:
         return decode_json(_body(what, response, clock), "the API server's answer")
@@ -358,7 +358,7 @@ def _json(what: str, response: Any, clock: _Clock) -> Any:
 
 def _items(what: str, answer: Any, kind: str) -> tuple[list[KubeObject], str | None]:
     """A List answer's items and its ``metadata.continue`` (None: the last page)."""
-    from pciname.cluster.shapes import ShapeError, list_items, mapping
+    from pciname.kubevirt.shapes import ShapeError, list_items, mapping
 
     try:
         items = list_items(answer, kind, "the API server's answer")
@@ -373,7 +373,7 @@ def _items(what: str, answer: Any, kind: str) -> tuple[list[KubeObject], str | N
 
 
 def _checked(what: str, check: Callable[[KubeObject, str], None], items: list[KubeObject], kind: str) -> None:
-    from pciname.cluster.shapes import ShapeError
+    from pciname.kubevirt.shapes import ShapeError
 
     for i, item in enumerate(items):
         try:
@@ -393,7 +393,7 @@ def read_kubevirt(
     ``timeout``: seconds for the request (default: none)."""
     from kubernetes.client import CustomObjectsApi
 
-    from pciname.cluster.shapes import check_kubevirt
+    from pciname.kubevirt.shapes import check_kubevirt
 
     bounded(api_client)
     clock = clock or _Clock(timeout)
@@ -442,7 +442,7 @@ def read_nodes(api_client: ApiClient, *, timeout: float | None = None, clock: _C
 
     from kubernetes.client import CoreV1Api
 
-    from pciname.cluster.shapes import check_node
+    from pciname.kubevirt.shapes import check_node
 
     bounded(api_client)
     clock = clock or _Clock(timeout)
@@ -488,8 +488,8 @@ def read_cozystack_operator(
     (time, size, shape)."""
     from kubernetes.client import AppsV1Api
 
-    from pciname.cluster.shapes import ShapeError, mapping
     from pciname.cozystack.releases import OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE
+    from pciname.kubevirt.shapes import ShapeError, mapping
 
     bounded(api_client)
     clock = clock or _Clock(timeout)
@@ -552,7 +552,7 @@ class DraState:
 
 
 def _check_object(obj: KubeObject, where: str) -> None:
-    from pciname.cluster.shapes import check_metadata, mapping
+    from pciname.kubevirt.shapes import check_metadata, mapping
 
     check_metadata(obj, where)
     mapping(obj.get("spec"), f"{where}.spec")
@@ -685,7 +685,7 @@ def apply_permitted_host_devices(
             f"{_status_message(conflict.error) or 'conflict'}; "
             "rerun with --force to take ownership of these fields"
         ) from None
-    from pciname.cluster.shapes import ShapeError, mapping
+    from pciname.kubevirt.shapes import ShapeError, mapping
 
     try:
         spec = mapping(mapping(result, "the API server's answer").get("spec"), "the API server's answer: spec")

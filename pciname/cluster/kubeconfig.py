@@ -235,7 +235,7 @@ def _exec(
     plugin: Any, base: str, user: dict[str, Any], cluster: dict[str, Any] | None, timeout: float | None
 ) -> datetime.datetime | None:
     """Run ``users[].user.exec`` and put its credential in ``user``; its expiry."""
-    from pciname.cluster.shapes import ShapeError, decode_json
+    from pciname.kubevirt.shapes import ShapeError, decode_json
 
     command, args, api_version = _plugin_command(plugin, base)
     env = _plugin_env(plugin, api_version, cluster)

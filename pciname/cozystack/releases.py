@@ -4,7 +4,7 @@ API objects that carry tenant node pools (the ``Kubernetes`` application's
 release's node-group schema with its required fields and defaults, the GPU
 Operator it ships and the plugin release that deploys, and its GPU wiring.
 
-Pure data and checks; :func:`pciname.kubevirt.generate.node_pool` builds node
+Pure data and checks; :func:`pciname.cozystack.node_pool.node_pool` builds node
 groups from them.
 
 The facts are ``data/cozystack/releases.json`` and ``schemas.json``, written

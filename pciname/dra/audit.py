@@ -38,13 +38,15 @@ import functools
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pciname.dra.cel import Version
 from pciname.dra.facts import facts
+from pciname.errors import PcinameBaseError
 
-if TYPE_CHECKING:
-    from pciname.kubevirt.objects import KubeObject
+#: An object as the API server sends it (as :data:`pciname.kubevirt.objects.KubeObject`,
+#: a room above this one).
+KubeObject = dict[str, Any]
 
 __all__ = [
     "CANNOT_JUDGE",
@@ -88,7 +90,7 @@ NOTE = (
 )
 
 
-class CannotJudge(ValueError):
+class CannotJudge(PcinameBaseError, ValueError):
     """An expression or a device pciname does not evaluate: why."""
 
 

@@ -48,8 +48,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pciname.errors import PcinameBaseError
 
-class Unjudgeable(Exception):
+
+class Unjudgeable(PcinameBaseError):
     """The expression uses CEL this reader does not evaluate (the text says what)."""
 
 

@@ -19,12 +19,13 @@ import stat
 from pathlib import Path
 
 from pciname.base.files import MAX_SYSFS_ATTR_BYTES, read_fd
+from pciname.errors import PcinameBaseError
 
 #: Symbolic links followed while resolving one path (Linux's MAXSYMLINKS).
 MAX_SYMLINKS = 40
 
 
-class ShortFile(Exception):
+class ShortFile(PcinameBaseError):
     """A file the plugin's ``readIDFromFile`` panics on: fewer than 2 bytes."""
 
 

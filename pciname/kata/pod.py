@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pciname.base.requests import MAX_GPUS  # GPUs one pod may ask for, counts added up, as node-pool and vm-gpus
 from pciname.errors import PcinameError
 from pciname.kata.runtime import gpu_pod_runtime_classes
 from pciname.naming import checks
@@ -39,9 +40,6 @@ DEFAULT_NAME = "gpu-pod"
 DEFAULT_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
 DEFAULT_IMAGE_SOURCE = "NVIDIA/gpu-operator tests/gpu-pod.yaml"
 CONTAINER_NAME = "gpu"
-#: GPUs one pod may ask for, counts added up (as node-pool and vm-gpus: pciname.kubevirt.generate).
-MAX_GPUS = 1024
-
 #: A DNS-1123 label (a Pod name that is also a label value, as a Deployment's selector needs).
 _LABEL = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\Z")
 #: A DNS-1123 subdomain (what a RuntimeClass name must be).

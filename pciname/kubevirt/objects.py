@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pciname.kubevirt.resources import is_nvidia
+from pciname.kubevirt.shapes import quantity
 
 #: The KubeVirt CR's API group, version and resource.
 GROUP = "kubevirt.io"
@@ -49,10 +50,8 @@ def object_ref(obj: KubeObject | None) -> str | None:
 
 
 def _quantity(value: object, where: str = "a resource count") -> int:
-    """A Node's count of a resource (:func:`pciname.cluster.shapes.quantity`:
+    """A Node's count of a resource (:func:`pciname.kubevirt.shapes.quantity`:
     a ShapeError, never a guess, for what is not a count)."""
-    from pciname.cluster.shapes import quantity
-
     return quantity(value, where)
 
 

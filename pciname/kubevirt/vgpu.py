@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pciname.base.requests import parse_request
 from pciname.errors import PcinameError
-from pciname.kubevirt.generate import mdev_rule, parse_request
+from pciname.kubevirt.generate import mdev_rule
 from pciname.naming import vgpu
 from pciname.naming.profiles import DEFAULT_PROFILE
 from pciname.naming.vgpu_prefixes import READ_ON_HOST

@@ -180,7 +180,7 @@ def _nodes_pool(node: MappingNode) -> tuple[MappingNode, YamlPath] | None:
     ``spec.values``, the object's spec as it was sent), and where it is in
     ``node``; None for anything else. The HelmRelease is told by its API group
     and its application-kind label, as the admission policy tells it
-    (:data:`pciname.kubevirt.admission.HELM_TARGETS`), never by its values' shape."""
+    (:data:`pciname.policy.admission.HELM_TARGETS`), never by its values' shape."""
     from pciname.cozystack.releases import APPLICATION_KIND_LABEL, HELM_RELEASE_GROUP, HELM_RELEASE_KIND
 
     kind = _scalar(_get(node, "kind"))

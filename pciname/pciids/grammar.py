@@ -86,6 +86,7 @@ from typing import TypeVar, cast
 
 import pyparsing as pp
 
+from pciname.errors import PcinameBaseError
 from pciname.pciids.model import (
     DUPLICATE,
     LINE_BUFFER,
@@ -613,7 +614,7 @@ class _Builder:
         subclass.prog_ifs[pid] = ProgIf(pid, found["name"])
 
 
-class _Bad(Exception):
+class _Bad(PcinameBaseError):
     """The line was malformed (the issue is recorded)."""
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pciname.errors import SnapshotVerifyError
+from pciname.errors import PcinameBaseError, SnapshotVerifyError
 
 if TYPE_CHECKING:
     import http.client
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 _CHUNK = 1 << 20
 
 
-class DownloadError(Exception):
+class DownloadError(PcinameBaseError):
     """A download failed (network, protocol, deadline): the message says why."""
 
 

@@ -402,7 +402,8 @@ def test_gpu_counts_are_bounded(capsys, argv, message):
 
 
 def test_gpu_count_at_the_limit(capsys):
-    from pciname.kubevirt.generate import MAX_GPUS, node_pool, parse_request
+    from pciname.base.requests import MAX_GPUS, parse_request
+    from pciname.cozystack.node_pool import node_pool
 
     assert parse_request("10de:2236=01024") == ("10de:2236", MAX_GPUS)
     code, out, err = run(

@@ -18,7 +18,7 @@ import pytest
 
 from pciname.cli import main
 from pciname.cluster.kube import MAX_RESPONSE_BYTES, NODE_PAGE, connect, read_cluster
-from pciname.cluster.shapes import ShapeError, decode_json, quantity
+from pciname.kubevirt.shapes import ShapeError, decode_json, quantity
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.cluster.conftest import A10

@@ -21,8 +21,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from pciname.cluster.shapes import MAX_PERMITTED_ENTRIES
-from pciname.kubevirt.audit import audit, gpu_options
+from pciname.kubevirt.shapes import MAX_PERMITTED_ENTRIES
+from pciname.policy.audit import audit, gpu_options
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from tests.cluster.conftest import cli_with_peak, kube_serve
 from tests.conftest import REPO

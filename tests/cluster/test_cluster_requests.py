@@ -28,7 +28,7 @@ from pciname.cli import build_parser, main
 from pciname.cluster.kube import ClusterState, connect, read_cluster
 from pciname.cozystack.releases import get_release, release_in_cluster
 from pciname.errors import PcinameError, UnknownCozystackRelease
-from pciname.kubevirt.audit import audit, gpu_options
+from pciname.policy.audit import audit, gpu_options
 from pciname.server._proto import pciname_pb2 as pb
 from tests.cluster.conftest import A10
 from tests.conftest import ServerSpec

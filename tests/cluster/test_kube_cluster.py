@@ -11,9 +11,9 @@ import pytest
 
 from pciname.cli import main
 from pciname.cluster.kube import connect, read_cluster
-from pciname.kubevirt.audit import audit, gpu_options, infer_profiles
 from pciname.kubevirt.objects import advertised, apply_body, management
 from pciname.kubevirt.resources import resource_kind
+from pciname.policy.audit import audit, gpu_options, infer_profiles
 from tests.conftest import LATEST
 from tests.fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node
 from tests.kube_documents import A10, GRID, T4_OLD, cluster_nodes

@@ -13,7 +13,7 @@ import pytest
 from pciname.base.render import dump_yaml
 from pciname.cli import main
 from pciname.cozystack import releases as cozystack
-from pciname.kubevirt.generate import node_pool
+from pciname.cozystack.node_pool import node_pool
 from pciname.lint.linter import FIELD_NOT_IN_RELEASE, lint_text
 from pciname.server._proto import pciname_pb2 as pb
 from tests import cozystack_util as upstream

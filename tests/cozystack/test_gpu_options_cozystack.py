@@ -16,7 +16,7 @@ import pytest
 
 from pciname.client import RemoteInvalidArgument, RemoteUnknownProfile
 from pciname.cozystack import releases as cozystack
-from pciname.kubevirt.audit import gpu_options
+from pciname.policy.audit import gpu_options
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.rpc.wire import MAX_NAME_CHARS
 from tests import cozystack_util as upstream

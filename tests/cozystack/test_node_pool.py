@@ -24,8 +24,8 @@ import pciname
 from pciname.cli import main
 from pciname.client import RemoteInvalidArgument
 from pciname.cozystack import releases as cozystack
+from pciname.cozystack.node_pool import node_pool
 from pciname.errors import PcinameError, UnknownCozystackRelease
-from pciname.kubevirt.generate import node_pool
 from pciname.server._proto import pciname_pb2 as pb
 from tests import cozystack_util as upstream
 

@@ -18,11 +18,11 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pciname.kubevirt import admission
-from pciname.kubevirt.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.kubevirt.generate import permitted_host_devices, vm_gpus
 from pciname.lint.hints import LIST_PERMITTED_MAX
 from pciname.lint.linter import NOT_PERMITTED, WRONG_MDEV_RESOURCE_NAME, WRONG_RESOURCE_NAME, Linter
+from pciname.policy import admission
+from pciname.policy.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.resolution.resolver import resolver_or_default
 from tests.conftest import REPO, TEST_DATA
 from tests.kubevirt.admission_util import Evaluator

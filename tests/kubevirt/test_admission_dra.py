@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pciname.capabilities.admission import AdmissionPolicyRequest, answer
 from pciname.capabilities.dra_claims import DraClaimsRequest, answer as dra_answer
 from pciname.dra.facts import RESOURCE_APIS, facts
-from pciname.kubevirt.admission_dra import PADDING, RULE, SUFFIX, allowed_selectors, publishing_drivers
+from pciname.policy.admission_dra import PADDING, RULE, SUFFIX, allowed_selectors, publishing_drivers
 from pciname.server._proto import pciname_pb2 as pb
 from tests.conftest import REPO
 from tests.kubevirt.admission_util import Evaluator

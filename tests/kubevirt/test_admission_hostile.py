@@ -19,9 +19,9 @@ import pytest
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from pciname.kubevirt.admission import admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.lint.hints import MAX_HINT_PAIRS
 from pciname.lint.linter import Linter
+from pciname.policy.admission import admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_NODES
 from tests.conftest import REPO, ServerSpec, wait_until

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pciname.kubevirt.admission import NOT_BEING_DELETED, TARGETS, admission_policy, allowed_from_devices
+from pciname.policy.admission import NOT_BEING_DELETED, TARGETS, admission_policy, allowed_from_devices
 from tests.kubevirt.admission_util import Evaluator
 
 GOOD = "nvidia.com/GA102GL_A10"  # 10de:2236, allowed

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from pciname.base.requests import parse_request
+from pciname.cozystack.node_pool import node_pool
 from pciname.errors import InvalidDeviceError, PcinameError, UnknownProfileError
 from pciname.kubevirt.generate import (
     mdev_names,
-    node_pool,
-    parse_request,
     pci_selector,
     permitted_host_devices,
     render,

@@ -22,8 +22,8 @@ from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer as vgpu_typ
 from pciname.capabilities.vm_gpus import NO_GPUS, VmGpusRequest, answer as vm_gpus_answer
 from pciname.cli import build_parser, main
 from pciname.errors import PcinameError
-from pciname.kubevirt.admission import DEFAULT_ACTIONS
 from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
+from pciname.policy.admission import DEFAULT_ACTIONS
 from tests.conftest import LATEST
 from tests.kube_documents import ONE_WRONG_NAME_CR as CR
 

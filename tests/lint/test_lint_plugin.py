@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pciname.cli import main
 from pciname.client import RemoteInvalidArgument
-from pciname.kubevirt.audit import audit
 from pciname.lint.codes import CODES, contradicting
 from pciname.lint.linter import Linter, lint_text
 from pciname.lint.plugin import SANDBOX_PLUGIN_LABEL, NvidiaPlugin
 from pciname.naming import mdev
 from pciname.naming.profiles import load_registry
+from pciname.policy.audit import audit
 from pciname.resolution.resolver import resolver_or_default
 
 PROFILES = list(load_registry().profiles)

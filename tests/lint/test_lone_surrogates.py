@@ -16,7 +16,7 @@ import sys
 import grpc
 import pytest
 
-from pciname.cluster.shapes import decode_json
+from pciname.kubevirt.shapes import decode_json
 from pciname.lint.linter import Linter
 from pciname.server._proto import pciname_pb2 as pb
 from tests.conftest import REPO, ServerSpec

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from pciname.cli import main
+from pciname.cozystack.node_pool import node_pool
 from pciname.host.sysfs import scan
-from pciname.kubevirt.generate import mdev_names, node_pool, permitted_host_devices, vm_gpus
+from pciname.kubevirt.generate import mdev_names, permitted_host_devices, vm_gpus
 from pciname.lint.linter import lint_text
 from pciname.naming import checks, gotext, mdev
 from pciname.naming.profiles import custom_profile, get_profile, load_registry

@@ -1,4 +1,4 @@
-"""The domain rooms (kubevirt, lint, cozystack, cluster, host), read from
+"""The domain rooms (dra, host, kata, kubevirt, cozystack, cluster, lint, policy), read from
 the source with ``ast``: only the I/O module talks to Kubernetes (the
 commands in pciname.cli go through it too), and every module says what its
 one job is."""
@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import REPO
 
 PACKAGE = REPO / "pciname"
-ROOMS = ("kubevirt", "lint", "cozystack", "cluster", "host")
+ROOMS = ("dra", "host", "kata", "kubevirt", "cozystack", "cluster", "lint", "policy")
 MODULES = sorted(p for room in ROOMS for p in (PACKAGE / room).glob("*.py"))
 CLI_MODULES = sorted((PACKAGE / "cli").glob("*.py"))
 

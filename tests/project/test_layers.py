@@ -1,22 +1,30 @@
 """The import graph, read from the source with ``ast``: data flows one way,
 pci.ids text -> database -> naming -> catalog -> resolver -> api -> the
-domain rooms (kubevirt, lint, cozystack, cluster, host) -> server -> cli, and no module imports itself back
-through a cycle. Imports inside functions count (they are dependencies all
-the same); imports only for type checkers do not."""
+domain rooms, each a layer of its own in one order (dra, host, kata,
+kubevirt, cozystack, cluster, lint, policy: no two import each other) ->
+capabilities -> server -> cli, and no module imports itself back through a
+cycle. Every folder and module under pciname/ has a place: one that no layer
+names fails. Imports inside functions count (they are dependencies all the
+same); imports only for type checkers do not, except between domain rooms."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from pciname.errors import PcinameBaseError
 from tests.conftest import REPO, TESTS
 
 PACKAGE = REPO / "pciname"
 
 # The layers, lowest first. A module may import modules of its own layer or
-# of a lower one, never of a higher one.
+# of a lower one, never of a higher one. Each names modules or folders of
+# pciname/ (a folder holds its submodules); "pciname" itself is the package's
+# __init__ alone.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("pciname._version", "pciname.errors", "pciname.base")),
     ("database", ("pciname.pciids",)),
@@ -35,14 +43,23 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("resolver", ("pciname.resolution.resolver",)),
     ("api", ("pciname.api",)),
     ("facade", ("pciname",)),
-    (
-        "domain",
-        ("pciname.kubevirt", "pciname.kata", "pciname.lint", "pciname.cozystack", "pciname.cluster", "pciname.host"),
-    ),
+    # The domain rooms, in one order: each imports only the rooms before it.
+    ("dra", ("pciname.dra",)),
+    ("host", ("pciname.host",)),
+    ("kata", ("pciname.kata",)),
+    ("kubevirt", ("pciname.kubevirt",)),
+    ("cozystack", ("pciname.cozystack",)),
+    ("cluster", ("pciname.cluster",)),
+    ("lint", ("pciname.lint",)),
+    ("policy", ("pciname.policy",)),
     ("capabilities", ("pciname.capabilities",)),
     ("server", ("pciname.server", "pciname.client")),
     ("cli", ("pciname.cli", "pciname.__main__")),
 ]
+#: The domain rooms, lowest first (docs/architecture.md draws them in this order).
+DOMAIN_ROOMS = ("dra", "host", "kata", "kubevirt", "cozystack", "cluster", "lint", "policy")
+#: Folders of pciname/ that hold data, not modules: no layer names them.
+DATA_FOLDERS = ("packaged",)
 
 
 def module_name(path: Path) -> str:
@@ -55,14 +72,39 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
-def layer_of(module: str) -> int:
+def _named_by(module: str, prefix: str) -> bool:
+    """Whether a layer's ``prefix`` names ``module``: the module itself, or a
+    folder the module is in (the package ``pciname`` names its __init__ only)."""
+    return module == prefix or (prefix != "pciname" and module.startswith(prefix + "."))
+
+
+def find_layer(module: str) -> int | None:
+    """The rank of the layer that names ``module`` most closely, or None."""
     best, best_len = None, -1
     for rank, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+            if _named_by(module, prefix) and len(prefix) > best_len:
                 best, best_len = rank, len(prefix)
-    assert best is not None, f"{module} is in no layer: add it to LAYERS"
     return best
+
+
+def layer_of(module: str) -> int:
+    rank = find_layer(module)
+    assert rank is not None, f"{module} is in no layer: add it to LAYERS"
+    return rank
+
+
+def unplaced(modules: Iterable[str], folders: Iterable[str]) -> list[str]:
+    """Modules no layer names, and folders directly under pciname/ (their
+    names) that are neither named by a layer nor data."""
+    named = {prefix for _, prefixes in LAYERS for prefix in prefixes}
+    found = [m for m in modules if find_layer(m) is None]
+    found += [f"pciname.{f}/" for f in folders if f"pciname.{f}" not in named and f not in DATA_FOLDERS]
+    return sorted(found)
+
+
+def top_folders() -> list[str]:
+    return sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
 
 
 def _type_checking_only(node: ast.AST) -> bool:
@@ -73,13 +115,13 @@ def _type_checking_only(node: ast.AST) -> bool:
     )
 
 
-def imports_of(module: str) -> set[str]:
+def imports_of(module: str, *, typing_too: bool = False) -> set[str]:
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if _type_checking_only(node):
+        if _type_checking_only(node) and not typing_too:
             return
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.split(".")[0] == "pciname")
@@ -106,11 +148,61 @@ def imports_of(module: str) -> set[str]:
 
 
 GRAPH = {module: imports_of(module) for module in MODULES}
+#: With the imports only type checkers read: between domain rooms these count too.
+TYPED_GRAPH = {module: imports_of(module, typing_too=True) for module in MODULES}
 
 
-def test_every_module_has_a_layer():
-    for module in MODULES:
-        layer_of(module)
+def test_every_module_and_folder_has_a_layer():
+    assert unplaced(MODULES, top_folders()) == []
+
+
+def test_a_new_room_without_a_layer_fails():
+    """A folder added under pciname/ that no layer names is caught, whether
+    the check reads its modules or the folder alone; so is a loose module."""
+    assert unplaced([*MODULES, "pciname.newroom", "pciname.newroom.thing"], [*top_folders(), "newroom"]) == [
+        "pciname.newroom",
+        "pciname.newroom.thing",
+        "pciname.newroom/",
+    ]
+    assert unplaced(["pciname.extra"], []) == ["pciname.extra"]
+    # The package's own name places its __init__ only, not what is under it.
+    assert find_layer("pciname.dra.claims") == layer_of("pciname.dra")
+    assert find_layer("pciname.newroom") is None
+
+
+def test_every_layer_names_what_exists():
+    """No stale entry: each name in LAYERS is a module or a folder of pciname/."""
+    folders = {f"pciname.{f}" for f in top_folders()}
+    stale = [p for _, prefixes in LAYERS for p in prefixes if p not in MODULES and p not in folders]
+    assert stale == []
+
+
+def test_the_domain_rooms_are_ordered_layers():
+    names = [name for name, _ in LAYERS]
+    ranks = [names.index(room) for room in DOMAIN_ROOMS]
+    assert ranks == list(range(ranks[0], ranks[0] + len(DOMAIN_ROOMS)))
+    assert all(LAYERS[rank][1] == (f"pciname.{room}",) for rank, room in zip(ranks, DOMAIN_ROOMS, strict=True))
+
+
+def room_imports() -> dict[tuple[str, str], list[str]]:
+    """(room, other room) -> the imports of one domain room's modules into
+    another's, those only for type checkers too."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for module in sorted(TYPED_GRAPH):
+        room = module.split(".")[1] if module.count(".") else ""
+        for target in sorted(TYPED_GRAPH[module]):
+            other = target.split(".")[1] if target.count(".") else ""
+            if room in DOMAIN_ROOMS and other in DOMAIN_ROOMS and room != other:
+                found.setdefault((room, other), []).append(f"{module} -> {target}")
+    return found
+
+
+def test_no_two_domain_rooms_import_each_other():
+    edges = room_imports()
+    both_ways = sorted({tuple(sorted(pair)) for pair in edges if (pair[1], pair[0]) in edges})
+    assert both_ways == []
+    upward = {pair: found for pair, found in edges.items() if DOMAIN_ROOMS.index(pair[1]) > DOMAIN_ROOMS.index(pair[0])}
+    assert upward == {}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -167,6 +259,9 @@ def test_the_checker_sees_a_cycle_and_an_upward_import(monkeypatch):
     monkeypatch.setitem(GRAPH, "pciname.naming.checks", GRAPH["pciname.naming.checks"] | {"pciname.naming.gotext"})
     assert ["pciname.naming.checks", "pciname.naming.gotext"] in _cycles()
     assert layer_of("pciname.cli.core") > layer_of("pciname.resolution.resolver")
+    monkeypatch.setitem(TYPED_GRAPH, "pciname.dra.facts", TYPED_GRAPH["pciname.dra.facts"] | {"pciname.lint.codes"})
+    assert ("dra", "lint") in room_imports()
+    assert layer_of("pciname.lint.codes") > layer_of("pciname.dra.facts")
 
 
 def test_test_modules_do_not_import_each_other():
@@ -184,6 +279,79 @@ def test_test_modules_do_not_import_each_other():
             if any(part.startswith("test_") for name in imported for part in name.split(".")):
                 found.append(f"{path.relative_to(TESTS)} imports {imported[0] or imported[1]}")
     assert found == []
+
+
+# -- docs/architecture.md is true to the code ----------------------------------------------
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def doc_table(heading: str) -> list[list[str]]:
+    """The rows of the first table under ``## heading`` in docs/architecture.md, cells stripped."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip().strip("|").split("|") for line in section.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row] for row in rows[2:]]
+
+
+def _code_names(cell: str) -> list[str]:
+    return [part.strip().strip("`") for part in cell.split(",")]
+
+
+def test_the_doc_draws_the_layers_in_order():
+    assert [(name, tuple(_code_names(cell))) for name, cell in doc_table("Layers")] == LAYERS
+
+
+def test_the_doc_draws_every_domain_room_in_order():
+    """The picture lists the domain rooms in the layers' order."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    picture = text.split("domain rooms, one layer each", 1)[1].split("pciname/capabilities/", 1)[0]
+    drawn = [line.split()[0].rstrip("/") for line in picture.splitlines()[1:] if line[16:17].isalpha()]
+    assert drawn == list(DOMAIN_ROOMS)
+
+
+def _capability_modules() -> list[str]:
+    """The modules of pciname/capabilities/ that define an answer (``answer`` or ``answer_*``)."""
+    found = []
+    for path in sorted((PACKAGE / "capabilities").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+        if any(name == "answer" or name.startswith("answer_") for name in names):
+            found.append(path.stem)
+    return found
+
+
+def test_the_doc_lists_every_capability():
+    assert [row[0].strip("`") for row in doc_table("Capabilities")] == _capability_modules()
+    assert "dra_claims" in _capability_modules() and "spelling" not in _capability_modules()
+
+
+def exception_classes() -> dict[str, type[BaseException]]:
+    """Every exception class defined in pciname, by its module and name (every module imported)."""
+    found: dict[str, type[BaseException]] = {}
+    for module in sorted(MODULES):
+        if module == "pciname.__main__" or "._proto" in module:
+            continue
+        for name, value in vars(importlib.import_module(module)).items():
+            if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == module:
+                found[f"{module}.{name}"] = value
+    return found
+
+
+def test_every_exception_class_derives_from_the_one_root():
+    classes = exception_classes()
+    assert "pciname.errors.PcinameError" in classes and "pciname.kubevirt.shapes.ShapeError" in classes
+    assert sorted(name for name, cls in classes.items() if not issubclass(cls, PcinameBaseError)) == []
+
+
+def test_the_doc_says_where_each_error_family_lives():
+    """Public exception classes outside errors.py are the doc's table, each in the module it names."""
+    outside = sorted(
+        (name.rpartition(".")[2], name.rpartition(".")[0])
+        for name in exception_classes()
+        if not name.startswith("pciname.errors.") and not name.rpartition(".")[2].startswith("_")
+    )
+    assert sorted((row[0].strip("`"), row[1].strip("`")) for row in doc_table("Errors")) == outside
 
 
 # -- maintainer tools stay out of the package ----------------------------------------------

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
+from pciname.errors import PcinameBaseError
 from pciname.host import rootfs
 from pciname.naming.gotext import go_parse_uint, trim_space
 
@@ -34,7 +35,7 @@ from pciname.naming.gotext import go_parse_uint, trim_space
 MAX_PHYSFN_LINKS = 256 * 32 * 8
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(PcinameBaseError):
     """A call that fails go-nvlib's discovery (``crash``: the plugin crashes),
     ``depth`` physfn links above the device that failed it."""
 

@@ -22,7 +22,7 @@ import grpc
 from pciname.capabilities.admission import AdmissionPolicyRequest, answer, cluster_cr
 from pciname.capabilities.spelling import Spelling
 from pciname.errors import LintInputError
-from pciname.kubevirt.admission import DEFAULT_NAME
+from pciname.policy.admission import DEFAULT_NAME
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile

@@ -18,14 +18,14 @@ import yaml
 
 from pciname.capabilities.audit import NO_KUBEVIRT_CR, GpuOptionsRequest, answer_gpu_options
 from pciname.capabilities.spelling import Spelling
-from pciname.cluster.shapes import (
+from pciname.errors import ClusterError
+from pciname.kubevirt.shapes import (
     ShapeError,
     check_kubevirt as check_kubevirt_shape,
     check_node as check_node_shape,
     go_strings,
     type_name,
 )
-from pciname.errors import ClusterError
 from pciname.lint.linter import refuse_surrogates
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
@@ -151,7 +151,7 @@ def parse_objects(
 
 def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
     """The fields gpu_options reads have the types it expects
-    (:func:`pciname.cluster.shapes.check_kubevirt`; objects-input if not)."""
+    (:func:`pciname.kubevirt.shapes.check_kubevirt`; objects-input if not)."""
     try:
         check_kubevirt_shape(obj, where)
     except ShapeError as error:
@@ -159,7 +159,7 @@ def check_kubevirt(obj: dict[str, Any], where: str = "kubevirt") -> None:
 
 
 def check_node(obj: dict[str, Any], where: str) -> None:
-    """:func:`pciname.cluster.shapes.check_node`; objects-input if not."""
+    """:func:`pciname.kubevirt.shapes.check_node`; objects-input if not."""
     try:
         check_node_shape(obj, where)
     except ShapeError as error:

@@ -39,6 +39,7 @@ from pciname.errors import (
     InvalidDeviceError,
     LintInputError,
     PciIdsError,
+    PcinameBaseError,
     PcinameError,
     RemoteClusterError,
     RemoteInvalidArgument,
@@ -116,7 +117,7 @@ _INT64 = (-(2**63), 2**63 - 1)
 # -- errors, server side ---------------------------------------------------------------------
 
 
-class RpcFailure(Exception):
+class RpcFailure(PcinameBaseError):
     """A request the service refuses: a status code, one line, and trailing
     metadata (e.g. ``pciname-error``)."""
 
@@ -364,7 +365,7 @@ class LintResult:
 @dataclass(frozen=True)
 class GpuOptions:
     """What a tenant node pool may ask for: ``options`` are the dicts
-    :func:`pciname.kubevirt.audit.gpu_options` returns."""
+    :func:`pciname.policy.audit.gpu_options` returns."""
 
     options: list[dict[str, Any]]
     profile: str
@@ -882,7 +883,7 @@ def _int64(value: int) -> int:
 
 
 def option_message(option: Mapping[str, Any]) -> pb.GpuOption:
-    """From one of :func:`pciname.kubevirt.audit.gpu_options`' dicts (counts
+    """From one of :func:`pciname.policy.audit.gpu_options`' dicts (counts
     beyond int64 are clamped)."""
     return pb.GpuOption(
         resource_name=option["resource_name"],

@@ -19,9 +19,9 @@ from pciname.cli import main
 from pciname.client import RemoteClusterError, RemoteInvalidArgument, RemoteLintInputError, RemoteUnknownProfile
 from pciname.cluster.kube import connect, read_cluster
 from pciname.cozystack.defaults import for_cozystack
-from pciname.kubevirt.audit import gpu_options
 from pciname.kubevirt.generate import permitted_host_devices, render
 from pciname.lint.linter import Linter, LintInputError
+from pciname.policy.audit import gpu_options
 from pciname.server import NameServer, ServeConfig, ServeError
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.rpc.cluster import ClusterAccess

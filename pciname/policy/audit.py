@@ -13,7 +13,7 @@ servicer (or a test) can call them with objects it got anywhere; reading
 them from a live cluster is :mod:`pciname.cluster.kube`.
 
 The work is linear in the objects (each entry, name and node is looked at a
-bounded number of times; :data:`pciname.cluster.shapes.MAX_PERMITTED_ENTRIES`
+bounded number of times; :data:`pciname.kubevirt.shapes.MAX_PERMITTED_ENTRIES`
 bounds the entries) and each function takes a ``check``, called as it goes
 (before each entry, each name): a deadline or a cancellation raises there.
 """

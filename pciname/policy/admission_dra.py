@@ -19,7 +19,7 @@ request can be given that GPU model only; any other selector (an NVML-style
 product name, a ``GPU-`` uuid, an upper-case device id, a selector written
 another way) is not proved to be held to the allowed GPUs and fails.
 
-The CEL is core CEL only (as :mod:`pciname.kubevirt.admission`'s): the
+The CEL is core CEL only (as :mod:`pciname.policy.admission`'s): the
 exact strings are keys of map literals (one lookup); a padded one is told by
 a regular expression of the selector's shape (``matches``, RE2 syntax that
 Python's and Rust's regex engines read alike) and found by ``contains`` over
@@ -38,7 +38,8 @@ from pciname.base.cel import cel_string
 from pciname.dra.claims import PredictedDevice, predicted_device, selector
 from pciname.dra.facts import RESOURCE_APIS, Combination, DraCombinationError, choose, drivers, facts, released
 from pciname.errors import PcinameError
-from pciname.kubevirt.admission import (
+from pciname.pciids.ids import NVIDIA_VENDOR_ID
+from pciname.policy.admission import (
     API_VERSION,
     MAX_EXPRESSION_CODE_POINTS,
     MAX_POLICY_BYTES,
@@ -49,7 +50,6 @@ from pciname.kubevirt.admission import (
     _in_any,
     check_name,
 )
-from pciname.pciids.ids import NVIDIA_VENDOR_ID
 
 #: The DRA policy's and binding's name is the policy's with this suffix.
 SUFFIX = "-dra"

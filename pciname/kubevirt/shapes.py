@@ -2,7 +2,7 @@
 KubeVirt CR, Nodes and List answers, and the counts of ``nvidia.com/*``
 resources, as the API server or a caller sent them.
 
-Every field :mod:`pciname.kubevirt.objects` and :mod:`pciname.kubevirt.audit` read
+Every field :mod:`pciname.kubevirt.objects` and :mod:`pciname.policy.audit` read
 is checked for its type before they read it, so what a misbehaving API
 server or a hostile caller sends (``items: "abc"``, a list under
 ``status.allocatable``, ``name: null``, an integer label value, ``1e400``,
