@@ -1,18 +1,12 @@
 """The fast path of ``pciname lookup``, and the one printer of its names.
 
-argparse, typing, pathlib and the catalog machinery cost several times
-``python -c pass``; so :func:`lookup` answers a plain lookup of NVIDIA
-device ids under a profile spelling the package answers from the packaged
-answers (:mod:`pciname.resolution.answers`), printing their records through
-the very functions the full path (:func:`pciname.cli.core.run_lookup`)
-prints with: :func:`print_names` and :func:`pciname.base.render.dump_json`.
-For anything else (another shape of command line, a device or spelling the
-package does not answer) it returns None and the full path runs, which owns
---help, every error and every other command.
-
-It imports only ``sys``, the answers, the id parser,
-:mod:`pciname.base.render` and the limits of :mod:`pciname.base.files`; no ``from __future__ import annotations``
-(importing ``__future__`` costs start-up time): type-only names are quoted.
+argparse, typing, pathlib and the catalogs cost several times ``python -c
+pass``; so :func:`lookup` answers a plain lookup of NVIDIA device ids under
+a packaged profile spelling from the packaged answers
+(:mod:`pciname.resolution.answers`), printing through the functions the full
+path (:func:`pciname.cli.core.run_lookup`) prints with. Anything else gets
+None and the full path runs, which owns --help, every error and every other
+command. No ``from __future__ import annotations`` (start-up time).
 """
 
 import sys
