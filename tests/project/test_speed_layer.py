@@ -39,7 +39,7 @@ SHARED = {
     "pciname": "the library's face (pciname.resolve: a short function beside the full path)",
     "pciname._version": "the version",
     "pciname.base": "a docstring",
-    "pciname.base.files": "the bounded reads' limits",
+    "pciname.base.files": "the bounded reads' limits (--stdin, or many ids)",
     "pciname.base.render": "the one JSON writer and the one rule for control characters",
     "pciname.cli": "the command line's entry point",
     "pciname.naming": "DEFAULT_PROFILE",
