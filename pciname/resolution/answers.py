@@ -149,8 +149,7 @@ def utf8_strings(ats: "Iterable[int]") -> "list[memoryview]":
 
 
 def value(found: "Any") -> "Any":
-    """A row's value as the record holds it: a string for its index, the
-    warnings as dicts."""
+    """A row's value as the record holds it (strings and warnings from the pools)."""
     if type(found) is int:
         return string(STRINGS, found)
     if type(found) is tuple:

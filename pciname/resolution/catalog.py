@@ -391,8 +391,7 @@ class FileCache(Generic[T]):
         self._lock = Lock()
 
     def get(self, path: Path, build: Callable[[Path, Identity], T], identity: Identity | None = None) -> T:
-        """The object for ``path``, from ``build(path, identity)`` on a miss;
-        ``identity`` defaults to the file's own (:func:`identity_of`)."""
+        """The object for ``path`` (by default under its own identity), built on a miss."""
         if identity is None:
             identity = identity_of(path)
         value = self.peek(identity)

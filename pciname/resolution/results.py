@@ -30,8 +30,7 @@ __all__ = ["DiffEntry", "ProfileInfo", "Record", "Resolution"]
 
 
 class _DataclassFields:
-    """A class's ``__dataclass_fields__``, made (by :mod:`dataclasses`, from
-    its annotations and defaults) the first time something asks."""
+    """A class's ``__dataclass_fields__``, made by :mod:`dataclasses` when first asked for."""
 
     def __get__(self, instance: object, owner: type[_Frozen]) -> dict[str, Any]:
         import dataclasses
