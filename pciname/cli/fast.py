@@ -97,7 +97,7 @@ def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
         return _answered(plain, table, devices)
     import gc
 
-    from pciname.base.files import MAX_LOOKUP_DEVICES
+    from pciname.base.files import MAX_LOOKUP_DEVICES  # the limits: not at a single lookup's start-up
 
     if len(devices) > MAX_LOOKUP_DEVICES:
         return None
