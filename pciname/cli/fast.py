@@ -1,23 +1,16 @@
 """The fast path of ``pciname lookup``, and the one printer of its names.
 
-argparse, typing, pathlib and the catalog machinery cost several times
-``python -c pass``; so :func:`lookup` answers a plain lookup of NVIDIA
-device ids under a profile spelling the package answers from the packaged
-answers (:mod:`pciname.resolution.answers`), printing their records through
-the very functions the full path (:func:`pciname.cli.core.run_lookup`)
-prints with: :func:`print_names` and :func:`pciname.base.render.dump_json`.
-For anything else (another shape of command line, a device or spelling the
-package does not answer) it returns None and the full path runs, which owns
---help, every error and every other command.
-
-It imports only ``sys``, the answers, the id parser,
-:mod:`pciname.base.render` and the limits of :mod:`pciname.base.files`; no ``from __future__ import annotations``
-(importing ``__future__`` costs start-up time): type-only names are quoted.
+argparse, typing, pathlib and the catalogs cost several times ``python -c
+pass``; so :func:`lookup` answers a plain lookup of NVIDIA device ids under
+a packaged profile spelling from the packaged answers
+(:mod:`pciname.resolution.answers`), printing through the functions the full
+path (:func:`pciname.cli.core.run_lookup`) prints with. Anything else gets
+None and the full path runs, which owns --help, every error and every other
+command. No ``from __future__ import annotations`` (start-up time).
 """
 
 import sys
 
-from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
 from pciname.base.render import PROGRAM, dump_json, write_line
 from pciname.pciids.ids import device_id
 from pciname.resolution import answers
@@ -83,6 +76,8 @@ def lookup(argv: "Sequence[str]") -> "int | None":
         return _answer(plain, plain["devices"])
     if sys.stdin is None:
         return None
+    from pciname.base.files import MAX_LOOKUP_STDIN_BYTES  # the limits: not at a single lookup's start-up
+
     data = sys.stdin.buffer.read(MAX_LOOKUP_STDIN_BYTES + 1)
     code = None
     if len(data) <= MAX_LOOKUP_STDIN_BYTES:
@@ -95,13 +90,17 @@ def lookup(argv: "Sequence[str]") -> "int | None":
 
 
 def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
-    table = answers.table(plain["profile"]) if 0 < len(devices) <= MAX_LOOKUP_DEVICES else None
+    table = answers.table(plain["profile"]) if devices else None
     if table is None:
         return None
     if len(devices) <= MANY:
         return _answered(plain, table, devices)
     import gc
 
+    from pciname.base.files import MAX_LOOKUP_DEVICES  # the limits: not at a single lookup's start-up
+
+    if len(devices) > MAX_LOOKUP_DEVICES:
+        return None
     gc.disable()  # thousands of rows, no cycles: the collector would only walk them
     try:
         code = _bulk(table, devices) if plain["output"] == "name" and plain["warnings"] == "auto" else None
@@ -112,8 +111,7 @@ def _answer(plain: "dict[str, Any]", devices: "list[str]") -> "int | None":
 
 def _answered(plain: "dict[str, Any]", table: "answers.Table", devices: "list[str]") -> "int | None":
     """The records of ``devices`` from ``table``, printed as the full path
-    prints them; None, before writing anything, when one is not an NVIDIA
-    device of the table."""
+    prints them; None, having written nothing, if one is not in the table."""
     spelt = {}
     for token in dict.fromkeys(devices):  # each distinct spelling read once
         vendor, device = device_id(token) or ("", "")
@@ -161,10 +159,9 @@ def warnings_summary(counts: "dict[str, int]", devices: int) -> str:
 
 
 def _bulk(table: "answers.Table", devices: "list[str]") -> "int | None":
-    """:func:`print_names` of many devices, warnings summed up, from every
-    row read at once, when each device is spelt ``10de:dddd`` or ``dddd``
-    and every name is printable ASCII (which prints as it is); else None,
-    having written nothing."""
+    """:func:`print_names` of many devices, warnings summed up, from every row
+    read at once, when each is spelt ``10de:dddd`` or ``dddd`` and every name
+    is printable ASCII; else None, having written nothing."""
     ids = table.devices()
     known = dict(zip(ids, range(len(ids))))
     found = list(map(known.get, map(str.removeprefix, devices, [answers.NVIDIA_VENDOR_ID + ":"] * len(devices))))

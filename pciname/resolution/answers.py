@@ -2,10 +2,9 @@
 packaged profile, precomputed, and read before anything else of pciname is
 imported.
 
-``pciname/packaged/`` is part of the package, as the ``.py`` files beside
-it are, and is trusted as they are: nothing in it is digest-checked when
-read; a test regenerates it and compares bytes, so it cannot go stale
-unnoticed. Written by ``python -m tools.packaged_answers``, it holds:
+``pciname/packaged/`` is part of the package and trusted as its ``.py``
+files are (no digests; a test regenerates it and compares bytes). Written by
+``python -m tools.packaged_answers``, it holds:
 
 * ``index`` (marshal): pciname's version, the keys of a record in order
   (``order``), the fields a row holds (``fields``), every spelling of every
@@ -22,15 +21,10 @@ unnoticed. Written by ``python -m tools.packaged_answers``, it holds:
   count, where each ends (4 bytes each), then the strings (UTF-8); string 0
   of ``strings`` is ``""``.
 
-Files are mapped (``mmap``): a lookup reads the rows and strings it needs,
-not whole files. One fast path uses them: :func:`pciname.resolve` and a
-plain ``pciname lookup`` (:mod:`pciname.cli.fast`) of NVIDIA device ids
-under a packaged profile spelling; anything else takes the full path (the
-resolver and its catalogs, which the user cache speeds up).
-
-This module imports only ``os``, ``marshal``, ``mmap``, two constants and
-the id parser (:func:`pciname.pciids.ids.device_id`); no ``from __future__
-import annotations`` (importing ``__future__`` costs start-up time).
+Files are mapped (``mmap``): a lookup reads only the rows and strings it
+needs. :func:`pciname.resolve` and a plain ``pciname lookup``
+(:mod:`pciname.cli.fast`) read them; anything else takes the full path. No
+``from __future__ import annotations`` (importing it costs start-up time).
 """
 
 import marshal
@@ -155,8 +149,7 @@ def utf8_strings(ats: "Iterable[int]") -> "list[memoryview]":
 
 
 def value(found: "Any") -> "Any":
-    """A row's value as the record holds it: a string for its index, the
-    warnings as dicts."""
+    """A row's value as the record holds it (strings and warnings from the pools)."""
     if type(found) is int:
         return string(STRINGS, found)
     if type(found) is tuple:

@@ -2,20 +2,14 @@
 
 A :class:`Catalog` holds, for one file: its sha256 and Version/Date header,
 the NVIDIA vendor and device names as pci.ids states them, and per algorithm
-the name of every device id the file can name. Building one parses the file
-(fast loader) and indexes it (:class:`~pciname.naming.algorithms.NameIndex`),
-about 0.1-0.2 s; so catalogs are cached twice:
-
-* in the process (cachetools), keyed by the file's identity, so repeated
-  calls cost a dictionary lookup;
-* on disk in the user cache dir (``tables/``: the only cache pciname keeps
-  on disk), as marshal data keyed by the
-  file's identity (path, device, inode, size, mtime, ctime) and by the code
-  that computed it, so a fresh ``pciname lookup`` process loads it in about a
-  millisecond instead of parsing. A file changed in place gets a new identity
-  and a new entry (writing one removes the tables of files that are gone or
-  changed: :func:`prune`); a cache that cannot be written is simply not
-  written.
+the name of every device id the file can name. Building one parses and
+indexes the file (0.1-0.2 s), so catalogs are cached in the process, per
+file identity (:class:`FileCache`), and on disk in the user cache dir
+(``tables/``, the only cache pciname keeps on disk), keyed by the file's
+identity and the code's, so a fresh ``pciname lookup`` loads one in about a
+millisecond. A file changed in place gets a new identity and a new entry
+(:func:`prune` removes the stale ones); a cache that cannot be written is
+not written.
 """
 
 from __future__ import annotations
@@ -92,7 +86,6 @@ class Catalog:
         "_lines",
         "_lock",
         "_names",
-        "_nvlib_lines",
         "_other_names",
         "_reader",
         "date",
@@ -127,8 +120,7 @@ class Catalog:
         self.nvidia_devices = nvidia_devices  # device id -> pci.ids device name
         self.issues = issues or []  # malformed lines the lenient load skipped
         self._names = names or {}  # algorithm -> {device id: name}
-        self._lines: list[str] | None = None
-        self._nvlib_lines: list[str] | None = None
+        self._lines: dict[str, list[str]] = {}  # "" or GO_NVLIB -> the lines it reads
         self._other_names: dict[str, tuple[str, dict[str, str]]] | None = None
         self._reader = reader
         self._lock = Lock()
@@ -142,17 +134,14 @@ class Catalog:
 
     def lines(self) -> list[str]:
         """The file as the plugin's bufio.Scanner reads it."""
-        if self._lines is None:
-            self._lines = scan_lines(self.read().decode("utf-8", "surrogateescape"))
-        return self._lines
+        return self.lines_for("")
 
     def lines_for(self, algorithm: str) -> list[str]:
         """The file as the algorithm's Go code reads it (:func:`~pciname.naming.algorithms.file_lines`)."""
-        if algorithm != GO_NVLIB:
-            return self.lines()
-        if self._nvlib_lines is None:
-            self._nvlib_lines = file_lines(GO_NVLIB, self.read().decode("utf-8", "surrogateescape"))
-        return self._nvlib_lines
+        reading = GO_NVLIB if algorithm == GO_NVLIB else ""
+        if reading not in self._lines:
+            self._lines[reading] = file_lines(reading, self.read().decode("utf-8", "surrogateescape"))
+        return self._lines[reading]
 
     def names(self, algorithm: str) -> dict[str, str]:
         """Every name the algorithm yields for a 4-hex-digit id, except the
@@ -179,16 +168,9 @@ class Catalog:
         # Not an id sysfs can produce: ask the reference scan.
         return NameIndex(self.lines_for(algorithm), algorithm).name(device_id)
 
-    def nvidia_ids(self) -> list[str]:
-        return list(self.nvidia_devices)
-
     def other_names(self, vendor_id: str, device_id: str) -> tuple[str | None, str | None]:
-        """pci.ids vendor and device names of any vendor's device.
-
-        Rarely needed (the plugin only names NVIDIA devices), so the table
-        is built on first use from a full parse, keeping only these names
-        (a few MB, not the whole database with subsystems).
-        """
+        """pci.ids vendor and device names of any vendor's device (rarely
+        needed: built on first use from a full parse, keeping only names)."""
         table = self._other_names
         if table is None:
             with self._lock:
@@ -238,24 +220,20 @@ def _build(path: Path, identity: Identity, reader: Reader | None = None) -> Cata
         issues=list(db.issues),
         reader=reader,
     )
-    catalog._lines = scan_lines(data.decode("utf-8", "surrogateescape"))
+    catalog._lines[""] = scan_lines(data.decode("utf-8", "surrogateescape"))
     return catalog
 
 
 # -- disk cache ---------------------------------------------------------------
 #
-# Trust model: a table is only a faster way to the answer its source file
-# gives; nothing in it is believed unless all of this holds, and anything
-# else means "rebuild from the source" (never an error, never a wrong name):
-# * the cache dir and tables/ belong to this user and are writable by nobody
-#   else unless sticky (paths.untrusted_reason); the table file belongs to
-#   this user, is a regular file (no symlink, FIFO or device) of at most
-#   _MAX_TABLE_BYTES;
-# * it starts with _MAGIC and a BLAKE2b digest of the rest, which matches;
-# * the unmarshalled payload has the expected shape, the identity of the
-#   file it was built from and the identity of the code that built it.
-# Tables are written to a mkstemp file (O_EXCL: never through a planted
-# link) in tables/ and renamed into place.
+# Trust model: a table is only a faster way to its source file's answer. It is
+# believed only if the cache dir and tables/ are this user's and writable by
+# nobody else unless sticky (paths.untrusted_reason); the table is this user's
+# regular file of at most _MAX_TABLE_BYTES; it starts with _MAGIC and a
+# matching BLAKE2b digest of the rest; and the payload has the expected shape,
+# file identity and code identity. Anything else means "rebuild from the
+# source", never an error or a wrong name. Tables are written to a mkstemp file
+# (O_EXCL: never through a planted link) and renamed into place.
 
 _MAGIC = b"pciname-table\x00\x02"
 _DIGEST_BYTES = 32
@@ -365,12 +343,10 @@ def _save(catalog: Catalog) -> None:
 
 
 def prune(tables: Path, keep: Path) -> list[str]:
-    """Remove the tables in ``tables`` that can never be read again: those
-    of a pci.ids file that is gone, or that is not the file it was (a new
-    identity: replaced, changed, reinstalled). Tables of files still as
-    they were are kept, whatever code wrote them (another install may use
-    them), and so is anything that is not a regular table file of this
-    user. Returns the names removed."""
+    """Remove (and name) the tables in ``tables`` of a pci.ids file that is
+    gone or not the file it was (a new identity). Tables of files as they
+    were are kept, whatever code wrote them (another install may use them),
+    and so is anything that is not a regular table file of this user."""
     removed: list[str] = []
     try:
         names = os.listdir(tables)
@@ -415,8 +391,7 @@ class FileCache(Generic[T]):
         self._lock = Lock()
 
     def get(self, path: Path, build: Callable[[Path, Identity], T], identity: Identity | None = None) -> T:
-        """The object for ``path``, from ``build(path, identity)`` on a miss;
-        ``identity`` defaults to the file's own (:func:`identity_of`)."""
+        """The object for ``path`` (by default under its own identity), built on a miss."""
         if identity is None:
             identity = identity_of(path)
         value = self.peek(identity)
@@ -464,8 +439,6 @@ def catalog_for(path: str | Path, *, identity: Identity | None = None, reader: R
     archive) comes with the ``identity`` it is cached under and a ``reader``
     that returns its bytes; ``path`` then names what holds it.
     """
-    if reader is None:
-        return catalogs.get(Path(path), _load_or_build, identity)
     return catalogs.get(Path(path), lambda p, i: _load_or_build(p, i, reader), identity)
 
 

@@ -94,9 +94,9 @@ class ProfileView:
         preview's Debian pci.ids).
         Computed once per view, so a pinned resolver keeps its answer."""
         if self._universe is None:
-            ids = dict.fromkeys(self.catalog.nvidia_ids())
+            ids = dict.fromkeys(self.catalog.nvidia_devices)
             if self.profile.kind != PREVIEW:
-                ids.update(dict.fromkeys(catalog_for(embedded_pciids_path()).nvidia_ids()))
+                ids.update(dict.fromkeys(catalog_for(embedded_pciids_path()).nvidia_devices))
             self._universe = sorted(ids)
         return self._universe
 

@@ -5,15 +5,11 @@ API both build them, and they import nothing above the naming rules).
 * :class:`DiffEntry`: one device whose resource differs between profiles;
 * :class:`ProfileInfo`: one profile, its release and its pci.ids file.
 
-Each has ``to_dict()``, the plain-data form that JSON, YAML and the gRPC
-service carry; a *record* (:data:`Record`) is a Resolution in that form.
-
-Each is a frozen dataclass with slots in every way callers see (fields,
-repr, equality, hashing, pickling, :mod:`dataclasses`' functions,
-FrozenInstanceError), written out: importing :mod:`dataclasses` (inspect,
-ast, dis with it) costs as much as ``python -c pass`` and would take a fresh
-``import pciname; pciname.resolve(...)`` from 1.9x to 2.9x of it (measured;
-the budget is 2.5x). The dataclass machinery is imported only when asked for.
+Each has ``to_dict()``, the plain-data form JSON, YAML and the gRPC service
+carry (a *record*, :data:`Record`, is a Resolution's). Each behaves as a
+frozen slotted dataclass in every way callers see, but is written out:
+importing :mod:`dataclasses` costs as much as ``python -c pass`` at a fresh
+``pciname.resolve()``, so it is imported only when asked for.
 """
 
 from __future__ import annotations
@@ -34,8 +30,7 @@ __all__ = ["DiffEntry", "ProfileInfo", "Record", "Resolution"]
 
 
 class _DataclassFields:
-    """A class's ``__dataclass_fields__``, made (by :mod:`dataclasses`, from
-    its annotations and defaults) the first time something asks."""
+    """A class's ``__dataclass_fields__``, made by :mod:`dataclasses` when first asked for."""
 
     def __get__(self, instance: object, owner: type[_Frozen]) -> dict[str, Any]:
         import dataclasses
@@ -94,14 +89,9 @@ class _Frozen:
         for name, value in zip(self._fields, state):
             object.__setattr__(self, name, value)
 
-
-_set = object.__setattr__
-
-
-def _init(self: _Frozen, values: dict[str, Any]) -> None:
-    """Set each field of ``self`` from ``values`` (its ``__init__``'s locals)."""
-    for name in self._fields:
-        _set(self, name, values[name])
+    def _init(self, values: dict[str, Any]) -> None:
+        """Set each field from ``values`` (the ``__init__``'s locals)."""
+        self.__setstate__([values[name] for name in self._fields])
 
 
 class Resolution(_Frozen):
@@ -171,7 +161,7 @@ class Resolution(_Frozen):
         alias: str | None = None,
         warnings: tuple[NameWarning, ...] = (),
     ) -> None:
-        _init(self, locals())
+        self._init(locals())
 
     @classmethod
     def from_record(cls, record: Record) -> Resolution:
@@ -208,7 +198,7 @@ class DiffEntry(_Frozen):
     new: str | None
 
     def __init__(self, device: str, old: str | None, new: str | None) -> None:
-        _init(self, locals())
+        self._init(locals())
 
     @property
     def change(self) -> str:
@@ -275,7 +265,7 @@ class ProfileInfo(_Frozen):
         plugin: str = checks.KUBEVIRT_PLUGIN,
         source: str | None = None,
     ) -> None:
-        _init(self, locals())
+        self._init(locals())
 
     def to_dict(self) -> dict[str, Any]:
         return dict(zip(self._fields, self._values()), aliases=list(self.aliases))

@@ -189,8 +189,7 @@ FAST_MODULES = {
     "pciname.naming",
     "pciname.pciids",
     "pciname.base",  # a docstring only
-    "pciname.base.files",
-    "pciname.base.render",
+    "pciname.base.render",  # (pciname.base.files, the limits: only for --stdin or more than fast.MANY ids)
     "pciname.pciids.ids",  # the one id parser (pciname.errors only when it raises)
 }
 
