@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from pciname.cluster.kube import connect_loaded, read_cluster
+from pciname.capabilities.cluster_access import connect_loaded, read_cluster
 from pciname.errors import ClusterError, PcinameError
 from pciname.server.config import DEFAULT_KUBE_TIMEOUT
 from pciname.server.rpc.shared import PRECONDITION
@@ -66,7 +66,7 @@ class ClusterAccess:
         self._forget()
 
     def read(self, kubevirt_name: str | None, timeout: float) -> Any:
-        """The cluster's :class:`~pciname.cluster.kube.ClusterState`."""
+        """The cluster's :class:`~pciname.capabilities.cluster_access.ClusterState`."""
 
         budget = min(self.timeout, timeout)
         try:

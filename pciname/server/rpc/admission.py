@@ -20,23 +20,20 @@ import logging
 import grpc
 
 from pciname.capabilities.admission import AdmissionPolicyRequest, answer, cluster_cr
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.served import ADMISSION_NAME
 from pciname.errors import LintInputError
-from pciname.policy.admission import DEFAULT_NAME
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
 from pciname.server.rpc.cluster import ClusterAccess, read_from_cluster
-from pciname.server.rpc.shared import INVALID, no_auto
+from pciname.server.rpc.mapping import to_message
+from pciname.server.rpc.shared import INVALID, batch, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
     MAX_NAME_CHARS,
     MAX_PROFILE_CHARS,
     RpcFailure,
-    admission_policy_response,
-    check_batch,
-    check_length,
     failure,
     lint_input_failure,
 )
@@ -56,7 +53,7 @@ def admission_policy(
 ) -> tuple[pb.AdmissionPolicyResponse, int]:
     """The answer, and how many devices and mdev types it names."""
     asked = _checked(request, max_batch, max_bytes)
-    no_auto(request.profile)
+    check(request, (no_auto("profile"),))
     profile = served_profile(data, str(asked.chosen_profile or ""))
     alive = functools.partial(check_alive, context)
     # A CR's YAML takes the budget Lint takes: a slot, the nodes counted
@@ -87,7 +84,8 @@ def admission_policy(
                 release_memory()
     alive()
     policy = result.policy
-    response = admission_policy_response(
+    response = to_message(
+        pb.AdmissionPolicyResponse,
         profile=policy.profile,
         yaml=policy.to_yaml(),
         json=policy.to_json(),
@@ -99,36 +97,30 @@ def admission_policy(
     return response, len(asked.devices) + len(asked.mdev_types)
 
 
+RULES = (
+    batch("devices and mdev types", "devices", "mdev_types"),
+    chars(MAX_NAME_CHARS, "devices", "mdev_types", "actions"),
+    chars(MAX_PROFILE_CHARS, "profile"),
+    chars(MAX_NAME_CHARS, "name", "dra_driver", "kubevirt_name"),
+)
+
+
 def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int) -> AdmissionPolicyRequest:
     """The request, its limits checked here (RpcFailure: INVALID_ARGUMENT)
     and its rules by :class:`~pciname.capabilities.admission.AdmissionPolicyRequest`."""
-    devices = list(request.devices)
-    mdev_types = list(request.mdev_types)
-    check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
-    for name, values in (("devices", devices), ("mdev_types", mdev_types), ("actions", list(request.actions))):
-        for i, value in enumerate(values):
-            check_length(value, f"{name}[{i}]", MAX_NAME_CHARS)
-    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    check_length(request.name, "name", MAX_NAME_CHARS)
-    check_length(request.dra_driver, "dra_driver", MAX_NAME_CHARS)
-    kubevirt_name = check_length(request.kubevirt_name, "kubevirt_name", MAX_NAME_CHARS).strip() or None
+    check(request, RULES, max_batch)
     size = len(request.kubevirt_cr.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise RpcFailure(
             INVALID, f"kubevirt_cr is {size} bytes, more than this server's maximum of {max_bytes} (--max-lint-bytes)"
         )
-    return AdmissionPolicyRequest(
-        tuple(devices),
-        tuple(mdev_types),
+    return request_from(
+        AdmissionPolicyRequest,
+        request,
         kubevirt_cr=bool(request.kubevirt_cr.strip()),
-        from_cluster=request.from_cluster,
-        kubevirt_name=kubevirt_name,
-        actions=tuple(request.actions),
-        name=request.name.strip() or DEFAULT_NAME,
-        profile=request.profile or None,
-        dra=request.dra,
+        kubevirt_name=request.kubevirt_name.strip() or None,
+        name=request.name.strip() or ADMISSION_NAME,
         dra_driver=request.dra_driver.strip() or None,
-        spelling=Spelling.RPC,
     ).validated()
 
 

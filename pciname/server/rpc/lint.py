@@ -12,22 +12,27 @@ from collections.abc import Sequence
 import grpc
 
 from pciname.capabilities.lint import LintRequest, answer
-from pciname.capabilities.spelling import Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
-from pciname.server.rpc.shared import INVALID, no_auto
+from pciname.server.rpc.shared import INVALID, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
     MAX_NAME_CHARS,
     MAX_PROFILE_CHARS,
     RpcFailure,
-    check_length,
     failure,
     lint_input_failure,
     lint_response,
     shown,
+)
+
+#: The limits of a Lint request beyond its files, in the order they are checked.
+RULES = (
+    chars(MAX_PROFILE_CHARS, "profile", "upgrade_to"),
+    no_auto("profile", "upgrade_to"),
+    chars(MAX_NAME_CHARS, "cozystack", "dra_driver", "kubevirt", "nvidia_plugin"),
 )
 
 # -- Lint --------------------------------------------------------------------------------
@@ -103,24 +108,9 @@ def _lint(
     """The answer once the request's limits are checked here and its rules by
     :class:`~pciname.capabilities.lint.LintRequest`."""
     inputs = _lint_inputs(request.files, max_files=max_files, max_bytes=max_bytes)
-    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    check_length(request.upgrade_to, "upgrade_to", MAX_PROFILE_CHARS)
-    no_auto(request.profile)
-    no_auto(request.upgrade_to, "upgrade_to")
-    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
-    check_length(request.dra_driver, "dra_driver", MAX_NAME_CHARS)
-    check_length(request.kubevirt, "kubevirt", MAX_NAME_CHARS)
-    check_length(request.nvidia_plugin, "nvidia_plugin", MAX_NAME_CHARS)
-    asked = LintRequest(
-        tuple((name, content) for name, content, _ in inputs),
-        profile=request.profile or None,
-        upgrade_to=request.upgrade_to or None,
-        cozystack=request.cozystack or None,
-        dra_driver=request.dra_driver or None,
-        kubevirt=request.kubevirt or None,
-        spelling=Spelling.RPC,
-        nvidia_plugin=request.nvidia_plugin or None,
-    ).validated()
+    check(request, RULES)
+    files = tuple((name, content) for name, content, _ in inputs)
+    asked = request_from(LintRequest, request, files=files).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 

@@ -42,6 +42,7 @@ from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import ServeConfig
 from pciname.server.metrics import Metrics
 from pciname.server.rpc import wire
+from pciname.server.rpc.mapping import to_message
 from pciname.server.rpc.wire import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
 from pciname.server.service import PciNameService
 from tests.conftest import REPO
@@ -228,7 +229,8 @@ def test_profile_info_leaves_its_path_home_and_sends_valid_text():
 @ROUND_TRIPS
 @given(permitted)
 def test_permitted_host_devices_round_trip(value):
-    response = wire.permitted_response(
+    response = to_message(
+        pb.PermittedHostDevicesResponse,
         value.to_dict()["permittedHostDevices"],
         profile=value.profile,
         yaml=value.yaml,
@@ -252,7 +254,8 @@ def test_permitted_host_devices_round_trip(value):
     )
 )
 def test_the_librarys_skipped_entries_come_back_as_skipped_items(entries):
-    back = [wire.skipped_from_message(over_the_wire(wire.skipped_message(s))) for s in entries]
+    sent = to_message(pb.PermittedHostDevicesResponse, left_out=entries)
+    back = wire.permitted_from_response(over_the_wire(sent)).left_out
     assert back == [SkippedItem(s.item, s.kind, s.resource_name, s.reasons) for s in entries]
 
 
@@ -266,17 +269,27 @@ def test_lint_results_round_trip(found, profile, upgrade_to, documents):
     assert wire.lint_from_response(over_the_wire(response)) == expected
 
 
+def finding_message(finding):
+    return to_message(pb.Finding, finding)
+
+
+def finding_back(message):
+    response = pb.LintResponse()
+    response.findings.append(message)
+    return wire.lint_from_response(over_the_wire(response)).findings[0]
+
+
 def test_finding_values_keep_their_kind():
     for value in (None, "", [], ["a", None, True, 3], True, False, 0, 7, -1.5, "\ufffd"):
         finding = Finding("f", 1, 1, 1, "p", value, "c", "m", value)
-        message = over_the_wire(wire.finding_message(finding))
+        message = over_the_wire(finding_message(finding))
         assert message.HasField("value") is (value is not None)
-        back = wire.finding_from_message(message)
+        back = finding_back(message)
         assert (back.value, back.expected) == (value, value)
         assert type(back.value) is type(value)
-    assert wire.finding_from_message(wire.finding_message(Finding("f", 1, 1, 1, "p", 2.0, "c", "m"))).value == 2
+    assert finding_back(finding_message(Finding("f", 1, 1, 1, "p", 2.0, "c", "m"))).value == 2
     assert (
-        wire.finding_from_message(wire.finding_message(Finding("f", 1, 1, 1, "p", {"a": 1}, "c", "m"))).value
+        finding_back(finding_message(Finding("f", 1, 1, 1, "p", {"a": 1}, "c", "m"))).value
         == "{'a': 1}"
     )
 
@@ -284,7 +297,9 @@ def test_finding_values_keep_their_kind():
 @ROUND_TRIPS
 @given(st.lists(options, max_size=3), text, text, text)
 def test_gpu_options_round_trip(values, profile, source, kubevirt):
-    response = wire.gpu_options_response(values, profile=profile, profile_source=source, kubevirt=kubevirt)
+    response = to_message(
+        pb.GpuOptionsResponse, options=values, profile=profile, profile_source=source, kubevirt=kubevirt
+    )
     assert wire.gpu_options_from_response(over_the_wire(response)) == GpuOptions(values, profile, source, kubevirt)
 
 
@@ -298,7 +313,8 @@ def test_gpu_option_counts_beyond_int64_are_clamped():
         "allocatable": 2**70,
         "nodes": [{"name": 7, "allocatable": -(2**70)}],
     }
-    back = wire.option_from_message(over_the_wire(wire.option_message(option)))
+    sent = to_message(pb.GpuOptionsResponse, options=[option])
+    back = wire.gpu_options_from_response(over_the_wire(sent)).options[0]
     assert back["allocatable"] == 2**63 - 1 and back["nodes"] == [{"name": "7", "allocatable": -(2**63)}]
 
 
@@ -590,7 +606,7 @@ def test_serveconfig_refuses_what_else_the_command_line_refuses():
 
 def test_the_config_and_the_wire_load_without_the_server():
     """The command line checks flag values with pciname.server.config, and
-    the client reads answers with pciname.server.rpc.wire: neither loads the
+    the client reads answers with pciname.server.rpc.wire (and its mapping): neither loads the
     server (nor does config load grpc)."""
     code = (
         "import sys\n"
@@ -610,6 +626,7 @@ def test_the_config_and_the_wire_load_without_the_server():
                 "pciname.server._proto.pciname_pb2_grpc",
                 "pciname.server.config",
                 "pciname.server.rpc",  # a docstring only
+                "pciname.server.rpc.mapping",
                 "pciname.server.rpc.wire",
             ]
         )
