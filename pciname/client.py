@@ -1,5 +1,5 @@
 """A typed client of the pciname gRPC service: requests out, library values
-back (every message and status is read by :mod:`pciname.server.rpc.wire`).
+back (every message and status is read by :mod:`pciname.server.remote`).
 
 >>> from pciname.client import Client
 >>> with Client("pciname.example:50051") as client:          # doctest: +SKIP
@@ -49,9 +49,9 @@ from pciname.errors import (
     ServiceError,
 )
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
+from pciname.server import remote
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
-from pciname.server.rpc import wire
-from pciname.server.rpc.wire import (
+from pciname.server.remote import (
     AdmissionPolicy,
     GpuOptions,
     LintResult,
@@ -224,14 +224,14 @@ class Client:
         self.close()
 
     def _error(self, error: grpc.RpcError) -> PcinameError:
-        """The pciname exception for a failed call (:func:`pciname.server.rpc.wire.remote_error`)."""
+        """The pciname exception for a failed call (:func:`pciname.server.rpc.remote.remote_error`)."""
         code = error.code() if hasattr(error, "code") else None
         details = (error.details() if hasattr(error, "details") else None) or str(error)
         try:
             meta = dict(error.trailing_metadata() or ()) if hasattr(error, "trailing_metadata") else {}
         except Exception:  # noqa: BLE001 - a channel-level error may carry none
             meta = {}
-        return wire.remote_error(code, str(details), meta, self.target)
+        return remote.remote_error(code, str(details), meta, self.target)
 
     def _call(self, method: Any, request: Any) -> Any:
         try:
@@ -248,7 +248,7 @@ class Client:
         ``alias``/``nvswitch_alias``: a Kata profile's P_GPU_ALIAS and
         NVSWITCH_ALIAS (None: unset)."""
         request = pb.ResolveRequest(device=device, profile=profile, alias=alias, nvswitch_alias=nvswitch_alias)
-        return wire.resolution_from_message(self._call(self.stub.Resolve, request))
+        return remote.resolution_from_message(self._call(self.stub.Resolve, request))
 
     def resolve_batch(
         self,
@@ -269,7 +269,7 @@ class Client:
                 devices=devices[start : start + chunk], profile=profile, alias=alias, nvswitch_alias=nvswitch_alias
             )
             response = self._call(self.stub.ResolveBatch, request)
-            results.extend(wire.resolution_from_message(m) for m in response.results)
+            results.extend(remote.resolution_from_message(m) for m in response.results)
         return results
 
     def reverse(
@@ -286,10 +286,10 @@ class Client:
         request = pb.DiffRequest(
             from_profile=from_profile, to_profile=to_profile, alias=alias, nvswitch_alias=nvswitch_alias
         )
-        return wire.diff_from_response(self._call(self.stub.Diff, request))
+        return remote.diff_from_response(self._call(self.stub.Diff, request))
 
     def list_profiles(self) -> list[ProfileInfo]:
-        return wire.profiles_from_response(self._call(self.stub.ListProfiles, pb.ListProfilesRequest()))
+        return remote.profiles_from_response(self._call(self.stub.ListProfiles, pb.ListProfilesRequest()))
 
     def list_devices(
         self, profile: str = "", vendor: str = "", *, alias: str | None = None, nvswitch_alias: str | None = None
@@ -298,7 +298,7 @@ class Client:
         request = pb.ListDevicesRequest(profile=profile, vendor=vendor, alias=alias, nvswitch_alias=nvswitch_alias)
         try:
             for message in self.stub.ListDevices(request, timeout=self.timeout):
-                yield wire.resolution_from_message(message)
+                yield remote.resolution_from_message(message)
         except grpc.RpcError as error:
             raise self._error(error) from None
 
@@ -333,7 +333,7 @@ class Client:
             cozystack_defaults=cozystack_defaults,
             cozystack=cozystack,
         )
-        return wire.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
+        return remote.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
 
     def dra_claims(
         self,
@@ -408,14 +408,14 @@ class Client:
         for name, value in optional.items():
             if value is not None:
                 setattr(request, name, value)
-        return wire.node_pool_from_response(self._call(self.stub.NodePool, request))
+        return remote.node_pool_from_response(self._call(self.stub.NodePool, request))
 
     def vgpu_types(self, device: str, profile: str = "") -> VgpuTypes:
         """Every vGPU type NVIDIA's catalogue lists for ``device``, as
         ``pciname vgpu-types DEVICE -o json`` answers (``covered`` False,
         with ``message``, when the catalogue does not cover it)."""
         request = pb.VgpuTypesRequest(device=device, profile=profile)
-        return wire.vgpu_types_from_response(self._call(self.stub.VgpuTypes, request))
+        return remote.vgpu_types_from_response(self._call(self.stub.VgpuTypes, request))
 
     def admission_policy(
         self,
@@ -450,7 +450,7 @@ class Client:
             dra=dra,
             dra_driver=dra_driver,
         )
-        return wire.admission_policy_from_response(self._call(self.stub.AdmissionPolicy, request))
+        return remote.admission_policy_from_response(self._call(self.stub.AdmissionPolicy, request))
 
     def lint(
         self,
@@ -483,7 +483,7 @@ class Client:
                 request.files.add(name=name, data=content)
             else:
                 request.files.add(name=name, text=content)
-        return wire.lint_from_response(self._call(self.stub.Lint, request))
+        return remote.lint_from_response(self._call(self.stub.Lint, request))
 
     def gpu_options(
         self,
@@ -510,7 +510,7 @@ class Client:
             kubevirt_name=kubevirt_name,
             cozystack=cozystack,
         )
-        return wire.gpu_options_from_response(self._call(self.stub.GpuOptions, request))
+        return remote.gpu_options_from_response(self._call(self.stub.GpuOptions, request))
 
     def health(self, service: str = "") -> str:
         """The grpc.health.v1 status name ("SERVING", "NOT_SERVING", ...)."""
