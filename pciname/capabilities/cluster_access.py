@@ -1,5 +1,5 @@
 """The cluster reads of a server started with ``--kube``
-(:class:`pciname.server.rpc.access.ClusterAccess`), so that the service
+(:class:`pciname.server.access.ClusterAccess`), so that the service
 imports no domain room: its configuration loaded (a credential plugin run)
 and the KubeVirt CR and Nodes read, as ``pciname gpu-options`` reads them
 (:mod:`pciname.cluster.kube`). Light to import, as the server's start-up is."""

@@ -15,7 +15,7 @@
   codes, ``pciname-error`` reasons) and the request limits, shared with the
   client; :mod:`pciname.server.remote`: what :mod:`pciname.client` reads
   back (answers as library values, statuses as ``Remote*`` errors);
-* :mod:`pciname.server.rpc.budget`: what one request may cost (the YAML nodes
+* :mod:`pciname.server.budget`: what one request may cost (the YAML nodes
   of a Lint or GpuOptions request, concurrent Lint RPCs) and the checks of
   the caller's cancellation and deadline while it works;
 * :mod:`pciname.server.data`: one generation of served data;

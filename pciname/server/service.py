@@ -50,6 +50,8 @@ from pciname.capabilities.names import (
 from pciname.capabilities.spelling import Spelling
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.server._proto import pciname_pb2 as pb
+from pciname.server.access import ClusterAccess
+from pciname.server.budget import Slots
 from pciname.server.config import (
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_CONCURRENT_LINTS,
@@ -59,8 +61,6 @@ from pciname.server.config import (
 )
 from pciname.server.data import DataSet, request_aliases, served_profile, with_request_aliases
 from pciname.server.metrics import Metrics
-from pciname.server.rpc.access import ClusterAccess
-from pciname.server.rpc.budget import Slots
 from pciname.server.rpc.wire import (
     MAX_DEVICE_CHARS,
     MAX_NAME_CHARS,

@@ -5,7 +5,7 @@ The handler checks the request's limits, builds the request of
 the allowed set comes from), reads the KubeVirt CR it asks for (the
 caller's, or the server's cluster with ``--kube``) and answers the policy
 and binding as YAML and JSON text, exactly as the command prints them. A
-CR costs what a Lint request may (:mod:`pciname.server.rpc.budget`): one of
+CR costs what a Lint request may (:mod:`pciname.server.budget`): one of
 the ``--max-concurrent-lints`` slots, at most ``--max-lint-nodes`` nodes
 counted before it is composed, the caller's deadline and cancellation
 checked while it is composed, linted and its hints written.
@@ -23,9 +23,9 @@ from pciname.capabilities.admission import AdmissionPolicyRequest, answer, clust
 from pciname.capabilities.served import ADMISSION_NAME
 from pciname.errors import LintInputError
 from pciname.server._proto import pciname_pb2 as pb
+from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
-from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
 from pciname.server.rpc.cluster import ClusterAccess, read_from_cluster
 from pciname.server.rpc.mapping import to_message
 from pciname.server.rpc.shared import INVALID, batch, chars, check, no_auto, request_from

@@ -3,7 +3,7 @@ the message as a :class:`~pciname.capabilities.audit.GpuOptionsRequest`,
 answered by :func:`~pciname.capabilities.audit.answer_gpu_options` (as
 ``pciname gpu-options`` answers it) over the KubeVirt CR and Nodes the
 caller sends, or, on a server started with ``--kube``, over the ones
-:class:`~pciname.server.rpc.access.ClusterAccess` reads (read-only, with
+:class:`~pciname.server.access.ClusterAccess` reads (read-only, with
 the server's kubeconfig or in-cluster service account). The objects sent
 are read by :mod:`pciname.capabilities.served`, their YAML bounded first."""
 
@@ -18,11 +18,11 @@ from pciname.capabilities.audit import NO_KUBEVIRT_CR, GpuOptionsRequest, answer
 from pciname.capabilities.served import parse_objects, pick_kubevirt, pick_nodes, ref
 from pciname.errors import ClusterError
 from pciname.server._proto import pciname_pb2 as pb
+from pciname.server.access import ClusterAccess as ClusterAccess
+from pciname.server.budget import check_alive, count_nodes
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.logs import fields
-from pciname.server.rpc.access import ClusterAccess as ClusterAccess
-from pciname.server.rpc.budget import check_alive, count_nodes
 from pciname.server.rpc.mapping import to_message
 from pciname.server.rpc.shared import INVALID, PRECONDITION, chars, check, request_from
 from pciname.server.rpc.wire import (

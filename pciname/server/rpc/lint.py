@@ -13,9 +13,9 @@ import grpc
 
 from pciname.capabilities.lint import LintRequest, answer
 from pciname.server._proto import pciname_pb2 as pb
+from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
-from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
 from pciname.server.rpc.shared import INVALID, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
@@ -55,7 +55,7 @@ def lint(
     slots: Slots | None = None,
 ) -> pb.LintResponse:
     """The Lint answer. Its cost is bounded before the linter composes
-    anything: files, bytes, YAML nodes (:func:`~pciname.server.rpc.budget.count_nodes`),
+    anything: files, bytes, YAML nodes (:func:`~pciname.server.budget.count_nodes`),
     and ``slots`` (how many run at once); the caller's cancellation and
     deadline are checked while counting and between steps."""
     with slots.take() if slots is not None else contextlib.nullcontext():

@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
+from pciname.server.budget import CHECK_EVERY, MAX_YAML_DEPTH, CheckedText, Slots, count_nodes
 from pciname.server.config import DEFAULT_MAX_CONCURRENT_LINTS, DEFAULT_MAX_LINT_NODES, flag_default
-from pciname.server.rpc.budget import CHECK_EVERY, MAX_YAML_DEPTH, CheckedText, Slots, count_nodes
 from pciname.server.rpc.wire import RpcFailure
 from tests.conftest import ServerSpec
 from tests.server_util import metric, scrape
@@ -198,7 +198,7 @@ def test_a_passed_deadline_stops_the_lint(session_cache):
     server gives up at its next look, before the composer has read the
     whole text (and it records DEADLINE_EXCEEDED, not the OK of work done
     for nobody)."""
-    from pciname.server.rpc import budget
+    from pciname.server import budget
 
     text = "- a\n" * (DEFAULT_MAX_LINT_NODES - 10)
     reads = []

@@ -9,10 +9,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import grpc
+
 from pciname.capabilities.cluster_access import connect_loaded, read_cluster
 from pciname.errors import ClusterError, PcinameError
 from pciname.server.config import DEFAULT_KUBE_TIMEOUT
-from pciname.server.rpc.shared import PRECONDITION
 from pciname.server.rpc.wire import CLUSTER_CONFIG, failure
 
 
@@ -72,7 +73,9 @@ class ClusterAccess:
         try:
             api = self._connect(budget)
         except PcinameError as error:
-            raise failure(PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG) from None
+            raise failure(
+                grpc.StatusCode.FAILED_PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG
+            ) from None
         try:
             return read_cluster(api, kubevirt_name, timeout=budget)
         except ClusterError as error:
