@@ -13,8 +13,8 @@
   plain values, read from their descriptors;
 * :mod:`pciname.server.rpc.wire`: what the server sends (messages, status
   codes, ``pciname-error`` reasons) and the request limits, shared with the
-  client; :mod:`pciname.server.remote`: what :mod:`pciname.client` reads
-  back (answers as library values, statuses as ``Remote*`` errors);
+  client (:mod:`pciname.client` reads answers back through the mapping,
+  statuses as ``Remote*`` errors);
 * :mod:`pciname.server.budget`: what one request may cost (the YAML nodes
   of a Lint or GpuOptions request, concurrent Lint RPCs) and the checks of
   the caller's cancellation and deadline while it works;
@@ -28,7 +28,7 @@
 The names of :mod:`~pciname.server.app` and :mod:`~pciname.server.config`
 below are imported on first use (the two imports inside :func:`__getattr__`,
 kept on purpose): importing any module of this package imports this one, and
-the client (which imports :mod:`pciname.server.remote`) must not load the
+the client (which imports :mod:`pciname.server.rpc.wire`) must not load the
 server, nor the CLI's start-up gRPC (``tests/server/test_server_proto.py``,
 ``tests/server/rpc/test_server_wire.py``); config alone would add about 15 ms
 to ``import pciname.client``.

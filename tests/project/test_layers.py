@@ -419,3 +419,27 @@ def test_no_room_is_a_monolith():
 def test_the_top_of_the_package_shows_the_face_only():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(top) <= MAX_TOP_MODULES, top
+
+
+#: The surfaces that only translate: they reach the domain rooms through pciname.capabilities.
+TRANSLATORS = ("pciname.server.rpc",)
+
+
+def domain_imports(prefixes: Iterable[str]) -> list[str]:
+    """The imports of a domain room by the modules under ``prefixes``, those only for type checkers too."""
+    return [
+        f"{module} -> {target}"
+        for module in sorted(TYPED_GRAPH)
+        if any(_named_by(module, prefix) for prefix in prefixes)
+        for target in sorted(TYPED_GRAPH[module])
+        if target.count(".") and target.split(".")[1] in DOMAIN_ROOMS
+    ]
+
+
+def test_the_rpc_handlers_import_no_domain_room():
+    """server/rpc translates a message into a capability's request and its
+    answer back: whatever it needs of a domain room comes through
+    pciname.capabilities (issue 37)."""
+    assert domain_imports(TRANSLATORS) == []
+    # The check sees such an import: the server's config reads the cluster room's timeout.
+    assert domain_imports(("pciname.server.config",)) == ["pciname.server.config -> pciname.cluster.kube"]

@@ -11,7 +11,7 @@ import grpc
 import pytest
 
 import pciname
-from pciname.server import remote
+from pciname import client as remote
 from pciname.server._proto import pciname_pb2 as pb
 
 A10 = "10de:2236"

@@ -1,5 +1,5 @@
 """What crosses the wire between the ``pciname.v1.PciName`` service and its
-client, the server's side (the client's: :mod:`pciname.server.remote`).
+client, the server's side (the client's: :mod:`pciname.client`).
 
 * **Messages**: ``*_message`` / ``*_response`` build what the servicer sends
   from library values, through :mod:`pciname.server.rpc.mapping` (the
@@ -22,7 +22,7 @@ It imports nothing of the server (the client imports it).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import grpc
@@ -46,9 +46,6 @@ from pciname.naming.gotext import valid_text
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.rpc.mapping import to_message
-
-if TYPE_CHECKING:
-    from pciname.lint.linter import Finding
 
 M = TypeVar("M", bound=Message)
 T = TypeVar("T")
@@ -277,7 +274,7 @@ def vgpu_types_response(answer: dict[str, Any]) -> pb.VgpuTypesResponse:
 
 
 def lint_response(
-    findings: Sequence[Finding],
+    findings: Sequence[Any],  # the linter's Finding objects (pciname.capabilities.lint)
     *,
     profile: str,
     upgrade_to: str | None,

@@ -1,4 +1,4 @@
-"""pciname.server.rpc.wire and pciname.server.remote, where library values
+"""pciname.server.rpc.wire and pciname.client, where library values
 become pciname.v1 messages (through pciname.server.rpc.mapping) and back: every conversion round-trips (through the
 bytes on the wire), errors come back as the classes they left as, the
 servicer implements exactly the .proto's methods, and ServeConfig, the one
@@ -19,6 +19,8 @@ import grpc
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
+from pciname import client as remote
+from pciname.client import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
 from pciname.errors import (
     InvalidDeviceError,
     PciIdsError,
@@ -37,11 +39,10 @@ from pciname.kubevirt.generate import Skipped
 from pciname.lint.linter import Finding
 from pciname.naming.checks import NameWarning
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
-from pciname.server import config, remote
+from pciname.server import config
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import ServeConfig
 from pciname.server.metrics import Metrics
-from pciname.server.remote import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
 from pciname.server.rpc import wire
 from pciname.server.rpc.mapping import to_message
 from pciname.server.service import PciNameService
@@ -622,7 +623,6 @@ def test_the_config_and_the_wire_load_without_the_server():
                 "pciname.server._proto.pciname_pb2",
                 "pciname.server._proto.pciname_pb2_grpc",
                 "pciname.server.config",
-                "pciname.server.remote",
                 "pciname.server.rpc",  # a docstring only
                 "pciname.server.rpc.mapping",
                 "pciname.server.rpc.wire",
