@@ -61,10 +61,10 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
+from pciname.capabilities.cluster_access import ClusterAccess
 from pciname.errors import PcinameError, ServeError
 from pciname.naming.gotext import valid_text
 from pciname.server import data as data_module
-from pciname.server.access import ClusterAccess
 from pciname.server.config import (
     DEFAULT_LISTEN,
     DEFAULT_PORT,

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 from google.protobuf.message import Message
 
+from pciname.capabilities.cluster_access import ClusterAccess
 from pciname.capabilities.names import (
     DiffRequest,
     LookupRequest,
@@ -50,7 +51,6 @@ from pciname.capabilities.names import (
 from pciname.capabilities.spelling import Spelling
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.access import ClusterAccess
 from pciname.server.budget import Slots
 from pciname.server.config import (
     DEFAULT_MAX_BATCH,
@@ -136,7 +136,7 @@ DEADLINE_SKEW = 0.5
 class PciNameService:
     """Handlers of the RPCs over a swappable DataSet.
 
-    ``cluster`` (a :class:`~pciname.server.rpc.cluster.ClusterAccess`, from
+    ``cluster`` (a :class:`~pciname.capabilities.cluster_access.ClusterAccess`, from
     ``--kube``) lets GpuOptions read the cluster; None refuses that."""
 
     def __init__(

@@ -6,4 +6,4 @@ the wire format every handler speaks (:mod:`~pciname.server.rpc.wire`:
 status codes, reasons, request limits) and the one mapping between messages
 and plain values (:mod:`~pciname.server.rpc.mapping`). What one request may
 cost is :mod:`pciname.server.budget`'s, the cluster a server reads
-:mod:`pciname.server.access`'s."""
+:mod:`pciname.capabilities.cluster_access`'s."""

@@ -3,7 +3,7 @@ the message as a :class:`~pciname.capabilities.audit.GpuOptionsRequest`,
 answered by :func:`~pciname.capabilities.audit.answer_gpu_options` (as
 ``pciname gpu-options`` answers it) over the KubeVirt CR and Nodes the
 caller sends, or, on a server started with ``--kube``, over the ones
-:class:`~pciname.server.access.ClusterAccess` reads (read-only, with
+:class:`~pciname.capabilities.cluster_access.ClusterAccess` reads (read-only, with
 the server's kubeconfig or in-cluster service account). The objects sent
 are read by :mod:`pciname.capabilities.served`, their YAML bounded first."""
 
@@ -15,10 +15,10 @@ from typing import Any
 import grpc
 
 from pciname.capabilities.audit import NO_KUBEVIRT_CR, GpuOptionsRequest, answer_gpu_options
+from pciname.capabilities.cluster_access import CONFIG, ClusterAccess as ClusterAccess
 from pciname.capabilities.served import parse_objects, pick_kubevirt, pick_nodes, ref
 from pciname.errors import ClusterError
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.access import ClusterAccess as ClusterAccess
 from pciname.server.budget import check_alive, count_nodes
 from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
@@ -26,6 +26,7 @@ from pciname.server.logs import fields
 from pciname.server.rpc.mapping import to_message
 from pciname.server.rpc.shared import INVALID, PRECONDITION, chars, check, request_from
 from pciname.server.rpc.wire import (
+    CLUSTER_CONFIG,
     CLUSTER_DISABLED,
     CLUSTER_REFUSED,
     CLUSTER_UNREACHABLE,
@@ -54,6 +55,8 @@ def _refuse(message: str, ambiguous: bool) -> RpcFailure:
 def cluster_failure(error: Any, context: grpc.ServicerContext) -> RpcFailure:
     """The status for a :class:`pciname.errors.ClusterError`."""
     message = str(error)
+    if error.reason == CONFIG:
+        return failure(PRECONDITION, message, CLUSTER_CONFIG)
     if error.reason == "not-found":
         return failure(grpc.StatusCode.NOT_FOUND, message, KUBEVIRT_NOT_FOUND)
     if error.reason == "ambiguous":
@@ -91,16 +94,11 @@ def read_from_cluster(
         state = cluster.read(name, context.time_remaining())
     except ClusterError as error:
         reason = cluster_failure(error, context)
-        if error.reason in ("unreachable", "refused"):
+        if error.reason in ("unreachable", "refused", CONFIG):
             log.warning(
                 "cannot read the cluster", extra=fields(method="GpuOptions", error=str(error), code=reason.code.name)
             )
         raise reason from None
-    except RpcFailure as refused:
-        log.warning(
-            "cannot read the cluster", extra=fields(method="GpuOptions", error=refused.details, code=refused.code.name)
-        )
-        raise
     if state.kubevirt is None:
         raise failure(PRECONDITION, NO_KUBEVIRT_CR, NO_KUBEVIRT)
     return state.kubevirt, state.nodes
