@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -23,10 +23,9 @@ from pciname.capabilities.admission import AdmissionPolicyRequest, answer, clust
 from pciname.capabilities.served import ADMISSION_NAME
 from pciname.errors import LintInputError
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
-from pciname.server.config import DEFAULT_MAX_LINT_NODES
+from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive, count_nodes, release_memory
 from pciname.server.data import DataSet, served_profile
-from pciname.server.rpc.cluster import ClusterAccess, read_from_cluster
+from pciname.server.rpc.cluster import read_from_cluster
 from pciname.server.rpc.mapping import to_message
 from pciname.server.rpc.shared import INVALID, batch, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
@@ -38,21 +37,15 @@ from pciname.server.rpc.wire import (
     lint_input_failure,
 )
 
+if TYPE_CHECKING:
+    from pciname.server.service import PciNameService
+
 
 def admission_policy(
-    request: pb.AdmissionPolicyRequest,
-    context: grpc.ServicerContext,
-    data: DataSet,
-    *,
-    max_batch: int,
-    max_bytes: int,
-    cluster: ClusterAccess | None,
-    log: logging.Logger,
-    max_nodes: int = DEFAULT_MAX_LINT_NODES,
-    slots: Slots | None = None,
+    request: pb.AdmissionPolicyRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
 ) -> tuple[pb.AdmissionPolicyResponse, int]:
     """The answer, and how many devices and mdev types it names."""
-    asked = _checked(request, max_batch, max_bytes)
+    asked = _checked(request, service.max_batch, service.max_lint_bytes)
     check(request, (no_auto("profile"),))
     profile = served_profile(data, str(asked.chosen_profile or ""))
     alive = functools.partial(check_alive, context)
@@ -60,13 +53,13 @@ def admission_policy(
     # (aliases as what they stand for) before anything is composed, the
     # caller checked while composing, linting and writing hints, and the
     # memory given back after a large one.
-    with slots.take() if asked.from_cr and slots is not None else contextlib.nullcontext():
+    with service.lint_slots.take() if asked.from_cr else contextlib.nullcontext():
         nodes = 0
         try:
             try:
-                cr = _cr_text(request, cluster, asked.kubevirt_name, context, log) if asked.from_cr else None
+                cr = _cr_text(request, service, asked.kubevirt_name, context) if asked.from_cr else None
                 if cr is not None:
-                    nodes = count_nodes(cr[0], cr[1], max_nodes, context, flag="--max-lint-nodes")
+                    nodes = count_nodes(cr[0], cr[1], service.max_lint_nodes, context, flag="--max-lint-nodes")
                 result = answer(
                     asked,
                     profile.key,
@@ -126,15 +119,14 @@ def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int)
 
 def _cr_text(
     request: pb.AdmissionPolicyRequest,
-    cluster: ClusterAccess | None,
+    service: PciNameService,
     kubevirt_name: str | None,
     context: grpc.ServicerContext,
-    log: logging.Logger,
 ) -> tuple[str, str]:
     """The KubeVirt CR's YAML (the request's, or the cluster's) and the name findings give it."""
     if not request.from_cluster:
         return request.kubevirt_cr, "kubevirt_cr"
-    kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
+    kubevirt, _ = read_from_cluster(service.cluster, kubevirt_name, context, service.log)
     return cluster_cr(kubevirt)
 
 

@@ -10,7 +10,7 @@ are read by :mod:`pciname.capabilities.served`, their YAML bounded first."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -20,7 +20,6 @@ from pciname.capabilities.served import parse_objects, pick_kubevirt, pick_nodes
 from pciname.errors import ClusterError
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.budget import check_alive, count_nodes
-from pciname.server.config import DEFAULT_MAX_LINT_NODES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.logs import fields
 from pciname.server.rpc.mapping import to_message
@@ -39,6 +38,9 @@ from pciname.server.rpc.wire import (
     RpcFailure,
     failure,
 )
+
+if TYPE_CHECKING:
+    from pciname.server.service import PciNameService
 
 #: The limits of a GpuOptions request (its objects' YAML: at most --max-lint-nodes), in order.
 RULES = (chars(MAX_PROFILE_CHARS, "profile"), chars(MAX_NAME_CHARS, "cozystack", "kubevirt_name"))
@@ -105,14 +107,8 @@ def read_from_cluster(
 
 
 def gpu_options(
-    request: pb.GpuOptionsRequest,
-    context: grpc.ServicerContext,
-    data: DataSet,
-    *,
-    cluster: ClusterAccess | None,
-    log: logging.Logger,
-    max_nodes: int = DEFAULT_MAX_LINT_NODES,
-) -> pb.GpuOptionsResponse:
+    request: pb.GpuOptionsRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.GpuOptionsResponse, int]:
     """The answer: the request's limits checked here, its rules by
     :class:`~pciname.capabilities.audit.GpuOptionsRequest` (a bad profile or
     release fails before any cluster I/O)."""
@@ -125,11 +121,11 @@ def gpu_options(
     ).validated()
     given = None if asked.auto else served_profile(data, str(asked.chosen_profile or ""))
     if asked.from_cluster:
-        kubevirt, nodes = read_from_cluster(cluster, name, context, log)
+        kubevirt, nodes = read_from_cluster(service.cluster, name, context, service.log)
     else:
 
         def bounded(text: str, field: str) -> None:  # YAML: at most max_nodes nodes (JSON is compact)
-            count_nodes(text, field, max_nodes, context, flag="--max-lint-nodes", reason=OBJECTS_INPUT)
+            count_nodes(text, field, service.max_lint_nodes, context, flag="--max-lint-nodes", reason=OBJECTS_INPUT)
 
         kubevirt = pick_kubevirt(parse_objects(request.kubevirt, "kubevirt", _refuse, bounded), name, _refuse)
         nodes = pick_nodes(parse_objects(request.nodes, "nodes", _refuse, bounded), _refuse)
@@ -147,13 +143,14 @@ def gpu_options(
         check=alive,
     )
     profile = data.resolver.view(answered.profile).profile.name  # the served profile's name
-    return to_message(
+    response = to_message(
         pb.GpuOptionsResponse,
         options=answered.options,
         profile=profile,
         profile_source=answered.profile_source,
         kubevirt=ref(kubevirt),
     )
+    return response, 0
 
 
 __all__ = ["ClusterAccess", "gpu_options", "read_from_cluster"]

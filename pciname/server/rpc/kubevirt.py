@@ -13,6 +13,9 @@ with a stable reason in the trailing metadata ``pciname-error``
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
+
+import grpc
 
 from pciname.base.render import emit_documents
 from pciname.capabilities import dra_claims as dra, node_pool as pool, permitted, vgpu_types as vgpu
@@ -31,6 +34,9 @@ from pciname.server.rpc.wire import (
     vgpu_types_response,
 )
 
+if TYPE_CHECKING:
+    from pciname.server.service import PciNameService
+
 DEVICES = "devices and mdev types"
 
 # -- PermittedHostDevices -------------------------------------------------------------------
@@ -46,12 +52,12 @@ PERMITTED_RULES = (
 
 
 def permitted_host_devices(
-    request: pb.PermittedHostDevicesRequest, data: DataSet, *, max_batch: int
+    request: pb.PermittedHostDevicesRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
 ) -> tuple[pb.PermittedHostDevicesResponse, int]:
     """The answer, and how many devices and mdev types it names: the
     request's limits checked here, its rules by
     :class:`~pciname.capabilities.permitted.PermittedHostDevicesRequest`."""
-    check(request, PERMITTED_RULES, max_batch)
+    check(request, PERMITTED_RULES, service.max_batch)
     fmt = request.format.strip().lower() or "kubevirt"
     if fmt not in FORMATS:
         raise RpcFailure(INVALID, f"unknown format {shown(request.format)}: use one of {', '.join(FORMATS)}")
@@ -99,10 +105,12 @@ POOL_RULES = (
 POOL_FIELDS = ("instance_type", "min_replicas", "max_replicas", "cpu", "memory", "ephemeral_storage")
 
 
-def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> tuple[pb.NodePoolResponse, int]:
+def node_pool(
+    request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.NodePoolResponse, int]:
     """The answer (what ``pciname node-pool`` prints for the same input), and
     how many device and mdev type requests it names."""
-    check(request, POOL_RULES, max_batch)
+    check(request, POOL_RULES, service.max_batch)
     fields = {name: getattr(request, name) if request.HasField(name) else None for name in POOL_FIELDS}
     asked = request_from(
         pool.NodePoolRequest, request, format=request.format, fields=fields | {"roles": list(request.roles) or None}
@@ -127,7 +135,9 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
 VGPU_RULES = (chars(DEVICE, "device"), chars(PROFILE, "profile"), needs("device", "device"), no_auto("profile"))
 
 
-def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesResponse:
+def vgpu_types(
+    request: pb.VgpuTypesRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.VgpuTypesResponse, int]:
     """What ``pciname vgpu-types DEVICE -o json`` answers; a device the
     catalogue does not cover is ``covered: false`` with the one line."""
     check(request, VGPU_RULES)
@@ -135,8 +145,11 @@ def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesRespo
     profile = served_profile(data, str(asked.chosen_profile or ""))
     result = vgpu.answer(asked, profile.key, resolver=data.resolver)
     if result.types is None:
-        return pb.VgpuTypesResponse(device=result.device, profile=profile.name, covered=False, message=result.message)
-    return vgpu_types_response(result.types)
+        uncovered = pb.VgpuTypesResponse(
+            device=result.device, profile=profile.name, covered=False, message=result.message
+        )
+        return uncovered, 1
+    return vgpu_types_response(result.types), 1
 
 
 # -- DraClaims ----------------------------------------------------------------------------------
@@ -148,10 +161,12 @@ DRA_RULES = (
 )
 
 
-def dra_claims(request: pb.DraClaimsRequest, *, max_batch: int) -> tuple[pb.DraClaimsResponse, int]:
+def dra_claims(
+    request: pb.DraClaimsRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.DraClaimsResponse, int]:
     """What ``pciname vm-gpus --dra`` prints for the same input (documents
     and notes), and how many device requests it names."""
-    check(request, DRA_RULES, max_batch)
+    check(request, DRA_RULES, service.max_batch)
     objects = dra.answer(request_from(dra.DraClaimsRequest, request).validated())
     texts_by_format = {}
     for fmt in ("yaml", "json"):

@@ -5,16 +5,15 @@ concurrent runs, the caller's deadline) before anything is composed."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import grpc
 
 from pciname.capabilities.lint import LintRequest, answer
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
-from pciname.server.config import DEFAULT_MAX_LINT_NODES
+from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive, count_nodes, release_memory
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.shared import INVALID, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
@@ -27,6 +26,9 @@ from pciname.server.rpc.wire import (
     lint_response,
     shown,
 )
+
+if TYPE_CHECKING:
+    from pciname.server.service import PciNameService
 
 #: The limits of a Lint request beyond its files, in the order they are checked.
 RULES = (
@@ -45,25 +47,25 @@ def _file_name(file: pb.LintFile, index: int, count: int) -> str:
 
 
 def lint(
-    request: pb.LintRequest,
-    context: grpc.ServicerContext,
-    data: DataSet,
-    *,
-    max_files: int,
-    max_bytes: int,
-    max_nodes: int = DEFAULT_MAX_LINT_NODES,
-    slots: Slots | None = None,
-) -> pb.LintResponse:
+    request: pb.LintRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.LintResponse, int]:
     """The Lint answer. Its cost is bounded before the linter composes
     anything: files, bytes, YAML nodes (:func:`~pciname.server.budget.count_nodes`),
-    and ``slots`` (how many run at once); the caller's cancellation and
-    deadline are checked while counting and between steps."""
-    with slots.take() if slots is not None else contextlib.nullcontext():
+    and the service's slots (how many run at once); the caller's
+    cancellation and deadline are checked while counting and between steps."""
+    with service.lint_slots.take():
         nodes: list[int] = []
         try:
-            return _lint(
-                request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes, counted=nodes
+            response = _lint(
+                request,
+                context,
+                data,
+                max_files=service.max_lint_files,
+                max_bytes=service.max_lint_bytes,
+                max_nodes=service.max_lint_nodes,
+                counted=nodes,
             )
+            return response, 0
         finally:
             if nodes and nodes[0] > RELEASE_AFTER_NODES:
                 release_memory()

@@ -6,7 +6,7 @@ request built from the message by field name (:func:`request_from`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import grpc
@@ -81,15 +81,18 @@ def check(message: Message, rules: tuple[Rule, ...], max_batch: int = 0) -> None
         rule(message, max_batch)
 
 
-def request_from(request_type: Callable[..., R], message: Message, **values: Any) -> R:
+def request_from(
+    request_type: Callable[..., R], message: Message, renames: Mapping[str, str] | None = None, **values: Any
+) -> R:
     """``request_type`` (a capability's request) from ``message``'s fields of
-    the same names: a repeated field as a tuple, a blank text as not given
+    the same names (or as ``renames`` says): a repeated field as a tuple, a blank text as not given
     (None where the request's default is None, else the default, if it has
     one); ``values``
     win. The request spells its errors as gRPC does."""
     taken = {f.name: f for f in dataclasses.fields(request_type)}  # type: ignore[arg-type]
     given: dict[str, Any] = {"spelling": Spelling.RPC} if "spelling" in taken else {}
-    for name, value in plain(message).items():
+    for field, value in plain(message).items():
+        name = (renames or {}).get(field, field)
         if name not in taken or name in values:
             continue
         if isinstance(value, list):
