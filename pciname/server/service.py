@@ -46,7 +46,7 @@ from pciname.capabilities.names import (
 from pciname.capabilities.spelling import Spelling
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.budget import Slots
+from pciname.server.budget import DEADLINE_SKEW, Slots
 from pciname.server.config import (
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_CONCURRENT_LINTS,
@@ -111,13 +111,6 @@ def _serialize(response: Message | bytes) -> bytes:
     return response if isinstance(response, bytes) else response.SerializeToString()
 
 
-
-
-#: How much earlier than this server's deadline a client's own can pass: the
-#: client cancels at its deadline, and the server's is counted from when it
-#: read the request's headers, later on a busy machine. A stream the client
-#: ends this close to the deadline ended by the deadline.
-DEADLINE_SKEW = 0.5
 
 
 class PciNameService:
