@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from pciname.base.requests import MAX_GPUS, parse_request
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.spelling import RequestError
+from pciname.capabilities.vm_gpus import DEFAULT_NAME
 from pciname.dra.claims import REQUEST_PREFIX, DraObjects, dra_objects
 from pciname.dra.facts import Combination, choose
 from pciname.errors import PcinameError
@@ -39,10 +40,9 @@ class DraClaimsRequest:
     dra_driver: str | None = None
     kubevirt: str | None = None
     resource_api: str | None = None
-    name: str = "vm-gpus"
+    name: str = DEFAULT_NAME
     prefix: str = REQUEST_PREFIX
     product_name: bool = False
-    spelling: Spelling = Spelling.CLI
     #: Set by :meth:`validated`: (device id, count) per model, and the releases.
     gpus: tuple[tuple[str, int], ...] = field(default=(), compare=False)
     combination: Combination | None = field(default=None, compare=False)
@@ -52,7 +52,9 @@ class DraClaimsRequest:
             raise PcinameError("no GPUs given: name at least one DEVICE[=COUNT], e.g. 10de:2236=1")
         for what, value in (("name", self.name), ("prefix", self.prefix + "1")):
             if not _DNS_LABEL.match(value):
-                raise PcinameError(f"{self.spelling(what)} {value!r}: must make a DNS label (a-z, 0-9, '-')")
+                raise RequestError(
+                    lambda say, what=what, value=value: f"{say(what)} {value!r}: must make a DNS label (a-z, 0-9, '-')"
+                )
         counts: dict[str, int] = {}
         for text in self.devices:
             item, count = parse_request(text)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.spelling import Spelling
-from pciname.errors import NotInCatalogueError, PcinameError
+from pciname.capabilities.spelling import RequestError
+from pciname.errors import NotInCatalogueError
 from pciname.kubevirt.generate import refuse_kata
 from pciname.kubevirt.vgpu import vgpu_types
 from pciname.resolution.resolver import parse_device
@@ -33,13 +33,13 @@ class VgpuTypesRequest:
 
     device: str
     profile: ProfileLike | None = None
-    spelling: Spelling = Spelling.CLI
 
     def validated(self) -> VgpuTypesRequest:
         """The request, its device text known to be text (a
         :class:`~pciname.errors.PcinameError` otherwise)."""
         if not isinstance(self.device, str):
-            raise PcinameError(f"{self.spelling('device')} must be a device id such as 10de:2236, not {self.device!r}")
+            device = self.device
+            raise RequestError(lambda say: f"{say('device')} must be a device id such as 10de:2236, not {device!r}")
         return replace(self)
 
     @property

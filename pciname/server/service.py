@@ -47,7 +47,6 @@ from pciname.capabilities.names import (
     answer_reverse,
     reverse_miss,
 )
-from pciname.capabilities.spelling import Spelling
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import (
@@ -295,9 +294,7 @@ class PciNameService:
 
     def resolve(self, request: pb.ResolveRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[bytes, int]:
         device = request.device
-        LookupRequest(
-            (device,) if device else (), profile=request.profile, single=True, spelling=Spelling.RPC
-        ).validated()
+        LookupRequest((device,) if device else (), profile=request.profile, single=True).validated()
         check_length(device, "device", MAX_DEVICE_CHARS)
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         entry = data.encoded_table(profile).get(device)
@@ -309,9 +306,7 @@ class PciNameService:
     def resolve_batch(
         self, request: pb.ResolveBatchRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[bytes, int]:
-        asked = LookupRequest(
-            request.devices, profile=request.profile, max_devices=self.max_batch, spelling=Spelling.RPC
-        ).validated()
+        asked = LookupRequest(request.devices, profile=request.profile, max_devices=self.max_batch).validated()
         devices = asked.devices
         count = len(devices)
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
@@ -337,7 +332,7 @@ class PciNameService:
         self, request: pb.ReverseRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[pb.ReverseResponse, int]:
         resource = check_length(request.resource_name, "resource_name", MAX_NAME_CHARS)
-        asked = ReverseRequest(resource, profile=request.profile, spelling=Spelling.RPC).validated()
+        asked = ReverseRequest(resource, profile=request.profile).validated()
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         devices = answer_reverse(asked, profile.key, resolver=data.resolver)
         miss = "" if devices else reverse_miss(asked, profile.key, resolver=data.resolver)
@@ -351,7 +346,7 @@ class PciNameService:
     ) -> tuple[pb.DiffResponse, int]:
         check_length(request.from_profile, "from_profile", MAX_PROFILE_CHARS)
         check_length(request.to_profile, "to_profile", MAX_PROFILE_CHARS)
-        asked = DiffRequest(_given(request.from_profile), _given(request.to_profile), spelling=Spelling.RPC).validated()
+        asked = DiffRequest(_given(request.from_profile), _given(request.to_profile)).validated()
         old = served_profile(data, request.from_profile, "from_profile")
         new = served_profile(data, request.to_profile, "to_profile")
         aliases = request_aliases(request)

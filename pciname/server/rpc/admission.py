@@ -20,7 +20,6 @@ import logging
 import grpc
 
 from pciname.capabilities.admission import AdmissionPolicyRequest, answer, cluster_cr
-from pciname.capabilities.spelling import Spelling
 from pciname.errors import LintInputError
 from pciname.policy.admission import DEFAULT_NAME
 from pciname.server._proto import pciname_pb2 as pb
@@ -128,7 +127,6 @@ def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int)
         profile=request.profile or None,
         dra=request.dra,
         dra_driver=request.dra_driver.strip() or None,
-        spelling=Spelling.RPC,
     ).validated()
 
 

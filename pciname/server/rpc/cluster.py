@@ -17,7 +17,6 @@ import grpc
 import yaml
 
 from pciname.capabilities.audit import NO_KUBEVIRT_CR, GpuOptionsRequest, answer_gpu_options
-from pciname.capabilities.spelling import Spelling
 from pciname.errors import ClusterError
 from pciname.kubevirt.shapes import (
     ShapeError,
@@ -285,7 +284,6 @@ def gpu_options(
         from_cluster=request.from_cluster,
         kubevirt=request.kubevirt,
         nodes=request.nodes,
-        spelling=Spelling.RPC,
     ).validated()
     given = None if asked.auto else served_profile(data, str(asked.chosen_profile or ""))
     if asked.from_cluster:

@@ -17,9 +17,9 @@ from typing import Any
 
 from pciname.base.render import dump_json, dump_yaml
 from pciname.capabilities.node_pool import NodePoolRequest, answer as node_pool_answer, gpu_names
-from pciname.capabilities.permitted import PermittedHostDevicesRequest, answer as permitted_answer
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.permitted import PermittedHostDevicesRequest, answer as permitted_answer, no_devices
 from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer as vgpu_types_answer
+from pciname.capabilities.vm_gpus import no_gpus
 from pciname.kubevirt.generate import FORMATS, render
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES
@@ -51,7 +51,7 @@ def permitted_host_devices(
     devices = list(request.devices)
     mdev_types = list(request.mdev_types)
     if not devices and not mdev_types:
-        raise RpcFailure(INVALID, "empty request: no devices and no mdev_types given")
+        raise no_devices()
     check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
     for i, device in enumerate(devices):
         check_length(device, f"devices[{i}]", MAX_DEVICE_CHARS)
@@ -75,7 +75,6 @@ def permitted_host_devices(
         replace_defaults=request.replace_defaults,
         vgpu_device_manager=request.vgpu_device_manager,
         cozystack_defaults=(request.cozystack_defaults, "cozystack_defaults") if request.cozystack_defaults else None,
-        spelling=Spelling.RPC,
     ).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
     result = permitted_answer(asked, profile.key, resolver=data.resolver)
@@ -126,7 +125,7 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
     mdev_types = list(request.mdev_types)
     roles = list(request.roles)
     if not devices and not mdev_types:
-        raise RpcFailure(INVALID, "empty request: no devices and no mdev_types given")
+        raise no_gpus()
     check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
     check_batch(len(roles), "roles", max_batch)
     check_length(request.group, "group", MAX_NAME_CHARS)
@@ -156,7 +155,6 @@ def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> 
             "ephemeral_storage": given("ephemeral_storage"),
             "roles": roles or None,
         },
-        spelling=Spelling.RPC,
     ).validated()
     fmt = asked.format
     profile = served_profile(data, str(asked.chosen_profile or ""))
@@ -186,7 +184,7 @@ def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesRespo
     if not request.device.strip():
         raise RpcFailure(INVALID, "empty request: no device given")
     no_auto(request.profile)
-    asked = VgpuTypesRequest(request.device, request.profile or None, spelling=Spelling.RPC).validated()
+    asked = VgpuTypesRequest(request.device, request.profile or None).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
     result = vgpu_types_answer(asked, profile.key, resolver=data.resolver)
     if result.types is None:
@@ -216,7 +214,6 @@ def dra_claims(request: pb.DraClaimsRequest, *, max_batch: int) -> tuple[pb.DraC
         name=request.name or "vm-gpus",
         prefix=request.prefix or "gpu",
         product_name=request.product_name,
-        spelling=Spelling.RPC,
     ).validated()
     objects = dra_answer(asked)
     texts_by_format = {}

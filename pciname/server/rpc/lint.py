@@ -118,7 +118,6 @@ def _lint(
         cozystack=request.cozystack or None,
         dra_driver=request.dra_driver or None,
         kubevirt=request.kubevirt or None,
-        spelling=Spelling.RPC,
         nvidia_plugin=request.nvidia_plugin or None,
     ).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
@@ -138,6 +137,7 @@ def _lint(
             # A stream the composer reads in steps, each checking the caller is still there.
             stream=functools.partial(CheckedText, context=context),
             refuse=lint_input_failure,
+            spelling=Spelling.RPC,
         )
     except RecursionError:
         raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None

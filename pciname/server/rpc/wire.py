@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.struct_pb2 import Value
 
 from pciname.base.render import printable
+from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import (
     CozystackNotWired,
     InvalidDeviceError,
@@ -218,6 +219,8 @@ def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
         code, details = grpc.StatusCode.NOT_FOUND, str(error)
     elif isinstance(error, (SnapshotMissingError, SnapshotVerifyError, PciIdsError, CozystackNotWired)):
         code, details = grpc.StatusCode.FAILED_PRECONDITION, str(error)
+    elif isinstance(error, RequestError):
+        code, details = grpc.StatusCode.INVALID_ARGUMENT, error.spelled(Spelling.RPC)
     elif isinstance(error, PcinameError):
         code, details = grpc.StatusCode.INVALID_ARGUMENT, str(error)
     else:
