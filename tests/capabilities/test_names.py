@@ -4,7 +4,6 @@ before there was one request, and the answers against the library's."""
 
 from __future__ import annotations
 
-
 import grpc
 import pytest
 
@@ -123,9 +122,7 @@ def test_lookup_answer_is_the_library_answer(output):
 
 def test_reverse_refusal_in_each_spelling():
     assert refusal(ReverseRequest(" \t")) == "no resource name given (e.g. nvidia.com/GA102GL_A10)"
-    assert refusal(ReverseRequest(""), RPC) == (
-        "empty request: no resource_name given (e.g. nvidia.com/GA102GL_A10)"
-    )
+    assert refusal(ReverseRequest(""), RPC) == ("empty request: no resource_name given (e.g. nvidia.com/GA102GL_A10)")
 
 
 @pytest.mark.parametrize("resource", ["GA102GL_A10", " nvidia.com/GA102GL_A10\n", "nvidia.com/NOPE"])
@@ -140,9 +137,7 @@ def test_reverse_answer_is_the_library_answer(resource):
 
 def test_diff_refusal_in_each_spelling():
     assert refusal(DiffRequest("latest", None)) == "both --from and --to are required"
-    assert (
-        refusal(DiffRequest(None, None), RPC) == "empty request: both from_profile and to_profile are required"
-    )
+    assert refusal(DiffRequest(None, None), RPC) == "empty request: both from_profile and to_profile are required"
     # "" is given: the default profile (the CLI's --from ""); only gRPC's blank fields are None
     assert DiffRequest("", "latest").validated() == DiffRequest("", "latest")
 
