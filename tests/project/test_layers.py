@@ -2,7 +2,7 @@
 pci.ids text -> database -> naming -> catalog -> resolver -> api -> the
 domain rooms, each a layer of its own in one order (dra, host, kata,
 kubevirt, cozystack, cluster, lint, policy: no two import each other) ->
-capabilities -> server -> cli, and no module imports itself back through a
+capabilities -> the package's face -> server -> cli, and no module imports itself back through a
 cycle. Every folder and module under pciname/ has a place: one that no layer
 names fails. Imports inside functions count (they are dependencies all the
 same); imports only for type checkers do not, except between domain rooms."""
@@ -42,7 +42,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("resolver", ("pciname.resolution.resolver",)),
     ("api", ("pciname.api",)),
-    ("facade", ("pciname",)),
     # The domain rooms, in one order: each imports only the rooms before it.
     ("dra", ("pciname.dra",)),
     ("host", ("pciname.host",)),
@@ -53,6 +52,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("lint", ("pciname.lint",)),
     ("policy", ("pciname.policy",)),
     ("capabilities", ("pciname.capabilities",)),
+    # The package's face exposes the capabilities (their registry and request types).
+    ("facade", ("pciname",)),
     ("server", ("pciname.server", "pciname.client")),
     ("cli", ("pciname.cli", "pciname.__main__")),
 ]
