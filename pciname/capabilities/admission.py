@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from pciname.base.yaml_out import Dumper
+from pciname.capabilities.limits import DEVICES, NAME, PROFILE
 from pciname.capabilities.spelling import RequestError, Spelling, Words, reworded
 from pciname.errors import PcinameError
 from pciname.kubevirt.vgpu import with_vgpus
@@ -61,17 +62,17 @@ class AdmissionPolicyRequest:
     driver release ``dra_driver`` (None: the newest that publishes vfio
     devices) to the allowed GPUs."""
 
-    devices: tuple[str, ...] = ()
-    mdev_types: tuple[str, ...] = ()
-    vgpus: tuple[str, ...] = ()
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    mdev_types: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    vgpus: tuple[str, ...] = field(default=(), metadata=DEVICES)
     kubevirt_cr: bool = False
     from_cluster: bool = False
-    kubevirt_name: str | None = None
+    kubevirt_name: str | None = field(default=None, metadata=NAME)
     actions: tuple[str, ...] = ()
-    name: str = DEFAULT_NAME
-    profile: ProfileLike | None = None
+    name: str = field(default=DEFAULT_NAME, metadata=NAME)
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     dra: bool = False
-    dra_driver: str | None = None
+    dra_driver: str | None = field(default=None, metadata=NAME)
     #: Set by :meth:`validated` with ``dra``: the DRA driver release's facts.
     combination: Combination | None = field(default=None, compare=False)
 

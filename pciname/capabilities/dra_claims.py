@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from pciname.base.requests import MAX_GPUS, parse_request
+from pciname.capabilities.limits import NAME, NAME_CHARS, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.capabilities.vm_gpus import DEFAULT_NAME
 from pciname.dra.claims import REQUEST_PREFIX, DraObjects, dra_objects
@@ -36,12 +37,12 @@ class DraClaimsRequest:
     ``gpus[]`` entries; ``product_name`` also selects by the exact product
     name the driver publishes."""
 
-    devices: tuple[str, ...] = ()
-    dra_driver: str | None = None
-    kubevirt: str | None = None
-    resource_api: str | None = None
-    name: str = DEFAULT_NAME
-    prefix: str = REQUEST_PREFIX
+    devices: tuple[str, ...] = field(default=(), metadata=limit(chars=NAME_CHARS, batch=True, items=MAX_CLAIM_GPUS))
+    dra_driver: str | None = field(default=None, metadata=NAME)
+    kubevirt: str | None = field(default=None, metadata=NAME)
+    resource_api: str | None = field(default=None, metadata=NAME)
+    name: str = field(default=DEFAULT_NAME, metadata=NAME)
+    prefix: str = field(default=REQUEST_PREFIX, metadata=NAME)
     product_name: bool = False
     #: Set by :meth:`validated`: (device id, count) per model, and the releases.
     gpus: tuple[tuple[str, int], ...] = field(default=(), compare=False)

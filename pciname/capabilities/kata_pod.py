@@ -11,10 +11,11 @@ and prints the answer (there is no RPC for it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.requests import parse_request
+from pciname.capabilities.limits import DEVICES, PROFILE
 from pciname.errors import PcinameError
 from pciname.kata.pod import (
     DEFAULT_IMAGE,
@@ -41,12 +42,12 @@ class KataPodRequest:
     ``name`` and container ``image``; the Kata ``profile`` (None: the
     newest GPU Operator release in Kata mode, :attr:`default_profile`)."""
 
-    devices: tuple[str, ...] = ()
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICES)
     runtime_class: str | None = None
     name: str = DEFAULT_NAME
     image: str = DEFAULT_IMAGE
     kind: str = KINDS[0]
-    profile: ProfileLike | None = None
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     #: Set by :meth:`validated`: the (device, count) pairs.
     requests: tuple[tuple[str, int], ...] = ()
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from pciname.capabilities.limits import NAME, PROFILE
 from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.cozystack.choice import profile_for, release_for
 from pciname.dra.facts import Combination, DraCombinationError, choose
@@ -60,12 +61,12 @@ class LintRequest:
     (``dra_driver``; None: the newest that works with that KubeVirt)."""
 
     files: tuple[LintFile, ...] = ()
-    profile: ProfileLike | None = None
-    upgrade_to: ProfileLike | None = None
-    cozystack: str | None = None
-    dra_driver: str | None = None
-    kubevirt: str | None = None
-    nvidia_plugin: str | None = None
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
+    upgrade_to: ProfileLike | None = field(default=None, metadata=PROFILE)
+    cozystack: str | None = field(default=None, metadata=NAME)
+    dra_driver: str | None = field(default=None, metadata=NAME)
+    kubevirt: str | None = field(default=None, metadata=NAME)
+    nvidia_plugin: str | None = field(default=None, metadata=NAME)
     #: Set by :meth:`validated`: the Cozystack release asked for, as ``vX.Y.Z`` (None: none asked for).
     release: str | None = field(default=None, compare=False)
     #: Set by :meth:`validated`: the DRA releases asked for (None: none asked for; the linter takes the newest).

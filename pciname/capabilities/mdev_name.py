@@ -10,9 +10,10 @@ no RPC for it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from pciname.capabilities.limits import NAME_CHARS, PROFILE, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.kubevirt.generate import mdev_names
 
@@ -25,8 +26,8 @@ class MdevNameRequest:
     """vGPU types as ``mdev_type/name`` gives them (``GRID T4-1Q``), under
     ``profile`` (None: the default)."""
 
-    types: tuple[str, ...] = ()
-    profile: ProfileLike | None = None
+    types: tuple[str, ...] = field(default=(), metadata=limit(chars=NAME_CHARS, batch=True))
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
 
     def validated(self) -> MdevNameRequest:
         """The request; a :class:`~pciname.capabilities.spelling.RequestError` without a type."""

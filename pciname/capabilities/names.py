@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
+from pciname.capabilities.limits import DEVICE_CHARS, NAME, PROFILE, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.naming.checks import reverse_query
 from pciname.resolution.resolver import resolver_or_default
@@ -58,10 +59,10 @@ class LookupRequest:
     ``single``: the ``Resolve`` RPC's one device; ``output``: the CLI's
     format (YAML gets a record per device, never a shared one)."""
 
-    devices: Sequence[str] = ()
-    profile: ProfileLike | None = None
+    devices: Sequence[str] = field(default=(), metadata=limit(chars=DEVICE_CHARS, batch=True))
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     output: str = "name"
-    stdin: bytes | None = None
+    stdin: bytes | None = field(default=None, metadata=limit(items=MAX_LOOKUP_STDIN_BYTES))
     max_devices: int = MAX_LOOKUP_DEVICES
     single: bool = False
 
@@ -119,8 +120,8 @@ class ReverseRequest:
     """The device ids advertised as ``resource`` (``nvidia.com/GA102GL_A10``
     or ``GA102GL_A10``, blanks around it allowed) under ``profile``."""
 
-    resource: str
-    profile: ProfileLike | None = None
+    resource: str = field(metadata=NAME)
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     #: Set by :meth:`validated`: the name asked for (:func:`~pciname.naming.checks.reverse_query`).
     resource_name: str = field(default="", compare=False)
 
@@ -168,8 +169,8 @@ class DiffRequest:
     (spellings, or custom Profiles; "" is the default profile). None: not
     given (a gRPC field left blank)."""
 
-    old: ProfileLike | None
-    new: ProfileLike | None
+    old: ProfileLike | None = field(metadata=PROFILE)
+    new: ProfileLike | None = field(metadata=PROFILE)
 
     def validated(self) -> DiffRequest:
         """The request; a :class:`~pciname.capabilities.spelling.RequestError` unless both

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from pciname.capabilities.limits import DEVICES, NAME, PROFILE
 from pciname.capabilities.spelling import RequestError
 from pciname.capabilities.vm_gpus import no_gpus
 from pciname.cozystack.choice import profile_for
@@ -38,16 +39,16 @@ class NodePoolRequest:
     kubernetes-nodes (with ``cluster``), ``fragment`` (gpus only), and the
     group's fields (None: the release's default)."""
 
-    group: str
-    devices: tuple[str, ...] = ()
-    mdev_types: tuple[str, ...] = ()
-    vgpus: tuple[str, ...] = ()
-    profile: ProfileLike | None = None
+    group: str = field(metadata=NAME)
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    mdev_types: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    vgpus: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     include_broken: bool = False
     fragment: bool = False
     format: str = "values"
-    cozystack: str | None = None
-    cluster: str | None = None
+    cozystack: str | None = field(default=None, metadata=NAME)
+    cluster: str | None = field(default=None, metadata=NAME)
     fields: dict[str, Any] = field(default_factory=dict)
 
     def validated(self) -> NodePoolRequest:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pciname.capabilities.limits import DEVICES, NAME, PROFILE
 from pciname.capabilities.spelling import RequestError
 from pciname.capabilities.vm_gpus import NO_GPUS_RPC
 from pciname.cozystack.choice import profile_for, release_for
@@ -53,16 +54,16 @@ class PermittedHostDevicesRequest:
     and vGPU types the profile's plugin advertises are permitted too
     (``offered``: and every type its GPUs offer)."""
 
-    devices: tuple[str, ...] = ()
-    mdev_types: tuple[str, ...] = ()
-    vgpus: tuple[str, ...] = ()
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    mdev_types: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    vgpus: tuple[str, ...] = field(default=(), metadata=DEVICES)
     from_scan: str | None = None
     offered: bool = False
-    profile: ProfileLike | None = None
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     include_broken: bool = False
     format: str = "kubevirt"
-    cozystack: str | None = None
-    variant: str | None = None
+    cozystack: str | None = field(default=None, metadata=NAME)
+    variant: str | None = field(default=None, metadata=NAME)
     replace_defaults: bool = False
     vgpu_device_manager: bool = False
     cozystack_defaults: tuple[str | bytes | Callable[[], str | bytes], str] | None = None

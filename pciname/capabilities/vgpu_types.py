@@ -12,9 +12,10 @@ the ``VgpuTypes`` RPC build the request and print or send the answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from pciname.capabilities.limits import DEVICE_CHARS, PROFILE, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.errors import NotInCatalogueError
 from pciname.kubevirt.generate import refuse_kata
@@ -31,8 +32,8 @@ class VgpuTypesRequest:
     the default). The device is checked as it is answered, after the
     profile, the order both surfaces have always reported them in."""
 
-    device: str
-    profile: ProfileLike | None = None
+    device: str = field(metadata=limit(chars=DEVICE_CHARS))
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
 
     def validated(self) -> VgpuTypesRequest:
         """The request, its device text known to be text (a

@@ -11,10 +11,11 @@ RPC for it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.requests import parse_request
+from pciname.capabilities.limits import DEVICES, NAME, PROFILE
 from pciname.capabilities.spelling import RequestError
 from pciname.kubevirt.generate import Skipped, Snippet, vm_gpus
 from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
@@ -45,12 +46,12 @@ class VmGpusRequest:
     default); ``include_broken`` keeps names that will not work; ``prefix``
     names the entries."""
 
-    devices: tuple[str, ...] = ()
-    mdev_types: tuple[str, ...] = ()
-    vgpus: tuple[str, ...] = ()
-    profile: ProfileLike | None = None
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    mdev_types: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    vgpus: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     include_broken: bool = False
-    prefix: str = DEFAULT_PREFIX
+    prefix: str = field(default=DEFAULT_PREFIX, metadata=NAME)
 
     def validated(self) -> VmGpusRequest:
         """The request; a :class:`~pciname.capabilities.spelling.RequestError`

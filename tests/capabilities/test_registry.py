@@ -139,3 +139,25 @@ def test_a_lower_rooms_error_naming_a_field_is_spelled_too():
     with pytest.raises(PcinameError, match="no field named") as kept:
         reworded(other, "dra_driver")
     assert not isinstance(kept.value, RequestError)
+
+
+def test_the_limits_are_declared_on_the_requests_fields():
+    """Every surface reads one declaration: the service's text bounds are the requests' own."""
+    from pciname.base.requests import MAX_GPUS
+    from pciname.capabilities.limits import DEVICE_CHARS, NAME_CHARS, PROFILE_CHARS, limits
+    from pciname.server.rpc import wire
+
+    assert (wire.MAX_DEVICE_CHARS, wire.MAX_PROFILE_CHARS, wire.MAX_NAME_CHARS) == (
+        DEVICE_CHARS,
+        PROFILE_CHARS,
+        NAME_CHARS,
+    )
+    vm = limits(VmGpusRequest)
+    assert set(vm) == {"devices", "mdev_types", "vgpus", "profile", "prefix"}
+    assert vm["devices"].count == MAX_GPUS and vm["devices"].batch and vm["profile"].chars == PROFILE_CHARS
+    for entry in CAPABILITIES:
+        declared = limits(entry.request_type())
+        if entry.rpcs and entry.command not in ("gpu-options", "profiles"):
+            assert "profile" in declared or "old" in declared or entry.command == "vm-gpus --dra", entry.command
+    with pytest.raises(PcinameError, match="more than the 1024 GPUs"):
+        ask("vm-gpus", VmGpusRequest(("10de:2236=1025",)).validated(), LATEST)

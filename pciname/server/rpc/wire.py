@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.struct_pb2 import Value
 
 from pciname.base.render import printable
+from pciname.capabilities.limits import DEVICE_CHARS, NAME_CHARS, PROFILE_CHARS
 from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import (
     CozystackNotWired,
@@ -70,10 +71,11 @@ SERVICE_NAME = SERVICE.full_name  # "pciname.v1.PciName"
 METHODS = tuple(method.name for method in SERVICE.methods)  # in the .proto's order
 
 # -- what a request may carry ------------------------------------------------------
-# Longer fields are INVALID_ARGUMENT before anything is looked up or cached.
-MAX_DEVICE_CHARS = 64  # a device or vendor id: "0x10de:0x2236", with room for white space
-MAX_PROFILE_CHARS = 128  # a profile name: "kubevirt-gpu-device-plugin@v1.6.0"
-MAX_NAME_CHARS = 320  # a resource name, mdev type name or [NAMESPACE/]NAME (63 + 1 + 253)
+# Longer fields are INVALID_ARGUMENT before anything is looked up or cached
+# (the bounds are the requests' own, declared on their fields: pciname.capabilities.limits).
+MAX_DEVICE_CHARS = DEVICE_CHARS
+MAX_PROFILE_CHARS = PROFILE_CHARS
+MAX_NAME_CHARS = NAME_CHARS
 # What error details show of an input, and their size in all: a client
 # refuses trailing metadata over 8-16 KB, and percent-encoding can triple it.
 ECHO_CHARS = 64
