@@ -122,7 +122,7 @@ class SnapshotFetchRequest:
         for name in ("timeout", "deadline"):
             value = getattr(self, name)
             if not value > 0 or value == float("inf"):
-                raise RequestError(lambda say, name=name, value=value: f"{say(name)}: not a positive number: {value}")
+                raise RequestError.about("{}: not a positive number: {value}", name, value=value)
         return self
 
 

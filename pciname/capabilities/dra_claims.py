@@ -53,9 +53,7 @@ class DraClaimsRequest:
             raise PcinameError("no GPUs given: name at least one DEVICE[=COUNT], e.g. 10de:2236=1")
         for what, value in (("name", self.name), ("prefix", self.prefix + "1")):
             if not _DNS_LABEL.match(value):
-                raise RequestError(
-                    lambda say, what=what, value=value: f"{say(what)} {value!r}: must make a DNS label (a-z, 0-9, '-')"
-                )
+                raise RequestError.about("{} {value!r}: must make a DNS label (a-z, 0-9, '-')", what, value=value)
         counts: dict[str, int] = {}
         for text in self.devices:
             item, count = parse_request(text)

@@ -95,7 +95,7 @@ class PermittedHostDevicesRequest:
         if fmt != "cozystack":
             for name in COZYSTACK_ONLY:
                 if getattr(self, name):
-                    raise RequestError(lambda say, name=name: f"{say(name)} goes with {say('format')} cozystack")
+                    raise RequestError.about("{} goes with {} cozystack", name, "format")
             return replace(asked, format=fmt)
         from pciname.cozystack.defaults import check_variant, parse_defaults, wiring
 

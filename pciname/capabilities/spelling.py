@@ -60,6 +60,12 @@ class RequestError(PcinameError):
         return PcinameError(self.spelled(spelling))
 
     @classmethod
+    def about(cls, template: str, *fields: str, **values: object) -> RequestError:
+        """A rule naming ``fields`` (``{}`` in ``template``, in order) beside
+        ``values`` (``{name}``, e.g. what was given)."""
+        return cls(lambda say: template.format(*(say(f) for f in fields), **values))
+
+    @classmethod
     def saying(cls, cli: str, rpc: str) -> RequestError:
         """A rule each surface says in its own words (``rpc``: gRPC's)."""
         return cls(lambda say: rpc if say is Spelling.RPC else cli)
