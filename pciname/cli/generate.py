@@ -394,7 +394,7 @@ def run_vm_gpus(args: argparse.Namespace) -> int:
     given += ["--product-name"] if args.product_name else []
     given += ["--name"] if args.name != DEFAULT_NAME else []
     if given:
-        raise PcinameError(f"{', '.join(given)} go with --dra")
+        raise PcinameError(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with --dra")
 
     request = VmGpusRequest(
         tuple(args.devices),

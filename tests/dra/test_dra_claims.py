@@ -18,11 +18,12 @@ import sys
 import pytest
 
 from pciname.capabilities.dra_claims import DraClaimsRequest, answer
+from pciname.cli import main
 from pciname.dra import facts as dra_facts
 from pciname.dra.claims import predicted_device, selector
 from pciname.dra.facts import DraCombinationError, choose
 from pciname.errors import PcinameError
-from tests.conftest import REPO
+from tests.conftest import REPO, run_in_process
 
 FACTS = dra_facts.facts()
 WORKING = sorted((d, k) for d, row in FACTS["compatibility"].items() for k, entry in row.items() if entry["works"])
@@ -189,7 +190,20 @@ def test_the_cli_refuses_in_one_line(argv, fragment):
 
 def test_dra_options_need_dra():
     proc = run("vm-gpus", "10de:2236", "--kubevirt", "v1.9.0")
-    assert proc.returncode == 2 and "--kubevirt go with --dra" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr == "pciname: error: --kubevirt goes with --dra\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--name", "x"], "--name goes with --dra"),
+        (["--name", "x", "--product-name"], "--product-name, --name go with --dra"),
+    ],
+)
+def test_dra_options_need_dra_in_words_that_agree(argv, line):
+    """One option goes with --dra, several go (main said "--name go with --dra")."""
+    code, out, err = run_in_process(main, ["vm-gpus", "10de:2236", *argv])
+    assert (code, out, err) == (2, "", f"pciname: error: {line}\n")
 
 
 def _vfio_cell(entry: dict) -> str:
