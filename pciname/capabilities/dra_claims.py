@@ -16,15 +16,17 @@ from dataclasses import dataclass, field, replace
 
 from pciname.base.requests import MAX_GPUS, parse_request
 from pciname.capabilities.limits import NAME, NAME_CHARS, limit
-from pciname.capabilities.spelling import RequestError
+from pciname.capabilities.spelling import RequestError, respelled
 from pciname.capabilities.vm_gpus import DEFAULT_NAME
 from pciname.dra.claims import REQUEST_PREFIX, DraObjects, dra_objects
-from pciname.dra.facts import Combination, choose
+from pciname.dra.facts import Combination, DraCombinationError, choose
 from pciname.errors import PcinameError
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.resolution.resolver import parse_device
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+#: The fields naming releases, which a refused combination's line names.
+RELEASES = ("dra_driver", "kubevirt", "resource_api")
 #: How many GPUs (all counts together) one VM's claim may ask for.
 MAX_CLAIM_GPUS = MAX_GPUS
 
@@ -63,7 +65,10 @@ class DraClaimsRequest:
             counts[device.device] = counts.get(device.device, 0) + count
         if sum(counts.values()) > MAX_CLAIM_GPUS:
             raise PcinameError(f"{sum(counts.values())} GPUs asked for; one VM takes at most {MAX_CLAIM_GPUS}")
-        combination = choose(self.dra_driver, self.kubevirt, self.resource_api)
+        try:
+            combination = choose(self.dra_driver, self.kubevirt, self.resource_api)
+        except DraCombinationError as error:  # its lines name the releases by the CLI's flags
+            raise respelled(error, *RELEASES) from None
         return replace(self, devices=tuple(self.devices), gpus=tuple(counts.items()), combination=combination)
 
 

@@ -112,4 +112,19 @@ def reworded(call: Callable[[str], T], field: str) -> T:
         raise RequestError(lambda say: line.replace(marker, say(field))) from None
 
 
-__all__ = ["RequestError", "Spelling", "Words", "auto_refused", "is_auto", "reworded"]
+def respelled(error: PcinameError, *fields: str) -> RequestError:
+    """``error``, a lower room's line that names ``fields`` by the CLI's
+    flags (``--dra-driver``), as a :class:`RequestError` naming them in
+    every surface's words."""
+    line = str(error)
+
+    def words(say: Words) -> str:
+        text = line
+        for field in fields:
+            text = text.replace(Spelling.CLI(field), say(field))
+        return text
+
+    return RequestError(words)
+
+
+__all__ = ["RequestError", "Spelling", "Words", "auto_refused", "is_auto", "respelled", "reworded"]

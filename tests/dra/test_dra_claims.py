@@ -267,3 +267,20 @@ def test_v0_4_0_says_its_plugin_crashes_on_a_gpu_without_sr_iov():
     assert "no sriov_totalvfs" in crash[0] and "verifyDisabledVFs" in crash[0] and crash[0].endswith("fixed in v0.4.1")
     proc = run("vm-gpus", "10de:2236", "--dra", "--dra-driver", "v0.4.0")
     assert proc.returncode == 0 and f"pciname: {crash[0]}" in proc.stderr.splitlines()
+
+
+def test_a_refused_combination_names_the_releases_in_each_surfaces_words(stub):
+    """The DraClaims RPC named them by the CLI's flags (--dra-driver); it names its own fields now."""
+    import grpc
+
+    from pciname.capabilities.spelling import RequestError, Spelling
+    from pciname.server._proto import pciname_pb2 as pb
+
+    with pytest.raises(RequestError) as refused:
+        DraClaimsRequest(("10de:2236",), dra_driver="v25.3.0", kubevirt="v1.9.0").validated()
+    cli, rpc = str(refused.value), refused.value.spelled(Spelling.RPC)
+    assert cli.endswith("nearest that works: --dra-driver v0.4.0 --kubevirt v1.9.0")
+    assert rpc == cli.replace("--dra-driver", "dra_driver").replace("--kubevirt", "kubevirt")
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.DraClaims(pb.DraClaimsRequest(devices=["10de:2236"], dra_driver="v25.3.0", kubevirt="v1.9.0"))
+    assert (caught.value.code(), caught.value.details()) == (grpc.StatusCode.INVALID_ARGUMENT, rpc)
