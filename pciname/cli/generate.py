@@ -48,12 +48,8 @@ def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     from pciname.capabilities.choices import permitted
 
     facts = permitted()
-    FORMATS, DEFAULT_FORMAT = facts["formats"], facts["default"]  # noqa: N806 - the facts' own names
-    VARIANTS, MDEV_VARIANTS, DEFAULT_VARIANT = (  # noqa: N806
-        facts["variants"],
-        facts["mdev_variants"],
-        facts["default_variant"],
-    )
+    block_formats, default_format = facts["formats"], facts["default"]
+    variants, mdev_variants, default_variant = facts["variants"], facts["mdev_variants"], facts["default_variant"]
 
     phd = sub.add_parser(
         "permitted-host-devices",
@@ -82,11 +78,11 @@ def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     phd.add_argument(
         "--format",
-        choices=FORMATS,
-        default=DEFAULT_FORMAT,
+        choices=block_formats,
+        default=default_format,
         help="kubevirt: permittedHostDevices for the KubeVirt CR's spec.configuration; cozystack: "
         "gpu.permittedHostDevices for Cozystack's platform values; patch: a JSON merge patch for "
-        f"`kubectl patch kubevirt NAME --type merge` (default: {DEFAULT_FORMAT})",
+        f"`kubectl patch kubevirt NAME --type merge` (default: {default_format})",
     )
     phd.add_argument(
         "--replace-defaults",
@@ -97,8 +93,8 @@ def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--variant",
         metavar="VARIANT",
         help="with --format cozystack: the cluster's bundles.iaas.gpuOperatorVariant, one of the release's "
-        f"({', '.join(VARIANTS)} in the newest; default: {DEFAULT_VARIANT}); "
-        f"{', '.join(v for v in VARIANTS if v not in MDEV_VARIANTS)} ignores mediatedDevices, "
+        f"({', '.join(variants)} in the newest; default: {default_variant}); "
+        f"{', '.join(v for v in variants if v not in mdev_variants)} ignores mediatedDevices, "
         "so --mdev entries are left out and reported",
     )
     phd.add_argument(
@@ -259,7 +255,7 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     from pciname.capabilities.choices import node_pool
 
     facts = node_pool()
-    POOL_FORMATS, DEFAULT_POOL_FORMAT, RESOURCE = facts["formats"], facts["default"], facts["resource"]  # noqa: N806
+    pool_formats, default_pool_format, resource = facts["formats"], facts["default"], facts["resource"]
     defaults = facts["defaults"]
     pool = sub.add_parser(
         "node-pool",
@@ -311,14 +307,14 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     pool.add_argument(
         "--format",
-        choices=POOL_FORMATS,
-        default=DEFAULT_POOL_FORMAT,
+        choices=pool_formats,
+        default=default_pool_format,
         help="values: nodeGroups for the tenant Kubernetes application's values; patch: a JSON merge patch "
-        f"{{spec: {{nodeGroups: ...}}}} for `kubectl patch {RESOURCE} NAME -n TENANT --type merge -p ...` "
+        f"{{spec: {{nodeGroups: ...}}}} for `kubectl patch {resource} NAME -n TENANT --type merge -p ...` "
         "(a merge patch replaces lists: the group's gpus and roles become the ones given), or with --cluster "
         "the merge patch of the pool's KubernetesNodes object; kubernetes-nodes: the KubernetesNodes object "
         "CLUSTER-GROUP (Cozystack v1.6.0 and later) "
-        f"(default: {DEFAULT_POOL_FORMAT})",
+        f"(default: {default_pool_format})",
     )
     pool.add_argument(
         "--cluster",

@@ -23,12 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from pciname.capabilities.choices import kata_pod
 
     facts = kata_pod()
-    DEFAULT_IMAGE, DEFAULT_IMAGE_SOURCE, DEFAULT_NAME, KINDS = (  # noqa: N806 - the facts' own names
-        facts["image"],
-        facts["image_source"],
-        facts["name"],
-        facts["kinds"],
-    )
+    image, image_source, default_name, kinds = facts["image"], facts["image_source"], facts["name"], facts["kinds"]
 
     pod = sub.add_parser(
         "kata-pod",
@@ -45,12 +40,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the pod's runtimeClassName (default: the class the release's plugin gives its own GPU pod, "
         "kata-qemu-nvidia-gpu, said on stderr as inferred: the GPU Operator installs no Kata RuntimeClass)",
     )
-    pod.add_argument("--kind", choices=KINDS, default=KINDS[0], help=f"the object (default: {KINDS[0]})")
-    pod.add_argument("--name", default=DEFAULT_NAME, help=f"the object's name (default: {DEFAULT_NAME})")
+    pod.add_argument("--kind", choices=kinds, default=kinds[0], help=f"the object (default: {kinds[0]})")
+    pod.add_argument("--name", default=default_name, help=f"the object's name (default: {default_name})")
     pod.add_argument(
         "--image",
-        default=DEFAULT_IMAGE,
-        help=f"the container's image (default: {DEFAULT_IMAGE}, {DEFAULT_IMAGE_SOURCE})",
+        default=image,
+        help=f"the container's image (default: {image}, {image_source})",
     )
     add_profile_options(pod, custom=False)
     add_output_option(pod, formats("kata-pod"), default="yaml")
