@@ -19,7 +19,7 @@ from pciname.base.render import dump_json, dump_yaml
 from pciname.capabilities.node_pool import NodePoolRequest, answer as node_pool_answer, gpu_names
 from pciname.capabilities.permitted import PermittedHostDevicesRequest, answer as permitted_answer, no_devices
 from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer as vgpu_types_answer
-from pciname.capabilities.vm_gpus import no_gpus
+from pciname.capabilities.vm_gpus import DEFAULT_NAME, DEFAULT_PREFIX, no_gpus
 from pciname.kubevirt.generate import FORMATS, render
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES
@@ -211,8 +211,8 @@ def dra_claims(request: pb.DraClaimsRequest, *, max_batch: int) -> tuple[pb.DraC
         dra_driver=request.dra_driver or None,
         kubevirt=request.kubevirt or None,
         resource_api=request.resource_api or None,
-        name=request.name or "vm-gpus",
-        prefix=request.prefix or "gpu",
+        name=request.name or DEFAULT_NAME,
+        prefix=request.prefix or DEFAULT_PREFIX,
         product_name=request.product_name,
     ).validated()
     objects = dra_answer(asked)
