@@ -43,7 +43,6 @@ from pciname.capabilities.cluster_access import ClusterAccess
 from pciname.capabilities.names import (
     LookupRequest,
 )
-from pciname.capabilities.spelling import Spelling
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.budget import DEADLINE_SKEW, Slots
@@ -109,8 +108,6 @@ def _given(field: str) -> str | None:
 
 def _serialize(response: Message | bytes) -> bytes:
     return response if isinstance(response, bytes) else response.SerializeToString()
-
-
 
 
 class PciNameService:
@@ -278,9 +275,7 @@ class PciNameService:
 
     def resolve(self, request: pb.ResolveRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[bytes, int]:
         device = request.device
-        LookupRequest(
-            (device,) if device else (), profile=request.profile, single=True, spelling=Spelling.RPC
-        ).validated()
+        LookupRequest((device,) if device else (), profile=request.profile, single=True).validated()
         check_length(device, "device", MAX_DEVICE_CHARS)
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         entry = data.encoded_table(profile).get(device)
@@ -292,9 +287,7 @@ class PciNameService:
     def resolve_batch(
         self, request: pb.ResolveBatchRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[bytes, int]:
-        asked = LookupRequest(
-            request.devices, profile=request.profile, max_devices=self.max_batch, spelling=Spelling.RPC
-        ).validated()
+        asked = LookupRequest(request.devices, profile=request.profile, max_devices=self.max_batch).validated()
         devices = asked.devices
         count = len(devices)
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))

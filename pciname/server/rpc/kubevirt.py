@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import grpc
 
 from pciname.base.render import emit_documents
-from pciname.capabilities import dra_claims as dra, node_pool as pool, permitted, vgpu_types as vgpu
+from pciname.capabilities import dra_claims as dra, node_pool as pool, permitted, vgpu_types as vgpu, vm_gpus as gpus
 from pciname.capabilities.served import FORMATS, permitted_texts, texts
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES
@@ -42,7 +42,7 @@ DEVICES = "devices and mdev types"
 # -- PermittedHostDevices -------------------------------------------------------------------
 
 PERMITTED_RULES = (
-    needs("devices and no mdev_types", "devices", "mdev_types"),
+    needs(permitted.no_devices, "devices", "mdev_types"),
     batch(DEVICES, "devices", "mdev_types"),
     chars(DEVICE, "devices"),
     chars(NAME, "mdev_types"),
@@ -93,7 +93,7 @@ def permitted_host_devices(
 # -- NodePool ---------------------------------------------------------------------------------
 
 POOL_RULES = (
-    needs("devices and no mdev_types", "devices", "mdev_types"),
+    needs(gpus.no_gpus, "devices", "mdev_types"),
     batch(DEVICES, "devices", "mdev_types"),
     batch("roles", "roles"),
     chars(NAME, "group", "devices", "mdev_types", "roles"),

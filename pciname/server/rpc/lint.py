@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import grpc
 
 from pciname.capabilities.lint import LintRequest, answer
+from pciname.capabilities.spelling import Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive, count_nodes, release_memory
 from pciname.server.data import DataSet, served_profile
@@ -130,6 +131,7 @@ def _lint(
             # A stream the composer reads in steps, each checking the caller is still there.
             stream=functools.partial(CheckedText, context=context),
             refuse=lint_input_failure,
+            spelling=Spelling.RPC,
         )
     except RecursionError:
         raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None

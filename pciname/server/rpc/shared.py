@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.spelling import auto_refused
 from pciname.server.rpc.mapping import plain
 from pciname.server.rpc.wire import RpcFailure, check_batch, check_length
 
@@ -30,12 +30,15 @@ def _given(value: Any) -> bool:
     return bool(value.strip()) if isinstance(value, str) else bool(value)
 
 
-def needs(words: str, *fields: str) -> Rule:
-    """INVALID_ARGUMENT "empty request: no ``words`` given" unless one of ``fields`` is given."""
+def needs(refusal: str | Callable[[], Exception], *fields: str) -> Rule:
+    """Unless one of ``fields`` is given: ``refusal()``, or INVALID_ARGUMENT
+    "empty request: no ``refusal`` given"."""
 
     def rule(message: Any, max_batch: int) -> None:
         if not any(_given(getattr(message, name)) for name in fields):
-            raise RpcFailure(INVALID, f"empty request: no {words} given")
+            if callable(refusal):
+                raise refusal()
+            raise RpcFailure(INVALID, f"empty request: no {refusal} given")
 
     return rule
 
@@ -70,7 +73,7 @@ def no_auto(*fields: str) -> Rule:
     def rule(message: Any, max_batch: int) -> None:
         for name in fields:
             if getattr(message, name).strip().lower() == AUTO:
-                raise Spelling.RPC.auto_refused(name)
+                raise auto_refused(name)
 
     return rule
 
@@ -88,9 +91,9 @@ def request_from(
     the same names (or as ``renames`` says): a repeated field as a tuple, a blank text as not given
     (None where the request's default is None, else the default, if it has
     one); ``values``
-    win. The request spells its errors as gRPC does."""
+    win."""
     taken = {f.name: f for f in dataclasses.fields(request_type)}  # type: ignore[arg-type]
-    given: dict[str, Any] = {"spelling": Spelling.RPC} if "spelling" in taken else {}
+    given: dict[str, Any] = {}
     for field, value in plain(message).items():
         name = (renames or {}).get(field, field)
         if name not in taken or name in values:

@@ -30,6 +30,8 @@ from google.protobuf.message import DecodeError, Message
 
 from pciname.base.echo import ECHO_CHARS, shown
 from pciname.base.render import printable
+from pciname.capabilities.limits import DEVICE_CHARS, NAME_CHARS, PROFILE_CHARS
+from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import (
     CozystackNotWired,
     InvalidDeviceError,
@@ -57,10 +59,11 @@ SERVICE_NAME = SERVICE.full_name  # "pciname.v1.PciName"
 METHODS = tuple(method.name for method in SERVICE.methods)  # in the .proto's order
 
 # -- what a request may carry ------------------------------------------------------
-# Longer fields are INVALID_ARGUMENT before anything is looked up or cached.
-MAX_DEVICE_CHARS = 64  # a device or vendor id: "0x10de:0x2236", with room for white space
-MAX_PROFILE_CHARS = 128  # a profile name: "kubevirt-gpu-device-plugin@v1.6.0"
-MAX_NAME_CHARS = 320  # a resource name, mdev type name or [NAMESPACE/]NAME (63 + 1 + 253)
+# Longer fields are INVALID_ARGUMENT before anything is looked up or cached
+# (the bounds are the requests' own, declared on their fields: pciname.capabilities.limits).
+MAX_DEVICE_CHARS = DEVICE_CHARS
+MAX_PROFILE_CHARS = PROFILE_CHARS
+MAX_NAME_CHARS = NAME_CHARS
 # The size of error details in all (what they show of an input: ECHO_CHARS): a
 # client refuses trailing metadata over 8-16 KB, and percent-encoding can triple it.
 MAX_DETAILS_BYTES = 1024
@@ -194,6 +197,8 @@ def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
         code, details = grpc.StatusCode.NOT_FOUND, str(error)
     elif isinstance(error, (SnapshotMissingError, SnapshotVerifyError, PciIdsError, CozystackNotWired)):
         code, details = grpc.StatusCode.FAILED_PRECONDITION, str(error)
+    elif isinstance(error, RequestError):
+        code, details = grpc.StatusCode.INVALID_ARGUMENT, error.spelled(Spelling.RPC)
     elif isinstance(error, PcinameError):
         code, details = grpc.StatusCode.INVALID_ARGUMENT, str(error)
     else:

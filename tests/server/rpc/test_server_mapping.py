@@ -13,7 +13,7 @@ from google.protobuf import json_format
 
 from pciname.capabilities.dra_claims import DraClaimsRequest
 from pciname.capabilities.lint import LintRequest
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.lint.linter import Finding
 from pciname.naming.checks import NameWarning
 from pciname.server._proto import pciname_pb2 as pb
@@ -68,7 +68,7 @@ def test_a_request_is_built_by_field_name():
     message = pb.DraClaimsRequest(devices=["10de:2236"], dra_driver="", kubevirt="v1.6.0", name="", prefix="p")
     asked = request_from(DraClaimsRequest, message)
     # blank: None where the request's default is None, else the request's default
-    assert asked == DraClaimsRequest(("10de:2236",), kubevirt="v1.6.0", prefix="p", spelling=Spelling.RPC)
+    assert asked == DraClaimsRequest(("10de:2236",), kubevirt="v1.6.0", prefix="p")
     assert (asked.dra_driver, asked.name) == (None, "vm-gpus")
 
 
@@ -82,7 +82,7 @@ def test_values_given_win_and_fields_may_be_renamed():
     assert request_from(Asked, message, {"resource_name": "resource"}) == Asked("nvidia.com/A10", None)
     assert request_from(Asked, message, {"resource_name": "resource"}, profile="") == Asked("nvidia.com/A10", "")
     lint = request_from(LintRequest, pb.LintRequest(profile="latest"), files=(("a", "x: 1\n"),))
-    assert (lint.files, lint.profile, lint.spelling) == ((("a", "x: 1\n"),), "latest", Spelling.RPC)
+    assert (lint.files, lint.profile, lint.upgrade_to) == ((("a", "x: 1\n"),), "latest", None)
 
 
 def _refused(message, rules, max_batch=10):
@@ -99,6 +99,7 @@ def test_the_first_broken_rule_answers():
     assert _refused(pb.DraClaimsRequest(devices=["a", "toolong"]), rules) == (
         "devices[1] is too long (7 characters, at most 5): 'toolong'"
     )
-    with pytest.raises(Exception, match="^profile auto needs a cluster"):
+    with pytest.raises(RequestError) as auto:
         check(pb.VgpuTypesRequest(device="x", profile=" Auto "), rules[3:])
+    assert auto.value.spelled(Spelling.RPC).startswith("profile auto needs a cluster to infer from")
     check(pb.DraClaimsRequest(devices=["a"]), rules[:3], 10)  # none broken
