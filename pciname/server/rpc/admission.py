@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from pciname.capabilities.admission import AdmissionPolicyRequest, answer, cluster_cr
+from pciname.capabilities.admission import cluster_cr
 from pciname.capabilities.served import ADMISSION_NAME
 from pciname.errors import LintInputError
 from pciname.server._proto import pciname_pb2 as pb
@@ -27,7 +27,7 @@ from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive,
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.cluster import read_from_cluster
 from pciname.server.rpc.mapping import to_message
-from pciname.server.rpc.shared import INVALID, batch, chars, check, no_auto, request_from
+from pciname.server.rpc.shared import INVALID, answer, batch, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
     MAX_NAME_CHARS,
@@ -61,6 +61,7 @@ def admission_policy(
                 if cr is not None:
                     nodes = count_nodes(cr[0], cr[1], service.max_lint_nodes, context, flag="--max-lint-nodes")
                 result = answer(
+                    "AdmissionPolicy",
                     asked,
                     profile.key,
                     cr=cr,
@@ -98,7 +99,7 @@ RULES = (
 )
 
 
-def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int) -> AdmissionPolicyRequest:
+def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int) -> Any:
     """The request, its limits checked here (RpcFailure: INVALID_ARGUMENT)
     and its rules by :class:`~pciname.capabilities.admission.AdmissionPolicyRequest`."""
     check(request, RULES, max_batch)
@@ -108,7 +109,7 @@ def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int)
             INVALID, f"kubevirt_cr is {size} bytes, more than this server's maximum of {max_bytes} (--max-lint-bytes)"
         )
     return request_from(
-        AdmissionPolicyRequest,
+        "AdmissionPolicy",
         request,
         kubevirt_cr=bool(request.kubevirt_cr.strip()),
         kubevirt_name=request.kubevirt_name.strip() or None,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from pciname.capabilities.audit import NO_KUBEVIRT_CR, GpuOptionsRequest, answer_gpu_options
+from pciname.capabilities.audit import NO_KUBEVIRT_CR
 from pciname.capabilities.cluster_access import CONFIG, ClusterAccess as ClusterAccess
 from pciname.capabilities.served import parse_objects, pick_kubevirt, pick_nodes, ref
 from pciname.errors import ClusterError
@@ -23,7 +23,7 @@ from pciname.server.budget import check_alive, count_nodes
 from pciname.server.data import DataSet, served_profile
 from pciname.server.logs import fields
 from pciname.server.rpc.mapping import to_message
-from pciname.server.rpc.shared import INVALID, PRECONDITION, chars, check, request_from
+from pciname.server.rpc.shared import INVALID, PRECONDITION, answer, chars, check, request_from
 from pciname.server.rpc.wire import (
     CLUSTER_CONFIG,
     CLUSTER_DISABLED,
@@ -117,7 +117,7 @@ def gpu_options(
     name = request.kubevirt_name.strip() or None
     cozystack = request.cozystack if request.cozystack.strip() else None
     asked = request_from(
-        GpuOptionsRequest, request, profile=request.profile, cozystack=cozystack, kubevirt_name=name
+        "GpuOptions", request, profile=request.profile, cozystack=cozystack, kubevirt_name=name
     ).validated()
     given = None if asked.auto else served_profile(data, str(asked.chosen_profile or ""))
     if asked.from_cluster:
@@ -133,7 +133,8 @@ def gpu_options(
     def alive() -> None:  # the work stops once the caller is gone or its deadline passed
         check_alive(context)
 
-    answered = answer_gpu_options(
+    answered = answer(
+        "GpuOptions",
         asked,
         kubevirt,
         nodes,

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 import grpc
 
 from pciname.base.render import emit_documents
-from pciname.capabilities import dra_claims as dra, node_pool as pool, permitted, vgpu_types as vgpu, vm_gpus as gpus
+from pciname.capabilities import node_pool as pool, permitted, vm_gpus as gpus
 from pciname.capabilities.served import FORMATS, permitted_texts, texts
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.mapping import to_message
-from pciname.server.rpc.shared import INVALID, batch, chars, check, needs, no_auto, request_from
+from pciname.server.rpc.shared import INVALID, answer, batch, chars, check, needs, no_auto, request_from
 from pciname.server.rpc.wire import (
     MAX_DEVICE_CHARS as DEVICE,
     MAX_NAME_CHARS as NAME,
@@ -67,13 +67,13 @@ def permitted_host_devices(
         raise RpcFailure(INVALID, f"cozystack_defaults is too large ({size} bytes, at most {DEFAULT_MAX_LINT_BYTES})")
     defaults = request.cozystack_defaults
     asked = request_from(
-        permitted.PermittedHostDevicesRequest,
+        "PermittedHostDevices",
         request,
         format=fmt,
         cozystack_defaults=(defaults, "cozystack_defaults") if defaults else None,
     ).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
-    result = permitted.answer(asked, profile.key, resolver=data.resolver)
+    result = answer("PermittedHostDevices", asked, profile.key, resolver=data.resolver)
     yaml_text, json_text = permitted_texts(result.snippet.data, fmt, request.replace_defaults)
     response = to_message(
         pb.PermittedHostDevicesResponse,
@@ -113,10 +113,10 @@ def node_pool(
     check(request, POOL_RULES, service.max_batch)
     fields = {name: getattr(request, name) if request.HasField(name) else None for name in POOL_FIELDS}
     asked = request_from(
-        pool.NodePoolRequest, request, format=request.format, fields=fields | {"roles": list(request.roles) or None}
+        "NodePool", request, format=request.format, fields=fields | {"roles": list(request.roles) or None}
     ).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
-    snippet = pool.answer(asked, profile.key, resolver=data.resolver)
+    snippet = answer("NodePool", asked, profile.key, resolver=data.resolver)
     yaml_text, json_text = texts(snippet.data)
     response = to_message(
         pb.NodePoolResponse,
@@ -141,9 +141,9 @@ def vgpu_types(
     """What ``pciname vgpu-types DEVICE -o json`` answers; a device the
     catalogue does not cover is ``covered: false`` with the one line."""
     check(request, VGPU_RULES)
-    asked = request_from(vgpu.VgpuTypesRequest, request).validated()
+    asked = request_from("VgpuTypes", request).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
-    result = vgpu.answer(asked, profile.key, resolver=data.resolver)
+    result = answer("VgpuTypes", asked, profile.key, resolver=data.resolver)
     if result.types is None:
         uncovered = pb.VgpuTypesResponse(
             device=result.device, profile=profile.name, covered=False, message=result.message
@@ -167,7 +167,7 @@ def dra_claims(
     """What ``pciname vm-gpus --dra`` prints for the same input (documents
     and notes), and how many device requests it names."""
     check(request, DRA_RULES, service.max_batch)
-    objects = dra.answer(request_from(dra.DraClaimsRequest, request).validated())
+    objects = answer("DraClaims", request_from("DraClaims", request).validated())
     texts_by_format = {}
     for fmt in ("yaml", "json"):
         out = io.StringIO()

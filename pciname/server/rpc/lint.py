@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from pciname.capabilities.lint import LintRequest, answer
 from pciname.capabilities.spelling import Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive, count_nodes, release_memory
 from pciname.server.data import DataSet, served_profile
-from pciname.server.rpc.shared import INVALID, chars, check, no_auto, request_from
+from pciname.server.rpc.shared import INVALID, answer, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
     MAX_NAME_CHARS,
@@ -113,7 +112,7 @@ def _lint(
     inputs = _lint_inputs(request.files, max_files=max_files, max_bytes=max_bytes)
     check(request, RULES)
     files = tuple((name, content) for name, content, _ in inputs)
-    asked = request_from(LintRequest, request, files=files).validated()
+    asked = request_from("Lint", request, files=files).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 
@@ -123,6 +122,7 @@ def _lint(
     counted.append(nodes)
     try:
         result = answer(
+            "Lint",
             asked,
             profile.key,
             upgrade.key if upgrade is not None else None,

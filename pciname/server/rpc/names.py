@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from pciname.capabilities.names import DiffRequest, ReverseRequest, answer_diff, answer_reverse, reverse_miss
+from pciname.capabilities.names import reverse_miss
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.data import DataSet, request_aliases, served_profile, with_request_aliases
 from pciname.server.rpc.mapping import to_message
-from pciname.server.rpc.shared import chars, check, request_from
+from pciname.server.rpc.shared import answer, chars, check, request_from
 from pciname.server.rpc.wire import MAX_NAME_CHARS, MAX_PROFILE_CHARS, check_deadline, diff_response
 
 if TYPE_CHECKING:
@@ -25,9 +25,9 @@ def reverse(
 ) -> tuple[pb.ReverseResponse, int]:
     """The devices a profile gives ``resource_name`` (none: the one line why)."""
     check(request, (chars(MAX_NAME_CHARS, "resource_name"),))
-    asked = request_from(ReverseRequest, request, {"resource_name": "resource"}, profile=request.profile).validated()
+    asked = request_from("Reverse", request, {"resource_name": "resource"}, profile=request.profile).validated()
     profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
-    devices = answer_reverse(asked, profile.key, resolver=data.resolver)
+    devices = answer("Reverse", asked, profile.key, resolver=data.resolver)
     miss = "" if devices else reverse_miss(asked, profile.key, resolver=data.resolver)
     response = to_message(pb.ReverseResponse, asked, profile=profile.name, devices=devices, miss=miss)
     return response, 0
@@ -40,7 +40,7 @@ def diff(
     check(request, (chars(MAX_PROFILE_CHARS, "from_profile", "to_profile"),))
     sides = {"from_profile": "old", "to_profile": "new"}
     given = {side: getattr(request, name) if getattr(request, name).strip() else None for name, side in sides.items()}
-    asked = request_from(DiffRequest, request, sides, **given).validated()
+    asked = request_from("Diff", request, sides, **given).validated()
     old = served_profile(data, request.from_profile, "from_profile")
     new = served_profile(data, request.to_profile, "to_profile")
     aliases = request_aliases(request)
@@ -49,7 +49,7 @@ def diff(
         if not kata:
             with_request_aliases(data, new, *aliases)  # INVALID_ARGUMENT: not a Kata profile
         old, new = (with_request_aliases(data, side, *aliases) if side in kata else side for side in (old, new))
-    entries = answer_diff(asked, old.key, new.key, resolver=data.resolver)
+    entries = answer("Diff", asked, old.key, new.key, resolver=data.resolver)
     check_deadline(context)
     return diff_response(old.name, new.name, entries), 0
 

@@ -1,27 +1,26 @@
 """What the RPC handlers share: a message's limits declared as rules
 (:func:`check`: :func:`needs`, :func:`batch`, :func:`chars`, :func:`no_auto`,
-run in the order given, the first broken one answers), and the capability's
-request built from the message by field name (:func:`request_from`)."""
+run in the order given, the first broken one answers), the capability's
+request built from the message by field name (:func:`request_from`), and
+the registry's answer to it (:func:`answer`: :mod:`pciname.capabilities.registry`)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 from google.protobuf.message import Message
 
+from pciname.capabilities.registry import CAPABILITIES, ask
 from pciname.capabilities.spelling import auto_refused
 from pciname.server.rpc.mapping import plain
 from pciname.server.rpc.wire import RpcFailure, check_batch, check_length
 
-AUTO = "auto"
-
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 
-R = TypeVar("R")
 #: One limit of a message: (message, --max-batch) -> None, or an RpcFailure raised.
 Rule = Callable[[Any, int], None]
 
@@ -72,7 +71,7 @@ def no_auto(*fields: str) -> Rule:
 
     def rule(message: Any, max_batch: int) -> None:
         for name in fields:
-            if getattr(message, name).strip().lower() == AUTO:
+            if getattr(message, name).strip().lower() == "auto":
                 raise auto_refused(name)
 
     return rule
@@ -84,14 +83,26 @@ def check(message: Message, rules: tuple[Rule, ...], max_batch: int = 0) -> None
         rule(message, max_batch)
 
 
+#: The registry's capability of each RPC, by method name.
+ENTRIES = {rpc: entry for entry in CAPABILITIES for rpc in entry.rpcs}
+
+
+def answer(method: str, request: Any, *args: Any, **kwargs: Any) -> Any:
+    """The registry's answer to ``request``, of the capability ``method`` asks."""
+    return ask(ENTRIES[method].command, request, *args, **kwargs)
+
+
 def request_from(
-    request_type: Callable[..., R], message: Message, renames: Mapping[str, str] | None = None, **values: Any
-) -> R:
-    """``request_type`` (a capability's request) from ``message``'s fields of
+    request_type: Callable[..., Any] | str, message: Message, renames: Mapping[str, str] | None = None, **values: Any
+) -> Any:
+    """``request_type`` (a capability's request; an RPC's name: its
+    capability's, from the registry) from ``message``'s fields of
     the same names (or as ``renames`` says): a repeated field as a tuple, a blank text as not given
     (None where the request's default is None, else the default, if it has
     one); ``values``
     win."""
+    if isinstance(request_type, str):
+        request_type = ENTRIES[request_type].request_type()
     taken = {f.name: f for f in dataclasses.fields(request_type)}  # type: ignore[arg-type]
     given: dict[str, Any] = {}
     for field, value in plain(message).items():
@@ -108,4 +119,4 @@ def request_from(
     return request_type(**given, **values)
 
 
-__all__ = ["AUTO", "INVALID", "PRECONDITION", "batch", "chars", "check", "needs", "no_auto", "request_from"]
+__all__ = ["INVALID", "PRECONDITION", "answer", "batch", "chars", "check", "needs", "no_auto", "request_from"]
