@@ -47,8 +47,11 @@ def _is_repeated(field: Any) -> bool:
 
 
 def to_message(message_type: type[M], source: Any = None, **overrides: Any) -> M:
-    """A ``message_type`` filled from ``source`` and ``overrides`` (see the module)."""
+    """A ``message_type`` filled from ``source`` and ``overrides`` (see the module;
+    a TypeError for an override the message has no field for)."""
     message = message_type()
+    if unknown := sorted(set(overrides) - {f.name for f in message.DESCRIPTOR.fields}):
+        raise TypeError(f"{message.DESCRIPTOR.full_name} has no field {', '.join(unknown)}")
     fill(message, source, overrides)
     return message
 

@@ -36,6 +36,8 @@ def test_fields_are_found_by_name_or_json_name_and_overrides_win():
         pci_vendor_selector="10DE:2236", resource_name="nvidia.com/A10", external_resource_provider=True
     )
     assert to_message(pb.Warning, NameWarning("c", "m"), message="over") == pb.Warning(code="c", message="over")
+    with pytest.raises(TypeError, match="^pciname.v1.Warning has no field mesage$"):
+        to_message(pb.Warning, mesage="a typo is not left out unseen")
 
 
 def test_none_leaves_a_field_unset_and_a_message_item_is_copied_as_it_is():
