@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.limits import NAME, PROFILE
-from pciname.capabilities.spelling import RequestError, Spelling
+from pciname.capabilities.spelling import RequestError, Spelling, respelled
 from pciname.cozystack.choice import profile_for, release_for
 from pciname.dra.facts import Combination, DraCombinationError, choose
 from pciname.errors import LintInputError, PcinameError
@@ -97,7 +97,10 @@ class LintRequest:
                 message = str(error)
                 raise RequestError(lambda say: f"{say('kubevirt')}: {message}") from None
         driver = self.dra_driver.strip() if self.dra_driver is not None and self.dra_driver.strip() else None
-        dra, refusal = _dra_releases(driver, kubevirt)
+        try:
+            dra, refusal = _dra_releases(driver, kubevirt)
+        except DraCombinationError as error:  # its line names the releases by the CLI's flags
+            raise respelled(error, "dra_driver", "kubevirt") from None
         return replace(
             self,
             files=tuple(self.files),
