@@ -8,7 +8,16 @@ same names, exactly as a given plugin or GPU Operator release does.
 >>> pciname.resolve("10de:2236").resource_name
 'nvidia.com/GA102GL_A10'
 
-The names below are imported on first use (PEP 562), so that the
+Beside the names, the library's face is the capabilities: every question
+the command line and the gRPC service answer, as a request that validates
+itself and the registry that answers it (:mod:`pciname.capabilities.registry`):
+
+>>> from pciname import MdevNameRequest, ask
+>>> ask("mdev-name", MdevNameRequest(("NVIDIA A10-24Q",)).validated(), "latest")[0]["resource_name"]
+'nvidia.com/NVIDIA_A10-24Q'
+
+The domain rooms behind them (kubevirt, lint, cozystack, ...) are not the
+library's face. The names below are imported on first use (PEP 562), so that the
 ``pciname`` command loads only what the command it runs needs; and
 :func:`resolve` answers a plain NVIDIA device id under a packaged profile
 from the packaged answers (:mod:`pciname.resolution.answers`), with the very
@@ -50,6 +59,36 @@ _EXPORTS = {
     "SnapshotVerifyError": "errors",
     "UnknownAlgorithmError": "errors",
     "UnknownProfileError": "errors",
+    # the capabilities: the registry, its request types and the one error a request raises
+    "CAPABILITIES": "capabilities.registry",
+    "Capability": "capabilities.registry",
+    "ask": "capabilities.registry",
+    "capability": "capabilities.registry",
+    "RequestError": "capabilities.spelling",
+    "Spelling": "capabilities.spelling",
+    "AdmissionPolicyRequest": "capabilities.admission",
+    "ApplyRequest": "capabilities.apply",
+    "AuditRequest": "capabilities.audit",
+    "CheckRequest": "capabilities.pciids",
+    "DescribeRequest": "capabilities.pciids",
+    "DiffRequest": "capabilities.names",
+    "DraClaimsRequest": "capabilities.dra_claims",
+    "GpuOptionsRequest": "capabilities.audit",
+    "KataPodRequest": "capabilities.kata_pod",
+    "LintRequest": "capabilities.lint",
+    "LookupRequest": "capabilities.names",
+    "MdevNameRequest": "capabilities.mdev_name",
+    "NodePoolRequest": "capabilities.node_pool",
+    "PermittedHostDevicesRequest": "capabilities.permitted",
+    "ProfilesRequest": "capabilities.catalog",
+    "ReverseRequest": "capabilities.names",
+    "ScanRequest": "capabilities.scan",
+    "SnapshotFetchRequest": "capabilities.catalog",
+    "SnapshotImportRequest": "capabilities.catalog",
+    "SnapshotPackRequest": "capabilities.catalog",
+    "SnapshotsRequest": "capabilities.catalog",
+    "VgpuTypesRequest": "capabilities.vgpu_types",
+    "VmGpusRequest": "capabilities.vm_gpus",
 }
 
 __all__ = ["__version__", *sorted([*_EXPORTS, "resolve"])]
@@ -126,6 +165,38 @@ if TYPE_CHECKING:
         resolve_many as resolve_many,
         reverse as reverse,
     )
+    from pciname.capabilities.admission import AdmissionPolicyRequest as AdmissionPolicyRequest
+    from pciname.capabilities.apply import ApplyRequest as ApplyRequest
+    from pciname.capabilities.audit import AuditRequest as AuditRequest, GpuOptionsRequest as GpuOptionsRequest
+    from pciname.capabilities.catalog import (
+        ProfilesRequest as ProfilesRequest,
+        SnapshotFetchRequest as SnapshotFetchRequest,
+        SnapshotImportRequest as SnapshotImportRequest,
+        SnapshotPackRequest as SnapshotPackRequest,
+        SnapshotsRequest as SnapshotsRequest,
+    )
+    from pciname.capabilities.dra_claims import DraClaimsRequest as DraClaimsRequest
+    from pciname.capabilities.kata_pod import KataPodRequest as KataPodRequest
+    from pciname.capabilities.lint import LintRequest as LintRequest
+    from pciname.capabilities.mdev_name import MdevNameRequest as MdevNameRequest
+    from pciname.capabilities.names import (
+        DiffRequest as DiffRequest,
+        LookupRequest as LookupRequest,
+        ReverseRequest as ReverseRequest,
+    )
+    from pciname.capabilities.node_pool import NodePoolRequest as NodePoolRequest
+    from pciname.capabilities.pciids import CheckRequest as CheckRequest, DescribeRequest as DescribeRequest
+    from pciname.capabilities.permitted import PermittedHostDevicesRequest as PermittedHostDevicesRequest
+    from pciname.capabilities.registry import (
+        CAPABILITIES as CAPABILITIES,
+        Capability as Capability,
+        ask as ask,
+        capability as capability,
+    )
+    from pciname.capabilities.scan import ScanRequest as ScanRequest
+    from pciname.capabilities.spelling import RequestError as RequestError, Spelling as Spelling
+    from pciname.capabilities.vgpu_types import VgpuTypesRequest as VgpuTypesRequest
+    from pciname.capabilities.vm_gpus import VmGpusRequest as VmGpusRequest
     from pciname.errors import (
         InvalidDeviceError as InvalidDeviceError,
         PciIdsError as PciIdsError,

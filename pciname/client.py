@@ -1,5 +1,5 @@
 """A typed client of the pciname gRPC service: requests out, library values
-back (every message and status is read by :mod:`pciname.server.rpc.wire`).
+back (answers read back through :mod:`pciname.server.rpc.mapping`).
 
 >>> from pciname.client import Client
 >>> with Client("pciname.example:50051") as client:          # doctest: +SKIP
@@ -31,13 +31,17 @@ one-line :class:`~pciname.errors.PcinameError`.
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from urllib.parse import unquote
 
 import grpc
+from google.protobuf.message import Message
 
 from pciname.errors import (
     PcinameError,
@@ -48,18 +52,253 @@ from pciname.errors import (
     RemoteUnknownProfile,
     ServiceError,
 )
+from pciname.naming.checks import NameWarning
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
-from pciname.server.rpc import wire
+from pciname.server.rpc.mapping import plain
 from pciname.server.rpc.wire import (
-    AdmissionPolicy,
-    GpuOptions,
-    LintResult,
-    NodePool,
-    PermittedHostDevices,
-    SkippedItem,
-    VgpuTypes,
+    CLUSTER_REASONS,
+    ERROR_KEY,
+    FILE_KEY,
+    LINE_KEY,
+    LINT_INPUT,
+    SHA256_KEY,
+    SNAPSHOT_KEY,
+    URL_KEY,
 )
+
+if TYPE_CHECKING:
+    from pciname.lint.linter import Finding
+
+T = TypeVar("T")
+
+# -- errors -----------------------------------------------------------------------
+
+
+def remote_error(code: grpc.StatusCode | None, details: str, metadata: Mapping[str, str], target: str) -> PcinameError:
+    """The pciname exception for a status a server at ``target`` answered
+    (the inverse of :func:`status_of` and :func:`trailing_metadata`)."""
+    details = " ".join(details.split())
+    name = code.name if code is not None else "UNKNOWN"
+    reason = metadata.get(ERROR_KEY, "")
+    if reason == LINT_INPUT:
+        line = metadata.get(LINE_KEY, "")
+        return RemoteLintInputError(
+            details, name, file=unquote(metadata.get(FILE_KEY, "")), line=int(line) if line.isdigit() else None
+        )
+    if reason in CLUSTER_REASONS:
+        return RemoteClusterError(details, name, reason=reason)
+    if code is grpc.StatusCode.INVALID_ARGUMENT:
+        return RemoteInvalidArgument(details, name)
+    if code is grpc.StatusCode.NOT_FOUND:
+        return RemoteUnknownProfile(details, name)
+    if code is grpc.StatusCode.FAILED_PRECONDITION:
+        return RemoteSnapshotMissing(
+            details,
+            name,
+            snapshot=metadata.get(SNAPSHOT_KEY, ""),
+            sha256=metadata.get(SHA256_KEY, ""),
+            url=metadata.get(URL_KEY, ""),
+        )
+    if code is grpc.StatusCode.UNAVAILABLE:
+        return ServiceError(f"pciname server {target} is unavailable: {details}", name)
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return ServiceError(f"pciname server {target} did not answer in time ({details})", name)
+    return ServiceError(f"pciname server {target}: {name}: {details}", name)
+
+
+# -- what the client returns besides the library's own types ---------------------------------
+
+
+@dataclass(frozen=True)
+class SkippedItem:
+    """An input whose name is a problem (``kind`` "pci" or "mdev"), and why."""
+
+    item: str
+    kind: str
+    resource_name: str | None
+    reasons: tuple[NameWarning, ...]
+
+
+@dataclass(frozen=True)
+class PermittedHostDevices:
+    """KubeVirt permittedHostDevices entries as the server built them."""
+
+    profile: str
+    pci_host_devices: list[dict[str, Any]] = field(default_factory=list)
+    mediated_devices: list[dict[str, Any]] = field(default_factory=list)
+    yaml: str = ""
+    left_out: list[SkippedItem] = field(default_factory=list)
+    notes: list[SkippedItem] = field(default_factory=list)
+    json: str = ""  # the same as yaml, as JSON
+    format: str = "kubevirt"  # where yaml and json put the entries: kubevirt, cozystack or patch
+    clashes: list[SkippedItem] = field(default_factory=list)  # cozystack: entries clashing with its defaults
+    variant: str = ""  # cozystack: the GPU variant checked against
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"permittedHostDevices": {...}}`` (a list only when it has entries),
+        whatever the format of ``yaml`` and ``json``."""
+        block: dict[str, Any] = {}
+        if self.pci_host_devices:
+            block["pciHostDevices"] = [dict(e) for e in self.pci_host_devices]
+        if self.mediated_devices:
+            block["mediatedDevices"] = [dict(e) for e in self.mediated_devices]
+        return {"permittedHostDevices": block}
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """A Cozystack tenant node group as the server built it (NodePool)."""
+
+    profile: str
+    format: str = "values"  # values or patch
+    yaml: str = ""
+    json: str = ""  # the same as yaml, as JSON
+    gpus: list[str] = field(default_factory=list)  # one resource name per GPU
+    left_out: list[SkippedItem] = field(default_factory=list)
+    notes: list[SkippedItem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class VgpuTypes:
+    """The vGPU types of a GPU as the server answered (VgpuTypes): ``types``
+    are dicts with the fields of ``pciname vgpu-types -o json``'s types."""
+
+    device: str
+    profile: str
+    covered: bool
+    message: str = ""
+    families: list[str] = field(default_factory=list)
+    catalogue_release: str = ""
+    catalogue_commit: str = ""
+    read_on_host: str = ""
+    types: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AdmissionPolicy:
+    """The ValidatingAdmissionPolicy and binding as the server built them (AdmissionPolicy)."""
+
+    profile: str
+    yaml: str = ""  # a multi-document stream
+    json: str = ""  # a List
+    allowed: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    left_out: list[SkippedItem] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # lint's, on the CR entries left out
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """What Lint found: the library's own :class:`~pciname.lint.linter.Finding` objects."""
+
+    findings: list[Finding]
+    profile: str
+    upgrade_to: str | None = None
+    documents: int = 0
+    text: str = ""  # pciname lint's output: FILE:LINE: code: PATH: message lines
+    notes: list[str] = field(default_factory=list)  # pciname lint's "note:" lines, escaped
+
+
+@dataclass(frozen=True)
+class GpuOptions:
+    """What a tenant node pool may ask for: ``options`` are the dicts
+    :func:`pciname.policy.audit.gpu_options` returns."""
+
+    options: list[dict[str, Any]]
+    profile: str
+    profile_source: str = "given"
+    kubevirt: str = ""
+
+
+# -- answers, read through the mapping -----------------------------------------------------------
+
+
+def _answer(message: Message, cls: Callable[..., T], renames: Mapping[str, str] | None = None, **values: Any) -> T:
+    """``cls`` from ``message``'s fields (:func:`~pciname.server.rpc.mapping.plain`,
+    nested messages read as :data:`_READERS` says), by name or as ``renames``
+    says; ``values`` win. Fields ``cls`` does not take are left out."""
+    plain_values = plain(message, _READERS)
+    taken = inspect.signature(cls).parameters
+    renames = renames or {}
+    given = {renames.get(name, name): value for name, value in plain_values.items()}
+    return cls(**{name: value for name, value in (given | values).items() if name in taken})
+
+
+def _finding(values: dict[str, Any]) -> Finding:
+    # The client imports this module: the linter (PyYAML and the lint rules,
+    # some 55 ms) loads only when a Lint answer is read back.
+    from pciname.lint.linter import Finding
+
+    return Finding(**values)
+
+
+def _by_json_name(descriptor: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda values: {f.json_name: values[f.name] for f in descriptor.fields}
+
+
+_READERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "pciname.v1.Warning": lambda values: NameWarning(**values),
+    "pciname.v1.SkippedEntry": lambda values: SkippedItem(**values | {"reasons": tuple(values["reasons"])}),
+    "pciname.v1.PciHostDevice": _by_json_name(pb.PciHostDevice.DESCRIPTOR),
+    "pciname.v1.MediatedDevice": _by_json_name(pb.MediatedDevice.DESCRIPTOR),
+    "pciname.v1.Finding": _finding,
+}
+
+
+_DIFF_RENAMES = {"old_resource_name": "old", "new_resource_name": "new"}
+
+
+def resolution_from_message(m: pb.Resolution) -> Resolution:
+    """(``advertised`` is not read: a Resolution derives it.)"""
+    return _answer(
+        m, Resolution, {"advertised": ""}, warnings=tuple(NameWarning(w.code, w.message) for w in m.warnings)
+    )
+
+
+def diff_from_response(m: pb.DiffResponse) -> list[DiffEntry]:
+    """(``change`` is not read: a DiffEntry derives it.)"""
+    return [_answer(e, DiffEntry, _DIFF_RENAMES) for e in m.changes]
+
+
+def profile_info_from_message(m: pb.ProfileInfo) -> ProfileInfo:
+    return _answer(m, ProfileInfo, path=None, aliases=tuple(m.aliases))
+
+
+def profiles_from_response(m: pb.ListProfilesResponse) -> list[ProfileInfo]:
+    return [profile_info_from_message(p) for p in m.profiles]
+
+
+def permitted_from_response(m: pb.PermittedHostDevicesResponse) -> PermittedHostDevices:
+    return _answer(m, PermittedHostDevices)
+
+
+def node_pool_from_response(m: pb.NodePoolResponse) -> NodePool:
+    return _answer(m, NodePool)
+
+
+def admission_policy_from_response(m: pb.AdmissionPolicyResponse) -> AdmissionPolicy:
+    return _answer(m, AdmissionPolicy)
+
+
+def gpu_options_from_response(m: pb.GpuOptionsResponse) -> GpuOptions:
+    return _answer(m, GpuOptions)
+
+
+def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
+    """The types as ``pciname vgpu-types -o json`` prints them (blank texts None)."""
+    types = []
+    for t in plain(m)["types"]:
+        evidence = t.pop("evidence")
+        if evidence is not None:
+            evidence["driver"] = evidence["driver"] or None
+        types.append({"device": m.device, **t, "mdev_name_evidence": evidence, "note": t["note"] or None})
+    return _answer(m, VgpuTypes, types=types)
+
+
+def lint_from_response(m: pb.LintResponse) -> LintResult:
+    return _answer(m, LintResult)
+
 
 __all__ = [
     "AdmissionPolicy",
@@ -224,14 +463,14 @@ class Client:
         self.close()
 
     def _error(self, error: grpc.RpcError) -> PcinameError:
-        """The pciname exception for a failed call (:func:`pciname.server.rpc.wire.remote_error`)."""
+        """The pciname exception for a failed call (:func:`pciname.server.rpc.remote_error`)."""
         code = error.code() if hasattr(error, "code") else None
         details = (error.details() if hasattr(error, "details") else None) or str(error)
         try:
             meta = dict(error.trailing_metadata() or ()) if hasattr(error, "trailing_metadata") else {}
         except Exception:  # noqa: BLE001 - a channel-level error may carry none
             meta = {}
-        return wire.remote_error(code, str(details), meta, self.target)
+        return remote_error(code, str(details), meta, self.target)
 
     def _call(self, method: Any, request: Any) -> Any:
         try:
@@ -248,7 +487,7 @@ class Client:
         ``alias``/``nvswitch_alias``: a Kata profile's P_GPU_ALIAS and
         NVSWITCH_ALIAS (None: unset)."""
         request = pb.ResolveRequest(device=device, profile=profile, alias=alias, nvswitch_alias=nvswitch_alias)
-        return wire.resolution_from_message(self._call(self.stub.Resolve, request))
+        return resolution_from_message(self._call(self.stub.Resolve, request))
 
     def resolve_batch(
         self,
@@ -269,7 +508,7 @@ class Client:
                 devices=devices[start : start + chunk], profile=profile, alias=alias, nvswitch_alias=nvswitch_alias
             )
             response = self._call(self.stub.ResolveBatch, request)
-            results.extend(wire.resolution_from_message(m) for m in response.results)
+            results.extend(resolution_from_message(m) for m in response.results)
         return results
 
     def reverse(
@@ -286,10 +525,10 @@ class Client:
         request = pb.DiffRequest(
             from_profile=from_profile, to_profile=to_profile, alias=alias, nvswitch_alias=nvswitch_alias
         )
-        return wire.diff_from_response(self._call(self.stub.Diff, request))
+        return diff_from_response(self._call(self.stub.Diff, request))
 
     def list_profiles(self) -> list[ProfileInfo]:
-        return wire.profiles_from_response(self._call(self.stub.ListProfiles, pb.ListProfilesRequest()))
+        return profiles_from_response(self._call(self.stub.ListProfiles, pb.ListProfilesRequest()))
 
     def list_devices(
         self, profile: str = "", vendor: str = "", *, alias: str | None = None, nvswitch_alias: str | None = None
@@ -298,7 +537,7 @@ class Client:
         request = pb.ListDevicesRequest(profile=profile, vendor=vendor, alias=alias, nvswitch_alias=nvswitch_alias)
         try:
             for message in self.stub.ListDevices(request, timeout=self.timeout):
-                yield wire.resolution_from_message(message)
+                yield resolution_from_message(message)
         except grpc.RpcError as error:
             raise self._error(error) from None
 
@@ -333,7 +572,7 @@ class Client:
             cozystack_defaults=cozystack_defaults,
             cozystack=cozystack,
         )
-        return wire.permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
+        return permitted_from_response(self._call(self.stub.PermittedHostDevices, request))
 
     def dra_claims(
         self,
@@ -408,14 +647,14 @@ class Client:
         for name, value in optional.items():
             if value is not None:
                 setattr(request, name, value)
-        return wire.node_pool_from_response(self._call(self.stub.NodePool, request))
+        return node_pool_from_response(self._call(self.stub.NodePool, request))
 
     def vgpu_types(self, device: str, profile: str = "") -> VgpuTypes:
         """Every vGPU type NVIDIA's catalogue lists for ``device``, as
         ``pciname vgpu-types DEVICE -o json`` answers (``covered`` False,
         with ``message``, when the catalogue does not cover it)."""
         request = pb.VgpuTypesRequest(device=device, profile=profile)
-        return wire.vgpu_types_from_response(self._call(self.stub.VgpuTypes, request))
+        return vgpu_types_from_response(self._call(self.stub.VgpuTypes, request))
 
     def admission_policy(
         self,
@@ -450,7 +689,7 @@ class Client:
             dra=dra,
             dra_driver=dra_driver,
         )
-        return wire.admission_policy_from_response(self._call(self.stub.AdmissionPolicy, request))
+        return admission_policy_from_response(self._call(self.stub.AdmissionPolicy, request))
 
     def lint(
         self,
@@ -483,7 +722,7 @@ class Client:
                 request.files.add(name=name, data=content)
             else:
                 request.files.add(name=name, text=content)
-        return wire.lint_from_response(self._call(self.stub.Lint, request))
+        return lint_from_response(self._call(self.stub.Lint, request))
 
     def gpu_options(
         self,
@@ -510,7 +749,7 @@ class Client:
             kubevirt_name=kubevirt_name,
             cozystack=cozystack,
         )
-        return wire.gpu_options_from_response(self._call(self.stub.GpuOptions, request))
+        return gpu_options_from_response(self._call(self.stub.GpuOptions, request))
 
     def health(self, service: str = "") -> str:
         """The grpc.health.v1 status name ("SERVING", "NOT_SERVING", ...)."""

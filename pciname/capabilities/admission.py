@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from pciname.base.yaml_out import Dumper
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.limits import DEVICES, NAME, PROFILE
+from pciname.capabilities.spelling import RequestError, Spelling, Words, reworded
 from pciname.errors import PcinameError
 from pciname.kubevirt.vgpu import with_vgpus
 from pciname.policy.admission import (
@@ -42,11 +43,9 @@ if TYPE_CHECKING:
 
 #: The CLI's words for the fields its options do not spell as ``--`` and the field.
 CLI_WORDS = {"devices": "DEVICE", "mdev_types": "--mdev", "vgpus": "--vgpu", "kubevirt_cr": "--from-cr"}
-#: What each surface says of a request that allows nothing.
-NOTHING = {
-    Spelling.CLI: "nothing to allow: name a DEVICE or --mdev TYPE, or use --from-cr FILE / --from-cluster",
-    Spelling.RPC: "empty request: no devices, mdev_types, kubevirt_cr or from_cluster",
-}
+#: What the CLI and gRPC say of a request that allows nothing.
+NOTHING_CLI = "nothing to allow: name a DEVICE or --mdev TYPE, or use --from-cr FILE / --from-cluster"
+NOTHING_RPC = "empty request: no devices, mdev_types, kubevirt_cr or from_cluster"
 #: The name a cluster's KubeVirt CR goes by in findings.
 CLUSTER_CR = "cluster:kubevirt"
 
@@ -63,18 +62,17 @@ class AdmissionPolicyRequest:
     driver release ``dra_driver`` (None: the newest that publishes vfio
     devices) to the allowed GPUs."""
 
-    devices: tuple[str, ...] = ()
-    mdev_types: tuple[str, ...] = ()
-    vgpus: tuple[str, ...] = ()
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    mdev_types: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    vgpus: tuple[str, ...] = field(default=(), metadata=DEVICES)
     kubevirt_cr: bool = False
     from_cluster: bool = False
-    kubevirt_name: str | None = None
+    kubevirt_name: str | None = field(default=None, metadata=NAME)
     actions: tuple[str, ...] = ()
-    name: str = DEFAULT_NAME
-    profile: ProfileLike | None = None
+    name: str = field(default=DEFAULT_NAME, metadata=NAME)
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     dra: bool = False
-    dra_driver: str | None = None
-    spelling: Spelling = Spelling.CLI
+    dra_driver: str | None = field(default=None, metadata=NAME)
     #: Set by :meth:`validated` with ``dra``: the DRA driver release's facts.
     combination: Combination | None = field(default=None, compare=False)
 
@@ -87,29 +85,32 @@ class AdmissionPolicyRequest:
         """The request, its actions defaulted; a :class:`~pciname.errors.PcinameError`
         for an allowed set given twice (devices and a CR, two CRs) or not at
         all. (The actions and the name are checked as the policy is written.)"""
-        word = self._word
         if self.from_cr and (self.devices or self.mdev_types or self.vgpus):
-            fields = ("devices", "mdev_types", "vgpus") if self.spelling is Spelling.CLI else ("devices", "mdev_types")
-            words = [word(f) for f in fields]
-            raise PcinameError(
-                f"{', '.join(words[:-1])} and {words[-1]} go without {word('kubevirt_cr')} / {word('from_cluster')}: "
-                "the CR says what is allowed"
-            )
+
+            def both(say: Words) -> str:
+                named = [say(f) for f in ("devices", "mdev_types", "vgpus") if f != "vgpus" or say is not Spelling.RPC]
+                return (
+                    f"{', '.join(named[:-1])} and {named[-1]} go without {say('kubevirt_cr')} / {say('from_cluster')}: "
+                    "the CR says what is allowed"
+                )
+
+            raise RequestError(both, CLI_WORDS)
         if self.kubevirt_cr and self.from_cluster:
-            raise PcinameError(
-                f"{word('from_cluster')} reads the KubeVirt CR from the cluster: leave {word('kubevirt_cr')} empty"
+            raise RequestError(
+                lambda say: (
+                    f"{say('from_cluster')} reads the KubeVirt CR from the cluster: leave {say('kubevirt_cr')} empty"
+                ),
+                CLI_WORDS,
             )
         if not self.from_cr and not self.devices and not self.mdev_types:
-            raise PcinameError(NOTHING[self.spelling])
+            raise RequestError.saying(NOTHING_CLI, NOTHING_RPC)
         if self.dra_driver and not self.dra:
-            raise PcinameError(f"{word('dra_driver')} goes with {word('dra')}: the driver release of the DRA policy")
-        combination = dra_combination(self.dra_driver, word("dra_driver")) if self.dra else None
+            raise RequestError(
+                lambda say: f"{say('dra_driver')} goes with {say('dra')}: the driver release of the DRA policy",
+                CLI_WORDS,
+            )
+        combination = reworded(lambda word: dra_combination(self.dra_driver, word), "dra_driver") if self.dra else None
         return replace(self, actions=tuple(self.actions) or DEFAULT_ACTIONS, combination=combination)
-
-    def _word(self, field: str) -> str:
-        if self.spelling is Spelling.CLI and field in CLI_WORDS:
-            return CLI_WORDS[field]
-        return self.spelling(field)
 
     @property
     def chosen_profile(self) -> ProfileLike | None:
@@ -134,6 +135,25 @@ class AdmissionPolicyAnswer:
 def cluster_cr(kubevirt: dict[str, Any]) -> tuple[str, str]:
     """A KubeVirt CR read from a cluster, as the YAML and the name a CR is answered from."""
     return yaml.dump(kubevirt, Dumper=Dumper, sort_keys=False), CLUSTER_CR
+
+
+def file_cr(path: str) -> tuple[bytes, str]:
+    """The KubeVirt CR in the file ``path`` (``-``: standard input), bounded, and its name."""
+    from pciname.lint.inputs import read_input
+
+    return read_input(path)
+
+
+def read_cluster_cr(request: AdmissionPolicyRequest, kubeconfig: str | None, context: str | None) -> tuple[str, str]:
+    """The KubeVirt CR of the cluster ``kubeconfig`` and ``context`` reach
+    (the request's ``kubevirt_name`` among several), as :func:`cluster_cr`
+    gives it; one line when there is none."""
+    from pciname.cluster.kube import connect, read_kubevirt
+
+    kubevirt = read_kubevirt(connect(kubeconfig, context), request.kubevirt_name)
+    if kubevirt is None:
+        raise PcinameError("the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)")
+    return cluster_cr(kubevirt)
 
 
 def answer(
@@ -179,4 +199,12 @@ def answer(
     return AdmissionPolicyAnswer(policy, tuple(findings))
 
 
-__all__ = ["CLUSTER_CR", "AdmissionPolicyAnswer", "AdmissionPolicyRequest", "answer", "cluster_cr"]
+__all__ = [
+    "CLUSTER_CR",
+    "AdmissionPolicyAnswer",
+    "AdmissionPolicyRequest",
+    "answer",
+    "cluster_cr",
+    "file_cr",
+    "read_cluster_cr",
+]

@@ -128,4 +128,4 @@ def answer(request: ApplyRequest, client: ApiClient, *, report: Callable[[Snippe
     )
 
 
-__all__ = ["NOTHING_TO_APPLY", "NO_DEVICES", "Applied", "ApplyRequest", "answer"]
+__all__ = ["FIELD_MANAGER", "NOTHING_TO_APPLY", "NO_DEVICES", "Applied", "ApplyRequest", "answer"]

@@ -19,8 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from pciname.capabilities.spelling import Spelling
-from pciname.cluster.kube import DEFAULT_TIMEOUT, ClusterState, read_cluster, read_cozystack_operator, read_dra
+from pciname.capabilities.spelling import RequestError, Spelling
+from pciname.cluster.kube import (
+    DEFAULT_TIMEOUT,
+    ClusterState,
+    connect,
+    read_cluster,
+    read_cozystack_operator,
+    read_dra,
+)
 from pciname.cozystack.choice import release_for
 from pciname.cozystack.releases import ClusterRelease, Release, get_release, release_in_cluster
 from pciname.dra.audit import audit_dra
@@ -77,7 +84,6 @@ class AuditRequest:
     cozystack: str | None = None
     kubevirt_name: str | None = None
     timeout: float | None = None
-    spelling: Spelling = Spelling.CLI
     #: Set by :meth:`validated` (and :meth:`with_cluster_release`): the
     #: profile to answer with (None: the default), how it was chosen, and
     #: the Cozystack release.
@@ -94,9 +100,11 @@ class AuditRequest:
         with :attr:`dra`, a profile or a Cozystack release given is refused
         (the DRA driver names no resources)."""
         if self.dra and (given(self.profile) or self.cozystack is not None):
-            say = self.spelling
-            raise PcinameError(
-                f"audit --dra takes no {say('profile')} and no {say('cozystack')}: the DRA driver names no resources"
+            raise RequestError(
+                lambda say: (
+                    f"audit --dra takes no {say('profile')} and no {say('cozystack')}: "
+                    "the DRA driver names no resources"
+                )
             )
         profile, source, release = choose(self.profile, self.cozystack)
         return replace(self, chosen_profile=profile, profile_source=source, release=release)
@@ -116,12 +124,13 @@ class AuditRequest:
         """Whether the profile is the Cozystack release's (no profile was given)."""
         return self.release is not None and not given(self.profile)
 
-    def with_cluster_release(self, found: ClusterRelease | None, note: Note) -> Self:
+    def with_cluster_release(self, found: ClusterRelease | None, note: Note, spelling: Spelling = Spelling.CLI) -> Self:
         """The request once the cluster said which Cozystack release it runs
         (``found``, from its operator Deployment): the release asked for wins,
         else the cluster's; without a profile given, that release's profile.
-        Notes say when the two differ, or the cluster's is one pciname has no facts for."""
-        say, asked = self.spelling, self.release
+        Notes say when the two differ, or the cluster's is one pciname has no
+        facts for, naming the options as ``spelling``'s surface spells them."""
+        say, asked = spelling, self.release
         if found is not None and found.release is None and asked is None:
             note(
                 f"the cluster runs Cozystack {found.version} ({found.evidence}), which this pciname has no facts for: "
@@ -158,15 +167,19 @@ class GpuOptionsRequest(AuditRequest):
         before anything else); a :class:`~pciname.errors.PcinameError` for a
         source that is both, or neither."""
         asked = super().validated()
-        say = self.spelling
         if self.from_cluster and (self.kubevirt.strip() or self.nodes.strip()):
-            raise PcinameError(
-                f"{say('from_cluster')} reads the KubeVirt CR and the Nodes from the cluster: "
-                f"leave {say('kubevirt')} and {say('nodes')} empty"
+            raise RequestError(
+                lambda say: (
+                    f"{say('from_cluster')} reads the KubeVirt CR and the Nodes from the cluster: "
+                    f"leave {say('kubevirt')} and {say('nodes')} empty"
+                )
             )
         if not self.from_cluster and not self.kubevirt.strip():
-            raise PcinameError(
-                f"empty request: send the KubeVirt CR in {say('kubevirt')} (JSON or YAML), or set {say('from_cluster')}"
+            raise RequestError(
+                lambda say: (
+                    f"empty request: send the KubeVirt CR in {say('kubevirt')} (JSON or YAML), "
+                    f"or set {say('from_cluster')}"
+                )
             )
         return asked
 
@@ -174,13 +187,14 @@ class GpuOptionsRequest(AuditRequest):
 class Deadline:
     """A request's :attr:`~AuditRequest.timeout` counted from its start (the
     CLI's: the command's): :meth:`check`, what the work calls as it goes,
-    raises one line once it has passed."""
+    raises one line once it has passed (naming the timeout as ``spelling``'s
+    surface does)."""
 
-    def __init__(self, request: AuditRequest, command: str) -> None:
+    def __init__(self, request: AuditRequest, command: str, spelling: Spelling = Spelling.CLI) -> None:
         self.timeout = request.seconds
         self.at = time.monotonic() + self.timeout
         self.command = command
-        self.flag = request.spelling("timeout")
+        self.flag = spelling("timeout")
         self.sizes = "what the cluster sent"
 
     def sized(self, state: ClusterState) -> None:
@@ -286,6 +300,7 @@ __all__ = [
     "answer_audit_dra",
     "answer_gpu_options",
     "choose",
+    "connect",
     "given",
     "read",
 ]

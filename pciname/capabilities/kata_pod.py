@@ -11,12 +11,22 @@ and prints the answer (there is no RPC for it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.requests import parse_request
+from pciname.capabilities.limits import DEVICES, PROFILE
 from pciname.errors import PcinameError
-from pciname.kata.pod import DEFAULT_IMAGE, DEFAULT_NAME, KINDS, kata_pod, name_problem, runtime_class_problem
+from pciname.kata.pod import (
+    DEFAULT_IMAGE,
+    DEFAULT_IMAGE_SOURCE,
+    DEFAULT_NAME,
+    KINDS,
+    kata_pod,
+    name_problem,
+    runtime_class_problem,
+)
+from pciname.kata.runtime import newest_kata_operator_profile
 
 if TYPE_CHECKING:
     from pciname.kata.pod import KataPod
@@ -29,13 +39,15 @@ NO_GPUS = "no GPUs given: name at least one DEVICE[=COUNT]"
 class KataPodRequest:
     """GPUs as ``DEVICE[=COUNT]``; the runtime class (None: the release's
     default, labelled inferred); the object's ``kind`` (pod, deployment),
-    ``name`` and container ``image``."""
+    ``name`` and container ``image``; the Kata ``profile`` (None: the
+    newest GPU Operator release in Kata mode, :attr:`default_profile`)."""
 
-    devices: tuple[str, ...] = ()
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICES)
     runtime_class: str | None = None
     name: str = DEFAULT_NAME
     image: str = DEFAULT_IMAGE
     kind: str = KINDS[0]
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     #: Set by :meth:`validated`: the (device, count) pairs.
     requests: tuple[tuple[str, int], ...] = ()
 
@@ -58,6 +70,17 @@ class KataPodRequest:
             raise PcinameError(problem)
         return replace(self, devices=tuple(self.devices), requests=tuple(parse_request(d) for d in self.devices))
 
+    @property
+    def default_profile(self) -> str:
+        """The profile when none is given: the newest GPU Operator release in
+        Kata mode (``gpu-operator@vX.Y.Z+kata``)."""
+        return newest_kata_operator_profile()
+
+    @property
+    def chosen_profile(self) -> ProfileLike:
+        """The profile to answer with: the one given, else :attr:`default_profile`."""
+        return self.profile or self.default_profile
+
 
 def answer(request: KataPodRequest, profile: ProfileLike, *, resolver: ResolverLike | None = None) -> KataPod:
     """The object of a :meth:`~KataPodRequest.validated` request under the Kata ``profile``."""
@@ -72,4 +95,4 @@ def answer(request: KataPodRequest, profile: ProfileLike, *, resolver: ResolverL
     )
 
 
-__all__ = ["NO_GPUS", "KataPodRequest", "answer"]
+__all__ = ["DEFAULT_IMAGE", "DEFAULT_IMAGE_SOURCE", "DEFAULT_NAME", "KINDS", "NO_GPUS", "KataPodRequest", "answer"]

@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.limits import NAME, PROFILE
+from pciname.capabilities.spelling import RequestError, Spelling, respelled
 from pciname.cozystack.choice import profile_for, release_for
 from pciname.dra.facts import Combination, DraCombinationError, choose
 from pciname.errors import LintInputError, PcinameError
 from pciname.kubevirt.selectors import known_release
-from pciname.lint.inputs import read_input
+from pciname.lint.inputs import STDIN, read_input
 from pciname.lint.linter import Finding, Linter
 from pciname.lint.plugin import parse as parse_nvidia_plugin
 
@@ -60,13 +61,12 @@ class LintRequest:
     (``dra_driver``; None: the newest that works with that KubeVirt)."""
 
     files: tuple[LintFile, ...] = ()
-    profile: ProfileLike | None = None
-    upgrade_to: ProfileLike | None = None
-    cozystack: str | None = None
-    dra_driver: str | None = None
-    kubevirt: str | None = None
-    spelling: Spelling = Spelling.CLI
-    nvidia_plugin: str | None = None
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
+    upgrade_to: ProfileLike | None = field(default=None, metadata=PROFILE)
+    cozystack: str | None = field(default=None, metadata=NAME)
+    dra_driver: str | None = field(default=None, metadata=NAME)
+    kubevirt: str | None = field(default=None, metadata=NAME)
+    nvidia_plugin: str | None = field(default=None, metadata=NAME)
     #: Set by :meth:`validated`: the Cozystack release asked for, as ``vX.Y.Z`` (None: none asked for).
     release: str | None = field(default=None, compare=False)
     #: Set by :meth:`validated`: the DRA releases asked for (None: none asked for; the linter takes the newest).
@@ -87,15 +87,20 @@ class LintRequest:
         try:
             plugin = parse_nvidia_plugin(self.nvidia_plugin).value
         except ValueError as error:
-            raise PcinameError(f"{self.spelling('nvidia_plugin')}: {error}") from None
+            message = str(error)
+            raise RequestError(lambda say: f"{say('nvidia_plugin')}: {message}") from None
         kubevirt = self.kubevirt.strip() if self.kubevirt is not None and self.kubevirt.strip() else None
         if kubevirt is not None:
             try:
                 kubevirt = known_release(kubevirt)
             except PcinameError as error:
-                raise PcinameError(f"{self.spelling('kubevirt')}: {error}") from None
+                message = str(error)
+                raise RequestError(lambda say: f"{say('kubevirt')}: {message}") from None
         driver = self.dra_driver.strip() if self.dra_driver is not None and self.dra_driver.strip() else None
-        dra, refusal = _dra_releases(driver, kubevirt)
+        try:
+            dra, refusal = _dra_releases(driver, kubevirt)
+        except DraCombinationError as error:  # its line names the releases by the CLI's flags
+            raise respelled(error, "dra_driver", "kubevirt") from None
         return replace(
             self,
             files=tuple(self.files),
@@ -133,6 +138,7 @@ def answer(
     check: Callable[[], None] | None = None,
     stream: Callable[[str | bytes], Any] | None = None,
     refuse: Callable[[Sequence[LintInputError]], Exception] | None = None,
+    spelling: Spelling = Spelling.CLI,
 ) -> LintAnswer:
     """The answer to a :meth:`~LintRequest.validated` request under
     ``profile`` (its :attr:`~LintRequest.chosen_profile`) and ``upgrade_to``,
@@ -141,7 +147,8 @@ def answer(
     deadline); ``stream`` is what the linter reads a file's YAML through (a
     stream that asks ``check`` as it is read); with ``refuse``, files that
     cannot be read raise what it makes of their errors before anything is
-    linted, instead of being answered beside the findings."""
+    linted, instead of being answered beside the findings. ``spelling``:
+    the surface whose words a note names the ``nvidia_plugin`` option in."""
     linter = Linter(
         profile,
         upgrade_to,
@@ -150,7 +157,7 @@ def answer(
         check=check,
         nvidia_plugin=request.nvidia_plugin,
         kubevirt=request.kubevirt,
-        option=request.spelling("nvidia_plugin"),
+        option=spelling("nvidia_plugin"),
         dra=request.dra,
         dra_refusal=request.dra_refusal,
     )
@@ -174,7 +181,14 @@ def answer(
     return LintAnswer(findings, list(linter.notes), documents, tuple(errors))
 
 
-__all__ = ["LintAnswer", "LintFile", "LintRequest", "answer", "file_reader"]
+__all__ = [
+    "STDIN",
+    "LintAnswer",
+    "LintFile",
+    "LintRequest",
+    "answer",
+    "file_reader",
+]
 
 
 def _dra_releases(driver: str | None, kubevirt: str | None) -> tuple[Combination | None, str | None]:

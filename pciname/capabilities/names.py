@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
-from pciname.capabilities.spelling import Spelling
-from pciname.errors import PcinameError
+from pciname.capabilities.limits import DEVICE_CHARS, NAME, PROFILE, limit
+from pciname.capabilities.spelling import RequestError
 from pciname.naming.checks import reverse_query
 from pciname.resolution.resolver import resolver_or_default
 
@@ -39,10 +39,10 @@ if TYPE_CHECKING:
 EMPTY = "empty request: "
 
 
-def _empty(say: Spelling, rpc: str, cli: str | None = None) -> PcinameError:
-    """Nothing to answer: gRPC's words (``empty request: ...``), or the CLI's
+def _empty(rpc: str, cli: str | None = None) -> RequestError:
+    """Nothing to answer: gRPC's words (``empty request: ...``), and the CLI's
     (``cli``, when it says it otherwise)."""
-    return PcinameError(EMPTY + rpc if say is Spelling.RPC else cli or rpc)
+    return RequestError.saying(cli or rpc, EMPTY + rpc)
 
 
 # -- lookup -----------------------------------------------------------------
@@ -59,38 +59,37 @@ class LookupRequest:
     ``single``: the ``Resolve`` RPC's one device; ``output``: the CLI's
     format (YAML gets a record per device, never a shared one)."""
 
-    devices: Sequence[str] = ()
-    profile: ProfileLike | None = None
+    devices: Sequence[str] = field(default=(), metadata=limit(chars=DEVICE_CHARS, batch=True))
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     output: str = "name"
-    stdin: bytes | None = None
+    stdin: bytes | None = field(default=None, metadata=limit(items=MAX_LOOKUP_STDIN_BYTES))
     max_devices: int = MAX_LOOKUP_DEVICES
     single: bool = False
-    spelling: Spelling = Spelling.CLI
 
     def validated(self) -> LookupRequest:
         """The request with what ``stdin`` read among its devices; a
-        :class:`~pciname.errors.PcinameError` for too much input or none."""
-        say = self.spelling
+        :class:`~pciname.capabilities.spelling.RequestError` for too much input or none."""
         devices = self.devices
         if self.stdin is not None:
             if len(self.stdin) > MAX_LOOKUP_STDIN_BYTES:
-                raise PcinameError(
-                    f"{say('stdin')}: more than {MAX_LOOKUP_STDIN_BYTES} bytes; a lookup takes at most "
-                    f"{MAX_LOOKUP_DEVICES} devices: split the input"
+                raise RequestError(
+                    lambda say: (
+                        f"{say('stdin')}: more than {MAX_LOOKUP_STDIN_BYTES} bytes; a lookup takes at most "
+                        f"{MAX_LOOKUP_DEVICES} devices: split the input"
+                    )
                 )
             devices = (*devices, *self.stdin.decode("utf-8", "replace").split())
         if not devices:
             if self.single:
-                raise _empty(say, "no device given (e.g. 10de:2236)")
-            raise _empty(say, "no devices given", "no devices given: name at least one DEVICE or use --stdin")
+                raise _empty("no device given (e.g. 10de:2236)")
+            raise _empty("no devices given", "no devices given: name at least one DEVICE or use --stdin")
         count = len(devices)
         if count > self.max_devices:
-            if say is Spelling.CLI:
-                raise PcinameError(f"{count} devices given; a lookup takes at most {self.max_devices}: split the input")
-            # pciname.server.rpc.wire.check_batch's words, as every RPC's count limit (tests/capabilities pins them)
-            raise PcinameError(
+            raise RequestError.saying(
+                f"{count} devices given; a lookup takes at most {self.max_devices}: split the input",
+                # pciname.server.rpc.wire.check_batch's words, as every RPC's count limit (tests/capabilities pins them)
                 f"{count} devices in one request, more than this server's maximum of {self.max_devices} "
-                "(--max-batch); split the request"
+                "(--max-batch); split the request",
             )
         if devices is self.devices:
             return self  # the server's Resolve and ResolveBatch: nothing to copy
@@ -121,19 +120,17 @@ class ReverseRequest:
     """The device ids advertised as ``resource`` (``nvidia.com/GA102GL_A10``
     or ``GA102GL_A10``, blanks around it allowed) under ``profile``."""
 
-    resource: str
-    profile: ProfileLike | None = None
-    spelling: Spelling = Spelling.CLI
+    resource: str = field(metadata=NAME)
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     #: Set by :meth:`validated`: the name asked for (:func:`~pciname.naming.checks.reverse_query`).
     resource_name: str = field(default="", compare=False)
 
     def validated(self) -> ReverseRequest:
         """The request with its :attr:`resource_name`; a
-        :class:`~pciname.errors.PcinameError` when none is given."""
+        :class:`~pciname.capabilities.spelling.RequestError` when none is given."""
         wanted = reverse_query(self.resource)  # the rule the library, the CLI and the service use
         if not wanted:
             raise _empty(
-                self.spelling,
                 "no resource_name given (e.g. nvidia.com/GA102GL_A10)",
                 "no resource name given (e.g. nvidia.com/GA102GL_A10)",
             )
@@ -172,17 +169,14 @@ class DiffRequest:
     (spellings, or custom Profiles; "" is the default profile). None: not
     given (a gRPC field left blank)."""
 
-    old: ProfileLike | None
-    new: ProfileLike | None
-    spelling: Spelling = Spelling.CLI
+    old: ProfileLike | None = field(metadata=PROFILE)
+    new: ProfileLike | None = field(metadata=PROFILE)
 
     def validated(self) -> DiffRequest:
-        """The request; a :class:`~pciname.errors.PcinameError` unless both
+        """The request; a :class:`~pciname.capabilities.spelling.RequestError` unless both
         profiles are given."""
         if self.old is None or self.new is None:
-            raise _empty(
-                self.spelling, "both from_profile and to_profile are required", "both --from and --to are required"
-            )
+            raise _empty("both from_profile and to_profile are required", "both --from and --to are required")
         return self
 
 

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.spelling import RequestError, auto_refused
 from pciname.dra.facts import for_driver
-from pciname.errors import PcinameError
-from pciname.host.dra_scan import DraScanResult, dra_scan
+from pciname.host.dra_scan import ATTRIBUTE_KINDS, DraScanResult, dra_scan
 from pciname.host.offered import mdev_config
 from pciname.host.sysfs import ScanResult, scan
 from pciname.naming.profiles import DEFAULT_PROFILE
@@ -42,7 +41,6 @@ class ScanRequest:
     root: str = "/"
     profile: ProfileLike | None = None
     mdev_config: tuple[str, ...] = ()
-    spelling: Spelling = Spelling.CLI
     dra: bool = False
     dra_driver: str | None = None
 
@@ -51,13 +49,16 @@ class ScanRequest:
         ``auto``, an unknown DRA driver release, or DRA with a profile or
         ``mdev_config`` (the DRA driver names no resources)."""
         if is_auto(self.profile):
-            raise self.spelling.auto_refused()
+            raise auto_refused()
         if self.dra_driver is not None and not self.dra:
-            raise PcinameError("--dra-driver is for scan --dra")
+            raise RequestError(lambda say: f"{say('dra_driver')} is for scan {say('dra')}")
         if self.dra:
             if self.mdev_config or self.profile is not None:
-                raise PcinameError(
-                    "scan --dra takes no profile and no --mdev-config: the DRA driver names no resources"
+                raise RequestError(
+                    lambda say: (
+                        f"scan {say('dra')} takes no profile and no {say('mdev_config')}: "
+                        "the DRA driver names no resources"
+                    )
                 )
             for_driver(self.dra_driver)  # an unknown release: one line
         return self
@@ -86,4 +87,4 @@ def answer(request: ScanRequest, *, resolver: ResolverLike | None = None) -> Sca
     return Scan(result)
 
 
-__all__ = ["Scan", "ScanRequest", "answer"]
+__all__ = ["ATTRIBUTE_KINDS", "DraScanResult", "Scan", "ScanRequest", "ScanResult", "answer"]

@@ -12,11 +12,12 @@ the ``VgpuTypes`` RPC build the request and print or send the answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.spelling import Spelling
-from pciname.errors import NotInCatalogueError, PcinameError
+from pciname.capabilities.limits import DEVICE_CHARS, PROFILE, limit
+from pciname.capabilities.spelling import RequestError
+from pciname.errors import NotInCatalogueError
 from pciname.kubevirt.generate import refuse_kata
 from pciname.kubevirt.vgpu import vgpu_types
 from pciname.resolution.resolver import parse_device
@@ -31,15 +32,15 @@ class VgpuTypesRequest:
     the default). The device is checked as it is answered, after the
     profile, the order both surfaces have always reported them in."""
 
-    device: str
-    profile: ProfileLike | None = None
-    spelling: Spelling = Spelling.CLI
+    device: str = field(metadata=limit(chars=DEVICE_CHARS))
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
 
     def validated(self) -> VgpuTypesRequest:
         """The request, its device text known to be text (a
         :class:`~pciname.errors.PcinameError` otherwise)."""
         if not isinstance(self.device, str):
-            raise PcinameError(f"{self.spelling('device')} must be a device id such as 10de:2236, not {self.device!r}")
+            device = self.device
+            raise RequestError(lambda say: f"{say('device')} must be a device id such as 10de:2236, not {device!r}")
         return replace(self)
 
     @property

@@ -4,8 +4,8 @@ Prints the policy and its binding (``-o yaml``: a multi-document stream,
 ``-o json``: a ``kind: List``) for ``kubectl apply -f -``. Exit codes: 0, 1
 when devices or CR entries were left out of the allowed set (reported on
 stderr), 2 bad usage or bad input. The command builds the request of
-:mod:`pciname.capabilities.admission` and reads the CR it asks for; the
-policy itself is :mod:`pciname.policy.admission`.
+:mod:`pciname.capabilities.admission` (the CR it asks for read by the
+capability: a file's or the cluster's), asks the registry and prints the answer.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.shared import profile_arg, report_left_out, say
 from pciname.errors import PcinameError
@@ -21,12 +22,13 @@ from pciname.errors import PcinameError
 if TYPE_CHECKING:
     from pciname.capabilities.admission import AdmissionPolicyRequest
 
-POLICY_FORMATS = ("yaml", "json")
+POLICY_FORMATS = formats("admission-policy")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pciname.policy.admission import ACTIONS, DEFAULT_ACTIONS, DEFAULT_NAME
+    from pciname.capabilities.choices import admission
 
+    actions, default_actions, default_name = admission()
     policy = sub.add_parser(
         "admission-policy",
         help="a ValidatingAdmissionPolicy that stops wrong GPU names at the API server",
@@ -69,13 +71,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--action",
         dest="actions",
         action="append",
-        choices=ACTIONS,
+        choices=actions,
         metavar="ACTION",
-        help=f"the binding's validationActions, repeatable: {', '.join(ACTIONS)} (default: "
-        f"{' and '.join(DEFAULT_ACTIONS)}: nothing is refused; Deny refuses)",
+        help=f"the binding's validationActions, repeatable: {', '.join(actions)} (default: "
+        f"{' and '.join(default_actions)}: nothing is refused; Deny refuses)",
     )
     policy.add_argument(
-        "--name", default=DEFAULT_NAME, help=f"name of the policy and binding (default: {DEFAULT_NAME})"
+        "--name", default=default_name, help=f"name of the policy and binding (default: {default_name})"
     )
     policy.add_argument(
         "--dra",
@@ -99,7 +101,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_admission_policy(args: argparse.Namespace) -> int:
-    from pciname.capabilities.admission import AdmissionPolicyRequest, answer
+    from pciname.capabilities.admission import AdmissionPolicyRequest
 
     profile = profile_arg(args)
     request = AdmissionPolicyRequest(
@@ -117,7 +119,7 @@ def run_admission_policy(args: argparse.Namespace) -> int:
     ).validated()
     if not args.from_cluster and (args.kubeconfig or args.context or args.kubevirt):
         raise PcinameError("--kubeconfig, --context and --kubevirt go with --from-cluster")
-    result = answer(request, profile, cr=_cr(args, request))
+    result = ask("admission-policy", request, profile, cr=_cr(args, request))
     policy = result.policy
     sys.stdout.write(policy.to_yaml() if args.output == "yaml" else policy.to_json())
     broken = report_left_out(result.left_out)
@@ -131,16 +133,10 @@ def run_admission_policy(args: argparse.Namespace) -> int:
 def _cr(args: argparse.Namespace, request: AdmissionPolicyRequest) -> tuple[str | bytes, str] | None:
     """The KubeVirt CR the allowed set comes from, as YAML and a name: the
     ``--from-cr`` file's, the cluster's (``--from-cluster``), or None."""
-    if args.from_cr is not None:
-        from pciname.lint.inputs import read_input
+    from pciname.capabilities.admission import file_cr, read_cluster_cr
 
-        return read_input(args.from_cr)
+    if args.from_cr is not None:
+        return file_cr(args.from_cr)
     if not request.from_cluster:
         return None
-    from pciname.capabilities.admission import cluster_cr
-    from pciname.cluster.kube import connect, read_kubevirt
-
-    kubevirt = read_kubevirt(connect(args.kubeconfig, args.context), request.kubevirt_name)
-    if kubevirt is None:
-        raise PcinameError("the cluster has no KubeVirt CR (kubevirt.io/v1 kubevirts)")
-    return cluster_cr(kubevirt)
+    return read_cluster_cr(request, args.kubeconfig, args.context)

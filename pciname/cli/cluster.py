@@ -7,8 +7,8 @@ the names the nodes advertise) and ``-o``. Exit codes: 0 fine, 1 audit
 findings or apply refused (or devices left out), 2 bad usage or the cluster
 cannot be read. Each builds its request (:mod:`pciname.capabilities.audit`,
 :mod:`pciname.capabilities.apply`) from its arguments and prints the answer;
-what the objects mean is :mod:`pciname.policy.audit`, the client I/O
-:mod:`pciname.cluster.kube`. ``--timeout`` bounds the API
+asking the registry, and prints the answer (the capabilities connect to the
+cluster too). ``--timeout`` bounds the API
 requests of a command together and, for ``audit`` and ``gpu-options``, the
 work on what they read too (counted from the command's start; past it, one
 line, exit 2).
@@ -21,12 +21,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from pciname.base.render import emit, table, write_line
+from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options, profile_from_args
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import add_cozystack_option, add_request_options, report, say
 
 if TYPE_CHECKING:
-    from pciname.cluster.kube import ApiClient
     from pciname.resolution.resolver import ProfileLike
 
 # pciname.cluster.kube.DEFAULT_TIMEOUT, spelled out so that building the
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_cozystack_option(audit, "the cluster runs, when its cozystack-operator Deployment does not say")
     add_profile_options(audit)
-    add_output_option(audit)
+    add_output_option(audit, formats("audit"))
     audit.set_defaults(func=run_audit)
 
     options = sub.add_parser(
@@ -88,7 +88,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _add_cluster_options(options)
     add_cozystack_option(options, "the cluster runs, when its cozystack-operator Deployment does not say")
     add_profile_options(options)
-    add_output_option(options)
+    add_output_option(options, formats("gpu-options"))
     options.set_defaults(func=run_gpu_options)
 
     apply = sub.add_parser("apply", help="change the cluster (only when asked)")
@@ -110,7 +110,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     aphd.add_argument("--dry-run", action="store_true", help="let the server check the apply without persisting it")
     _add_cluster_options(aphd)
     add_profile_options(aphd)
-    add_output_option(aphd)
+    add_output_option(aphd, formats("apply permitted-host-devices"))
     aphd.set_defaults(func=run_apply_permitted_host_devices)
 
 
@@ -136,8 +136,9 @@ def _profile(args: argparse.Namespace) -> ProfileLike | None:
     return args.profile or None
 
 
-def _connect(args: argparse.Namespace, seconds: float) -> ApiClient:
-    from pciname.cluster.kube import connect
+def _connect(args: argparse.Namespace, seconds: float) -> Any:
+    """The cluster client the kubeconfig options reach (:func:`pciname.capabilities.audit.connect`)."""
+    from pciname.capabilities.audit import connect
 
     return connect(args.kubeconfig, args.context, timeout=seconds)
 
@@ -146,17 +147,17 @@ def _connect(args: argparse.Namespace, seconds: float) -> ApiClient:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from pciname.capabilities.audit import AuditRequest, Deadline, answer_audit, answer_audit_dra, read
+    from pciname.capabilities.audit import AuditRequest, Deadline, read
 
     request = AuditRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout, dra=args.dra)
     if args.dra:
         check = Deadline(request, "audit --dra").check  # from the command's start
-        dra = answer_audit_dra(request.validated(), _connect(args, request.seconds), check=check)
+        dra = ask("audit --dra", request.validated(), _connect(args, request.seconds), check=check)
         _dra_table(dra) if args.output == "table" else emit(dra, args.output)
         return 1 if dra["findings"] else 0
     deadline = Deadline(request, "audit")  # from the command's start
     asked, state = read(request.validated(), _connect(args, request.seconds), deadline=deadline, note=say)
-    result = answer_audit(asked, state.kubevirt, state.nodes, check=deadline.check)
+    result = ask("audit", asked, state.kubevirt, state.nodes, check=deadline.check)
     if args.output == "table":
         _audit_table(result)
     else:
@@ -262,7 +263,7 @@ def _attributes_shown(own: dict[str, Any]) -> str:
 
 
 def run_gpu_options(args: argparse.Namespace) -> int:
-    from pciname.capabilities.audit import Deadline, GpuOptionsRequest, answer_gpu_options, read
+    from pciname.capabilities.audit import Deadline, GpuOptionsRequest, read
 
     request = GpuOptionsRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout)
     deadline = Deadline(request, "gpu-options")  # from the command's start
@@ -272,7 +273,7 @@ def run_gpu_options(args: argparse.Namespace) -> int:
     told = asked.cozystack_report
     if told and told["known"]:
         say(f"Cozystack {told['version']} ({told['source']})")
-    options = answer_gpu_options(asked, state.kubevirt, state.nodes, check=deadline.check).options
+    options = ask("gpu-options", asked, state.kubevirt, state.nodes, check=deadline.check).options
     if args.output == "table":
         if options:
             table(
@@ -299,9 +300,8 @@ def run_gpu_options(args: argparse.Namespace) -> int:
 
 
 def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
-    from pciname.capabilities.apply import ApplyRequest, answer
+    from pciname.capabilities.apply import FIELD_MANAGER, ApplyRequest
     from pciname.errors import ApplyRefused
-    from pciname.kubevirt.objects import FIELD_MANAGER
 
     request = ApplyRequest(
         tuple(args.devices),
@@ -315,7 +315,7 @@ def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
         timeout=args.timeout,
     ).validated()
     try:
-        applied = answer(request, _connect(args, request.seconds), report=report)
+        applied = ask("apply permitted-host-devices", request, _connect(args, request.seconds), report=report)
     except ApplyRefused as refused:
         say(str(refused))
         return 1

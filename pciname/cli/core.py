@@ -1,4 +1,6 @@
-"""Core commands: lookup, reverse, diff, profiles, snapshots."""
+"""Core commands: lookup, reverse, diff, profiles, snapshots. Each builds
+its request of :mod:`pciname.capabilities` (names, catalog), asks the
+registry (:func:`pciname.capabilities.registry.ask`) and prints the answer."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pciname.naming.algorithms import ALL_ALGORITHMS
 if TYPE_CHECKING:
     from pciname.cli.output import Subcommands
     from pciname.naming.profiles import Profile
+    from pciname.resolution.resolver import ProfileLike
 
 
 def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True) -> None:
@@ -48,9 +51,10 @@ def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True)
         )
 
 
-def profile_from_args(args: argparse.Namespace) -> str | Profile:
+def profile_from_args(args: argparse.Namespace, default: ProfileLike | None = None) -> ProfileLike:
     """The profile the options select (a name or a custom Profile; with
-    ``--alias``/``--nvswitch-alias``, the Kata Profile run with them)."""
+    ``--alias``/``--nvswitch-alias``, the Kata Profile run with them);
+    without ``--profile``, ``default`` (None: the default profile)."""
     from pciname.base.paths import embedded_pciids_path
     from pciname.naming.profiles import CUSTOM_ALGORITHM, DEFAULT_PROFILE, custom_profile, get_profile, with_aliases
 
@@ -64,9 +68,10 @@ def profile_from_args(args: argparse.Namespace) -> str | Profile:
             raise _usage("--profile cannot be combined with --pciids/--algorithm")
         custom = custom_profile(pciids or embedded_pciids_path(), algorithm or CUSTOM_ALGORITHM)
         return with_aliases(custom, alias, nvswitch_alias)
+    profile = args.profile or default or DEFAULT_PROFILE
     if alias is None and nvswitch_alias is None:
-        return args.profile or DEFAULT_PROFILE
-    return with_aliases(get_profile(args.profile or DEFAULT_PROFILE), alias, nvswitch_alias)
+        return profile
+    return with_aliases(get_profile(profile) if isinstance(profile, str) else profile, alias, nvswitch_alias)
 
 
 def aliases_from_args(args: argparse.Namespace) -> tuple[str | None, str | None]:
@@ -158,6 +163,8 @@ def _add_snapshots(sub: Subcommands) -> None:
 
 
 def _add_snapshots_fetch(snap_sub: Subcommands) -> None:
+    from pciname.capabilities.catalog import FETCH_DEADLINE, FETCH_TIMEOUT
+
     snap_fetch = snap_sub.add_parser(
         "fetch",
         help="download every missing snapshot and verify its sha256",
@@ -169,14 +176,14 @@ def _add_snapshots_fetch(snap_sub: Subcommands) -> None:
     snap_fetch.add_argument(
         "--timeout",
         type=_seconds,
-        default=60.0,
+        default=FETCH_TIMEOUT,
         metavar="SECONDS",
         help="give up on a download when connecting, or waiting for any data, takes this long (default 60)",
     )
     snap_fetch.add_argument(
         "--deadline",
         type=_seconds,
-        default=300.0,
+        default=FETCH_DEADLINE,
         metavar="SECONDS",
         help="give up on a download that has not finished after this long in all, redirects included, "
         "however slowly data keeps coming (default 300)",
@@ -207,7 +214,8 @@ def _read_stdin() -> bytes:
 
 
 def run_lookup(args: argparse.Namespace) -> int:
-    from pciname.capabilities.names import LookupRequest, answer_lookup
+    from pciname.capabilities.names import LookupRequest
+    from pciname.capabilities.registry import ask
     from pciname.cli.service import client_options, client_tls_asked
 
     asked = LookupRequest(
@@ -228,7 +236,7 @@ def run_lookup(args: argparse.Namespace) -> int:
     elif client_tls_asked(args):
         raise _usage("the --tls options go with --server")
     else:
-        records = answer_lookup(asked, profile_from_args(args))
+        records = ask("lookup", asked, profile_from_args(args))
     print_records(records, args.output, list_warnings=_list_warnings(args, records))
     return 0 if all(r["advertised"] for r in records) else 1
 
@@ -263,11 +271,12 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
 
 def run_reverse(args: argparse.Namespace) -> int:
     from pciname.base.render import PROGRAM
-    from pciname.capabilities.names import ReverseRequest, answer_reverse, reverse_miss
+    from pciname.capabilities.names import ReverseRequest, reverse_miss
+    from pciname.capabilities.registry import ask
 
     asked = ReverseRequest(args.resource, profile=args.profile).validated()
     profile = profile_from_args(args)
-    devices = answer_reverse(asked, profile)
+    devices = ask("reverse", asked, profile)
     if args.output == "name":
         for device in devices:
             print(device)
@@ -279,12 +288,13 @@ def run_reverse(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from pciname.capabilities.names import DiffRequest, answer_diff
+    from pciname.capabilities.names import DiffRequest
+    from pciname.capabilities.registry import ask
     from pciname.naming.profiles import canonical_name
 
     asked = DiffRequest(args.old, args.new).validated()
     old, new = _diff_sides(args)
-    entries = answer_diff(asked, old, new)
+    entries = ask("diff", asked, old, new)
     if args.output == "table":
         if entries:
             table([(e.device, e.change, e.old, e.new) for e in entries], ("DEVICE", "CHANGE", "OLD", "NEW"))
@@ -317,9 +327,10 @@ def _diff_sides(args: argparse.Namespace) -> tuple[str | Profile, str | Profile]
 
 
 def run_profiles(args: argparse.Namespace) -> int:
-    from pciname.api import profiles
+    from pciname.capabilities.catalog import ProfilesRequest
+    from pciname.capabilities.registry import ask
 
-    infos = profiles()
+    infos = ask("profiles", ProfilesRequest().validated())
     if args.output == "table":
         table(
             [
@@ -343,38 +354,11 @@ def run_profiles(args: argparse.Namespace) -> int:
 # -- snapshots ----------------------------------------------------------------
 
 
-def _users() -> dict[str, dict[str, list[str]]]:
-    """sha256 -> profile kind -> the releases whose names need it."""
-    from pciname.naming.profiles import load_registry
-
-    users: dict[str, dict[str, list[str]]] = {}
-    for profile in load_registry().profiles.values():
-        if profile.snapshot is not None:
-            kinds = users.setdefault(profile.snapshot.sha256, {})
-            kinds.setdefault(profile.kind, []).append(profile.name.partition("@")[2])
-    return users
-
-
 def run_snapshots_list(args: argparse.Namespace) -> int:
-    from pciname.naming.kata import KATA_PLUGIN
-    from pciname.resolution.snapshots import status
+    from pciname.capabilities.catalog import SnapshotsRequest
+    from pciname.capabilities.registry import ask
 
-    users = _users()
-    rows = [
-        {
-            "snapshot": s.snapshot.key,
-            "sha256": s.snapshot.sha256,
-            "installed": s.location is not None,
-            "packaged": s.location is not None and s.location.packaged,
-            "path": str(s.location) if s.location else None,
-            "plugin_releases": users[s.snapshot.sha256].get("plugin", []),
-            "gpu_operator_releases": users[s.snapshot.sha256].get("gpu-operator", []),
-            # the Kata plugin's releases (v0.0.1: its image's file; later: go-nvlib's embedded copy)
-            "kata_plugin_releases": users[s.snapshot.sha256].get(KATA_PLUGIN, []),
-            "url": s.snapshot.url,
-        }
-        for s in status()
-    ]
+    rows = ask("snapshots list", SnapshotsRequest().validated())
     if args.output == "table":
         table(
             [
@@ -434,12 +418,11 @@ def run_snapshots_import(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from pciname.resolution.snapshots import import_files
+    from pciname.capabilities.catalog import SnapshotImportRequest
+    from pciname.capabilities.registry import ask
 
     failed = 0
-    for result in import_files([Path(f) for f in args.files]):
+    for result in ask("snapshots import", SnapshotImportRequest(tuple(args.files)).validated()):
         if result.snapshot is None:
             write_line(
                 f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported",
@@ -452,11 +435,13 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def run_snapshots_fetch(args: argparse.Namespace) -> int:
-    from pciname.resolution.snapshots import iter_fetch
+    from pciname.capabilities.catalog import SnapshotFetchRequest
+    from pciname.capabilities.registry import ask
 
+    request = SnapshotFetchRequest(args.base_url, timeout=args.timeout, deadline=args.deadline).validated()
     failed = 0
     with _SigtermCleanup():
-        for result in iter_fetch(args.base_url, timeout=args.timeout, deadline=args.deadline):
+        for result in ask("snapshots fetch", request):
             if result.status == "failed":
                 failed += 1
                 write_line(f"{result.snapshot.key}: failed to fetch {result.url}: {result.error}", sys.stderr)
@@ -468,13 +453,12 @@ def run_snapshots_fetch(args: argparse.Namespace) -> int:
 
 
 def run_snapshots_pack(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from pciname.capabilities.catalog import SnapshotPackRequest
+    from pciname.capabilities.registry import ask
 
-    from pciname.base.paths import data_dir
-    from pciname.resolution.snapshots import pack
-
-    into = Path(args.into) if args.into else data_dir()
-    for snapshot in pack([Path(f) for f in args.files], into):
+    request = SnapshotPackRequest(tuple(args.files), args.into).validated()
+    into = request.directory
+    for snapshot in ask("snapshots pack", request):
         print(f"{snapshot.key}: packed ({snapshot.size} bytes, sha256 {snapshot.sha256})")
     print(f"wrote {into / 'snapshots.tar.xz'} ({(into / 'snapshots.tar.xz').stat().st_size} bytes)")
     return 0

@@ -4,38 +4,27 @@
 
 Each takes ``--profile`` and ``-o``. Exit codes: 0 fine, 1 names left out
 (or, with ``--include-broken``, kept but broken), 2 bad usage or bad input.
-Each but mdev-name builds its request of :mod:`pciname.capabilities`
-(permitted, node_pool, vm_gpus) from the options; the snippets themselves
-are :mod:`pciname.kubevirt.generate`.
+Each builds its request of :mod:`pciname.capabilities` (permitted,
+node_pool, vm_gpus, dra_claims, mdev_name) from the options, asks the
+registry (:func:`pciname.capabilities.registry.ask`) and prints the answer.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pciname.base.render import emit, table, write_line
-from pciname.capabilities.permitted import NO_DEVICES
+from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
-from pciname.cli.shared import (
-    add_cozystack_option,
-    add_request_options,
-    included,
-    profile_arg,
-    report,
-    say,
-    vgpu_requests,
-)
+from pciname.cli.shared import add_cozystack_option, add_request_options, included, profile_arg, report, say
 from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
-    from pciname.kubevirt.generate import Snippet
+    from pciname.capabilities.vm_gpus import Snippet
 
-#: The -o choices of the generated snippets.
-SNIPPET_FORMATS = ("yaml", "json", "table")
 #: node-pool's group fields: node_pool's keyword (and the option's dest), and the option.
 POOL_FIELD_FLAGS = {
     "instance_type": "--instance-type",
@@ -56,8 +45,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pciname.cozystack.defaults import DEFAULT_VARIANT, MDEV_VARIANTS, VARIANTS
-    from pciname.kubevirt.generate import DEFAULT_FORMAT, FORMATS
+    from pciname.capabilities.choices import permitted
+
+    facts = permitted()
+    block_formats, default_format = facts["formats"], facts["default"]
+    variants, mdev_variants, default_variant = facts["variants"], facts["mdev_variants"], facts["default_variant"]
 
     phd = sub.add_parser(
         "permitted-host-devices",
@@ -86,11 +78,11 @@ def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     phd.add_argument(
         "--format",
-        choices=FORMATS,
-        default=DEFAULT_FORMAT,
+        choices=block_formats,
+        default=default_format,
         help="kubevirt: permittedHostDevices for the KubeVirt CR's spec.configuration; cozystack: "
         "gpu.permittedHostDevices for Cozystack's platform values; patch: a JSON merge patch for "
-        f"`kubectl patch kubevirt NAME --type merge` (default: {DEFAULT_FORMAT})",
+        f"`kubectl patch kubevirt NAME --type merge` (default: {default_format})",
     )
     phd.add_argument(
         "--replace-defaults",
@@ -101,8 +93,8 @@ def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--variant",
         metavar="VARIANT",
         help="with --format cozystack: the cluster's bundles.iaas.gpuOperatorVariant, one of the release's "
-        f"({', '.join(VARIANTS)} in the newest; default: {DEFAULT_VARIANT}); "
-        f"{', '.join(v for v in VARIANTS if v not in MDEV_VARIANTS)} ignores mediatedDevices, "
+        f"({', '.join(variants)} in the newest; default: {default_variant}); "
+        f"{', '.join(v for v in variants if v not in mdev_variants)} ignores mediatedDevices, "
         "so --mdev entries are left out and reported",
     )
     phd.add_argument(
@@ -123,13 +115,15 @@ def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     phd.add_argument(
         "-o",
         "--output",
-        choices=SNIPPET_FORMATS,
+        choices=formats("permitted-host-devices"),
         help="output format (default: json for --format patch, else yaml)",
     )
     phd.set_defaults(func=run_permitted_host_devices)
 
 
 def add_vm_gpus_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pciname.capabilities.vm_gpus import DEFAULT_NAME, DEFAULT_PREFIX
+
     vm = sub.add_parser(
         "vm-gpus",
         help="spec.domain.devices.gpus[] for a KubeVirt VM",
@@ -138,7 +132,9 @@ def add_vm_gpus_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     vm.add_argument("devices", nargs="*", metavar="DEVICE[=COUNT]")
     add_request_options(vm, counts=True)
-    vm.add_argument("--prefix", default="gpu", help="entry names are PREFIX1, PREFIX2, ... (default: gpu)")
+    vm.add_argument(
+        "--prefix", default=DEFAULT_PREFIX, help=f"entry names are PREFIX1, PREFIX2, ... (default: {DEFAULT_PREFIX})"
+    )
     add_profile_options(vm)
     dra = vm.add_argument_group(
         "DRA",
@@ -159,13 +155,15 @@ def add_vm_gpus_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     dra.add_argument(
         "--resource-api", metavar="VERSION", help="resource.k8s.io version: v1 (the default), v1beta2 or v1beta1"
     )
-    dra.add_argument("--name", default="vm-gpus", help="the claim template's, VM's and claim's name (default vm-gpus)")
+    dra.add_argument(
+        "--name", default=DEFAULT_NAME, help=f"the claim template's, VM's and claim's name (default {DEFAULT_NAME})"
+    )
     dra.add_argument(
         "--product-name",
         action="store_true",
         help="also select by the exact productName the driver publishes (default: vendor and device id only)",
     )
-    add_output_option(vm, SNIPPET_FORMATS, default="yaml")
+    add_output_option(vm, formats("vm-gpus"), default="yaml")
     vm.set_defaults(func=run_vm_gpus)
 
 
@@ -180,7 +178,7 @@ def add_mdev_name_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     mdev.add_argument("types", nargs="+", metavar="TYPE")
     add_profile_options(mdev)
-    add_output_option(mdev, ("name", *SNIPPET_FORMATS), default="name")
+    add_output_option(mdev, formats("mdev-name"), default="name")
     mdev.set_defaults(func=run_mdev_name)
 
 
@@ -194,13 +192,14 @@ def _snippet_table(snippet: Snippet, rows_of: Callable[[dict[str, Any]], list[tu
 
 
 def run_permitted_host_devices(args: argparse.Namespace) -> int:
-    from pciname.capabilities.permitted import PermittedHostDevicesRequest, answer
-    from pciname.kubevirt.generate import render
+    from pciname.capabilities.permitted import SUGGESTION, PermittedHostDevicesRequest, render
 
-    devices, mdevs = vgpu_requests(args, counts=False)
-    if args.offered and args.from_scan is None:
-        raise PcinameError("--offered goes with --from-scan DIR")
     request = PermittedHostDevicesRequest(
+        tuple(args.devices),
+        tuple(args.mdev),
+        tuple(args.vgpu),
+        from_scan=args.from_scan,
+        offered=args.offered,
         profile=args.profile,
         include_broken=args.include_broken,
         format=args.format,
@@ -210,28 +209,14 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
         vgpu_device_manager=args.vgpu_device_manager,
         cozystack_defaults=_defaults_file(args.cozystack_defaults),
     ).validated()
-    if args.from_scan is not None:
-        from pciname.host.sysfs import scan, scan_requests
-
-        found = scan_requests(
-            scan(args.from_scan, profile_arg(args, chosen=request.chosen_profile)), offered=args.offered
-        )
-        for line in found.skipped:
-            say(f"--from-scan: left out {line}")
-        devices += found.devices
-        mdevs += found.mdev_types
-    if not devices and not mdevs:
-        raise PcinameError(NO_DEVICES if args.from_scan is None else f"--from-scan {args.from_scan}: nothing to permit")
     profile = profile_arg(args, chosen=request.chosen_profile)
-    result = answer(replace(request, devices=tuple(devices), mdev_types=tuple(mdevs)), profile)
+    result = ask("permitted-host-devices", request, profile, note=lambda line: say(f"--from-scan: left out {line}"))
     snippet, clashes = result.snippet, result.clashes
     broken = report(snippet)
     for clash in clashes:
         for line in clash.lines():
             say(f"clash {line}")
     if clashes:
-        from pciname.cozystack.defaults import SUGGESTION
-
         say(f"hint: {SUGGESTION}")
     output = args.output or ("json" if args.format == "patch" else "yaml")
     if output == "table":
@@ -267,11 +252,11 @@ def _defaults_file(path: str | None) -> tuple[Callable[[], str | bytes], str] | 
 
 
 def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pciname.cozystack.node_pool import DEFAULT_POOL_FORMAT, POOL_FORMATS
-    from pciname.cozystack.releases import RESOURCE, newest
+    from pciname.capabilities.choices import node_pool
 
-    release = newest()
-    defaults = release.defaults()
+    facts = node_pool()
+    pool_formats, default_pool_format, resource = facts["formats"], facts["default"], facts["resource"]
+    defaults = facts["defaults"]
     pool = sub.add_parser(
         "node-pool",
         help="a Cozystack tenant Kubernetes node group with its GPUs",
@@ -322,14 +307,14 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     pool.add_argument(
         "--format",
-        choices=POOL_FORMATS,
-        default=DEFAULT_POOL_FORMAT,
+        choices=pool_formats,
+        default=default_pool_format,
         help="values: nodeGroups for the tenant Kubernetes application's values; patch: a JSON merge patch "
-        f"{{spec: {{nodeGroups: ...}}}} for `kubectl patch {RESOURCE} NAME -n TENANT --type merge -p ...` "
+        f"{{spec: {{nodeGroups: ...}}}} for `kubectl patch {resource} NAME -n TENANT --type merge -p ...` "
         "(a merge patch replaces lists: the group's gpus and roles become the ones given), or with --cluster "
         "the merge patch of the pool's KubernetesNodes object; kubernetes-nodes: the KubernetesNodes object "
         "CLUSTER-GROUP (Cozystack v1.6.0 and later) "
-        f"(default: {DEFAULT_POOL_FORMAT})",
+        f"(default: {default_pool_format})",
     )
     pool.add_argument(
         "--cluster",
@@ -341,24 +326,20 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     pool.add_argument(
         "-o",
         "--output",
-        choices=SNIPPET_FORMATS,
+        choices=formats("node-pool"),
         help="output format (default: json for --format patch, else yaml)",
     )
     pool.set_defaults(func=run_node_pool)
 
 
 def run_node_pool(args: argparse.Namespace) -> int:
-    from pciname.capabilities.node_pool import NodePoolRequest, answer
-    from pciname.capabilities.spelling import Spelling
-    from pciname.capabilities.vm_gpus import NO_GPUS
+    from pciname.capabilities.node_pool import NodePoolRequest
 
-    if not args.devices and not args.mdev:
-        raise PcinameError(NO_GPUS[Spelling.CLI])
-    devices, mdevs = vgpu_requests(args, counts=True)
     request = NodePoolRequest(
         args.group,
-        tuple(devices),
-        tuple(mdevs),
+        tuple(args.devices),
+        tuple(args.mdev),
+        tuple(args.vgpu),
         profile=args.profile,
         include_broken=args.include_broken,
         fragment=args.fragment,
@@ -367,7 +348,7 @@ def run_node_pool(args: argparse.Namespace) -> int:
         cluster=args.cluster,
         fields={name: getattr(args, name) for name in POOL_FIELD_FLAGS},
     ).validated()
-    snippet = answer(request, profile_arg(args, chosen=request.chosen_profile))
+    snippet = ask("node-pool", request, profile_arg(args, chosen=request.chosen_profile))
     broken = report(snippet)
     output = args.output or ("json" if args.format == "patch" else "yaml")
     if output == "table":
@@ -401,25 +382,25 @@ _DRA_ONLY = {"dra_driver": "--dra-driver", "kubevirt": "--kubevirt", "resource_a
 
 
 def run_vm_gpus(args: argparse.Namespace) -> int:
-    from pciname.capabilities.vm_gpus import VmGpusRequest, answer
+    from pciname.capabilities.vm_gpus import DEFAULT_NAME, VmGpusRequest
 
     if args.dra:
         return _run_dra(args)
     given = [flag for dest, flag in _DRA_ONLY.items() if getattr(args, dest)]
     given += ["--product-name"] if args.product_name else []
-    given += ["--name"] if args.name != "vm-gpus" else []
+    given += ["--name"] if args.name != DEFAULT_NAME else []
     if given:
-        raise PcinameError(f"{', '.join(given)} go with --dra")
+        raise PcinameError(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with --dra")
 
     request = VmGpusRequest(
         tuple(args.devices),
         tuple(args.mdev),
+        tuple(args.vgpu),
         profile=args.profile,
         include_broken=args.include_broken,
         prefix=args.prefix,
     ).validated()
-    devices, mdevs = vgpu_requests(args, counts=True)
-    snippet = answer(replace(request, devices=tuple(devices), mdev_types=tuple(mdevs)), profile_arg(args))
+    snippet = ask("vm-gpus", request, profile_arg(args))
     broken = report(snippet)
     if args.output == "table":
         _snippet_table(snippet, lambda data: [(g["name"], g["deviceName"], "requested") for g in data["gpus"]])
@@ -430,12 +411,12 @@ def run_vm_gpus(args: argparse.Namespace) -> int:
 
 def _run_dra(args: argparse.Namespace) -> int:
     from pciname.base.render import emit_documents
-    from pciname.capabilities.dra_claims import DraClaimsRequest, answer
+    from pciname.capabilities.dra_claims import DraClaimsRequest
 
     given = [flag for dest, flag in _NOT_WITH_DRA.items() if getattr(args, dest, None) not in (None, False, [])]
     if given:
         raise PcinameError(f"{', '.join(given)}: --dra selects GPUs by what the DRA driver publishes, not by names")
-    if args.output == "table":
+    if args.output not in formats("vm-gpus --dra"):
         raise PcinameError("-o table does not go with --dra: use yaml or json")
     request = DraClaimsRequest(
         tuple(args.devices),
@@ -446,7 +427,7 @@ def _run_dra(args: argparse.Namespace) -> int:
         prefix=args.prefix,
         product_name=args.product_name,
     ).validated()
-    objects = answer(request)
+    objects = ask("vm-gpus --dra", request)
     combination = objects.combination
     say(f"DRA driver {combination.driver}, KubeVirt {combination.kubevirt}, resource.k8s.io/{combination.resource_api}")
     for note in objects.notes:
@@ -456,9 +437,10 @@ def _run_dra(args: argparse.Namespace) -> int:
 
 
 def run_mdev_name(args: argparse.Namespace) -> int:
-    from pciname.kubevirt.generate import mdev_names
+    from pciname.capabilities.mdev_name import MdevNameRequest
 
-    results = mdev_names(args.types, profile_arg(args))
+    request = MdevNameRequest(tuple(args.types), args.profile).validated()
+    results = ask("mdev-name", request, profile_arg(args))
     if args.output == "name":
         for r in results:
             write_line(r["resource_name"] or "")

@@ -2,7 +2,7 @@
 sandbox device plugin names them.
 
 The command builds the request of :mod:`pciname.capabilities.kata_pod`
-from the options and prints the answer (:mod:`pciname.kata.pod`): the
+from the options, asks the registry and prints the answer: the
 object on stdout, and on stderr one ``pciname: ...`` line each for an
 inferred runtime class, a note and a device left out. Exit 0, 1 when a
 device was left out, 2 bad usage or bad input (a KubeVirt profile too).
@@ -13,13 +13,17 @@ from __future__ import annotations
 import argparse
 
 from pciname.base.render import emit
+from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import profile_arg, say
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pciname.kata.pod import DEFAULT_IMAGE, DEFAULT_IMAGE_SOURCE, DEFAULT_NAME, KINDS
+    from pciname.capabilities.choices import kata_pod
+
+    facts = kata_pod()
+    image, image_source, default_name, kinds = facts["image"], facts["image_source"], facts["name"], facts["kinds"]
 
     pod = sub.add_parser(
         "kata-pod",
@@ -36,28 +40,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the pod's runtimeClassName (default: the class the release's plugin gives its own GPU pod, "
         "kata-qemu-nvidia-gpu, said on stderr as inferred: the GPU Operator installs no Kata RuntimeClass)",
     )
-    pod.add_argument("--kind", choices=KINDS, default=KINDS[0], help=f"the object (default: {KINDS[0]})")
-    pod.add_argument("--name", default=DEFAULT_NAME, help=f"the object's name (default: {DEFAULT_NAME})")
+    pod.add_argument("--kind", choices=kinds, default=kinds[0], help=f"the object (default: {kinds[0]})")
+    pod.add_argument("--name", default=default_name, help=f"the object's name (default: {default_name})")
     pod.add_argument(
         "--image",
-        default=DEFAULT_IMAGE,
-        help=f"the container's image (default: {DEFAULT_IMAGE}, {DEFAULT_IMAGE_SOURCE})",
+        default=image,
+        help=f"the container's image (default: {image}, {image_source})",
     )
     add_profile_options(pod, custom=False)
-    add_output_option(pod, ("yaml", "json"), default="yaml")
+    add_output_option(pod, formats("kata-pod"), default="yaml")
     pod.set_defaults(func=run_kata_pod)
 
 
 def run_kata_pod(args: argparse.Namespace) -> int:
-    from pciname.capabilities.kata_pod import KataPodRequest, answer
-    from pciname.kata.runtime import newest_kata_operator_profile
+    from pciname.capabilities.kata_pod import KataPodRequest
 
     request = KataPodRequest(
-        tuple(args.devices), runtime_class=args.runtime_class, name=args.name, image=args.image, kind=args.kind
+        tuple(args.devices),
+        runtime_class=args.runtime_class,
+        name=args.name,
+        image=args.image,
+        kind=args.kind,
+        profile=args.profile,
     ).validated()
-    if not args.profile:
-        args.profile = newest_kata_operator_profile()  # this command's default: the newest GPU Operator in Kata mode
-    result = answer(request, profile_arg(args))
+    result = ask("kata-pod", request, profile_arg(args, default=request.chosen_profile))
     emit(result.data, args.output)
     if result.inferred is not None:
         say(f"runtimeClassName {result.runtime_class} is inferred: {result.inferred}")

@@ -2,8 +2,8 @@
 
 Prints ``FILE:LINE: code: PATH: message`` (or ``-o`` yaml/json/table).
 Exit codes: 0 clean, 1 findings, 2 bad usage or unreadable input. The
-command builds the request of :mod:`pciname.capabilities.lint`; the checks
-are :mod:`pciname.lint.linter`; reading the files is :mod:`pciname.lint.inputs`.
+command builds the request of :mod:`pciname.capabilities.lint` (what reads
+the files too), asks the registry and prints the answer.
 """
 
 from __future__ import annotations
@@ -11,16 +11,19 @@ from __future__ import annotations
 import argparse
 
 from pciname.base.render import emit, table
+from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import add_cozystack_option, profile_arg, say
 from pciname.errors import PcinameError
-from pciname.lint.plugin import DEFAULT_NVIDIA_PLUGIN, NvidiaPlugin
 
-LINT_FORMATS = ("text", "yaml", "json", "table")
+LINT_FORMATS = formats("lint")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pciname.capabilities.choices import nvidia_plugin
+
+    plugins, default_plugin = nvidia_plugin()
     lint = sub.add_parser(
         "lint",
         help="check GPU resource names in YAML",
@@ -42,8 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     lint.add_argument(
         "--nvidia-plugin",
-        choices=[p.value for p in NvidiaPlugin],
-        default=DEFAULT_NVIDIA_PLUGIN.value,
+        choices=plugins,
+        default=default_plugin,
         help="whether NVIDIA's device plugin runs on the nodes beside KubeVirt's own (default auto: only where the "
         "input shows it, a Cozystack platform or a GPU Operator with sandboxWorkloads enabled; otherwise a note)",
     )
@@ -60,9 +63,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    from pciname.capabilities.lint import LintRequest, answer, file_reader
-    from pciname.lint.inputs import STDIN
-    from pciname.policy.audit import is_auto
+    from pciname.capabilities.lint import STDIN, LintRequest, file_reader
+    from pciname.capabilities.spelling import is_auto
 
     if args.files.count(STDIN) > 1:
         raise PcinameError("standard input (-) can be linted only once")
@@ -78,7 +80,7 @@ def run_lint(args: argparse.Namespace) -> int:
         nvidia_plugin=args.nvidia_plugin,
         kubevirt=args.kubevirt,
     ).validated()
-    result = answer(request, profile_arg(args, chosen=request.chosen_profile), upgrade)
+    result = ask("lint", request, profile_arg(args, chosen=request.chosen_profile), upgrade)
     findings = result.findings
     if args.output == "text":
         for f in findings:

@@ -11,11 +11,11 @@ import argparse
 import errno
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pciname.cli.output import Subcommands
-    from pciname.pciids.grammar import CheckReport
 
 CHECK_DESCRIPTION = """\
 Check pci.ids files against the format's grammar (pciutils' rules).
@@ -38,6 +38,8 @@ ProgIf (what lspci -v shows in "(prog-if ...)", when it shows it)."""
 
 
 def register(sub: Subcommands) -> None:
+    from pciname.capabilities.registry import formats
+
     check = sub.add_parser(
         "check",
         help="check pci.ids files; list every malformed line",
@@ -67,7 +69,7 @@ def register(sub: Subcommands) -> None:
         help="as lspci -n: numbers instead of names; -nn: both",
     )
     describe.add_argument(
-        "-o", "--output", choices=("text", "json", "yaml"), default="text", help="output format (default: text)"
+        "-o", "--output", choices=formats("describe"), default="text", help="output format (default: text)"
     )
     describe.set_defaults(func=run_describe)
 
@@ -117,27 +119,20 @@ def _read(name: str) -> bytes:
         raise PciIdsError(f"{name}: cannot read pci.ids file: {reason}") from None
 
 
+def _file(name: str) -> tuple[str, Callable[[], bytes]]:
+    """A pci.ids file as a request names it (``-``: ``<stdin>``) and what reads it (:func:`_read`)."""
+    return ("<stdin>" if name == "-" else name), lambda: _read(name)
+
+
 # -- check ------------------------------------------------------------------------
 
 
-def summary(filename: str, report: CheckReport) -> str:
-    """The one-line verdict on a file, with its Version/Date header."""
-    count = len(report.issues)
-    verdict = "ok" if not count else f"{count} malformed line{'s' if count != 1 else ''}"
-    return (
-        f"{filename}: {verdict}, version {report.version or 'unknown'}, date {report.date or 'unknown'}, "
-        f"{report.vendors} vendors, {report.devices} devices, {report.subsystems} subsystems, "
-        f"{report.classes} classes"
-    )
-
-
 def run_check(args: argparse.Namespace) -> int:
-    from pciname.pciids.grammar import check_bytes
+    from pciname.capabilities.pciids import CheckRequest, summary
+    from pciname.capabilities.registry import ask
 
     status = 0
-    for name in args.files:
-        report = check_bytes(_read(name))
-        shown = "<stdin>" if name == "-" else name
+    for shown, report in ask("check", CheckRequest(tuple(_file(name) for name in args.files)).validated()):
         if report.issues:
             status = 1
             _write("".join(issue.format(shown) + "\n" for issue in report.issues))
@@ -149,21 +144,19 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    from pciname.pciids.loader import load_bytes
-    from pciname.pciids.names import describe, parse_class_code, parse_device_numbers, parse_subsystem
+    from pciname.capabilities.pciids import DescribeRequest, describe_data
+    from pciname.capabilities.registry import ask
 
-    vendor, device = parse_device_numbers(args.device)
-    subsystem = parse_subsystem(args.subsystem) if args.subsystem is not None else None
-    class_code = parse_class_code(args.class_code) if args.class_code is not None else None
     if args.pciids is not None:
         path = args.pciids
     else:
         from pciname.base.paths import embedded_pciids_path
 
         path = str(embedded_pciids_path())
-    db = load_bytes(_read(path))
-    names = describe(db, vendor, device, subsystem, class_code, numeric=min(args.numeric, 2))
-
+    request = DescribeRequest(
+        args.device, (path, lambda: _read(path)), args.subsystem, args.class_code, args.numeric
+    ).validated()
+    names = ask("describe", request)
     if args.output == "text":
         fields = (
             ("Vendor", names.vendor),
@@ -178,13 +171,6 @@ def run_describe(args: argparse.Namespace) -> int:
         return 0
 
     from pciname.base.render import emit
-    from pciname.naming.gotext import valid_text
 
-    data = names.as_dict()
-    data["pciids"] = path
-    # JSON and YAML carry text: invalid UTF-8 in a name becomes U+FFFD.
-    for key, value in data.items():
-        if isinstance(value, str):
-            data[key] = valid_text(value)
-    emit(data, args.output)
+    emit(describe_data(request, names), args.output)
     return 0

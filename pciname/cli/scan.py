@@ -3,7 +3,7 @@ profile, the Kata sandbox device plugin) finds on this node.
 
 Exit codes: 0 fine, 1 something is wrong with the node, 2 no sysfs under
 ``--sysfs-root`` or bad usage. The request and its answer are
-:mod:`pciname.capabilities.scan`; the walk itself is :mod:`pciname.host.sysfs`.
+:mod:`pciname.capabilities.scan` (asked through the registry).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from pciname.base.render import emit, table, write_line
+from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options, profile_from_args
 from pciname.cli.output import add_output_option
 
 if TYPE_CHECKING:
-    from pciname.host.dra_scan import DraScanResult
-    from pciname.host.sysfs import ScanResult
+    from pciname.capabilities.scan import DraScanResult, ScanResult
     from pciname.naming.profiles import Profile
 
 
@@ -53,13 +53,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "main or v0.5.0: its unreleased main branch)",
     )
     add_profile_options(scan)
-    add_output_option(scan)
+    add_output_option(scan, formats("scan"))
     scan.set_defaults(func=run_scan)
 
 
 def run_scan(args: argparse.Namespace) -> int:
     # Imported here: building the parser (every command's) stays light.
-    from pciname.capabilities.scan import ScanRequest, answer
+    from pciname.capabilities.scan import ScanRequest
 
     request = ScanRequest(
         args.sysfs_root,
@@ -68,7 +68,7 @@ def run_scan(args: argparse.Namespace) -> int:
         dra=args.dra,
         dra_driver=args.dra_driver,
     ).validated()
-    scanned = answer(request)
+    scanned = ask("scan", request)
     if scanned.mdev_config is not None:
         emit(scanned.mdev_config, "json" if args.output == "json" else "yaml")
         return 0
@@ -192,7 +192,7 @@ def _dra_report(result: DraScanResult, output: str) -> int:
     if output != "table":
         emit(result.to_dict(), output)
         return 1 if result.errors else 0
-    from pciname.host.dra_scan import ATTRIBUTE_KINDS
+    from pciname.capabilities.scan import ATTRIBUTE_KINDS
 
     out = sys.stdout
     gate = f"with its feature gate {result.gate}=true (default false)" if result.gate else "(no vfio code)"

@@ -13,26 +13,27 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.spelling import Spelling, is_auto
 from pciname.cli.core import profile_from_args
 
 if TYPE_CHECKING:
-    from pciname.kubevirt.generate import Skipped, Snippet
+    from pciname.capabilities.vm_gpus import Skipped, Snippet
     from pciname.resolution.resolver import ProfileLike
-
-#: The usage error of a command asking for devices that got none.
 
 
 def profile_arg(
-    args: argparse.Namespace, *, allow_auto: bool = False, chosen: ProfileLike | None = None
+    args: argparse.Namespace,
+    *,
+    allow_auto: bool = False,
+    chosen: ProfileLike | None = None,
+    default: ProfileLike | None = None,
 ) -> ProfileLike:
     """The profile the options select; with none of them given, ``chosen``
     when there is one (a request's ``chosen_profile``: a ``--cozystack``
     release's); ``auto`` only where ``allow_auto`` (the commands that read a
-    cluster to infer it from)."""
-    from pciname.policy.audit import is_auto
-
-    profile: ProfileLike = profile_from_args(args)
+    cluster to infer it from). ``default``: the request's profile when
+    ``--profile`` is not given (``--alias`` applies to it), else the default one."""
+    profile: ProfileLike = profile_from_args(args, default=default)
     if chosen and not args.profile and not getattr(args, "pciids", None) and not getattr(args, "algorithm", None):
         profile = chosen
     if is_auto(profile) and not allow_auto:
@@ -83,21 +84,6 @@ def add_request_options(parser: argparse.ArgumentParser, *, counts: bool) -> Non
         action="store_true",
         help="keep devices whose names will not work (still reported on stderr)",
     )
-
-
-def vgpu_requests(
-    args: argparse.Namespace, *, counts: bool, profile: ProfileLike | None = None
-) -> tuple[list[str], list[str]]:
-    """(devices, mdev requests) after ``--vgpu``
-    (:func:`pciname.kubevirt.vgpu.with_vgpus`), under ``profile`` (None:
-    the one the options select)."""
-    if not args.vgpu:
-        return list(args.devices), list(args.mdev)
-    from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
-
-    vgpu_gpus(args.devices, counts=counts)  # a DEVICE=COUNT is refused before the profile is looked at
-    chosen = profile_arg(args) if profile is None else profile
-    return with_vgpus(args.devices, args.mdev, args.vgpu, chosen, counts=counts)
 
 
 def report(snippet: Snippet) -> bool:

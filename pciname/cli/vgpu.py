@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from pciname.base.render import emit, table
+from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import profile_arg, say
@@ -47,15 +48,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("device", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
     add_profile_options(parser)
-    add_output_option(parser)
+    add_output_option(parser, formats("vgpu-types"))
     parser.set_defaults(func=run_vgpu_types)
 
 
 def run_vgpu_types(args: argparse.Namespace) -> int:
-    from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer
+    from pciname.capabilities.vgpu_types import VgpuTypesRequest
 
     request = VgpuTypesRequest(args.device, args.profile).validated()
-    result = answer(request, profile_arg(args))
+    result = ask("vgpu-types", request, profile_arg(args))
     if result.types is None:
         say(result.message)
         return 1

@@ -9,10 +9,13 @@
 * :mod:`pciname.server.rpc`: the RPCs over the domain rooms, one module per
   group: ``kubevirt`` (PermittedHostDevices, NodePool, VgpuTypes), ``lint``,
   ``cluster`` (GpuOptions and the server's cluster access), ``admission``;
-* :mod:`pciname.server.rpc.wire`: every conversion between library values and
-  messages (both directions), status codes, ``pciname-error`` reasons and
-  request limits, shared with :mod:`pciname.client`;
-* :mod:`pciname.server.rpc.budget`: what one request may cost (the YAML nodes
+* :mod:`pciname.server.rpc.mapping`: the one mapping between messages and
+  plain values, read from their descriptors;
+* :mod:`pciname.server.rpc.wire`: what the server sends (messages, status
+  codes, ``pciname-error`` reasons) and the request limits, shared with the
+  client (:mod:`pciname.client` reads answers back through the mapping,
+  statuses as ``Remote*`` errors);
+* :mod:`pciname.server.budget`: what one request may cost (the YAML nodes
   of a Lint or GpuOptions request, concurrent Lint RPCs) and the checks of
   the caller's cancellation and deadline while it works;
 * :mod:`pciname.server.data`: one generation of served data;

@@ -61,6 +61,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
+from pciname.capabilities.cluster_access import ClusterAccess
 from pciname.errors import PcinameError, ServeError
 from pciname.naming.gotext import valid_text
 from pciname.server import data as data_module
@@ -77,7 +78,6 @@ from pciname.server.data import DataSet, Signature, watch_signature
 from pciname.server.logs import LOGGER_NAME, fields
 from pciname.server.metrics import Metrics, start_http
 from pciname.server.reflection import enable_server_reflection
-from pciname.server.rpc.access import ClusterAccess
 from pciname.server.rpc.wire import SERVICE_NAME
 from pciname.server.service import PciNameService
 

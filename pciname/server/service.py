@@ -34,22 +34,18 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 from google.protobuf.message import Message
 
+from pciname.capabilities.cluster_access import ClusterAccess
 from pciname.capabilities.names import (
-    DiffRequest,
     LookupRequest,
-    ReverseRequest,
-    answer_diff,
-    answer_reverse,
-    reverse_miss,
 )
-from pciname.capabilities.spelling import Spelling
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
 from pciname.server._proto import pciname_pb2 as pb
+from pciname.server.budget import DEADLINE_SKEW, Slots
 from pciname.server.config import (
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_CONCURRENT_LINTS,
@@ -59,17 +55,12 @@ from pciname.server.config import (
 )
 from pciname.server.data import DataSet, request_aliases, served_profile, with_request_aliases
 from pciname.server.metrics import Metrics
-from pciname.server.rpc.access import ClusterAccess
-from pciname.server.rpc.budget import Slots
 from pciname.server.rpc.wire import (
     MAX_DEVICE_CHARS,
-    MAX_NAME_CHARS,
-    MAX_PROFILE_CHARS,
     SERVICE_NAME,
     RpcFailure,
     check_deadline,
     check_length,
-    diff_response,
     parse_request,
     resolution_message,
     shown,
@@ -89,31 +80,24 @@ _VENDOR = re.compile(r"\s*(?:0[xX])?([0-9a-fA-F]{4})\s*\Z")
 _DEADLINE_CHECK_EVERY = 256
 
 
-class _OnFirstUse:
-    """A module of ``pciname.server.rpc``, imported on its first use. The
-    modules of the cluster, KubeVirt, lint and admission RPCs import YAML,
-    lint, the cluster client and the KubeVirt and DRA capabilities: about
-    120 ms of a start (``bench/serve_start.py``), which a new pod waiting
-    for readiness should not pay. Imports are thread-safe and once."""
-
-    def __init__(self, name: str) -> None:
-        self._name = f"pciname.server.rpc.{name}"
-
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(importlib.import_module(self._name), attribute)
-
-
-if TYPE_CHECKING:
-    from pciname.server.rpc import (
-        admission as admission_rpcs,
-        cluster as cluster_rpcs,
-        kubevirt as kubevirt_rpcs,
-        lint as lint_rpcs,
-    )
-else:
-    admission_rpcs, cluster_rpcs, kubevirt_rpcs, lint_rpcs = map(
-        _OnFirstUse, ("admission", "cluster", "kubevirt", "lint")
-    )
+#: The RPCs answered in :mod:`pciname.server.rpc`: (module, handler) by
+#: method, each handler ``(request, context, data, service) -> (response,
+#: devices)``. A module is imported on its first use: those of the cluster,
+#: KubeVirt, lint and admission RPCs import YAML, lint, the cluster client
+#: and the KubeVirt and DRA capabilities, about 120 ms of a start
+#: (``bench/serve_start.py``), which a new pod waiting for readiness should
+#: not pay. Imports are thread-safe and once.
+RPC_MODULES = {
+    "Reverse": ("names", "reverse"),
+    "Diff": ("names", "diff"),
+    "PermittedHostDevices": ("kubevirt", "permitted_host_devices"),
+    "Lint": ("lint", "lint"),
+    "GpuOptions": ("cluster", "gpu_options"),
+    "NodePool": ("kubevirt", "node_pool"),
+    "DraClaims": ("kubevirt", "dra_claims"),
+    "VgpuTypes": ("kubevirt", "vgpu_types"),
+    "AdmissionPolicy": ("admission", "admission_policy"),
+}
 
 
 def _given(field: str) -> str | None:
@@ -126,17 +110,10 @@ def _serialize(response: Message | bytes) -> bytes:
     return response if isinstance(response, bytes) else response.SerializeToString()
 
 
-#: How much earlier than this server's deadline a client's own can pass: the
-#: client cancels at its deadline, and the server's is counted from when it
-#: read the request's headers, later on a busy machine. A stream the client
-#: ends this close to the deadline ended by the deadline.
-DEADLINE_SKEW = 0.5
-
-
 class PciNameService:
     """Handlers of the RPCs over a swappable DataSet.
 
-    ``cluster`` (a :class:`~pciname.server.rpc.cluster.ClusterAccess`, from
+    ``cluster`` (a :class:`~pciname.capabilities.cluster_access.ClusterAccess`, from
     ``--kube``) lets GpuOptions read the cluster; None refuses that."""
 
     def __init__(
@@ -173,18 +150,21 @@ class PciNameService:
         return {
             "Resolve": (self.resolve, pb.ResolveRequest),
             "ResolveBatch": (self.resolve_batch, pb.ResolveBatchRequest),
-            "Reverse": (self.reverse, pb.ReverseRequest),
-            "Diff": (self.diff, pb.DiffRequest),
             "ListProfiles": (self.list_profiles, pb.ListProfilesRequest),
             "ListDevices": (self.list_devices, pb.ListDevicesRequest),
-            "PermittedHostDevices": (self.permitted_host_devices, pb.PermittedHostDevicesRequest),
-            "Lint": (self.lint, pb.LintRequest),
-            "GpuOptions": (self.gpu_options, pb.GpuOptionsRequest),
-            "NodePool": (self.node_pool, pb.NodePoolRequest),
-            "DraClaims": (self.dra_claims, pb.DraClaimsRequest),
-            "VgpuTypes": (self.vgpu_types, pb.VgpuTypesRequest),
-            "AdmissionPolicy": (self.admission_policy, pb.AdmissionPolicyRequest),
+            **{
+                name: (self._on_first_use(*where), getattr(pb, f"{name}Request")) for name, where in RPC_MODULES.items()
+            },
         }
+
+    def _on_first_use(self, module: str, name: str) -> Unary:
+        """The handler ``name`` of ``pciname.server.rpc.<module>``, imported when first called."""
+
+        def handler(request: Any, context: grpc.ServicerContext, data: DataSet) -> tuple[Message | bytes, int]:
+            answer: Any = getattr(importlib.import_module(f"pciname.server.rpc.{module}"), name)
+            return answer(request, context, data, self)  # type: ignore[no-any-return]
+
+        return handler
 
     def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
         """gRPC's handlers of :meth:`rpcs`. No request_deserializer: the
@@ -295,9 +275,7 @@ class PciNameService:
 
     def resolve(self, request: pb.ResolveRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[bytes, int]:
         device = request.device
-        LookupRequest(
-            (device,) if device else (), profile=request.profile, single=True, spelling=Spelling.RPC
-        ).validated()
+        LookupRequest((device,) if device else (), profile=request.profile, single=True).validated()
         check_length(device, "device", MAX_DEVICE_CHARS)
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         entry = data.encoded_table(profile).get(device)
@@ -309,9 +287,7 @@ class PciNameService:
     def resolve_batch(
         self, request: pb.ResolveBatchRequest, context: grpc.ServicerContext, data: DataSet
     ) -> tuple[bytes, int]:
-        asked = LookupRequest(
-            request.devices, profile=request.profile, max_devices=self.max_batch, spelling=Spelling.RPC
-        ).validated()
+        asked = LookupRequest(request.devices, profile=request.profile, max_devices=self.max_batch).validated()
         devices = asked.devices
         count = len(devices)
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
@@ -332,37 +308,6 @@ class PciNameService:
                 entry = data.encode(profile, device)
             append(entry[0])
         return b"".join(parts), count
-
-    def reverse(
-        self, request: pb.ReverseRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.ReverseResponse, int]:
-        resource = check_length(request.resource_name, "resource_name", MAX_NAME_CHARS)
-        asked = ReverseRequest(resource, profile=request.profile, spelling=Spelling.RPC).validated()
-        profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
-        devices = answer_reverse(asked, profile.key, resolver=data.resolver)
-        miss = "" if devices else reverse_miss(asked, profile.key, resolver=data.resolver)
-        response = pb.ReverseResponse(
-            resource_name=asked.resource_name, profile=profile.name, devices=devices, miss=miss
-        )
-        return response, 0
-
-    def diff(
-        self, request: pb.DiffRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.DiffResponse, int]:
-        check_length(request.from_profile, "from_profile", MAX_PROFILE_CHARS)
-        check_length(request.to_profile, "to_profile", MAX_PROFILE_CHARS)
-        asked = DiffRequest(_given(request.from_profile), _given(request.to_profile), spelling=Spelling.RPC).validated()
-        old = served_profile(data, request.from_profile, "from_profile")
-        new = served_profile(data, request.to_profile, "to_profile")
-        aliases = request_aliases(request)
-        if aliases != (None, None):
-            kata = [side for side in (old, new) if data.resolver.view(side.key).profile.is_kata]
-            if not kata:
-                with_request_aliases(data, new, *aliases)  # INVALID_ARGUMENT: not a Kata profile
-            old, new = (with_request_aliases(data, side, *aliases) if side in kata else side for side in (old, new))
-        entries = answer_diff(asked, old.key, new.key, resolver=data.resolver)
-        check_deadline(context)
-        return diff_response(old.name, new.name, entries), 0
 
     def list_profiles(
         self, request: pb.ListProfilesRequest, context: grpc.ServicerContext, data: DataSet
@@ -388,64 +333,6 @@ class PciNameService:
         else:
             resolutions = data.vendor_devices(profile, vendor)
         return (resolution_message(r).SerializeToString() for r in resolutions)
-
-    # -- the RPCs over the domain rooms (rpc) ------------------------------------------
-
-    def permitted_host_devices(
-        self, request: pb.PermittedHostDevicesRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.PermittedHostDevicesResponse, int]:
-        return kubevirt_rpcs.permitted_host_devices(request, data, max_batch=self.max_batch)
-
-    def lint(
-        self, request: pb.LintRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.LintResponse, int]:
-        response = lint_rpcs.lint(
-            request,
-            context,
-            data,
-            max_files=self.max_lint_files,
-            max_bytes=self.max_lint_bytes,
-            max_nodes=self.max_lint_nodes,
-            slots=self.lint_slots,
-        )
-        return response, 0
-
-    def gpu_options(
-        self, request: pb.GpuOptionsRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.GpuOptionsResponse, int]:
-        return cluster_rpcs.gpu_options(
-            request, context, data, cluster=self.cluster, log=self.log, max_nodes=self.max_lint_nodes
-        ), 0
-
-    def node_pool(
-        self, request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.NodePoolResponse, int]:
-        return kubevirt_rpcs.node_pool(request, data, max_batch=self.max_batch)
-
-    def dra_claims(
-        self, request: pb.DraClaimsRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.DraClaimsResponse, int]:
-        return kubevirt_rpcs.dra_claims(request, max_batch=self.max_batch)
-
-    def vgpu_types(
-        self, request: pb.VgpuTypesRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.VgpuTypesResponse, int]:
-        return kubevirt_rpcs.vgpu_types(request, data), 1
-
-    def admission_policy(
-        self, request: pb.AdmissionPolicyRequest, context: grpc.ServicerContext, data: DataSet
-    ) -> tuple[pb.AdmissionPolicyResponse, int]:
-        return admission_rpcs.admission_policy(
-            request,
-            context,
-            data,
-            max_batch=self.max_batch,
-            max_bytes=self.max_lint_bytes,
-            cluster=self.cluster,
-            log=self.log,
-            max_nodes=self.max_lint_nodes,
-            slots=self.lint_slots,
-        )
 
 
 __all__ = ["SERVICE_NAME", "STREAMING", "PciNameService"]

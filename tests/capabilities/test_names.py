@@ -4,8 +4,6 @@ before there was one request, and the answers against the library's."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import grpc
 import pytest
 
@@ -20,7 +18,7 @@ from pciname.capabilities.names import (
     answer_lookup,
     answer_reverse,
 )
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import PcinameError
 from pciname.naming.checks import reverse_query
 from pciname.server.rpc.wire import RpcFailure, check_batch, status_of
@@ -28,39 +26,45 @@ from pciname.server.rpc.wire import RpcFailure, check_batch, status_of
 CLI, RPC = Spelling.CLI, Spelling.RPC
 
 
-def refusal(request) -> str:
-    with pytest.raises(PcinameError) as raised:
+def refusal(request, spelling: Spelling = CLI) -> str:
+    """The line ``request.validated()`` refuses it with, in ``spelling``'s
+    words (a RequestError spells itself; ``str()`` is the CLI's)."""
+    with pytest.raises(RequestError) as raised:
         request.validated()
-    return str(raised.value)
+    assert str(raised.value) == raised.value.spelled(CLI)
+    return raised.value.spelled(spelling)
 
 
 # -- lookup -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("request_", "words"),
+    ("request_", "spelling", "words"),
     [
-        (LookupRequest(), "no devices given: name at least one DEVICE or use --stdin"),
-        (LookupRequest(stdin=b" \n\t"), "no devices given: name at least one DEVICE or use --stdin"),
-        (LookupRequest(spelling=RPC), "empty request: no devices given"),
-        (LookupRequest(single=True, spelling=RPC), "empty request: no device given (e.g. 10de:2236)"),
+        (LookupRequest(), CLI, "no devices given: name at least one DEVICE or use --stdin"),
+        (LookupRequest(stdin=b" \n\t"), CLI, "no devices given: name at least one DEVICE or use --stdin"),
+        (LookupRequest(), RPC, "empty request: no devices given"),
+        (LookupRequest(single=True), RPC, "empty request: no device given (e.g. 10de:2236)"),
         (
             LookupRequest(("2236",) * 3, max_devices=2),
+            CLI,
             "3 devices given; a lookup takes at most 2: split the input",
         ),
         (
-            LookupRequest(("2236",) * 3, max_devices=2, spelling=RPC),
+            LookupRequest(("2236",) * 3, max_devices=2),
+            RPC,
             "3 devices in one request, more than this server's maximum of 2 (--max-batch); split the request",
         ),
         (
             LookupRequest(stdin=b" " * (MAX_LOOKUP_STDIN_BYTES + 1)),
+            CLI,
             f"--stdin: more than {MAX_LOOKUP_STDIN_BYTES} bytes; a lookup takes at most {MAX_LOOKUP_DEVICES} "
             "devices: split the input",
         ),
     ],
 )
-def test_lookup_refusals_in_each_spelling(request_, words):
-    assert refusal(request_) == words
+def test_lookup_refusals_in_each_spelling(request_, spelling, words):
+    assert refusal(request_, spelling) == words
 
 
 def test_lookup_counts_arguments_and_stdin_together():
@@ -78,7 +82,7 @@ def test_a_request_with_nothing_to_read_is_itself():
     """The server's Resolve and ResolveBatch build one per call: without
     stdin, validating it copies nothing (the devices are the message's)."""
     devices = ["10de:2236"] * 5
-    request = LookupRequest(devices, max_devices=5, spelling=RPC)
+    request = LookupRequest(devices, max_devices=5)
     assert request.validated() is request and request.validated().devices is devices
 
 
@@ -88,19 +92,19 @@ def test_the_rpc_count_limit_says_what_every_rpc_count_limit_says():
     with pytest.raises(RpcFailure) as wire:
         check_batch(7, "devices", 6)
     with pytest.raises(PcinameError) as request:
-        LookupRequest(["2236"] * 7, max_devices=6, spelling=RPC).validated()
+        LookupRequest(["2236"] * 7, max_devices=6).validated()
     assert status_of(request.value) == status_of(wire.value) == (grpc.StatusCode.INVALID_ARGUMENT, wire.value.details)
 
 
 def test_every_empty_rpc_request_says_so():
     for request in (
-        LookupRequest(spelling=RPC),
-        LookupRequest(single=True, spelling=RPC),
-        ReverseRequest(" ", spelling=RPC),
-        DiffRequest(None, "latest", spelling=RPC),
+        LookupRequest(),
+        LookupRequest(single=True),
+        ReverseRequest(" "),
+        DiffRequest(None, "latest"),
     ):
-        assert refusal(request).startswith(EMPTY)
-        assert not refusal(dataclasses.replace(request, spelling=CLI)).startswith(EMPTY)
+        assert refusal(request, RPC).startswith(EMPTY)
+        assert not refusal(request, CLI).startswith(EMPTY)
 
 
 @pytest.mark.parametrize("output", ["name", "json", "yaml", "table"])
@@ -118,9 +122,7 @@ def test_lookup_answer_is_the_library_answer(output):
 
 def test_reverse_refusal_in_each_spelling():
     assert refusal(ReverseRequest(" \t")) == "no resource name given (e.g. nvidia.com/GA102GL_A10)"
-    assert refusal(ReverseRequest("", spelling=RPC)) == (
-        "empty request: no resource_name given (e.g. nvidia.com/GA102GL_A10)"
-    )
+    assert refusal(ReverseRequest(""), RPC) == ("empty request: no resource_name given (e.g. nvidia.com/GA102GL_A10)")
 
 
 @pytest.mark.parametrize("resource", ["GA102GL_A10", " nvidia.com/GA102GL_A10\n", "nvidia.com/NOPE"])
@@ -135,9 +137,7 @@ def test_reverse_answer_is_the_library_answer(resource):
 
 def test_diff_refusal_in_each_spelling():
     assert refusal(DiffRequest("latest", None)) == "both --from and --to are required"
-    assert (
-        refusal(DiffRequest(None, None, spelling=RPC)) == "empty request: both from_profile and to_profile are required"
-    )
+    assert refusal(DiffRequest(None, None), RPC) == "empty request: both from_profile and to_profile are required"
     # "" is given: the default profile (the CLI's --from ""); only gRPC's blank fields are None
     assert DiffRequest("", "latest").validated() == DiffRequest("", "latest")
 

@@ -23,7 +23,7 @@ from pciname.capabilities.audit import (
     answer_gpu_options,
     choose,
 )
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.cli import build_parser, main
 from pciname.cluster.kube import ClusterState, connect, read_cluster
 from pciname.cozystack.releases import get_release, release_in_cluster
@@ -128,9 +128,9 @@ SOURCES = [
 @pytest.mark.parametrize("spelling", [Spelling.RPC, Spelling.CLI])
 @pytest.mark.parametrize(("fields", "words"), SOURCES)
 def test_a_source_that_is_both_or_neither_is_refused(spelling, fields, words):
-    with pytest.raises(PcinameError) as refused:
-        GpuOptionsRequest(spelling=spelling, **fields).validated()
-    assert str(refused.value) == words[spelling]
+    with pytest.raises(RequestError) as refused:
+        GpuOptionsRequest(**fields).validated()
+    assert refused.value.spelled(spelling) == words[spelling]
 
 
 def test_the_profile_and_release_fail_before_the_source():
@@ -176,18 +176,18 @@ def test_the_clusters_release_and_its_notes(spelling, unknown, differs):
         return release_in_cluster(cozystack_operator(f"ghcr.io/cozystack/cozystack/cozystack-operator:{version}"))
 
     notes: list[str] = []
-    seen = AuditRequest(spelling=spelling).validated().with_cluster_release(found("v1.4.0"), notes.append)
+    seen = AuditRequest().validated().with_cluster_release(found("v1.4.0"), notes.append, spelling)
     assert (seen.chosen_profile, seen.implied, notes) == ("cozystack@v1.4.0", True, [])
     assert seen.cozystack_report["source"].startswith("Deployment cozy-system/cozystack-operator, image tag")
-    given = AuditRequest(cozystack="v1.3.0", spelling=spelling).validated()
-    kept = given.with_cluster_release(found("v1.4.0"), notes.append)
+    given = AuditRequest(cozystack="v1.3.0").validated()
+    kept = given.with_cluster_release(found("v1.4.0"), notes.append, spelling)
     assert (kept.chosen_profile, notes) == ("cozystack@v1.3.0", [differs])
     assert kept.cozystack_report == {"version": "v1.3.0", "source": f"given ({spelling('cozystack')})", "known": True}
     notes.clear()
-    none = AuditRequest(spelling=spelling).validated().with_cluster_release(found("v9.1.0"), notes.append)
+    none = AuditRequest().validated().with_cluster_release(found("v9.1.0"), notes.append, spelling)
     assert (none.chosen_profile, none.implied, notes) == (None, False, [unknown])
     assert none.cozystack_report["known"] is False
-    profile = AuditRequest("v1.6.0", spelling=spelling).validated().with_cluster_release(found("v1.4.0"), notes.append)
+    profile = AuditRequest("v1.6.0").validated().with_cluster_release(found("v1.4.0"), notes.append, spelling)
     assert (profile.chosen_profile, profile.implied) == ("v1.6.0", False)  # a profile given wins
 
 
@@ -212,7 +212,7 @@ def test_the_audit_report_says_where_the_profile_came_from():
 
 @pytest.mark.parametrize(("spelling", "flag"), [(Spelling.CLI, "--timeout"), (Spelling.RPC, "timeout")])
 def test_the_deadline_counts_from_the_start(spelling, flag):
-    deadline = Deadline(AuditRequest(timeout=5, spelling=spelling), "audit")
+    deadline = Deadline(AuditRequest(timeout=5), "audit", spelling)
     deadline.check()  # not yet
     deadline.sized(ClusterState(KV, NODES))
     deadline.at = time.monotonic() - 1  # as if five seconds had passed

@@ -18,11 +18,12 @@ import sys
 import pytest
 
 from pciname.capabilities.dra_claims import DraClaimsRequest, answer
+from pciname.cli import main
 from pciname.dra import facts as dra_facts
 from pciname.dra.claims import predicted_device, selector
 from pciname.dra.facts import DraCombinationError, choose
 from pciname.errors import PcinameError
-from tests.conftest import REPO
+from tests.conftest import REPO, run_in_process
 
 FACTS = dra_facts.facts()
 WORKING = sorted((d, k) for d, row in FACTS["compatibility"].items() for k, entry in row.items() if entry["works"])
@@ -189,7 +190,20 @@ def test_the_cli_refuses_in_one_line(argv, fragment):
 
 def test_dra_options_need_dra():
     proc = run("vm-gpus", "10de:2236", "--kubevirt", "v1.9.0")
-    assert proc.returncode == 2 and "--kubevirt go with --dra" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr == "pciname: error: --kubevirt goes with --dra\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--name", "x"], "--name goes with --dra"),
+        (["--name", "x", "--product-name"], "--product-name, --name go with --dra"),
+    ],
+)
+def test_dra_options_need_dra_in_words_that_agree(argv, line):
+    """One option goes with --dra, several go (main said "--name go with --dra")."""
+    code, out, err = run_in_process(main, ["vm-gpus", "10de:2236", *argv])
+    assert (code, out, err) == (2, "", f"pciname: error: {line}\n")
 
 
 def _vfio_cell(entry: dict) -> str:
@@ -253,3 +267,20 @@ def test_v0_4_0_says_its_plugin_crashes_on_a_gpu_without_sr_iov():
     assert "no sriov_totalvfs" in crash[0] and "verifyDisabledVFs" in crash[0] and crash[0].endswith("fixed in v0.4.1")
     proc = run("vm-gpus", "10de:2236", "--dra", "--dra-driver", "v0.4.0")
     assert proc.returncode == 0 and f"pciname: {crash[0]}" in proc.stderr.splitlines()
+
+
+def test_a_refused_combination_names_the_releases_in_each_surfaces_words(stub):
+    """The DraClaims RPC named them by the CLI's flags (--dra-driver); it names its own fields now."""
+    import grpc
+
+    from pciname.capabilities.spelling import RequestError, Spelling
+    from pciname.server._proto import pciname_pb2 as pb
+
+    with pytest.raises(RequestError) as refused:
+        DraClaimsRequest(("10de:2236",), dra_driver="v25.3.0", kubevirt="v1.9.0").validated()
+    cli, rpc = str(refused.value), refused.value.spelled(Spelling.RPC)
+    assert cli.endswith("nearest that works: --dra-driver v0.4.0 --kubevirt v1.9.0")
+    assert rpc == cli.replace("--dra-driver", "dra_driver").replace("--kubevirt", "kubevirt")
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.DraClaims(pb.DraClaimsRequest(devices=["10de:2236"], dra_driver="v25.3.0", kubevirt="v1.9.0"))
+    assert (caught.value.code(), caught.value.details()) == (grpc.StatusCode.INVALID_ARGUMENT, rpc)

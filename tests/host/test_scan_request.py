@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pciname.capabilities.scan import ScanRequest, answer
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.cli import main
 from pciname.errors import PcinameError
 from pciname.host.sysfs import scan
@@ -45,9 +45,9 @@ def run(capsys, *argv):
 )
 @pytest.mark.parametrize("profile", ["auto", " AUTO "])
 def test_profile_auto_is_refused_in_the_surfaces_words(spelling, words, profile):
-    with pytest.raises(PcinameError) as refused:
-        ScanRequest("/", profile, spelling=spelling).validated()
-    assert str(refused.value) == words
+    with pytest.raises(RequestError) as refused:
+        ScanRequest("/", profile).validated()
+    assert refused.value.spelled(spelling) == words
 
 
 @pytest.mark.parametrize("profile", [None, "latest", "kubevirt-gpu-device-plugin@v1.1.2"])

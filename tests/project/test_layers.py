@@ -2,7 +2,7 @@
 pci.ids text -> database -> naming -> catalog -> resolver -> api -> the
 domain rooms, each a layer of its own in one order (dra, host, kata,
 kubevirt, cozystack, cluster, lint, policy: no two import each other) ->
-capabilities -> server -> cli, and no module imports itself back through a
+capabilities -> the package's face -> server -> cli, and no module imports itself back through a
 cycle. Every folder and module under pciname/ has a place: one that no layer
 names fails. Imports inside functions count (they are dependencies all the
 same); imports only for type checkers do not, except between domain rooms."""
@@ -42,7 +42,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("resolver", ("pciname.resolution.resolver",)),
     ("api", ("pciname.api",)),
-    ("facade", ("pciname",)),
     # The domain rooms, in one order: each imports only the rooms before it.
     ("dra", ("pciname.dra",)),
     ("host", ("pciname.host",)),
@@ -53,6 +52,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("lint", ("pciname.lint",)),
     ("policy", ("pciname.policy",)),
     ("capabilities", ("pciname.capabilities",)),
+    # The package's face exposes the capabilities (their registry and request types).
+    ("facade", ("pciname",)),
     ("server", ("pciname.server", "pciname.client")),
     ("cli", ("pciname.cli", "pciname.__main__")),
 ]
@@ -321,9 +322,26 @@ def _capability_modules() -> list[str]:
     return found
 
 
+def registry_rows() -> list[list[str]]:
+    """docs/architecture.md's table of capabilities as the registry makes it, row for row."""
+    from pciname.capabilities.registry import CAPABILITIES
+
+    return [
+        [f"`{c.command}`", f"`{c.module}`", f"`{c.request}`", f"`{c.answer}`", ", ".join(c.rpcs) or "-"]
+        + [", ".join(c.formats) or "-"]
+        for c in CAPABILITIES
+    ]
+
+
 def test_the_doc_lists_every_capability():
-    assert [row[0].strip("`") for row in doc_table("Capabilities")] == _capability_modules()
-    assert "dra_claims" in _capability_modules() and "spelling" not in _capability_modules()
+    """The table is the registry (on a difference the message holds the rows
+    to paste), and every module of pciname/capabilities/ that defines an
+    answer is an entry's."""
+    expected = registry_rows()
+    assert doc_table("Capabilities") == expected, "\n" + "\n".join(f"| {' | '.join(row)} |" for row in expected)
+    registered = {row[1].strip("`") for row in expected}
+    assert registered == set(_capability_modules())
+    assert "dra_claims" in registered and "spelling" not in registered and "registry" not in registered
 
 
 def exception_classes() -> dict[str, type[BaseException]]:
@@ -419,3 +437,45 @@ def test_no_room_is_a_monolith():
 def test_the_top_of_the_package_shows_the_face_only():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(top) <= MAX_TOP_MODULES, top
+
+
+# -- the surfaces only translate -------------------------------------------------------------
+
+#: The surfaces' modules that may reach a domain room directly: the CLI's speed layer (the
+#: lookup fast path and the completion protocol, measured on their own). Everything else of
+#: pciname/cli asks pciname.capabilities.
+SURFACE_EXCEPTIONS = ("pciname.cli.fast", "pciname.cli.completion")
+#: The surfaces held to it: the CLI and the gRPC handlers (pciname/server/rpc).
+SURFACES = ("pciname.cli", "pciname.__main__", "pciname.server.rpc")
+
+
+def domain_imports(surfaces: Iterable[str], graph: dict[str, set[str]]) -> list[str]:
+    """Each import of a domain room by a module of ``surfaces`` (but the
+    exceptions), those only for type checkers too."""
+    found = []
+    for module in sorted(graph):
+        inside = any(_named_by(module, s) for s in surfaces)
+        if not inside or any(_named_by(module, e) for e in SURFACE_EXCEPTIONS):
+            continue
+        for target in sorted(graph[module]):
+            if target.count(".") and target.split(".")[1] in DOMAIN_ROOMS:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def test_the_cli_and_the_rpc_handlers_import_no_domain_room():
+    """The CLI builds requests, asks the registry and prints, and an RPC
+    handler builds its request from the message and sends the answer back:
+    what a domain room knows reaches them through pciname.capabilities."""
+    assert domain_imports(SURFACES, TYPED_GRAPH) == []
+
+
+def test_the_surface_check_sees_a_domain_import(monkeypatch):
+    monkeypatch.setitem(TYPED_GRAPH, "pciname.cli.kata", TYPED_GRAPH["pciname.cli.kata"] | {"pciname.kata.pod"})
+    monkeypatch.setitem(TYPED_GRAPH, "pciname.cli.fast", TYPED_GRAPH["pciname.cli.fast"] | {"pciname.lint.codes"})
+    rpc = "pciname.server.rpc.cluster"
+    monkeypatch.setitem(TYPED_GRAPH, rpc, TYPED_GRAPH[rpc] | {"pciname.kubevirt.shapes"})
+    assert domain_imports(SURFACES, TYPED_GRAPH) == [
+        "pciname.cli.kata -> pciname.kata.pod",
+        "pciname.server.rpc.cluster -> pciname.kubevirt.shapes",
+    ]

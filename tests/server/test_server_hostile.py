@@ -96,8 +96,7 @@ def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
 def test_readme_states_the_bounds_as_defined():
     from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES
     from pciname.cluster import kube as cluster, kubeconfig
-    from pciname.server import config
-    from pciname.server.rpc import budget
+    from pciname.server import budget, config
     from tests.conftest import REPO
 
     text = " ".join((REPO / "README.md").read_text().split())

@@ -11,8 +11,8 @@ import grpc
 import pytest
 
 import pciname
+from pciname import client as remote
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.rpc import wire
 
 A10 = "10de:2236"
 KATA = "gpu-operator@v26.7.0+kata"
@@ -26,7 +26,7 @@ def test_resolve_under_the_default_alias_and_with_an_empty_one(stub):
     own = stub.Resolve(pb.ResolveRequest(device=A10, profile=KATA, alias=""))
     assert own.resource_name == "nvidia.com/GA102GL_A10" and not own.HasField("alias")
     # the answer the library gives, field for field
-    assert wire.resolution_from_message(own) == pciname.resolve(A10, pciname.with_aliases(KATA, alias=""))
+    assert remote.resolution_from_message(own) == pciname.resolve(A10, pciname.with_aliases(KATA, alias=""))
     # and the aliased answer was not cached as the profile's: unset is pgpu again
     assert stub.Resolve(pb.ResolveRequest(device=A10, profile=KATA)).resource_name == "nvidia.com/pgpu"
 

@@ -3,5 +3,7 @@ group (:mod:`~pciname.server.rpc.kubevirt`, :mod:`~pciname.server.rpc.lint`,
 :mod:`~pciname.server.rpc.cluster`, :mod:`~pciname.server.rpc.admission`; what they
 share: :mod:`~pciname.server.rpc.shared`),
 the wire format every handler speaks (:mod:`~pciname.server.rpc.wire`:
-proto <-> library, status codes, reasons, request limits) and what one
-request may cost (:mod:`~pciname.server.rpc.budget`)."""
+status codes, reasons, request limits) and the one mapping between messages
+and plain values (:mod:`~pciname.server.rpc.mapping`). What one request may
+cost is :mod:`pciname.server.budget`'s, the cluster a server reads
+:mod:`pciname.capabilities.cluster_access`'s."""

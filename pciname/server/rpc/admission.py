@@ -5,7 +5,7 @@ The handler checks the request's limits, builds the request of
 the allowed set comes from), reads the KubeVirt CR it asks for (the
 caller's, or the server's cluster with ``--kube``) and answers the policy
 and binding as YAML and JSON text, exactly as the command prints them. A
-CR costs what a Lint request may (:mod:`pciname.server.rpc.budget`): one of
+CR costs what a Lint request may (:mod:`pciname.server.budget`): one of
 the ``--max-concurrent-lints`` slots, at most ``--max-lint-nodes`` nodes
 counted before it is composed, the caller's deadline and cancellation
 checked while it is composed, linted and its hints written.
@@ -15,62 +15,53 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from pciname.capabilities.admission import AdmissionPolicyRequest, answer, cluster_cr
-from pciname.capabilities.spelling import Spelling
+from pciname.capabilities.admission import cluster_cr
+from pciname.capabilities.served import ADMISSION_NAME
 from pciname.errors import LintInputError
-from pciname.policy.admission import DEFAULT_NAME
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.config import DEFAULT_MAX_LINT_NODES
+from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive, count_nodes, release_memory
 from pciname.server.data import DataSet, served_profile
-from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
-from pciname.server.rpc.cluster import ClusterAccess, read_from_cluster
-from pciname.server.rpc.shared import INVALID, no_auto
+from pciname.server.rpc.cluster import read_from_cluster
+from pciname.server.rpc.mapping import to_message
+from pciname.server.rpc.shared import INVALID, answer, batch, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
     MAX_NAME_CHARS,
     MAX_PROFILE_CHARS,
     RpcFailure,
-    admission_policy_response,
-    check_batch,
-    check_length,
     failure,
     lint_input_failure,
 )
 
+if TYPE_CHECKING:
+    from pciname.server.service import PciNameService
+
 
 def admission_policy(
-    request: pb.AdmissionPolicyRequest,
-    context: grpc.ServicerContext,
-    data: DataSet,
-    *,
-    max_batch: int,
-    max_bytes: int,
-    cluster: ClusterAccess | None,
-    log: logging.Logger,
-    max_nodes: int = DEFAULT_MAX_LINT_NODES,
-    slots: Slots | None = None,
+    request: pb.AdmissionPolicyRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
 ) -> tuple[pb.AdmissionPolicyResponse, int]:
     """The answer, and how many devices and mdev types it names."""
-    asked = _checked(request, max_batch, max_bytes)
-    no_auto(request.profile)
+    asked = _checked(request, service.max_batch, service.max_lint_bytes)
+    check(request, (no_auto("profile"),))
     profile = served_profile(data, str(asked.chosen_profile or ""))
     alive = functools.partial(check_alive, context)
     # A CR's YAML takes the budget Lint takes: a slot, the nodes counted
     # (aliases as what they stand for) before anything is composed, the
     # caller checked while composing, linting and writing hints, and the
     # memory given back after a large one.
-    with slots.take() if asked.from_cr and slots is not None else contextlib.nullcontext():
+    with service.lint_slots.take() if asked.from_cr else contextlib.nullcontext():
         nodes = 0
         try:
             try:
-                cr = _cr_text(request, cluster, asked.kubevirt_name, context, log) if asked.from_cr else None
+                cr = _cr_text(request, service, asked.kubevirt_name, context) if asked.from_cr else None
                 if cr is not None:
-                    nodes = count_nodes(cr[0], cr[1], max_nodes, context, flag="--max-lint-nodes")
+                    nodes = count_nodes(cr[0], cr[1], service.max_lint_nodes, context, flag="--max-lint-nodes")
                 result = answer(
+                    "AdmissionPolicy",
                     asked,
                     profile.key,
                     cr=cr,
@@ -87,7 +78,8 @@ def admission_policy(
                 release_memory()
     alive()
     policy = result.policy
-    response = admission_policy_response(
+    response = to_message(
+        pb.AdmissionPolicyResponse,
         profile=policy.profile,
         yaml=policy.to_yaml(),
         json=policy.to_json(),
@@ -99,50 +91,43 @@ def admission_policy(
     return response, len(asked.devices) + len(asked.mdev_types)
 
 
-def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int) -> AdmissionPolicyRequest:
+RULES = (
+    batch("devices and mdev types", "devices", "mdev_types"),
+    chars(MAX_NAME_CHARS, "devices", "mdev_types", "actions"),
+    chars(MAX_PROFILE_CHARS, "profile"),
+    chars(MAX_NAME_CHARS, "name", "dra_driver", "kubevirt_name"),
+)
+
+
+def _checked(request: pb.AdmissionPolicyRequest, max_batch: int, max_bytes: int) -> Any:
     """The request, its limits checked here (RpcFailure: INVALID_ARGUMENT)
     and its rules by :class:`~pciname.capabilities.admission.AdmissionPolicyRequest`."""
-    devices = list(request.devices)
-    mdev_types = list(request.mdev_types)
-    check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
-    for name, values in (("devices", devices), ("mdev_types", mdev_types), ("actions", list(request.actions))):
-        for i, value in enumerate(values):
-            check_length(value, f"{name}[{i}]", MAX_NAME_CHARS)
-    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    check_length(request.name, "name", MAX_NAME_CHARS)
-    check_length(request.dra_driver, "dra_driver", MAX_NAME_CHARS)
-    kubevirt_name = check_length(request.kubevirt_name, "kubevirt_name", MAX_NAME_CHARS).strip() or None
+    check(request, RULES, max_batch)
     size = len(request.kubevirt_cr.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise RpcFailure(
             INVALID, f"kubevirt_cr is {size} bytes, more than this server's maximum of {max_bytes} (--max-lint-bytes)"
         )
-    return AdmissionPolicyRequest(
-        tuple(devices),
-        tuple(mdev_types),
+    return request_from(
+        "AdmissionPolicy",
+        request,
         kubevirt_cr=bool(request.kubevirt_cr.strip()),
-        from_cluster=request.from_cluster,
-        kubevirt_name=kubevirt_name,
-        actions=tuple(request.actions),
-        name=request.name.strip() or DEFAULT_NAME,
-        profile=request.profile or None,
-        dra=request.dra,
+        kubevirt_name=request.kubevirt_name.strip() or None,
+        name=request.name.strip() or ADMISSION_NAME,
         dra_driver=request.dra_driver.strip() or None,
-        spelling=Spelling.RPC,
     ).validated()
 
 
 def _cr_text(
     request: pb.AdmissionPolicyRequest,
-    cluster: ClusterAccess | None,
+    service: PciNameService,
     kubevirt_name: str | None,
     context: grpc.ServicerContext,
-    log: logging.Logger,
 ) -> tuple[str, str]:
     """The KubeVirt CR's YAML (the request's, or the cluster's) and the name findings give it."""
     if not request.from_cluster:
         return request.kubevirt_cr, "kubevirt_cr"
-    kubevirt, _ = read_from_cluster(cluster, kubevirt_name, context, log)
+    kubevirt, _ = read_from_cluster(service.cluster, kubevirt_name, context, service.log)
     return cluster_cr(kubevirt)
 
 

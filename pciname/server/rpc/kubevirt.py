@@ -1,8 +1,8 @@
-"""The RPCs over KubeVirt objects: ``PermittedHostDevices``, ``NodePool``
-and ``VgpuTypes`` (the servicer, :mod:`pciname.server.service`, calls
-them). Each builds the capability's request from the message
-(:mod:`pciname.capabilities`), answers it and renders the answer as the
-matching command prints it for the same input.
+"""The RPCs over KubeVirt objects: ``PermittedHostDevices``, ``NodePool``,
+``VgpuTypes`` and ``DraClaims`` (the servicer, :mod:`pciname.server.service`,
+calls them). Each checks the message's limits (its rules, in order), builds
+the capability's request from it (:mod:`pciname.capabilities`), answers it
+and sends the answer as the matching command prints it for the same input.
 
 Errors that are not about profiles are :class:`~pciname.server.rpc.wire.RpcFailure`
 with a stable reason in the trailing metadata ``pciname-error``
@@ -13,74 +13,70 @@ with a stable reason in the trailing metadata ``pciname-error``
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pciname.base.render import dump_json, dump_yaml
-from pciname.capabilities.node_pool import NodePoolRequest, answer as node_pool_answer, gpu_names
-from pciname.capabilities.permitted import PermittedHostDevicesRequest, answer as permitted_answer
-from pciname.capabilities.spelling import Spelling
-from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer as vgpu_types_answer
-from pciname.kubevirt.generate import FORMATS, render
+import grpc
+
+from pciname.base.render import emit_documents
+from pciname.capabilities import node_pool as pool, permitted, vm_gpus as gpus
+from pciname.capabilities.served import FORMATS, permitted_texts, texts
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES
 from pciname.server.data import DataSet, served_profile
-from pciname.server.rpc.shared import INVALID, no_auto, texts
+from pciname.server.rpc.mapping import to_message
+from pciname.server.rpc.shared import INVALID, answer, batch, chars, check, needs, no_auto, request_from
 from pciname.server.rpc.wire import (
-    MAX_DEVICE_CHARS,
-    MAX_NAME_CHARS,
-    MAX_PROFILE_CHARS,
+    MAX_DEVICE_CHARS as DEVICE,
+    MAX_NAME_CHARS as NAME,
+    MAX_PROFILE_CHARS as PROFILE,
     RpcFailure,
-    check_batch,
-    check_length,
-    node_pool_response,
-    permitted_response,
     shown,
     vgpu_types_response,
 )
 
+if TYPE_CHECKING:
+    from pciname.server.service import PciNameService
+
+DEVICES = "devices and mdev types"
+
 # -- PermittedHostDevices -------------------------------------------------------------------
+
+PERMITTED_RULES = (
+    needs(permitted.no_devices, "devices", "mdev_types"),
+    batch(DEVICES, "devices", "mdev_types"),
+    chars(DEVICE, "devices"),
+    chars(NAME, "mdev_types"),
+    chars(PROFILE, "profile"),
+    chars(NAME, "cozystack", "variant"),
+)
 
 
 def permitted_host_devices(
-    request: pb.PermittedHostDevicesRequest, data: DataSet, *, max_batch: int
+    request: pb.PermittedHostDevicesRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
 ) -> tuple[pb.PermittedHostDevicesResponse, int]:
     """The answer, and how many devices and mdev types it names: the
     request's limits checked here, its rules by
     :class:`~pciname.capabilities.permitted.PermittedHostDevicesRequest`."""
-
-    devices = list(request.devices)
-    mdev_types = list(request.mdev_types)
-    if not devices and not mdev_types:
-        raise RpcFailure(INVALID, "empty request: no devices and no mdev_types given")
-    check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
-    for i, device in enumerate(devices):
-        check_length(device, f"devices[{i}]", MAX_DEVICE_CHARS)
-    for i, mdev_type in enumerate(mdev_types):
-        check_length(mdev_type, f"mdev_types[{i}]", MAX_NAME_CHARS)
-    for name in ("profile", "cozystack", "variant"):
-        check_length(getattr(request, name), name, MAX_PROFILE_CHARS if name == "profile" else MAX_NAME_CHARS)
-    fmt = permitted_format(request)
-    no_auto(request.profile)
+    check(request, PERMITTED_RULES, service.max_batch)
+    fmt = request.format.strip().lower() or "kubevirt"
+    if fmt not in FORMATS:
+        raise RpcFailure(INVALID, f"unknown format {shown(request.format)}: use one of {', '.join(FORMATS)}")
+    check(request, (no_auto("profile"),))
     size = len(request.cozystack_defaults.encode("utf-8", "surrogatepass"))
     if size > DEFAULT_MAX_LINT_BYTES:
         raise RpcFailure(INVALID, f"cozystack_defaults is too large ({size} bytes, at most {DEFAULT_MAX_LINT_BYTES})")
-    asked = PermittedHostDevicesRequest(
-        tuple(devices),
-        tuple(mdev_types),
-        profile=request.profile or None,
-        include_broken=request.include_broken,
+    defaults = request.cozystack_defaults
+    asked = request_from(
+        "PermittedHostDevices",
+        request,
         format=fmt,
-        cozystack=request.cozystack or None,
-        variant=request.variant or None,
-        replace_defaults=request.replace_defaults,
-        vgpu_device_manager=request.vgpu_device_manager,
-        cozystack_defaults=(request.cozystack_defaults, "cozystack_defaults") if request.cozystack_defaults else None,
-        spelling=Spelling.RPC,
+        cozystack_defaults=(defaults, "cozystack_defaults") if defaults else None,
     ).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
-    result = permitted_answer(asked, profile.key, resolver=data.resolver)
-    yaml_text, json_text = render_texts(result.snippet.data, fmt, request.replace_defaults)
-    response = permitted_response(
+    result = answer("PermittedHostDevices", asked, profile.key, resolver=data.resolver)
+    yaml_text, json_text = permitted_texts(result.snippet.data, fmt, request.replace_defaults)
+    response = to_message(
+        pb.PermittedHostDevicesResponse,
         result.snippet.data,
         profile=profile.name,
         yaml=yaml_text,
@@ -91,134 +87,87 @@ def permitted_host_devices(
         clashes=result.clashes,
         variant=result.variant,
     )
-    return response, len(devices) + len(mdev_types)
-
-
-def render_texts(block: dict[str, Any], fmt: str, replace_defaults: bool) -> tuple[str, str]:
-    """(YAML, JSON) of the permittedHostDevices ``block`` placed as ``fmt``
-    says, exactly as ``pciname permitted-host-devices -o yaml|json`` prints it."""
-
-    data = render(block, fmt, replace_defaults=True if replace_defaults else None)
-    yaml_text, json_text = io.StringIO(), io.StringIO()
-    dump_yaml(data, yaml_text)
-    dump_json(data, json_text)
-    return yaml_text.getvalue(), json_text.getvalue()
-
-
-def permitted_format(request: pb.PermittedHostDevicesRequest) -> str:
-    """The request's format (kubevirt when empty); INVALID_ARGUMENT for
-    another, its text echoed bounded."""
-
-    fmt = request.format.strip().lower() or "kubevirt"
-    if fmt not in FORMATS:
-        raise RpcFailure(INVALID, f"unknown format {shown(request.format)}: use one of {', '.join(FORMATS)}")
-    return fmt
+    return response, len(request.devices) + len(request.mdev_types)
 
 
 # -- NodePool ---------------------------------------------------------------------------------
 
+POOL_RULES = (
+    needs(gpus.no_gpus, "devices", "mdev_types"),
+    batch(DEVICES, "devices", "mdev_types"),
+    batch("roles", "roles"),
+    chars(NAME, "group", "devices", "mdev_types", "roles"),
+    chars(NAME, "format", "instance_type", "ephemeral_storage", "cpu", "memory", "cozystack", "cluster"),
+    chars(PROFILE, "profile"),
+    no_auto("profile"),
+)
+#: The NodePoolRequest ``fields``: the group's own settings, as the message has them.
+POOL_FIELDS = ("instance_type", "min_replicas", "max_replicas", "cpu", "memory", "ephemeral_storage")
 
-def node_pool(request: pb.NodePoolRequest, data: DataSet, *, max_batch: int) -> tuple[pb.NodePoolResponse, int]:
+
+def node_pool(
+    request: pb.NodePoolRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.NodePoolResponse, int]:
     """The answer (what ``pciname node-pool`` prints for the same input), and
     how many device and mdev type requests it names."""
-
-    devices = list(request.devices)
-    mdev_types = list(request.mdev_types)
-    roles = list(request.roles)
-    if not devices and not mdev_types:
-        raise RpcFailure(INVALID, "empty request: no devices and no mdev_types given")
-    check_batch(len(devices) + len(mdev_types), "devices and mdev types", max_batch)
-    check_batch(len(roles), "roles", max_batch)
-    check_length(request.group, "group", MAX_NAME_CHARS)
-    for name, values in (("devices", devices), ("mdev_types", mdev_types), ("roles", roles)):
-        for i, value in enumerate(values):
-            check_length(value, f"{name}[{i}]", MAX_NAME_CHARS)
-    for name in ("format", "instance_type", "ephemeral_storage", "cpu", "memory", "cozystack", "cluster"):
-        check_length(getattr(request, name), name, MAX_NAME_CHARS)
-    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    no_auto(request.profile)
-
-    def given(name: str) -> Any:
-        return getattr(request, name) if request.HasField(name) else None
-
-    asked = NodePoolRequest(
-        request.group,
-        tuple(devices),
-        tuple(mdev_types),
-        profile=request.profile or None,
-        include_broken=request.include_broken,
-        fragment=request.fragment,
-        format=request.format,
-        cozystack=request.cozystack or None,
-        cluster=request.cluster or None,
-        fields={
-            **{name: given(name) for name in ("instance_type", "min_replicas", "max_replicas", "cpu", "memory")},
-            "ephemeral_storage": given("ephemeral_storage"),
-            "roles": roles or None,
-        },
-        spelling=Spelling.RPC,
+    check(request, POOL_RULES, service.max_batch)
+    fields = {name: getattr(request, name) if request.HasField(name) else None for name in POOL_FIELDS}
+    asked = request_from(
+        "NodePool", request, format=request.format, fields=fields | {"roles": list(request.roles) or None}
     ).validated()
-    fmt = asked.format
     profile = served_profile(data, str(asked.chosen_profile or ""))
-    snippet = node_pool_answer(asked, profile.key, resolver=data.resolver)
+    snippet = answer("NodePool", asked, profile.key, resolver=data.resolver)
     yaml_text, json_text = texts(snippet.data)
-    response = node_pool_response(
+    response = to_message(
+        pb.NodePoolResponse,
+        snippet,
         profile=profile.name,
-        format=fmt,
+        format=asked.format,
         yaml=yaml_text,
         json=json_text,
-        gpus=gpu_names(snippet, request.group),
-        left_out=snippet.left_out,
-        notes=snippet.notes,
+        gpus=pool.gpu_names(snippet, request.group),
     )
-    return response, len(devices) + len(mdev_types)
+    return response, len(request.devices) + len(request.mdev_types)
 
 
 # -- VgpuTypes --------------------------------------------------------------------------------
 
+VGPU_RULES = (chars(DEVICE, "device"), chars(PROFILE, "profile"), needs("device", "device"), no_auto("profile"))
 
-def vgpu_types(request: pb.VgpuTypesRequest, data: DataSet) -> pb.VgpuTypesResponse:
+
+def vgpu_types(
+    request: pb.VgpuTypesRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.VgpuTypesResponse, int]:
     """What ``pciname vgpu-types DEVICE -o json`` answers; a device the
     catalogue does not cover is ``covered: false`` with the one line."""
-
-    check_length(request.device, "device", MAX_DEVICE_CHARS)
-    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    if not request.device.strip():
-        raise RpcFailure(INVALID, "empty request: no device given")
-    no_auto(request.profile)
-    asked = VgpuTypesRequest(request.device, request.profile or None, spelling=Spelling.RPC).validated()
+    check(request, VGPU_RULES)
+    asked = request_from("VgpuTypes", request).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
-    result = vgpu_types_answer(asked, profile.key, resolver=data.resolver)
+    result = answer("VgpuTypes", asked, profile.key, resolver=data.resolver)
     if result.types is None:
-        return pb.VgpuTypesResponse(device=result.device, profile=profile.name, covered=False, message=result.message)
-    return vgpu_types_response(result.types)
+        uncovered = pb.VgpuTypesResponse(
+            device=result.device, profile=profile.name, covered=False, message=result.message
+        )
+        return uncovered, 1
+    return vgpu_types_response(result.types), 1
 
 
-def dra_claims(request: pb.DraClaimsRequest, *, max_batch: int) -> tuple[pb.DraClaimsResponse, int]:
+# -- DraClaims ----------------------------------------------------------------------------------
+
+DRA_RULES = (
+    needs("devices", "devices"),
+    batch("devices", "devices"),
+    chars(NAME, "devices", "dra_driver", "kubevirt", "resource_api", "name", "prefix"),
+)
+
+
+def dra_claims(
+    request: pb.DraClaimsRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.DraClaimsResponse, int]:
     """What ``pciname vm-gpus --dra`` prints for the same input (documents
     and notes), and how many device requests it names."""
-    from pciname.base.render import emit_documents
-    from pciname.capabilities.dra_claims import DraClaimsRequest, answer as dra_answer
-
-    devices = list(request.devices)
-    if not devices:
-        raise RpcFailure(INVALID, "empty request: no devices given")
-    check_batch(len(devices), "devices", max_batch)
-    for i, value in enumerate(devices):
-        check_length(value, f"devices[{i}]", MAX_NAME_CHARS)
-    for name in ("dra_driver", "kubevirt", "resource_api", "name", "prefix"):
-        check_length(getattr(request, name), name, MAX_NAME_CHARS)
-    asked = DraClaimsRequest(
-        tuple(devices),
-        dra_driver=request.dra_driver or None,
-        kubevirt=request.kubevirt or None,
-        resource_api=request.resource_api or None,
-        name=request.name or "vm-gpus",
-        prefix=request.prefix or "gpu",
-        product_name=request.product_name,
-        spelling=Spelling.RPC,
-    ).validated()
-    objects = dra_answer(asked)
+    check(request, DRA_RULES, service.max_batch)
+    objects = answer("DraClaims", request_from("DraClaims", request).validated())
     texts_by_format = {}
     for fmt in ("yaml", "json"):
         out = io.StringIO()
@@ -233,7 +182,7 @@ def dra_claims(request: pb.DraClaimsRequest, *, max_batch: int) -> tuple[pb.DraC
         json=texts_by_format["json"],
         notes=list(objects.notes),
     )
-    return response, len(devices)
+    return response, len(request.devices)
 
 
-__all__ = ["dra_claims", "node_pool", "permitted_format", "permitted_host_devices", "render_texts", "vgpu_types"]
+__all__ = ["dra_claims", "node_pool", "permitted_host_devices", "vgpu_types"]

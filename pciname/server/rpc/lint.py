@@ -5,29 +5,36 @@ concurrent runs, the caller's deadline) before anything is composed."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import grpc
 
-from pciname.capabilities.lint import LintRequest, answer
 from pciname.capabilities.spelling import Spelling
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.config import DEFAULT_MAX_LINT_NODES
+from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive, count_nodes, release_memory
 from pciname.server.data import DataSet, served_profile
-from pciname.server.rpc.budget import RELEASE_AFTER_NODES, CheckedText, Slots, check_alive, count_nodes, release_memory
-from pciname.server.rpc.shared import INVALID, no_auto
+from pciname.server.rpc.shared import INVALID, answer, chars, check, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
     MAX_NAME_CHARS,
     MAX_PROFILE_CHARS,
     RpcFailure,
-    check_length,
     failure,
     lint_input_failure,
     lint_response,
     shown,
+)
+
+if TYPE_CHECKING:
+    from pciname.server.service import PciNameService
+
+#: The limits of a Lint request beyond its files, in the order they are checked.
+RULES = (
+    chars(MAX_PROFILE_CHARS, "profile", "upgrade_to"),
+    no_auto("profile", "upgrade_to"),
+    chars(MAX_NAME_CHARS, "cozystack", "dra_driver", "kubevirt", "nvidia_plugin"),
 )
 
 # -- Lint --------------------------------------------------------------------------------
@@ -40,25 +47,25 @@ def _file_name(file: pb.LintFile, index: int, count: int) -> str:
 
 
 def lint(
-    request: pb.LintRequest,
-    context: grpc.ServicerContext,
-    data: DataSet,
-    *,
-    max_files: int,
-    max_bytes: int,
-    max_nodes: int = DEFAULT_MAX_LINT_NODES,
-    slots: Slots | None = None,
-) -> pb.LintResponse:
+    request: pb.LintRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.LintResponse, int]:
     """The Lint answer. Its cost is bounded before the linter composes
-    anything: files, bytes, YAML nodes (:func:`~pciname.server.rpc.budget.count_nodes`),
-    and ``slots`` (how many run at once); the caller's cancellation and
-    deadline are checked while counting and between steps."""
-    with slots.take() if slots is not None else contextlib.nullcontext():
+    anything: files, bytes, YAML nodes (:func:`~pciname.server.budget.count_nodes`),
+    and the service's slots (how many run at once); the caller's
+    cancellation and deadline are checked while counting and between steps."""
+    with service.lint_slots.take():
         nodes: list[int] = []
         try:
-            return _lint(
-                request, context, data, max_files=max_files, max_bytes=max_bytes, max_nodes=max_nodes, counted=nodes
+            response = _lint(
+                request,
+                context,
+                data,
+                max_files=service.max_lint_files,
+                max_bytes=service.max_lint_bytes,
+                max_nodes=service.max_lint_nodes,
+                counted=nodes,
             )
+            return response, 0
         finally:
             if nodes and nodes[0] > RELEASE_AFTER_NODES:
                 release_memory()
@@ -103,24 +110,9 @@ def _lint(
     """The answer once the request's limits are checked here and its rules by
     :class:`~pciname.capabilities.lint.LintRequest`."""
     inputs = _lint_inputs(request.files, max_files=max_files, max_bytes=max_bytes)
-    check_length(request.profile, "profile", MAX_PROFILE_CHARS)
-    check_length(request.upgrade_to, "upgrade_to", MAX_PROFILE_CHARS)
-    no_auto(request.profile)
-    no_auto(request.upgrade_to, "upgrade_to")
-    check_length(request.cozystack, "cozystack", MAX_NAME_CHARS)
-    check_length(request.dra_driver, "dra_driver", MAX_NAME_CHARS)
-    check_length(request.kubevirt, "kubevirt", MAX_NAME_CHARS)
-    check_length(request.nvidia_plugin, "nvidia_plugin", MAX_NAME_CHARS)
-    asked = LintRequest(
-        tuple((name, content) for name, content, _ in inputs),
-        profile=request.profile or None,
-        upgrade_to=request.upgrade_to or None,
-        cozystack=request.cozystack or None,
-        dra_driver=request.dra_driver or None,
-        kubevirt=request.kubevirt or None,
-        spelling=Spelling.RPC,
-        nvidia_plugin=request.nvidia_plugin or None,
-    ).validated()
+    check(request, RULES)
+    files = tuple((name, content) for name, content, _ in inputs)
+    asked = request_from("Lint", request, files=files).validated()
     profile = served_profile(data, str(asked.chosen_profile or ""))
     upgrade = served_profile(data, request.upgrade_to, "upgrade_to") if request.upgrade_to.strip() else None
 
@@ -130,6 +122,7 @@ def _lint(
     counted.append(nodes)
     try:
         result = answer(
+            "Lint",
             asked,
             profile.key,
             upgrade.key if upgrade is not None else None,
@@ -138,6 +131,7 @@ def _lint(
             # A stream the composer reads in steps, each checking the caller is still there.
             stream=functools.partial(CheckedText, context=context),
             refuse=lint_input_failure,
+            spelling=Spelling.RPC,
         )
     except RecursionError:
         raise failure(INVALID, "the YAML is nested too deeply to check", LINT_INPUT) from None

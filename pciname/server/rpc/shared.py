@@ -1,36 +1,122 @@
-"""What the RPC groups share: profile ``auto`` refused where there is no
-cluster to infer from, and the (YAML, JSON) texts of an answer exactly as
-the CLI's ``-o yaml|json`` prints them. (The profile a Cozystack release
-serves is each request's ``chosen_profile``: :mod:`pciname.capabilities`.)"""
+"""What the RPC handlers share: a message's limits declared as rules
+(:func:`check`: :func:`needs`, :func:`batch`, :func:`chars`, :func:`no_auto`,
+run in the order given, the first broken one answers), the capability's
+request built from the message by field name (:func:`request_from`), and
+the registry's answer to it (:func:`answer`: :mod:`pciname.capabilities.registry`)."""
 
 from __future__ import annotations
 
-import io
+import dataclasses
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
-from pciname.base.render import dump_json, dump_yaml
-from pciname.capabilities.spelling import Spelling
-
-AUTO = "auto"
+from pciname.capabilities.registry import CAPABILITIES, ask
+from pciname.capabilities.spelling import auto_refused
+from pciname.server.rpc.mapping import plain
+from pciname.server.rpc.wire import RpcFailure, check_batch, check_length
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 
+#: One limit of a message: (message, --max-batch) -> None, or an RpcFailure raised.
+Rule = Callable[[Any, int], None]
 
-def no_auto(profile: str, what: str = "profile") -> None:
+
+def _given(value: Any) -> bool:
+    return bool(value.strip()) if isinstance(value, str) else bool(value)
+
+
+def needs(refusal: str | Callable[[], Exception], *fields: str) -> Rule:
+    """Unless one of ``fields`` is given: ``refusal()``, or INVALID_ARGUMENT
+    "empty request: no ``refusal`` given"."""
+
+    def rule(message: Any, max_batch: int) -> None:
+        if not any(_given(getattr(message, name)) for name in fields):
+            if callable(refusal):
+                raise refusal()
+            raise RpcFailure(INVALID, f"empty request: no {refusal} given")
+
+    return rule
+
+
+def batch(what: str, *fields: str) -> Rule:
+    """At most ``--max-batch`` items in ``fields`` together."""
+
+    def rule(message: Any, max_batch: int) -> None:
+        check_batch(sum(len(getattr(message, name)) for name in fields), what, max_batch)
+
+    return rule
+
+
+def chars(limit: int, *fields: str) -> Rule:
+    """At most ``limit`` characters in each of ``fields`` (each item of a repeated one)."""
+
+    def rule(message: Any, max_batch: int) -> None:
+        for name in fields:
+            value = getattr(message, name)
+            if isinstance(value, str):
+                check_length(value, name, limit)
+            else:
+                for i, item in enumerate(value):
+                    check_length(item, f"{name}[{i}]", limit)
+
+    return rule
+
+
+def no_auto(*fields: str) -> Rule:
     """INVALID_ARGUMENT for profile ``auto`` where there is no cluster to infer from."""
-    if profile.strip().lower() == AUTO:
-        raise Spelling.RPC.auto_refused(what)
+
+    def rule(message: Any, max_batch: int) -> None:
+        for name in fields:
+            if getattr(message, name).strip().lower() == "auto":
+                raise auto_refused(name)
+
+    return rule
 
 
-def texts(data: Any) -> tuple[str, str]:
-    """(YAML, JSON) of ``data`` exactly as the CLI's ``-o yaml|json`` prints it."""
-    yaml_text, json_text = io.StringIO(), io.StringIO()
-    dump_yaml(data, yaml_text)
-    dump_json(data, json_text)
-    return yaml_text.getvalue(), json_text.getvalue()
+def check(message: Message, rules: tuple[Rule, ...], max_batch: int = 0) -> None:
+    """Every rule of ``rules`` on ``message``, in order."""
+    for rule in rules:
+        rule(message, max_batch)
 
 
-__all__ = ["AUTO", "INVALID", "PRECONDITION", "no_auto", "texts"]
+#: The registry's capability of each RPC, by method name.
+ENTRIES = {rpc: entry for entry in CAPABILITIES for rpc in entry.rpcs}
+
+
+def answer(method: str, request: Any, *args: Any, **kwargs: Any) -> Any:
+    """The registry's answer to ``request``, of the capability ``method`` asks."""
+    return ask(ENTRIES[method].command, request, *args, **kwargs)
+
+
+def request_from(
+    request_type: Callable[..., Any] | str, message: Message, renames: Mapping[str, str] | None = None, **values: Any
+) -> Any:
+    """``request_type`` (a capability's request; an RPC's name: its
+    capability's, from the registry) from ``message``'s fields of
+    the same names (or as ``renames`` says): a repeated field as a tuple, a blank text as not given
+    (None where the request's default is None, else the default, if it has
+    one); ``values``
+    win."""
+    if isinstance(request_type, str):
+        request_type = ENTRIES[request_type].request_type()
+    taken = {f.name: f for f in dataclasses.fields(request_type)}  # type: ignore[arg-type]
+    given: dict[str, Any] = {}
+    for field, value in plain(message).items():
+        name = (renames or {}).get(field, field)
+        if name not in taken or name in values:
+            continue
+        if isinstance(value, list):
+            value = tuple(value)
+        elif value == "" and taken[name].default is None:
+            value = None
+        elif value == "" and taken[name].default is not dataclasses.MISSING:
+            continue
+        given[name] = value
+    return request_type(**given, **values)
+
+
+__all__ = ["INVALID", "PRECONDITION", "answer", "batch", "chars", "check", "needs", "no_auto", "request_from"]

@@ -1,18 +1,15 @@
 """What crosses the wire between the ``pciname.v1.PciName`` service and its
-client: the one place where the library's values become ``pciname.v1``
-messages and back.
+client, the server's side (the client's: :mod:`pciname.client`).
 
-* **Messages**, both directions: ``*_message`` / ``*_response`` build what the
-  servicer sends from library values; ``*_from_message`` /
-  ``*_from_response`` read them back into library values (what
-  :mod:`pciname.client` returns). A value that goes out and comes back is
-  the value it was (``tests/test_server_wire.py``).
-* **Errors**, both directions: :func:`status_of` and
-  :func:`trailing_metadata` turn an exception a handler raised into a
-  status code, one bounded line of details and trailing metadata (see the
-  .proto); :func:`remote_error` turns them back into the ``Remote*``
-  classes of :mod:`pciname.errors`. The ``pciname-error`` reasons
-  (:data:`LINT_INPUT`, :data:`CLUSTER_DISABLED`, ...) are defined here only.
+* **Messages**: ``*_message`` / ``*_response`` build what the servicer sends
+  from library values, through :mod:`pciname.server.rpc.mapping` (the
+  handlers call its :func:`~pciname.server.rpc.mapping.to_message` for the
+  rest); :func:`framed` frames an encoded element of a repeated field.
+* **Errors**: :func:`status_of` and :func:`trailing_metadata` turn an
+  exception a handler raised into a status code, one bounded line of
+  details and trailing metadata (see the .proto). The ``pciname-error``
+  reasons (:data:`LINT_INPUT`, :data:`CLUSTER_DISABLED`, ...) are defined
+  here only.
 * **Request rules**: the length of every device, profile and name field
   (:data:`MAX_DEVICE_CHARS`, ...; :func:`check_length`), what error details
   echo of an input (:func:`shown`, :func:`details_text`), and parsing a
@@ -24,16 +21,17 @@ It imports nothing of the server (the client imports it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
-from urllib.parse import quote, unquote
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+from urllib.parse import quote
 
 import grpc
 from google.protobuf.message import DecodeError, Message
-from google.protobuf.struct_pb2 import Value
 
+from pciname.base.echo import ECHO_CHARS, shown
 from pciname.base.render import printable
+from pciname.capabilities.limits import DEVICE_CHARS, NAME_CHARS, PROFILE_CHARS
+from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import (
     CozystackNotWired,
     InvalidDeviceError,
@@ -41,26 +39,18 @@ from pciname.errors import (
     PciIdsError,
     PcinameBaseError,
     PcinameError,
-    RemoteClusterError,
-    RemoteInvalidArgument,
-    RemoteLintInputError,
-    RemoteSnapshotMissing,
-    RemoteUnknownProfile,
-    ServiceError,
     SnapshotMissingError,
     SnapshotVerifyError,
     UnknownAlgorithmError,
     UnknownProfileError,
 )
-from pciname.naming.checks import NameWarning
 from pciname.naming.gotext import valid_text
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
 from pciname.server._proto import pciname_pb2 as pb
-
-if TYPE_CHECKING:
-    from pciname.lint.linter import Finding
+from pciname.server.rpc.mapping import to_message
 
 M = TypeVar("M", bound=Message)
+T = TypeVar("T")
 Metadata = tuple[tuple[str, str], ...]
 
 # -- the service ------------------------------------------------------------------------
@@ -69,13 +59,13 @@ SERVICE_NAME = SERVICE.full_name  # "pciname.v1.PciName"
 METHODS = tuple(method.name for method in SERVICE.methods)  # in the .proto's order
 
 # -- what a request may carry ------------------------------------------------------
-# Longer fields are INVALID_ARGUMENT before anything is looked up or cached.
-MAX_DEVICE_CHARS = 64  # a device or vendor id: "0x10de:0x2236", with room for white space
-MAX_PROFILE_CHARS = 128  # a profile name: "kubevirt-gpu-device-plugin@v1.6.0"
-MAX_NAME_CHARS = 320  # a resource name, mdev type name or [NAMESPACE/]NAME (63 + 1 + 253)
-# What error details show of an input, and their size in all: a client
-# refuses trailing metadata over 8-16 KB, and percent-encoding can triple it.
-ECHO_CHARS = 64
+# Longer fields are INVALID_ARGUMENT before anything is looked up or cached
+# (the bounds are the requests' own, declared on their fields: pciname.capabilities.limits).
+MAX_DEVICE_CHARS = DEVICE_CHARS
+MAX_PROFILE_CHARS = PROFILE_CHARS
+MAX_NAME_CHARS = NAME_CHARS
+# The size of error details in all (what they show of an input: ECHO_CHARS): a
+# client refuses trailing metadata over 8-16 KB, and percent-encoding can triple it.
 MAX_DETAILS_BYTES = 1024
 # At most this much of an input goes into a metadata value (pciname-file).
 METADATA_CHARS = 256
@@ -111,7 +101,6 @@ CLUSTER_REASONS = (
 
 # Printable ASCII but '%': what a metadata value carries as is.
 _METADATA_SAFE = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 # -- errors, server side ---------------------------------------------------------------------
@@ -141,16 +130,6 @@ def lint_input_failure(errors: Sequence[LintInputError]) -> RpcFailure:
     if first.line is not None:
         extra.append((LINE_KEY, str(first.line)))
     return failure(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(str(e) for e in errors), LINT_INPUT, *extra)
-
-
-def shown(text: str, limit: int = ECHO_CHARS, *, quote: bool = True) -> str:
-    """``text`` as error details show an input: quoted (``repr``), and past
-    ``limit`` characters cut, with its size: ``'10de:22'…(1048576 bytes)``."""
-    if len(text) <= limit:
-        return repr(text) if quote else text
-    size = len(text.encode("utf-8", "surrogatepass"))
-    head = repr(text[:limit]) if quote else text[:limit]
-    return f"{head}…({size} bytes)"
 
 
 def details_text(text: str) -> str:
@@ -218,6 +197,8 @@ def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
         code, details = grpc.StatusCode.NOT_FOUND, str(error)
     elif isinstance(error, (SnapshotMissingError, SnapshotVerifyError, PciIdsError, CozystackNotWired)):
         code, details = grpc.StatusCode.FAILED_PRECONDITION, str(error)
+    elif isinstance(error, RequestError):
+        code, details = grpc.StatusCode.INVALID_ARGUMENT, error.spelled(Spelling.RPC)
     elif isinstance(error, PcinameError):
         code, details = grpc.StatusCode.INVALID_ARGUMENT, str(error)
     else:
@@ -234,217 +215,11 @@ def trailing_metadata(error: BaseException) -> Metadata:
     return ()
 
 
-# -- errors, client side -----------------------------------------------------------------------
-
-
-def remote_error(code: grpc.StatusCode | None, details: str, metadata: Mapping[str, str], target: str) -> PcinameError:
-    """The pciname exception for a status a server at ``target`` answered
-    (the inverse of :func:`status_of` and :func:`trailing_metadata`)."""
-    details = " ".join(details.split())
-    name = code.name if code is not None else "UNKNOWN"
-    reason = metadata.get(ERROR_KEY, "")
-    if reason == LINT_INPUT:
-        line = metadata.get(LINE_KEY, "")
-        return RemoteLintInputError(
-            details, name, file=unquote(metadata.get(FILE_KEY, "")), line=int(line) if line.isdigit() else None
-        )
-    if reason in CLUSTER_REASONS:
-        return RemoteClusterError(details, name, reason=reason)
-    if code is grpc.StatusCode.INVALID_ARGUMENT:
-        return RemoteInvalidArgument(details, name)
-    if code is grpc.StatusCode.NOT_FOUND:
-        return RemoteUnknownProfile(details, name)
-    if code is grpc.StatusCode.FAILED_PRECONDITION:
-        return RemoteSnapshotMissing(
-            details,
-            name,
-            snapshot=metadata.get(SNAPSHOT_KEY, ""),
-            sha256=metadata.get(SHA256_KEY, ""),
-            url=metadata.get(URL_KEY, ""),
-        )
-    if code is grpc.StatusCode.UNAVAILABLE:
-        return ServiceError(f"pciname server {target} is unavailable: {details}", name)
-    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-        return ServiceError(f"pciname server {target} did not answer in time ({details})", name)
-    return ServiceError(f"pciname server {target}: {name}: {details}", name)
-
-
-# -- what the client returns besides the library's own types ---------------------------------
-
-
-@dataclass(frozen=True)
-class SkippedItem:
-    """An input whose name is a problem (``kind`` "pci" or "mdev"), and why."""
-
-    item: str
-    kind: str
-    resource_name: str | None
-    reasons: tuple[NameWarning, ...]
-
-
-@dataclass(frozen=True)
-class PermittedHostDevices:
-    """KubeVirt permittedHostDevices entries as the server built them."""
-
-    profile: str
-    pci_host_devices: list[dict[str, Any]] = field(default_factory=list)
-    mediated_devices: list[dict[str, Any]] = field(default_factory=list)
-    yaml: str = ""
-    left_out: list[SkippedItem] = field(default_factory=list)
-    notes: list[SkippedItem] = field(default_factory=list)
-    json: str = ""  # the same as yaml, as JSON
-    format: str = "kubevirt"  # where yaml and json put the entries: kubevirt, cozystack or patch
-    clashes: list[SkippedItem] = field(default_factory=list)  # cozystack: entries clashing with its defaults
-    variant: str = ""  # cozystack: the GPU variant checked against
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"permittedHostDevices": {...}}`` (a list only when it has entries),
-        whatever the format of ``yaml`` and ``json``."""
-        block: dict[str, Any] = {}
-        if self.pci_host_devices:
-            block["pciHostDevices"] = [dict(e) for e in self.pci_host_devices]
-        if self.mediated_devices:
-            block["mediatedDevices"] = [dict(e) for e in self.mediated_devices]
-        return {"permittedHostDevices": block}
-
-
-@dataclass(frozen=True)
-class NodePool:
-    """A Cozystack tenant node group as the server built it (NodePool)."""
-
-    profile: str
-    format: str = "values"  # values or patch
-    yaml: str = ""
-    json: str = ""  # the same as yaml, as JSON
-    gpus: list[str] = field(default_factory=list)  # one resource name per GPU
-    left_out: list[SkippedItem] = field(default_factory=list)
-    notes: list[SkippedItem] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class VgpuTypes:
-    """The vGPU types of a GPU as the server answered (VgpuTypes): ``types``
-    are dicts with the fields of ``pciname vgpu-types -o json``'s types."""
-
-    device: str
-    profile: str
-    covered: bool
-    message: str = ""
-    families: list[str] = field(default_factory=list)
-    catalogue_release: str = ""
-    catalogue_commit: str = ""
-    read_on_host: str = ""
-    types: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class AdmissionPolicy:
-    """The ValidatingAdmissionPolicy and binding as the server built them (AdmissionPolicy)."""
-
-    profile: str
-    yaml: str = ""  # a multi-document stream
-    json: str = ""  # a List
-    allowed: list[str] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    left_out: list[SkippedItem] = field(default_factory=list)
-    findings: list[str] = field(default_factory=list)  # lint's, on the CR entries left out
-
-
-@dataclass(frozen=True)
-class LintResult:
-    """What Lint found: the library's own :class:`~pciname.lint.linter.Finding` objects."""
-
-    findings: list[Finding]
-    profile: str
-    upgrade_to: str | None = None
-    documents: int = 0
-    text: str = ""  # pciname lint's output: FILE:LINE: code: PATH: message lines
-    notes: list[str] = field(default_factory=list)  # pciname lint's "note:" lines, escaped
-
-
-@dataclass(frozen=True)
-class GpuOptions:
-    """What a tenant node pool may ask for: ``options`` are the dicts
-    :func:`pciname.policy.audit.gpu_options` returns."""
-
-    options: list[dict[str, Any]]
-    profile: str
-    profile_source: str = "given"
-    kubevirt: str = ""
-
-
-class SkippedLike(Protocol):
-    """:class:`pciname.kubevirt.generate.Skipped`, or a :class:`SkippedItem`."""
-
-    @property
-    def item(self) -> str: ...
-
-    @property
-    def kind(self) -> str: ...
-
-    @property
-    def resource_name(self) -> str | None: ...
-
-    @property
-    def reasons(self) -> tuple[NameWarning, ...]: ...
-
-
-# -- messages: names ---------------------------------------------------------------------------
-
-
-def _optional(message: Message, name: str) -> Any:
-    """An optional field's value, None when it is unset."""
-    return getattr(message, name) if message.HasField(name) else None
-
-
-def warning_message(w: NameWarning) -> pb.Warning:
-    return pb.Warning(code=w.code, message=w.message)
-
-
-def warning_from_message(m: pb.Warning) -> NameWarning:
-    return NameWarning(m.code, m.message)
+# -- messages: through the mapping (pciname.server.rpc.mapping) ------------------------------
 
 
 def resolution_message(r: Resolution) -> pb.Resolution:
-    return pb.Resolution(
-        device=r.device,
-        profile=r.profile,
-        resource_name=r.resource_name,
-        name=r.name,
-        device_name=r.device_name,
-        pci_ids_version=r.pci_ids_version,
-        env_var=r.env_var,
-        socket_path=r.socket_path,
-        warnings=[warning_message(w) for w in r.warnings],
-        advertised=r.advertised,
-        vendor_name=r.vendor_name,
-        algorithm=r.algorithm,
-        plugin_release=r.plugin_release,
-        pci_ids_sha256=r.pci_ids_sha256,
-        plugin=r.plugin,
-        alias=r.alias,
-    )
-
-
-def resolution_from_message(m: pb.Resolution) -> Resolution:
-    """(``advertised`` is not read: a Resolution derives it.)"""
-    return Resolution(
-        device=m.device,
-        profile=m.profile,
-        algorithm=m.algorithm,
-        plugin_release=_optional(m, "plugin_release"),
-        name=m.name,
-        resource_name=_optional(m, "resource_name"),
-        vendor_name=_optional(m, "vendor_name"),
-        device_name=_optional(m, "device_name"),
-        pci_ids_version=_optional(m, "pci_ids_version"),
-        pci_ids_sha256=_optional(m, "pci_ids_sha256"),
-        env_var=_optional(m, "env_var"),
-        socket_path=_optional(m, "socket_path"),
-        plugin=m.plugin,
-        alias=_optional(m, "alias"),
-        warnings=tuple(warning_from_message(w) for w in m.warnings),
-    )
+    return to_message(pb.Resolution, r)
 
 
 def framed(message: bytes, field_number: int = 1) -> bytes:
@@ -469,382 +244,42 @@ def _varint(n: int) -> bytes:
 _CHANGES = {"renamed": pb.DiffEntry.RENAMED, "appears": pb.DiffEntry.APPEARS, "vanishes": pb.DiffEntry.VANISHES}
 
 
-def diff_entry_message(e: DiffEntry) -> pb.DiffEntry:
-    return pb.DiffEntry(device=e.device, change=_CHANGES[e.change], old_resource_name=e.old, new_resource_name=e.new)
-
-
-def diff_entry_from_message(m: pb.DiffEntry) -> DiffEntry:
-    """(``change`` is not read: a DiffEntry derives it.)"""
-    return DiffEntry(m.device, _optional(m, "old_resource_name"), _optional(m, "new_resource_name"))
-
-
 def diff_response(from_profile: str, to_profile: str, entries: Iterable[DiffEntry]) -> pb.DiffResponse:
-    response = pb.DiffResponse(from_profile=from_profile, to_profile=to_profile)
-    response.changes.extend(diff_entry_message(e) for e in entries)
-    return response
-
-
-def diff_from_response(m: pb.DiffResponse) -> list[DiffEntry]:
-    return [diff_entry_from_message(e) for e in m.changes]
+    changes = [
+        to_message(pb.DiffEntry, e, change=_CHANGES[e.change], old_resource_name=e.old, new_resource_name=e.new)
+        for e in entries
+    ]
+    return to_message(pb.DiffResponse, from_profile=from_profile, to_profile=to_profile, changes=changes)
 
 
 def profile_info_message(info: ProfileInfo, *, is_default: bool = False) -> pb.ProfileInfo:
-    """(``path`` stays on the server.)"""
-    return pb.ProfileInfo(
-        name=info.name,
-        kind=info.kind,
-        released=valid_text(info.released),
-        algorithm=info.algorithm,
-        plugin_release=info.plugin_release,
-        pci_ids_version=valid_text(info.pci_ids_version),
-        pci_ids_sha256=info.pci_ids_sha256,
-        installed=info.installed,
-        aliases=list(info.aliases),
-        note=valid_text(info.note),
-        is_default=is_default,
-        plugin=info.plugin,
-        source=info.source,
-    )
-
-
-def profile_info_from_message(m: pb.ProfileInfo) -> ProfileInfo:
-    return ProfileInfo(
-        name=m.name,
-        kind=m.kind,
-        released=_optional(m, "released"),
-        algorithm=m.algorithm,
-        plugin_release=_optional(m, "plugin_release"),
-        pci_ids_version=_optional(m, "pci_ids_version"),
-        pci_ids_sha256=_optional(m, "pci_ids_sha256"),
-        installed=m.installed,
-        path=None,
-        aliases=tuple(m.aliases),
-        note=m.note,
-        plugin=m.plugin,
-        source=_optional(m, "source"),
-    )
+    """(``path`` stays on the server; texts read from files are sent valid.)"""
+    texts = {name: valid_text(getattr(info, name)) for name in ("released", "pci_ids_version", "note")}
+    return to_message(pb.ProfileInfo, info, is_default=is_default, **texts)
 
 
 def profiles_response(infos: Iterable[ProfileInfo], default: str, generation: int) -> pb.ListProfilesResponse:
     """ListProfiles' answer: ``default`` is the name of the default profile."""
-    response = pb.ListProfilesResponse(data_generation=generation)
-    response.profiles.extend(profile_info_message(i, is_default=i.name == default) for i in infos)
-    return response
-
-
-def profiles_from_response(m: pb.ListProfilesResponse) -> list[ProfileInfo]:
-    return [profile_info_from_message(p) for p in m.profiles]
-
-
-# -- messages: PermittedHostDevices ------------------------------------------------------------
-
-
-def pci_host_device_message(entry: Mapping[str, Any]) -> pb.PciHostDevice:
-    """From a permittedHostDevices ``pciHostDevices`` entry."""
-    return pb.PciHostDevice(
-        pci_vendor_selector=entry["pciVendorSelector"],
-        resource_name=entry["resourceName"],
-        external_resource_provider=entry["externalResourceProvider"],
-    )
-
-
-def pci_host_device_from_message(m: pb.PciHostDevice) -> dict[str, Any]:
-    return {
-        "pciVendorSelector": m.pci_vendor_selector,
-        "resourceName": m.resource_name,
-        "externalResourceProvider": m.external_resource_provider,
-    }
-
-
-def mediated_device_message(entry: Mapping[str, Any]) -> pb.MediatedDevice:
-    """From a permittedHostDevices ``mediatedDevices`` entry."""
-    return pb.MediatedDevice(
-        mdev_name_selector=entry["mdevNameSelector"],
-        resource_name=entry["resourceName"],
-        external_resource_provider=entry["externalResourceProvider"],
-    )
-
-
-def mediated_device_from_message(m: pb.MediatedDevice) -> dict[str, Any]:
-    return {
-        "mdevNameSelector": m.mdev_name_selector,
-        "resourceName": m.resource_name,
-        "externalResourceProvider": m.external_resource_provider,
-    }
-
-
-def skipped_message(s: SkippedLike) -> pb.SkippedEntry:
-    return pb.SkippedEntry(
-        item=s.item,
-        kind=s.kind,
-        resource_name=s.resource_name,
-        reasons=[warning_message(w) for w in s.reasons],
-    )
-
-
-def skipped_from_message(m: pb.SkippedEntry) -> SkippedItem:
-    return SkippedItem(m.item, m.kind, _optional(m, "resource_name"), tuple(warning_from_message(w) for w in m.reasons))
-
-
-def permitted_response(
-    block: Mapping[str, Any],
-    *,
-    profile: str,
-    yaml: str,
-    json: str,
-    format: str,
-    left_out: Iterable[SkippedLike] = (),
-    notes: Iterable[SkippedLike] = (),
-    clashes: Iterable[SkippedLike] = (),
-    variant: str = "",
-) -> pb.PermittedHostDevicesResponse:
-    """PermittedHostDevices' answer: the permittedHostDevices ``block``
-    (``pciHostDevices``, ``mediatedDevices``) and its texts."""
-    response = pb.PermittedHostDevicesResponse(yaml=yaml, json=json, format=format, profile=profile, variant=variant)
-    response.pci_host_devices.extend(pci_host_device_message(e) for e in block.get("pciHostDevices", ()))
-    response.mediated_devices.extend(mediated_device_message(e) for e in block.get("mediatedDevices", ()))
-    response.left_out.extend(skipped_message(s) for s in left_out)
-    response.notes.extend(skipped_message(s) for s in notes)
-    response.clashes.extend(skipped_message(s) for s in clashes)
-    return response
-
-
-def permitted_from_response(m: pb.PermittedHostDevicesResponse) -> PermittedHostDevices:
-    return PermittedHostDevices(
-        profile=m.profile,
-        json=m.json,
-        format=m.format,
-        pci_host_devices=[pci_host_device_from_message(e) for e in m.pci_host_devices],
-        mediated_devices=[mediated_device_from_message(e) for e in m.mediated_devices],
-        yaml=m.yaml,
-        left_out=[skipped_from_message(s) for s in m.left_out],
-        notes=[skipped_from_message(s) for s in m.notes],
-        clashes=[skipped_from_message(s) for s in m.clashes],
-        variant=m.variant,
-    )
-
-
-# -- messages: NodePool ------------------------------------------------------------------------
-
-
-def node_pool_response(
-    *,
-    profile: str,
-    format: str,
-    yaml: str,
-    json: str,
-    gpus: Iterable[str],
-    left_out: Iterable[SkippedLike] = (),
-    notes: Iterable[SkippedLike] = (),
-) -> pb.NodePoolResponse:
-    """NodePool's answer: the document's texts and the group's GPUs."""
-    response = pb.NodePoolResponse(yaml=yaml, json=json, format=format, profile=profile, gpus=list(gpus))
-    response.left_out.extend(skipped_message(s) for s in left_out)
-    response.notes.extend(skipped_message(s) for s in notes)
-    return response
-
-
-# -- messages: VgpuTypes -----------------------------------------------------------------------
+    profiles = [profile_info_message(i, is_default=i.name == default) for i in infos]
+    return to_message(pb.ListProfilesResponse, data_generation=generation, profiles=profiles)
 
 
 def vgpu_types_response(answer: dict[str, Any]) -> pb.VgpuTypesResponse:
-    """VgpuTypes's answer from :func:`pciname.kubevirt.vgpu.vgpu_types`'s dict."""
+    """VgpuTypes's answer from the dict ``pciname vgpu-types -o json`` prints."""
     source = answer["catalogue"]
-    response = pb.VgpuTypesResponse(
-        device=answer["device"],
-        profile=answer["profile"],
+    types = [t | {"evidence": t["mdev_name_evidence"]} for t in answer["types"]]
+    return to_message(
+        pb.VgpuTypesResponse,
+        answer,
         covered=True,
-        families=list(answer["families"]),
         catalogue_release=source["release"],
         catalogue_commit=source["commit"],
-        read_on_host=answer["read_on_host"],
-    )
-    for t in answer["types"]:
-        m = response.types.add(
-            type=t["type"],
-            vgpu_config=t["vgpu_config"],
-            max_instances=t["max_instances"],
-            family=t["family"],
-            mdev_name_certainty=t["mdev_name_certainty"],
-            since=t["since"],
-            note=t["note"] or "",
-        )
-        if t["mdev_name"] is not None:
-            m.mdev_name = t["mdev_name"]
-        if t["resource_name"] is not None:
-            m.resource_name = t["resource_name"]
-        if t["inferred_max_instances"] is not None:
-            m.inferred_max_instances = t["inferred_max_instances"]
-        e = t["mdev_name_evidence"]
-        if e is not None:
-            m.evidence.CopyFrom(
-                pb.VgpuPrefixEvidence(
-                    observed=e["observed"],
-                    kind=e["kind"],
-                    source=e["source"],
-                    driver=e["driver"] or "",
-                    located=e["located"],
-                )
-            )
-    return response
-
-
-def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
-    def evidence(t: pb.VgpuType) -> dict[str, Any] | None:
-        if not t.HasField("evidence"):
-            return None
-        e = t.evidence
-        return {
-            "observed": e.observed,
-            "kind": e.kind,
-            "source": e.source,
-            "driver": e.driver or None,
-            "located": e.located,
-        }
-
-    return VgpuTypes(
-        device=m.device,
-        profile=m.profile,
-        covered=m.covered,
-        message=m.message,
-        families=list(m.families),
-        catalogue_release=m.catalogue_release,
-        catalogue_commit=m.catalogue_commit,
-        read_on_host=m.read_on_host,
-        types=[
-            {
-                "device": m.device,
-                "family": t.family,
-                "type": t.type,
-                "vgpu_config": t.vgpu_config,
-                "max_instances": t.max_instances,
-                "since": t.since,
-                "mdev_name": t.mdev_name if t.HasField("mdev_name") else None,
-                "mdev_name_certainty": t.mdev_name_certainty,
-                "mdev_name_evidence": evidence(t),
-                "resource_name": t.resource_name if t.HasField("resource_name") else None,
-                "inferred_max_instances": t.inferred_max_instances if t.HasField("inferred_max_instances") else None,
-                "note": t.note or None,
-            }
-            for t in m.types
-        ],
-    )
-
-
-def admission_policy_response(
-    *,
-    profile: str,
-    yaml: str,
-    json: str,
-    allowed: Iterable[str],
-    actions: Iterable[str],
-    left_out: Iterable[SkippedLike] = (),
-    findings: Iterable[str] = (),
-) -> pb.AdmissionPolicyResponse:
-    """AdmissionPolicy's answer: the objects' texts and the allowed names."""
-    response = pb.AdmissionPolicyResponse(
-        yaml=yaml, json=json, profile=profile, allowed=list(allowed), actions=list(actions), findings=list(findings)
-    )
-    response.left_out.extend(skipped_message(s) for s in left_out)
-    return response
-
-
-def admission_policy_from_response(m: pb.AdmissionPolicyResponse) -> AdmissionPolicy:
-    return AdmissionPolicy(
-        profile=m.profile,
-        yaml=m.yaml,
-        json=m.json,
-        allowed=list(m.allowed),
-        actions=list(m.actions),
-        left_out=[skipped_from_message(s) for s in m.left_out],
-        findings=list(m.findings),
-    )
-
-
-def node_pool_from_response(m: pb.NodePoolResponse) -> NodePool:
-    return NodePool(
-        profile=m.profile,
-        format=m.format,
-        yaml=m.yaml,
-        json=m.json,
-        gpus=list(m.gpus),
-        left_out=[skipped_from_message(s) for s in m.left_out],
-        notes=[skipped_from_message(s) for s in m.notes],
-    )
-
-
-# -- messages: Lint ----------------------------------------------------------------------------
-
-
-def set_value(target: Value, value: Any) -> None:
-    """Set a google.protobuf.Value field from plain data (None leaves it
-    unset; list items that are not plain become their ``str``)."""
-    if value is None:
-        return
-    if isinstance(value, bool):
-        target.bool_value = value
-    elif isinstance(value, (int, float)):
-        target.number_value = value
-    elif isinstance(value, str):
-        target.string_value = value
-    elif isinstance(value, (list, tuple)):
-        target.list_value.extend([v if isinstance(v, (str, bool, int, float)) or v is None else str(v) for v in value])
-        if not value:
-            target.list_value.SetInParent()
-    else:
-        target.string_value = str(value)
-
-
-def plain_value(value: Value) -> Any:
-    """A google.protobuf.Value as plain data (None when unset); whole numbers as int."""
-    kind = value.WhichOneof("kind")
-    if kind is None or kind == "null_value":
-        return None
-    if kind == "number_value":
-        number = value.number_value
-        return int(number) if number.is_integer() else number
-    if kind == "list_value":
-        return [plain_value(v) for v in value.list_value.values]
-    if kind == "struct_value":
-        return {k: plain_value(v) for k, v in value.struct_value.fields.items()}
-    return getattr(value, kind)
-
-
-def finding_message(finding: Finding) -> pb.Finding:
-    message = pb.Finding(
-        file=finding.file,
-        line=finding.line,
-        column=finding.column,
-        document=finding.document,
-        path=finding.path,
-        code=finding.code,
-        message=finding.message,
-    )
-    set_value(message.value, finding.value)
-    set_value(message.expected, finding.expected)
-    return message
-
-
-def finding_from_message(m: pb.Finding) -> Finding:
-    # The client imports this module: the linter (PyYAML and the lint rules,
-    # some 55 ms) loads only when a Lint answer is read back.
-    from pciname.lint.linter import Finding
-
-    return Finding(
-        file=m.file,
-        line=m.line,
-        column=m.column,
-        document=m.document,
-        path=m.path,
-        value=plain_value(m.value) if m.HasField("value") else None,
-        code=m.code,
-        message=m.message,
-        expected=plain_value(m.expected) if m.HasField("expected") else None,
+        types=types,
     )
 
 
 def lint_response(
-    findings: Sequence[Finding],
+    findings: Sequence[Any],  # the linter's Finding objects (pciname.capabilities.lint)
     *,
     profile: str,
     upgrade_to: str | None,
@@ -853,75 +288,14 @@ def lint_response(
 ) -> pb.LintResponse:
     """Lint's answer; its ``text`` is ``pciname lint``'s output for the
     findings, its ``notes`` the notes it prints on stderr, escaped alike."""
-    response = pb.LintResponse(
+    return to_message(
+        pb.LintResponse,
+        findings=findings,
         profile=profile,
         upgrade_to=upgrade_to,
         documents=documents,
         text="".join(f.format() + "\n" for f in findings),
         notes=[printable(note, tab=True) for note in notes],
-    )
-    response.findings.extend(finding_message(f) for f in findings)
-    return response
-
-
-def lint_from_response(m: pb.LintResponse) -> LintResult:
-    return LintResult(
-        findings=[finding_from_message(f) for f in m.findings],
-        profile=m.profile,
-        upgrade_to=_optional(m, "upgrade_to"),
-        documents=m.documents,
-        text=m.text,
-        notes=list(m.notes),
-    )
-
-
-# -- messages: GpuOptions ------------------------------------------------------------------------
-
-
-def _int64(value: int) -> int:
-    return min(max(value, _INT64[0]), _INT64[1])
-
-
-def option_message(option: Mapping[str, Any]) -> pb.GpuOption:
-    """From one of :func:`pciname.policy.audit.gpu_options`' dicts (counts
-    beyond int64 are clamped)."""
-    return pb.GpuOption(
-        resource_name=option["resource_name"],
-        kind=option["kind"],
-        selectors=option["selectors"],
-        devices=option["devices"],
-        models=option["models"],
-        allocatable=_int64(option["allocatable"]),
-        nodes=[pb.NodeAllocatable(name=str(n["name"]), allocatable=_int64(n["allocatable"])) for n in option["nodes"]],
-    )
-
-
-def option_from_message(m: pb.GpuOption) -> dict[str, Any]:
-    return {
-        "resource_name": m.resource_name,
-        "kind": m.kind,
-        "selectors": list(m.selectors),
-        "devices": list(m.devices),
-        "models": list(m.models),
-        "allocatable": m.allocatable,
-        "nodes": [{"name": n.name, "allocatable": n.allocatable} for n in m.nodes],
-    }
-
-
-def gpu_options_response(
-    options: Iterable[Mapping[str, Any]], *, profile: str, profile_source: str, kubevirt: str
-) -> pb.GpuOptionsResponse:
-    response = pb.GpuOptionsResponse(profile=profile, profile_source=profile_source, kubevirt=kubevirt)
-    response.options.extend(option_message(o) for o in options)
-    return response
-
-
-def gpu_options_from_response(m: pb.GpuOptionsResponse) -> GpuOptions:
-    return GpuOptions(
-        options=[option_from_message(o) for o in m.options],
-        profile=m.profile,
-        profile_source=m.profile_source,
-        kubevirt=m.kubevirt,
     )
 
 
@@ -934,20 +308,12 @@ __all__ = [
     "MAX_PROFILE_CHARS",
     "METHODS",
     "SERVICE_NAME",
-    "AdmissionPolicy",
-    "GpuOptions",
-    "LintResult",
-    "NodePool",
-    "PermittedHostDevices",
     "RpcFailure",
-    "SkippedItem",
-    "VgpuTypes",
     "check_batch",
     "check_deadline",
     "check_length",
     "details_text",
     "parse_request",
-    "remote_error",
     "shown",
     "status_of",
     "trailing_metadata",

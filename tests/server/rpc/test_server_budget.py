@@ -5,6 +5,7 @@ a passed deadline stops the work, while the linter composes too."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import grpc
@@ -14,8 +15,16 @@ from hypothesis import given, settings, strategies as st
 
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
+from pciname.server.budget import (
+    CHECK_EVERY,
+    DEADLINE_SKEW,
+    MAX_YAML_DEPTH,
+    CheckedText,
+    Slots,
+    check_alive,
+    count_nodes,
+)
 from pciname.server.config import DEFAULT_MAX_CONCURRENT_LINTS, DEFAULT_MAX_LINT_NODES, flag_default
-from pciname.server.rpc.budget import CHECK_EVERY, MAX_YAML_DEPTH, CheckedText, Slots, count_nodes
 from pciname.server.rpc.wire import RpcFailure
 from tests.conftest import ServerSpec
 from tests.server_util import metric, scrape
@@ -193,18 +202,36 @@ def test_lint_beyond_the_concurrency_limit_is_resource_exhausted(server, stub):
     assert lint(stub, a="a: 1\n")[0] == grpc.StatusCode.OK
 
 
-def test_a_passed_deadline_stops_the_lint(session_cache):
-    """Composing 100,000 nodes takes seconds; with a 0.3 s deadline the
-    server gives up at its next look, before the composer has read the
-    whole text (and it records DEADLINE_EXCEEDED, not the OK of work done
-    for nobody)."""
-    from pciname.server.rpc import budget
+#: The passed-deadline Lint's deadline: ample for what the server does before
+#: it composes (a request of 20,000 nodes counted), and how long the test takes.
+DEADLINE = 4.0
 
-    text = "- a\n" * (DEFAULT_MAX_LINT_NODES - 10)
-    reads = []
+
+def test_a_passed_deadline_stops_the_lint(session_cache):
+    """A Lint whose deadline passes while the server composes gives up at
+    its next look, before the composer has read the whole text, and records
+    DEADLINE_EXCEEDED, not the OK of work done for nobody.
+
+    Held on events, not on the machine's speed: the composer's first read
+    waits until the deadline has passed by the server's own clock. (Waiting
+    only until the caller had its DEADLINE_EXCEEDED was not enough: the
+    server counts the deadline from when it read the request's headers, a
+    few milliseconds after the client, so the look could find the call gone
+    with its deadline still ahead, and it said CANCELLED; it now says
+    DEADLINE_EXCEEDED for a caller gone that close to it, as the streaming
+    handlers do: test_a_caller_gone_at_its_deadline_is_a_deadline.)"""
+    from pciname.server import budget
+
+    text = "- a\n" * 20_000  # 80 KB, read by the composer 4 KiB at a time
+    reads: list[int] = []
+    armed, held = threading.Event(), threading.Event()
     read = budget.CheckedText.read
 
     def counted(self, size=-1):
+        if armed.is_set() and not held.is_set():
+            held.set()
+            while (remaining := self._context.time_remaining()) > 0:
+                time.sleep(remaining)  # until the server's deadline has passed
         reads.append(size)
         return read(self, size)
 
@@ -218,14 +245,15 @@ def test_a_passed_deadline_stops_the_lint(session_cache):
         try:
             with grpc.insecure_channel(f"127.0.0.1:{s.port}") as channel:
                 stub = pb_grpc.PciNameStub(channel)
-                # the lint RPC's modules load on first use: load them before
-                # the clock starts, so that the deadline falls in the composing
+                # the lint RPC's modules load on first use: load them first
                 assert lint(stub, a="a: 1\n")[0] == grpc.StatusCode.OK
                 reads.clear()
-                code, _ = lint(stub, timeout=0.3, a=text)
+                armed.set()
+                code, _ = lint(stub, timeout=DEADLINE, a=text)
             assert code == grpc.StatusCode.DEADLINE_EXCEEDED
+            assert held.is_set(), f"the server did not begin composing within the {DEADLINE} s deadline"
             samples: dict = {}
-            for _ in range(600):  # the handler ends on its own
+            for _ in range(1200):  # the handler ends on its own
                 try:
                     samples = scrape(s.metrics_port)
                 except OSError:  # a busy metrics server dropped one scrape: ask again
@@ -239,6 +267,39 @@ def test_a_passed_deadline_stops_the_lint(session_cache):
             assert 0 < sum(reads) < len(text)  # the composer stopped part-way
         finally:
             s.stop()
+
+
+class _Gone:
+    """A servicer context whose caller has gone, ``remaining`` seconds before its deadline."""
+
+    def __init__(self, remaining: float | None) -> None:
+        self.remaining = remaining
+
+    def is_active(self) -> bool:
+        return False
+
+    def time_remaining(self) -> float | None:
+        return self.remaining
+
+
+@pytest.mark.parametrize(
+    ("remaining", "code"),
+    [
+        (0.004, grpc.StatusCode.DEADLINE_EXCEEDED),  # the client's deadline, a moment before the server's
+        (DEADLINE_SKEW, grpc.StatusCode.DEADLINE_EXCEEDED),
+        (0.0, grpc.StatusCode.DEADLINE_EXCEEDED),
+        (DEADLINE_SKEW + 0.5, grpc.StatusCode.CANCELLED),
+        (None, grpc.StatusCode.CANCELLED),  # no deadline
+    ],
+)
+def test_a_caller_gone_at_its_deadline_is_a_deadline(remaining, code):
+    """The client cancels at its deadline, a few milliseconds before the
+    server's (counted from when it read the headers): a caller gone that
+    close to the deadline went at the deadline, as the streaming handlers
+    count it, not CANCELLED."""
+    with pytest.raises(RpcFailure) as caught:
+        check_alive(_Gone(remaining))
+    assert caught.value.code == code
 
 
 def test_gpu_options_yaml_is_bounded_too(stub):

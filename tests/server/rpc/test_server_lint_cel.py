@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from pciname.dra import selectors
+from pciname.server import budget
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.rpc import budget
 from tests.conftest import ServerSpec
 
 D = 'device.attributes["gpu.nvidia.com"]'

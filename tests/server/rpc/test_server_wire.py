@@ -1,5 +1,5 @@
-"""pciname.server.rpc.wire, the one place where library values become
-pciname.v1 messages and back: every conversion round-trips (through the
+"""pciname.server.rpc.wire and pciname.client, where library values
+become pciname.v1 messages (through pciname.server.rpc.mapping) and back: every conversion round-trips (through the
 bytes on the wire), errors come back as the classes they left as, the
 servicer implements exactly the .proto's methods, and ServeConfig, the one
 source of ``pciname serve``'s defaults, refuses what the command line
@@ -19,6 +19,8 @@ import grpc
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
+from pciname import client as remote
+from pciname.client import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
 from pciname.errors import (
     InvalidDeviceError,
     PciIdsError,
@@ -42,7 +44,7 @@ from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import ServeConfig
 from pciname.server.metrics import Metrics
 from pciname.server.rpc import wire
-from pciname.server.rpc.wire import GpuOptions, LintResult, PermittedHostDevices, SkippedItem
+from pciname.server.rpc.mapping import to_message
 from pciname.server.service import PciNameService
 from tests.conftest import REPO
 
@@ -155,11 +157,11 @@ def over_the_wire(message):
 @given(st.lists(resolutions, max_size=4))
 def test_resolutions_round_trip_alone_and_framed_in_a_batch(values):
     for r in values:
-        assert wire.resolution_from_message(over_the_wire(wire.resolution_message(r))) == r
+        assert remote.resolution_from_message(over_the_wire(wire.resolution_message(r))) == r
     # ResolveBatch's answer is its elements' encodings, framed and concatenated.
     batch = b"".join(wire.framed(wire.resolution_message(r).SerializeToString()) for r in values)
     response = pb.ResolveBatchResponse.FromString(batch)
-    assert [wire.resolution_from_message(m) for m in response.results] == values
+    assert [remote.resolution_from_message(m) for m in response.results] == values
 
 
 def test_a_resolution_sends_what_it_derives():
@@ -190,7 +192,7 @@ def test_a_resolution_sends_what_it_derives():
 def test_diff_entries_round_trip(old, new, entries):
     response = over_the_wire(wire.diff_response(old, new, entries))
     assert (response.from_profile, response.to_profile) == (old, new)
-    assert wire.diff_from_response(response) == entries
+    assert remote.diff_from_response(response) == entries
     changes = {"renamed": pb.DiffEntry.RENAMED, "appears": pb.DiffEntry.APPEARS, "vanishes": pb.DiffEntry.VANISHES}
     assert [m.change for m in response.changes] == [changes[e.change] for e in entries]
 
@@ -200,7 +202,7 @@ def test_diff_entries_round_trip(old, new, entries):
 def test_profile_infos_round_trip(infos, generation, data):
     default = data.draw(st.sampled_from([i.name for i in infos] or ["latest"]))
     response = over_the_wire(wire.profiles_response(infos, default, generation))
-    assert wire.profiles_from_response(response) == infos
+    assert remote.profiles_from_response(response) == infos
     assert response.data_generation == generation
     assert [p.is_default for p in response.profiles] == [i.name == default for i in infos]
 
@@ -220,7 +222,7 @@ def test_profile_info_leaves_its_path_home_and_sends_valid_text():
         (),
         f"over {undecodable}",
     )
-    back = wire.profile_info_from_message(over_the_wire(wire.profile_info_message(info)))
+    back = remote.profile_info_from_message(over_the_wire(wire.profile_info_message(info)))
     assert back.path is None
     assert (back.pci_ids_version, back.note) == ("2024 \ufffd", "over 2024 \ufffd")
 
@@ -228,7 +230,8 @@ def test_profile_info_leaves_its_path_home_and_sends_valid_text():
 @ROUND_TRIPS
 @given(permitted)
 def test_permitted_host_devices_round_trip(value):
-    response = wire.permitted_response(
+    response = to_message(
+        pb.PermittedHostDevicesResponse,
         value.to_dict()["permittedHostDevices"],
         profile=value.profile,
         yaml=value.yaml,
@@ -239,7 +242,7 @@ def test_permitted_host_devices_round_trip(value):
         clashes=value.clashes,
         variant=value.variant,
     )
-    assert wire.permitted_from_response(over_the_wire(response)) == value
+    assert remote.permitted_from_response(over_the_wire(response)) == value
 
 
 @ROUND_TRIPS
@@ -252,7 +255,8 @@ def test_permitted_host_devices_round_trip(value):
     )
 )
 def test_the_librarys_skipped_entries_come_back_as_skipped_items(entries):
-    back = [wire.skipped_from_message(over_the_wire(wire.skipped_message(s))) for s in entries]
+    sent = to_message(pb.PermittedHostDevicesResponse, left_out=entries)
+    back = remote.permitted_from_response(over_the_wire(sent)).left_out
     assert back == [SkippedItem(s.item, s.kind, s.resource_name, s.reasons) for s in entries]
 
 
@@ -263,29 +267,38 @@ def test_the_librarys_skipped_entries_come_back_as_skipped_items(entries):
 def test_lint_results_round_trip(found, profile, upgrade_to, documents):
     response = wire.lint_response(found, profile=profile, upgrade_to=upgrade_to, documents=documents)
     expected = LintResult(found, profile, upgrade_to, documents, "".join(f.format() + "\n" for f in found))
-    assert wire.lint_from_response(over_the_wire(response)) == expected
+    assert remote.lint_from_response(over_the_wire(response)) == expected
+
+
+def finding_message(finding):
+    return to_message(pb.Finding, finding)
+
+
+def finding_back(message):
+    response = pb.LintResponse()
+    response.findings.append(message)
+    return remote.lint_from_response(over_the_wire(response)).findings[0]
 
 
 def test_finding_values_keep_their_kind():
     for value in (None, "", [], ["a", None, True, 3], True, False, 0, 7, -1.5, "\ufffd"):
         finding = Finding("f", 1, 1, 1, "p", value, "c", "m", value)
-        message = over_the_wire(wire.finding_message(finding))
+        message = over_the_wire(finding_message(finding))
         assert message.HasField("value") is (value is not None)
-        back = wire.finding_from_message(message)
+        back = finding_back(message)
         assert (back.value, back.expected) == (value, value)
         assert type(back.value) is type(value)
-    assert wire.finding_from_message(wire.finding_message(Finding("f", 1, 1, 1, "p", 2.0, "c", "m"))).value == 2
-    assert (
-        wire.finding_from_message(wire.finding_message(Finding("f", 1, 1, 1, "p", {"a": 1}, "c", "m"))).value
-        == "{'a': 1}"
-    )
+    assert finding_back(finding_message(Finding("f", 1, 1, 1, "p", 2.0, "c", "m"))).value == 2
+    assert finding_back(finding_message(Finding("f", 1, 1, 1, "p", {"a": 1}, "c", "m"))).value == "{'a': 1}"
 
 
 @ROUND_TRIPS
 @given(st.lists(options, max_size=3), text, text, text)
 def test_gpu_options_round_trip(values, profile, source, kubevirt):
-    response = wire.gpu_options_response(values, profile=profile, profile_source=source, kubevirt=kubevirt)
-    assert wire.gpu_options_from_response(over_the_wire(response)) == GpuOptions(values, profile, source, kubevirt)
+    response = to_message(
+        pb.GpuOptionsResponse, options=values, profile=profile, profile_source=source, kubevirt=kubevirt
+    )
+    assert remote.gpu_options_from_response(over_the_wire(response)) == GpuOptions(values, profile, source, kubevirt)
 
 
 def test_gpu_option_counts_beyond_int64_are_clamped():
@@ -298,7 +311,8 @@ def test_gpu_option_counts_beyond_int64_are_clamped():
         "allocatable": 2**70,
         "nodes": [{"name": 7, "allocatable": -(2**70)}],
     }
-    back = wire.option_from_message(over_the_wire(wire.option_message(option)))
+    sent = to_message(pb.GpuOptionsResponse, options=[option])
+    back = remote.gpu_options_from_response(over_the_wire(sent)).options[0]
     assert back["allocatable"] == 2**63 - 1 and back["nodes"] == [{"name": "7", "allocatable": -(2**63)}]
 
 
@@ -310,7 +324,7 @@ TARGET = "127.0.0.1:50051"
 
 def come_back(error: BaseException):
     code, details = wire.status_of(error)
-    return wire.remote_error(code, details, dict(wire.trailing_metadata(error)), TARGET)
+    return remote.remote_error(code, details, dict(wire.trailing_metadata(error)), TARGET)
 
 
 @pytest.mark.parametrize(
@@ -590,7 +604,7 @@ def test_serveconfig_refuses_what_else_the_command_line_refuses():
 
 def test_the_config_and_the_wire_load_without_the_server():
     """The command line checks flag values with pciname.server.config, and
-    the client reads answers with pciname.server.rpc.wire: neither loads the
+    the client reads answers with pciname.server.rpc.wire (and its mapping): neither loads the
     server (nor does config load grpc)."""
     code = (
         "import sys\n"
@@ -610,6 +624,7 @@ def test_the_config_and_the_wire_load_without_the_server():
                 "pciname.server._proto.pciname_pb2_grpc",
                 "pciname.server.config",
                 "pciname.server.rpc",  # a docstring only
+                "pciname.server.rpc.mapping",
                 "pciname.server.rpc.wire",
             ]
         )

@@ -40,12 +40,22 @@ MAX_YAML_DEPTH = 200
 CHECK_EVERY = 2048
 
 
+#: How much earlier than this server's deadline a client's own can pass: the
+#: client cancels at its deadline, and the server's is counted from when it
+#: read the request's headers, later on a busy machine. A caller gone this
+#: close to the deadline went at the deadline.
+DEADLINE_SKEW = 0.5
+
+
 def check_alive(context: grpc.ServicerContext) -> None:
-    """CANCELLED once the caller went away, DEADLINE_EXCEEDED once its deadline passed."""
+    """DEADLINE_EXCEEDED once the caller's deadline passed, or the caller
+    went within :data:`DEADLINE_SKEW` of it; CANCELLED once it went before."""
     remaining = context.time_remaining()
     if remaining is not None and remaining <= 0:  # (the RPC is not active then either)
         raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the work was done")
     if not context.is_active():
+        if remaining is not None and remaining <= DEADLINE_SKEW:
+            raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the work was done")
         raise RpcFailure(grpc.StatusCode.CANCELLED, "the caller cancelled the request")
 
 
@@ -212,6 +222,7 @@ class _Slot:
 
 __all__ = [
     "CHECK_EVERY",
+    "DEADLINE_SKEW",
     "MAX_YAML_DEPTH",
     "RELEASE_AFTER_NODES",
     "CheckedText",

@@ -1,19 +1,20 @@
-"""The server's read-only access to its cluster (``--kube``): one
-:class:`ClusterAccess`, made at start, whose reads the cluster RPCs
-(:mod:`pciname.server.rpc.cluster`, :mod:`pciname.server.rpc.admission`)
-make. Light to import: the start-up makes one before any RPC module is
-imported."""
+"""The read-only access to its cluster of a server started with ``--kube``:
+one :class:`ClusterAccess`, made at start, whose reads the ``GpuOptions``
+and ``AdmissionPolicy`` RPCs make, as ``pciname gpu-options`` reads a
+cluster (:mod:`pciname.cluster.kube`), so that the service imports no
+domain room. Light to import: the server's start-up makes one before any
+RPC module is imported."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any
 
-from pciname.cluster.kube import connect_loaded, read_cluster
+from pciname.cluster.kube import DEFAULT_TIMEOUT, ClusterState, connect_loaded, read_cluster
 from pciname.errors import ClusterError, PcinameError
-from pciname.server.config import DEFAULT_KUBE_TIMEOUT
-from pciname.server.rpc.shared import PRECONDITION
-from pciname.server.rpc.wire import CLUSTER_CONFIG, failure
+
+#: The ClusterError reason of a configuration that cannot be loaded (or credentials not had).
+CONFIG = "config"
 
 
 class ClusterAccess:
@@ -30,7 +31,7 @@ class ClusterAccess:
     RPC's deadline is nearer)."""
 
     def __init__(
-        self, kubeconfig: str | None = None, context: str | None = None, timeout: float = DEFAULT_KUBE_TIMEOUT
+        self, kubeconfig: str | None = None, context: str | None = None, timeout: float = DEFAULT_TIMEOUT
     ) -> None:
 
         self.kubeconfig = kubeconfig
@@ -65,17 +66,21 @@ class ClusterAccess:
     def close(self) -> None:
         self._forget()
 
-    def read(self, kubevirt_name: str | None, timeout: float) -> Any:
-        """The cluster's :class:`~pciname.cluster.kube.ClusterState`."""
+    def read(self, kubevirt_name: str | None, timeout: float) -> ClusterState:
+        """The cluster's KubeVirt CR and Nodes; a :class:`~pciname.errors.ClusterError`
+        if they cannot be read (reason :data:`CONFIG`: the configuration cannot be loaded)."""
 
         budget = min(self.timeout, timeout)
         try:
             api = self._connect(budget)
         except PcinameError as error:
-            raise failure(PRECONDITION, f"this server cannot read the cluster: {error}", CLUSTER_CONFIG) from None
+            raise ClusterError(f"this server cannot read the cluster: {error}", reason=CONFIG) from None
         try:
             return read_cluster(api, kubevirt_name, timeout=budget)
         except ClusterError as error:
             if error.reason == "refused" and error.status in (401, 403):
                 self._forget()  # the next request loads the credentials afresh
             raise
+
+
+__all__ = ["CONFIG", "ClusterAccess", "ClusterState"]
