@@ -218,22 +218,6 @@ NEEDS_BASH_COMPLETION = needs("bash-completion")
 NEEDS_GO_YAML = needs("golang-go", "golang-gopkg-yaml.v2-dev", "golang-gopkg-yaml.v3-dev")
 
 
-def build_go(source: Path, directory: Path, *, debian_packages: bool = False) -> Path:
-    """``go build`` of one Go file into ``directory``, with its own Go
-    caches there; the binary's path. With ``debian_packages``, imports are
-    found in Debian's Go source (:data:`DEBIAN_GOCODE`, GOPATH mode: offline,
-    no module proxy)."""
-    import os
-    import subprocess
-
-    binary = directory / "oracle"
-    env = {**os.environ, "GOCACHE": str(directory / "cache"), "GOPATH": str(directory / "gopath")}
-    if debian_packages:
-        env.update(GO111MODULE="off", GOPATH=f"{directory / 'gopath'}{os.pathsep}{DEBIAN_GOCODE}")
-    subprocess.run(["go", "build", "-o", str(binary), str(source)], check=True, env=env, timeout=300)
-    return binary
-
-
 #: What can happen to a cache's table files (see corrupt).
 CORRUPTIONS = st.one_of(
     st.tuples(st.just("flip"), st.integers(min_value=0), st.integers(min_value=0, max_value=7)),

@@ -23,10 +23,9 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from pciname.base.yaml_out import GO_YAML_TIMESTAMP, Dumper, ambiguous, go_yaml_typed
-from tests.conftest import NEEDS_GO_YAML, REPO, TESTS, build_go
+from tests.conftest import NEEDS_GO_YAML, REPO
+from tests.go_oracles import ask, oracle as go_oracle
 from tests.sysfs_tree import SysfsTree
-
-ORACLE_SOURCE = TESTS / "go_oracle_yaml" / "main.go"
 
 #: Strings some YAML reader takes for another type when they are written plain.
 TYPED = [
@@ -56,16 +55,15 @@ PIECE_STRINGS = st.lists(st.sampled_from(PIECES), max_size=6).map("".join)
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory) -> Path:
-    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go-yaml"), debian_packages=True)
+def oracle() -> Path:
+    return go_oracle("yaml")
 
 
 def go_read(oracle: Path, text: str) -> dict[str, Any]:
     """What go-yaml v2 and v3 make of ``text``, as Python data: strings as
     strings, Go's bool, int, float64 and nil as Python's, anything else as a
     (Go type, text) pair."""
-    out = subprocess.run([str(oracle)], input=text.encode(), capture_output=True, check=True, timeout=120)
-    return {version: _python(read) for version, read in json.loads(out.stdout).items()}
+    return {version: _python(read) for version, read in json.loads(ask(oracle, stdin=text)).items()}
 
 
 _GO_SCALARS: dict[str, Any] = {"int": int, "uint64": int, "float64": float, "bool": lambda v: v == "true"}
