@@ -130,20 +130,6 @@ def wait_until(condition, timeout: float = 15.0, what: str = "the condition") ->
         time.sleep(0.02)
 
 
-def run_in_process(function, argv: list[str]) -> tuple[object, str, str]:
-    """(exit code, stdout, stderr) of a CLI entry point called in this process."""
-    import contextlib
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = function(list(argv))
-        except SystemExit as exit_:
-            code = exit_.code
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def unpackaged(monkeypatch):
     """As if the package carried no snapshot at all."""

@@ -11,10 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import math
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from pciname.base.yaml_out import GO_YAML_TIMESTAMP, Dumper, ambiguous, go_yaml_typed
+from tests.cli_run import pciname
 from tests.conftest import NEEDS_GO_YAML, REPO
 from tests.go_oracles import ask, oracle as go_oracle
 from tests.sysfs_tree import SysfsTree
@@ -269,13 +267,6 @@ def test_every_yaml_dump_in_pciname_uses_the_dumper():
 
 
 # -- the command line, end to end --------------------------------------------------------
-
-
-def pciname(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
-    )
 
 
 @NEEDS_GO_YAML

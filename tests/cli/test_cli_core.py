@@ -10,20 +10,8 @@ import sys
 import pytest
 import yaml
 
+from tests.cli_run import pciname as run
 from tests.conftest import LATEST, REPO, trimmed_install
-
-
-def run(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=REPO,
-        timeout=120,
-    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:

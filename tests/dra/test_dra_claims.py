@@ -12,8 +12,6 @@ finds the PCI address.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -22,6 +20,7 @@ from pciname.dra import facts as dra_facts
 from pciname.dra.claims import predicted_device, selector
 from pciname.dra.facts import DraCombinationError, choose
 from pciname.errors import PcinameError
+from tests.cli_run import pciname as run
 from tests.conftest import REPO
 
 FACTS = dra_facts.facts()
@@ -145,12 +144,6 @@ def test_bad_requests_are_one_line(devices, options, fragment):
     with pytest.raises(PcinameError) as caught:
         DraClaimsRequest(devices, **options).validated()
     assert fragment in str(caught.value) and "\n" not in str(caught.value)
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, cwd=REPO, timeout=120
-    )
 
 
 def test_the_cli_writes_one_stream_and_says_the_releases_and_gates():
