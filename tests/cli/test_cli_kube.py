@@ -52,7 +52,7 @@ def test_permitted_host_devices_reports_and_leaves_out_broken_names(capsys):
         "pciname: left out 10de:24fa: invalid-resource-name: kubelet refuses nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_"
     )
     code, out, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "--include-broken", "-o", "json"
+        "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "--include-broken", "-o", "json"
     )
     assert code == 1
     names = [e["resourceName"] for e in json.loads(out)["permittedHostDevices"]["pciHostDevices"]]
@@ -288,9 +288,7 @@ def test_lint_upgrade(capsys, tmp_path):
         "    - {pciVendorSelector: '10DE:2330', resourceName: nvidia.com/GH100H100_SXM5_80GB, externalResourceProvider: true}\n"
     )
     assert run("lint", path, "-p", "gpu-operator@v23.9.2")[0] == 0
-    code, out, _ = run(
-        capsys, "lint", path, "-p", "gpu-operator@v23.9.2", "--upgrade-to", "gpu-operator@v25.3.0", "-o", "json"
-    )
+    code, out, _ = run("lint", path, "-p", "gpu-operator@v23.9.2", "--upgrade-to", "gpu-operator@v25.3.0", "-o", "json")
     assert code == 1
     (finding,) = json.loads(out)
     assert (finding["code"], finding["line"], finding["expected"]) == (
@@ -401,9 +399,7 @@ def test_gpu_count_at_the_limit(capsys):
     from pciname.cozystack.node_pool import node_pool
 
     assert parse_request("10de:2236=01024") == ("10de:2236", MAX_GPUS)
-    code, out, err = run(
-        capsys, "node-pool", "workers", f"10de:2236={MAX_GPUS - 1}", "nvidia.com/GA102GL_A10", "-o", "json"
-    )
+    code, out, err = run("node-pool", "workers", f"10de:2236={MAX_GPUS - 1}", "nvidia.com/GA102GL_A10", "-o", "json")
     assert (code, err) == (0, "")
     assert len(json.loads(out)["nodeGroups"]["workers"]["gpus"]) == MAX_GPUS
     with pytest.raises(Exception, match="1025 GPUs asked for"):  # the library checks it too

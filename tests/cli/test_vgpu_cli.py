@@ -90,7 +90,7 @@ def test_permitted_host_devices_vgpu(capsys, device, wanted, selector, resource)
 
 def test_vgpu_in_cozystack_values(capsys):
     code, out, _ = run(
-        capsys, "permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "--format", "cozystack", "--variant", "vgpu"
+        "permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "--format", "cozystack", "--variant", "vgpu"
     )
     assert code == 0
     assert (

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -21,9 +20,9 @@ from pciname.cluster.kube import MAX_RESPONSE_BYTES, NODE_PAGE, connect, read_cl
 from pciname.kubevirt.shapes import ShapeError, decode_json, quantity
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
-from tests.cli_run import pciname as run
+from tests.cli_run import pciname as run, pciname_process
 from tests.cluster.conftest import A10
-from tests.conftest import REPO, ServerSpec
+from tests.conftest import ServerSpec
 from tests.fake_kube import TOKEN, FakeKube, kubevirt, node
 
 # The misbehaving API server (tests/cluster/conftest.py), its hook cleared after each test.
@@ -32,19 +31,8 @@ pytestmark = pytest.mark.usefixtures("well_behaved")
 
 def cli_process(*argv, env=None, timeout=60):
     """The CLI as a subprocess: a hang is a failure (TimeoutExpired), not a stuck test run."""
-    environment = dict(os.environ, **(env or {}))
-    environment["PYTHONPATH"] = str(REPO)
-    environment["NO_PROXY"] = "127.0.0.1"
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        environment.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=environment,
-        cwd=REPO,
-    )
+    unset = dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"))
+    return pciname_process(*argv, env={**unset, "NO_PROXY": "127.0.0.1", **(env or {})}, timeout=timeout)
 
 
 def answer(path_prefix, body: bytes, status=200, headers=None):

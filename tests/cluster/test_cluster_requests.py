@@ -327,7 +327,6 @@ def test_apply_reports_the_block_before_it_applies_it(cluster, tmp_path, capsys)
         False,
     )
     code, out, _ = run(
-        capsys,
         "apply",
         "permitted-host-devices",
         "10de:2236",

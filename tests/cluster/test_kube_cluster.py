@@ -255,7 +255,6 @@ def test_gpu_options_command(fake, tmp_path, capsys):
 
 def test_apply_sends_exactly_one_server_side_apply(fake, tmp_path, capsys):
     code, out, err = run(
-        capsys,
         "apply",
         "permitted-host-devices",
         "10de:2236",
@@ -306,7 +305,6 @@ def test_apply_sends_exactly_one_server_side_apply(fake, tmp_path, capsys):
 def test_apply_force_and_dry_run(fake, tmp_path, capsys):
     before = json.dumps(fake.kubevirts[0])
     code, out, err = run(
-        capsys,
         "apply",
         "permitted-host-devices",
         "10de:2236",
@@ -327,7 +325,6 @@ def test_apply_force_and_dry_run(fake, tmp_path, capsys):
 
 def test_apply_leaves_out_broken_names_and_says_so(fake, tmp_path, capsys):
     code, _out, err = run(
-        capsys,
         "apply",
         "permitted-host-devices",
         "10de:2236",
@@ -357,7 +354,6 @@ def test_apply_refuses_when_cozystack_manages_the_cr(tmp_path, capsys):
     server = FakeKube(nodes=cluster_nodes(), kubevirts=[cozy]).start()
     try:
         code, out, err = run(
-            capsys,
             "apply",
             "permitted-host-devices",
             "10de:2236",
@@ -379,7 +375,7 @@ def test_apply_conflict_is_reported(tmp_path, capsys):
     ).start()
     try:
         code, _out, err = run(
-            capsys, "apply", "permitted-host-devices", "10de:2236", "--kubeconfig", server.kubeconfig(tmp_path)
+            "apply", "permitted-host-devices", "10de:2236", "--kubeconfig", server.kubeconfig(tmp_path)
         )
     finally:
         server.stop()
@@ -393,7 +389,6 @@ def test_apply_with_profile_auto_uses_the_running_release(tmp_path, capsys):
     server = FakeKube(nodes=nodes, kubevirts=[kubevirt({})]).start()
     try:
         code, out, err = run(
-            capsys,
             "apply",
             "permitted-host-devices",
             "10de:2330",
@@ -483,7 +478,7 @@ def test_several_kubevirts_need_a_choice(tmp_path, capsys):
         code, _, err = run("gpu-options", "--kubeconfig", server.kubeconfig(tmp_path))
         assert code == 2 and "--kubevirt NAMESPACE/NAME" in err
         code, out, err = run(
-            capsys, "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path), "--kubevirt", "kv2/second", "-o", "json"
+            "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path), "--kubevirt", "kv2/second", "-o", "json"
         )
         assert code == 0 and json.loads(out)[0]["resource_name"] == "nvidia.com/GA102GL_A10"
     finally:

@@ -95,9 +95,7 @@ def test_audit_of_a_newer_release_flags_the_old_name(tmp_path, capsys):
 def test_without_the_deployment_audit_takes_cozystack(tmp_path, capsys):
     fake = cluster()
     try:
-        code, out, _ = run(
-            capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json", "--cozystack", "v1.3.0"
-        )
+        code, out, _ = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json", "--cozystack", "v1.3.0")
         report = json.loads(out)
         assert (code, report["profile"], report["cozystack"]["source"]) == (
             0,
@@ -109,7 +107,6 @@ def test_without_the_deployment_audit_takes_cozystack(tmp_path, capsys):
         assert report["cozystack"] is None and report["profile"] == "kubevirt-gpu-device-plugin@v1.6.0"
         # A profile given wins over the release's.
         code, out, _ = run(
-            capsys,
             "audit",
             "--kubeconfig",
             fake.kubeconfig(tmp_path),

@@ -118,9 +118,7 @@ def test_variant_facts():
 
 
 def test_release_before_the_wiring_is_one_line_exit_2(capsys):
-    code, out, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.4.6"
-    )
+    code, out, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.4.6")
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert "Cozystack v1.4.6 does not wire gpu.permittedHostDevices into the KubeVirt CR" in err
     assert "from v1.5.0 it does" in err and "--format kubevirt or --format patch" in err
@@ -132,7 +130,6 @@ def test_cozystack_release_flag_rules(capsys):
     code, out, err = run("permitted-host-devices", "10de:2236", "--cozystack", "v1.5.0")
     assert (code, err) == (2, "pciname: error: --cozystack goes with --format cozystack\n")
     code, _, err = run(
-        capsys,
         "permitted-host-devices",
         "10de:2236",
         "--format",
@@ -148,9 +145,7 @@ def test_cozystack_release_flag_rules(capsys):
     )
     code, _, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v7.0.0")
     assert code == 2 and "unknown Cozystack release 'v7.0.0': pciname knows v1.0.0 to v1.6.2" in err
-    code, _out, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.5.0"
-    )
+    code, _out, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.5.0")
     assert code == 0 and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) hold this very entry" in err
 
 
@@ -296,7 +291,6 @@ def test_cozystack_defaults_file(tmp_path, capsys):
     code, _, err = run(*argv, "--cozystack-defaults", vgpu_fixture)  # an mdev-only table: no clash
     assert (code, err) == (0, "")
     code, _, err = run(
-        capsys,
         "permitted-host-devices",
         "--mdev",
         "NVIDIA T4-16Q",
@@ -335,9 +329,7 @@ def test_cozystack_defaults_file(tmp_path, capsys):
 def test_bad_defaults_file_is_a_one_line_error(tmp_path, capsys, text, message):
     path = tmp_path / "defaults.yaml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
-    code, out, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", path
-    )
+    code, out, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", path)
     assert (code, out) == (2, "")
     assert err.startswith(f"pciname: error: {path}: ") and message in err and err.count("\n") == 1
     with pytest.raises(PcinameError, match="^x.yaml: "):
@@ -346,9 +338,7 @@ def test_bad_defaults_file_is_a_one_line_error(tmp_path, capsys, text, message):
 
 def test_missing_defaults_file(tmp_path, capsys):
     missing = tmp_path / "nope.yaml"
-    code, _, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", missing
-    )
+    code, _, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", missing)
     assert (code, err) == (2, f"pciname: error: {missing}: cannot read: No such file or directory\n")
 
 
@@ -438,7 +428,6 @@ def test_grpc_answers_what_the_cli_prints(stub, capsys):
     )
     got = stub.PermittedHostDevices(request, timeout=20)
     code, out, err = run(
-        capsys,
         "permitted-host-devices",
         "10de:26b9",
         "10de:2330",
@@ -569,7 +558,7 @@ def test_grpc_cozystack_release_is_what_the_cli_prints(stub, capsys):
         timeout=20,
     )
     code, out, _err = run(
-        capsys, "permitted-host-devices", "10de:2330", "--format", "cozystack", "--cozystack", "v1.5.0", "-p", OLD
+        "permitted-host-devices", "10de:2330", "--format", "cozystack", "--cozystack", "v1.5.0", "-p", OLD
     )
     assert (
         code == 1

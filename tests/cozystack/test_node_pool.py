@@ -137,7 +137,6 @@ def test_the_issue_example_validates_for_every_release(tag, capsys):
 @pytest.mark.parametrize("tag", NODES_TAGS)
 def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
     code, out, err = run(
-        capsys,
         "node-pool",
         "gpu",
         "10de:2236=2",
@@ -158,7 +157,6 @@ def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
     assert nodes_errors(document["spec"], tag) == []
     # With every field set too.
     code, out, _ = run(
-        capsys,
         "node-pool",
         "gpu",
         "10de:2236",
@@ -188,7 +186,6 @@ def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
     assert nodes_errors(spec, tag) == []
     # The patch of that object is its spec, which merges into it.
     code, out, _ = run(
-        capsys,
         "node-pool",
         "gpu",
         "10de:2236",
@@ -218,7 +215,7 @@ def test_kubernetes_nodes_facts_are_cozystack_code():
 @pytest.mark.parametrize("tag", NO_NODES_TAGS[-1:] + NO_NODES_TAGS[:1])
 def test_kubernetes_nodes_before_the_app_is_one_line_exit_2(tag, capsys):
     code, out, err = run(
-        capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes", "--cluster", "demo"
+        "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes", "--cluster", "demo"
     )
     assert (code, out) == (2, "")
     assert (
@@ -233,7 +230,7 @@ def test_cozystack_profile_implies_its_release_and_its_plugin(tag, capsys):
     via_profile = run("node-pool", "gpu", "10de:2941", "-p", f"cozystack@{tag}")
     via_flag = run("node-pool", "gpu", "10de:2941", "--cozystack", tag)
     via_plugin = run(
-        capsys, "node-pool", "gpu", "10de:2941", "-p", f"v{release.plugin_release.lstrip('v')}", "--cozystack", tag
+        "node-pool", "gpu", "10de:2941", "-p", f"v{release.plugin_release.lstrip('v')}", "--cozystack", tag
     )
     assert via_profile == via_flag == via_plugin
     assert_valid(yaml.safe_load(via_flag[1]), tag)
@@ -241,7 +238,7 @@ def test_cozystack_profile_implies_its_release_and_its_plugin(tag, capsys):
 
 def test_without_cozystack_the_output_is_the_newest_release(capsys):
     assert run("node-pool", "gpu", "10de:2236=2") == run(
-        capsys, "node-pool", "gpu", "10de:2236=2", "--cozystack", NEWEST, "-p", "latest"
+        "node-pool", "gpu", "10de:2236=2", "--cozystack", NEWEST, "-p", "latest"
     )
     assert cozystack.newest().version == NEWEST
 
@@ -524,9 +521,7 @@ def test_cli_fragment_is_gpus_only_and_merges(capsys):
 
 
 def test_cli_include_broken_still_reports_with_patch(capsys):
-    code, out, err = run(
-        capsys, "node-pool", "gpu", "nvidia.com/BAD_", "10de:2236", "--format", "patch", "--include-broken"
-    )
+    code, out, err = run("node-pool", "gpu", "nvidia.com/BAD_", "10de:2236", "--format", "patch", "--include-broken")
     assert code == 1
     assert "broken nvidia.com/BAD_: invalid-resource-name" in err
     assert_valid(json.loads(out)["spec"])
@@ -719,7 +714,6 @@ def test_grpc_cozystack_release_is_what_the_cli_prints(client, capsys, tag):
     if tag in NODES_TAGS:
         answer = client.node_pool("gpu", ["10de:2236"], cozystack=tag, format="kubernetes-nodes", cluster="demo")
         _, yaml_out, _ = run(
-            capsys,
             "node-pool",
             "gpu",
             "10de:2236",

@@ -76,9 +76,7 @@ def test_the_mdev_config_is_the_answers(tree, capsys):
     assert scanned.mdev_config == {
         "mediatedDevicesConfiguration": {"mediatedDeviceTypes": ["nvidia-593", "nvidia-592"]}
     }
-    code, out, _ = run(
-        capsys, "scan", "--sysfs-root", tree.root, "--mdev-config", "A10-12Q", "--mdev-config", "NVIDIA A10-24Q"
-    )
+    code, out, _ = run("scan", "--sysfs-root", tree.root, "--mdev-config", "A10-12Q", "--mdev-config", "NVIDIA A10-24Q")
     assert (code, yaml.safe_load(out)) == (0, scanned.mdev_config)
     code, out, _ = run("scan", "--sysfs-root", tree.root, "--mdev-config", "A10-12Q", "-o", "json")
     assert json.loads(out) == {"mediatedDevicesConfiguration": {"mediatedDeviceTypes": ["nvidia-593"]}}

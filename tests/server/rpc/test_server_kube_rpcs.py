@@ -517,9 +517,7 @@ def test_gpu_options_from_the_cluster_match_the_cli(client, fake, setup, capsys,
     ]
     state = read_cluster(connect(str(setup.kubeconfig)))
     assert got.options == gpu_options(state.kubevirt, state.nodes, profile or "latest")
-    code, out, err = cli(
-        capsys, "gpu-options", "--kubeconfig", setup.kubeconfig, "-p", profile or "latest", "-o", "json"
-    )
+    code, out, err = cli("gpu-options", "--kubeconfig", setup.kubeconfig, "-p", profile or "latest", "-o", "json")
     assert code == 0, err
     assert got.options == json.loads(out)
     assert got.kubevirt == "kubevirt/kubevirt"
