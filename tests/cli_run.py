@@ -138,10 +138,13 @@ def pciname(
     env: Mapping[str, str | None] | None = None,
     cwd: Path | str | None = None,
 ) -> Ran:
-    """``pciname ARGV`` in this process, reading ``stdin`` (nothing, unless given)."""
+    """``pciname ARGV`` in this process, reading ``stdin``; unless given,
+    the stream the test put in ``sys.stdin``, or nothing."""
     from pciname.cli import main
 
-    return call(main, [str(arg) for arg in argv], stdin=b"" if stdin is None else stdin, env=env, cwd=cwd)
+    if stdin is None and not isinstance(getattr(sys.stdin, "buffer", None), io.BytesIO):
+        stdin = b""
+    return call(main, [str(arg) for arg in argv], stdin=stdin, env=env, cwd=cwd)
 
 
 def pciname_process(

@@ -47,7 +47,7 @@ import yaml
 from jsonschema import Draft7Validator
 
 from pciname.dra.facts import RESOURCE_APIS, facts
-from tests.cli_run import Ran, pciname
+from tests.cli_run import Ran, pciname_process
 from tests.conftest import TEST_DATA
 
 DATA = TEST_DATA / "dra-schemas.json.xz"
@@ -175,7 +175,8 @@ def assert_valid(validator: Draft7Validator, document: Any, what: str) -> None:
 
 
 def cli(*args: str) -> Ran:
-    return pciname("vm-gpus", *args)
+    """A process each: the cases run concurrently, in threads."""
+    return pciname_process("vm-gpus", *args)
 
 
 def _args(api: str, kubevirt: str, driver: str, gpus: str, product_name: bool, output: str = "json") -> list[str]:
