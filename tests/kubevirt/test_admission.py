@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ from pciname.lint.linter import NOT_PERMITTED, WRONG_MDEV_RESOURCE_NAME, WRONG_R
 from pciname.policy import admission
 from pciname.policy.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.resolution.resolver import resolver_or_default
+from tests.cli_run import pciname as _cli
 from tests.conftest import REPO, TEST_DATA
 from tests.kubevirt.admission_util import Evaluator
 
@@ -452,12 +451,6 @@ def test_from_cr_allows_what_works_and_leaves_out_what_lint_finds():
     result = admission_policy(permitted)
     assert result.allowed == ("nvidia.com/GA102GL_A10", "nvidia.com/L40S-24Q")
     assert len(findings) == 1 and "wrong-resource-name" in findings[0]
-
-
-def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, input=stdin, cwd=REPO, timeout=120
-    )
 
 
 def test_cli_yaml_stream_json_list_and_exit_codes(tmp_path):

@@ -19,7 +19,6 @@ import grpc
 import pytest
 import yaml
 
-from pciname.cli import main
 from pciname.dra.claims import STABLE_ATTRIBUTES, dra_objects, predicted_device, selector
 from pciname.dra.facts import RESOURCE_APIS, DraCombinationError, choose, drivers, facts, kubevirts
 from pciname.dra.selectors import driver_devices, judge
@@ -39,7 +38,8 @@ from pciname.lint.codes import (
 )
 from pciname.lint.linter import Linter
 from pciname.server._proto import pciname_pb2 as pb
-from tests.conftest import REPO, run_in_process
+from tests.cli_run import pciname as run
+from tests.conftest import REPO
 
 GPUS = ("10de:2236=2", "10de:20b5", "10de:2330")
 D = 'device.attributes["gpu.nvidia.com"]'
@@ -53,10 +53,6 @@ def working() -> list[tuple[str, str]]:
 def newest_driver() -> str:
     """The default: the newest tagged release that works (not main, unreleased)."""
     return choose().driver
-
-
-def run(*argv: str) -> tuple[Any, str, str]:
-    return run_in_process(main, list(argv))
 
 
 def generated(driver: str, kubevirt: str, api: str, *extra: str) -> str:
