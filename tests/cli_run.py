@@ -128,7 +128,8 @@ def call(
                 if code is not None and not isinstance(code, int):
                     print(code, file=sys.stderr)
     finally:
-        sys.stdin = old_stdin
+        if stdin is not None:  # the test's own sys.stdin stays as the CLI left it
+            sys.stdin = old_stdin
     return Ran(code, _text(out), _text(err))
 
 
