@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
-from pciname.capabilities.limits import DEVICE_CHARS, NAME, PROFILE, limit
+from pciname.capabilities.limits import DEVICE_CHARS, NAME, PROFILE, checked, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.naming.checks import reverse_query
 from pciname.resolution.resolver import resolver_or_default
@@ -69,6 +69,7 @@ class LookupRequest:
     def validated(self) -> LookupRequest:
         """The request with what ``stdin`` read among its devices; a
         :class:`~pciname.capabilities.spelling.RequestError` for too much input or none."""
+        checked(self)
         devices = self.devices
         if self.stdin is not None:
             if len(self.stdin) > MAX_LOOKUP_STDIN_BYTES:
@@ -128,6 +129,7 @@ class ReverseRequest:
     def validated(self) -> ReverseRequest:
         """The request with its :attr:`resource_name`; a
         :class:`~pciname.capabilities.spelling.RequestError` when none is given."""
+        checked(self)
         wanted = reverse_query(self.resource)  # the rule the library, the CLI and the service use
         if not wanted:
             raise _empty(
@@ -175,6 +177,7 @@ class DiffRequest:
     def validated(self) -> DiffRequest:
         """The request; a :class:`~pciname.capabilities.spelling.RequestError` unless both
         profiles are given."""
+        checked(self)
         if self.old is None or self.new is None:
             raise _empty("both from_profile and to_profile are required", "both --from and --to are required")
         return self
