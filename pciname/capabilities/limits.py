@@ -107,8 +107,8 @@ def checked(request: T) -> T:
 
 #: The usual declarations.
 DEVICES = limit(chars=NAME_CHARS, batch=True, count=MAX_GPUS)
-#: Devices the ids alone name (NVIDIA ids, "0x10de:0x2236=2"): as the service has always bounded them.
-DEVICE_IDS = limit(chars=DEVICE_CHARS, batch=True, count=MAX_GPUS)
+#: Devices named by their ids alone, no count ("0x10de:0x2236"): as the service has always bounded them.
+DEVICE_IDS = limit(chars=DEVICE_CHARS, batch=True)
 PROFILE = limit(chars=PROFILE_CHARS)
 NAME = limit(chars=NAME_CHARS)
 
