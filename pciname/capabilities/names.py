@@ -68,8 +68,8 @@ class LookupRequest:
 
     def validated(self) -> LookupRequest:
         """The request with what ``stdin`` read among its devices; a
-        :class:`~pciname.capabilities.spelling.RequestError` for too much input or none."""
-        checked(self)
+        :class:`~pciname.capabilities.spelling.RequestError` for too much input
+        or none, then for a text over its declared length (the service's order)."""
         devices = self.devices
         if self.stdin is not None:
             if len(self.stdin) > MAX_LOOKUP_STDIN_BYTES:
@@ -93,8 +93,8 @@ class LookupRequest:
                 "(--max-batch); split the request",
             )
         if devices is self.devices:
-            return self  # the server's Resolve and ResolveBatch: nothing to copy
-        return replace(self, devices=devices, stdin=None)
+            return checked(self)  # the server's Resolve and ResolveBatch: nothing to copy
+        return checked(replace(self, devices=devices, stdin=None))
 
 
 def answer_lookup(
