@@ -275,8 +275,8 @@ class PciNameService:
 
     def resolve(self, request: pb.ResolveRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[bytes, int]:
         device = request.device
+        check_length(device, "device", MAX_DEVICE_CHARS)  # an empty device is not too long: the order as before
         LookupRequest((device,) if device else (), profile=request.profile, single=True).validated()
-        check_length(device, "device", MAX_DEVICE_CHARS)
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         entry = data.encoded_table(profile).get(device)
         if entry is None:

@@ -290,7 +290,7 @@ def test_the_commands_leave_their_arguments_as_parsed(fake, tmp_path, capsys, ar
 
 def test_apply_needs_something_to_apply(capsys):
     with pytest.raises(PcinameError, match=f"^{NO_DEVICES}$"):
-        ApplyRequest(vgpu_types=("A10-24Q",)).validated()
+        ApplyRequest(vgpus=("A10-24Q",)).validated()
     request = ApplyRequest(mdev_types=("NVIDIA A10-24Q",))
     assert request.validated() == request and request.seconds == 30
     code, out, err = run("apply", "permitted-host-devices", "--kubeconfig", "/nonexistent")
@@ -351,7 +351,7 @@ def test_nothing_to_apply_is_said_after_the_report_and_nothing_is_sent(cluster):
 def test_apply_takes_vgpu_types_as_permitted_host_devices_does(cluster, capsys):
     _server, client = cluster
     applied = apply_answer(
-        ApplyRequest(("10de:2236",), vgpu_types=("A10-24Q",), dry_run=True).validated(), client, report=lambda _: None
+        ApplyRequest(("10de:2236",), vgpus=("A10-24Q",), dry_run=True).validated(), client, report=lambda _: None
     )
     code, out, _ = run("permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "-o", "json")
     assert code == 0

@@ -557,3 +557,20 @@ def test_a_vm_with_generate_name_gets_the_message_too():
     )
     (message,) = evaluator(vm).messages
     assert message.startswith("VirtualMachine gpu-*: GPU deviceName nvidia.com/A10 is not permitted")
+
+
+@pytest.mark.parametrize(
+    ("given", "line"),
+    [
+        (["--context", "c"], "--context goes with --from-cluster"),
+        (["--kubevirt", "ns/kv"], "--kubevirt goes with --from-cluster"),
+        (["--kubeconfig", "k", "--context", "c"], "--kubeconfig, --context go with --from-cluster"),
+    ],
+)
+def test_the_cluster_options_without_from_cluster_are_named_as_given(given, line):
+    """One option "goes with --from-cluster", several "go" (main named all
+    three, "go", whichever was given)."""
+    from pciname.cli import main
+    from tests.conftest import run_in_process
+
+    assert run_in_process(main, ["admission-policy", "10de:2236", *given]) == (2, "", f"pciname: error: {line}\n")

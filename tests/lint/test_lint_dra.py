@@ -19,6 +19,7 @@ import grpc
 import pytest
 import yaml
 
+from pciname.capabilities.vm_gpus import DEFAULT_NAME
 from pciname.dra.claims import STABLE_ATTRIBUTES, dra_objects, predicted_device, selector
 from pciname.dra.facts import RESOURCE_APIS, DraCombinationError, choose, drivers, facts, kubevirts
 from pciname.dra.selectors import driver_devices, judge
@@ -489,7 +490,7 @@ def test_a_refused_combination_is_invalid_argument_over_grpc(stub):
 
 def test_the_library_takes_the_generators_objects():
     combination = choose(*working()[-1])
-    objects = dra_objects([("2236", 2), ("2330", 1)], combination)
+    objects = dra_objects([("2236", 2), ("2330", 1)], combination, name=DEFAULT_NAME)
     linter = Linter("latest", dra=combination)
     linter.add_data({"apiVersion": "v1", "kind": "List", "items": list(objects.documents)}, "objects")
     assert linter.run() == []

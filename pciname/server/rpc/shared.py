@@ -1,5 +1,6 @@
 """What the RPC handlers share: a message's limits declared as rules
-(:func:`check`: :func:`needs`, :func:`batch`, :func:`chars`, :func:`no_auto`,
+(:func:`check`: :func:`needs`, :func:`batch`, :func:`declared` (the bounds
+its capability's request declares, :mod:`pciname.capabilities.limits`), :func:`chars`, :func:`no_auto`,
 run in the order given, the first broken one answers), the capability's
 request built from the message by field name (:func:`request_from`), and
 the registry's answer to it (:func:`answer`: :mod:`pciname.capabilities.registry`)."""
@@ -13,6 +14,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
+from pciname.capabilities.limits import limits
 from pciname.capabilities.registry import CAPABILITIES, ask
 from pciname.capabilities.spelling import auto_refused
 from pciname.server.rpc.mapping import plain
@@ -62,6 +64,24 @@ def chars(limit: int, *fields: str) -> Rule:
             else:
                 for i, item in enumerate(value):
                     check_length(item, f"{name}[{i}]", limit)
+
+    return rule
+
+
+def declared(request_type: type[Any], *fields: str, **renamed: str) -> Rule:
+    """:func:`chars` of each of ``fields`` (the message's, in order) by the
+    bound ``request_type`` declares on its field of the same name (or the one
+    ``renamed`` names for it); a KeyError, at import, for a field it does not bound."""
+    bounds = limits(request_type)
+    found = [(name, bounds[renamed.get(name, name)].chars) for name in fields]
+    missing = [name for name, bound in found if bound is None]
+    if missing:
+        raise KeyError(f"{request_type.__name__} declares no length for {', '.join(missing)}")
+    rules = [chars(bound, name) for name, bound in found if bound is not None]
+
+    def rule(message: Any, max_batch: int) -> None:
+        for each in rules:
+            each(message, max_batch)
 
     return rule
 
@@ -119,4 +139,15 @@ def request_from(
     return request_type(**given, **values)
 
 
-__all__ = ["INVALID", "PRECONDITION", "answer", "batch", "chars", "check", "needs", "no_auto", "request_from"]
+__all__ = [
+    "INVALID",
+    "PRECONDITION",
+    "answer",
+    "batch",
+    "chars",
+    "check",
+    "declared",
+    "needs",
+    "no_auto",
+    "request_from",
+]

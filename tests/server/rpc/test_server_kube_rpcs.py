@@ -675,8 +675,13 @@ def test_serve_flags(setup, tmp_path):
     assert (config.max_lint_files, config.max_lint_bytes) == (5, 1000)
     defaults = build_parser("serve").parse_args(["serve", "--insecure"])
     assert (defaults.kube, defaults.max_lint_files, defaults.max_lint_bytes) == (False, 100, 1024 * 1024)
-    with pytest.raises(ServeError, match="go with --kube"):
+    # One option given "goes with --kube", both "go" (main named both whichever was given)
+    with pytest.raises(ServeError, match=r"^--kubeconfig goes with --kube \(reading the cluster is off without it\)$"):
         ServeConfig(insecure=True, kubeconfig=str(setup.kubeconfig)).validate()
+    with pytest.raises(ServeError, match=r"^--kube-context goes with --kube \("):
+        ServeConfig(insecure=True, kube_context="fake").validate()
+    with pytest.raises(ServeError, match=r"^--kubeconfig, --kube-context go with --kube \("):
+        ServeConfig(insecure=True, kubeconfig=str(setup.kubeconfig), kube_context="fake").validate()
     with pytest.raises(ServeError, match="--kube-timeout"):
         ServeConfig(insecure=True, kube=True, kube_timeout=0).validate()
     with pytest.raises(ServeError, match="--max-lint-files"):
