@@ -17,9 +17,8 @@ from pciname.base.requests import MAX_GPUS
 from pciname.capabilities.limits import CLI_ARGUMENTS, DEVICE_CHARS, limits
 from pciname.capabilities.registry import CAPABILITIES
 from pciname.capabilities.spelling import Spelling
-from pciname.cli import main
 from pciname.server._proto import pciname_pb2 as pb
-from tests.conftest import run_in_process
+from tests.cli_run import pciname as run
 
 GPU = "10de:2236"
 LINT_FILE = pb.LintFile(name="vm.yaml", text="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
@@ -163,7 +162,7 @@ def _word(template: list[str], field: str) -> str:
 def test_the_cli_refuses_one_over_the_declared_length_and_takes_one_at_it(command, field, length, tmp_path):
     template, _ = CASES[command, field]
     over = "x" * (length + 1)
-    code, out, err = run_in_process(main, _argv(template, over, tmp_path))
+    code, out, err = run(*_argv(template, over, tmp_path))
     if (command, field) in CHOICES_FIRST:
         assert (code, out) == (2, "") and f"argument {template[template.index('{}') - 1]}: invalid choice" in err
         return
@@ -173,7 +172,7 @@ def test_the_cli_refuses_one_over_the_declared_length_and_takes_one_at_it(comman
         "",
         f"pciname: error: {word} is too long ({length + 1} characters, at most {length}): {shown(over)}\n",
     )
-    code, out, err = run_in_process(main, _argv(template, "x" * length, tmp_path))
+    code, out, err = run(*_argv(template, "x" * length, tmp_path))
     assert "is too long" not in err
 
 
@@ -226,9 +225,9 @@ def test_the_permitted_devices_are_bounded_as_the_rpc_always_bounded_them():
 )
 def test_the_cli_refuses_one_gpu_over_the_count_and_takes_the_count(argv, tmp_path):
     over = f"{GPU}={MAX_GPUS + 1}"
-    code, out, err = run_in_process(main, _argv(argv, over, tmp_path))
+    code, out, err = run(*_argv(argv, over, tmp_path))
     assert (code, err) == (2, f"pciname: error: count in {over!r} is more than the {MAX_GPUS} GPUs a node may have\n")
-    code, out, err = run_in_process(main, _argv(argv, f"{GPU}={MAX_GPUS}", tmp_path))
+    code, out, err = run(*_argv(argv, f"{GPU}={MAX_GPUS}", tmp_path))
     assert "more than the" not in err
 
 
