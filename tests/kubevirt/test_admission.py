@@ -570,7 +570,6 @@ def test_a_vm_with_generate_name_gets_the_message_too():
 def test_the_cluster_options_without_from_cluster_are_named_as_given(given, line):
     """One option "goes with --from-cluster", several "go" (main named all
     three, "go", whichever was given)."""
-    from pciname.cli import main
-    from tests.conftest import run_in_process
+    from tests.cli_run import pciname
 
-    assert run_in_process(main, ["admission-policy", "10de:2236", *given]) == (2, "", f"pciname: error: {line}\n")
+    assert pciname("admission-policy", "10de:2236", *given) == (2, "", f"pciname: error: {line}\n")
