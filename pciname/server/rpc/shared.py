@@ -72,18 +72,14 @@ def declared(request_type: type[Any], *fields: str, **renamed: str) -> Rule:
     """:func:`chars` of each of ``fields`` (the message's, in order) by the
     bound ``request_type`` declares on its field of the same name (or the one
     ``renamed`` names for it); a KeyError, at import, for a field it does not bound."""
-    bounds = limits(request_type)
-    found = [(name, bounds[renamed.get(name, name)].chars) for name in fields]
-    missing = [name for name, bound in found if bound is None]
-    if missing:
+    bounds = {name: limits(request_type)[renamed.get(name, name)].chars for name in fields}
+    if missing := [name for name, bound in bounds.items() if bound is None]:
         raise KeyError(f"{request_type.__name__} declares no length for {', '.join(missing)}")
-    rules = [chars(bound, name) for name, bound in found if bound is not None]
+    return _all(*(chars(bound, name) for name, bound in bounds.items() if bound is not None))
 
-    def rule(message: Any, max_batch: int) -> None:
-        for each in rules:
-            each(message, max_batch)
 
-    return rule
+def _all(*rules: Rule) -> Rule:
+    return lambda message, max_batch: check(message, rules, max_batch)
 
 
 def no_auto(*fields: str) -> Rule:
@@ -115,12 +111,11 @@ def answer(method: str, request: Any, *args: Any, **kwargs: Any) -> Any:
 def request_from(
     request_type: Callable[..., Any] | str, message: Message, renames: Mapping[str, str] | None = None, **values: Any
 ) -> Any:
-    """``request_type`` (a capability's request; an RPC's name: its
-    capability's, from the registry) from ``message``'s fields of
-    the same names (or as ``renames`` says): a repeated field as a tuple, a blank text as not given
-    (None where the request's default is None, else the default, if it has
-    one); ``values``
-    win."""
+    """``request_type`` (a capability's request; an RPC's name: its capability's,
+    from the registry) from ``message``'s fields of the same names (or as
+    ``renames`` says): a repeated field as a tuple, a blank text as not given
+    (None where the request's default is None, else the default, if it has one);
+    ``values`` win."""
     if isinstance(request_type, str):
         request_type = ENTRIES[request_type].request_type()
     taken = {f.name: f for f in dataclasses.fields(request_type)}  # type: ignore[arg-type]
