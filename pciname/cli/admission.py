@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.shared import profile_arg, report_left_out, say
+from pciname.cli.translate import request_of
 from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
@@ -101,22 +102,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_admission_policy(args: argparse.Namespace) -> int:
-    from pciname.capabilities.admission import AdmissionPolicyRequest
 
     profile = profile_arg(args)
-    request = AdmissionPolicyRequest(
-        tuple(args.devices),
-        tuple(args.mdev),
-        tuple(args.vgpu),
-        kubevirt_cr=args.from_cr is not None,
-        from_cluster=args.from_cluster,
-        kubevirt_name=args.kubevirt,
-        actions=tuple(args.actions or ()),
-        name=args.name,
-        profile=args.profile,
-        dra=args.dra,
-        dra_driver=args.dra_driver,
-    ).validated()
+    request = request_of("admission-policy", args, {"kubevirt_name": "kubevirt"}, kubevirt_cr=args.from_cr is not None)
     given = [
         flag
         for flag, value in (

@@ -25,6 +25,7 @@ from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options, profile_from_args
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import add_cozystack_option, add_request_options, report, say
+from pciname.cli.translate import request_of
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike
@@ -300,20 +301,10 @@ def run_gpu_options(args: argparse.Namespace) -> int:
 
 
 def run_apply_permitted_host_devices(args: argparse.Namespace) -> int:
-    from pciname.capabilities.apply import FIELD_MANAGER, ApplyRequest
+    from pciname.capabilities.apply import FIELD_MANAGER
     from pciname.errors import ApplyRefused
 
-    request = ApplyRequest(
-        tuple(args.devices),
-        tuple(args.mdev),
-        tuple(args.vgpu),
-        profile=_profile(args),
-        include_broken=args.include_broken,
-        force=args.force,
-        dry_run=args.dry_run,
-        kubevirt_name=args.kubevirt,
-        timeout=args.timeout,
-    ).validated()
+    request = request_of("apply permitted-host-devices", args, {"kubevirt_name": "kubevirt"}, profile=_profile(args))
     try:
         applied = ask("apply permitted-host-devices", request, _connect(args, request.seconds), report=report)
     except ApplyRefused as refused:

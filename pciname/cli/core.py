@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pciname.base.render import emit, table, write_line
 from pciname.cli.fast import LIST_WARNINGS_UP_TO, listed, print_names
 from pciname.cli.output import add_output_option
+from pciname.cli.translate import request_of
 from pciname.naming.algorithms import ALL_ALGORITHMS
 
 if TYPE_CHECKING:
@@ -214,13 +215,10 @@ def _read_stdin() -> bytes:
 
 
 def run_lookup(args: argparse.Namespace) -> int:
-    from pciname.capabilities.names import LookupRequest
     from pciname.capabilities.registry import ask
     from pciname.cli.service import client_options, client_tls_asked
 
-    asked = LookupRequest(
-        tuple(args.devices), profile=args.profile, output=args.output, stdin=_read_stdin() if args.stdin else None
-    ).validated()
+    asked = request_of("lookup", args, stdin=_read_stdin() if args.stdin else None)
     if args.server:
         from pciname.client import lookup_via_server
 
@@ -271,10 +269,10 @@ def print_records(records: list[dict[str, Any]], fmt: str, *, list_warnings: boo
 
 def run_reverse(args: argparse.Namespace) -> int:
     from pciname.base.render import PROGRAM
-    from pciname.capabilities.names import ReverseRequest, reverse_miss
+    from pciname.capabilities.names import reverse_miss
     from pciname.capabilities.registry import ask
 
-    asked = ReverseRequest(args.resource, profile=args.profile).validated()
+    asked = request_of("reverse", args)
     profile = profile_from_args(args)
     devices = ask("reverse", asked, profile)
     if args.output == "name":
@@ -288,11 +286,10 @@ def run_reverse(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from pciname.capabilities.names import DiffRequest
     from pciname.capabilities.registry import ask
     from pciname.naming.profiles import canonical_name
 
-    asked = DiffRequest(args.old, args.new).validated()
+    asked = request_of("diff", args)
     old, new = _diff_sides(args)
     entries = ask("diff", asked, old, new)
     if args.output == "table":
@@ -418,11 +415,10 @@ def run_snapshots_import(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from pciname.capabilities.catalog import SnapshotImportRequest
     from pciname.capabilities.registry import ask
 
     failed = 0
-    for result in ask("snapshots import", SnapshotImportRequest(tuple(args.files)).validated()):
+    for result in ask("snapshots import", request_of("snapshots import", args)):
         if result.snapshot is None:
             write_line(
                 f"{result.source}: not a known snapshot (its sha256 matches no profile's pci.ids); not imported",
@@ -435,10 +431,9 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def run_snapshots_fetch(args: argparse.Namespace) -> int:
-    from pciname.capabilities.catalog import SnapshotFetchRequest
     from pciname.capabilities.registry import ask
 
-    request = SnapshotFetchRequest(args.base_url, timeout=args.timeout, deadline=args.deadline).validated()
+    request = request_of("snapshots fetch", args)
     failed = 0
     with _SigtermCleanup():
         for result in ask("snapshots fetch", request):
@@ -453,10 +448,9 @@ def run_snapshots_fetch(args: argparse.Namespace) -> int:
 
 
 def run_snapshots_pack(args: argparse.Namespace) -> int:
-    from pciname.capabilities.catalog import SnapshotPackRequest
     from pciname.capabilities.registry import ask
 
-    request = SnapshotPackRequest(tuple(args.files), args.into).validated()
+    request = request_of("snapshots pack", args)
     into = request.directory
     for snapshot in ask("snapshots pack", request):
         print(f"{snapshot.key}: packed ({snapshot.size} bytes, sha256 {snapshot.sha256})")

@@ -20,6 +20,7 @@ from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import add_cozystack_option, add_request_options, included, profile_arg, report, say
+from pciname.cli.translate import request_of
 from pciname.errors import PcinameError
 
 if TYPE_CHECKING:
@@ -192,23 +193,9 @@ def _snippet_table(snippet: Snippet, rows_of: Callable[[dict[str, Any]], list[tu
 
 
 def run_permitted_host_devices(args: argparse.Namespace) -> int:
-    from pciname.capabilities.permitted import SUGGESTION, PermittedHostDevicesRequest, render
+    from pciname.capabilities.permitted import SUGGESTION, render
 
-    request = PermittedHostDevicesRequest(
-        tuple(args.devices),
-        tuple(args.mdev),
-        tuple(args.vgpu),
-        from_scan=args.from_scan,
-        offered=args.offered,
-        profile=args.profile,
-        include_broken=args.include_broken,
-        format=args.format,
-        cozystack=args.cozystack,
-        variant=args.variant,
-        replace_defaults=args.replace_defaults,
-        vgpu_device_manager=args.vgpu_device_manager,
-        cozystack_defaults=_defaults_file(args.cozystack_defaults),
-    ).validated()
+    request = request_of("permitted-host-devices", args, cozystack_defaults=_defaults_file(args.cozystack_defaults))
     profile = profile_arg(args, chosen=request.chosen_profile)
     result = ask("permitted-host-devices", request, profile, note=lambda line: say(f"--from-scan: left out {line}"))
     snippet, clashes = result.snippet, result.clashes
@@ -333,21 +320,8 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def run_node_pool(args: argparse.Namespace) -> int:
-    from pciname.capabilities.node_pool import NodePoolRequest
 
-    request = NodePoolRequest(
-        args.group,
-        tuple(args.devices),
-        tuple(args.mdev),
-        tuple(args.vgpu),
-        profile=args.profile,
-        include_broken=args.include_broken,
-        fragment=args.fragment,
-        format=args.format,
-        cozystack=args.cozystack,
-        cluster=args.cluster,
-        fields={name: getattr(args, name) for name in POOL_FIELD_FLAGS},
-    ).validated()
+    request = request_of("node-pool", args, fields={name: getattr(args, name) for name in POOL_FIELD_FLAGS})
     snippet = ask("node-pool", request, profile_arg(args, chosen=request.chosen_profile))
     broken = report(snippet)
     output = args.output or ("json" if args.format == "patch" else "yaml")
@@ -382,7 +356,7 @@ _DRA_ONLY = {"dra_driver": "--dra-driver", "kubevirt": "--kubevirt", "resource_a
 
 
 def run_vm_gpus(args: argparse.Namespace) -> int:
-    from pciname.capabilities.vm_gpus import DEFAULT_NAME, VmGpusRequest
+    from pciname.capabilities.vm_gpus import DEFAULT_NAME
 
     if args.dra:
         return _run_dra(args)
@@ -392,14 +366,7 @@ def run_vm_gpus(args: argparse.Namespace) -> int:
     if given:
         raise PcinameError(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with --dra")
 
-    request = VmGpusRequest(
-        tuple(args.devices),
-        tuple(args.mdev),
-        tuple(args.vgpu),
-        profile=args.profile,
-        include_broken=args.include_broken,
-        prefix=args.prefix,
-    ).validated()
+    request = request_of("vm-gpus", args)
     snippet = ask("vm-gpus", request, profile_arg(args))
     broken = report(snippet)
     if args.output == "table":
@@ -411,22 +378,13 @@ def run_vm_gpus(args: argparse.Namespace) -> int:
 
 def _run_dra(args: argparse.Namespace) -> int:
     from pciname.base.render import emit_documents
-    from pciname.capabilities.dra_claims import DraClaimsRequest
 
     given = [flag for dest, flag in _NOT_WITH_DRA.items() if getattr(args, dest, None) not in (None, False, [])]
     if given:
         raise PcinameError(f"{', '.join(given)}: --dra selects GPUs by what the DRA driver publishes, not by names")
     if args.output not in formats("vm-gpus --dra"):
         raise PcinameError("-o table does not go with --dra: use yaml or json")
-    request = DraClaimsRequest(
-        tuple(args.devices),
-        dra_driver=args.dra_driver,
-        kubevirt=args.kubevirt,
-        resource_api=args.resource_api,
-        name=args.name,
-        prefix=args.prefix,
-        product_name=args.product_name,
-    ).validated()
+    request = request_of("vm-gpus --dra", args)
     objects = ask("vm-gpus --dra", request)
     combination = objects.combination
     say(f"DRA driver {combination.driver}, KubeVirt {combination.kubevirt}, resource.k8s.io/{combination.resource_api}")
@@ -437,9 +395,8 @@ def _run_dra(args: argparse.Namespace) -> int:
 
 
 def run_mdev_name(args: argparse.Namespace) -> int:
-    from pciname.capabilities.mdev_name import MdevNameRequest
 
-    request = MdevNameRequest(tuple(args.types), args.profile).validated()
+    request = request_of("mdev-name", args)
     results = ask("mdev-name", request, profile_arg(args))
     if args.output == "name":
         for r in results:

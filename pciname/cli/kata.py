@@ -17,6 +17,7 @@ from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import profile_arg, say
+from pciname.cli.translate import request_of
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,16 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_kata_pod(args: argparse.Namespace) -> int:
-    from pciname.capabilities.kata_pod import KataPodRequest
-
-    request = KataPodRequest(
-        tuple(args.devices),
-        runtime_class=args.runtime_class,
-        name=args.name,
-        image=args.image,
-        kind=args.kind,
-        profile=args.profile,
-    ).validated()
+    request = request_of("kata-pod", args)
     result = ask("kata-pod", request, profile_arg(args, default=request.chosen_profile))
     emit(result.data, args.output)
     if result.inferred is not None:

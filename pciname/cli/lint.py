@@ -15,6 +15,7 @@ from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import add_cozystack_option, profile_arg, say
+from pciname.cli.translate import request_of
 from pciname.errors import PcinameError
 
 LINT_FORMATS = formats("lint")
@@ -63,7 +64,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    from pciname.capabilities.lint import STDIN, LintRequest, file_reader
+    from pciname.capabilities.lint import STDIN, file_reader
     from pciname.capabilities.spelling import is_auto
 
     if args.files.count(STDIN) > 1:
@@ -71,15 +72,13 @@ def run_lint(args: argparse.Namespace) -> int:
     upgrade = args.upgrade_to
     if upgrade is not None and is_auto(upgrade):
         raise PcinameError("--upgrade-to auto is not a profile: name the release you upgrade to")
-    request = LintRequest(
-        tuple(file_reader(path) for path in args.files),
-        profile=args.profile,
+    request = request_of(
+        "lint",
+        args,
+        files=tuple(file_reader(path) for path in args.files),
         upgrade_to=upgrade,
         cozystack=_cozystack(args.cozystack),
-        dra_driver=args.dra_driver,
-        nvidia_plugin=args.nvidia_plugin,
-        kubevirt=args.kubevirt,
-    ).validated()
+    )
     result = ask("lint", request, profile_arg(args, chosen=request.chosen_profile), upgrade)
     findings = result.findings
     if args.output == "text":

@@ -16,6 +16,7 @@ from pciname.base.render import emit, table, write_line
 from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options, profile_from_args
 from pciname.cli.output import add_output_option
+from pciname.cli.translate import request_of
 
 if TYPE_CHECKING:
     from pciname.capabilities.scan import DraScanResult, ScanResult
@@ -59,15 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_scan(args: argparse.Namespace) -> int:
     # Imported here: building the parser (every command's) stays light.
-    from pciname.capabilities.scan import ScanRequest
 
-    request = ScanRequest(
-        args.sysfs_root,
-        _profile(args),
-        tuple(args.mdev_config or ()),
-        dra=args.dra,
-        dra_driver=args.dra_driver,
-    ).validated()
+    request = request_of("scan", args, {"root": "sysfs_root"}, profile=_profile(args))
     scanned = ask("scan", request)
     if scanned.mdev_config is not None:
         emit(scanned.mdev_config, "json" if args.output == "json" else "yaml")

@@ -60,7 +60,8 @@ def say(line: str) -> None:
 
 
 def add_request_options(parser: argparse.ArgumentParser, *, counts: bool) -> None:
-    """``--mdev TYPE`` (``TYPE=COUNT`` with ``counts``) and ``--include-broken``."""
+    """``--mdev TYPE`` (``TYPE=COUNT`` with ``counts``) and ``--include-broken``
+    (the requests' fields ``mdev_types`` and ``vgpus``: :data:`pciname.cli.translate.REQUEST_OPTIONS`)."""
     metavar = "TYPE=COUNT" if counts else "TYPE"
     parser.add_argument(
         "--mdev",

@@ -15,6 +15,7 @@ from pciname.capabilities.registry import ask, formats
 from pciname.cli.core import add_profile_options
 from pciname.cli.output import add_output_option
 from pciname.cli.shared import profile_arg, say
+from pciname.cli.translate import request_of
 
 
 def _prefix_help() -> str:
@@ -53,9 +54,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_vgpu_types(args: argparse.Namespace) -> int:
-    from pciname.capabilities.vgpu_types import VgpuTypesRequest
 
-    request = VgpuTypesRequest(args.device, args.profile).validated()
+    request = request_of("vgpu-types", args)
     result = ask("vgpu-types", request, profile_arg(args))
     if result.types is None:
         say(result.message)
