@@ -136,10 +136,13 @@ def unpackaged(monkeypatch):
     package_only(monkeypatch)
 
 
-def trimmed_install(root: Path, keep: list[str] = ()) -> dict[str, str]:
+def trimmed_install(root: Path, keep: list[str] = (), *, whole: bool = False) -> dict[str, str]:
     """A copy of pciname whose package carries only the snapshot files named
-    in ``keep``; returns the environment that makes ``python -m pciname``
-    run it (a subprocess's view of :func:`package_only`)."""
+    in ``keep`` (``whole``: the package's own archive and manifest, every
+    snapshot: what packing them all writes, by test_pack_is_reproducible);
+    returns the environment that makes ``python -m pciname`` run it (a
+    subprocess's view of :func:`package_only`)."""
+    from pciname.base.paths import packaged_manifest_path, packaged_snapshots_path
     from pciname.resolution.snapshots import pack
 
     root.mkdir(parents=True, exist_ok=True)
@@ -148,7 +151,10 @@ def trimmed_install(root: Path, keep: list[str] = ()) -> dict[str, str]:
     (root / "data").mkdir()
     for name in ("pci.ids", "profiles.json"):
         shutil.copy(REPO / "data" / name, root / "data" / name)
-    if keep:
+    if whole:
+        for path in (packaged_snapshots_path(), packaged_manifest_path()):
+            shutil.copy(path, root / "data" / path.name)
+    elif keep:
         pack([PLUGIN_PCIIDS / name for name in keep], root / "data", complete=False)
     # PYTHONSAFEPATH: `python -m` must not put the working directory (the
     # checkout, in most tests) before the copy on sys.path.

@@ -25,8 +25,6 @@ _KATA = json.loads((REPO / "data" / "kata" / "releases.json").read_text(encoding
 #: Every profile: 54 of profiles.json, each Cozystack release, each Kata plugin release and Kata-mode operator release.
 ALL_PROFILES = 54 + len(_KATA["plugin_releases"]) + len(_KATA["operator_releases"])
 
-ALL_SNAPSHOTS = sorted(p.name for p in PLUGIN_PCIIDS.glob("*.ids"))
-
 
 def cli(*args: str, env: dict, cwd) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -122,16 +120,15 @@ def _damaged_installs(tmp_path):
         "not xz": b"this is not an archive\n",
         "empty xz": lzma.compress(b""),
     }
+    root = tmp_path / "install"  # one copy of pciname; each case its own archive and cache
+    env = trimmed_install(root, whole=True)
     for label, content in cases.items():
-        root = tmp_path / label.replace(" ", "-")
-        env = trimmed_install(root, ALL_SNAPSHOTS)
         (root / "data" / "snapshots.tar.xz").write_bytes(content)
-        yield label, root, env
+        yield label, root, {**env, "PCINAME_CACHE_DIR": str(tmp_path / label.replace(" ", "-") / "cache")}
 
 
 def test_a_damaged_package_is_a_clear_error_never_a_wrong_name(tmp_path):
     for label, root, env in _damaged_installs(tmp_path):
-        env = {**env, "PCINAME_CACHE_DIR": str(root / "cache")}
         proc = cli("lookup", "10de:2330", "--profile", "gpu-operator@v23.9.2", env=env, cwd=root)
         assert proc.returncode == 2, (label, proc)
         assert proc.stdout == "", label
@@ -148,7 +145,7 @@ def test_damage_after_the_first_use_changes_nothing_already_verified(tmp_path):
     """Tables on disk were built from verified bytes; a package damaged later
     (with a new identity: replaced) is read and verified again."""
     root = tmp_path / "install"
-    env = {**trimmed_install(root, ALL_SNAPSHOTS), "PCINAME_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**trimmed_install(root, whole=True), "PCINAME_CACHE_DIR": str(tmp_path / "cache")}
     proc = cli("lookup", "10de:2330", "--profile", "v1.2.2", env=env, cwd=root)
     assert proc.stdout == "nvidia.com/GH100H100_SXM5_80GB\n"
     archive = root / "data" / "snapshots.tar.xz"
