@@ -371,7 +371,7 @@ _NAMES = st.sampled_from(
 _RANDOM = st.builds(lambda s: "nvidia.com/" + s, st.from_regex(r"[A-Za-z0-9_]{1,12}", fullmatch=True))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from([t.kind for t in TARGETS]),
     gpus=st.lists(st.one_of(_NAMES, _RANDOM), max_size=4),
@@ -386,7 +386,7 @@ def test_generated_vms_small_set(kind, gpus, host):
     )
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kind=st.sampled_from([t.kind for t in TARGETS]), gpus=st.lists(_NAMES, max_size=4), data=st.data())
 def test_generated_vms_largest_set(kind, gpus, data):
     """With every device allowed, a wrong name gets a precomputed hint: for
@@ -401,7 +401,7 @@ def test_generated_vms_largest_set(kind, gpus, data):
     )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     shape=st.sampled_from(
         [
@@ -515,7 +515,7 @@ def _sample_devices() -> list[Any]:
     return [r for r in pciname.devices("latest") if r.advertised][::40]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_generated_kubevirt_crs_agree_with_lint(data):
     """pciHostDevices entries of devices the profile advertises, selectors in

@@ -184,7 +184,7 @@ def test_the_catalog_names_every_real_file_as_go_does(oracle):
         assert catalog.name(GO_NVLIB, unnamed) == kata.UNKNOWN_DEVICE
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", range(1))  # one sample: the catalog's path is the same for every file
 def test_generated_files_name_through_the_catalog_as_go_does(oracle, tmp_path, seed):
     """Generated files through the catalog (its ReadBytes lines, its index):
     Go's names where Go's parse succeeds; where Go panics, the catalog
