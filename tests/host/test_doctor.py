@@ -1,0 +1,181 @@
+"""The host doctor (pciname.host.doctor): for each variant, a healthy node
+gives no finding and each broken case exactly its codes, each with the way
+back; without a variant, the variants the node could serve. The trees hold
+what each upstream reads (tests/host/doctor_nodes.py names the sources)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pciname.host.diagnoses import CODES
+from pciname.host.doctor import codes
+from pciname.host.doctor.facts import read_host
+from pciname.host.doctor.rules import CONTAINER, DEFAULT, VARIANTS, VGPU, examine
+from tests.host.doctor_nodes import AMD, OPEN, HostTree, container_node, passthrough_node, vgpu_node
+
+
+def codes_of(root, variant):
+    checkup = examine(read_host(root), variant)
+    for f in checkup.findings:
+        assert f.steps and all(s.strip() for s in f.steps), f  # every finding has its way back
+    return sorted((f.diagnosis.code, f.diagnosis.subject) for f in checkup.findings)
+
+
+@pytest.mark.parametrize(
+    ("build", "variant"), [(passthrough_node, DEFAULT), (vgpu_node, VGPU), (container_node, CONTAINER)]
+)
+def test_a_healthy_node_of_each_variant_shows_nothing(tmp_path, build, variant):
+    build(tmp_path)
+    assert codes_of(tmp_path, variant) == []
+    assert variant in examine(read_host(tmp_path)).servable
+
+
+def test_the_doctors_codes_are_in_the_one_registry():
+    assert set(codes.DOCTOR_CODES) <= set(CODES)
+    assert {c: tuple(CODES[c]) for c in codes.DOCTOR_CODES} == codes.DOCTOR_CODES
+
+
+# -- default (passthrough) -------------------------------------------------------------------
+
+
+def test_a_host_driver_on_a_passthrough_node_is_preinstalled(tmp_path):
+    t = HostTree(tmp_path, cmdline="ro intel_iommu=on")
+    t.vfio()
+    t.nvidia_driver()
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="nvidia", iommu_group="12")
+    assert codes_of(tmp_path, DEFAULT) == [(codes.HOST_DRIVER_PREINSTALLED, "0000:3b:00.0")]
+    finding = examine(read_host(tmp_path), DEFAULT).findings[0]
+    assert "pre-installed" in finding.diagnosis.message and "vfio-manage never binds" in finding.diagnosis.message
+    assert any("nvidia.com/gpu.deploy.driver-" in s for s in finding.steps)
+    assert finding.values == {"bundles.iaas.gpuOperatorVariant": "default"}
+
+
+def test_without_nvidia_smi_the_driver_manager_sees_no_host_driver(tmp_path):
+    # v0.8.1's _host_driver checks /host/usr/bin/nvidia-smi first: no binary, no label
+    t = HostTree(tmp_path, cmdline="ro intel_iommu=on")
+    t.vfio()
+    t.nvidia_driver(smi=False)
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="nvidia", iommu_group="12")
+    assert codes_of(tmp_path, DEFAULT) == []
+
+
+def test_nouveau_on_the_gpu(tmp_path):
+    t = passthrough_node(tmp_path)
+    t.load("nouveau")
+    t.add_function("0000:af:00.0", pci_class="0x030000\n", driver="nouveau", iommu_group="40")
+    for variant in VARIANTS:
+        assert (codes.NOUVEAU_BOUND, "0000:af:00.0") in codes_of(tmp_path, variant)
+    finding = next(f for f in examine(read_host(tmp_path), DEFAULT).findings if f.diagnosis.code == codes.NOUVEAU_BOUND)
+    assert "blacklist nouveau" in finding.steps[0]
+
+
+def test_nouveau_loaded_alone(tmp_path):
+    passthrough_node(tmp_path).load("nouveau")
+    assert codes_of(tmp_path, DEFAULT) == [(codes.NOUVEAU_BOUND, "node")]
+
+
+def test_iommu_off_on_intel_names_the_missing_argument(tmp_path):
+    t = HostTree(tmp_path, cmdline="BOOT_IMAGE=/vmlinuz ro quiet")
+    t.vfio()
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="vfio-pci", iommu_group=None)
+    assert codes_of(tmp_path, DEFAULT) == [(codes.IOMMU_OFF, "node")]
+    finding = examine(read_host(tmp_path), DEFAULT).findings[0]
+    assert "intel_iommu=on" in finding.diagnosis.message and "intel_iommu=on" in finding.steps[0]
+
+
+def test_iommu_off_on_amd_points_at_the_firmware(tmp_path):
+    t = HostTree(tmp_path, cpuinfo=AMD, cmdline="ro quiet")
+    t.vfio()
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="vfio-pci", iommu_group=None)
+    finding = examine(read_host(tmp_path), DEFAULT).findings[0]
+    assert finding.diagnosis.code == codes.IOMMU_OFF
+    assert "AuthenticAMD" in finding.diagnosis.message and "firmware" in finding.steps[0]
+
+
+def test_iommu_turned_off_on_the_command_line(tmp_path):
+    t = HostTree(tmp_path, cpuinfo=AMD, cmdline="ro amd_iommu=off")
+    t.vfio()
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="vfio-pci", iommu_group=None)
+    assert "remove amd_iommu=off" in examine(read_host(tmp_path), DEFAULT).findings[0].steps[0]
+
+
+def test_vfio_modules_missing(tmp_path):
+    t = HostTree(tmp_path, cmdline="ro intel_iommu=on")
+    t.load("vfio_pci")
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver=None, iommu_group="12")
+    assert codes_of(tmp_path, DEFAULT) == [(codes.VFIO_NOT_LOADED, "node")]
+    assert "vfio_iommu_type1" in examine(read_host(tmp_path), DEFAULT).findings[0].diagnosis.message
+
+
+def test_built_in_vfio_is_enough(tmp_path):
+    t = HostTree(tmp_path, cmdline="ro intel_iommu=on")
+    t.load("vfio_pci", "vfio_iommu_type1", builtin=True)
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="vfio-pci", iommu_group="12")
+    assert codes_of(tmp_path, DEFAULT) == []
+
+
+# -- vgpu -------------------------------------------------------------------------------------
+
+
+def test_vgpu_without_the_manager(tmp_path):
+    container_node(tmp_path)
+    assert codes_of(tmp_path, VGPU) == [(codes.VGPU_MANAGER_MISSING, "node")]
+    finding = examine(read_host(tmp_path), VGPU).findings[0]
+    assert finding.values == {"bundles.iaas.gpuOperatorVariant": "vgpu"}
+
+
+def test_vgpu_manager_but_no_virtual_functions(tmp_path):
+    t = container_node(tmp_path, device="0x26b9\n")
+    t.load("nvidia_vgpu_vfio")
+    assert codes_of(tmp_path, VGPU) == [(codes.VGPU_MANAGER_MISSING, "0000:3b:00.0")]
+    assert "sriov-manage" in examine(read_host(tmp_path), VGPU).findings[0].steps[0]
+
+
+def test_vgpu_on_sriov_virtual_functions(tmp_path):
+    t = container_node(tmp_path, device="0x26b9\n")
+    t.load("nvidia_vgpu_vfio")
+    t.add_vf("0000:3b:00.4", "0000:3b:00.0", "1155 : NVIDIA L40S-48Q\n")
+    assert codes_of(tmp_path, VGPU) == []
+
+
+# -- container --------------------------------------------------------------------------------
+
+
+def test_container_without_a_host_driver(tmp_path):
+    passthrough_node(tmp_path)
+    assert codes_of(tmp_path, CONTAINER) == [
+        (codes.CONTAINER_NEEDS_HOST_DRIVER, "0000:3b:00.0"),
+        (codes.CONTAINER_NEEDS_HOST_DRIVER, "node"),
+    ]
+    by_subject = {f.diagnosis.subject: f for f in examine(read_host(tmp_path), CONTAINER).findings}
+    assert "drivers_probe" in by_subject["0000:3b:00.0"].steps[0]
+    assert by_subject["node"].values == {"Package cozystack.gpu-operator spec.variant": "container"}
+
+
+def test_blackwell_on_the_proprietary_modules_needs_the_open_ones(tmp_path):
+    container_node(tmp_path, device="0x2bb5\n")
+    assert codes_of(tmp_path, CONTAINER) == [(codes.OPEN_MODULES_REQUIRED, "0000:3b:00.0")]
+    message = examine(read_host(tmp_path), CONTAINER).findings[0].diagnosis.message
+    assert "inferred" in message and "#3563" in message
+
+
+def test_blackwell_on_the_open_modules_is_healthy(tmp_path):
+    container_node(tmp_path, device="0x2bb5\n", version=OPEN)
+    assert codes_of(tmp_path, CONTAINER) == []
+    assert read_host(tmp_path).open_modules is True
+
+
+# -- no variant: what the node could serve ------------------------------------------------------
+
+
+def test_without_a_variant_the_node_says_what_it_could_serve(tmp_path):
+    passthrough_node(tmp_path)
+    assert examine(read_host(tmp_path)).servable == (DEFAULT,)
+    container_node(tmp_path / "c")
+    assert examine(read_host(tmp_path / "c")).servable == (CONTAINER,)
+
+
+def test_the_cpu_vendor_is_read_from_the_head_of_a_large_cpuinfo(tmp_path):
+    block = "processor\t: {}\nvendor_id\t: AuthenticAMD\nflags\t\t: " + "x" * 2000 + "\n\n"
+    HostTree(tmp_path, cpuinfo="".join(block.format(i) for i in range(256)))  # over 64 KiB
+    assert read_host(tmp_path).cpu_vendor == "AuthenticAMD"
