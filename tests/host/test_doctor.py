@@ -179,3 +179,25 @@ def test_the_cpu_vendor_is_read_from_the_head_of_a_large_cpuinfo(tmp_path):
     block = "processor\t: {}\nvendor_id\t: AuthenticAMD\nflags\t\t: " + "x" * 2000 + "\n\n"
     HostTree(tmp_path, cpuinfo="".join(block.format(i) for i in range(256)))  # over 64 KiB
     assert read_host(tmp_path).cpu_vendor == "AuthenticAMD"
+
+
+# -- the capability: scan --variant ---------------------------------------------------------------
+
+
+def test_the_request_refuses_a_variant_the_doctor_does_not_know():
+    from pciname.capabilities.doctor import DoctorRequest
+    from pciname.capabilities.spelling import RequestError, Spelling
+
+    with pytest.raises(RequestError) as refused:
+        DoctorRequest("/", "passthrough").validated()
+    assert "'passthrough': not one of default, vgpu, container" in str(refused.value)
+    assert refused.value.spelled(Spelling.RPC).startswith("variant ")
+
+
+def test_the_registry_answers_scan_variant(tmp_path):
+    from pciname.capabilities.doctor import DoctorRequest
+    from pciname.capabilities.registry import ask
+
+    passthrough_node(tmp_path)
+    checkup = ask("scan --variant", DoctorRequest(str(tmp_path), DEFAULT).validated())
+    assert checkup.findings == () and checkup.servable == (DEFAULT,)
