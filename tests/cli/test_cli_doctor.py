@@ -46,7 +46,7 @@ def test_a_broken_passthrough_node_gives_each_finding_with_its_way_back(capsys, 
     assert (
         "  2. kubectl label node NODE nvidia.com/gpu.deploy.driver- (the pre-installed label stays otherwise)" in lines
     )
-    assert "  Cozystack: bundles.iaas.gpuOperatorVariant: default" in lines
+    assert "  Cozystack: Package cozystack.gpu-operator spec.variant: container" in lines
 
 
 def test_json_and_every_variant(capsys, tmp_path):

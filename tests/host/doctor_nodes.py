@@ -85,3 +85,36 @@ def vgpu_node(root: Path) -> HostTree:
     t.add_function("0000:3b:00.0", device="0x1eb8\n", pci_class="0x030200\n", driver="nvidia", iommu_group="12")
     t.add_mdev_type("0000:3b:00.0", "nvidia-222", "GRID T4-1Q\n")
     return t
+
+
+def preinstalled_node(root: Path) -> HostTree:
+    """cozystack/cozystack#2763, #2764: a passthrough node whose host driver answers nvidia-smi."""
+    t = HostTree(root, cmdline="BOOT_IMAGE=/vmlinuz ro intel_iommu=on iommu=pt")
+    t.vfio()
+    t.nvidia_driver()
+    t.add_function("0000:3b:00.0", device="0x2236\n", pci_class="0x030200\n", driver="nvidia", iommu_group="12")
+    return t
+
+
+def iommu_off_node(root: Path) -> HostTree:
+    """An Intel passthrough node booted without intel_iommu=on, nouveau on the GPU (NVIDIA/cloud-native-docs#241)."""
+    t = HostTree(root, cmdline="BOOT_IMAGE=/vmlinuz ro quiet")
+    t.vfio()
+    t.load("nouveau")
+    t.add_function("0000:3b:00.0", device="0x2236\n", pci_class="0x030200\n", driver="nouveau", iommu_group=None)
+    return t
+
+
+def blackwell_proprietary_node(root: Path) -> HostTree:
+    """cozystack/cozystack#3563: 10de:2bb5 on the proprietary modules, the container variant."""
+    return container_node(root, device="0x2bb5\n")
+
+
+#: The nodes docs/why-no-gpu.md replays, by the name its transcripts give.
+REPLAYED = {
+    "passthrough": passthrough_node,
+    "preinstalled": preinstalled_node,
+    "iommu-off": iommu_off_node,
+    "blackwell-proprietary": blackwell_proprietary_node,
+    "container": container_node,
+}

@@ -47,7 +47,7 @@ def test_a_host_driver_on_a_passthrough_node_is_preinstalled(tmp_path):
     finding = examine(read_host(tmp_path), DEFAULT).findings[0]
     assert "pre-installed" in finding.diagnosis.message and "vfio-manage never binds" in finding.diagnosis.message
     assert any("nvidia.com/gpu.deploy.driver-" in s for s in finding.steps)
-    assert finding.values == {"bundles.iaas.gpuOperatorVariant": "default"}
+    assert finding.values == {"Package cozystack.gpu-operator spec.variant": "container"}
 
 
 def test_without_nvidia_smi_the_driver_manager_sees_no_host_driver(tmp_path):

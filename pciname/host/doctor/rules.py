@@ -158,9 +158,9 @@ def _preinstalled(h: HostFacts) -> Iterator[Finding]:
             "/etc/modprobe.d (or remove the driver package), rebuild the initramfs, reboot",
             "kubectl label node NODE nvidia.com/gpu.deploy.driver- (the pre-installed label stays otherwise)",
             "kubectl -n NAMESPACE delete pod -l app=nvidia-vfio-manager --field-selector spec.nodeName=NODE",
-            "or, to keep the host driver, serve the container variant instead",
+            "or, to keep the host driver, serve the container variant instead (Cozystack: the value below)",
         ),
-        COZYSTACK_VALUES[DEFAULT],
+        COZYSTACK_VALUES[CONTAINER],
     )
 
 
