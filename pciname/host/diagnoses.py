@@ -1,6 +1,5 @@
-"""The host scan's diagnoses: every stable code (the host doctor's too), its severity and what it
-means (:data:`CODES`, mirrored by the table in README.md), and the
-:class:`Diagnosis` record the scan reports."""
+"""The host scan's diagnoses: every stable code (the host doctor's too), its severity and what it means
+(:data:`CODES`, mirrored by the table in README.md), and the :class:`Diagnosis` record the scan reports."""
 
 from __future__ import annotations
 
@@ -15,6 +14,8 @@ from pciname.host.doctor.codes import (
     IOMMU_OFF as IOMMU_OFF,
     NOUVEAU_BOUND as NOUVEAU_BOUND,
     OPEN_MODULES_REQUIRED as OPEN_MODULES_REQUIRED,
+    PREINSTALLED_LABEL as PREINSTALLED_LABEL,
+    VARIANT_LABEL_MISMATCH as VARIANT_LABEL_MISMATCH,
     VFIO_NOT_LOADED as VFIO_NOT_LOADED,
     VGPU_MANAGER_MISSING as VGPU_MANAGER_MISSING,
 )

@@ -204,8 +204,7 @@ def read_attr(root: Path, path: str) -> bytes:
 
 
 def read_head(root: Path, path: str, limit: int) -> bytes:
-    """At most ``limit`` bytes from the start of the regular file ``path``, opened as :func:`read_attr` opens it
-    (``/proc/cpuinfo``, whose first lines are all one reads). Raises OSError."""
+    """At most ``limit`` bytes from the start of ``path``, opened as :func:`read_attr` opens it. Raises OSError."""
     with _resolve(root, path) as at:
         fd = os.open(at.last or ".", _FILE_FLAGS, dir_fd=at.dir_fd)
         try:

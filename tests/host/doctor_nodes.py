@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pciname.host.doctor.facts import read_host
+from pciname.host.doctor.fleet import node_line
+from pciname.host.doctor.rules import examine
 from tests.sysfs_tree import SysfsTree
 
 PROPRIETARY = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.133.20  Tue Mar 25 05:10:39 UTC 2025\n"
@@ -118,3 +121,27 @@ REPLAYED = {
     "blackwell-proprietary": blackwell_proprietary_node,
     "container": container_node,
 }
+
+
+PASSTHROUGH_LABELS = {
+    "nvidia.com/gpu.workload.config": "vm-passthrough",
+    "nvidia.com/gpu.deploy.vfio-manager": "true",
+    "nvidia.com/gpu.deploy.sandbox-device-plugin": "true",
+}
+
+
+def doctor_codes_seen(tmp_path) -> list[tuple[str, str]]:
+    """(code, severity) of every finding the doctor gives on its broken nodes,
+    for every variant and the fleet (tests/host/test_host_sysfs.py's registry test)."""
+    t = HostTree(tmp_path / "a", cmdline="ro quiet")
+    t.load("nouveau", "vfio_pci")
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="nouveau", iommu_group=None)
+    preinstalled_node(tmp_path / "b")
+    container_node(tmp_path / "c", device="0x2bb5\n").load("nvidia_vgpu_vfio")
+    seen = []
+    for node in ("a", "b", "c"):
+        checkup = examine(read_host(tmp_path / node))
+        labels = {**PASSTHROUGH_LABELS, "nvidia.com/gpu.deploy.driver": "pre-installed"}
+        for f in (*checkup.findings, *node_line(node, labels, checkup).findings):
+            seen.append((f.diagnosis.code, f.diagnosis.severity))
+    return seen

@@ -11,7 +11,17 @@ from pciname.host.diagnoses import CODES
 from pciname.host.doctor import codes
 from pciname.host.doctor.facts import read_host
 from pciname.host.doctor.rules import CONTAINER, DEFAULT, VARIANTS, VGPU, examine
-from tests.host.doctor_nodes import AMD, OPEN, HostTree, container_node, passthrough_node, vgpu_node
+from tests.host.doctor_nodes import (
+    AMD,
+    OPEN,
+    PASSTHROUGH_LABELS,
+    HostTree,
+    container_node,
+    doctor_codes_seen,
+    passthrough_node,
+    preinstalled_node,
+    vgpu_node,
+)
 
 
 def codes_of(root, variant):
@@ -201,3 +211,36 @@ def test_the_registry_answers_scan_variant(tmp_path):
     passthrough_node(tmp_path)
     checkup = ask("scan --variant", DoctorRequest(str(tmp_path), DEFAULT).validated())
     assert checkup.findings == () and checkup.servable == (DEFAULT,)
+
+
+# -- the fleet: labels against the node ------------------------------------------------------------
+
+
+def test_a_preinstalled_label_on_a_passthrough_node(tmp_path):
+    from pciname.host.doctor.fleet import node_line
+
+    preinstalled_node(tmp_path)
+    labels = {**PASSTHROUGH_LABELS, "nvidia.com/gpu.deploy.driver": "pre-installed"}
+    line = node_line("gpu-1", labels, examine(read_host(tmp_path)))
+    assert (line.workload, line.preinstalled) == ("vm-passthrough", True)
+    assert [f.diagnosis.code for f in line.findings] == [
+        codes.PREINSTALLED_LABEL,
+        codes.VARIANT_LABEL_MISMATCH,  # as it is, the node serves container
+        codes.HOST_DRIVER_PREINSTALLED,
+    ]
+    assert line.to_dict()["variant"] == DEFAULT
+
+
+def test_labels_that_match_a_healthy_node_give_nothing(tmp_path):
+    from pciname.host.doctor.fleet import node_line, workload_in_effect
+
+    passthrough_node(tmp_path)
+    assert node_line("gpu-1", PASSTHROUGH_LABELS, examine(read_host(tmp_path))).findings == ()
+    # the deploy labels say what the operator did, whatever the workload label asks
+    assert workload_in_effect({"nvidia.com/gpu.deploy.device-plugin": "true"}) == "container"
+    assert workload_in_effect({"nvidia.com/gpu.workload.config": "vm-vgpu"}) == "vm-vgpu"
+    assert workload_in_effect({}) is None
+
+
+def test_the_broken_nodes_give_every_doctor_code(tmp_path):
+    assert {code for code, _ in doctor_codes_seen(tmp_path)} == set(codes.DOCTOR_CODES)

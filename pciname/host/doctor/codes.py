@@ -32,6 +32,8 @@ VFIO_NOT_LOADED = "vfio-not-loaded"
 CONTAINER_NEEDS_HOST_DRIVER = "container-needs-host-driver"
 VGPU_MANAGER_MISSING = "vgpu-manager-missing"
 OPEN_MODULES_REQUIRED = "open-modules-required"
+PREINSTALLED_LABEL = "preinstalled-label"
+VARIANT_LABEL_MISMATCH = "variant-label-mismatch"
 
 #: code -> (severity, meaning), in README.md's order.
 DOCTOR_CODES: dict[str, tuple[str, str]] = {
@@ -68,5 +70,15 @@ DOCTOR_CODES: dict[str, tuple[str, str]] = {
         "error",
         "doctor: a GPU that needs NVIDIA's open kernel modules on the proprietary ones (inferred, with the "
         "evidence): the driver finds no devices",
+    ),
+    PREINSTALLED_LABEL: (
+        "error",
+        "doctor, fleet: a node labelled nvidia.com/gpu.deploy.driver=pre-installed whose workload is vm-passthrough "
+        "or vm-vgpu: k8s-driver-manager found a host driver there",
+    ),
+    VARIANT_LABEL_MISMATCH: (
+        "error",
+        "doctor, fleet: the GPU Operator's labels put the node in a variant the node cannot serve as it is, while "
+        "it could serve another",
     ),
 }
