@@ -17,6 +17,13 @@ and ``vgpu``; ``container`` is the Package CR's ``spec.variant``
 (``controllers/state_manager.go``) reads ``nvidia.com/gpu.workload.config``
 per node (:data:`WORKLOADS`); without sandbox workloads every node is
 ``container``.
+
+The IOMMU: torvalds/linux 00939bebe51c23d325c9796ad57ace49833a5813
+``drivers/iommu/intel/iommu.c``: ``dmar_disabled =
+!IS_ENABLED(CONFIG_INTEL_IOMMU_DEFAULT_ON)``, and ``intel_iommu_setup`` takes
+``intel_iommu=on``/``off``, so an Intel kernel built without the default
+needs ``intel_iommu=on``; AMD's is on unless the firmware or ``amd_iommu=off``
+turns it off.
 """
 
 from __future__ import annotations
