@@ -244,3 +244,34 @@ def test_labels_that_match_a_healthy_node_give_nothing(tmp_path):
 
 def test_the_broken_nodes_give_every_doctor_code(tmp_path):
     assert {code for code, _ in doctor_codes_seen(tmp_path)} == set(codes.DOCTOR_CODES)
+
+
+# -- what the DaemonSet publishes -------------------------------------------------------------------
+
+
+def test_a_gauge_per_code_and_node_scraped_as_prometheus_text(tmp_path):
+    from prometheus_client import CollectorRegistry, Gauge, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from pciname.host.doctor.publish import METRIC, gauges
+
+    preinstalled_node(tmp_path)
+    registry = CollectorRegistry()
+    gauge = Gauge(METRIC, "doctor findings", ("node", "code", "severity"), registry=registry)
+    for labels, value in gauges("gpu-1", examine(read_host(tmp_path), DEFAULT).findings):
+        gauge.labels(**labels).set(value)
+    (family,) = text_string_to_metric_families(generate_latest(registry).decode())
+    values = {s.labels["code"]: s.value for s in family.samples}
+    assert set(values) == set(codes.DOCTOR_CODES)  # 0 for the others: an alert clears when the node heals
+    assert values[codes.HOST_DRIVER_PREINSTALLED] == 1.0
+    assert sum(values.values()) == 1.0
+
+
+def test_an_event_on_the_node_per_finding(tmp_path):
+    from pciname.host.doctor.publish import events
+
+    preinstalled_node(tmp_path)
+    (event,) = events("gpu-1", examine(read_host(tmp_path), DEFAULT).findings, "2026-12-07T19:00:00Z")
+    assert event["involvedObject"] == {"apiVersion": "v1", "kind": "Node", "name": "gpu-1", "uid": "gpu-1"}
+    assert (event["reason"], event["type"]) == ("HostDriverPreinstalled", "Warning")
+    assert "Way back: keep the host driver from loading" in event["message"]
