@@ -275,3 +275,17 @@ def test_an_event_on_the_node_per_finding(tmp_path):
     assert event["involvedObject"] == {"apiVersion": "v1", "kind": "Node", "name": "gpu-1", "uid": "gpu-1"}
     assert (event["reason"], event["type"]) == ("HostDriverPreinstalled", "Warning")
     assert "Way back: keep the host driver from loading" in event["message"]
+
+
+def test_a_link_out_of_the_root_is_resolved_inside_it(tmp_path):
+    # usr/bin -> /opt/bin means ROOT/opt/bin, as chroot /host nvidia-smi would see it
+    t = preinstalled_node(tmp_path / "node")
+    (t.root / "usr" / "bin" / "nvidia-smi").unlink()
+    (t.root / "usr" / "bin").rmdir()
+    (tmp_path / "opt" / "bin").mkdir(parents=True)
+    (tmp_path / "opt" / "bin" / "nvidia-smi").write_text("outside the root\n")
+    (t.root / "usr" / "bin").symlink_to("/opt/bin")
+    assert read_host(t.root).nvidia_smi is False  # ROOT/opt/bin does not exist
+    (t.root / "opt" / "bin").mkdir(parents=True)
+    (t.root / "opt" / "bin" / "nvidia-smi").write_text("#!/bin/sh\n")
+    assert read_host(t.root).nvidia_smi is True

@@ -129,11 +129,12 @@ def _names(base: Path, path: str) -> list[str]:
 
 
 def _exists(base: Path, path: str) -> bool:
+    """Whether ``path`` exists inside the root (its directories resolved there, a last link not followed)."""
     try:
-        rootfs.components(base, path, follow_last=False)
+        parts = rootfs.components(base, path, follow_last=False)
     except OSError:
         return False
-    return os.path.lexists(base / path)
+    return os.path.lexists(base.joinpath(*parts))
 
 
 def _text(base: Path, path: str) -> str | None:
