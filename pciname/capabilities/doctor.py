@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pciname.capabilities.limits import NAME, checked, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.host.doctor.facts import read_host
-from pciname.host.doctor.rules import VARIANTS, WORKLOADS, Checkup, Finding, examine  # noqa: F401 (re-exported)
+from pciname.host.doctor.rules import VARIANTS, Checkup, examine
 
 
 @dataclass(frozen=True)

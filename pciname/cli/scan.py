@@ -85,16 +85,33 @@ def run_scan(args: argparse.Namespace) -> int:
         return _dra_report(scanned.dra, args.output)
     result = scanned.result
     assert result is not None
+    servable = _servable(args.sysfs_root)
     if args.output == "table":
         _scan_table(result)
+        if servable is not None:
+            sys.stdout.write("\n")
+            write_line(
+                f"as it is, the node could serve the variants: {', '.join(servable) or 'none'} "
+                "(scan --variant all: what stands in the others' way)",
+                sys.stdout,
+            )
     else:
-        emit(result.to_dict(), args.output)
+        emit({**result.to_dict(), **({} if servable is None else {"variants": list(servable)})}, args.output)
     return 1 if result.errors else 0
+
+
+def _servable(root: str) -> tuple[str, ...] | None:
+    """The variants the host doctor finds the node could serve as it is; None where the root shows no
+    loaded modules (a copy of sys/ alone: the doctor cannot tell)."""
+    from pciname.capabilities.doctor import DoctorRequest
+
+    checkup = ask("scan --variant", DoctorRequest(root).validated())
+    return checkup.servable if checkup.modules_read else None
 
 
 def _doctor(args: argparse.Namespace) -> int:
     """``scan --variant``: the doctor's checkup, as a table or as JSON/YAML; exit 1 on an error finding."""
-    from pciname.capabilities.doctor import WORKLOADS, DoctorRequest
+    from pciname.capabilities.doctor import DoctorRequest
     from pciname.errors import PcinameError
 
     others = [f for f, v in (("--dra", args.dra), ("--mdev-config", args.mdev_config)) if v]
@@ -107,7 +124,7 @@ def _doctor(args: argparse.Namespace) -> int:
         emit(checkup.to_dict(), args.output)
         return 1 if errors else 0
     out = sys.stdout
-    shown = f"variant {checkup.variant} (nvidia.com/gpu.workload.config={WORKLOADS.get(checkup.variant or '')})"
+    shown = f"variant {checkup.variant} (nvidia.com/gpu.workload.config={checkup.workload})"
     write_line(
         f"{shown if checkup.variant else 'every variant'}; as it is, the node could serve: "
         f"{', '.join(checkup.servable) or 'none'}",

@@ -9,6 +9,7 @@ import pytest
 
 from pciname.cli import main
 from tests.host.doctor_nodes import HostTree, passthrough_node
+from tests.sysfs_tree import SysfsTree
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -72,3 +73,29 @@ def test_bad_input_is_one_line(capsys, argv, line):
     assert len(err.splitlines()) == 1 and err.startswith("pciname: error: ")
     if line is not None:
         assert err == line
+
+
+def test_plain_scan_says_which_variants_the_node_could_serve(capsys, tmp_path):
+    passthrough_node(tmp_path)
+    code, out, err = run(capsys, "scan", "--sysfs-root", str(tmp_path))
+    assert (code, err) == (0, "")
+    assert out.endswith(
+        "\nas it is, the node could serve the variants: default (scan --variant all: what stands in the others' way)\n"
+    )
+    code, out, err = run(capsys, "scan", "--sysfs-root", str(tmp_path), "-o", "json")
+    assert json.loads(out)["variants"] == ["default"]
+
+
+def test_plain_scan_of_a_broken_node_says_none(capsys, tmp_path):
+    broken_passthrough(tmp_path)
+    code, out, err = run(capsys, "scan", "--sysfs-root", str(tmp_path), "-o", "yaml")
+    assert "\nvariants: []\n" in out
+
+
+def test_plain_scan_of_sys_alone_says_nothing_of_the_variants(capsys, tmp_path):
+    """A copy of sys/ without sys/module or proc/modules: the doctor cannot tell, so scan is as it was."""
+    SysfsTree(tmp_path).add_function("0000:3b:00.0", pci_class="0x030200\n", driver="vfio-pci", iommu_group="12")
+    code, out, err = run(capsys, "scan", "--sysfs-root", str(tmp_path))
+    assert "RESOURCE OR WHY NOT" in out and "variants" not in out
+    code, out, err = run(capsys, "scan", "--sysfs-root", str(tmp_path), "-o", "json")
+    assert "variants" not in json.loads(out)

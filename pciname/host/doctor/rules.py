@@ -90,12 +90,23 @@ class Checkup:
     servable: tuple[str, ...]
     facts: HostFacts
 
+    @property
+    def modules_read(self) -> bool:
+        """Whether the root shows the loaded modules (``sys/module``, ``proc/modules``): without them the
+        doctor cannot tell a variant's needs, and plain ``scan`` says nothing of the variants."""
+        return bool(self.facts.loaded or self.facts.builtin)
+
+    @property
+    def workload(self) -> str | None:
+        """The GPU Operator's ``nvidia.com/gpu.workload.config`` of the variant asked about."""
+        return WORKLOADS.get(self.variant or "")
+
     def to_dict(self) -> dict[str, Any]:
         f = self.facts
         return {
             "root": self.root,
             "variant": self.variant,
-            "workload": WORKLOADS.get(self.variant or ""),
+            "workload": self.workload,
             "servable": list(self.servable),
             "findings": [x.to_dict() for x in self.findings],
             "host": {
