@@ -199,6 +199,7 @@ class NameServer:
             max_lint_nodes=config.max_lint_nodes,
             max_concurrent_lints=config.max_concurrent_lints,
             cluster=self.cluster,
+            host_root=config.host_root,
         )
         self._server: grpc.Server | None = None
         self._health_server: grpc.Server | None = None

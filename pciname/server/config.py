@@ -244,6 +244,14 @@ class ServeConfig:
             "SECONDS",
         ),
     )
+    host_root: str | None = field(
+        default=None,
+        metadata=_flag(
+            "let Doctor read this node: the directory holding its sys/ and proc/ (the DaemonSet's read-only "
+            "host mount, /host); off by default",
+            "DIR",
+        ),
+    )
 
     def validate(self) -> None:
         """Raise :class:`~pciname.errors.ServeError` (one line) for what
@@ -332,6 +340,7 @@ FLAG_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("lifecycle", ("grace", "shutdown_delay", "watch_interval")),
     ("data", ("pciids", "algorithm", "default_profile")),
     ("cluster (GpuOptions from_cluster)", ("kube", "kubeconfig", "kube_context", "kube_timeout")),
+    ("node (Doctor)", ("host_root",)),
 )
 
 
