@@ -109,6 +109,36 @@ def test_iommu_turned_off_on_the_command_line(tmp_path):
     assert "remove amd_iommu=off" in examine(read_host(tmp_path), DEFAULT).findings[0].steps[0]
 
 
+@pytest.mark.parametrize(
+    "cmdline", ["ro amd_iommu=off", "ro amd_iommu=pgtbl_v2,off", "ro amd_iommu=fullflush amd_iommu=off"]
+)
+def test_amd_iommu_off_among_the_options_is_the_command_line(tmp_path, cmdline):
+    """torvalds/linux 00a7dd64888d6dd72110b40e2824a088cf7b7386 drivers/iommu/amd/init.c
+    parse_amd_iommu_options: each comma-separated option; one starting "off" sets amd_iommu_disabled."""
+    t = HostTree(tmp_path, cpuinfo=AMD, cmdline=cmdline)
+    t.vfio()
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="vfio-pci", iommu_group=None)
+    finding = examine(read_host(tmp_path), DEFAULT).findings[0]
+    assert "the command line turns it off" in finding.diagnosis.message and "firmware" not in finding.steps[0]
+
+
+@pytest.mark.parametrize(("cmdline", "missing"), [
+    ("ro intel_iommu=sm_on,on", False),  # on among the options: the firmware has it off
+    ("ro intel_iommu=on,igfx_off", False),
+    ("ro intel_iommu=on intel_iommu=off", True),  # the later wins
+    ("ro intel_iommu=igfx_off", True),
+])  # fmt: skip
+def test_intel_iommu_on_among_the_options(tmp_path, cmdline, missing):
+    """torvalds/linux 00939bebe51c23d325c9796ad57ace49833a5813 drivers/iommu/intel/iommu.c
+    intel_iommu_setup: comma-separated options, each matched by its start; on and off set dmar_disabled."""
+    t = HostTree(tmp_path, cmdline=cmdline)
+    t.vfio()
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="vfio-pci", iommu_group=None)
+    finding = examine(read_host(tmp_path), DEFAULT).findings[0]
+    assert ("lacks intel_iommu=on" in finding.diagnosis.message) is missing
+    assert ("firmware" in finding.steps[0]) is not missing
+
+
 def test_vfio_modules_missing(tmp_path):
     t = HostTree(tmp_path, cmdline="ro intel_iommu=on")
     t.load("vfio_pci")

@@ -21,9 +21,14 @@ per node (:data:`WORKLOADS`); without sandbox workloads every node is
 The IOMMU: torvalds/linux 00939bebe51c23d325c9796ad57ace49833a5813
 ``drivers/iommu/intel/iommu.c``: ``dmar_disabled =
 !IS_ENABLED(CONFIG_INTEL_IOMMU_DEFAULT_ON)``, and ``intel_iommu_setup`` takes
-``intel_iommu=on``/``off``, so an Intel kernel built without the default
-needs ``intel_iommu=on``; AMD's is on unless the firmware or ``amd_iommu=off``
-turns it off.
+``intel_iommu=`` options separated by commas, each matched by its start
+(``on``, ``off``, the later winning), so an Intel kernel built without the
+default needs ``intel_iommu=on``. AMD: torvalds/linux
+00a7dd64888d6dd72110b40e2824a088cf7b7386 ``drivers/iommu/amd/init.c``:
+``amd_iommu_disabled`` starts false and ``parse_amd_iommu_options``
+(``__setup("amd_iommu=")``) sets it for an option starting ``off`` among the
+commas (``amd_iommu=pgtbl_v2,off``), so AMD's IOMMU is on unless that or
+the firmware (no IVRS table: ``amd_iommu_detect``) turns it off.
 """
 
 from __future__ import annotations
@@ -182,14 +187,22 @@ def _preinstalled(h: HostFacts) -> Iterator[Finding]:
     )
 
 
+def _options(words: list[str], key: str) -> list[str]:
+    """The comma-separated options of every ``key=`` word of the command line, in order (as the kernel's
+    ``__setup`` handlers walk them: ``intel_iommu_setup``, ``parse_amd_iommu_options``)."""
+    return [o for w in words if w.startswith(key + "=") for o in w[len(key) + 1 :].split(",") if o]
+
+
 def _iommu(h: HostFacts) -> Iterator[Finding]:
     if h.iommu_groups:
         return
     words = (h.cmdline or "").split()
-    if h.cpu_vendor == "GenuineIntel" and "intel_iommu=on" not in words:
+    intel = [o.startswith("on") for o in _options(words, "intel_iommu") if o.startswith(("on", "off"))]
+    amd_off = any(o.startswith("off") for o in _options(words, "amd_iommu"))
+    if h.cpu_vendor == "GenuineIntel" and intel[-1:] != [True]:
         need = "Intel: the command line lacks intel_iommu=on"
         step = "add intel_iommu=on iommu=pt to the kernel command line (GRUB_CMDLINE_LINUX), update the boot loader, reboot"
-    elif any(w in words for w in ("amd_iommu=off", "iommu=off", "intel_iommu=off")):
+    elif amd_off or "iommu=off" in words or intel[-1:] == [False]:
         need = "the command line turns it off"
         step = "remove amd_iommu=off / intel_iommu=off / iommu=off from the kernel command line, reboot"
     else:
