@@ -18,7 +18,7 @@ effect is read without the ClusterPolicy. k8s-driver-manager v0.9.1
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,3 +104,21 @@ def node_line(node: str, labels: Mapping[str, str], checkup: Checkup | None) -> 
             )
         found.extend(findings(checkup.facts, variant))
     return NodeLine(node, workload, preinstalled, tuple(found))
+
+
+def is_gpu_node(labels: Mapping[str, str]) -> bool:
+    """Whether the GPU Operator labels the node: its workload label, or one of its ``nvidia.com/gpu.deploy.*``."""
+    return WORKLOAD_LABEL in labels or any(label.startswith("nvidia.com/gpu.deploy.") for label in labels)
+
+
+def fleet(nodes: Iterable[Mapping[str, Any]]) -> list[NodeLine]:
+    """``pciname audit``'s fleet report: a line per Node object the GPU
+    Operator labels (sorted by name), from its labels alone (the doctor's
+    own findings are the node's: its DaemonSet publishes them)."""
+    lines = []
+    for node in nodes:
+        meta = node.get("metadata") or {}
+        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        if is_gpu_node(labels):
+            lines.append(node_line(str(meta.get("name") or "?"), labels, None))
+    return sorted(lines, key=lambda line: line.node)
