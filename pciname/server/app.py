@@ -279,6 +279,10 @@ class NameServer:
             self.health_port = self._bind(health_server, config.health_listen, None)
 
         if config.metrics_listen:
+            if config.host_root is not None:
+                from pciname.host.doctor.publish import DoctorCollector
+
+                self.metrics.registry.register(DoctorCollector(config.host_root, config.host_variant, config.host_node))
             host, port = split_address(config.metrics_listen)
             try:
                 self._metrics_http = start_http(self.metrics, host, port)

@@ -6,17 +6,29 @@ Event on the Node per finding (:func:`events`).
 
 An Event on a Node names it as kubelet's own do: ``involvedObject`` of kind
 ``Node``, its name, in namespace ``default``.
+
+:class:`DoctorCollector` is the gauge as a Prometheus collector, for a
+server that reads a node (``serve --host-root DIR --metrics-listen``: the
+DaemonSet's read-only host mount): the node judged for its variant
+(``--host-variant``) at each scrape; a root the doctor cannot read gives no
+samples (the ``Doctor`` RPC says why).
 """
 
 from __future__ import annotations
 
+import socket
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from pciname.errors import PcinameError
 from pciname.host.diagnoses import ERROR, WARNING
 from pciname.host.doctor.codes import DOCTOR_CODES
-from pciname.host.doctor.rules import Finding
+from pciname.host.doctor.facts import read_host
+from pciname.host.doctor.rules import Finding, examine
 
 METRIC = "pciname_doctor_findings"
 COMPONENT = "pciname-doctor"
@@ -61,3 +73,22 @@ def events(node: str, findings: Iterable[Finding], now: str) -> list[dict[str, A
             }
         )
     return out
+
+
+class DoctorCollector(Collector):
+    """:data:`METRIC` of the node under ``root`` for ``variant``, named ``node`` (None: this host's name)."""
+
+    def __init__(self, root: str, variant: str, node: str | None = None) -> None:
+        self.root, self.variant, self.node = root, variant, node or socket.gethostname()
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            METRIC, "Findings of the host doctor on the node, by code (0: none)", labels=("node", "code", "severity")
+        )
+        try:
+            found = examine(read_host(self.root), self.variant).findings
+        except PcinameError:
+            found = None
+        for labels, value in gauges(self.node, found) if found is not None else ():
+            family.add_metric([labels["node"], labels["code"], labels["severity"]], value)
+        yield family
