@@ -228,6 +228,17 @@ class GpuOptions:
     kubevirt: str = ""
 
 
+@dataclass(frozen=True)
+class DoctorCheckup:
+    """The host doctor on the server's node (Doctor): ``findings`` are dicts
+    with the fields of ``pciname scan --variant -o json``'s findings."""
+
+    variant: str  # "": every variant
+    workload: str = ""
+    servable: list[str] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
 # -- answers, read through the mapping -----------------------------------------------------------
 
 
@@ -320,6 +331,7 @@ def lint_from_response(m: pb.LintResponse) -> LintResult:
 __all__ = [
     "AdmissionPolicy",
     "Client",
+    "DoctorCheckup",
     "GpuOptions",
     "LintResult",
     "NodePool",
@@ -672,6 +684,12 @@ class Client:
         with ``message``, when the catalogue does not cover it)."""
         request = pb.VgpuTypesRequest(device=device, profile=profile)
         return vgpu_types_from_response(self._call(self.stub.VgpuTypes, request))
+
+    def doctor(self, variant: str = "") -> DoctorCheckup:
+        """The host doctor on the server's own node (a server started with
+        ``--host-root``) for ``variant`` (default, vgpu, container; "": every
+        variant), as ``pciname scan --variant VARIANT -o json`` answers."""
+        return _answer(self._call(self.stub.Doctor, pb.DoctorRequest(variant=variant)), DoctorCheckup)
 
     def admission_policy(
         self,

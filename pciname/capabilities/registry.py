@@ -81,6 +81,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("vgpu-types", "vgpu_types", "VgpuTypesRequest", "answer", ("VgpuTypes",), TABLES, "table"),
     Capability("lint", "lint", "LintRequest", "answer", ("Lint",), ("text", "yaml", "json", "table"), "text"),
     Capability("scan", "scan", "ScanRequest", "answer", (), TABLES, "table"),
+    Capability("scan --variant", "doctor", "DoctorRequest", "answer", ("Doctor",), TABLES, "table"),
     Capability("audit", "audit", "AuditRequest", "answer_audit", (), TABLES, "table"),
     Capability("audit --dra", "audit", "AuditRequest", "answer_audit_dra", (), TABLES, "table"),
     Capability("gpu-options", "audit", "GpuOptionsRequest", "answer_gpu_options", ("GpuOptions",), TABLES, "table"),

@@ -209,6 +209,20 @@ def _audit_table(result: dict[str, Any]) -> None:
             ],
             ("ADVERTISED", "KIND", "PERMITTED", "ALLOCATABLE"),
         )
+    if result.get("fleet"):
+        out.write("\n")
+        table(
+            [
+                (
+                    n["node"],
+                    n["variant"] and f"{n['variant']} ({n['workload']})",
+                    "yes" if n["preinstalled"] else "no",
+                    ",".join(f["code"] for f in n["findings"]) or None,
+                )
+                for n in result["fleet"]
+            ],
+            ("NODE", "VARIANT (WORKLOAD)", "PRE-INSTALLED", "FINDINGS"),
+        )
     if result["findings"]:
         out.write("\n")
         for f in result["findings"]:

@@ -53,12 +53,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the DRA driver release for --dra (default: the newest tagged release that publishes vfio devices; "
         "main or v0.5.0: its unreleased main branch)",
     )
+    scan.add_argument(
+        "--variant",
+        choices=("default", "vgpu", "container", "all"),
+        help="the host doctor instead: what this GPU variant (Cozystack's and the GPU Operator's: default is "
+        "passthrough) needs of the node (DIR/sys, DIR/proc: modules, command line, CPU vendor, driver version) "
+        "and the way back from each finding; all: every variant's, and the variants the node could serve",
+    )
     add_profile_options(scan)
     add_output_option(scan, formats("scan"))
     scan.set_defaults(func=run_scan)
 
 
 def run_scan(args: argparse.Namespace) -> int:
+    if args.variant is not None:
+        return _doctor(args)
     # Imported here: building the parser (every command's) stays light.
 
     request = request_of("scan", args, {"root": "sysfs_root"}, profile=_profile(args))
@@ -70,11 +79,60 @@ def run_scan(args: argparse.Namespace) -> int:
         return _dra_report(scanned.dra, args.output)
     result = scanned.result
     assert result is not None
+    servable = _servable(args.sysfs_root)
     if args.output == "table":
         _scan_table(result)
+        if servable is not None:
+            sys.stdout.write("\n")
+            write_line(
+                f"as it is, the node could serve the variants: {', '.join(servable) or 'none'} "
+                "(scan --variant all: what stands in the others' way)",
+                sys.stdout,
+            )
     else:
-        emit(result.to_dict(), args.output)
+        emit({**result.to_dict(), **({} if servable is None else {"variants": list(servable)})}, args.output)
     return 1 if result.errors else 0
+
+
+def _servable(root: str) -> tuple[str, ...] | None:
+    """The variants the host doctor finds the node could serve as it is; None where the root shows no
+    loaded modules (a copy of sys/ alone: the doctor cannot tell)."""
+    from pciname.capabilities.doctor import DoctorRequest
+
+    checkup = ask("scan --variant", DoctorRequest(root).validated())
+    return checkup.servable if checkup.modules_read else None
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    """``scan --variant``: the doctor's checkup, as a table or as JSON/YAML; exit 1 on an error finding."""
+    from pciname.capabilities.doctor import DoctorRequest
+    from pciname.errors import PcinameError
+
+    others = [f for f, v in (("--dra", args.dra), ("--mdev-config", args.mdev_config)) if v]
+    if others:
+        raise PcinameError(f"--variant goes without {' and '.join(others)}")
+    request = DoctorRequest(args.sysfs_root, None if args.variant == "all" else args.variant).validated()
+    checkup = ask("scan --variant", request)
+    errors = any(f.diagnosis.severity == "error" for f in checkup.findings)
+    if args.output != "table":
+        emit(checkup.to_dict(), args.output)
+        return 1 if errors else 0
+    out = sys.stdout
+    shown = f"variant {checkup.variant} (nvidia.com/gpu.workload.config={checkup.workload})"
+    write_line(
+        f"{shown if checkup.variant else 'every variant'}; as it is, the node could serve: "
+        f"{', '.join(checkup.servable) or 'none'}",
+        out,
+    )
+    for f in checkup.findings:
+        d = f.diagnosis
+        out.write("\n")
+        write_line(f"{d.severity}: {d.code}: {d.subject}: {d.message}", out)
+        for number, step in enumerate(f.steps, 1):
+            write_line(f"  {number}. {step}", out)
+        for key, value in f.values.items():
+            write_line(f"  Cozystack: {key}: {value}", out)
+    return 1 if errors else 0
 
 
 def _scan_table(result: ScanResult) -> None:

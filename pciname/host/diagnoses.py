@@ -1,6 +1,5 @@
-"""The host scan's diagnoses: every stable code, its severity and what it
-means (:data:`CODES`, mirrored by the table in README.md), and the
-:class:`Diagnosis` record the scan reports."""
+"""The host scan's diagnoses: every stable code (the host doctor's too), its severity and what it means
+(:data:`CODES`, mirrored by the table in README.md), and the :class:`Diagnosis` record the scan reports."""
 
 from __future__ import annotations
 
@@ -8,6 +7,18 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from pciname.base.files import MAX_SYSFS_ATTR_BYTES
+from pciname.host.doctor.codes import (
+    CONTAINER_NEEDS_HOST_DRIVER as CONTAINER_NEEDS_HOST_DRIVER,
+    DOCTOR_CODES,
+    HOST_DRIVER_PREINSTALLED as HOST_DRIVER_PREINSTALLED,
+    IOMMU_OFF as IOMMU_OFF,
+    NOUVEAU_BOUND as NOUVEAU_BOUND,
+    OPEN_MODULES_REQUIRED as OPEN_MODULES_REQUIRED,
+    PREINSTALLED_LABEL as PREINSTALLED_LABEL,
+    VARIANT_LABEL_MISMATCH as VARIANT_LABEL_MISMATCH,
+    VFIO_NOT_LOADED as VFIO_NOT_LOADED,
+    VGPU_MANAGER_MISSING as VGPU_MANAGER_MISSING,
+)
 from pciname.naming import checks
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -212,6 +223,7 @@ CODES: dict[str, Code] = {
         "published without resource.kubernetes.io/pcieRoot",
     ),
 }
+CODES.update({code: Code(*entry) for code, entry in DOCTOR_CODES.items()})  # the host doctor's (its own module)
 
 
 def severity_of(code: str) -> str:

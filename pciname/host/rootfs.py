@@ -203,6 +203,16 @@ def read_attr(root: Path, path: str) -> bytes:
             os.close(fd)
 
 
+def read_head(root: Path, path: str, limit: int) -> bytes:
+    """At most ``limit`` bytes from the start of ``path``, opened as :func:`read_attr` opens it. Raises OSError."""
+    with _resolve(root, path) as at:
+        fd = os.open(at.last or ".", _FILE_FLAGS, dir_fd=at.dir_fd)
+        try:
+            return os.read(fd, limit) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        finally:
+            os.close(fd)
+
+
 def read_text(root: Path, path: str) -> str:
     """An attribute as text, white space trimmed (undecodable bytes kept as
     surrogates). Raises OSError."""

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pciname.errors import PcinameError
+from pciname.host.doctor.fleet import fleet
 from pciname.kubevirt.objects import KubeObject, advertised, management, node_resources, object_ref, permitted_entries
 from pciname.kubevirt.resources import MDEV, PCI, is_nvidia, resource_kind
 from pciname.naming.profiles import DEFAULT_PROFILE
@@ -149,7 +150,9 @@ def audit(
     the CR's entries, ``path``): ``permitted-not-advertised``,
     ``advertised-not-permitted`` and the lint codes of the CR's entries
     (``wrong-resource-name``, ``wrong-mdev-resource-name``,
-    ``missing-external-resource-provider``, ``invalid-resource-name``, ...)."""
+    ``missing-external-resource-provider``, ``invalid-resource-name``, ...),
+    and the fleet's (``fleet``: a line per node the GPU Operator labels,
+    :func:`pciname.host.doctor.fleet.fleet`): ``preinstalled-label``."""
     resolver = _resolver(resolver)
     check = check or _nothing
     on_nodes = advertised(nodes)
@@ -164,6 +167,12 @@ def audit(
     permitted = _permitted_rows(entries, on_nodes, chosen, resolver, check)
     findings += _permitted_not_advertised(permitted_names, on_nodes)
     adv_rows, not_permitted = _advertised_rows(on_nodes, permitted_names, ref, check)
+    lines = fleet(nodes)
+    labelled = [
+        {**_finding(f.diagnosis.code, line.node, f"node {line.node}: {f.diagnosis.message}"), "resource_name": None}
+        for line in lines
+        for f in line.findings
+    ]
     return {
         "kubevirt": object_ref(kubevirt),
         "profile": canonical,
@@ -172,7 +181,8 @@ def audit(
         "management": management(kubevirt),
         "permitted": permitted,
         "advertised": adv_rows,
-        "findings": findings + not_permitted,
+        "fleet": [line.to_dict() for line in lines],
+        "findings": findings + not_permitted + labelled,
     }
 
 

@@ -199,6 +199,7 @@ class NameServer:
             max_lint_nodes=config.max_lint_nodes,
             max_concurrent_lints=config.max_concurrent_lints,
             cluster=self.cluster,
+            host_root=config.host_root,
         )
         self._server: grpc.Server | None = None
         self._health_server: grpc.Server | None = None
@@ -278,6 +279,10 @@ class NameServer:
             self.health_port = self._bind(health_server, config.health_listen, None)
 
         if config.metrics_listen:
+            if config.host_root is not None:
+                from pciname.host.doctor.publish import DoctorCollector
+
+                self.metrics.registry.register(DoctorCollector(config.host_root, config.host_variant, config.host_node))
             host, port = split_address(config.metrics_listen)
             try:
                 self._metrics_http = start_http(self.metrics, host, port)

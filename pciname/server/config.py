@@ -244,6 +244,27 @@ class ServeConfig:
             "SECONDS",
         ),
     )
+    host_root: str | None = field(
+        default=None,
+        metadata=_flag(
+            "let Doctor read this node: the directory holding its sys/ and proc/ (the DaemonSet's read-only "
+            "host mount, /host); off by default",
+            "DIR",
+        ),
+    )
+    host_variant: str = field(
+        default="default",
+        metadata=_flag(
+            "with --host-root and --metrics-listen: the node's GPU variant (default, vgpu, container) whose "
+            "findings /metrics counts in pciname_doctor_findings (default %(default)s)",
+            "VARIANT",
+            choices=("default", "vgpu", "container"),
+        ),
+    )
+    host_node: str | None = field(
+        default=None,
+        metadata=_flag("with --host-root: the node's name in the metrics (default: the host name)", "NAME"),
+    )
 
     def validate(self) -> None:
         """Raise :class:`~pciname.errors.ServeError` (one line) for what
@@ -260,6 +281,9 @@ class ServeConfig:
             raise ServeError(f"{', '.join(given)} {verb} with --kube (reading the cluster is off without it)")
         if not self.kube_timeout > 0:
             raise ServeError("--kube-timeout must be more than 0")
+        if self.host_variant not in ("default", "vgpu", "container"):
+            choices = "'default', 'vgpu', 'container'"
+            raise ServeError(f"--host-variant: invalid choice: {self.host_variant!r} (choose from {choices})")
         split_address(self.listen)
         if self.metrics_listen:
             split_address(self.metrics_listen)
@@ -332,6 +356,7 @@ FLAG_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("lifecycle", ("grace", "shutdown_delay", "watch_interval")),
     ("data", ("pciids", "algorithm", "default_profile")),
     ("cluster (GpuOptions from_cluster)", ("kube", "kubeconfig", "kube_context", "kube_timeout")),
+    ("node (Doctor)", ("host_root", "host_variant", "host_node")),
 )
 
 

@@ -97,6 +97,7 @@ RPC_MODULES = {
     "DraClaims": ("kubevirt", "dra_claims"),
     "VgpuTypes": ("kubevirt", "vgpu_types"),
     "AdmissionPolicy": ("admission", "admission_policy"),
+    "Doctor": ("host", "doctor"),
 }
 
 
@@ -114,7 +115,8 @@ class PciNameService:
     """Handlers of the RPCs over a swappable DataSet.
 
     ``cluster`` (a :class:`~pciname.capabilities.cluster_access.ClusterAccess`, from
-    ``--kube``) lets GpuOptions read the cluster; None refuses that."""
+    ``--kube``) lets GpuOptions read the cluster; None refuses that. ``host_root``
+    (``--host-root``) is the node Doctor reads; None refuses that."""
 
     def __init__(
         self,
@@ -128,6 +130,7 @@ class PciNameService:
         max_lint_nodes: int = DEFAULT_MAX_LINT_NODES,
         max_concurrent_lints: int = DEFAULT_MAX_CONCURRENT_LINTS,
         cluster: ClusterAccess | None = None,
+        host_root: str | None = None,
     ) -> None:
         self._data = data_source
         self.metrics = metrics
@@ -142,6 +145,7 @@ class PciNameService:
             "--max-concurrent-lints",
         )
         self.cluster = cluster
+        self.host_root = host_root  # serve --host-root: the node Doctor reads (None: none)
 
     # -- plumbing -----------------------------------------------------------------
 

@@ -76,6 +76,8 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
             ("prefix", [GPU, "--prefix", "{}"]),
         )
     },
+    ("scan --variant", "root"): (["scan", "--variant", "all", "--sysfs-root", "{}"], None),
+    ("scan --variant", "variant"): (["scan", "--variant", "{}"], None),
     ("mdev-name", "types"): (["mdev-name", "{}"], None),
     ("mdev-name", "profile"): (["mdev-name", "nvidia-1", "--profile", "{}"], None),
     ("kata-pod", "devices"): (["kata-pod", "{}"], None),
@@ -125,7 +127,12 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
 
 
 #: Where the CLI takes only its choices (argparse refuses any other text before a request is built).
-CHOICES_FIRST = {("admission-policy", "actions"), ("node-pool", "format"), ("lint", "nvidia_plugin")}
+CHOICES_FIRST = {
+    ("admission-policy", "actions"),
+    ("node-pool", "format"),
+    ("lint", "nvidia_plugin"),
+    ("scan --variant", "variant"),
+}
 
 
 def declared() -> list[tuple[str, str, int]]:

@@ -17,6 +17,7 @@ from pciname.host.diagnoses import CODES
 from pciname.host.rootfs import resolve_in_root as _resolve_in_root
 from pciname.host.sysfs import NVGRACE_VFIO, VFIO_PCI, scan, vfio_drivers
 from tests.conftest import REPO
+from tests.host.doctor_nodes import doctor_codes_seen
 from tests.host.dra_nodes import dra_codes_seen
 from tests.host.kata_nodes import kata_codes_seen
 from tests.sysfs_tree import SysfsTree
@@ -942,5 +943,6 @@ def test_every_listed_code_is_one_the_scan_reports(tmp_path, monkeypatch):
 
     seen += kata_codes_seen(tmp_path / "kata")  # the Kata plugin's (tests/host/test_scan_kata.py)
     seen += dra_codes_seen(tmp_path / "dra")  # the DRA driver's (tests/host/test_scan_dra.py)
+    seen += doctor_codes_seen(tmp_path / "doctor")  # the host doctor's (tests/host/test_doctor.py)
     assert {code for code, _ in seen} == set(CODES)
     assert {(code, severity) for code, severity in seen} == {(code, c.severity) for code, c in CODES.items()}

@@ -543,3 +543,74 @@ def test_the_readme_gives_the_overlay_for_the_image():
     assert yaml.safe_load(shown) == yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
     base = " ".join((DEPLOY / "kustomization.yaml").read_text().split())
     assert "docs/deploy-overlay/" in base
+
+
+# -- deploy/doctor/: the host doctor's DaemonSet (issue 38) ---------------------------------------
+# Its manifests are objects the client's models keep whole, kubectl kustomize renders them, the
+# arguments are a serve the real parser and ServeConfig take (the doctor on /host, its gauge on
+# /metrics), and it asks for no more of the host than read-only mounts of what the doctor reads.
+
+DOCTOR = REPO / "deploy" / "doctor"
+
+
+def _documents() -> list[dict]:
+    return [
+        doc
+        for path in sorted(DOCTOR.glob("*.yaml"))
+        if path.name != "kustomization.yaml"
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc is not None
+    ]
+
+
+def _daemonset() -> dict:
+    (found,) = [d for d in _documents() if d["kind"] == "DaemonSet"]
+    return found
+
+
+def test_every_doctor_manifest_is_a_kubernetes_object_kept_whole():
+    client = kubernetes.client.ApiClient()
+    for doc in _documents():
+        model = deserialize(doc)
+        assert client.sanitize_for_serialization(model) == doc
+
+
+def test_the_doctor_kustomization_lists_every_manifest():
+    listed = yaml.safe_load((DOCTOR / "kustomization.yaml").read_text())["resources"]
+    assert sorted(listed) == sorted(p.name for p in DOCTOR.glob("*.yaml") if p.name != "kustomization.yaml")
+
+
+def test_the_doctor_renders_with_kubectl_kustomize(kubectl):
+    objects = kustomize(kubectl, DOCTOR)
+    assert set(objects) == {"ServiceAccount/pciname-doctor", "DaemonSet/pciname-doctor"}
+    assert objects["DaemonSet/pciname-doctor"] == _daemonset()
+
+
+def test_the_doctor_arguments_are_a_serve_that_reads_the_host():
+    (c,) = _daemonset()["spec"]["template"]["spec"]["containers"]
+    assert c["args"][0] == "serve"
+    args = [a.replace("$(POD_IP)", "10.0.0.7").replace("$(NODE_NAME)", "gpu-1") for a in c["args"][1:]]
+    config = serve_config(["serve", *args])
+    assert (config.host_root, config.host_variant, config.host_node) == ("/host", "default", "gpu-1")
+    assert config.metrics_listen == "10.0.0.7:9090" and config.listen == "127.0.0.1:50051"
+    assert {e["name"] for e in c["env"]} >= {"POD_IP", "NODE_NAME"}
+    assert _daemonset()["spec"]["template"]["spec"]["nodeSelector"] == {
+        "nvidia.com/gpu.workload.config": "vm-passthrough"  # the workload of --host-variant=default
+    }
+
+
+def test_the_doctor_has_least_privilege_and_read_only_host_mounts():
+    pod = _daemonset()["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    assert not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC")
+    assert pod["automountServiceAccountToken"] is False and pod["securityContext"]["runAsNonRoot"] is True
+    context = c["securityContext"]
+    assert context["capabilities"] == {"drop": ["ALL"]} and not context.get("privileged")
+    assert context["allowPrivilegeEscalation"] is False and context["readOnlyRootFilesystem"] is True
+    host = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+    assert host == {"host-sys": "/sys", "host-proc": "/proc", "host-usr-bin": "/usr/bin"}
+    mounts = {m["name"]: m for m in c["volumeMounts"]}
+    assert all(
+        mounts[name]["readOnly"] is True and mounts[name]["mountPath"] == "/host" + path for name, path in host.items()
+    )
+    assert c["livenessProbe"]["grpc"] == {"port": 50052, "service": "liveness"}

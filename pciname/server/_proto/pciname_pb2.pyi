@@ -603,3 +603,44 @@ class DraClaimsResponse(_message.Message):
     json: str
     notes: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., resource_api: _Optional[str] = ..., yaml: _Optional[str] = ..., json: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DoctorRequest(_message.Message):
+    __slots__ = ("variant",)
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    variant: str
+    def __init__(self, variant: _Optional[str] = ...) -> None: ...
+
+class DoctorFinding(_message.Message):
+    __slots__ = ("code", "severity", "subject", "message", "way_back", "cozystack")
+    class CozystackEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    SEVERITY_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    WAY_BACK_FIELD_NUMBER: _ClassVar[int]
+    COZYSTACK_FIELD_NUMBER: _ClassVar[int]
+    code: str
+    severity: str
+    subject: str
+    message: str
+    way_back: _containers.RepeatedScalarFieldContainer[str]
+    cozystack: _containers.ScalarMap[str, str]
+    def __init__(self, code: _Optional[str] = ..., severity: _Optional[str] = ..., subject: _Optional[str] = ..., message: _Optional[str] = ..., way_back: _Optional[_Iterable[str]] = ..., cozystack: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class DoctorResponse(_message.Message):
+    __slots__ = ("variant", "workload", "servable", "findings")
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    WORKLOAD_FIELD_NUMBER: _ClassVar[int]
+    SERVABLE_FIELD_NUMBER: _ClassVar[int]
+    FINDINGS_FIELD_NUMBER: _ClassVar[int]
+    variant: str
+    workload: str
+    servable: _containers.RepeatedScalarFieldContainer[str]
+    findings: _containers.RepeatedCompositeFieldContainer[DoctorFinding]
+    def __init__(self, variant: _Optional[str] = ..., workload: _Optional[str] = ..., servable: _Optional[_Iterable[str]] = ..., findings: _Optional[_Iterable[_Union[DoctorFinding, _Mapping]]] = ...) -> None: ...

@@ -99,6 +99,11 @@ class PciNameStub:
                 request_serializer=pciname_dot_v1_dot_pciname__pb2.DraClaimsRequest.SerializeToString,
                 response_deserializer=pciname_dot_v1_dot_pciname__pb2.DraClaimsResponse.FromString,
                 _registered_method=True)
+        self.Doctor = channel.unary_unary(
+                '/pciname.v1.PciName/Doctor',
+                request_serializer=pciname_dot_v1_dot_pciname__pb2.DoctorRequest.SerializeToString,
+                response_deserializer=pciname_dot_v1_dot_pciname__pb2.DoctorResponse.FromString,
+                _registered_method=True)
 
 
 class PciNameServicer:
@@ -219,6 +224,17 @@ class PciNameServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Doctor(self, request, context):
+        """The host doctor on the server's own node, as `pciname scan --variant
+        VARIANT -o json` answers: what stands in the variant's way, each with
+        the way back, and the variants the node could serve as it is. Only a
+        server started with --host-root DIR reads a node (the DaemonSet's
+        read-only host mounts); FAILED_PRECONDITION otherwise.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PciNameServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -286,6 +302,11 @@ def add_PciNameServicer_to_server(servicer, server):
                     servicer.DraClaims,
                     request_deserializer=pciname_dot_v1_dot_pciname__pb2.DraClaimsRequest.FromString,
                     response_serializer=pciname_dot_v1_dot_pciname__pb2.DraClaimsResponse.SerializeToString,
+            ),
+            'Doctor': grpc.unary_unary_rpc_method_handler(
+                    servicer.Doctor,
+                    request_deserializer=pciname_dot_v1_dot_pciname__pb2.DoctorRequest.FromString,
+                    response_serializer=pciname_dot_v1_dot_pciname__pb2.DoctorResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -639,6 +660,33 @@ class PciName:
             '/pciname.v1.PciName/DraClaims',
             pciname_dot_v1_dot_pciname__pb2.DraClaimsRequest.SerializeToString,
             pciname_dot_v1_dot_pciname__pb2.DraClaimsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Doctor(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pciname.v1.PciName/Doctor',
+            pciname_dot_v1_dot_pciname__pb2.DoctorRequest.SerializeToString,
+            pciname_dot_v1_dot_pciname__pb2.DoctorResponse.FromString,
             options,
             channel_credentials,
             insecure,

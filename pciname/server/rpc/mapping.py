@@ -8,7 +8,7 @@ the messages' descriptors instead of written per message.
   (an ``optional`` field stays absent, a plain one keeps its default), a
   message field is filled the same way from its value, a repeated one from
   each item, a ``google.protobuf.Value`` from plain data (:func:`set_value`),
-  and an int64 is clamped to its range (counts summed over a cluster).
+  a ``map<string, scalar>`` from a dict (read back as one), and an int64 is clamped to its range (counts summed over a cluster).
 * :func:`plain` reads a message back as a dict by field name: an unset
   ``optional`` field is None, a repeated field a list, a message a dict, a
   ``Value`` plain data (whole numbers as int).
@@ -70,8 +70,15 @@ def fill(message: Message, source: Any, overrides: Mapping[str, Any] | None = No
             _set(message, field, value)
 
 
+def _is_map(field: Any) -> bool:
+    """A ``map<string, scalar>`` field (filled from and read back as a dict)."""
+    return _is_message(field) and bool(field.message_type.GetOptions().map_entry)
+
+
 def _set(message: Message, field: Any, value: Any) -> None:
-    if _is_message(field) and field.message_type.full_name == _VALUE:
+    if _is_map(field):
+        getattr(message, field.name).update(value)
+    elif _is_message(field) and field.message_type.full_name == _VALUE:
         set_value(getattr(message, field.name), value)
     elif _is_message(field):
         for item, target in _targets(message, field, value):
@@ -111,7 +118,9 @@ def plain(message: Message, readers: Mapping[str, Callable[[dict[str, Any]], Any
     fields: Any = message.DESCRIPTOR.fields
     for field in fields:
         value = getattr(message, field.name)
-        if _is_message(field) and field.message_type.full_name == _VALUE:
+        if _is_map(field):
+            out[field.name] = dict(value)
+        elif _is_message(field) and field.message_type.full_name == _VALUE:
             out[field.name] = plain_value(value) if message.HasField(field.name) else None
         elif _is_message(field):
             if _is_repeated(field):

@@ -76,6 +76,7 @@ URL_KEY = "pciname-url"  # and where it comes from
 LINT_INPUT = "lint-input"
 OBJECTS_INPUT = "objects-input"
 CLUSTER_DISABLED = "cluster-disabled"
+HOST_NOT_READ = "host-not-read"
 CLUSTER_CONFIG = "cluster-config"
 CLUSTER_UNREACHABLE = "cluster-unreachable"
 CLUSTER_REFUSED = "cluster-refused"

@@ -57,6 +57,14 @@ def test_values_counts_and_texts():
     assert (option.allocatable, option.nodes[0].allocatable, option.nodes[0].name) == (2**63 - 1, -(2**63), "7")
 
 
+def test_a_scalar_map_is_filled_from_a_dict_and_read_back_as_one():
+    values = {"Package cozystack.gpu-operator spec.variant": "container", "b": ""}
+    message = to_message(pb.DoctorFinding, {"code": "c", "way_back": ["one", "two"], "cozystack": values})
+    assert dict(message.cozystack) == values and list(message.way_back) == ["one", "two"]
+    assert plain(message)["cozystack"] == values
+    assert plain(pb.DoctorFinding())["cozystack"] == {}
+
+
 def test_readers_make_library_values_of_nested_messages():
     message = pb.SkippedEntry(item="x", kind="pci", reasons=[pb.Warning(code="c", message="m")])
     values = plain(message, {"pciname.v1.Warning": lambda w: NameWarning(**w)})
