@@ -71,8 +71,14 @@ def _reaches_dl_sym(lookup: DlsymLookup, library: CLibrary) -> bool:
     return lookup.falls_back_to_dl_sym and not any(library.defines("dlsym", v) for v in lookup.versions)
 
 
-def _tried(lookup: DlsymLookup) -> str:
-    return ", ".join(lookup.versions) if lookup.versions else "no dlvsym version"
+def _why(lookup: DlsymLookup, library: CLibrary) -> str:
+    where = f"{lookup.path}:{lookup.line} {lookup.function}()"
+    if not lookup.versions:
+        return f"{where} calls _dl_sym without trying dlvsym, and {library.describe()} does not export _dl_sym"
+    return (
+        f"{where} tries dlvsym with {', '.join(lookup.versions)}, none a version {library.describe()} defines dlsym "
+        "with, then calls _dl_sym, which it does not export"
+    )
 
 
 def judge(release: Release, library: CLibrary) -> Verdict:
@@ -96,11 +102,7 @@ def judge(release: Release, library: CLibrary) -> Verdict:
             else ("finds dlsym by dlvsym before any _dl_sym fallback")
         )
         return Verdict(True, (f"{core} {why} on {library.describe()}",))
-    reasons = tuple(
-        f"{lookup.path}:{lookup.line} {lookup.function}() tries {_tried(lookup)}, which {library.describe()} does not "
-        "define dlsym with, then calls _dl_sym, which it does not export"
-        for lookup in reached
-    )
+    reasons = tuple(_why(lookup, library) for lookup in reached)
     every = any(lookup.function == DLSYM_HOOK for lookup in reached)
     sees = "the process dies: symbol lookup error: libvgpu.so: undefined symbol: _dl_sym" + (
         "" if every else f" (when {', '.join(x.function + '()' for x in reached)} runs before the dlsym hook)"
