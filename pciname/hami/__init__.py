@@ -1,5 +1,8 @@
 """HAMi (Project-HAMi/HAMi), the GPU-sharing scheduler and device plugin a
-Cozystack tenant cluster may run: its per-release facts (``releases``: resource
+Cozystack tenant cluster may run. ``releases``: its per-release facts (resource
 names, the device plugin's node selector, split count, defaults and the
-HAMi-core commit, read from ``data/hami/releases.json``, which
-:mod:`tools.hami_extract` writes from HAMi's tags)."""
+HAMi-core commit with how its code finds the real dlsym, from
+``data/hami/releases.json``, which :mod:`tools.hami_extract` writes from HAMi's
+tags); ``libc``: a C library's facts from its own ELF file; ``isolation``:
+whether HAMi-core's limits hold on that library; ``pods``: what HAMi makes of a
+container's GPU resources."""

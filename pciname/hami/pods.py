@@ -1,0 +1,106 @@
+"""What HAMi makes of one container's GPU resources, per release: the checks
+``lint --hami`` is to run on pods and pod templates (not yet wired into the
+linter). Each finding is (code, severity, one line).
+
+From HAMi's code (``pkg/device/nvidia/device.go``, the release's
+``GenerateResourceRequests``): ``gpumem``, ``gpumem-percentage`` and
+``gpucores`` are read only inside the branch for the chart's ``resourceName``
+(``nvidia.com/gpu``), so without it they ask for nothing; with neither
+``gpumem`` nor ``gpumem-percentage`` and the chart's ``defaultMemory`` of 0
+the request is for 100 per cent of each GPU's memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pciname.hami.releases import Release
+
+ERROR = "error"
+WARNING = "warning"
+NOTE = "note"
+#: The prefix of the names HAMi's chart gives NVIDIA GPUs.
+_PREFIX = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str
+    message: str
+
+
+def _integer(value: str) -> int | None:
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return None
+
+
+def _unknown_names(release: Release, names: list[str]) -> list[Finding]:
+    chart = release.names.all()
+    return [
+        Finding(
+            "hami-unknown-name",
+            ERROR,
+            f"{name}: not a name HAMi {release.release} registers (its chart's: {', '.join(chart[:4])}); "
+            "HAMi does not honour renamed resources",
+        )
+        for name in names
+        if name.lower().startswith(_PREFIX) and name not in chart
+    ]
+
+
+def _cores(release: Release, value: str | None) -> list[Finding]:
+    if value is None:
+        return []
+    cores = _integer(value)
+    if cores is None or not 0 <= cores <= 100:
+        return [Finding("hami-cores-range", ERROR, f"{release.names.cores}: {value!r} is not a per cent from 0 to 100")]
+    return []
+
+
+def check_container(
+    release: Release, resources: Mapping[str, str], *, gpus_per_node: int | None = None, in_vm: bool = False
+) -> list[Finding]:
+    """The findings for one container's resources (limits over requests, as HAMi reads them)."""
+    names = release.names
+    findings = _unknown_names(release, list(resources))
+    hami = [n for n in (names.memory, names.memory_percentage, names.cores) if n in resources]
+    if in_vm and (hami or names.gpu in resources):
+        findings.append(
+            Finding("hami-in-vm", ERROR, f"{', '.join(hami or [names.gpu])}: HAMi serves pods, not KubeVirt VMs")
+        )
+    findings += _cores(release, resources.get(names.cores))
+    if names.memory in resources and names.memory_percentage in resources:
+        findings.append(
+            Finding("hami-mem-and-percentage", WARNING, f"{names.memory} and {names.memory_percentage} both given")
+        )
+    if names.gpu not in resources:
+        if hami:
+            findings.append(
+                Finding(
+                    "hami-without-gpu", ERROR, f"{', '.join(hami)} without {names.gpu}: HAMi reads them only with it"
+                )
+            )
+        return findings
+    if names.memory not in resources and names.memory_percentage not in resources and not release.default_memory_mb:
+        findings.append(
+            Finding(
+                "hami-whole-memory",
+                NOTE,
+                f"no {names.memory}: HAMi {release.release} gives this container every requested GPU's whole memory",
+            )
+        )
+    count = _integer(resources[names.gpu])
+    if count is not None and gpus_per_node is not None and count > gpus_per_node * release.split_count:
+        findings.append(
+            Finding(
+                "hami-count",
+                ERROR,
+                f"{names.gpu}: {count} is more than a node with {gpus_per_node} GPUs advertises "
+                f"({gpus_per_node} x deviceSplitCount {release.split_count})",
+            )
+        )
+    return findings
