@@ -60,6 +60,14 @@ def defined_symbols(elf: ELFFile) -> dict[str, frozenset[str]]:
     return {name: frozenset(versions) for name, versions in found.items()}
 
 
+def defined_symbols_of(data: bytes) -> dict[str, frozenset[str]]:
+    """:func:`defined_symbols` of an ELF file's bytes ({} when it is not ELF)."""
+    try:
+        return defined_symbols(ELFFile(io.BytesIO(data)))
+    except (ELFError, ValueError, KeyError, OSError):
+        return {}
+
+
 def read_library(path: str, data: bytes, extra: dict[str, frozenset[str]] | None = None) -> CLibrary:
     """The :class:`CLibrary` of ``data``, the file at ``path`` in an image;
     ``extra`` adds another library's symbols (glibc's libdl before 2.34)."""
