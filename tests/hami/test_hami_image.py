@@ -16,7 +16,7 @@ import pytest
 from pciname.hami.image import ImageError, c_library, open_image
 from pciname.hami.isolation import judge
 from pciname.hami.releases import release
-from tests.hami.test_hami_libc import NEW_GLIBC, OLD_GLIBC, compile_library
+from tests.hami_util import NEW_GLIBC, OLD_GLIBC, compile_library
 
 LIBC = "lib/x86_64-linux-gnu/libc.so.6"
 

@@ -5,37 +5,13 @@ and no versions, and input that is not ELF."""
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from pciname.errors import PcinameError
 from pciname.hami.isolation import judge
 from pciname.hami.libc import read_library
 from pciname.hami.releases import release
-
-SOURCE = """
-const char banner[] = "GNU C Library (stand-in) release version %s.\\n";
-void *dlsym(void *handle, const char *name) { return (void *)banner; }
-%s
-"""
-OLD_GLIBC = """GLIBC_2.2.5 { global: dlsym; dlvsym; local: *; };
-GLIBC_PRIVATE { global: _dl_sym; } GLIBC_2.2.5;
-"""
-NEW_GLIBC = "GLIBC_2.2.5 { global: dlsym; dlvsym; local: *; };\n"
-
-
-def compile_library(tmp_path, name, *, version, dl_sym, script, soname="libc.so.6", dlvsym=True):
-    source = tmp_path / f"{name}.c"
-    body = "void *dlvsym(void *h, const char *n, const char *v) { return 0; }\n" if dlvsym else ""
-    body += "void *_dl_sym(void *h, const char *n, void *w) { return 0; }" if dl_sym else ""
-    source.write_text(SOURCE % (version, body))
-    command = ["gcc", "-shared", "-fPIC", "-nostdlib", f"-Wl,-soname,{soname}", "-o", str(tmp_path / name), str(source)]
-    if script is not None:
-        (tmp_path / f"{name}.map").write_text(script)
-        command.insert(-1, f"-Wl,--version-script={tmp_path / f'{name}.map'}")
-    subprocess.run(command, check=True, capture_output=True)
-    return (tmp_path / name).read_bytes()
+from tests.hami_util import NEW_GLIBC, OLD_GLIBC, compile_library
 
 
 def test_a_glibc_before_2_34_stand_in_exports_dl_sym_and_holds(tmp_path):
