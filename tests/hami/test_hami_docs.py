@@ -1,0 +1,62 @@
+"""docs/hami.md's table of which images keep HAMi-core's limits, per HAMi
+release, is the verdict (pciname.hami.isolation) on each kind of C library,
+row for row."""
+
+from __future__ import annotations
+
+from pciname.hami.isolation import CLibrary, Verdict, judge
+from pciname.hami.releases import release, releases
+from tests.conftest import REPO
+
+
+def _library(kind: str, machine: str, old: bool) -> CLibrary:
+    if kind == "musl":
+        return CLibrary("/lib/ld-musl.so.1", "musl", None, machine, {"dlsym": frozenset({""})})
+    base = {"x86_64": "GLIBC_2.2.5", "aarch64": "GLIBC_2.17"}[machine]
+    symbols = {"dlvsym": frozenset({base}), "dlsym": frozenset({base} if old else {base, "GLIBC_2.34"})}
+    if old:
+        symbols["_dl_sym"] = frozenset({"GLIBC_PRIVATE"})
+    return CLibrary("/lib/libc.so.6", "glibc", None, machine, symbols)
+
+
+COLUMNS = (
+    ("glibc < 2.34", _library("glibc", "x86_64", True)),
+    ("glibc >= 2.34, x86-64", _library("glibc", "x86_64", False)),
+    ("glibc >= 2.34, arm64", _library("glibc", "aarch64", False)),
+    ("musl", _library("musl", "x86_64", False)),
+)
+
+
+def _cell(verdict: Verdict) -> str:
+    if verdict.holds is None:
+        return "not judged"
+    if verdict.holds:
+        return "holds"
+    if "defines no dlvsym" in verdict.reasons[0]:
+        return "not bound (no dlvsym)"
+    assert verdict.sees is not None
+    if "(when " in verdict.sees:
+        return "dies when " + verdict.sees.split("(when ")[1].split(" runs before")[0] + " runs first"
+    return "dies"
+
+
+def table() -> list[str]:
+    rows = [
+        "| HAMi | HAMi-core | " + " | ".join(name for name, _ in COLUMNS) + " |",
+        "| --- | --- |" + " --- |" * len(COLUMNS),
+    ]
+    for tag in releases():
+        facts = release(tag)
+        cells = " | ".join(_cell(judge(facts, library)) for _, library in COLUMNS)
+        rows.append(f"| {tag} | {facts.libvgpu_commit[:7]} | {cells} |")
+    return rows
+
+
+def test_the_docs_table_is_the_verdict_row_for_row():
+    text = (REPO / "docs" / "hami.md").read_text(encoding="utf-8")
+    written = [
+        line
+        for line in text.splitlines()
+        if line.startswith("| ") and ("HAMi" in line or "| v2." in line or "---" in line)
+    ]
+    assert written == table()
