@@ -44,8 +44,7 @@ def _unknown_names(release: Release, names: list[str]) -> list[Finding]:
         Finding(
             "hami-unknown-name",
             ERROR,
-            f"{name}: not a name HAMi {release.release} registers (its chart's: {', '.join(chart[:4])}); "
-            "HAMi does not honour renamed resources",
+            f"{name}: not a name HAMi {release.release} registers (its chart's: {', '.join(chart[:4])})",
         )
         for name in names
         if name.lower().startswith(_PREFIX) and name not in chart
