@@ -71,6 +71,7 @@ CLI_ARGUMENTS = {
     "old": "--from",
     "new": "--to",
     "kubevirt_name": "--kubevirt",
+    "image": "IMAGE",
 }
 
 

@@ -10,14 +10,16 @@ is an :class:`ImageError` in one line."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import posixpath
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+from pciname.base.echo import shown
 from pciname.errors import PcinameError
 from pciname.hami.isolation import CLibrary
 from pciname.hami.libc import defined_symbols_of, read_library
@@ -155,56 +157,119 @@ def _rootfs(directory: Path, budget: Budget) -> Tree:
     return tree
 
 
-def _outer(path: Path) -> tarfile.TarFile:
+class _Outer:
+    """The files around the layers: a tarball's members or an OCI layout directory's files."""
+
+    def __init__(self, where: str, tar: tarfile.TarFile | None = None, directory: Path | None = None) -> None:
+        self.where, self.tar, self.directory = where, tar, directory
+
+    def names(self) -> set[str]:
+        if self.tar is not None:
+            return set(self.tar.getnames())
+        assert self.directory is not None
+        return {p.relative_to(self.directory).as_posix() for p in self.directory.rglob("*") if p.is_file()}
+
+    def open(self, name: str) -> IO[bytes] | None:
+        """The member ``name``, or None; a directory's file only when it resolves to a regular file inside it."""
+        if self.tar is not None:
+            try:
+                return self.tar.extractfile(name)
+            except KeyError:
+                return None
+        assert self.directory is not None
+        path = (self.directory / name).resolve()
+        if not path.is_relative_to(self.directory.resolve()) or not path.is_file():
+            return None  # a blob outside the layout (a link out of it, ".."): not the image's
+        return open(path, "rb")
+
+    def json(self, name: str) -> Any:
+        handle = self.open(name)
+        if handle is None:
+            raise KeyError(name)
+        with handle:
+            return json.load(handle)
+
+
+def _tarball(path: Path | None, data: bytes | None, where: str) -> tarfile.TarFile:
     try:
+        if data is not None:
+            return tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
         return tarfile.open(path, mode="r:*")
     except (tarfile.TarError, OSError, EOFError) as error:
-        raise ImageError(f"{path}: not a tar ({error})") from None
+        raise ImageError(f"{where}: not a tar ({error})") from None
 
 
-def _layers_of(outer: tarfile.TarFile, where: str) -> list[str]:
-    names = set(outer.getnames())
+def _layers_of(outer: _Outer) -> list[str]:
+    names = outer.names()
     if "manifest.json" in names:
-        manifest = json.load(outer.extractfile("manifest.json"))  # type: ignore[arg-type]
-        return [str(layer) for layer in manifest[0]["Layers"]]
+        return [str(layer) for layer in outer.json("manifest.json")[0]["Layers"]]
     if "index.json" in names:
-        index = json.load(outer.extractfile("index.json"))  # type: ignore[arg-type]
-        digest = index["manifests"][0]["digest"].replace(":", "/")
-        manifest = json.load(outer.extractfile(f"blobs/{digest}"))  # type: ignore[arg-type]
+        digest = outer.json("index.json")["manifests"][0]["digest"].replace(":", "/")
+        manifest = outer.json(f"blobs/{digest}")
         return [f"blobs/{layer['digest'].replace(':', '/')}" for layer in manifest["layers"]]
-    raise ImageError(f"{where}: neither a docker save tarball (manifest.json) nor an OCI layout (index.json)")
+    raise ImageError(f"{outer.where}: neither a docker save tarball (manifest.json) nor an OCI layout (index.json)")
+
+
+def _apply_layers(outer: _Outer, budget: Budget) -> Tree:
+    where = outer.where
+    try:
+        layers = _layers_of(outer)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        raise ImageError(f"{where}: a manifest pciname cannot read ({error})") from None
+    if len(layers) > budget.max_layers:
+        raise ImageError(f"{where}: {len(layers)} layers, more than {budget.max_layers}")
+    tree = Tree(budget)
+    for name in layers:
+        handle = outer.open(name)
+        if handle is None:
+            raise ImageError(f"{where}: layer {name} is not in the image")
+        with handle, _layer(handle, f"{where}: {name}") as layer:
+            try:
+                tree.apply(layer, f"{where}: {name}")
+            except (tarfile.TarError, EOFError, OSError) as error:
+                raise ImageError(f"{where}: {name}: a layer that is not a tar ({error})") from None
+    return tree
+
+
+def _kind(path: Path) -> str:
+    """What is at ``path`` on the host: "layout", "rootfs", "docker-dir", "file" (an ImageError otherwise)."""
+    try:
+        if path.is_dir():
+            if (path / "index.json").is_file():
+                return "layout"
+            return "docker-dir" if (path / "manifest.json").is_file() else "rootfs"
+        if path.is_file():
+            return "file"
+    except OSError as error:
+        raise ImageError(f"{shown(str(path), quote=False)}: {error.strerror or error}") from None
+    raise ImageError(f"{shown(str(path), quote=False)}: no such image file or directory")
 
 
 def open_image(path: str | Path, budget: Budget | None = None) -> Tree:
-    """The image at ``path`` as its files after every layer."""
+    """The image at ``path`` (a root filesystem, an OCI layout directory, a
+    docker save or OCI layout tarball) as its files after every layer."""
     budget = budget or Budget()
     path = Path(path)
-    if path.is_dir() and not (path / "index.json").is_file() and not (path / "manifest.json").is_file():
+    kind = _kind(path)
+    if kind == "layout":
+        return _apply_layers(_Outer(str(path), directory=path), budget)
+    if kind == "rootfs":
         return _rootfs(path, budget)
-    if path.is_dir():
-        raise ImageError(f"{path}: an OCI layout directory: give it as a tarball (not read yet)")
-    if not path.is_file():
-        raise ImageError(f"{path}: no such image file or directory")
+    if kind == "docker-dir":
+        raise ImageError(f"{path}: an unpacked docker save directory: give it as the tarball docker save wrote")
     if path.stat().st_size > budget.max_bytes:
         raise ImageError(f"{path}: larger than {budget.max_bytes} bytes")
-    with _outer(path) as outer:
-        try:
-            layers = _layers_of(outer, str(path))
-        except (KeyError, IndexError, TypeError, ValueError) as error:
-            raise ImageError(f"{path}: a manifest pciname cannot read ({error})") from None
-        if len(layers) > budget.max_layers:
-            raise ImageError(f"{path}: {len(layers)} layers, more than {budget.max_layers}")
-        tree = Tree(budget)
-        for name in layers:
-            handle = outer.extractfile(name) if name in outer.getnames() else None
-            if handle is None:
-                raise ImageError(f"{path}: layer {name} is not in the tarball")
-            with _layer(handle, f"{path}: {name}") as layer:
-                try:
-                    tree.apply(layer, f"{path}: {name}")
-                except (tarfile.TarError, EOFError) as error:
-                    raise ImageError(f"{path}: {name}: a layer that is not a tar ({error})") from None
-    return tree
+    with _tarball(path, None, str(path)) as outer:
+        return _apply_layers(_Outer(str(path), tar=outer), budget)
+
+
+def image_from_bytes(data: bytes, where: str = "the image", budget: Budget | None = None) -> Tree:
+    """A docker save or OCI layout tarball given as its bytes (the RPC's), as :func:`open_image` reads a file."""
+    budget = budget or Budget()
+    if len(data) > budget.max_bytes:
+        raise ImageError(f"{where}: larger than {budget.max_bytes} bytes")
+    with _tarball(None, data, where) as outer:
+        return _apply_layers(_Outer(where, tar=outer), budget)
 
 
 def c_library(tree: Tree) -> CLibrary:

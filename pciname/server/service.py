@@ -97,6 +97,7 @@ RPC_MODULES = {
     "DraClaims": ("kubevirt", "dra_claims"),
     "VgpuTypes": ("kubevirt", "vgpu_types"),
     "AdmissionPolicy": ("admission", "admission_policy"),
+    "ImageCheck": ("hami", "image_check"),
 }
 
 

@@ -121,6 +121,8 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
             ("dra_driver", [GPU, "--dra", "--dra-driver", "{}"], "dra_driver"),
         )
     },
+    ("image-check", "image"): (["image-check", "{}", "--hami", "v2.8.1"], None),
+    ("image-check", "hami"): (["image-check", "{file}", "--hami", "{}"], ("ImageCheck", {"tarball": b"x"}, "hami")),
 }
 
 

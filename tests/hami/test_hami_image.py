@@ -5,18 +5,14 @@ stand-in), and hostile tarballs: one line each, nothing written."""
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import os
-import tarfile
 
 import pytest
 
 from pciname.hami.image import ImageError, c_library, open_image
 from pciname.hami.isolation import judge
 from pciname.hami.releases import release
-from tests.hami_util import NEW_GLIBC, OLD_GLIBC, compile_library
+from tests.hami_util import NEW_GLIBC, OLD_GLIBC, compile_library, docker_save, oci_layout, tar as _tar
 
 LIBC = "lib/x86_64-linux-gnu/libc.so.6"
 
@@ -31,43 +27,6 @@ def libraries(tmp_path_factory):
             where, "musl.so", version="0", dl_sym=False, script=None, soname="libc.so", dlvsym=False
         ),
     }
-
-
-def _tar(members):
-    """A tar's bytes from (name, bytes | ("link", target) | ("dir",) | ("chr",))."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name, body in members:
-            info = tarfile.TarInfo(name)
-            if isinstance(body, bytes):
-                info.size = len(body)
-                tar.addfile(info, io.BytesIO(body))
-                continue
-            info.type = {"link": tarfile.SYMTYPE, "dir": tarfile.DIRTYPE, "chr": tarfile.CHRTYPE}[body[0]]
-            info.linkname = body[1] if body[0] == "link" else ""
-            tar.addfile(info)
-    return buffer.getvalue()
-
-
-def docker_save(path, layers):
-    names = [f"layer{i}/layer.tar" for i in range(len(layers))]
-    manifest = json.dumps([{"Config": "config.json", "RepoTags": ["t:1"], "Layers": names}]).encode()
-    path.write_bytes(_tar([("manifest.json", manifest), *zip(names, layers)]))
-    return path
-
-
-def oci_layout(path, layers):
-    blobs = {}
-
-    def blob(data):
-        digest = hashlib.sha256(data).hexdigest()
-        blobs[f"blobs/sha256/{digest}"] = data
-        return f"sha256:{digest}"
-
-    manifest = json.dumps({"layers": [{"digest": blob(layer)} for layer in layers]}).encode()
-    index = json.dumps({"manifests": [{"digest": blob(manifest)}]}).encode()
-    path.write_bytes(_tar([("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'), ("index.json", index), *blobs.items()]))
-    return path
 
 
 def test_a_root_filesystem_with_the_library_behind_symlinks(tmp_path, libraries):

@@ -603,3 +603,41 @@ class DraClaimsResponse(_message.Message):
     json: str
     notes: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., resource_api: _Optional[str] = ..., yaml: _Optional[str] = ..., json: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ImageCheckRequest(_message.Message):
+    __slots__ = ("tarball", "hami")
+    TARBALL_FIELD_NUMBER: _ClassVar[int]
+    HAMI_FIELD_NUMBER: _ClassVar[int]
+    tarball: bytes
+    hami: str
+    def __init__(self, tarball: _Optional[bytes] = ..., hami: _Optional[str] = ...) -> None: ...
+
+class ImageCheckLibrary(_message.Message):
+    __slots__ = ("path", "kind", "version", "machine")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    MACHINE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    kind: str
+    version: str
+    machine: str
+    def __init__(self, path: _Optional[str] = ..., kind: _Optional[str] = ..., version: _Optional[str] = ..., machine: _Optional[str] = ...) -> None: ...
+
+class ImageCheckResponse(_message.Message):
+    __slots__ = ("image", "hami", "libvgpu_commit", "library", "holds", "reasons", "sees")
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    HAMI_FIELD_NUMBER: _ClassVar[int]
+    LIBVGPU_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    HOLDS_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    SEES_FIELD_NUMBER: _ClassVar[int]
+    image: str
+    hami: str
+    libvgpu_commit: str
+    library: ImageCheckLibrary
+    holds: bool
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    sees: str
+    def __init__(self, image: _Optional[str] = ..., hami: _Optional[str] = ..., libvgpu_commit: _Optional[str] = ..., library: _Optional[_Union[ImageCheckLibrary, _Mapping]] = ..., holds: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., sees: _Optional[str] = ...) -> None: ...
