@@ -1,12 +1,16 @@
 """docs/hami.md's table of which images keep HAMi-core's limits, per HAMi
 release, is the verdict (pciname.hami.isolation) on each kind of C library,
-row for row."""
+row for row; its image-check transcript is what the command prints."""
 
 from __future__ import annotations
 
+import shlex
+
 from pciname.hami.isolation import CLibrary, Verdict, judge
 from pciname.hami.releases import release, releases
+from tests.cli_run import pciname
 from tests.conftest import REPO
+from tests.hami_util import NEW_GLIBC, compile_library, docker_save, tar
 
 
 def _library(kind: str, machine: str, old: bool) -> CLibrary:
@@ -60,3 +64,19 @@ def test_the_docs_table_is_the_verdict_row_for_row():
         if line.startswith("| ") and ("HAMi" in line or "| v2." in line or "---" in line)
     ]
     assert written == table()
+
+
+def test_the_image_check_transcript_is_what_the_command_prints(tmp_path):
+    """docs/hami.md's ``pciname image-check`` transcript, replayed on the image it describes."""
+    libc = compile_library(tmp_path, "libc.so.6", version="2.36", dl_sym=False, script=NEW_GLIBC)
+    docker_save(tmp_path / "app.tar", [tar([("lib/x86_64-linux-gnu/libc.so.6", libc)])])
+    text = (REPO / "docs" / "hami.md").read_text(encoding="utf-8")
+    block = text.split("```\n$ pciname image-check", 1)[1].split("```", 1)[0]
+    lines = ("$ pciname image-check" + block).splitlines()
+    commands = [i for i, line in enumerate(lines) if line.startswith("$ ")]
+    assert len(commands) == 2
+    for start, end in zip(commands, [*commands[1:], len(lines)]):
+        argv = shlex.split(lines[start][2:].removesuffix("; echo $?"))
+        ran = pciname(*argv[1:], cwd=tmp_path)
+        assert [*ran.out.splitlines(), str(ran.code)] == lines[start + 1 : end]
+        assert ran.err == ""
