@@ -25,6 +25,3 @@ class ImageCheckRequest:
 
 def answer(request: ImageCheckRequest) -> ImageCheck:
     return check_image(request.hami, request.image)
-
-
-__all__ = ["ImageCheck", "ImageCheckRequest", "answer"]

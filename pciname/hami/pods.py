@@ -1,6 +1,6 @@
 """What HAMi makes of one container's GPU resources, per release: the checks
-``lint --hami`` is to run on pods and pod templates (not yet wired into the
-linter). Each finding is (code, severity, one line).
+``lint --hami`` runs on pods and pod templates (:mod:`pciname.lint.kinds.hami`).
+Each finding is (code, severity, one line, the resource name it is about).
 
 From HAMi's code (``pkg/device/nvidia/device.go``, the release's
 ``GenerateResourceRequests``): ``gpumem``, ``gpumem-percentage`` and
@@ -29,6 +29,8 @@ class Finding:
     code: str
     severity: str
     message: str
+    #: The resource name the finding is about (the key lint points at).
+    name: str = ""
 
 
 def _integer(value: str) -> int | None:
@@ -45,6 +47,7 @@ def _unknown_names(release: Release, names: list[str]) -> list[Finding]:
             "hami-unknown-name",
             ERROR,
             f"{name}: not a name HAMi {release.release} registers (its chart's: {', '.join(chart[:4])})",
+            name,
         )
         for name in names
         if name.lower().startswith(_PREFIX) and name not in chart
@@ -56,7 +59,8 @@ def _cores(release: Release, value: str | None) -> list[Finding]:
         return []
     cores = _integer(value)
     if cores is None or not 0 <= cores <= 100:
-        return [Finding("hami-cores-range", ERROR, f"{release.names.cores}: {value!r} is not a per cent from 0 to 100")]
+        message = f"{release.names.cores}: {value!r} is not a per cent from 0 to 100"
+        return [Finding("hami-cores-range", ERROR, message, release.names.cores)]
     return []
 
 
@@ -69,18 +73,31 @@ def check_container(
     hami = [n for n in (names.memory, names.memory_percentage, names.cores) if n in resources]
     if in_vm and (hami or names.gpu in resources):
         findings.append(
-            Finding("hami-in-vm", ERROR, f"{', '.join(hami or [names.gpu])}: HAMi serves pods, not KubeVirt VMs")
+            Finding(
+                "hami-in-vm",
+                ERROR,
+                f"{', '.join(hami or [names.gpu])}: HAMi serves pods, not KubeVirt VMs",
+                (hami or [names.gpu])[0],
+            )
         )
     findings += _cores(release, resources.get(names.cores))
     if names.memory in resources and names.memory_percentage in resources:
         findings.append(
-            Finding("hami-mem-and-percentage", WARNING, f"{names.memory} and {names.memory_percentage} both given")
+            Finding(
+                "hami-mem-and-percentage",
+                WARNING,
+                f"{names.memory} and {names.memory_percentage} both given",
+                names.memory_percentage,
+            )
         )
     if names.gpu not in resources:
         if hami:
             findings.append(
                 Finding(
-                    "hami-without-gpu", ERROR, f"{', '.join(hami)} without {names.gpu}: HAMi reads them only with it"
+                    "hami-without-gpu",
+                    ERROR,
+                    f"{', '.join(hami)} without {names.gpu}: HAMi reads them only with it",
+                    hami[0],
                 )
             )
         return findings
@@ -90,6 +107,7 @@ def check_container(
                 "hami-whole-memory",
                 NOTE,
                 f"no {names.memory}: HAMi {release.release} gives this container every requested GPU's whole memory",
+                names.gpu,
             )
         )
     count = _integer(resources[names.gpu])
@@ -100,6 +118,7 @@ def check_container(
                 ERROR,
                 f"{names.gpu}: {count} is more than a node with {gpus_per_node} GPUs advertises "
                 f"({gpus_per_node} x deviceSplitCount {release.split_count})",
+                names.gpu,
             )
         )
     return findings

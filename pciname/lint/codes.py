@@ -69,6 +69,7 @@ class RuleName(StrEnum):
     REFERENCES = "references"  # the names VMs and node pools ask for
     KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kinds.kata)
     DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.kinds.dra)
+    HAMI_PODS = "hami-pods"  # with --hami: the HAMi names pods and VMs ask for (pciname.lint.kinds.hami)
 
 
 class LintCode(NamedTuple):
@@ -88,6 +89,10 @@ class LintCode(NamedTuple):
 
 
 # -- message builders: one per code, keyword facts in, the finding's message out
+
+
+def _hami(*, message: str) -> str:
+    return message  # pciname.hami.pods says it
 
 
 def _wrong_resource_name(
@@ -570,6 +575,35 @@ CODES: dict[str, LintCode] = {
         _dra_prepare_crash,
         (RuleName.DRA_CLAIMS,),
     ),
+    **{
+        code: LintCode(
+            severity,
+            f"with `--hami RELEASE`: {meaning} (`pciname.hami.pods`, from HAMi's chart and `pkg/device/nvidia`)",
+            _hami,
+            (RuleName.HAMI_PODS,),
+        )
+        for code, severity, meaning in (
+            (
+                "hami-unknown-name",
+                ERROR,
+                "a pod asks for an `nvidia.com/gpu...` name the release's chart does not register",
+            ),
+            ("hami-cores-range", ERROR, "`nvidia.com/gpucores` is not a whole per cent from 0 to 100"),
+            ("hami-mem-and-percentage", WARNING, "`nvidia.com/gpumem` and `nvidia.com/gpumem-percentage` both given"),
+            (
+                "hami-without-gpu",
+                ERROR,
+                "`gpumem`, `gpumem-percentage` or `gpucores` without `nvidia.com/gpu`, which HAMi reads them only with",
+            ),
+            (
+                "hami-whole-memory",
+                WARNING,
+                "`nvidia.com/gpu` without `gpumem` or `gpumem-percentage`: the container "
+                "takes every GPU's whole memory (the chart's `defaultMemory` 0)",
+            ),
+            ("hami-in-vm", ERROR, "a KubeVirt VM asks for a HAMi name: HAMi serves pods, not VMs"),
+        )
+    },
 }
 
 

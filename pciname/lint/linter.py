@@ -127,6 +127,7 @@ from pciname.lint.hints import HintBudget
 from pciname.lint.kinds import (  # noqa: F401 - imported for the rules they register
     cozystack as _cozystack,
     dra as _dra,
+    hami as _hami,
     kata as _kata,
     mapping as _mapping,
     permitted as _permitted,

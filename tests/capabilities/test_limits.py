@@ -87,7 +87,7 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
             ["lint", "--" + field.replace("_", "-"), "{}", "{file}"],
             ("Lint", {"files": [LINT_FILE]}, field),
         )
-        for field in ("profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin")
+        for field in ("profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin", "hami")
     },
     **{
         (command, field): ([*command.split(), flag, "{}"], None)

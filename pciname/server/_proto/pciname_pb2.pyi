@@ -295,7 +295,7 @@ class LintFile(_message.Message):
     def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class LintRequest(_message.Message):
-    __slots__ = ("files", "profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin")
+    __slots__ = ("files", "profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin", "hami")
     FILES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     UPGRADE_TO_FIELD_NUMBER: _ClassVar[int]
@@ -303,6 +303,7 @@ class LintRequest(_message.Message):
     DRA_DRIVER_FIELD_NUMBER: _ClassVar[int]
     KUBEVIRT_FIELD_NUMBER: _ClassVar[int]
     NVIDIA_PLUGIN_FIELD_NUMBER: _ClassVar[int]
+    HAMI_FIELD_NUMBER: _ClassVar[int]
     files: _containers.RepeatedCompositeFieldContainer[LintFile]
     profile: str
     upgrade_to: str
@@ -310,7 +311,8 @@ class LintRequest(_message.Message):
     dra_driver: str
     kubevirt: str
     nvidia_plugin: str
-    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., cozystack: _Optional[str] = ..., dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., nvidia_plugin: _Optional[str] = ...) -> None: ...
+    hami: str
+    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., cozystack: _Optional[str] = ..., dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., nvidia_plugin: _Optional[str] = ..., hami: _Optional[str] = ...) -> None: ...
 
 class Finding(_message.Message):
     __slots__ = ("file", "line", "column", "document", "path", "value", "code", "message", "expected")
