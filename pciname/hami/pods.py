@@ -7,7 +7,13 @@ From HAMi's code (``pkg/device/nvidia/device.go``, the release's
 ``gpucores`` are read only inside the branch for the chart's ``resourceName``
 (``nvidia.com/gpu``), so without it they ask for nothing; with neither
 ``gpumem`` nor ``gpumem-percentage`` and the chart's ``defaultMemory`` of 0
-the request is for 100 per cent of each GPU's memory.
+the request is for 100 per cent of each GPU's memory. The scheduler
+(``pkg/scheduler/score.go`` to v2.5.x, ``pkg/device/nvidia/device.go`` from
+v2.6.0: Project-HAMi/HAMi v2.4.0 03e6a137 score.go:95-103, v2.8.1 713ad310
+device.go:793-803) logs "core limit can't exceed 100" and takes a ``gpucores``
+above 100 as 100, which asks for the GPU exclusively (device.go:820), and
+takes ``gpumem`` when given, ignoring ``gpumem-percentage``. A negative
+``gpucores`` is not checked there (inferred: nothing in that code refuses it).
 """
 
 from __future__ import annotations
@@ -59,7 +65,9 @@ def _cores(release: Release, value: str | None) -> list[Finding]:
         return []
     cores = _integer(value)
     if cores is None or not 0 <= cores <= 100:
-        message = f"{release.names.cores}: {value!r} is not a per cent from 0 to 100"
+        message = f"{release.names.cores}: {value!r} is not a per cent from 0 to 100" + (
+            ": HAMi's scheduler takes it as 100, the whole GPU exclusively" if cores is not None and cores > 100 else ""
+        )
         return [Finding("hami-cores-range", ERROR, message, release.names.cores)]
     return []
 
@@ -86,7 +94,8 @@ def check_container(
             Finding(
                 "hami-mem-and-percentage",
                 WARNING,
-                f"{names.memory} and {names.memory_percentage} both given",
+                f"{names.memory} and {names.memory_percentage} both given: HAMi takes {names.memory} and ignores "
+                f"{names.memory_percentage}",
                 names.memory_percentage,
             )
         )

@@ -36,6 +36,9 @@ def test_cores_outside_0_to_100_and_not_a_number():
 def test_memory_with_percentage_and_split_names_without_the_gpu():
     both = {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "1000", "nvidia.com/gpumem-percentage": "50"}
     assert _codes(both) == ["hami-mem-and-percentage"]
+    (finding,) = check_container(release("v2.8.1"), both)
+    assert finding.message.endswith("HAMi takes nvidia.com/gpumem and ignores nvidia.com/gpumem-percentage")
+    assert finding.name == "nvidia.com/gpumem-percentage"
     assert _codes({"nvidia.com/gpumem": "1000", "nvidia.com/gpucores": "10"}) == ["hami-without-gpu"]
 
 

@@ -77,7 +77,10 @@ def test_the_cli(tmp_path):
     code, out, err = pciname("lint", str(tmp_path / "deploy.yaml"), "--hami", "hami@v2.8.1")
     assert code == 1 and err == ""
     assert "deploy.yaml:12: hami-cores-range: " in out
-    assert "nvidia.com/gpucores: '101' is not a per cent from 0 to 100" in out
+    assert (
+        "nvidia.com/gpucores: '101' is not a per cent from 0 to 100: HAMi's scheduler takes it as 100, the whole GPU exclusively"
+        in out
+    )
     code, out, err = pciname("lint", str(tmp_path / "deploy.yaml"), "--hami", "v1")
     assert (
         (code, out) == (2, "") and err.startswith("pciname: error: HAMi 'v1' is not a release") and err.count("\n") == 1
