@@ -10,6 +10,7 @@ import io
 import json
 import subprocess
 import tarfile
+from pathlib import Path
 
 SOURCE = """
 const char banner[] = "GNU C Library (stand-in) release version %s.\\n";
@@ -88,3 +89,20 @@ def oci_layout(path, layers, *, directory=False):
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_bytes(data)
     return path
+
+
+#: Debian bookworm's own C libraries (libc6 2.36-9+deb12u14, musl 1.2.3-1;
+#: tests/data/debian-libc.tar.xz's PROVENANCE.json says where from).
+DEBIAN_LIBC = Path(__file__).parent / "data" / "debian-libc.tar.xz"
+
+
+def debian_libraries():
+    """Member path -> bytes (a symlink as ("link", target)), read from the archive in memory."""
+    found = {}
+    with tarfile.open(DEBIAN_LIBC, "r:xz") as archive:
+        for member in archive:
+            if member.issym():
+                found[member.name] = ("link", member.linkname)
+            elif member.isfile():
+                found[member.name] = archive.extractfile(member).read()
+    return found

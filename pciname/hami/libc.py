@@ -22,6 +22,10 @@ from pciname.hami.isolation import CLibrary
 MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "aarch64"}
 #: glibc's banner (csu/version.c): "GNU C Library (...) release version 2.36."
 _BANNER = re.compile(rb"GNU C Library [^\n]*?release version (\d+\.\d+(?:\.\d+)?)")
+#: A string in musl's libc.so, which is also its dynamic linker (the start of
+#: the loader's usage message; observed in Debian's musl 1.2.3-1 libc.so,
+#: tests/data/debian-libc.tar.xz). Debian's musl sets no soname, so this tells it.
+_MUSL_BANNER = b"musl libc ("
 _HIDDEN = 0x8000
 
 
@@ -84,5 +88,5 @@ def read_library(path: str, data: bytes, extra: dict[str, frozenset[str]] | None
     if glibc:
         banner = _BANNER.search(data)
         return CLibrary(path, "glibc", banner.group(1).decode() if banner else None, machine, symbols)
-    kind = "musl" if soname == "libc.so" else "unknown"
+    kind = "musl" if soname == "libc.so" or _MUSL_BANNER in data else "unknown"
     return CLibrary(path, kind, None, machine, symbols)
