@@ -89,7 +89,7 @@ def check_container(
             )
         )
     findings += _cores(release, resources.get(names.cores))
-    if names.memory in resources and names.memory_percentage in resources:
+    if names.memory in resources and names.memory_percentage in resources and names.gpu in resources:
         findings.append(
             Finding(
                 "hami-mem-and-percentage",

@@ -66,17 +66,34 @@ def test_the_docs_table_is_the_verdict_row_for_row():
     assert written == table()
 
 
-def test_the_image_check_transcript_is_what_the_command_prints(tmp_path):
-    """docs/hami.md's ``pciname image-check`` transcript, replayed on the image it describes."""
+def _transcripts(text):
+    """Each fenced block of ``$ `` lines: (files its ``$ cat FILE`` lines write, [(command, expected lines)])."""
+    for block in text.split("```\n$ ")[1:]:
+        lines = ("$ " + block.split("```", 1)[0]).splitlines()
+        files, commands = {}, []
+        for line in lines:
+            if line.startswith("$ cat "):
+                files[line[6:]] = []
+            elif line.startswith("$ "):
+                commands.append((line[2:], []))
+            elif commands:
+                commands[-1][1].append(line)
+            else:
+                files[list(files)[-1]].append(line)
+        yield {name: "\n".join(body) + "\n" for name, body in files.items()}, commands
+
+
+def test_the_transcripts_are_what_the_commands_print(tmp_path):
+    """docs/hami.md's transcripts, replayed; the image-check one on the image it describes."""
     libc = compile_library(tmp_path, "libc.so.6", version="2.36", dl_sym=False, script=NEW_GLIBC)
     docker_save(tmp_path / "app.tar", [tar([("lib/x86_64-linux-gnu/libc.so.6", libc)])])
-    text = (REPO / "docs" / "hami.md").read_text(encoding="utf-8")
-    block = text.split("```\n$ pciname image-check", 1)[1].split("```", 1)[0]
-    lines = ("$ pciname image-check" + block).splitlines()
-    commands = [i for i, line in enumerate(lines) if line.startswith("$ ")]
-    assert len(commands) == 2
-    for start, end in zip(commands, [*commands[1:], len(lines)]):
-        argv = shlex.split(lines[start][2:].removesuffix("; echo $?"))
-        ran = pciname(*argv[1:], cwd=tmp_path)
-        assert [*ran.out.splitlines(), str(ran.code)] == lines[start + 1 : end]
-        assert ran.err == ""
+    blocks = list(_transcripts((REPO / "docs" / "hami.md").read_text(encoding="utf-8")))
+    assert sum(len(commands) for _, commands in blocks) == 3
+    for files, commands in blocks:
+        for name, body in files.items():
+            (tmp_path / name).write_text(body)
+        for command, expected in commands:
+            argv = shlex.split(command.removesuffix("; echo $?"))
+            ran = pciname(*argv[1:], cwd=tmp_path)
+            assert [*ran.out.splitlines(), str(ran.code)] == expected
+            assert ran.err == ""

@@ -39,6 +39,8 @@ def test_memory_with_percentage_and_split_names_without_the_gpu():
     (finding,) = check_container(release("v2.8.1"), both)
     assert finding.message.endswith("HAMi takes nvidia.com/gpumem and ignores nvidia.com/gpumem-percentage")
     assert finding.name == "nvidia.com/gpumem-percentage"
+    # Without nvidia.com/gpu HAMi reads neither: that, not which one it takes, is the finding.
+    assert _codes({"nvidia.com/gpumem": "1000", "nvidia.com/gpumem-percentage": "50"}) == ["hami-without-gpu"]
     assert _codes({"nvidia.com/gpumem": "1000", "nvidia.com/gpucores": "10"}) == ["hami-without-gpu"]
 
 
