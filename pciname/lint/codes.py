@@ -56,6 +56,13 @@ DRA_REQUEST_LAYOUT = "dra-request-layout"
 DRA_INVALID_CONFIG = "dra-invalid-config"
 DRA_CONSTRAINT_NOT_PUBLISHED = "dra-constraint-not-published"
 DRA_PREPARE_CRASH = "dra-prepare-crash"
+# pciname.hami.pods reports these (the hami room sits below lint: the strings are its own)
+HAMI_UNKNOWN_NAME = "hami-unknown-name"
+HAMI_CORES_RANGE = "hami-cores-range"
+HAMI_MEM_AND_PERCENTAGE = "hami-mem-and-percentage"
+HAMI_WITHOUT_GPU = "hami-without-gpu"
+HAMI_WHOLE_MEMORY = "hami-whole-memory"
+HAMI_IN_VM = "hami-in-vm"
 
 
 class RuleName(StrEnum):
@@ -588,8 +595,8 @@ CODES: dict[str, LintCode] = {
                 ERROR,
                 "a pod asks for an `nvidia.com/gpu...` name the release's chart does not register",
             ),
-            ("hami-cores-range", ERROR, "`nvidia.com/gpucores` is not a whole per cent from 0 to 100"),
-            ("hami-mem-and-percentage", WARNING, "`nvidia.com/gpumem` and `nvidia.com/gpumem-percentage` both given"),
+            (HAMI_CORES_RANGE, ERROR, "`nvidia.com/gpucores` is not a whole per cent from 0 to 100"),
+            (HAMI_MEM_AND_PERCENTAGE, WARNING, "`nvidia.com/gpumem` and `nvidia.com/gpumem-percentage` both given"),
             (
                 "hami-without-gpu",
                 ERROR,
@@ -601,7 +608,7 @@ CODES: dict[str, LintCode] = {
                 "`nvidia.com/gpu` without `gpumem` or `gpumem-percentage`: the container "
                 "takes every GPU's whole memory (the chart's `defaultMemory` 0)",
             ),
-            ("hami-in-vm", ERROR, "a KubeVirt VM asks for a HAMi name: HAMi serves pods, not VMs"),
+            (HAMI_IN_VM, ERROR, "a KubeVirt VM asks for a HAMi name: HAMi serves pods, not VMs"),
         )
     },
 }

@@ -17,7 +17,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pciname.hami.pods import check_container
 from pciname.hami.releases import Release
-from pciname.lint.codes import RuleName
+from pciname.lint.codes import HAMI_IN_VM, RuleName
 from pciname.lint.document import Doc, RunState
 from pciname.lint.kinds.kata import CONTAINER_LISTS, POD_SPEC_PATHS
 from pciname.lint.nodes import YamlPath, get as _get, items as _items, scalar as _scalar, walk
@@ -70,7 +70,7 @@ def _vm(ctx: Context, state: RunState, doc: Doc, devices: Node, path: YamlPath, 
             if node is not None and name in names:
                 message = f"{name}: HAMi serves pods, not KubeVirt VMs; no device plugin gives a VM this name"
                 state.findings.append(
-                    ctx.finding(doc, node, path + (list_key, i, "deviceName"), "hami-in-vm", message=message)
+                    ctx.finding(doc, node, path + (list_key, i, "deviceName"), HAMI_IN_VM, message=message)
                 )
 
 
