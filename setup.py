@@ -23,6 +23,7 @@ setup(
             "kata/releases.json",
             "dra/releases.json",
             "kubevirt/releases.json",
+            "hami/releases.json",
         ],
     },
 )

@@ -74,6 +74,7 @@ _EXPORTS = {
     "DiffRequest": "capabilities.names",
     "DraClaimsRequest": "capabilities.dra_claims",
     "GpuOptionsRequest": "capabilities.audit",
+    "ImageCheckRequest": "capabilities.image_check",
     "KataPodRequest": "capabilities.kata_pod",
     "LintRequest": "capabilities.lint",
     "LookupRequest": "capabilities.names",
@@ -176,6 +177,7 @@ if TYPE_CHECKING:
         SnapshotsRequest as SnapshotsRequest,
     )
     from pciname.capabilities.dra_claims import DraClaimsRequest as DraClaimsRequest
+    from pciname.capabilities.image_check import ImageCheckRequest as ImageCheckRequest
     from pciname.capabilities.kata_pod import KataPodRequest as KataPodRequest
     from pciname.capabilities.lint import LintRequest as LintRequest
     from pciname.capabilities.mdev_name import MdevNameRequest as MdevNameRequest

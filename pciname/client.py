@@ -206,6 +206,20 @@ class AdmissionPolicy:
 
 
 @dataclass(frozen=True)
+class ImageCheck:
+    """The verdict as the server answered (ImageCheck): the dict ``pciname
+    image-check -o json`` prints, ``holds`` None when not judged."""
+
+    image: str
+    hami: str
+    libvgpu_commit: str = ""
+    library: dict[str, Any] = field(default_factory=dict)
+    holds: bool | None = None
+    reasons: list[str] = field(default_factory=list)
+    sees: str | None = None
+
+
+@dataclass(frozen=True)
 class LintResult:
     """What Lint found: the library's own :class:`~pciname.lint.linter.Finding` objects."""
 
@@ -324,6 +338,10 @@ def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
     return _answer(m, VgpuTypes, types=types)
 
 
+def image_check_from_response(m: pb.ImageCheckResponse) -> ImageCheck:
+    return _answer(m, ImageCheck)
+
+
 def lint_from_response(m: pb.LintResponse) -> LintResult:
     return _answer(m, LintResult)
 
@@ -333,6 +351,7 @@ __all__ = [
     "Client",
     "DoctorCheckup",
     "GpuOptions",
+    "ImageCheck",
     "LintResult",
     "NodePool",
     "PermittedHostDevices",
@@ -690,6 +709,13 @@ class Client:
         ``--host-root``) for ``variant`` (default, vgpu, container; "": every
         variant), as ``pciname scan --variant VARIANT -o json`` answers."""
         return _answer(self._call(self.stub.Doctor, pb.DoctorRequest(variant=variant)), DoctorCheckup)
+
+    def image_check(self, tarball: bytes, hami: str) -> ImageCheck:
+        """Whether HAMi-core's limits hold on the image ``tarball`` (docker
+        save or OCI layout) under HAMi release ``hami``, as ``pciname
+        image-check IMAGE --hami RELEASE -o json`` answers."""
+        request = pb.ImageCheckRequest(tarball=tarball, hami=hami)
+        return image_check_from_response(self._call(self.stub.ImageCheck, request))
 
     def admission_policy(
         self,

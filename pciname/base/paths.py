@@ -59,6 +59,11 @@ def kubevirt_releases_path() -> Path:
     return data_dir() / "kubevirt" / "releases.json"
 
 
+def hami_releases_path() -> Path:
+    """HAMi's facts per release: names, node selector, defaults, HAMi-core (:mod:`tools.hami_extract` writes them)."""
+    return data_dir() / "hami" / "releases.json"
+
+
 def cozystack_schemas_path() -> Path:
     """The Cozystack values schemas those facts name, by id."""
     return data_dir() / "cozystack" / "schemas.json"

@@ -28,5 +28,5 @@ construction.
 * :mod:`~pciname.capabilities.kata_pod`: ``kata-pod``;
 * :mod:`~pciname.capabilities.vgpu_types`: ``vgpu-types``;
 * :mod:`~pciname.capabilities.lint`: ``lint``;
-* :mod:`~pciname.capabilities.admission`: ``admission-policy``.
+* :mod:`~pciname.capabilities.admission`: ``admission-policy``; :mod:`~pciname.capabilities.image_check`: ``image-check``.
 """

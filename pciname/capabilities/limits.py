@@ -72,6 +72,7 @@ CLI_ARGUMENTS = {
     "new": "--to",
     "kubevirt_name": "--kubevirt",
     "root": "--sysfs-root",
+    "image": "IMAGE",
 }
 
 

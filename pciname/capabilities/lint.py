@@ -67,6 +67,7 @@ class LintRequest:
     dra_driver: str | None = field(default=None, metadata=NAME)
     kubevirt: str | None = field(default=None, metadata=NAME)
     nvidia_plugin: str | None = field(default=None, metadata=NAME)
+    hami: str | None = field(default=None, metadata=NAME)  # --hami: pods checked under this HAMi release
     #: Set by :meth:`validated`: the Cozystack release asked for, as ``vX.Y.Z`` (None: none asked for).
     release: str | None = field(default=None, compare=False)
     #: Set by :meth:`validated`: the DRA releases asked for (None: none asked for; the linter takes the newest).
@@ -158,6 +159,7 @@ def answer(
         check=check,
         nvidia_plugin=request.nvidia_plugin,
         kubevirt=request.kubevirt,
+        hami=request.hami,
         option=spelling("nvidia_plugin"),
         dra=request.dra,
         dra_refusal=request.dra_refusal,

@@ -88,6 +88,8 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("apply permitted-host-devices", "apply", "ApplyRequest", "answer", (), TABLES, "table"),
     Capability("admission-policy", "admission", "AdmissionPolicyRequest", "answer", ("AdmissionPolicy",),
                ("yaml", "json"), "yaml"),
+    Capability("image-check", "image_check", "ImageCheckRequest", "answer", ("ImageCheck",), ("text", "json", "yaml"),
+               "text"),
 )  # fmt: skip
 
 BY_COMMAND = {c.command: c for c in CAPABILITIES}

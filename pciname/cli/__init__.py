@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "scan",
     "cluster",
     "admission",
+    "hami",
     "completion",
 )
 

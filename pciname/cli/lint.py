@@ -58,6 +58,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(v0.36.0 to v0.38.x match PCI selectors case-sensitively) and VMs with DRA claims are checked for "
         "(default: the newest known; for DRA, the newest that works)",
     )
+    lint.add_argument(
+        "--hami",
+        metavar="RELEASE",
+        help="the HAMi release (v2.8.1): check pods' nvidia.com/gpu, gpumem, gpumem-percentage and gpucores as it "
+        "reads them, and HAMi names in KubeVirt VMs (default: not checked)",
+    )
     add_profile_options(lint)
     add_output_option(lint, LINT_FORMATS, default="text")
     lint.set_defaults(func=run_lint)

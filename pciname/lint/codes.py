@@ -56,6 +56,13 @@ DRA_REQUEST_LAYOUT = "dra-request-layout"
 DRA_INVALID_CONFIG = "dra-invalid-config"
 DRA_CONSTRAINT_NOT_PUBLISHED = "dra-constraint-not-published"
 DRA_PREPARE_CRASH = "dra-prepare-crash"
+# pciname.hami.pods reports these (the hami room sits below lint: the strings are its own)
+HAMI_UNKNOWN_NAME = "hami-unknown-name"
+HAMI_CORES_RANGE = "hami-cores-range"
+HAMI_MEM_AND_PERCENTAGE = "hami-mem-and-percentage"
+HAMI_WITHOUT_GPU = "hami-without-gpu"
+HAMI_WHOLE_MEMORY = "hami-whole-memory"
+HAMI_IN_VM = "hami-in-vm"
 
 
 class RuleName(StrEnum):
@@ -69,6 +76,7 @@ class RuleName(StrEnum):
     REFERENCES = "references"  # the names VMs and node pools ask for
     KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kinds.kata)
     DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.kinds.dra)
+    HAMI_PODS = "hami-pods"  # with --hami: the HAMi names pods and VMs ask for (pciname.lint.kinds.hami)
 
 
 class LintCode(NamedTuple):
@@ -88,6 +96,10 @@ class LintCode(NamedTuple):
 
 
 # -- message builders: one per code, keyword facts in, the finding's message out
+
+
+def _hami(*, message: str) -> str:
+    return message  # pciname.hami.pods says it
 
 
 def _wrong_resource_name(
@@ -570,6 +582,35 @@ CODES: dict[str, LintCode] = {
         _dra_prepare_crash,
         (RuleName.DRA_CLAIMS,),
     ),
+    **{
+        code: LintCode(
+            severity,
+            f"with `--hami RELEASE`: {meaning} (`pciname.hami.pods`, from HAMi's chart and `pkg/device/nvidia`)",
+            _hami,
+            (RuleName.HAMI_PODS,),
+        )
+        for code, severity, meaning in (
+            (
+                "hami-unknown-name",
+                ERROR,
+                "a pod asks for an `nvidia.com/gpu...` name the release's chart does not register",
+            ),
+            (HAMI_CORES_RANGE, ERROR, "`nvidia.com/gpucores` is not a whole per cent from 0 to 100"),
+            (HAMI_MEM_AND_PERCENTAGE, WARNING, "`nvidia.com/gpumem` and `nvidia.com/gpumem-percentage` both given"),
+            (
+                "hami-without-gpu",
+                ERROR,
+                "`gpumem`, `gpumem-percentage` or `gpucores` without `nvidia.com/gpu`, which HAMi reads them only with",
+            ),
+            (
+                "hami-whole-memory",
+                WARNING,
+                "`nvidia.com/gpu` without `gpumem` or `gpumem-percentage`: the container "
+                "takes every GPU's whole memory (the chart's `defaultMemory` 0)",
+            ),
+            (HAMI_IN_VM, ERROR, "a KubeVirt VM asks for a HAMi name: HAMi serves pods, not VMs"),
+        )
+    },
 }
 
 

@@ -34,6 +34,7 @@ from pciname.naming.profiles import DEFAULT_PROFILE
 
 if TYPE_CHECKING:
     from pciname.dra.facts import Combination
+    from pciname.hami.releases import Release
     from pciname.resolution.resolver import ProfileLike, ResolverLike
     from pciname.resolution.results import Resolution
 
@@ -42,6 +43,13 @@ __all__ = ["Context", "Rule", "ordered", "rule"]
 
 def _nothing() -> None:
     pass
+
+
+def _hami_release(hami: str | None) -> Release | None:
+    from pciname.hami.check import release_tag
+    from pciname.hami.releases import release
+
+    return release(release_tag(hami)) if hami is not None and hami.strip() else None
 
 
 class Context:
@@ -64,6 +72,7 @@ class Context:
         kubevirt: str | None = None,
         option: str = "--nvidia-plugin",
         dra_refusal: str | None = None,
+        hami: str | None = None,
     ) -> None:
         from pciname.cozystack.choice import release_for
         from pciname.resolution.resolver import resolver_or_default
@@ -108,6 +117,9 @@ class Context:
         #: The KubeVirt release whose own plugin serves the entries without
         #: externalResourceProvider (None: the newest known).
         self.kubevirt = kubevirt
+        #: ``--hami``: the HAMi release pods are checked against (None: not checked;
+        #: an unknown release is a PcinameError naming the known ones).
+        self.hami = _hami_release(hami)
 
     @property
     def docs(self) -> list[Doc]:

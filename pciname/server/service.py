@@ -98,6 +98,7 @@ RPC_MODULES = {
     "VgpuTypes": ("kubevirt", "vgpu_types"),
     "AdmissionPolicy": ("admission", "admission_policy"),
     "Doctor": ("host", "doctor"),
+    "ImageCheck": ("hami", "image_check"),
 }
 
 

@@ -89,7 +89,7 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
             ["lint", "--" + field.replace("_", "-"), "{}", "{file}"],
             ("Lint", {"files": [LINT_FILE]}, field),
         )
-        for field in ("profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin")
+        for field in ("profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin", "hami")
     },
     **{
         (command, field): ([*command.split(), flag, "{}"], None)
@@ -123,6 +123,8 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
             ("dra_driver", [GPU, "--dra", "--dra-driver", "{}"], "dra_driver"),
         )
     },
+    ("image-check", "image"): (["image-check", "{}", "--hami", "v2.8.1"], None),
+    ("image-check", "hami"): (["image-check", "{file}", "--hami", "{}"], ("ImageCheck", {"tarball": b"x"}, "hami")),
 }
 
 

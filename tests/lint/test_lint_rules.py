@@ -124,6 +124,20 @@ DRA_INPUTS = [
 ]
 
 
+#: Pods and a VM checked with --hami v2.8.1: one finding of each hami-* code.
+HAMI_INPUT = """\
+kind: Pod
+spec:
+  containers:
+  - {name: a, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpucores: 150}}}
+  - {name: b, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1000, nvidia.com/gpumem-percentage: 50}}}
+  - {name: c, resources: {limits: {nvidia.com/gpumem: 1000, nvidia.com/gpu-a100: 1}}}
+---
+kind: VirtualMachine
+spec: {template: {spec: {domain: {devices: {gpus: [{name: g, deviceName: nvidia.com/gpu}]}}}}}
+"""
+
+
 def test_there_is_a_rule_per_name_in_its_order():
     assert [rule.name for rule in RULES] == list(RuleName)
     assert all(callable(rule.check) for rule in RULES)
@@ -161,6 +175,9 @@ def by_rule(monkeypatch):
         linter = Linter("latest", dra=choose(driver))
         linter.add_text(text, "claims.yaml")
         linter.run()
+    linter = Linter("latest", hami="v2.8.1")
+    linter.add_text(HAMI_INPUT, "pods.yaml")
+    linter.run()
     return reported
 
 

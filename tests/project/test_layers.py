@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("host", ("pciname.host",)),
     ("kata", ("pciname.kata",)),
     ("kubevirt", ("pciname.kubevirt",)),
+    ("hami", ("pciname.hami",)),
     ("cozystack", ("pciname.cozystack",)),
     ("cluster", ("pciname.cluster",)),
     ("lint", ("pciname.lint",)),
@@ -58,7 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cli", ("pciname.cli", "pciname.__main__")),
 ]
 #: The domain rooms, lowest first (docs/architecture.md draws them in this order).
-DOMAIN_ROOMS = ("dra", "host", "kata", "kubevirt", "cozystack", "cluster", "lint", "policy")
+DOMAIN_ROOMS = ("dra", "host", "kata", "kubevirt", "hami", "cozystack", "cluster", "lint", "policy")
 #: Folders of pciname/ that hold data, not modules: no layer names them.
 DATA_FOLDERS = ("packaged",)
 
@@ -397,6 +398,7 @@ def test_no_runnable_build_tool_ships_in_the_package():
         "cozystack_extract",
         "dra_extract",
         "dra_schemas",
+        "hami_extract",
         "kata_extract",
         "kubevirt_extract",
         "lint_tables",

@@ -31,6 +31,7 @@ def test_the_wheel_is_small_and_carries_the_release_facts(tmp_path):
         "kata/releases.json",
         "dra/releases.json",
         "kubevirt/releases.json",
+        "hami/releases.json",
     ):
         assert f"pciname/data/{data}" in names, data
     assert "pciname/naming/kata.py" in names

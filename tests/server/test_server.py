@@ -494,6 +494,7 @@ def test_reflection(channel, server_env):
         "AdmissionPolicy",
         "DraClaims",
         "Doctor",
+        "ImageCheck",
     }
     assert methods["ListDevices"].server_streaming and not methods["Resolve"].server_streaming
     assert methods["Resolve"].output_type.full_name == "pciname.v1.Resolution"

@@ -295,7 +295,7 @@ class LintFile(_message.Message):
     def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class LintRequest(_message.Message):
-    __slots__ = ("files", "profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin")
+    __slots__ = ("files", "profile", "upgrade_to", "cozystack", "dra_driver", "kubevirt", "nvidia_plugin", "hami")
     FILES_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     UPGRADE_TO_FIELD_NUMBER: _ClassVar[int]
@@ -303,6 +303,7 @@ class LintRequest(_message.Message):
     DRA_DRIVER_FIELD_NUMBER: _ClassVar[int]
     KUBEVIRT_FIELD_NUMBER: _ClassVar[int]
     NVIDIA_PLUGIN_FIELD_NUMBER: _ClassVar[int]
+    HAMI_FIELD_NUMBER: _ClassVar[int]
     files: _containers.RepeatedCompositeFieldContainer[LintFile]
     profile: str
     upgrade_to: str
@@ -310,7 +311,8 @@ class LintRequest(_message.Message):
     dra_driver: str
     kubevirt: str
     nvidia_plugin: str
-    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., cozystack: _Optional[str] = ..., dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., nvidia_plugin: _Optional[str] = ...) -> None: ...
+    hami: str
+    def __init__(self, files: _Optional[_Iterable[_Union[LintFile, _Mapping]]] = ..., profile: _Optional[str] = ..., upgrade_to: _Optional[str] = ..., cozystack: _Optional[str] = ..., dra_driver: _Optional[str] = ..., kubevirt: _Optional[str] = ..., nvidia_plugin: _Optional[str] = ..., hami: _Optional[str] = ...) -> None: ...
 
 class Finding(_message.Message):
     __slots__ = ("file", "line", "column", "document", "path", "value", "code", "message", "expected")
@@ -644,3 +646,41 @@ class DoctorResponse(_message.Message):
     servable: _containers.RepeatedScalarFieldContainer[str]
     findings: _containers.RepeatedCompositeFieldContainer[DoctorFinding]
     def __init__(self, variant: _Optional[str] = ..., workload: _Optional[str] = ..., servable: _Optional[_Iterable[str]] = ..., findings: _Optional[_Iterable[_Union[DoctorFinding, _Mapping]]] = ...) -> None: ...
+
+class ImageCheckRequest(_message.Message):
+    __slots__ = ("tarball", "hami")
+    TARBALL_FIELD_NUMBER: _ClassVar[int]
+    HAMI_FIELD_NUMBER: _ClassVar[int]
+    tarball: bytes
+    hami: str
+    def __init__(self, tarball: _Optional[bytes] = ..., hami: _Optional[str] = ...) -> None: ...
+
+class ImageCheckLibrary(_message.Message):
+    __slots__ = ("path", "kind", "version", "machine")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    MACHINE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    kind: str
+    version: str
+    machine: str
+    def __init__(self, path: _Optional[str] = ..., kind: _Optional[str] = ..., version: _Optional[str] = ..., machine: _Optional[str] = ...) -> None: ...
+
+class ImageCheckResponse(_message.Message):
+    __slots__ = ("image", "hami", "libvgpu_commit", "library", "holds", "reasons", "sees")
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    HAMI_FIELD_NUMBER: _ClassVar[int]
+    LIBVGPU_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    HOLDS_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    SEES_FIELD_NUMBER: _ClassVar[int]
+    image: str
+    hami: str
+    libvgpu_commit: str
+    library: ImageCheckLibrary
+    holds: bool
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    sees: str
+    def __init__(self, image: _Optional[str] = ..., hami: _Optional[str] = ..., libvgpu_commit: _Optional[str] = ..., library: _Optional[_Union[ImageCheckLibrary, _Mapping]] = ..., holds: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., sees: _Optional[str] = ...) -> None: ...

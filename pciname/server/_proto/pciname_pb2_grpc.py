@@ -104,6 +104,11 @@ class PciNameStub:
                 request_serializer=pciname_dot_v1_dot_pciname__pb2.DoctorRequest.SerializeToString,
                 response_deserializer=pciname_dot_v1_dot_pciname__pb2.DoctorResponse.FromString,
                 _registered_method=True)
+        self.ImageCheck = channel.unary_unary(
+                '/pciname.v1.PciName/ImageCheck',
+                request_serializer=pciname_dot_v1_dot_pciname__pb2.ImageCheckRequest.SerializeToString,
+                response_deserializer=pciname_dot_v1_dot_pciname__pb2.ImageCheckResponse.FromString,
+                _registered_method=True)
 
 
 class PciNameServicer:
@@ -235,6 +240,17 @@ class PciNameServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ImageCheck(self, request, context):
+        """Whether HAMi-core's limits hold in a workload on an image, as `pciname
+        image-check IMAGE --hami RELEASE -o json` answers: the image's C library
+        read from a tarball sent in the request, judged against the release's
+        HAMi-core. An image pciname will not read, or an unknown release:
+        INVALID_ARGUMENT with one line.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PciNameServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -307,6 +323,11 @@ def add_PciNameServicer_to_server(servicer, server):
                     servicer.Doctor,
                     request_deserializer=pciname_dot_v1_dot_pciname__pb2.DoctorRequest.FromString,
                     response_serializer=pciname_dot_v1_dot_pciname__pb2.DoctorResponse.SerializeToString,
+            ),
+            'ImageCheck': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImageCheck,
+                    request_deserializer=pciname_dot_v1_dot_pciname__pb2.ImageCheckRequest.FromString,
+                    response_serializer=pciname_dot_v1_dot_pciname__pb2.ImageCheckResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -687,6 +708,33 @@ class PciName:
             '/pciname.v1.PciName/Doctor',
             pciname_dot_v1_dot_pciname__pb2.DoctorRequest.SerializeToString,
             pciname_dot_v1_dot_pciname__pb2.DoctorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImageCheck(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pciname.v1.PciName/ImageCheck',
+            pciname_dot_v1_dot_pciname__pb2.ImageCheckRequest.SerializeToString,
+            pciname_dot_v1_dot_pciname__pb2.ImageCheckResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 RULES = (
     declared(LintRequest, "profile", "upgrade_to"),
     no_auto("profile", "upgrade_to"),
-    declared(LintRequest, "cozystack", "dra_driver", "kubevirt", "nvidia_plugin"),
+    declared(LintRequest, "cozystack", "dra_driver", "kubevirt", "nvidia_plugin", "hami"),
 )
 
 # -- Lint --------------------------------------------------------------------------------

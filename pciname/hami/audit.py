@@ -1,0 +1,128 @@
+"""HAMi in a tenant cluster, from its Node and Pod objects (as the API server
+returns them): the checks ``audit --hami`` is to run (not yet wired into a
+command: the capability needs room in ``pciname/capabilities``).
+
+* **Both plugins on one node.** A node running HAMi's device plugin (pods
+  labelled ``app.kubernetes.io/component: hami-device-plugin``, HAMi's chart
+  ``templates/device-plugin/daemonsetnvidia.yaml``) and NVIDIA's (the GPU
+  Operator's ``app: nvidia-device-plugin-daemonset``,
+  ``assets/state-device-plugin/0500_daemonset.yaml``; the k8s-device-plugin
+  chart's ``app.kubernetes.io/name: nvidia-device-plugin``): both register
+  ``nvidia.com/gpu`` with the kubelet.
+* **GPU nodes HAMi does not serve.** A node with NVIDIA GPUs (the GPU
+  Operator's ``nvidia.com/gpu.present: "true"``, NFD's
+  ``feature.node.kubernetes.io/pci-10de.present: "true"``, or ``nvidia.com/gpu``
+  in its capacity) without the labels of the release's device-plugin node
+  selector (``gpu: "on"``): HAMi's device plugin never runs there.
+* **Pods with HAMi names on nodes HAMi does not serve**, and the HAMi
+  release its pods' images are tagged with, beside the one asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pciname.hami.releases import Release
+
+HAMI_PLUGIN = {"app.kubernetes.io/component": "hami-device-plugin"}
+NVIDIA_PLUGINS = ({"app": "nvidia-device-plugin-daemonset"}, {"app.kubernetes.io/name": "nvidia-device-plugin"})
+GPU_LABELS = {"nvidia.com/gpu.present": "true", "feature.node.kubernetes.io/pci-10de.present": "true"}
+#: HAMi's images (its chart's ``image.repository`` default, projecthami/hami).
+HAMI_IMAGE = "projecthami/hami:"
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    node: str
+    message: str
+
+
+def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    return dict((obj.get("metadata") or {}).get("labels") or {})
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _matches(labels: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in wanted.items())
+
+
+def _has_gpus(node: Mapping[str, Any]) -> bool:
+    capacity = (node.get("status") or {}).get("capacity") or {}
+    labels = _labels(node)
+    return any(labels.get(k) == v for k, v in GPU_LABELS.items()) or "nvidia.com/gpu" in capacity
+
+
+def _asked(pod: Mapping[str, Any], release: Release) -> list[str]:
+    names = set(release.names.all())
+    found: list[str] = []
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        resources = container.get("resources") or {}
+        for field in ("limits", "requests"):
+            found += [n for n in resources.get(field) or {} if n in names and n not in found]
+    return found
+
+
+def _plugins(pods: list[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """node -> which plugins run there ("hami", "nvidia")."""
+    on: dict[str, set[str]] = {}
+    for pod in pods:
+        node, labels = (pod.get("spec") or {}).get("nodeName"), _labels(pod)
+        if not node:
+            continue
+        if _matches(labels, HAMI_PLUGIN):
+            on.setdefault(node, set()).add("hami")
+        if any(_matches(labels, wanted) for wanted in NVIDIA_PLUGINS):
+            on.setdefault(node, set()).add("nvidia")
+    return on
+
+
+def _releases_in_use(pods: list[Mapping[str, Any]]) -> list[str]:
+    tags = {
+        str(c.get("image", "")).rsplit(":", 1)[1]
+        for pod in pods
+        for c in (pod.get("spec") or {}).get("containers") or []
+        if HAMI_IMAGE in str(c.get("image", ""))
+    }
+    return sorted(tags)
+
+
+def audit_hami(release: Release, nodes: list[Mapping[str, Any]], pods: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The problems, by node, and the HAMi releases HAMi's pods run (their image tags)."""
+    plugins = _plugins(pods)
+    selector = release.node_selector
+    served = {_name(n) for n in nodes if _matches(_labels(n), selector)}
+    problems = [
+        Problem("both-device-plugins", node, "HAMi's and NVIDIA's device plugins both register nvidia.com/gpu here")
+        for node, kinds in sorted(plugins.items())
+        if kinds == {"hami", "nvidia"}
+    ]
+    wanted = ", ".join(f"{k}={v}" for k, v in selector.items())
+    problems += [
+        Problem(
+            "gpu-node-not-served", _name(n), f"has NVIDIA GPUs but not {wanted}: HAMi's device plugin never runs here"
+        )
+        for n in nodes
+        if _has_gpus(n) and _name(n) not in served
+    ]
+    for pod in pods:
+        asked, node = _asked(pod, release), (pod.get("spec") or {}).get("nodeName")
+        if asked and node and node not in served:
+            where = f"{(pod.get('metadata') or {}).get('namespace', '')}/{_name(pod)}"
+            message = f"pod {where} asks for {', '.join(asked)} on a node without {wanted}"
+            problems.append(Problem("hami-pod-not-served", node, message))
+    in_use = _releases_in_use(pods)
+    return {
+        "hami": release.release,
+        "in_use": in_use,
+        "release_differs": bool(in_use) and in_use != [release.release],
+        "problems": [p.__dict__ for p in problems],
+    }
+
+
+__all__ = ["Problem", "audit_hami"]

@@ -1,0 +1,99 @@
+"""docs/hami.md's table of which images keep HAMi-core's limits, per HAMi
+release, is the verdict (pciname.hami.isolation) on each kind of C library,
+row for row; its image-check transcript is what the command prints."""
+
+from __future__ import annotations
+
+import shlex
+
+from pciname.hami.isolation import CLibrary, Verdict, judge
+from pciname.hami.releases import release, releases
+from tests.cli_run import pciname
+from tests.conftest import REPO
+from tests.hami_util import NEW_GLIBC, compile_library, docker_save, tar
+
+
+def _library(kind: str, machine: str, old: bool) -> CLibrary:
+    if kind == "musl":
+        return CLibrary("/lib/ld-musl.so.1", "musl", None, machine, {"dlsym": frozenset({""})})
+    base = {"x86_64": "GLIBC_2.2.5", "aarch64": "GLIBC_2.17"}[machine]
+    symbols = {"dlvsym": frozenset({base}), "dlsym": frozenset({base} if old else {base, "GLIBC_2.34"})}
+    if old:
+        symbols["_dl_sym"] = frozenset({"GLIBC_PRIVATE"})
+    return CLibrary("/lib/libc.so.6", "glibc", None, machine, symbols)
+
+
+COLUMNS = (
+    ("glibc < 2.34", _library("glibc", "x86_64", True)),
+    ("glibc >= 2.34, x86-64", _library("glibc", "x86_64", False)),
+    ("glibc >= 2.34, arm64", _library("glibc", "aarch64", False)),
+    ("musl", _library("musl", "x86_64", False)),
+)
+
+
+def _cell(verdict: Verdict) -> str:
+    if verdict.holds is None:
+        return "not judged"
+    if verdict.holds:
+        return "holds"
+    if "defines no dlvsym" in verdict.reasons[0]:
+        return "not bound (no dlvsym)"
+    assert verdict.sees is not None
+    if "(when " in verdict.sees:
+        return "dies when " + verdict.sees.split("(when ")[1].split(" runs before")[0] + " runs first"
+    return "dies"
+
+
+def table() -> list[str]:
+    rows = [
+        "| HAMi | HAMi-core | " + " | ".join(name for name, _ in COLUMNS) + " |",
+        "| --- | --- |" + " --- |" * len(COLUMNS),
+    ]
+    for tag in releases():
+        facts = release(tag)
+        cells = " | ".join(_cell(judge(facts, library)) for _, library in COLUMNS)
+        rows.append(f"| {tag} | {facts.libvgpu_commit[:7]} | {cells} |")
+    return rows
+
+
+def test_the_docs_table_is_the_verdict_row_for_row():
+    text = (REPO / "docs" / "hami.md").read_text(encoding="utf-8")
+    written = [
+        line
+        for line in text.splitlines()
+        if line.startswith("| ") and ("HAMi" in line or "| v2." in line or "---" in line)
+    ]
+    assert written == table()
+
+
+def _transcripts(text):
+    """Each fenced block of ``$ `` lines: (files its ``$ cat FILE`` lines write, [(command, expected lines)])."""
+    for block in text.split("```\n$ ")[1:]:
+        lines = ("$ " + block.split("```", 1)[0]).splitlines()
+        files, commands = {}, []
+        for line in lines:
+            if line.startswith("$ cat "):
+                files[line[6:]] = []
+            elif line.startswith("$ "):
+                commands.append((line[2:], []))
+            elif commands:
+                commands[-1][1].append(line)
+            else:
+                files[list(files)[-1]].append(line)
+        yield {name: "\n".join(body) + "\n" for name, body in files.items()}, commands
+
+
+def test_the_transcripts_are_what_the_commands_print(tmp_path):
+    """docs/hami.md's transcripts, replayed; the image-check one on the image it describes."""
+    libc = compile_library(tmp_path, "libc.so.6", version="2.36", dl_sym=False, script=NEW_GLIBC)
+    docker_save(tmp_path / "app.tar", [tar([("lib/x86_64-linux-gnu/libc.so.6", libc)])])
+    blocks = list(_transcripts((REPO / "docs" / "hami.md").read_text(encoding="utf-8")))
+    assert sum(len(commands) for _, commands in blocks) == 3
+    for files, commands in blocks:
+        for name, body in files.items():
+            (tmp_path / name).write_text(body)
+        for command, expected in commands:
+            argv = shlex.split(command.removesuffix("; echo $?"))
+            ran = pciname(*argv[1:], cwd=tmp_path)
+            assert [*ran.out.splitlines(), str(ran.code)] == expected
+            assert ran.err == ""

@@ -1,0 +1,111 @@
+"""HAMi's facts per release (pciname.hami.releases): the shipped facts are
+what tools/hami_extract.py makes of the vendored upstream files (HAMi's chart
+and code, HAMi-core's code at each pinned commit), and they say what that
+code says."""
+
+from __future__ import annotations
+
+import pytest
+
+from pciname.errors import PcinameError
+from pciname.hami.releases import release, releases
+from tests.extract_util import Extracted
+
+FAMILY = Extracted("hami", "hami_extract")
+HAMI = "Project-HAMi/HAMi"
+CORE = "Project-HAMi/HAMi-core"
+
+
+def _blob(repository: str, key: str, path: str) -> str:
+    sidecar = FAMILY.sidecar()["repositories"][repository]["tags"]
+    blob = sidecar[key]["files"][path]
+    return FAMILY.tarball()[f"blobs/{blob}"].decode()
+
+
+def test_the_shipped_facts_are_what_the_script_makes_of_the_inputs():
+    done = FAMILY.run("--from-inputs", str(FAMILY.inputs), "--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "up to date" in done.stdout
+
+
+def test_a_changed_fact_is_reported_stale(tmp_path):
+    shipped = FAMILY.shipped_path.read_text(encoding="utf-8")
+    (tmp_path / "releases.json").write_text(shipped.replace('"nvidia.com/gpumem"', '"nvidia.com/gpumemory"', 1))
+    done = FAMILY.run("--from-inputs", str(FAMILY.inputs), "--check", "--out", str(tmp_path))
+    assert done.returncode == 1 and "STALE: 1 facts differ: releases" in done.stdout, done.stdout
+
+
+def test_every_release_from_v2_4_0_to_the_newest_tag_is_covered():
+    assert releases()[0] == "v2.4.0" and releases()[-1] == "v2.10.0"
+    assert len(releases()) == 16
+    assert release("2.8.1") is release("v2.8.1")
+    with pytest.raises(PcinameError, match="v2.4.0 to v2.10.0"):
+        release("v2.3.0")
+
+
+def test_the_names_are_the_charts_in_every_release():
+    for tag in releases():
+        names = release(tag).names
+        values = _blob(HAMI, tag, "charts/hami/values.yaml")
+        for key, name in zip(
+            ("resourceName", "resourceMem", "resourceMemPercentage", "resourceCores", "resourcePriority"),
+            names.all(),
+            strict=True,
+        ):
+            assert f'\n{key}: "{name}"' in values, (tag, key)
+    assert release("v2.9.0").names.all() == (
+        "nvidia.com/gpu",
+        "nvidia.com/gpumem",
+        "nvidia.com/gpumem-percentage",
+        "nvidia.com/gpucores",
+        "nvidia.com/priority",
+    )
+
+
+def test_the_node_selector_key_changes_case_at_v2_8_0_and_the_daemonset_reads_its_own():
+    for tag in releases():
+        facts = release(tag)
+        major_minor = tuple(int(part) for part in tag[1:].split(".")[:2])
+        expected = "devicePlugin.nvidiaNodeSelector" if major_minor >= (2, 8) else "devicePlugin.nvidianodeSelector"
+        assert facts.node_selector_key == expected, tag
+        assert facts.node_selector == {"gpu": "on"}, tag
+        line = int(facts.node_selector_where.rpartition(":")[2])
+        daemonset = _blob(HAMI, tag, "charts/hami/templates/device-plugin/daemonsetnvidia.yaml")
+        assert f"toYaml .Values.{expected} " in daemonset.splitlines()[line - 1], tag
+
+
+def test_defaults_and_split_count():
+    for tag in releases():
+        facts = release(tag)
+        assert (facts.default_memory_mb, facts.default_cores, facts.split_count) == (0, 0, 10), tag
+
+
+def test_the_libvgpu_commits_and_the_dl_sym_fallback_per_release():
+    pinned = {tag: release(tag).libvgpu_commit[:7] for tag in releases()}
+    assert pinned["v2.4.0"] == "fb11ec3" and pinned["v2.8.1"] == "94fff56" and pinned["v2.9.0"] == "5091a2f"
+    assert pinned["v2.10.0"] == "b216ba1"
+    # v2.10.0 pins a commit HAMi-core's mirror does not hold: recorded, not guessed.
+    assert release("v2.10.0").dlsym_lookups is None
+    falls_back = {
+        tag: any(lookup.falls_back_to_dl_sym for lookup in release(tag).dlsym_lookups or ()) for tag in releases()
+    }
+    assert [tag for tag, yes in falls_back.items() if not yes] == ["v2.8.3", "v2.9.0", "v2.10.0"]
+    dlsym = {tag: next(x for x in release(tag).dlsym_lookups or () if x.function == "dlsym") for tag in releases()[:-1]}
+    # 85c9055 (in v2.8.0) made the dlsym hook try GLIBC_2.17, arm64's base version, after x86-64's GLIBC_2.2.5.
+    assert dlsym["v2.7.1"].versions == ("GLIBC_2.2.5",)
+    assert dlsym["v2.8.0"].versions[:2] == ("GLIBC_2.2.5", "GLIBC_2.17")
+    # v2.4.x's preInit and load_nvml_libraries call _dl_sym without trying dlvsym first (9e62420, 7fa7c0d came later).
+    first = {x.function: x for x in release("v2.4.0").dlsym_lookups or ()}
+    assert first["preInit"].versions == () and first["preInit"].falls_back_to_dl_sym
+    assert first["load_nvml_libraries"].versions == ()
+
+
+def test_the_dlsym_lookups_name_hami_cores_code_lines():
+    for tag in releases()[:-1]:
+        facts = release(tag)
+        for lookup in facts.dlsym_lookups or ():
+            text = _blob(CORE, facts.libvgpu_commit, lookup.path)
+            assert lookup.function + "(" in text.splitlines()[lookup.line - 1].replace(" (", "("), (tag, lookup)
+            assert ("_dl_sym(RTLD_NEXT" in text) is (
+                lookup.falls_back_to_dl_sym or any(x.falls_back_to_dl_sym for x in facts.dlsym_lookups or ())
+            )

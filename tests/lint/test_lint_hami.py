@@ -1,0 +1,99 @@
+"""``pciname lint --hami RELEASE``: pods and VMs checked as HAMi's release
+reads them (pciname.lint.kinds.hami), on the CLI, the library and the Lint RPC."""
+
+from __future__ import annotations
+
+import pytest
+
+from pciname.errors import PcinameError
+from pciname.lint.linter import Linter
+from pciname.server._proto import pciname_pb2 as pb
+from tests.cli_run import pciname
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+            nvidia.com/gpucores: 101
+      - name: side
+        resources:
+          limits: {nvidia.com/gpumem: 4096}
+      - name: fine
+        resources:
+          limits: {nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 25, nvidia.com/gpucores: 30}
+      - name: renamed
+        resources:
+          requests: {nvidia.com/gpu-a100: 1}
+"""
+VM = """\
+kind: VirtualMachine
+metadata: {name: vm}
+spec:
+  template:
+    spec:
+      domain:
+        devices:
+          gpus:
+          - {name: g, deviceName: nvidia.com/gpumem}
+"""
+
+
+def _lint(text, hami="v2.8.1"):
+    linter = Linter("latest", hami=hami)
+    linter.add_text(text, "input.yaml")
+    return [(f.line, f.path, f.code) for f in linter.run()]
+
+
+def test_each_container_as_hami_reads_it():
+    assert _lint(DEPLOYMENT) == [
+        (11, 'spec.template.spec.containers[0].resources.limits["nvidia.com/gpu"]', "hami-whole-memory"),
+        (12, 'spec.template.spec.containers[0].resources.limits["nvidia.com/gpucores"]', "hami-cores-range"),
+        (15, 'spec.template.spec.containers[1].resources.limits["nvidia.com/gpumem"]', "hami-without-gpu"),
+        (21, 'spec.template.spec.containers[3].resources.requests["nvidia.com/gpu-a100"]', "hami-unknown-name"),
+    ]
+
+
+def test_a_vm_asking_for_a_hami_name():
+    found = [f for f in _lint(VM) if f[2].startswith("hami-")]
+    assert found == [(9, "spec.template.spec.domain.devices.gpus[0].deviceName", "hami-in-vm")]
+
+
+def test_without_hami_the_names_are_not_checked_and_an_unknown_release_is_one_line():
+    assert [c for _, _, c in _lint(DEPLOYMENT, hami=None) if c.startswith("hami-")] == []
+    with pytest.raises(PcinameError, match="HAMi 'v9.9.9' is not a release pciname knows"):
+        Linter("latest", hami="v9.9.9")
+
+
+def test_the_cli(tmp_path):
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT)
+    code, out, err = pciname("lint", str(tmp_path / "deploy.yaml"), "--hami", "hami@v2.8.1")
+    assert code == 1 and err == ""
+    assert "deploy.yaml:12: hami-cores-range: " in out
+    assert (
+        "nvidia.com/gpucores: '101' is not a per cent from 0 to 100: HAMi's scheduler takes it as 100, the whole GPU exclusively"
+        in out
+    )
+    code, out, err = pciname("lint", str(tmp_path / "deploy.yaml"), "--hami", "v1")
+    assert (
+        (code, out) == (2, "") and err.startswith("pciname: error: HAMi 'v1' is not a release") and err.count("\n") == 1
+    )
+
+
+def test_the_rpc(stub):
+    import grpc
+
+    files = [pb.LintFile(name="deploy.yaml", text=DEPLOYMENT)]
+    response = stub.Lint(pb.LintRequest(files=files, hami="v2.8.1"), timeout=60)
+    codes = [f.code for f in response.findings if f.code.startswith("hami-")]
+    assert codes == ["hami-whole-memory", "hami-cores-range", "hami-without-gpu", "hami-unknown-name"]
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Lint(pb.LintRequest(files=files, hami="v0"), timeout=60)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -1,0 +1,359 @@
+"""Maintainer script: extract HAMi's per-release facts (``data/hami/releases.json``)
+from the git history of ``Project-HAMi/HAMi`` (every final tag ``vX.Y.Z``
+from v2.4.0) and, for the HAMi-core commit each release pins as its
+``libvgpu`` submodule, from ``Project-HAMi/HAMi-core``.
+
+    python -m tools.hami_extract --git HAMI_DIR --core-git HAMI_CORE_DIR [--inputs tests/data/hami-inputs]
+    python -m tools.hami_extract --from-inputs tests/data/hami-inputs [--check]
+
+``--inputs``/``--from-inputs``/``--check`` as in :mod:`tools.kata_extract`:
+the files read are vendored (each blob once) so a test re-runs the script
+and compares with the shipped facts.
+
+Per HAMi release, from its chart (``charts/hami/``) and code:
+
+* ``names``: the top-level values ``resourceName``, ``resourceMem``,
+  ``resourceMemPercentage``, ``resourceCores``, ``resourcePriority``;
+* ``node_selector``: the ``devicePlugin`` values key that
+  ``templates/device-plugin/daemonsetnvidia.yaml`` reads for the DaemonSet's
+  ``nodeSelector`` (it changes case at v2.8.0) and that key's value;
+* ``device_split_count``: ``devicePlugin.deviceSplitCount``;
+* ``defaults``: the scheduler's ``defaultMemory``/``defaultCores``
+  (``templates/scheduler/device-configmap.yaml``, or ``scheduler.defaultMem``
+  and ``defaultCores`` in ``values.yaml`` before that file held them), and
+  whether ``pkg/device/nvidia/device.go`` turns a request with neither
+  ``gpumem`` nor ``gpumem-percentage`` into 100 per cent of the memory;
+* ``libvgpu``: the submodule's commit and, when HAMi-core's mirror holds it,
+  how each function that looks up the real ``dlsym`` does it: the
+  ``dlvsym`` versions it tries, in order, and whether its fallback calls
+  glibc's private ``_dl_sym`` (``src/libvgpu.c``: ``dlsym``, ``preInit``;
+  ``src/nvml/hook.c``: ``load_nvml_libraries``).
+
+Each fact names its file. A shape the script does not know is an error
+naming the release and file: nothing is guessed. A submodule commit the
+HAMi-core mirror does not hold is recorded as such (``code: null``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tools.upstream import (
+    INPUT_ERRORS,
+    TAG,
+    At,
+    ExtractError,
+    GitSource,
+    Recording,
+    Source,
+    VendoredSource,
+    add_extractor_options,
+    publish,
+    read_blobs,
+    version_key,
+    write_blobs,
+)
+
+REPOSITORY = "Project-HAMi/HAMi"
+CORE_REPOSITORY = "Project-HAMi/HAMi-core"
+LICENSE = "Apache-2.0"
+FIRST = "v2.4.0"
+CHART = "charts/hami/"
+VALUES = CHART + "values.yaml"
+DAEMONSET = CHART + "templates/device-plugin/daemonsetnvidia.yaml"
+DEVICE_CONFIG = CHART + "templates/scheduler/device-configmap.yaml"
+DEVICE_GO = "pkg/device/nvidia/device.go"
+SUBMODULE = "libvgpu"
+#: A path whose "listing" is the commit a submodule (gitlink) pins.
+GITLINK = SUBMODULE + "#gitlink"
+NAME_KEYS = ("resourceName", "resourceMem", "resourceMemPercentage", "resourceCores", "resourcePriority")
+#: (file, function) of HAMi-core that look up the real dlsym.
+DLSYM_LOOKUPS = (("src/libvgpu.c", "dlsym"), ("src/libvgpu.c", "preInit"), ("src/nvml/hook.c", "load_nvml_libraries"))
+
+_SELECTOR = re.compile(r"nodeSelector: \{\{ toYaml \.Values\.devicePlugin\.(\w+) ")
+_DEFAULT = re.compile(r"^\s+(defaultMemory|defaultCores): (\d+)\s*$", re.M)
+_SPLIT = re.compile(r"^\s+deviceSplitCount: (\d+|\{\{ \.Values\.devicePlugin\.deviceSplitCount \}\})\s*$", re.M)
+_WHOLE_MEMORY = re.compile(r"if mempnum == 101 && memnum == 0 \{(?:.*\n){1,5}?\s*mempnum = 100\n")
+_VERSION = re.compile(r'"(GLIBC_[0-9.]+)"')
+_DL_SYM_CALL = re.compile(r"\b_dl_sym\s*\(")
+
+
+class HamiGitSource(GitSource):
+    """A git source that also lists a submodule's pinned commit (path ``X#gitlink``)."""
+
+    def listdir(self, commit: str, path: str) -> list[str] | None:
+        if not path.endswith("#gitlink"):
+            return super().listdir(commit, path)
+        done = self._git("ls-tree", commit, "--", path.removesuffix("#gitlink"), check=False)
+        fields = done.stdout.decode().split()
+        return [fields[2]] if done.returncode == 0 and fields[:2] == ["160000", "commit"] else None
+
+
+class CoreGitSource(GitSource):
+    """HAMi-core read at the commits HAMi pins (no tags of its own are read)."""
+
+    def tags(self) -> list[tuple[str, str, str]]:
+        return []
+
+    def has(self, commit: str) -> bool:
+        return self._git("cat-file", "-e", f"{commit}^{{commit}}", check=False).returncode == 0
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def chart_facts(at: At) -> dict[str, Any]:
+    """One release's names, node selector and split count (values.yaml, the DaemonSet)."""
+    values = yaml.safe_load(at.text(VALUES))
+    if not isinstance(values, dict) or not isinstance(values.get("devicePlugin"), dict):
+        raise at.fail(VALUES, "no devicePlugin values")
+    missing = [k for k in NAME_KEYS if not isinstance(values.get(k), str)]
+    if missing:
+        raise at.fail(VALUES, f"no {', '.join(missing)}")
+    daemonset = at.text(DAEMONSET)
+    key = at.find(DAEMONSET, daemonset, _SELECTOR.pattern, "the nodeSelector's values key")
+    selector = values["devicePlugin"].get(key.group(1))
+    if not isinstance(selector, dict):
+        raise at.fail(VALUES, f"devicePlugin.{key.group(1)} is not a map")
+    split_path, split = split_count(at, values)
+    return {
+        "names": {"path": VALUES, **{k: values[k] for k in NAME_KEYS}},
+        "node_selector": {
+            "path": DAEMONSET,
+            "line": _line(daemonset, key.start(1)),
+            "values_key": f"devicePlugin.{key.group(1)}",
+            "labels": {str(k): str(v) for k, v in selector.items()},
+        },
+        "device_split_count": {"path": split_path, "value": split},
+        "_values": values,
+    }
+
+
+def split_count(at: At, values: dict[str, Any]) -> tuple[str, int]:
+    """The scheduler's deviceSplitCount: written in its device config, or the values it reads there."""
+    config = at.maybe(DEVICE_CONFIG)
+    m = _SPLIT.search(config) if config is not None else None
+    if m is not None and m.group(1).isdigit():
+        return DEVICE_CONFIG, int(m.group(1))
+    split = values["devicePlugin"].get("deviceSplitCount")
+    if not isinstance(split, int):
+        raise at.fail(VALUES, "devicePlugin.deviceSplitCount is not a number")
+    return VALUES, split
+
+
+def default_facts(at: At, values: dict[str, Any]) -> dict[str, Any]:
+    """The scheduler's defaults when gpumem or gpucores is left out."""
+    config = at.maybe(DEVICE_CONFIG)
+    found = dict(_DEFAULT.findall(config)) if config is not None else {}
+    if len(found) == 2:
+        source, memory, cores = DEVICE_CONFIG, int(found["defaultMemory"]), int(found["defaultCores"])
+    else:
+        scheduler = values.get("scheduler")
+        if not isinstance(scheduler, dict) or not {"defaultMem", "defaultCores"} <= scheduler.keys():
+            raise at.fail(VALUES, "no defaultMemory/defaultCores in either place this script knows")
+        source, memory, cores = VALUES, int(scheduler["defaultMem"]), int(scheduler["defaultCores"])
+    device = at.text(DEVICE_GO)
+    whole = _WHOLE_MEMORY.search(device)
+    if whole is None:
+        raise at.fail(DEVICE_GO, "the memory default is not in a shape this script knows")
+    return {
+        "path": source,
+        "memory_mb": memory,
+        "cores": cores,
+        "whole_memory_when_unset": {"path": DEVICE_GO, "line": _line(device, whole.start()), "percent": 100},
+    }
+
+
+def c_function(at: At, path: str, text: str, name: str) -> tuple[int, str] | None:
+    """(line, body) of C function ``name`` defined in ``text`` (braces matched), or None."""
+    m = re.search(r"^[\w \t\*]*\b" + re.escape(name) + r"\s*\([^;{]*\)\s*\{", text, re.M)
+    if m is None:
+        return None
+    depth, i = 1, m.end()
+    while depth and i < len(text):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    if depth:
+        raise at.fail(path, f"function {name} has no end")
+    return _line(text, m.start()), text[m.end() : i - 1]
+
+
+def core_facts(at: At) -> list[dict[str, Any]]:
+    """How each HAMi-core function that looks up the real dlsym does it."""
+    lookups = []
+    for path, name in DLSYM_LOOKUPS:
+        found = c_function(at, path, at.text(path), name)
+        if found is None:
+            raise at.fail(path, f"no function {name}")
+        line, body = found
+        code = "\n".join(re.sub(r"//.*$", "", raw) for raw in body.splitlines())
+        lookups.append(
+            {
+                "path": path,
+                "function": name,
+                "line": line,
+                "dlvsym_versions": _VERSION.findall(code),
+                "falls_back_to_dl_sym": _DL_SYM_CALL.search(code) is not None,
+            }
+        )
+    return lookups
+
+
+def libvgpu_facts(at: At, core: Source | None) -> dict[str, Any]:
+    pinned = at.source.listdir(at.commit, GITLINK)
+    if not pinned:
+        raise at.fail(SUBMODULE, "not a submodule")
+    commit = pinned[0]
+    facts: dict[str, Any] = {"repository": CORE_REPOSITORY, "commit": commit, "code": None}
+    core_at = At(CORE_REPOSITORY, f"{commit[:7]} (libvgpu of HAMi {at.tag})", commit, core) if core else None
+    if core_at is not None and core_at.source.listdir(commit, "src") is not None:
+        facts["code"] = core_facts(core_at)
+    else:
+        facts["missing"] = f"{CORE_REPOSITORY} does not hold this commit"
+    return facts
+
+
+def release_facts(at: At, core: Source | None) -> dict[str, Any]:
+    chart = chart_facts(at)
+    values = chart.pop("_values")
+    return {
+        "release": at.tag,
+        "commit": at.commit,
+        **chart,
+        "defaults": default_facts(at, values),
+        "libvgpu": libvgpu_facts(at, core),
+    }
+
+
+def extract(source: Source, core: Source | None) -> dict[str, Any]:
+    releases = [
+        release_facts(At(REPOSITORY, tag, commit, source), core)
+        for tag, commit, _ in source.tags()
+        if version_key(tag) >= version_key(FIRST)
+    ]
+    if not releases:
+        raise ExtractError(f"{REPOSITORY}: no final release tag from {FIRST}")
+    return {
+        "about": (
+            "HAMi's resource names, device-plugin node selector, split count, defaults and the HAMi-core commit "
+            "(and how it finds the real dlsym), per release (tools/hami_extract.py writes this file)"
+        ),
+        "repository": REPOSITORY,
+        "license": LICENSE,
+        "releases": releases,
+    }
+
+
+class _CoreRecording(Recording):
+    """A recording of HAMi-core whose "tags" are the commits read."""
+
+    def sidecar(self, repository: str, license: str) -> dict[str, Any]:
+        commits = sorted(set(self.files) | set(self.trees))
+        return {
+            "repository": repository,
+            "license": license,
+            "tags": {
+                commit: {
+                    "commit": commit,
+                    "date": "",
+                    "files": dict(sorted(self.files.get(commit, {}).items())),
+                    "trees": dict(sorted(self.trees.get(commit, {}).items())),
+                }
+                for commit in commits
+            },
+        }
+
+
+class _CoreVendored(VendoredSource):
+    def listdir(self, commit: str, path: str) -> list[str] | None:
+        if not any(row["commit"] == commit for row in self.rows.values()):
+            return None  # a commit the mirror did not hold when the inputs were written
+        return super().listdir(commit, path)
+
+
+class _CoreGit(CoreGitSource):
+    def listdir(self, commit: str, path: str) -> list[str] | None:
+        return super().listdir(commit, path) if self.has(commit) else None
+
+
+def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource]:
+    prefix = Path(prefix)
+    try:
+        sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
+        blobs = read_blobs(prefix)
+        hami = VendoredSource(sidecar["repositories"][REPOSITORY]["tags"], blobs, {})
+        core = _CoreVendored(sidecar["repositories"][CORE_REPOSITORY]["tags"], blobs, {})
+    except INPUT_ERRORS as error:
+        raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
+    return hami, core
+
+
+def write_inputs(prefix: Path, recording: Recording, core: Recording) -> None:
+    sidecar = recording.sidecar(REPOSITORY, LICENSE)
+    sidecar["tags"] = {t: row for t, row in sidecar["tags"].items() if TAG.match(t) and row["files"]}
+    document = {
+        "about": (
+            "Upstream files the HAMi facts (data/hami/releases.json) are extracted from, each blob once in the "
+            ".tar.xz beside this file, named by its git blob id; per HAMi release tag its commit, date, the blob "
+            "of each path read and the libvgpu submodule's commit; per HAMi-core commit the blobs read."
+        ),
+        "repositories": {REPOSITORY: sidecar, CORE_REPOSITORY: core.sidecar(CORE_REPOSITORY, LICENSE)},
+    }
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    prefix.with_suffix(".json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    write_blobs(prefix, {**recording.blobs, **core.blobs})
+
+
+def shipped_dir() -> Path:
+    from pciname.base.paths import data_dir
+
+    return data_dir() / "hami"
+
+
+def _sources(args: Any) -> tuple[Source, Source, Recording | None, Recording | None]:
+    if args.git is None:
+        hami, core = load_inputs(args.from_inputs)
+        return hami, core, None, None
+    if args.core_git is None:
+        raise ExtractError("--git needs --core-git (the HAMi-core repository)")
+    recording = Recording(HamiGitSource(args.git, since=version_key(FIRST)))
+    core_recording = _CoreRecording(_CoreGit(args.core_git))
+    return recording, core_recording, recording, core_recording
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tools.hami_extract", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--git", help=f"a {REPOSITORY} git repository (bare is fine)")
+    parser.add_argument("--core-git", help=f"a {CORE_REPOSITORY} git repository (bare is fine)")
+    add_extractor_options(parser, "hami")
+    args = parser.parse_args(argv)
+    if (args.git is None) == (args.from_inputs is None):
+        parser.error("give --git DIR --core-git DIR or --from-inputs PREFIX")
+    try:
+        hami, core, recording, core_recording = _sources(args)
+        document = extract(hami, core)
+    except (ExtractError, subprocess.SubprocessError) as error:
+        print(f"hami_extract: error: {error}", file=sys.stderr)
+        return 2
+    out = args.out or shipped_dir()
+    checked = publish(out, document, check=args.check)
+    if checked is not None:
+        return checked
+    if recording is not None and core_recording is not None and args.inputs is not None:
+        write_inputs(args.inputs, recording, core_recording)
+    print(f"{out / 'releases.json'}: {len(document['releases'])} HAMi releases")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
