@@ -64,8 +64,8 @@ _EXPORTS = {
     "Capability": "capabilities.registry",
     "ask": "capabilities.registry",
     "capability": "capabilities.registry",
-    "RequestError": "capabilities.spelling",
-    "Spelling": "capabilities.spelling",
+    "RequestError": "requests.spelling",
+    "Spelling": "requests.spelling",
     "AdmissionPolicyRequest": "capabilities.admission",
     "ApplyRequest": "capabilities.apply",
     "AuditRequest": "capabilities.audit",
@@ -196,7 +196,6 @@ if TYPE_CHECKING:
         capability as capability,
     )
     from pciname.capabilities.scan import ScanRequest as ScanRequest
-    from pciname.capabilities.spelling import RequestError as RequestError, Spelling as Spelling
     from pciname.capabilities.vgpu_types import VgpuTypesRequest as VgpuTypesRequest
     from pciname.capabilities.vm_gpus import VmGpusRequest as VmGpusRequest
     from pciname.errors import (
@@ -210,3 +209,4 @@ if TYPE_CHECKING:
         UnknownAlgorithmError as UnknownAlgorithmError,
         UnknownProfileError as UnknownProfileError,
     )
+    from pciname.requests.spelling import RequestError as RequestError, Spelling as Spelling

@@ -7,10 +7,10 @@ construction.
 
 * :mod:`~pciname.capabilities.registry`: the one registry, an entry per
   question (command, RPCs, request type, answer, output formats);
-* :mod:`~pciname.capabilities.spelling`: :class:`~pciname.capabilities.spelling.RequestError`,
+* :mod:`~pciname.requests.spelling`: :class:`~pciname.requests.spelling.RequestError`,
   a request's rule in every surface's words (``--replace-defaults`` /
   ``replace_defaults``); no request carries its surface;
-* :mod:`~pciname.capabilities.limits`: the limits declared on the requests' fields;
+* :mod:`~pciname.requests.limits`: the limits declared on the requests' fields;
 * :mod:`~pciname.capabilities.choices`: the choices and defaults the parser offers;
 * the one choice of a Cozystack release and its profile is
   :mod:`pciname.cozystack.choice` (lint and the generators use it too);

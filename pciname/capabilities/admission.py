@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from pciname.base.yaml_out import Dumper
-from pciname.capabilities.limits import DEVICES, NAME, PROFILE, checked
-from pciname.capabilities.spelling import RequestError, Spelling, Words, reworded
 from pciname.errors import PcinameError
 from pciname.kubevirt.vgpu import with_vgpus
 from pciname.policy.admission import (
@@ -35,6 +33,8 @@ from pciname.policy.admission import (
     allowed_from_devices,
 )
 from pciname.policy.admission_dra import dra_combination, with_dra
+from pciname.requests.limits import DEVICES, NAME, PROFILE, checked
+from pciname.requests.spelling import RequestError, Spelling, Words, reworded
 
 if TYPE_CHECKING:
     from pciname.dra.facts import Combination

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.audit import NO_KUBEVIRT_CR
-from pciname.capabilities.limits import DEVICE_IDS, DEVICES, NAME, PROFILE, checked
 from pciname.capabilities.permitted import NO_DEVICES
 from pciname.cluster.kube import DEFAULT_TIMEOUT, apply_permitted_host_devices, read_cluster
 from pciname.errors import PcinameError
@@ -26,6 +25,7 @@ from pciname.kubevirt.generate import Skipped, Snippet, permitted_host_devices
 from pciname.kubevirt.objects import FIELD_MANAGER, object_ref
 from pciname.kubevirt.vgpu import vgpu_mdevs
 from pciname.policy.audit import choose_profile
+from pciname.requests.limits import DEVICE_IDS, DEVICES, NAME, PROFILE, checked
 
 if TYPE_CHECKING:
     from pciname.cluster.kube import ApiClient

@@ -19,8 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from pciname.capabilities.limits import NAME, PROFILE, checked
-from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.cluster.kube import (
     DEFAULT_TIMEOUT,
     ClusterState,
@@ -36,6 +34,8 @@ from pciname.errors import PcinameError
 from pciname.kubevirt.objects import KubeObject, permitted_entries
 from pciname.naming.profiles import DEFAULT_PROFILE
 from pciname.policy.audit import AUTO, Check, audit, choose_profile, gpu_options, is_auto
+from pciname.requests.limits import NAME, PROFILE, checked
+from pciname.requests.spelling import RequestError, Spelling
 
 if TYPE_CHECKING:
     from pciname.cluster.kube import ApiClient

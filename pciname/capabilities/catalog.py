@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.spelling import RequestError
+from pciname.requests.spelling import RequestError
 
 if TYPE_CHECKING:
     from pciname.naming.profiles import Snapshot

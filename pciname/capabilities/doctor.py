@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pciname.capabilities.limits import NAME, checked, limit
-from pciname.capabilities.spelling import RequestError
 from pciname.host.doctor.facts import read_host
 from pciname.host.doctor.rules import VARIANTS, Checkup, examine
+from pciname.requests.limits import NAME, checked, limit
+from pciname.requests.spelling import RequestError
 
 
 @dataclass(frozen=True)

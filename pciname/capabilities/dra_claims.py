@@ -15,13 +15,13 @@ import re
 from dataclasses import dataclass, field, replace
 
 from pciname.base.requests import MAX_GPUS, parse_request
-from pciname.capabilities.limits import NAME, NAME_CHARS, checked, limit
-from pciname.capabilities.spelling import RequestError, respelled
 from pciname.capabilities.vm_gpus import DEFAULT_NAME
 from pciname.dra.claims import REQUEST_PREFIX, DraObjects, dra_objects
 from pciname.dra.facts import Combination, DraCombinationError, choose
 from pciname.errors import PcinameError
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
+from pciname.requests.limits import NAME, NAME_CHARS, checked, limit
+from pciname.requests.spelling import RequestError, respelled
 from pciname.resolution.resolver import parse_device
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")

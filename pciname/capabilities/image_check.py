@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from pciname.capabilities.limits import checked, limit
-from pciname.capabilities.spelling import RequestError
 from pciname.hami.check import HAMI_CHARS, IMAGE_CHARS, ImageCheck, check_image, release_tag
+from pciname.requests.limits import checked, limit
+from pciname.requests.spelling import RequestError
 
 
 @dataclass(frozen=True)

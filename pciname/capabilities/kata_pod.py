@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.requests import parse_request
-from pciname.capabilities.limits import DEVICES, PROFILE, checked
 from pciname.errors import PcinameError
 from pciname.kata.pod import (
     DEFAULT_IMAGE,
@@ -27,6 +26,7 @@ from pciname.kata.pod import (
     runtime_class_problem,
 )
 from pciname.kata.runtime import newest_kata_operator_profile
+from pciname.requests.limits import DEVICES, PROFILE, checked
 
 if TYPE_CHECKING:
     from pciname.kata.pod import KataPod

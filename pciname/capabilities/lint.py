@@ -17,8 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.limits import NAME, PROFILE, checked
-from pciname.capabilities.spelling import RequestError, Spelling, respelled
 from pciname.cozystack.choice import profile_for, release_for
 from pciname.dra.facts import Combination, DraCombinationError, choose
 from pciname.errors import LintInputError, PcinameError
@@ -26,6 +24,8 @@ from pciname.kubevirt.selectors import known_release
 from pciname.lint.inputs import STDIN, read_input
 from pciname.lint.linter import Finding, Linter
 from pciname.lint.plugin import parse as parse_nvidia_plugin
+from pciname.requests.limits import NAME, PROFILE, checked
+from pciname.requests.spelling import RequestError, Spelling, respelled
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike, ResolverLike

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.limits import NAME_CHARS, PROFILE, checked, limit
-from pciname.capabilities.spelling import RequestError
 from pciname.kubevirt.generate import mdev_names
+from pciname.requests.limits import NAME_CHARS, PROFILE, checked, limit
+from pciname.requests.spelling import RequestError
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike, ResolverLike
@@ -30,7 +30,7 @@ class MdevNameRequest:
     profile: ProfileLike | None = field(default=None, metadata=PROFILE)
 
     def validated(self) -> MdevNameRequest:
-        """The request; a :class:`~pciname.capabilities.spelling.RequestError` without a type."""
+        """The request; a :class:`~pciname.requests.spelling.RequestError` without a type."""
         checked(self)
         if not self.types:
             raise RequestError.saying("no vGPU type given: name at least one TYPE", "empty request: no types given")

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
-from pciname.capabilities.limits import DEVICE_CHARS, NAME, PROFILE, checked, limit
-from pciname.capabilities.spelling import RequestError
 from pciname.naming.checks import reverse_query
+from pciname.requests.limits import DEVICE_CHARS, NAME, PROFILE, checked, limit
+from pciname.requests.spelling import RequestError
 from pciname.resolution.resolver import resolver_or_default
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class LookupRequest:
 
     def validated(self) -> LookupRequest:
         """The request with what ``stdin`` read among its devices; a
-        :class:`~pciname.capabilities.spelling.RequestError` for too much input
+        :class:`~pciname.requests.spelling.RequestError` for too much input
         or none, then for a text over its declared length (the service's order)."""
         devices = self.devices
         if self.stdin is not None:
@@ -128,7 +128,7 @@ class ReverseRequest:
 
     def validated(self) -> ReverseRequest:
         """The request with its :attr:`resource_name`; a
-        :class:`~pciname.capabilities.spelling.RequestError` when none is given."""
+        :class:`~pciname.requests.spelling.RequestError` when none is given."""
         checked(self)
         wanted = reverse_query(self.resource)  # the rule the library, the CLI and the service use
         if not wanted:
@@ -175,7 +175,7 @@ class DiffRequest:
     new: ProfileLike | None = field(metadata=PROFILE)
 
     def validated(self) -> DiffRequest:
-        """The request; a :class:`~pciname.capabilities.spelling.RequestError` unless both
+        """The request; a :class:`~pciname.requests.spelling.RequestError` unless both
         profiles are given."""
         checked(self)
         if self.old is None or self.new is None:

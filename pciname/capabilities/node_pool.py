@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.limits import DEVICES, NAME, PROFILE, checked
-from pciname.capabilities.spelling import RequestError
 from pciname.capabilities.vm_gpus import no_gpus
 from pciname.cozystack.choice import profile_for
 from pciname.cozystack.node_pool import DEFAULT_POOL_FORMAT, POOL_FORMATS
 from pciname.cozystack.releases import RESOURCE, newest
 from pciname.errors import PcinameError
 from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
+from pciname.requests.limits import DEVICES, NAME, PROFILE, checked
+from pciname.requests.spelling import RequestError
 
 if TYPE_CHECKING:
     from pciname.kubevirt.generate import Snippet
@@ -53,7 +53,7 @@ class NodePoolRequest:
 
     def validated(self) -> NodePoolRequest:
         """The request, its format known; a
-        :class:`~pciname.capabilities.spelling.RequestError` without GPUs or
+        :class:`~pciname.requests.spelling.RequestError` without GPUs or
         for fields that do not go together."""
         checked(self)
         from pciname.cozystack.node_pool import pool_format

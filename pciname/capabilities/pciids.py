@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.spelling import RequestError
+from pciname.requests.spelling import RequestError
 
 if TYPE_CHECKING:
     from pciname.pciids.grammar import CheckReport

@@ -15,14 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pciname.capabilities.limits import DEVICE_IDS, DEVICES, NAME, PROFILE, checked
-from pciname.capabilities.spelling import RequestError
 from pciname.capabilities.vm_gpus import NO_GPUS_RPC
 from pciname.cozystack.choice import profile_for, release_for
 from pciname.cozystack.defaults import DEFAULT_VARIANT, MDEV_VARIANTS, SUGGESTION, VARIANTS
 from pciname.errors import PcinameError
 from pciname.kubevirt.generate import DEFAULT_FORMAT, FORMATS, render
 from pciname.kubevirt.vgpu import with_vgpus
+from pciname.requests.limits import DEVICE_IDS, DEVICES, NAME, PROFILE, checked
+from pciname.requests.spelling import RequestError
 
 if TYPE_CHECKING:
     from pciname.cozystack.defaults import DefaultsTable
@@ -73,7 +73,7 @@ class PermittedHostDevicesRequest:
 
     def validated(self) -> PermittedHostDevicesRequest:
         """The request with its release and defaults table chosen; a
-        :class:`~pciname.capabilities.spelling.RequestError` for fields that
+        :class:`~pciname.requests.spelling.RequestError` for fields that
         do not go together, then for nothing to permit (no device, type or
         node to scan)."""
         checked(self)
@@ -152,7 +152,7 @@ def answer(
     as the surface resolves it): its ``vgpus`` expanded to their exact
     strings, the ``from_scan`` node's devices and types added (``note`` is
     told each one the scan leaves out, as it is found); a
-    :class:`~pciname.capabilities.spelling.RequestError` when that leaves
+    :class:`~pciname.requests.spelling.RequestError` when that leaves
     nothing to permit."""
     from pciname.kubevirt.generate import permitted_host_devices
 

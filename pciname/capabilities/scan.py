@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.spelling import RequestError, auto_refused
 from pciname.dra.facts import for_driver
 from pciname.host.dra_scan import ATTRIBUTE_KINDS, DraScanResult, dra_scan
 from pciname.host.offered import mdev_config
 from pciname.host.sysfs import ScanResult, scan
 from pciname.naming.profiles import DEFAULT_PROFILE
 from pciname.policy.audit import is_auto
+from pciname.requests.spelling import RequestError, auto_refused
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike, ResolverLike

@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.limits import DEVICE_CHARS, PROFILE, checked, limit
-from pciname.capabilities.spelling import RequestError
 from pciname.errors import NotInCatalogueError
 from pciname.kubevirt.generate import refuse_kata
 from pciname.kubevirt.vgpu import vgpu_types
+from pciname.requests.limits import DEVICE_CHARS, PROFILE, checked, limit
+from pciname.requests.spelling import RequestError
 from pciname.resolution.resolver import parse_device
 
 if TYPE_CHECKING:

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.requests import parse_request
-from pciname.capabilities.limits import DEVICES, NAME, PROFILE, checked
-from pciname.capabilities.spelling import RequestError
 from pciname.kubevirt.generate import Skipped, Snippet, vm_gpus
 from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
+from pciname.requests.limits import DEVICES, NAME, PROFILE, checked
+from pciname.requests.spelling import RequestError
 
 if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike, ResolverLike
@@ -54,7 +54,7 @@ class VmGpusRequest:
     prefix: str = field(default=DEFAULT_PREFIX, metadata=NAME)
 
     def validated(self) -> VmGpusRequest:
-        """The request; a :class:`~pciname.capabilities.spelling.RequestError`
+        """The request; a :class:`~pciname.requests.spelling.RequestError`
         without GPUs or for a prefix that is empty or holds white space, a
         :class:`~pciname.errors.PcinameError` for a ``DEVICE=COUNT`` with
         ``vgpus`` (the count goes to the type). (Another malformed

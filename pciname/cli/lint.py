@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_lint(args: argparse.Namespace) -> int:
     from pciname.capabilities.lint import STDIN, file_reader
-    from pciname.capabilities.spelling import is_auto
+    from pciname.requests.spelling import is_auto
 
     if args.files.count(STDIN) > 1:
         raise PcinameError("standard input (-) can be linted only once")

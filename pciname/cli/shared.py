@@ -13,8 +13,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from pciname.capabilities.spelling import Spelling, is_auto
 from pciname.cli.core import profile_from_args
+from pciname.requests.spelling import Spelling, is_auto
 
 if TYPE_CHECKING:
     from pciname.capabilities.vm_gpus import Skipped, Snippet

@@ -33,7 +33,6 @@ from cachetools import LRUCache
 from pciname.api import Resolver, profiles as profile_infos
 from pciname.base.files import MAX_PCIIDS_BYTES, read_bounded
 from pciname.base.paths import embedded_pciids_path, snapshot_search_dirs
-from pciname.capabilities.limits import NAME_CHARS as MAX_NAME_CHARS, PROFILE_CHARS as MAX_PROFILE_CHARS
 from pciname.errors import PciIdsError, SnapshotMissingError
 from pciname.naming.gotext import valid_text
 from pciname.naming.profiles import (
@@ -49,6 +48,7 @@ from pciname.naming.profiles import (
 )
 from pciname.pciids.ids import NVIDIA_VENDOR_ID, device_id
 from pciname.pciids.loader import load_bytes
+from pciname.requests.limits import NAME_CHARS as MAX_NAME_CHARS, PROFILE_CHARS as MAX_PROFILE_CHARS
 from pciname.resolution import answers
 from pciname.resolution.catalog import Catalog, verified_paths
 from pciname.resolution.resolver import as_profile

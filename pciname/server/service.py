@@ -40,11 +40,11 @@ import grpc
 from google.protobuf.message import Message
 
 from pciname.capabilities.cluster_access import ClusterAccess
-from pciname.capabilities.limits import DEVICE_CHARS as MAX_DEVICE_CHARS
 from pciname.capabilities.names import (
     LookupRequest,
 )
 from pciname.pciids.ids import NVIDIA_VENDOR_ID
+from pciname.requests.limits import DEVICE_CHARS as MAX_DEVICE_CHARS
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.budget import DEADLINE_SKEW, Slots
 from pciname.server.config import (

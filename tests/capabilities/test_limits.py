@@ -1,4 +1,4 @@
-"""The limits declared on the requests' fields (pciname.capabilities.limits)
+"""The limits declared on the requests' fields (pciname.requests.limits)
 are the ones every surface enforces: for every request type of the registry
 and every length it declares, the CLI and the RPC both refuse a text one
 character over it, in their own words (the CLI: one line, exit 2; gRPC:
@@ -14,9 +14,9 @@ import pytest
 
 from pciname.base.echo import shown
 from pciname.base.requests import MAX_GPUS
-from pciname.capabilities.limits import CLI_ARGUMENTS, DEVICE_CHARS, limits
 from pciname.capabilities.registry import CAPABILITIES
-from pciname.capabilities.spelling import Spelling
+from pciname.requests.limits import CLI_ARGUMENTS, DEVICE_CHARS, limits
+from pciname.requests.spelling import Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from tests.cli_run import pciname as run
 

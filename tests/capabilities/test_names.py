@@ -18,9 +18,9 @@ from pciname.capabilities.names import (
     answer_lookup,
     answer_reverse,
 )
-from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import PcinameError
 from pciname.naming.checks import reverse_query
+from pciname.requests.spelling import RequestError, Spelling
 from pciname.server.rpc.wire import RpcFailure, check_batch, status_of
 
 CLI, RPC = Spelling.CLI, Spelling.RPC

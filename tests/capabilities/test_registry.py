@@ -16,10 +16,10 @@ import pytest
 from pciname.capabilities import registry
 from pciname.capabilities.mdev_name import MdevNameRequest, answer as mdev_answer
 from pciname.capabilities.registry import CAPABILITIES, NOT_QUESTIONS, ask, capability
-from pciname.capabilities.spelling import RequestError, Spelling, reworded
 from pciname.capabilities.vm_gpus import NO_GPUS_CLI, NO_GPUS_RPC, VmGpusRequest
 from pciname.cli import build_parser
 from pciname.errors import PcinameError
+from pciname.requests.spelling import RequestError, Spelling, reworded
 from pciname.server._proto import pciname_pb2 as pb
 from tests.conftest import LATEST, REPO
 
@@ -144,7 +144,7 @@ def test_a_lower_rooms_error_naming_a_field_is_spelled_too():
 def test_the_limits_are_declared_on_the_requests_fields():
     """Every surface reads one declaration: the service's text bounds are the requests' own."""
     from pciname.base.requests import MAX_GPUS
-    from pciname.capabilities.limits import PROFILE_CHARS, limits
+    from pciname.requests.limits import PROFILE_CHARS, limits
     from pciname.server.rpc import wire
 
     assert not any(name.startswith("MAX_") and name.endswith("_CHARS") for name in vars(wire)), "a second copy"

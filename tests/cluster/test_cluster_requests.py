@@ -23,12 +23,12 @@ from pciname.capabilities.audit import (
     answer_gpu_options,
     choose,
 )
-from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.cli import build_parser
 from pciname.cluster.kube import ClusterState, connect, read_cluster
 from pciname.cozystack.releases import get_release, release_in_cluster
 from pciname.errors import PcinameError, UnknownCozystackRelease
 from pciname.policy.audit import audit, gpu_options
+from pciname.requests.spelling import RequestError, Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from tests.cli_run import pciname as run
 from tests.cluster.conftest import A10

@@ -265,7 +265,7 @@ def test_a_refused_combination_names_the_releases_in_each_surfaces_words(stub):
     """The DraClaims RPC named them by the CLI's flags (--dra-driver); it names its own fields now."""
     import grpc
 
-    from pciname.capabilities.spelling import RequestError, Spelling
+    from pciname.requests.spelling import RequestError, Spelling
     from pciname.server._proto import pciname_pb2 as pb
 
     with pytest.raises(RequestError) as refused:

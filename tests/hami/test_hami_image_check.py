@@ -12,8 +12,8 @@ import grpc
 import pytest
 
 from pciname.capabilities.image_check import ImageCheckRequest, answer
-from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.client import RemoteInvalidArgument
+from pciname.requests.spelling import RequestError, Spelling
 from tests.cli_run import pciname
 from tests.hami_util import docker_save, libraries as compile_libraries, oci_layout, tar
 

@@ -226,7 +226,7 @@ def test_the_cpu_vendor_is_read_from_the_head_of_a_large_cpuinfo(tmp_path):
 
 def test_the_request_refuses_a_variant_the_doctor_does_not_know():
     from pciname.capabilities.doctor import DoctorRequest
-    from pciname.capabilities.spelling import RequestError, Spelling
+    from pciname.requests.spelling import RequestError, Spelling
 
     with pytest.raises(RequestError) as refused:
         DoctorRequest("/", "passthrough").validated()

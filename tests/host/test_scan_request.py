@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from pciname.capabilities.scan import ScanRequest, answer
-from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import PcinameError
 from pciname.host.sysfs import scan
+from pciname.requests.spelling import RequestError, Spelling
 from tests.cli_run import pciname as run
 from tests.sysfs_tree import SysfsTree
 

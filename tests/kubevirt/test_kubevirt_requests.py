@@ -17,13 +17,13 @@ from pciname.capabilities.admission import (
     answer as admission_answer,
     cluster_cr,
 )
-from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer as vgpu_types_answer
 from pciname.capabilities.vm_gpus import NO_GPUS_CLI, NO_GPUS_RPC, VmGpusRequest, answer as vm_gpus_answer
 from pciname.cli import build_parser
 from pciname.errors import PcinameError
 from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
 from pciname.policy.admission import DEFAULT_ACTIONS
+from pciname.requests.spelling import RequestError, Spelling
 from tests.cli_run import pciname as run
 from tests.conftest import LATEST
 from tests.kube_documents import ONE_WRONG_NAME_CR as CR

@@ -52,6 +52,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cluster", ("pciname.cluster",)),
     ("lint", ("pciname.lint",)),
     ("policy", ("pciname.policy",)),
+    ("requests", ("pciname.requests",)),
     ("capabilities", ("pciname.capabilities",)),
     # The package's face exposes the capabilities (their registry and request types).
     ("facade", ("pciname",)),

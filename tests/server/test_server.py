@@ -664,7 +664,7 @@ def test_oversized_fields_are_refused_before_anything_is_cached(
 
 
 def test_padding_within_the_limits_still_works(client, stub, server_env):
-    from pciname.capabilities.limits import DEVICE_CHARS as MAX_DEVICE_CHARS, PROFILE_CHARS as MAX_PROFILE_CHARS
+    from pciname.requests.limits import DEVICE_CHARS as MAX_DEVICE_CHARS, PROFILE_CHARS as MAX_PROFILE_CHARS
 
     device = " 10de:2236 ".center(MAX_DEVICE_CHARS)
     profile = " latest ".center(MAX_PROFILE_CHARS)

@@ -20,9 +20,9 @@ import grpc
 from pciname.base.render import emit_documents
 from pciname.capabilities import node_pool as pool, permitted, vm_gpus as gpus
 from pciname.capabilities.dra_claims import DraClaimsRequest
-from pciname.capabilities.limits import NAME_CHARS
 from pciname.capabilities.served import FORMATS, permitted_texts, texts
 from pciname.capabilities.vgpu_types import VgpuTypesRequest
+from pciname.requests.limits import NAME_CHARS
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES
 from pciname.server.data import DataSet, served_profile

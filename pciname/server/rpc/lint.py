@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import grpc
 
 from pciname.capabilities.lint import LintRequest
-from pciname.capabilities.spelling import Spelling
+from pciname.requests.spelling import Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive, count_nodes, release_memory
 from pciname.server.data import DataSet, served_profile

@@ -1,6 +1,6 @@
 """What the RPC handlers share: a message's limits declared as rules
 (:func:`check`: :func:`needs`, :func:`batch`, :func:`declared` (the bounds
-its capability's request declares, :mod:`pciname.capabilities.limits`), :func:`chars`, :func:`no_auto`,
+its capability's request declares, :mod:`pciname.requests.limits`), :func:`chars`, :func:`no_auto`,
 run in the order given, the first broken one answers), the capability's
 request built from the message by field name (:func:`request_from`), and
 the registry's answer to it (:func:`answer`: :mod:`pciname.capabilities.registry`)."""
@@ -14,9 +14,9 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from pciname.capabilities.limits import limits
 from pciname.capabilities.registry import CAPABILITIES, ask
-from pciname.capabilities.spelling import auto_refused
+from pciname.requests.limits import limits
+from pciname.requests.spelling import auto_refused
 from pciname.server.rpc.mapping import plain
 from pciname.server.rpc.wire import RpcFailure, check_batch, check_length
 

@@ -11,7 +11,7 @@ client, the server's side (the client's: :mod:`pciname.client`).
   reasons (:data:`LINT_INPUT`, :data:`CLUSTER_DISABLED`, ...) are defined
   here only.
 * **Request rules**: the length of every device, profile and name field
-  (:func:`check_length`, by the bounds :mod:`pciname.capabilities.limits` declares), what error details
+  (:func:`check_length`, by the bounds :mod:`pciname.requests.limits` declares), what error details
   echo of an input (:func:`shown`, :func:`details_text`), and parsing a
   request from its bytes (:func:`parse_request`: INVALID_ARGUMENT, not
   gRPC's INTERNAL, for bytes that are no such message).
@@ -30,7 +30,6 @@ from google.protobuf.message import DecodeError, Message
 
 from pciname.base.echo import ECHO_CHARS, shown
 from pciname.base.render import printable
-from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import (
     CozystackNotWired,
     InvalidDeviceError,
@@ -44,6 +43,7 @@ from pciname.errors import (
     UnknownProfileError,
 )
 from pciname.naming.gotext import valid_text
+from pciname.requests.spelling import RequestError, Spelling
 from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.rpc.mapping import to_message

@@ -13,9 +13,9 @@ from google.protobuf import json_format
 
 from pciname.capabilities.dra_claims import DraClaimsRequest
 from pciname.capabilities.lint import LintRequest
-from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.lint.linter import Finding
 from pciname.naming.checks import NameWarning
+from pciname.requests.spelling import RequestError, Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.rpc.mapping import plain, to_message
 from pciname.server.rpc.shared import batch, chars, check, needs, no_auto, request_from

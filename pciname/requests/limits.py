@@ -9,7 +9,7 @@ long one text may be (``chars``), how many items a field may hold
 surface as a request's ``DEVICE=COUNT`` is read
 (:func:`~pciname.base.requests.parse_request`); the text bounds by every
 request's ``validated()`` (:func:`checked`: a
-:class:`~pciname.capabilities.spelling.RequestError`, the CLI's line naming
+:class:`~pciname.requests.spelling.RequestError`, the CLI's line naming
 the argument, gRPC's the message field as ``check_length`` always has); the
 gRPC service's rules read the same declarations
 (:func:`pciname.server.rpc.shared.declared`) and hold a message to them
@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from pciname.base.echo import shown
 from pciname.base.requests import MAX_GPUS
-from pciname.capabilities.spelling import RequestError, Spelling, Words
+from pciname.requests.spelling import RequestError, Spelling, Words
 
 T = TypeVar("T")
 
@@ -92,7 +92,7 @@ def too_long(field: str, value: str, bound: int, index: int | None = None) -> Re
 def checked(request: T) -> T:
     """``request`` if every text of its fields keeps its declared bound
     (``chars``; each item of a sequence), in the order of the fields; else
-    :func:`too_long`'s :class:`~pciname.capabilities.spelling.RequestError`."""
+    :func:`too_long`'s :class:`~pciname.requests.spelling.RequestError`."""
     for name, bound in limits(type(request)).items():
         if bound.chars is None:
             continue
