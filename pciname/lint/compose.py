@@ -54,6 +54,8 @@ def _key(constructor: Any, node: Node) -> Any:
     """The Python value PyYAML makes of a key (``yes`` and ``true`` are one
     key); a key it cannot make, or cannot hash, is its tag and text."""
     if isinstance(node, ScalarNode):
+        if node.tag == _STR:
+            return (True, node.value)  # what PyYAML's str constructor makes of it, without the call
         build = constructor.yaml_constructors.get(node.tag)
         if build is not None:
             try:
@@ -74,13 +76,19 @@ def settle(node: MappingNode, constructor: Any, duplicates: Duplicates) -> None:
     (mapping node id -> pairs of (kept key, earlier key)): kubectl's strict
     decoding refuses those. ``constructor`` (a SafeConstructor) makes the keys."""
     first: dict[Any, Node] = {}
+    plain = True  # no merge key, no "=" key and no key twice: nothing to change
     for key_node, _ in node.value:
         if key_node.tag == _MERGE:
+            plain = False
             continue
+        plain = plain and key_node.tag != _VALUE
         key = _key(constructor, key_node)
         if key in first:
+            plain = False
             duplicates.setdefault(id(node), []).append((key_node, first[key]))
         first[key] = key_node
+    if plain:
+        return
     flatten_merges(node)  # merged pairs first, then the mapping's own: the last wins
     last: dict[Any, int] = {}
     for i, (key_node, _) in enumerate(node.value):
