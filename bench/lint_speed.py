@@ -148,7 +148,13 @@ def generate(entries: int, vms: int) -> str:
 def run_child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, float]:
     """(wall seconds, peak RSS in MB, exit status, CPU seconds) of one child process."""
     out = subprocess.run(
-        [sys.executable, "-c", _LAUNCHER, *cmd], env=env, capture_output=True, text=True, check=True
+        # cwd: not the checkout, which ``python -m`` would put first on sys.path (before PYTHONPATH)
+        [sys.executable, "-c", _LAUNCHER, *cmd],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/",
     ).stdout.split()
     return float(out[0]), int(out[1]) / 1024, int(out[2]), float(out[3])  # ru_maxrss is in KiB on Linux
 
