@@ -233,12 +233,14 @@ def _compose_fast(text: str | bytes, loader_class: Any) -> tuple[list[Node | Non
     node that holds itself, or an error (PyYAML's composer then says it in
     its words, as lint always has)."""
     try:
+        _rewind(text)
         scan = loader_class(text)
         try:
             if _nested_deeper(scan, FAST_DEPTH):
                 return None
         finally:
             scan.dispose()
+        _rewind(text)
         loader = loader_class(text)
         try:
             docs: list[Node | None] = []
@@ -252,7 +254,14 @@ def _compose_fast(text: str | bytes, loader_class: Any) -> tuple[list[Node | Non
         return None
 
 
+def _rewind(text: Any) -> None:
+    """A stream that can seek back at its start (each pass reads it whole)."""
+    if not isinstance(text, (str, bytes)) and hasattr(text, "seek"):
+        text.seek(0)
+
+
 def _compose_pure(text: str | bytes) -> tuple[list[Node | None], Duplicates]:
+    _rewind(text)
     loader = _ConsumerLoader(text)
     try:
         docs: list[Node | None] = []
@@ -294,13 +303,14 @@ def paused_collector() -> Iterator[None]:
 
 def compose_documents(text: str | bytes, filename: str) -> tuple[list[tuple[int, Node]], Duplicates]:
     """:func:`compose`, and the keys written twice in any mapping of
-    ``text``. Text (str or bytes) is composed by libyaml where PyYAML has it
-    (:func:`_compose_fast`: it reads the text twice); a stream (the
-    server's ``CheckedText``), text without libyaml and the words of any
-    error come from :class:`_ConsumerLoader`. Both give the same nodes,
-    keys and lines."""
+    ``text``. Text (str or bytes) and a stream that can seek back to its
+    start (the server's ``CheckedText``, which asks the caller's deadline
+    at each read, libyaml's reads too) are composed by libyaml where PyYAML
+    has it (:func:`_compose_fast`: it reads the text twice); a stream that
+    cannot seek, text without libyaml and the words of any error come from
+    :class:`_ConsumerLoader`. Both give the same nodes, keys and lines."""
     try:
-        fast = _libyaml() if isinstance(text, (str, bytes)) else None  # a stream is read once: PyYAML's
+        fast = _libyaml() if isinstance(text, (str, bytes)) or hasattr(text, "seek") else None
         with paused_collector():
             composed = None if fast is None else _compose_fast(text, fast)
             docs, duplicates = composed if composed is not None else _compose_pure(text)
