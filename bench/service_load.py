@@ -192,9 +192,13 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory(prefix="pciname-bench-") as tmp:
         ours = service.Server(Path(tmp), ["--max-workers", str(args.max_workers)])
-        answers_file = Path(tmp) / "answers.pickle"
-        answers_file.write_bytes(pickle.dumps(answers(f"127.0.0.1:{ours.port}")))
-        bare = BareServer(answers_file, args.max_workers)
+        try:
+            answers_file = Path(tmp) / "answers.pickle"
+            answers_file.write_bytes(pickle.dumps(answers(f"127.0.0.1:{ours.port}")))
+            bare = BareServer(answers_file, args.max_workers)
+        except BaseException:
+            ours.stop()  # not left serving when the bare server cannot start
+            raise
         errors = 0
         try:
             for kind in kinds:
