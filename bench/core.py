@@ -20,6 +20,8 @@ reinstalled into it on every run. Prints:
   built; goal < 250 ms for the worst profile) and warm;
 * ``pciname.resolve()`` in a loop vs a plain dict lookup of the same key
   (goal < 5x);
+* ``pciname.resolve_many()`` of every NVIDIA device id vs a loop of
+  ``pciname.resolve()`` over them (goal < 2x);
 * a bulk ``lookup --stdin`` of every NVIDIA device id, per profile, minus
   the start-up of a single lookup;
 * ``pciname serve`` start-up to SERVING with every profile loaded, on an
@@ -317,6 +319,23 @@ def bench_resolve(repeat: int) -> None:
     )
 
 
+def bench_resolve_many(repeat: int) -> None:
+    import pciname
+
+    for profile in ("latest", "preview"):
+        ids = [r.device for r in pciname.devices(profile)]
+        for device in ids:
+            pciname.resolve(device, profile)
+        loop = lambda ids=ids, profile=profile: [pciname.resolve(d, profile) for d in ids]  # noqa: E731
+        many = lambda ids=ids, profile=profile: pciname.resolve_many(ids, profile)  # noqa: E731
+        loop_s = min(timeit.repeat(loop, number=20, repeat=repeat))
+        many_s = min(timeit.repeat(many, number=20, repeat=repeat))
+        n = 20 * len(ids)
+        ratio = goal(f"resolve_many / resolve() loop ({profile})", many_s / loop_s, 2.0)
+        print(f"resolve_many() of every NVIDIA id ({len(ids)}, {profile}) vs a loop of resolve()")
+        print(f"  loop: {loop_s / n * 1e9:6.0f} ns/id   resolve_many: {many_s / n * 1e9:6.0f} ns/id   ratio {ratio}")
+
+
 def bench_bulk(repeat: int, venv: Venv) -> None:
     script = str(venv.pciname)
     import pciname
@@ -478,6 +497,7 @@ def main() -> None:
     bench_fresh_resolve(args.repeat, venv)
     bench_profiles(args.repeat, venv)
     bench_resolve(args.repeat)
+    bench_resolve_many(max(3, args.repeat // 3))
     bench_bulk_vs_lspci(max(3, args.repeat // 2), venv)
     bench_bulk(max(3, args.repeat // 3), venv)
     bench_server_startup(venv)

@@ -219,7 +219,8 @@ def _mixed(index: int, stub):
 
 def _closed_loop(call, start_at: float, seconds: float) -> tuple[list[float], int, int, list[str]]:
     """``call`` warmed up, then called back to back from ``start_at`` for
-    ``seconds``: (latencies, items, errors, the first errors)."""
+    ``seconds`` (once at least, so a client that was slow to start still
+    gives a figure): (latencies, items, errors, the first errors)."""
     for _ in range(3):  # warm-up
         call()
     while time.time() < start_at:
@@ -227,7 +228,7 @@ def _closed_loop(call, start_at: float, seconds: float) -> tuple[list[float], in
     end = start_at + seconds
     latencies, items, errors, first_errors = [], 0, 0, []
     perf = time.perf_counter
-    while time.time() < end:
+    while time.time() < end or not (latencies or errors):
         t0 = perf()
         try:
             items += call()

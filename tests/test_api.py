@@ -187,6 +187,25 @@ def test_resolve_many_keeps_order_and_rejects_bad_input_whole():
         pciname.resolve_many(["10de:2236", "nope"])
 
 
+def test_resolve_many_shares_the_records_resolve_keeps():
+    pciname.clear_caches()
+    many = pciname.resolve_many(["10de:2236", "10de:2330"], "latest")
+    assert many[0] is pciname.resolve("10de:2236", "latest")  # remembered by resolve_many, read by resolve
+    first = pciname.resolve("10de:20b5", "latest")
+    assert pciname.resolve_many(["10de:20b5", "10de:2236"], "latest") == [first, many[0]]
+    assert pciname.resolve_many(["10de:20b5"], "latest")[0] is first  # resolve's object, not a rebuilt one
+
+
+def test_resolve_many_parses_every_device_before_resolving_any():
+    pciname.clear_caches()
+    with pytest.raises(pciname.InvalidDeviceError):
+        pciname.resolve_many(["10de:2236", "10de:nope", "10de:2330"], "latest")
+    resolver = pciname.Resolver()
+    with pytest.raises(pciname.InvalidDeviceError):
+        resolver.resolve_many(["10de:2236", ["not", "a", "device"]], "latest")  # type: ignore[list-item]
+    assert resolver.memo == {}
+
+
 def test_repeated_resolve_is_memoised():
     assert pciname.resolve("10de:2236") is pciname.resolve("10de:2236")
 

@@ -6,6 +6,10 @@ lines (``FILE:LINE:COL: message``)."""
 
 from __future__ import annotations
 
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import yaml
@@ -13,35 +17,32 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pciname.errors import LintInputError
 
-__all__ = ["Duplicates", "compose", "compose_data", "compose_documents", "flatten_merges", "refuse_surrogates"]
+__all__ = [
+    "Duplicates",
+    "compose",
+    "compose_data",
+    "compose_documents",
+    "flatten_merges",
+    "paused_collector",
+    "refuse_surrogates",
+    "settle",
+]
+
+#: Mapping node id -> (kept key, earlier key) of each key written twice in it.
+Duplicates = dict[int, list[tuple[Node, Node]]]
 
 
 class _ConsumerLoader(yaml.SafeLoader):
     """Composes node trees as consumers read them (PyYAML's ``safe_load``,
-    Helm, kubectl): merge keys (``<<``) are merged in, explicit keys
-    overriding merged ones (:func:`flatten_merges`), and of a key
-    written twice in one mapping the last value is kept. The earlier key of
-    each such pair is recorded in ``duplicates`` (mapping node -> pairs of
-    (kept key, earlier key)): kubectl's strict decoding refuses those."""
+    Helm, kubectl), in PyYAML's pure-Python composer: each mapping settled
+    by :func:`settle` as it is composed, each scalar checked by
+    :func:`refuse_surrogates`. The keys written twice are recorded in
+    ``duplicates``. :func:`compose_documents` uses it where libyaml is
+    absent, and for the words of an error libyaml found."""
 
     def __init__(self, stream: str | bytes) -> None:
         super().__init__(stream)
-        self.duplicates: dict[int, list[tuple[Node, Node]]] = {}
-
-    def _key(self, node: Node) -> Any:
-        """The Python value PyYAML makes of a key (``yes`` and ``true`` are one
-        key); a key it cannot make, or cannot hash, is its tag and text."""
-        if isinstance(node, ScalarNode):
-            build = self.yaml_constructors.get(node.tag)
-            if build is not None:
-                try:
-                    key = build(self, node)
-                    hash(key)
-                    return (True, key)
-                except Exception:  # noqa: BLE001 - a key PyYAML cannot build: compare its text
-                    pass
-            return (False, node.tag, node.value)
-        return (None, id(node))  # a collection as a key: never equal to another
+        self.duplicates: Duplicates = {}
 
     def compose_scalar_node(self, anchor: Any) -> ScalarNode:
         node: ScalarNode = super().compose_scalar_node(anchor)
@@ -50,21 +51,55 @@ class _ConsumerLoader(yaml.SafeLoader):
 
     def compose_mapping_node(self, anchor: Any) -> MappingNode:  # anchor: its name (typeshed says otherwise)
         node: MappingNode = super().compose_mapping_node(anchor)
-        first: dict[Any, Node] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self._key(key_node)
-            if key in first:
-                self.duplicates.setdefault(id(node), []).append((key_node, first[key]))
-            first[key] = key_node
-        flatten_merges(node)  # merged pairs first, then the mapping's own: the last wins
-        last: dict[Any, int] = {}
-        for i, (key_node, _) in enumerate(node.value):
-            last[self._key(key_node)] = i
-        if len(last) != len(node.value):
-            node.value = [pair for i, pair in enumerate(node.value) if last[self._key(pair[0])] == i]
+        settle(node, self, self.duplicates)
         return node
+
+
+def _key(constructor: Any, node: Node) -> Any:
+    """The Python value PyYAML makes of a key (``yes`` and ``true`` are one
+    key); a key it cannot make, or cannot hash, is its tag and text."""
+    if isinstance(node, ScalarNode):
+        if node.tag == _STR:
+            return (True, node.value)  # what PyYAML's str constructor makes of it, without the call
+        build = constructor.yaml_constructors.get(node.tag)
+        if build is not None:
+            try:
+                key = build(constructor, node)
+                hash(key)
+                return (True, key)
+            except Exception:  # noqa: BLE001 - a key PyYAML cannot build: compare its text
+                pass
+        return (False, node.tag, node.value)
+    return (None, id(node))  # a collection as a key: never equal to another
+
+
+def settle(node: MappingNode, constructor: Any, duplicates: Duplicates) -> None:
+    """One composed mapping as consumers read it, once its children are
+    settled: merge keys (``<<``) merged in, explicit keys overriding merged
+    ones (:func:`flatten_merges`), and of a key written twice the last value
+    kept. The earlier key of each such pair is recorded in ``duplicates``
+    (mapping node id -> pairs of (kept key, earlier key)): kubectl's strict
+    decoding refuses those. ``constructor`` (a SafeConstructor) makes the keys."""
+    first: dict[Any, Node] = {}
+    plain = True  # no merge key, no "=" key and no key twice: nothing to change
+    for key_node, _ in node.value:
+        if key_node.tag == _MERGE:
+            plain = False
+            continue
+        plain = plain and key_node.tag != _VALUE
+        key = _key(constructor, key_node)
+        if key in first:
+            plain = False
+            duplicates.setdefault(id(node), []).append((key_node, first[key]))
+        first[key] = key_node
+    if plain:
+        return
+    flatten_merges(node)  # merged pairs first, then the mapping's own: the last wins
+    last: dict[Any, int] = {}
+    for i, (key_node, _) in enumerate(node.value):
+        last[_key(constructor, key_node)] = i
+    if len(last) != len(node.value):
+        node.value = [pair for i, pair in enumerate(node.value) if last[_key(constructor, pair[0])] == i]
 
 
 _MERGE = "tag:yaml.org,2002:merge"
@@ -134,21 +169,152 @@ def refuse_surrogates(node: ScalarNode) -> None:
                 )
 
 
-#: Mapping node id -> (kept key, earlier key) of each key written twice in it.
-Duplicates = dict[int, list[tuple[Node, Node]]]
+#: Nesting past which libyaml's composer is not used: it recurses in C, past
+#: Python's recursion limit (tens of thousands of levels crash the process);
+#: PyYAML's own composer reads such text, or says it is nested too deeply.
+FAST_DEPTH = 100
 
 
-def compose_documents(text: str | bytes, filename: str) -> tuple[list[tuple[int, Node]], Duplicates]:
-    """:func:`compose`, and the keys written twice in any mapping of ``text``."""
+def _libyaml() -> Any:
+    return getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+
+
+def _nested_deeper(loader: Any, limit: int) -> bool:
+    """Whether the parse events of the loader's text open more than ``limit``
+    collections at once (libyaml's parser: no node is built)."""
+    depth = 0
+    starts, ends = (yaml.MappingStartEvent, yaml.SequenceStartEvent), (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    while loader.check_event():
+        event = loader.get_event()
+        if isinstance(event, starts):
+            depth += 1
+            if depth > limit:
+                return True
+        elif isinstance(event, ends):
+            depth -= 1
+    return False
+
+
+def _settle_all(docs: list[Node | None], constructor: Any, duplicates: Duplicates) -> bool:
+    """What :class:`_ConsumerLoader` does while composing, done after
+    libyaml composed ``docs``: every node once (an alias is the node it
+    names), a mapping's children before it. False for a node that holds
+    itself (an alias to a collection still open), left to PyYAML's composer."""
+    seen: set[int] = set()
+    settled: set[int] = set()
+    for root in docs:
+        stack: list[tuple[Node, bool]] = [] if root is None else [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                if isinstance(node, MappingNode):
+                    settle(node, constructor, duplicates)
+                settled.add(id(node))
+                continue
+            if id(node) in seen:
+                if id(node) not in settled:
+                    return False
+                continue
+            seen.add(id(node))
+            if isinstance(node, ScalarNode):
+                refuse_surrogates(node)
+                node.style = node.style or None  # a plain scalar: libyaml says "", PyYAML None
+                settled.add(id(node))
+                continue
+            stack.append((node, True))
+            children = node.value if isinstance(node, SequenceNode) else [n for pair in node.value for n in pair]
+            stack.extend((child, False) for child in reversed(children))
+    return True
+
+
+def _compose_fast(text: str | bytes, loader_class: Any) -> tuple[list[Node | None], Duplicates] | None:
+    """The documents of ``text`` composed by libyaml and settled
+    (:func:`_settle_all`); None for text nested past :data:`FAST_DEPTH`, a
+    node that holds itself, or an error (PyYAML's composer then says it in
+    its words, as lint always has)."""
     try:
-        loader = _ConsumerLoader(text)
+        _rewind(text)
+        scan = loader_class(text)
+        try:
+            if _nested_deeper(scan, FAST_DEPTH):
+                return None
+        finally:
+            scan.dispose()
+        _rewind(text)
+        loader = loader_class(text)
         try:
             docs: list[Node | None] = []
             while loader.check_node():
                 docs.append(loader.get_node())
-            return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None], loader.duplicates
+            duplicates: Duplicates = {}
+            return (docs, duplicates) if _settle_all(docs, loader, duplicates) else None
         finally:
             loader.dispose()
+    except (yaml.YAMLError, UnicodeError, RecursionError):
+        return None
+
+
+def _rewind(text: Any) -> None:
+    """A stream that can seek back at its start (each pass reads it whole)."""
+    if not isinstance(text, (str, bytes)) and hasattr(text, "seek"):
+        text.seek(0)
+
+
+def _compose_pure(text: str | bytes) -> tuple[list[Node | None], Duplicates]:
+    _rewind(text)
+    loader = _ConsumerLoader(text)
+    try:
+        docs: list[Node | None] = []
+        while loader.check_node():
+            docs.append(loader.get_node())
+        return docs, loader.duplicates
+    finally:
+        loader.dispose()
+
+
+_collector_lock = threading.Lock()
+_collector_users = 0
+_collector_was_on = False
+
+
+@contextmanager
+def paused_collector() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while lint builds and walks
+    node trees: each collection of the older generations walks every node
+    alive (a 1.8 MB input holds millions of objects), which took two thirds
+    of composing's time and half of the rules'. Nodes are freed by
+    reference counting as ever (the rare cycle, a node holding itself, at
+    the next collection). Threads that lint at once share one pause; the
+    last to finish turns the collector back on if it was on."""
+    global _collector_users, _collector_was_on
+    with _collector_lock:
+        if _collector_users == 0:
+            _collector_was_on = gc.isenabled()
+            gc.disable()
+        _collector_users += 1
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _collector_users -= 1
+            if _collector_users == 0 and _collector_was_on:
+                gc.enable()
+
+
+def compose_documents(text: str | bytes, filename: str) -> tuple[list[tuple[int, Node]], Duplicates]:
+    """:func:`compose`, and the keys written twice in any mapping of
+    ``text``. Text (str or bytes) and a stream that can seek back to its
+    start (the server's ``CheckedText``, which asks the caller's deadline
+    at each read, libyaml's reads too) are composed by libyaml where PyYAML
+    has it (:func:`_compose_fast`: it reads the text twice); a stream that
+    cannot seek, text without libyaml and the words of any error come from
+    :class:`_ConsumerLoader`. Both give the same nodes, keys and lines."""
+    try:
+        fast = _libyaml() if isinstance(text, (str, bytes)) or hasattr(text, "seek") else None
+        with paused_collector():
+            composed = None if fast is None else _compose_fast(text, fast)
+            docs, duplicates = composed if composed is not None else _compose_pure(text)
+        return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None], duplicates
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = ": ".join(p for p in (error.context, error.problem) if p) or "invalid YAML"

@@ -126,6 +126,7 @@ from pciname.lint.compose import (  # re-exported: composing is part of lint's f
     compose_data,
     compose_documents,
     flatten_merges as flatten_merges,
+    paused_collector,
     refuse_surrogates as refuse_surrogates,
 )
 from pciname.lint.document import Doc, Finding as Finding, RunState, collect_sites, entry_fields, format_path
@@ -217,6 +218,10 @@ class Linter(Context):
     def run(self) -> list[Finding]:
         """Every finding of the inputs: each rule of :data:`RULES` in turn,
         over one :class:`_RunState`; sorted by input, document and place."""
+        with paused_collector():  # the rules walk every node: no collection walks them again meanwhile
+            return self._run()
+
+    def _run(self) -> list[Finding]:
         self.notes = []
         state = RunState()
         for doc in self._docs:

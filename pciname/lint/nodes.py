@@ -25,13 +25,22 @@ def items(node: Node | None) -> Iterator[tuple[str, ScalarNode, Node]]:
 
 
 def get(node: Node | None, key: str) -> Node | None:
-    """The value of ``key`` in a mapping."""
-    return next((value for name, _, value in items(node) if name == key), None)
+    """The value of ``key`` in a mapping (the first: the composer leaves each
+    key once). A plain loop: every rule asks this of every mapping it walks."""
+    if isinstance(node, MappingNode):
+        for name, value in node.value:
+            if isinstance(name, ScalarNode) and name.value == key:
+                return value  # type: ignore[no-any-return]
+    return None
 
 
 def key_node(node: Node | None, key: str) -> ScalarNode | None:
     """The key node of ``key`` in a mapping (where a finding on the key points)."""
-    return next((k for name, k, _ in items(node) if name == key), None)
+    if isinstance(node, MappingNode):
+        for name, _ in node.value:
+            if isinstance(name, ScalarNode) and name.value == key:
+                return name
+    return None
 
 
 def scalar(node: Node | None) -> str | None:

@@ -54,8 +54,16 @@ def limit(**bounds: Any) -> dict[str, Limit]:
 
 
 def limits(request_type: type[Any]) -> dict[str, Limit]:
-    """The declared limits of a request type's fields, by field name."""
-    return {f.name: f.metadata["limit"] for f in dataclasses.fields(request_type) if "limit" in f.metadata}
+    """The declared limits of a request type's fields, by field name (read
+    once per type: every request of the service checks them; not to be changed)."""
+    declared = _DECLARED.get(request_type)
+    if declared is None:
+        declared = {f.name: f.metadata["limit"] for f in dataclasses.fields(request_type) if "limit" in f.metadata}
+        _DECLARED[request_type] = declared
+    return declared
+
+
+_DECLARED: dict[type[Any], dict[str, Limit]] = {}
 
 
 #: How the CLI names one value of a field it takes otherwise than as ``--`` + the field.

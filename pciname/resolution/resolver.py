@@ -390,9 +390,23 @@ class Resolver:
         return answers.remember(self.memo, key, result)  # type: ignore[no-any-return]
 
     def resolve_many(self, devices: Iterable[str], profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
+        """:meth:`resolve` of each device, in order, sharing its memo (the same
+        objects); every device not remembered is parsed before any is
+        resolved, so a malformed one rejects the whole call."""
         from pciname.resolution.results import Resolution
 
-        return [Resolution.from_record(record) for record in self.records(devices, profile)]
+        wanted = list(devices)
+        try:
+            found = [self.memo.get((device, profile)) for device in wanted]
+        except TypeError:  # an unhashable argument: let parsing reject it
+            found = [None] * len(wanted)
+        missing = [(i, parse_device(wanted[i])) for i, hit in enumerate(found) if hit is None]
+        if missing:
+            view = self.view(profile)
+            for i, device in missing:
+                result = Resolution.from_record(view.record(device))
+                found[i] = answers.remember(self.memo, (wanted[i], profile), result)
+        return found  # type: ignore[return-value]  # every None was filled
 
     def devices(self, profile: ProfileLike = DEFAULT_PROFILE) -> list[Resolution]:
         """A resolution for every NVIDIA device id the profile knows of."""

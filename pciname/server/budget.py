@@ -189,6 +189,12 @@ class CheckedText:
         check_alive(self._context)
         return self._stream.read(size)
 
+    def seek(self, offset: int) -> None:
+        """Back to ``offset`` (0: the start): the linter reads the text once
+        per pass (libyaml's depth scan, its composer, and PyYAML's composer
+        for the words of an error), each pass from the start."""
+        self._stream.seek(offset)
+
 
 class Slots:
     """At most ``size`` holders at once; :meth:`take` refuses (never waits)

@@ -137,6 +137,32 @@ def test_the_linter_reads_the_checked_stream_as_it_reads_the_text(text):
         list(yaml.compose_all(CheckedText("- a\n" * 20_000, Context(alive=3)), Loader=yaml.SafeLoader))
 
 
+def test_the_checked_stream_is_composed_by_libyaml_and_still_stops_when_the_caller_goes(monkeypatch):
+    """Issue 42: the Lint RPC's stream goes to libyaml's composer (rewound
+    for each pass), giving the nodes the text gives; a caller gone midway
+    still stops it, with the caller's status (libyaml reads through it too)."""
+    from pciname.lint import compose as compose_module
+
+    used: list[bool] = []
+    fast = compose_module._compose_fast
+
+    def spy(text, loader_class):
+        composed = fast(text, loader_class)
+        used.append(composed is not None)
+        return composed
+
+    monkeypatch.setattr(compose_module, "_compose_fast", spy)
+    text = "a: &x {b: 1}\nc: *x\nd: [1, 2]\n---\nkind: VirtualMachine\n" + "e: f\n" * 3000
+    context = Context()
+    streamed, _ = compose_module.compose_documents(CheckedText(text, context), "f.yaml")
+    assert used == [True] and context.calls >= 2  # read by libyaml, asking the context
+    plain, _ = compose_module.compose_documents(text, "f.yaml")
+    assert yaml.serialize_all([node for _, node in streamed]) == yaml.serialize_all([node for _, node in plain])
+    with pytest.raises(RpcFailure) as caught:
+        compose_module.compose_documents(CheckedText("- a\n" * 20_000, Context(alive=3)), "f.yaml")
+    assert caught.value.code is grpc.StatusCode.CANCELLED
+
+
 def test_slots():
     slots = Slots(2, "Lint requests", "--max-concurrent-lints")
     with slots.take(), slots.take():

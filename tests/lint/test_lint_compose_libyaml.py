@@ -1,0 +1,130 @@
+"""Lint composes with libyaml, then settles the nodes in one pass
+(pciname.lint.compose._compose_fast): the same nodes, keys written twice,
+lines and error lines as PyYAML's pure-Python composer (_ConsumerLoader),
+which is what lint reads where libyaml is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode
+
+from pciname.errors import LintInputError
+from pciname.lint import compose as composer
+from pciname.lint.linter import lint_text
+
+CORPUS = sorted((Path(__file__).parents[1] / "data" / "lint-corpus").glob("*.yaml"))
+
+LAUGHS = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)
+)
+
+#: Texts both composers read: merges, keys written twice, aliases, odd keys.
+READ = {
+    "merge": "base: &b {resourceName: nvidia.com/A, x: 1}\nentry:\n  <<: *b\n  resourceName: nvidia.com/B\n",
+    "merge-list": "a: &a {k: 1, j: 2}\nb: &b {k: 3, l: 4}\nc:\n  <<: [*a, *b]\n  m: 5\n",
+    "merge-of-merged": "a: &a {k: 1}\nb: &b\n  <<: *a\n  j: 2\nc:\n  <<: *b\n  k: 9\n",
+    "twice": "a: 1\nb: 2\na: 3\nyes: 1\ntrue: 2\n",
+    "twice-nested": "- {k: 1, k: 2}\n- m:\n    n: 1\n    n: 2\n",
+    "value-key": "=: 1\nk: v\n",
+    "collection-key": "? [a, b]\n: 1\n? {c: d}\n: 2\n",
+    "documents": "---\na: 1\n---\n---\nb: 2\na: 1\nb: 3\n...\n",
+    "laughs": LAUGHS,
+    "tagged": "a: !!str 1\nb: !!binary aGVsbG8=\nc: 2001-12-14\nc: 2001-12-14t21:59:43.10-05:00\n",
+    "utf-16": "k: v\u00e9\nk: w\n".encode("utf-16"),
+    "bom": "\ufeffk: 1\n".encode(),
+    "block-scalars": "a: |\n  line 1\n  line 2\nb: >-\n  folded\n  text\n",
+}
+
+#: Texts neither reads: the error line is PyYAML's, whoever found it.
+REFUSED = {
+    "surrogate": 'a: "x\\uD800y"\n',
+    "syntax": "a: b: c\n",
+    "tab": "a:\n\t- b\n",
+    "merge-scalar": "a:\n  <<: 1\n",
+    "merge-list-scalar": "a: &a {k: 1}\nb:\n  <<: [*a, 2]\n",
+    "undefined-alias": "a: *nope\n",
+    "deep": "[" * 50_000 + "]" * 50_000,
+    "deep-block": "".join(f"{'  ' * i}k:\n" for i in range(400)),
+    "self-merge": "a: &a\n  <<: *a\n",
+    "not-utf8": b"a: \xff\xfe\xfa\n",
+    "control": "a: \x07\n",
+}
+
+
+def shape(node: Node, seen: dict[int, int]) -> Any:
+    """A node as plain data (tags, values, styles, lines and columns); a
+    node met again is its first number (aliases stay shared)."""
+    if id(node) in seen:
+        return ("again", seen[id(node)])
+    seen[id(node)] = len(seen)
+    where = (node.start_mark.line, node.start_mark.column, node.end_mark.line, node.end_mark.column)
+    if isinstance(node, ScalarNode):
+        return (node.tag, node.value, node.style, where)
+    if isinstance(node, MappingNode):
+        return (node.tag, where, [(shape(k, seen), shape(v, seen)) for k, v in node.value])
+    return (node.tag, where, [shape(item, seen) for item in node.value])
+
+
+def composed(text: str | bytes) -> Any:
+    try:
+        roots, duplicates = composer.compose_documents(text, "in.yaml")
+    except LintInputError as error:
+        return ("refused", str(error), error.line)
+    seen: dict[int, int] = {}
+    trees = [(n, shape(root, seen)) for n, root in roots]
+    twice = sorted(
+        (seen[node_id], [(kept.start_mark.line, earlier.start_mark.line, kept.value) for kept, earlier in pairs])
+        for node_id, pairs in duplicates.items()
+    )
+    return trees, twice
+
+
+def both(text: str | bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    fast = composed(text)
+    with monkeypatch.context() as patch:
+        patch.setattr(composer, "_libyaml", lambda: None)
+        pure = composed(text)
+    return fast, pure
+
+
+@pytest.mark.parametrize("name", sorted(READ))
+def test_libyaml_composes_what_pyyaml_composes(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = READ[name]
+    assert composer._compose_fast(text, yaml.CSafeLoader) is not None  # libyaml read it: no fallback
+    fast, pure = both(text, monkeypatch)
+    assert fast == pure
+    assert fast[0], name
+
+
+def test_keys_written_twice_are_found_by_both() -> None:
+    _, twice = composed(READ["twice"])
+    assert [lines for _, lines in twice] == [[(2, 0, "a"), (4, 3, "true")]]
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_an_error_is_pyyamls_line(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, pure = both(REFUSED[name], monkeypatch)
+    assert fast == pure
+    assert fast[0] == "refused", fast
+
+
+def test_nesting_past_fast_depth_is_not_given_to_libyaml() -> None:
+    nested = "[" * (composer.FAST_DEPTH + 1) + "]" * (composer.FAST_DEPTH + 1)
+    assert composer._compose_fast(nested, yaml.CSafeLoader) is None
+    shallow = "[" * composer.FAST_DEPTH + "]" * composer.FAST_DEPTH
+    assert composer._compose_fast(shallow, yaml.CSafeLoader) is not None
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_the_corpus_lints_the_same_either_way(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = path.read_bytes()
+    assert composer._compose_fast(text, yaml.CSafeLoader) is not None
+    fast = [str(f) for f in lint_text(text, path.name, "latest")]
+    with monkeypatch.context() as patch:
+        patch.setattr(composer, "_libyaml", lambda: None)
+        pure = [str(f) for f in lint_text(text, path.name, "latest")]
+    assert fast == pure
