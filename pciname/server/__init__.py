@@ -1,29 +1,6 @@
-"""pciname's gRPC name service (``pciname serve``): the package and its map.
-
-* :mod:`pciname.server.config`: :class:`ServeConfig`, the default and the
-  checks of every ``pciname serve`` flag (no gRPC in it);
-* :mod:`pciname.server.app`: :class:`NameServer` and :func:`serve`, the
-  life of a server (health, reflection, reload, drain, TLS, metrics);
-* :mod:`pciname.server.service`: the ``pciname.v1.PciName`` servicer and
-  the RPCs over the names;
-* :mod:`pciname.server.rpc`: the RPCs over the domain rooms, one module per
-  group: ``kubevirt`` (PermittedHostDevices, NodePool, VgpuTypes), ``lint``,
-  ``cluster`` (GpuOptions and the server's cluster access), ``admission``;
-* :mod:`pciname.server.rpc.mapping`: the one mapping between messages and
-  plain values, read from their descriptors;
-* :mod:`pciname.server.rpc.wire`: what the server sends (messages, status
-  codes, ``pciname-error`` reasons) and the request limits, shared with the
-  client (:mod:`pciname.client` reads answers back through the mapping,
-  statuses as ``Remote*`` errors);
-* :mod:`pciname.server.budget`: what one request may cost (the YAML nodes
-  of a Lint or GpuOptions request, concurrent Lint RPCs) and the checks of
-  the caller's cancellation and deadline while it works;
-* :mod:`pciname.server.data`: one generation of served data;
-* :mod:`pciname.server.logs`, :mod:`pciname.server.metrics`: its log and
-  its Prometheus metrics;
-* :mod:`pciname.server._proto`: the generated stubs of
-  ``proto/pciname/v1/pciname.proto`` (regenerate with
-  ``python -m tools.protogen``).
+"""pciname's gRPC name service (``pciname serve``). Its map (config, app,
+service, rpc/, budget, data, tables, logs, metrics, _proto) is drawn once, in
+docs/architecture.md; each module's first docstring names its job.
 
 The names of :mod:`~pciname.server.app` and :mod:`~pciname.server.config`
 below are imported on first use (the two imports inside :func:`__getattr__`,

@@ -190,9 +190,7 @@ class CheckedText:
         return self._stream.read(size)
 
     def seek(self, offset: int) -> None:
-        """Back to ``offset`` (0: the start): the linter reads the text once
-        per pass (libyaml's depth scan, its composer, and PyYAML's composer
-        for the words of an error), each pass from the start."""
+        """Back to ``offset``: the linter reads the text once per pass, each from the start."""
         self._stream.seek(offset)
 
 

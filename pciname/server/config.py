@@ -75,6 +75,9 @@ MAX_INT = 2**31 - 1
 MAX_SECONDS = MAX_INT // 1000  # 2147483 s, about 24 days
 
 
+HOST_VARIANTS = ("default", "vgpu", "container")  #: the doctor's VARIANTS (a test holds them equal)
+
+
 @dataclass(frozen=True, slots=True)
 class Flag:
     """How ``pciname serve`` shows a :class:`ServeConfig` field (a field's
@@ -258,7 +261,7 @@ class ServeConfig:
             "with --host-root and --metrics-listen: the node's GPU variant (default, vgpu, container) whose "
             "findings /metrics counts in pciname_doctor_findings (default %(default)s)",
             "VARIANT",
-            choices=("default", "vgpu", "container"),
+            choices=HOST_VARIANTS,
         ),
     )
     host_node: str | None = field(
@@ -281,8 +284,8 @@ class ServeConfig:
             raise ServeError(f"{', '.join(given)} {verb} with --kube (reading the cluster is off without it)")
         if not self.kube_timeout > 0:
             raise ServeError("--kube-timeout must be more than 0")
-        if self.host_variant not in ("default", "vgpu", "container"):
-            choices = "'default', 'vgpu', 'container'"
+        if self.host_variant not in HOST_VARIANTS:
+            choices = ", ".join(map(repr, HOST_VARIANTS))
             raise ServeError(f"--host-variant: invalid choice: {self.host_variant!r} (choose from {choices})")
         split_address(self.listen)
         if self.metrics_listen:

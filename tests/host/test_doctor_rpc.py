@@ -90,3 +90,11 @@ def test_a_host_root_without_sysfs_is_the_servers_setup(server, stub, monkeypatc
     code, details, reason = _refusal(stub)
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "host-not-read")
     assert details.startswith("--host-root: ") and str(tmp_path) in details
+
+
+def test_the_serve_flag_offers_the_doctors_variants():
+    """``serve --host-variant`` writes the variants out (building the parser loads no host module)."""
+    from pciname.host.doctor.rules import VARIANTS
+    from pciname.server.config import HOST_VARIANTS
+
+    assert HOST_VARIANTS == VARIANTS
