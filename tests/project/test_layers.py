@@ -308,7 +308,7 @@ def test_the_doc_draws_the_layers_in_order():
 def test_the_doc_draws_every_domain_room_in_order():
     """The picture lists the domain rooms in the layers' order."""
     text = ARCHITECTURE.read_text(encoding="utf-8")
-    picture = text.split("domain rooms, one layer each", 1)[1].split("pciname/capabilities/", 1)[0]
+    picture = text.split("domain rooms, one layer each", 1)[1].split("pciname/requests/", 1)[0]
     drawn = [line.split()[0].rstrip("/") for line in picture.splitlines()[1:] if line[16:17].isalpha()]
     assert drawn == list(DOMAIN_ROOMS)
 
