@@ -24,6 +24,21 @@ Per release, from ``pkg/virt-handler/device-manager/``:
 * ``mdev``: the key of ``supportedMdevsMap`` (``removeSelectorSpaces`` of
   ``mdevNameSelector``): compared with the type's name exactly, case included.
 
+and, per release, the ``gates`` a VM's GPUs need (``GPU`` for ``gpus[]``,
+``HostDevices`` for ``hostDevices[]``), from ``pkg/virt-config/`` and the VMI
+admitter (``vmi-create-admitter.go``):
+
+* ``constant``: where the gate's name is declared;
+* ``state``: the ``RegisterFeatureGate`` state it is registered with
+  (``GA``, ``Alpha``; ``null`` when it is not registered: then
+  ``isFeatureGateEnabled`` looks for it in the CR's list);
+* ``admitter``: the message the VMI admitter rejects a VM with when the gate
+  is off (``null`` when the admitter no longer checks it); ``required`` is
+  whether it does. A gate the admitter checks that is GA, or a GA gate it does
+  not check, is an error (the two facts must agree);
+* ``warning``: for a GA gate, what listing it warns (``WarningPattern``
+  formatted as ``RegisterFeatureGate`` does).
+
 Each fact names its file and line. A shape the script does not know is an
 error naming the release and file: nothing is guessed.
 """
@@ -71,6 +86,21 @@ KERNEL_PCI_ID = {
 _PCI_KEY = re.compile(r"^\s*supportedPCIDeviceMap\[(.+?)\] = pciDev\.ResourceName\s*$", re.M)
 _MDEV_KEY = re.compile(r"^\s*selector := (removeSelectorSpaces\(supportedMdev\.MDEVNameSelector\))\s*$", re.M)
 _PCI_ID = re.compile(r'HasPrefix\(line, "PCI_ID"\)(?:.*\n){1,4}?\s*return (value|strings\.ToLower\(value\)), nil')
+CONFIG_FILES = (
+    "pkg/virt-config/feature-gates.go",
+    "pkg/virt-config/deprecation/feature-gates.go",
+    "pkg/virt-config/featuregate/feature-gates.go",
+    "pkg/virt-config/featuregate/active.go",
+    "pkg/virt-config/featuregate/inactive.go",
+)
+ADMITTER = "pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go"
+#: The gates a VM's GPUs need, each with the admitter's message when it is off
+#: (the message's text is what is searched for; its line is read from the file).
+GATES = {
+    "GPU": "GPU feature gate is not enabled in kubevirt-config",
+    "HostDevices": "Host Devices feature gate is not enabled in kubevirt-config",
+}
+_WARNING = re.compile(r'^\s*WarningPattern\s*=\s*"([^"]*)"\s*\+\s*\n\s*"([^"]*)"', re.M)
 _SELECTOR_AS_WRITTEN = "pciDev.PCIVendorSelector"
 _SELECTOR_LOWERED = "strings.ToLower(pciDev.PCIVendorSelector)"
 
@@ -89,8 +119,68 @@ def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _first(files: dict[str, str], pattern: str) -> tuple[str, str, re.Match[str]] | None:
+    """The first match of ``pattern`` in ``files`` (in CONFIG_FILES' order): path, text, match."""
+    for path, text in files.items():
+        m = re.search(pattern, text, re.M)
+        if m is not None:
+            return path, text, m
+    return None
+
+
+def _warning(at: At, files: dict[str, str], name: str, state: str) -> str:
+    """WarningPattern formatted for a gate (%s its name, %q the state's value), as RegisterFeatureGate does."""
+    pattern = _first(files, _WARNING.pattern)
+    value = _first(files, rf'^\s*{state}\s+(?:State\s+)?=\s*"([^"]+)"')
+    if pattern is None or value is None:
+        raise at.fail(
+            "pkg/virt-config/", f"WarningPattern or the {state} state's value is not in a shape this script knows"
+        )
+    text = pattern[2].group(1) + pattern[2].group(2)
+    return text.replace("%s", name, 1).replace("%q", f'"{value[2].group(1)}"', 1)
+
+
+def gate_facts(at: At, name: str, files: dict[str, str], admitter: str) -> dict[str, Any]:
+    """One gate's facts in one release."""
+    declared = _first(files, rf'^\s*(\w+)\s*=\s*"{name}"')
+    if declared is None:
+        raise at.fail("pkg/virt-config/", f"no constant declares the {name} gate")
+    path, text, m = declared
+    constant = {"path": path, "line": _line(text, m.start(1)), "identifier": m.group(1)}
+    registered = _first(files, rf"RegisterFeatureGate\(FeatureGate\{{Name: {m.group(1)}, State: (\w+)")
+    state = None if registered is None else registered[2].group(1)
+    if state not in (None, "GA", "Alpha"):
+        raise at.fail(
+            registered[0] if registered else path, f"the {name} gate's state {state!r} is not one this script knows"
+        )
+    offset = admitter.find(f'"{GATES[name]}"')
+    if (offset >= 0) == (state == "GA"):
+        raise at.fail(
+            ADMITTER, f"the {name} gate is {state} and the admitter {'checks' if offset >= 0 else 'does not check'} it"
+        )
+    facts: dict[str, Any] = {
+        "constant": constant,
+        "state": None
+        if registered is None
+        else {"path": registered[0], "line": _line(registered[1], registered[2].start(1)), "state": state},
+        "required": offset >= 0,
+        "admitter": None if offset < 0 else {"path": ADMITTER, "line": _line(admitter, offset), "message": GATES[name]},
+        "warning": None,
+    }
+    if registered is not None and state == "GA":
+        facts["warning"] = _warning(at, files, name, state)
+    return facts
+
+
+def gates(at: At) -> dict[str, Any]:
+    """The GPU and HostDevices gates' facts in one release."""
+    files = {path: text for path in CONFIG_FILES if (text := at.maybe(path)) is not None}
+    admitter = at.text(ADMITTER)
+    return {name: gate_facts(at, name, files, admitter) for name in GATES}
+
+
 def release_facts(at: At) -> dict[str, Any]:
-    """One release's selector facts."""
+    """One release's selector and feature-gate facts."""
     controller, common = at.text(CONTROLLER), at.text(COMMON)
     key = at.find(CONTROLLER, controller, _PCI_KEY.pattern, "supportedPCIDeviceMap's key")
     if key.group(1) not in (_SELECTOR_AS_WRITTEN, _SELECTOR_LOWERED):
@@ -120,6 +210,7 @@ def release_facts(at: At) -> dict[str, Any]:
             "key": mdev.group(1),
             "case_insensitive": False,
         },
+        "gates": gates(at),
     }
 
 
