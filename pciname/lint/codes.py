@@ -46,6 +46,7 @@ DUPLICATE_KEY = "duplicate-key"
 UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
 FIELD_NOT_IN_RELEASE = "field-not-in-release"
 NOT_PERMITTED = "not-permitted"
+MISSING_FEATURE_GATE = "missing-feature-gate"
 WRONG_KATA_RESOURCE_NAME = "wrong-kata-resource-name"
 DRA_SELECTOR_MATCHES_NOTHING = "dra-selector-matches-nothing"
 DRA_HOST_DEPENDENT_SELECTOR = "dra-host-dependent-selector"
@@ -67,6 +68,7 @@ class RuleName(StrEnum):
     NODE_GROUP_FIELDS = "node-group-fields"  # the fields of Cozystack node groups and KubernetesNodes pools
     DUPLICATE_KEYS = "duplicate-keys"  # keys written twice in one mapping
     REFERENCES = "references"  # the names VMs and node pools ask for
+    FEATURE_GATES = "feature-gates"  # the KubeVirt feature gates VMs' GPUs need (pciname.lint.kinds.gates)
     KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kinds.kata)
     DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.kinds.dra)
 
@@ -342,6 +344,13 @@ def _dra_constraint_not_published(
     )
 
 
+def _missing_feature_gate(*, gate: str, release: str, message: str, where: str) -> str:
+    return (
+        f"{message}: KubeVirt {release} rejects this VM, the KubeVirt CR does not list the {gate} feature gate "
+        f"(spec.configuration.developerConfiguration.featureGates; {where})"
+    )
+
+
 def _dra_prepare_crash(*, what: str) -> str:
     return f"{what}: a VM given such a GPU does not start"
 
@@ -469,6 +478,16 @@ CODES: dict[str, LintCode] = {
         "closest permitted names that work (every one when there are at most 8)",
         _not_permitted,
         (RuleName.REFERENCES,),
+    ),
+    MISSING_FEATURE_GATE: LintCode(
+        ERROR,
+        "a VM asks for GPUs (`gpus[]`: the `GPU` gate) or host devices (`hostDevices[]`: `HostDevices`) and the "
+        "input's KubeVirt CR does not list the gate the `--kubevirt` release (default: the newest) requires: the "
+        "VMI admitter rejects the VM with the message quoted; `expected` is the gate. `GPU` is GA from v1.4.0, "
+        "`HostDevices` is required in every release pciname knows. Without a KubeVirt CR in the input, a note says "
+        "the gates were not checked",
+        _missing_feature_gate,
+        (RuleName.FEATURE_GATES,),
     ),
     UNKNOWN_VGPU_TYPE: LintCode(
         ERROR,

@@ -101,6 +101,7 @@ from pciname.lint.codes import (  # the codes, re-exported: callers import them 
     INVALID_SELECTOR as INVALID_SELECTOR,
     MISPLACED_PERMITTED_HOST_DEVICES as MISPLACED_PERMITTED_HOST_DEVICES,
     MISSING_EXTERNAL_RESOURCE_PROVIDER as MISSING_EXTERNAL_RESOURCE_PROVIDER,
+    MISSING_FEATURE_GATE as MISSING_FEATURE_GATE,
     NOT_ADVERTISED as NOT_ADVERTISED,
     NOT_PERMITTED as NOT_PERMITTED,
     PLUGIN_CRASH as PLUGIN_CRASH,
@@ -127,6 +128,7 @@ from pciname.lint.hints import HintBudget
 from pciname.lint.kinds import (  # noqa: F401 - imported for the rules they register
     cozystack as _cozystack,
     dra as _dra,
+    gates as _gates,
     kata as _kata,
     mapping as _mapping,
     permitted as _permitted,
