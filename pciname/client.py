@@ -57,11 +57,17 @@ from pciname.resolution.results import DiffEntry, ProfileInfo, Resolution
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from pciname.server.rpc.mapping import plain
 from pciname.server.rpc.wire import (
-    CLUSTER_REASONS,
+    CLUSTER_CONFIG,
+    CLUSTER_DISABLED,
+    CLUSTER_REFUSED,
+    CLUSTER_UNREACHABLE,
     ERROR_KEY,
     FILE_KEY,
+    KUBEVIRT_AMBIGUOUS,
+    KUBEVIRT_NOT_FOUND,
     LINE_KEY,
     LINT_INPUT,
+    NO_KUBEVIRT,
     SHA256_KEY,
     SNAPSHOT_KEY,
     URL_KEY,
@@ -71,6 +77,17 @@ if TYPE_CHECKING:
     from pciname.lint.linter import Finding
 
 T = TypeVar("T")
+
+#: The ``pciname-error`` reasons a client raises RemoteClusterError for.
+CLUSTER_REASONS = (
+    CLUSTER_DISABLED,
+    CLUSTER_CONFIG,
+    CLUSTER_UNREACHABLE,
+    CLUSTER_REFUSED,
+    NO_KUBEVIRT,
+    KUBEVIRT_NOT_FOUND,
+    KUBEVIRT_AMBIGUOUS,
+)
 
 # -- errors -----------------------------------------------------------------------
 

@@ -130,20 +130,6 @@ def wait_until(condition, timeout: float = 15.0, what: str = "the condition") ->
         time.sleep(0.02)
 
 
-def run_in_process(function, argv: list[str]) -> tuple[object, str, str]:
-    """(exit code, stdout, stderr) of a CLI entry point called in this process."""
-    import contextlib
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = function(list(argv))
-        except SystemExit as exit_:
-            code = exit_.code
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def unpackaged(monkeypatch):
     """As if the package carried no snapshot at all."""
@@ -216,22 +202,6 @@ NEEDS_TMUX = needs("tmux")
 NEEDS_BASH_COMPLETION = needs("bash-completion")
 #: The mark of a test module that builds against go-yaml v2 and v3.
 NEEDS_GO_YAML = needs("golang-go", "golang-gopkg-yaml.v2-dev", "golang-gopkg-yaml.v3-dev")
-
-
-def build_go(source: Path, directory: Path, *, debian_packages: bool = False) -> Path:
-    """``go build`` of one Go file into ``directory``, with its own Go
-    caches there; the binary's path. With ``debian_packages``, imports are
-    found in Debian's Go source (:data:`DEBIAN_GOCODE`, GOPATH mode: offline,
-    no module proxy)."""
-    import os
-    import subprocess
-
-    binary = directory / "oracle"
-    env = {**os.environ, "GOCACHE": str(directory / "cache"), "GOPATH": str(directory / "gopath")}
-    if debian_packages:
-        env.update(GO111MODULE="off", GOPATH=f"{directory / 'gopath'}{os.pathsep}{DEBIAN_GOCODE}")
-    subprocess.run(["go", "build", "-o", str(binary), str(source)], check=True, env=env, timeout=300)
-    return binary
 
 
 #: What can happen to a cache's table files (see corrupt).

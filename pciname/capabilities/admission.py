@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from pciname.base.yaml_out import Dumper
-from pciname.capabilities.limits import DEVICES, NAME, PROFILE
+from pciname.capabilities.limits import DEVICES, NAME, PROFILE, checked
 from pciname.capabilities.spelling import RequestError, Spelling, Words, reworded
 from pciname.errors import PcinameError
 from pciname.kubevirt.vgpu import with_vgpus
@@ -68,7 +68,7 @@ class AdmissionPolicyRequest:
     kubevirt_cr: bool = False
     from_cluster: bool = False
     kubevirt_name: str | None = field(default=None, metadata=NAME)
-    actions: tuple[str, ...] = ()
+    actions: tuple[str, ...] = field(default=(), metadata=NAME)
     name: str = field(default=DEFAULT_NAME, metadata=NAME)
     profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     dra: bool = False
@@ -85,6 +85,7 @@ class AdmissionPolicyRequest:
         """The request, its actions defaulted; a :class:`~pciname.errors.PcinameError`
         for an allowed set given twice (devices and a CR, two CRs) or not at
         all. (The actions and the name are checked as the policy is written.)"""
+        checked(self)
         if self.from_cr and (self.devices or self.mdev_types or self.vgpus):
 
             def both(say: Words) -> str:

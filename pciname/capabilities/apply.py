@@ -14,10 +14,11 @@ CR another controller manages: :class:`~pciname.errors.ApplyRefused`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pciname.capabilities.audit import NO_KUBEVIRT_CR
+from pciname.capabilities.limits import DEVICE_IDS, DEVICES, NAME, PROFILE, checked
 from pciname.capabilities.permitted import NO_DEVICES
 from pciname.cluster.kube import DEFAULT_TIMEOUT, apply_permitted_host_devices, read_cluster
 from pciname.errors import PcinameError
@@ -39,7 +40,7 @@ NOTHING_TO_APPLY = "nothing to apply: every device was left out"
 class ApplyRequest:
     """What to permit in the cluster's KubeVirt CR: PCI ``devices``, vGPU
     types as ``mdev_types`` (their exact ``mdev_type/name``) or
-    ``vgpu_types`` (``A10-24Q``: of the GPUs ``devices`` names, which are
+    ``vgpus`` (``A10-24Q``: of the GPUs ``devices`` names, which are
     then not permitted themselves), under ``profile`` (``auto``: the one the
     nodes' names infer; None: the default); ``force`` takes the field over
     from other field managers, ``dry_run`` lets the API server check the
@@ -47,18 +48,19 @@ class ApplyRequest:
     there are several CRs; ``timeout``: seconds for the reads, and for the
     apply (None: the default)."""
 
-    devices: tuple[str, ...] = ()
-    mdev_types: tuple[str, ...] = ()
-    vgpu_types: tuple[str, ...] = ()
-    profile: ProfileLike | None = None
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICE_IDS)
+    mdev_types: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    vgpus: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     include_broken: bool = False
     force: bool = False
     dry_run: bool = False
-    kubevirt_name: str | None = None
+    kubevirt_name: str | None = field(default=None, metadata=NAME)
     timeout: float | None = None
 
     def validated(self) -> ApplyRequest:
         """The request; :data:`NO_DEVICES` when it names nothing to apply."""
+        checked(self)
         if not self.devices and not self.mdev_types:
             raise PcinameError(NO_DEVICES)
         return self
@@ -107,8 +109,8 @@ def answer(request: ApplyRequest, client: ApiClient, *, report: Callable[[Snippe
         raise PcinameError(f"{NO_KUBEVIRT_CR} to apply to")
     profile, how, _ = choose_profile(request.profile, state.nodes)
     devices, mdevs = list(request.devices), list(request.mdev_types)
-    if request.vgpu_types:  # the types' exact strings join the mdev types; the GPUs are not requested
-        found = vgpu_mdevs(devices, request.vgpu_types, profile, counts=False)
+    if request.vgpus:  # the types' exact strings join the mdev types; the GPUs are not requested
+        found = vgpu_mdevs(devices, request.vgpus, profile, counts=False)
         devices, mdevs = [], mdevs + [name for name, _count in found]
     snippet = permitted_host_devices(devices, mdevs, profile, request.include_broken)
     report(snippet)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from pciname.capabilities.limits import NAME, PROFILE, checked
 from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.cluster.kube import (
     DEFAULT_TIMEOUT,
@@ -80,9 +81,9 @@ class AuditRequest:
     CR ([NAMESPACE/]NAME) when there are several; ``timeout``: seconds for
     the API requests, and for the work on what they read (None: the default)."""
 
-    profile: ProfileLike | None = None
-    cozystack: str | None = None
-    kubevirt_name: str | None = None
+    profile: ProfileLike | None = field(default=None, metadata=PROFILE)
+    cozystack: str | None = field(default=None, metadata=NAME)
+    kubevirt_name: str | None = field(default=None, metadata=NAME)
     timeout: float | None = None
     #: Set by :meth:`validated` (and :meth:`with_cluster_release`): the
     #: profile to answer with (None: the default), how it was chosen, and
@@ -99,6 +100,7 @@ class AuditRequest:
         """The request with its profile and release chosen (:func:`choose`);
         with :attr:`dra`, a profile or a Cozystack release given is refused
         (the DRA driver names no resources)."""
+        checked(self)
         if self.dra and (given(self.profile) or self.cozystack is not None):
             raise RequestError(
                 lambda say: (

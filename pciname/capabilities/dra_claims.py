@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from pciname.base.requests import MAX_GPUS, parse_request
-from pciname.capabilities.limits import NAME, NAME_CHARS, limit
+from pciname.capabilities.limits import NAME, NAME_CHARS, checked, limit
 from pciname.capabilities.spelling import RequestError, respelled
 from pciname.capabilities.vm_gpus import DEFAULT_NAME
 from pciname.dra.claims import REQUEST_PREFIX, DraObjects, dra_objects
@@ -51,6 +51,7 @@ class DraClaimsRequest:
     combination: Combination | None = field(default=None, compare=False)
 
     def validated(self) -> DraClaimsRequest:
+        checked(self)
         if not self.devices:
             raise PcinameError("no GPUs given: name at least one DEVICE[=COUNT], e.g. 10de:2236=1")
         for what, value in (("name", self.name), ("prefix", self.prefix + "1")):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.requests import parse_request
-from pciname.capabilities.limits import DEVICES, PROFILE
+from pciname.capabilities.limits import DEVICES, PROFILE, checked
 from pciname.errors import PcinameError
 from pciname.kata.pod import (
     DEFAULT_IMAGE,
@@ -54,6 +54,7 @@ class KataPodRequest:
     def validated(self) -> KataPodRequest:
         """The request with its counts parsed; a PcinameError without GPUs,
         for a malformed ``DEVICE=COUNT``, kind, name, runtime class or image."""
+        checked(self)
         if not self.devices:
             raise PcinameError(NO_GPUS)
         for device in self.devices:

@@ -7,18 +7,28 @@ long one text may be (``chars``), how many items a field may hold
 
 :func:`limits` reads a request type's. The count is enforced on every
 surface as a request's ``DEVICE=COUNT`` is read
-(:func:`~pciname.base.requests.parse_request`); the text bounds and the
-batch are what the gRPC service holds a message to before anything is
-built from it (the command line's arguments are bounded by the system).
+(:func:`~pciname.base.requests.parse_request`); the text bounds by every
+request's ``validated()`` (:func:`checked`: a
+:class:`~pciname.capabilities.spelling.RequestError`, the CLI's line naming
+the argument, gRPC's the message field as ``check_length`` always has); the
+gRPC service's rules read the same declarations
+(:func:`pciname.server.rpc.shared.declared`) and hold a message to them
+before anything is built from it, in the order they always have. The batch
+is a surface's size (the CLI's lookup: ``MAX_LOOKUP_DEVICES``; a server's
+``--max-batch``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from pciname.base.echo import shown
 from pciname.base.requests import MAX_GPUS
+from pciname.capabilities.spelling import RequestError, Spelling, Words
+
+T = TypeVar("T")
 
 #: A device or vendor id: "0x10de:0x2236", with room for white space.
 DEVICE_CHARS = 64
@@ -48,10 +58,73 @@ def limits(request_type: type[Any]) -> dict[str, Limit]:
     return {f.name: f.metadata["limit"] for f in dataclasses.fields(request_type) if "limit" in f.metadata}
 
 
+#: How the CLI names one value of a field it takes otherwise than as ``--`` + the field.
+CLI_ARGUMENTS = {
+    "device": "DEVICE",
+    "devices": "DEVICE",
+    "types": "TYPE",
+    "resource": "RESOURCE",
+    "group": "GROUP",
+    "mdev_types": "--mdev",
+    "vgpus": "--vgpu",
+    "actions": "--action",
+    "old": "--from",
+    "new": "--to",
+    "kubevirt_name": "--kubevirt",
+}
+
+
+def too_long(field: str, value: str, bound: int, index: int | None = None) -> RequestError:
+    """A text over its field's bound: gRPC's line names the message field
+    (``devices[0]``, as ``check_length`` always has), the CLI's the argument
+    (``DEVICE``, :data:`CLI_ARGUMENTS`); both show the value."""
+    at = "" if index is None else f"[{index}]"
+
+    def words(say: Words) -> str:
+        named = say(field) + (at if say is Spelling.RPC else "")
+        return f"{named} is too long ({len(value)} characters, at most {bound}): {shown(value)}"
+
+    return RequestError(words, CLI_ARGUMENTS)
+
+
+def checked(request: T) -> T:
+    """``request`` if every text of its fields keeps its declared bound
+    (``chars``; each item of a sequence), in the order of the fields; else
+    :func:`too_long`'s :class:`~pciname.capabilities.spelling.RequestError`."""
+    for name, bound in limits(type(request)).items():
+        if bound.chars is None:
+            continue
+        value = getattr(request, name)
+        if isinstance(value, str):
+            if len(value) > bound.chars:
+                raise too_long(name, value, bound.chars)
+        elif isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                if isinstance(item, str) and len(item) > bound.chars:
+                    raise too_long(name, item, bound.chars, i)
+    return request
+
+
 #: The usual declarations.
 DEVICES = limit(chars=NAME_CHARS, batch=True, count=MAX_GPUS)
+#: Devices named by their ids alone, no count ("0x10de:0x2236"): as the service has always bounded them.
+DEVICE_IDS = limit(chars=DEVICE_CHARS, batch=True)
 PROFILE = limit(chars=PROFILE_CHARS)
 NAME = limit(chars=NAME_CHARS)
 
 
-__all__ = ["DEVICES", "DEVICE_CHARS", "NAME", "NAME_CHARS", "PROFILE", "PROFILE_CHARS", "Limit", "limit", "limits"]
+__all__ = [
+    "CLI_ARGUMENTS",
+    "DEVICES",
+    "DEVICE_CHARS",
+    "DEVICE_IDS",
+    "NAME",
+    "NAME_CHARS",
+    "PROFILE",
+    "PROFILE_CHARS",
+    "Limit",
+    "checked",
+    "limit",
+    "limits",
+    "too_long",
+]

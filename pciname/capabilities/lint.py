@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.limits import NAME, PROFILE
+from pciname.capabilities.limits import NAME, PROFILE, checked
 from pciname.capabilities.spelling import RequestError, Spelling, respelled
 from pciname.cozystack.choice import profile_for, release_for
 from pciname.dra.facts import Combination, DraCombinationError, choose
@@ -82,6 +82,7 @@ class LintRequest:
         :class:`~pciname.dra.facts.DraCombinationError` for a DRA driver or
         KubeVirt release that is unknown or works with no other
         (:func:`~pciname.dra.facts.choose`: one line, with the nearest that works)."""
+        checked(self)
         asked = self.cozystack is not None and bool(self.cozystack.strip())
         release = release_for(self.cozystack, self.profile).version if asked else None
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.limits import NAME_CHARS, PROFILE, limit
+from pciname.capabilities.limits import NAME_CHARS, PROFILE, checked, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.kubevirt.generate import mdev_names
 
@@ -31,6 +31,7 @@ class MdevNameRequest:
 
     def validated(self) -> MdevNameRequest:
         """The request; a :class:`~pciname.capabilities.spelling.RequestError` without a type."""
+        checked(self)
         if not self.types:
             raise RequestError.saying("no vGPU type given: name at least one TYPE", "empty request: no types given")
         return replace(self, types=tuple(self.types))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.files import MAX_LOOKUP_DEVICES, MAX_LOOKUP_STDIN_BYTES
-from pciname.capabilities.limits import DEVICE_CHARS, NAME, PROFILE, limit
+from pciname.capabilities.limits import DEVICE_CHARS, NAME, PROFILE, checked, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.naming.checks import reverse_query
 from pciname.resolution.resolver import resolver_or_default
@@ -68,7 +68,8 @@ class LookupRequest:
 
     def validated(self) -> LookupRequest:
         """The request with what ``stdin`` read among its devices; a
-        :class:`~pciname.capabilities.spelling.RequestError` for too much input or none."""
+        :class:`~pciname.capabilities.spelling.RequestError` for too much input
+        or none, then for a text over its declared length (the service's order)."""
         devices = self.devices
         if self.stdin is not None:
             if len(self.stdin) > MAX_LOOKUP_STDIN_BYTES:
@@ -92,8 +93,8 @@ class LookupRequest:
                 "(--max-batch); split the request",
             )
         if devices is self.devices:
-            return self  # the server's Resolve and ResolveBatch: nothing to copy
-        return replace(self, devices=devices, stdin=None)
+            return checked(self)  # the server's Resolve and ResolveBatch: nothing to copy
+        return checked(replace(self, devices=devices, stdin=None))
 
 
 def answer_lookup(
@@ -128,6 +129,7 @@ class ReverseRequest:
     def validated(self) -> ReverseRequest:
         """The request with its :attr:`resource_name`; a
         :class:`~pciname.capabilities.spelling.RequestError` when none is given."""
+        checked(self)
         wanted = reverse_query(self.resource)  # the rule the library, the CLI and the service use
         if not wanted:
             raise _empty(
@@ -175,6 +177,7 @@ class DiffRequest:
     def validated(self) -> DiffRequest:
         """The request; a :class:`~pciname.capabilities.spelling.RequestError` unless both
         profiles are given."""
+        checked(self)
         if self.old is None or self.new is None:
             raise _empty("both from_profile and to_profile are required", "both --from and --to are required")
         return self

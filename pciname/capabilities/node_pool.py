@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.limits import DEVICES, NAME, PROFILE
+from pciname.capabilities.limits import DEVICES, NAME, PROFILE, checked
 from pciname.capabilities.spelling import RequestError
 from pciname.capabilities.vm_gpus import no_gpus
 from pciname.cozystack.choice import profile_for
@@ -46,7 +46,7 @@ class NodePoolRequest:
     profile: ProfileLike | None = field(default=None, metadata=PROFILE)
     include_broken: bool = False
     fragment: bool = False
-    format: str = "values"
+    format: str = field(default="values", metadata=NAME)
     cozystack: str | None = field(default=None, metadata=NAME)
     cluster: str | None = field(default=None, metadata=NAME)
     fields: dict[str, Any] = field(default_factory=dict)
@@ -55,6 +55,7 @@ class NodePoolRequest:
         """The request, its format known; a
         :class:`~pciname.capabilities.spelling.RequestError` without GPUs or
         for fields that do not go together."""
+        checked(self)
         from pciname.cozystack.node_pool import pool_format
 
         if not self.devices and not self.mdev_types:

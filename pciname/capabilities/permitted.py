@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pciname.capabilities.limits import DEVICES, NAME, PROFILE
+from pciname.capabilities.limits import DEVICE_IDS, DEVICES, NAME, PROFILE, checked
 from pciname.capabilities.spelling import RequestError
 from pciname.capabilities.vm_gpus import NO_GPUS_RPC
 from pciname.cozystack.choice import profile_for, release_for
@@ -54,7 +54,7 @@ class PermittedHostDevicesRequest:
     and vGPU types the profile's plugin advertises are permitted too
     (``offered``: and every type its GPUs offer)."""
 
-    devices: tuple[str, ...] = field(default=(), metadata=DEVICES)
+    devices: tuple[str, ...] = field(default=(), metadata=DEVICE_IDS)
     mdev_types: tuple[str, ...] = field(default=(), metadata=DEVICES)
     vgpus: tuple[str, ...] = field(default=(), metadata=DEVICES)
     from_scan: str | None = None
@@ -76,6 +76,7 @@ class PermittedHostDevicesRequest:
         :class:`~pciname.capabilities.spelling.RequestError` for fields that
         do not go together, then for nothing to permit (no device, type or
         node to scan)."""
+        checked(self)
         asked = self._checked()
         if asked.from_scan is None and not asked.vgpus and not asked.devices and not asked.mdev_types:
             raise no_devices()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pciname.capabilities.limits import DEVICE_CHARS, PROFILE, limit
+from pciname.capabilities.limits import DEVICE_CHARS, PROFILE, checked, limit
 from pciname.capabilities.spelling import RequestError
 from pciname.errors import NotInCatalogueError
 from pciname.kubevirt.generate import refuse_kata
@@ -38,6 +38,7 @@ class VgpuTypesRequest:
     def validated(self) -> VgpuTypesRequest:
         """The request, its device text known to be text (a
         :class:`~pciname.errors.PcinameError` otherwise)."""
+        checked(self)
         if not isinstance(self.device, str):
             device = self.device
             raise RequestError(lambda say: f"{say('device')} must be a device id such as 10de:2236, not {device!r}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pciname.base.requests import parse_request
-from pciname.capabilities.limits import DEVICES, NAME, PROFILE
+from pciname.capabilities.limits import DEVICES, NAME, PROFILE, checked
 from pciname.capabilities.spelling import RequestError
 from pciname.kubevirt.generate import Skipped, Snippet, vm_gpus
 from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
@@ -59,6 +59,7 @@ class VmGpusRequest:
         :class:`~pciname.errors.PcinameError` for a ``DEVICE=COUNT`` with
         ``vgpus`` (the count goes to the type). (Another malformed
         ``DEVICE=COUNT`` is reported as the request is answered.)"""
+        checked(self)
         if not self.devices and not self.mdev_types:
             raise no_gpus()
         if not self.prefix or any(c.isspace() for c in self.prefix):

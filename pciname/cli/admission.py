@@ -117,8 +117,17 @@ def run_admission_policy(args: argparse.Namespace) -> int:
         dra=args.dra,
         dra_driver=args.dra_driver,
     ).validated()
-    if not args.from_cluster and (args.kubeconfig or args.context or args.kubevirt):
-        raise PcinameError("--kubeconfig, --context and --kubevirt go with --from-cluster")
+    given = [
+        flag
+        for flag, value in (
+            ("--kubeconfig", args.kubeconfig),
+            ("--context", args.context),
+            ("--kubevirt", args.kubevirt),
+        )
+        if value
+    ]
+    if not args.from_cluster and given:
+        raise PcinameError(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with --from-cluster")
     result = ask("admission-policy", request, profile, cr=_cr(args, request))
     policy = result.policy
     sys.stdout.write(policy.to_yaml() if args.output == "yaml" else policy.to_json())

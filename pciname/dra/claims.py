@@ -144,12 +144,13 @@ def dra_objects(
     gpus: list[tuple[str, int]],
     combination: Combination,
     *,
-    name: str = "vm-gpus",
+    name: str,
     prefix: str = REQUEST_PREFIX,
     product_name: bool = False,
 ) -> DraObjects:
     """The documents for ``gpus`` (NVIDIA device id, count), in order: the
-    ResourceClaimTemplate ``name``, the VirtualMachine fragment, the
+    ResourceClaimTemplate ``name`` (the capability's default:
+    :data:`pciname.capabilities.vm_gpus.DEFAULT_NAME`), the VirtualMachine fragment, the
     DeviceClass."""
     api = f"resource.k8s.io/{combination.resource_api}"
     device_class = combination.vfio["device_class"]

@@ -252,8 +252,12 @@ class ServeConfig:
         that do not go together, then a malformed address."""
         self._check_values()
         self._check_tls()
-        if (self.kubeconfig or self.kube_context) and not self.kube:
-            raise ServeError("--kubeconfig and --kube-context go with --kube (reading the cluster is off without it)")
+        given = [
+            flag for flag, value in (("--kubeconfig", self.kubeconfig), ("--kube-context", self.kube_context)) if value
+        ]
+        if given and not self.kube:
+            verb = "goes" if len(given) == 1 else "go"
+            raise ServeError(f"{', '.join(given)} {verb} with --kube (reading the cluster is off without it)")
         if not self.kube_timeout > 0:
             raise ServeError("--kube-timeout must be more than 0")
         split_address(self.listen)

@@ -33,6 +33,7 @@ from cachetools import LRUCache
 from pciname.api import Resolver, profiles as profile_infos
 from pciname.base.files import MAX_PCIIDS_BYTES, read_bounded
 from pciname.base.paths import embedded_pciids_path, snapshot_search_dirs
+from pciname.capabilities.limits import NAME_CHARS as MAX_NAME_CHARS, PROFILE_CHARS as MAX_PROFILE_CHARS
 from pciname.errors import PciIdsError, SnapshotMissingError
 from pciname.naming.gotext import valid_text
 from pciname.naming.profiles import (
@@ -54,8 +55,6 @@ from pciname.resolution.resolver import as_profile
 from pciname.resolution.results import ProfileInfo, Resolution
 from pciname.resolution.snapshots import known_snapshots, locate, missing_message
 from pciname.server.rpc.wire import (
-    MAX_NAME_CHARS,
-    MAX_PROFILE_CHARS,
     check_length,
     framed,
     profiles_response,

@@ -40,6 +40,7 @@ import grpc
 from google.protobuf.message import Message
 
 from pciname.capabilities.cluster_access import ClusterAccess
+from pciname.capabilities.limits import DEVICE_CHARS as MAX_DEVICE_CHARS
 from pciname.capabilities.names import (
     LookupRequest,
 )
@@ -56,7 +57,6 @@ from pciname.server.config import (
 from pciname.server.data import DataSet, request_aliases, served_profile, with_request_aliases
 from pciname.server.metrics import Metrics
 from pciname.server.rpc.wire import (
-    MAX_DEVICE_CHARS,
     SERVICE_NAME,
     RpcFailure,
     check_deadline,
@@ -275,8 +275,8 @@ class PciNameService:
 
     def resolve(self, request: pb.ResolveRequest, context: grpc.ServicerContext, data: DataSet) -> tuple[bytes, int]:
         device = request.device
+        check_length(device, "device", MAX_DEVICE_CHARS)  # an empty device is not too long: the order as before
         LookupRequest((device,) if device else (), profile=request.profile, single=True).validated()
-        check_length(device, "device", MAX_DEVICE_CHARS)
         profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
         entry = data.encoded_table(profile).get(device)
         if entry is None:

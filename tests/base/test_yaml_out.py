@@ -11,10 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import math
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +20,10 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from pciname.base.yaml_out import GO_YAML_TIMESTAMP, Dumper, ambiguous, go_yaml_typed
-from tests.conftest import NEEDS_GO_YAML, REPO, TESTS, build_go
+from tests.cli_run import pciname
+from tests.conftest import NEEDS_GO_YAML, REPO
+from tests.go_oracles import ask, oracle as go_oracle
 from tests.sysfs_tree import SysfsTree
-
-ORACLE_SOURCE = TESTS / "go_oracle_yaml" / "main.go"
 
 #: Strings some YAML reader takes for another type when they are written plain.
 TYPED = [
@@ -56,16 +53,15 @@ PIECE_STRINGS = st.lists(st.sampled_from(PIECES), max_size=6).map("".join)
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory) -> Path:
-    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go-yaml"), debian_packages=True)
+def oracle() -> Path:
+    return go_oracle("yaml")
 
 
 def go_read(oracle: Path, text: str) -> dict[str, Any]:
     """What go-yaml v2 and v3 make of ``text``, as Python data: strings as
     strings, Go's bool, int, float64 and nil as Python's, anything else as a
     (Go type, text) pair."""
-    out = subprocess.run([str(oracle)], input=text.encode(), capture_output=True, check=True, timeout=120)
-    return {version: _python(read) for version, read in json.loads(out.stdout).items()}
+    return {version: _python(read) for version, read in json.loads(ask(oracle, stdin=text)).items()}
 
 
 _GO_SCALARS: dict[str, Any] = {"int": int, "uint64": int, "float64": float, "bool": lambda v: v == "true"}
@@ -271,13 +267,6 @@ def test_every_yaml_dump_in_pciname_uses_the_dumper():
 
 
 # -- the command line, end to end --------------------------------------------------------
-
-
-def pciname(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
-    )
 
 
 @NEEDS_GO_YAML

@@ -10,20 +10,8 @@ import sys
 import pytest
 import yaml
 
+from tests.cli_run import pciname as run, pciname_process
 from tests.conftest import LATEST, REPO, trimmed_install
-
-
-def run(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=REPO,
-        timeout=120,
-    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
@@ -143,7 +131,8 @@ def test_bad_input_is_one_line_exit_2(args, fragments):
 
 def test_missing_snapshot_is_one_line_exit_2(tmp_path):
     env = {"PCINAME_CACHE_DIR": str(tmp_path / "cache"), **trimmed_install(tmp_path / "install", ["2025.07.11.ids"])}
-    proc = run("lookup", "10de:2236", "--profile", "v1.2.2", env=env)
+    # Another copy of the package on the path: a process of its own.
+    proc = pciname_process("lookup", "10de:2236", "--profile", "v1.2.2", env=env)
     assert_one_line_error(proc, "2023.05.23", "e97ddbf60c71", "pciname snapshots fetch")
 
 

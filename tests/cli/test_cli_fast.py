@@ -17,7 +17,8 @@ from pciname import cli
 from pciname.base import render
 from pciname.cli import fast
 from pciname.resolution import answers
-from tests.conftest import REPO, run_in_process
+from tests.cli_run import call
+from tests.conftest import REPO
 
 PROFILES = [
     "latest",
@@ -100,8 +101,8 @@ def empty_cache(tmp_path, monkeypatch):
     ],
 )
 def test_plain_lookups_are_answered_by_the_fast_path_exactly(argv):
-    expected = run_in_process(cli.full, argv)
-    got = run_in_process(fast.lookup, argv)
+    expected = call(cli.full, argv)
+    got = call(fast.lookup, argv)
     assert got[0] is not None, "the fast path did not answer"
     assert got == expected
 
@@ -116,13 +117,13 @@ def test_plain_lookups_are_answered_by_the_fast_path_exactly(argv):
 @example(tokens=["10de:2236", "-p", "nonsense-profile"])
 def test_property_fast_path_and_argparse_agree(tokens):
     argv = ["lookup", *tokens]
-    expected = run_in_process(cli.full, argv)
-    got = run_in_process(fast.lookup, argv)
+    expected = call(cli.full, argv)
+    got = call(fast.lookup, argv)
     if got[0] is None:
         assert got[1:] == ("", ""), "the fast path printed, then gave up"
     else:
         assert got == expected
-    assert run_in_process(cli.main, argv) == expected
+    assert call(cli.main, argv) == expected
 
 
 @pytest.mark.parametrize(
@@ -139,8 +140,8 @@ def test_what_the_package_does_not_answer_takes_the_full_path(argv, tmp_path):
     """Spellings the package does not list, ids outside its tables, other
     vendors, other options: the full path answers, and keeps no answer
     table in the cache (only the catalogs' tables)."""
-    assert run_in_process(fast.lookup, argv) == (None, "", "")
-    run_in_process(cli.main, argv)
+    assert call(fast.lookup, argv) == (None, "", "")
+    call(cli.main, argv)
     assert {p.suffix for p in (tmp_path / "cache").rglob("*") if p.is_file()} <= {".marshal"}
 
 
@@ -148,7 +149,7 @@ def test_no_table_is_written_for_a_custom_file(tmp_path, monkeypatch):
     from tests.conftest import DEBIAN_SID
 
     monkeypatch.setenv("PCINAME_CACHE_DIR", str(tmp_path / "cache"))
-    code, out, _ = run_in_process(cli.full, ["lookup", "10de:2236", "--pciids", str(DEBIAN_SID)])
+    code, out, _ = call(cli.full, ["lookup", "10de:2236", "--pciids", str(DEBIAN_SID)])
     assert (code, out) == (0, "nvidia.com/GA102GL_A10\n")
     assert not list((tmp_path / "cache").rglob("*.answers"))
 
@@ -235,7 +236,7 @@ def test_the_fast_path_imports_almost_nothing(argv, tmp_path):
 
 def run_with_stdin(function, argv: list[str], data: bytes, monkeypatch) -> tuple[object, str, str]:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    return run_in_process(function, argv)
+    return call(function, argv)
 
 
 STDIN_TOKENS = DEVICES + ["10de:2236"] * 3 + ["10de:1eb8", "10de:2330", "2330"]

@@ -7,17 +7,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import REPO
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, cwd=REPO, timeout=120
-    )
+from tests.cli_run import pciname as run
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from pciname.cli import main
+from tests.cli_run import pciname as run
 from tests.conftest import LATEST, REPO
 from tests.sysfs_tree import SysfsTree
 
@@ -20,50 +21,44 @@ A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10
 GRID = {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/GRID_T4-1Q", "externalResourceProvider": True}
 
 
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 # -- permitted-host-devices ---------------------------------------------------------
 
 
 def test_permitted_host_devices_default_is_kubevirt_yaml(capsys):
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--mdev", "GRID T4-1Q")
+    code, out, err = run("permitted-host-devices", "10de:2236", "--mdev", "GRID T4-1Q")
     assert (code, err) == (0, "")
     assert yaml.safe_load(out) == {"permittedHostDevices": {"pciHostDevices": [A10], "mediatedDevices": [GRID]}}
     assert out.startswith("permittedHostDevices:\n  pciHostDevices:\n  - pciVendorSelector: 10DE:2236\n")
 
 
 def test_permitted_host_devices_cozystack_and_patch(capsys):
-    code, out, _ = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--replace-defaults")
+    code, out, _ = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--replace-defaults")
     assert code == 0
     assert yaml.safe_load(out) == {"gpu": {"replaceDefaults": True, "permittedHostDevices": {"pciHostDevices": [A10]}}}
-    code, out, _ = run(capsys, "permitted-host-devices", "10de:2236", "--format", "patch")
+    code, out, _ = run("permitted-host-devices", "10de:2236", "--format", "patch")
     assert code == 0
     assert json.loads(out) == {"spec": {"configuration": {"permittedHostDevices": {"pciHostDevices": [A10]}}}}
-    code, out, _ = run(capsys, "permitted-host-devices", "10de:2236", "--format", "patch", "-o", "yaml")
+    code, out, _ = run("permitted-host-devices", "10de:2236", "--format", "patch", "-o", "yaml")
     assert yaml.safe_load(out)["spec"]["configuration"]["permittedHostDevices"]["pciHostDevices"] == [A10]
-    code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--replace-defaults")
+    code, _, err = run("permitted-host-devices", "10de:2236", "--replace-defaults")
     assert code == 2 and "--format cozystack" in err
 
 
 def test_permitted_host_devices_reports_and_leaves_out_broken_names(capsys):
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "-o", "json")
+    code, out, err = run("permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "-o", "json")
     assert code == 1
     assert json.loads(out) == {"permittedHostDevices": {"pciHostDevices": [A10]}}
     assert err.startswith(
         "pciname: left out 10de:24fa: invalid-resource-name: kubelet refuses nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_"
     )
     code, out, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "--include-broken", "-o", "json"
+        "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "--include-broken", "-o", "json"
     )
     assert code == 1
     names = [e["resourceName"] for e in json.loads(out)["permittedHostDevices"]["pciHostDevices"]]
     assert names == ["nvidia.com/GA102GL_A10", "nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_"]
     assert "pciname: broken 10de:24fa: invalid-resource-name" in err
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "-o", "table")
+    code, out, err = run("permitted-host-devices", "10de:2236", "10de:24fa", "-p", "latest", "-o", "table")
     assert out.splitlines()[1:] == [
         "10DE:2236  nvidia.com/GA102GL_A10                    permitted",
         "10de:24fa  nvidia.com/GA104_RTX_A4500_EMBEDDED_GPU_  left out: invalid-resource-name",
@@ -71,7 +66,7 @@ def test_permitted_host_devices_reports_and_leaves_out_broken_names(capsys):
 
 
 def test_notes_go_to_stderr_without_failing(capsys):
-    code, _out, err = run(capsys, "permitted-host-devices", "10de:20b1")
+    code, _out, err = run("permitted-host-devices", "10de:20b1")
     assert code == 0
     assert err.startswith("pciname: note: 10de:20b1: name-collision: ")
 
@@ -92,7 +87,7 @@ def test_notes_go_to_stderr_without_failing(capsys):
     ],
 )
 def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
-    code, _out, err = run(capsys, *argv)
+    code, _out, err = run(*argv)
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -102,7 +97,7 @@ def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
 
 
 def test_node_pool(capsys):
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", "--mdev", "NVIDIA A100-40C")
+    code, out, err = run("node-pool", "gpu", "10de:2236=2", "--mdev", "NVIDIA A100-40C")
     assert (code, err) == (0, "")
     gpus = [
         {"name": "nvidia.com/GA102GL_A10"},
@@ -123,15 +118,15 @@ def test_node_pool(capsys):
         }
     }
     # ... and the gpus alone with --fragment.
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", "--mdev", "NVIDIA A100-40C", "--fragment")
+    code, out, err = run("node-pool", "gpu", "10de:2236=2", "--mdev", "NVIDIA A100-40C", "--fragment")
     assert (code, err) == (0, "")
     assert yaml.safe_load(out) == {"nodeGroups": {"gpu": {"gpus": gpus}}}
-    code, out, _ = run(capsys, "node-pool", "gpu", "10de:2236=2", "-o", "table")
+    code, out, _ = run("node-pool", "gpu", "10de:2236=2", "-o", "table")
     assert out.splitlines()[1].split() == ["gpu", "nvidia.com/GA102GL_A10", "2", "GPU(s)"]
 
 
 def test_vm_gpus(capsys):
-    code, out, _ = run(capsys, "vm-gpus", "10de:1eb8", "--mdev", "GRID T4-1Q=2", "--prefix", "vgpu", "-o", "json")
+    code, out, _ = run("vm-gpus", "10de:1eb8", "--mdev", "GRID T4-1Q=2", "--prefix", "vgpu", "-o", "json")
     assert code == 0
     assert json.loads(out) == {
         "gpus": [
@@ -143,9 +138,9 @@ def test_vm_gpus(capsys):
 
 
 def test_mdev_name(capsys):
-    code, out, err = run(capsys, "mdev-name", "NVIDIA A100-40C")
+    code, out, err = run("mdev-name", "NVIDIA A100-40C")
     assert (code, out, err) == (0, "nvidia.com/NVIDIA_A100-40C\n", "")
-    code, out, err = run(capsys, "mdev-name", "GRID T4-1Q", "GRID T4-1Q ", "-o", "json")
+    code, out, err = run("mdev-name", "GRID T4-1Q", "GRID T4-1Q ", "-o", "json")
     assert code == 1
     data = json.loads(out)
     assert [d["resource_name"] for d in data] == ["nvidia.com/GRID_T4-1Q", "nvidia.com/GRID_T4-1Q_"]
@@ -197,19 +192,19 @@ def files(tmp_path):
 
 def test_lint_text_output(capsys, files):
     kv, clean, _ = files
-    code, out, err = run(capsys, "lint", kv)
+    code, out, err = run("lint", kv)
     assert code == 1 and err == ""
     assert out == (
         f"{kv}:12: wrong-resource-name: spec.configuration.permittedHostDevices.pciHostDevices[1].resourceName: "
         f"{LATEST} advertises 10DE:1EB8 as nvidia.com/TU104GL_TESLA_T4, not nvidia.com/TU104GL_Tesla_T4: "
         "VMs asking for this name never schedule\n"
     )
-    assert run(capsys, "lint", clean) == (0, "", "")
+    assert run("lint", clean) == (0, "", "")
 
 
 def test_lint_json_and_table(capsys, files):
     kv, _, _ = files
-    code, out, _ = run(capsys, "lint", kv, "-o", "json")
+    code, out, _ = run("lint", kv, "-o", "json")
     (finding,) = json.loads(out)
     assert finding == {
         "file": str(kv),
@@ -222,20 +217,20 @@ def test_lint_json_and_table(capsys, files):
         "message": finding["message"],
         "expected": "nvidia.com/TU104GL_TESLA_T4",
     }
-    code, out, _ = run(capsys, "lint", kv, "-o", "table")
+    code, out, _ = run("lint", kv, "-o", "table")
     assert out.splitlines()[0].split() == ["WHERE", "CODE", "PATH", "VALUE", "EXPECTED"]
     assert out.splitlines()[1].split()[0] == f"{kv}:12"
-    _code, out, _ = run(capsys, "lint", kv, "-o", "yaml")
+    _code, out, _ = run("lint", kv, "-o", "yaml")
     assert yaml.safe_load(out)[0]["code"] == "wrong-resource-name"
 
 
 def test_lint_syntax_error_exits_2_with_file_and_line(capsys, files):
     kv, _, broken = files
-    code, out, err = run(capsys, "lint", broken)
+    code, out, err = run("lint", broken)
     assert code == 2 and out == ""
     assert err.startswith(f"pciname: {broken}:5:4: YAML syntax error")
     # Readable files are still linted; the run as a whole is unreadable input.
-    code, out, err = run(capsys, "lint", kv, broken)
+    code, out, err = run("lint", kv, broken)
     assert code == 2
     assert out.startswith(f"{kv}:12: wrong-resource-name")
     assert f"{broken}:5:4" in err
@@ -244,7 +239,7 @@ def test_lint_syntax_error_exits_2_with_file_and_line(capsys, files):
 def test_lint_stdin(capsys, monkeypatch, files):
     _kv, _, _ = files
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(KUBEVIRT.encode())))
-    code, out, _err = run(capsys, "lint", "-")
+    code, out, _err = run("lint", "-")
     assert code == 1
     assert out.startswith("<stdin>:12: wrong-resource-name: ")
 
@@ -282,8 +277,8 @@ def test_lint_cozystacks_sriov_vgpu_example_is_clean(capsys):
     """docs/gpu-vgpu.md's SR-IOV entry has no externalResourceProvider:
     KubeVirt advertises the VFs as nvidia.com/L40S-24Q, no false alarm."""
     fixture = REPO / "tests" / "data" / "cozystack-gpu-vgpu-sriov.yaml"
-    assert run(capsys, "lint", fixture) == (0, "", "")
-    assert run(capsys, "lint", fixture, "-p", "preview", "-o", "json") == (0, "[]\n", "")
+    assert run("lint", fixture) == (0, "", "")
+    assert run("lint", fixture, "-p", "preview", "-o", "json") == (0, "[]\n", "")
 
 
 def test_lint_upgrade(capsys, tmp_path):
@@ -292,10 +287,8 @@ def test_lint_upgrade(capsys, tmp_path):
         "gpu:\n  permittedHostDevices:\n    pciHostDevices:\n"
         "    - {pciVendorSelector: '10DE:2330', resourceName: nvidia.com/GH100H100_SXM5_80GB, externalResourceProvider: true}\n"
     )
-    assert run(capsys, "lint", path, "-p", "gpu-operator@v23.9.2")[0] == 0
-    code, out, _ = run(
-        capsys, "lint", path, "-p", "gpu-operator@v23.9.2", "--upgrade-to", "gpu-operator@v25.3.0", "-o", "json"
-    )
+    assert run("lint", path, "-p", "gpu-operator@v23.9.2")[0] == 0
+    code, out, _ = run("lint", path, "-p", "gpu-operator@v23.9.2", "--upgrade-to", "gpu-operator@v25.3.0", "-o", "json")
     assert code == 1
     (finding,) = json.loads(out)
     assert (finding["code"], finding["line"], finding["expected"]) == (
@@ -312,13 +305,13 @@ def test_scan_command(capsys, tmp_path):
     tree = SysfsTree(tmp_path / "node")
     tree.add_function("0000:3b:00.0", device="0x2236\n", iommu_group="12", numa_node="1\n")
     tree.add_function("0000:86:00.0", device="0x1eb8\n", driver="nouveau", iommu_group="40")
-    code, out, err = run(capsys, "scan", "--sysfs-root", tree.root)
+    code, out, err = run("scan", "--sysfs-root", tree.root)
     assert code == 1 and err == ""
     lines = out.splitlines()
     assert lines[2].split() == ["ADDRESS", "DEVICE", "DRIVER", "IOMMU", "NUMA", "RESOURCE", "OR", "WHY", "NOT"]
     assert lines[3].split()[:6] == ["0000:3b:00.0", "10de:2236", "vfio-pci", "12", "1", "advertised"]
     assert any(line.startswith("error: host-driver: 0000:86:00.0: ") for line in lines)
-    code, out, _ = run(capsys, "scan", "--sysfs-root", tree.root, "-o", "json")
+    code, out, _ = run("scan", "--sysfs-root", tree.root, "-o", "json")
     data = json.loads(out)
     assert data["resources"] == [
         {
@@ -333,8 +326,8 @@ def test_scan_command(capsys, tmp_path):
     assert [d["code"] for d in data["diagnoses"]] == ["host-driver"]
     healthy = SysfsTree(tmp_path / "healthy")
     healthy.add_function("0000:3b:00.0")
-    assert run(capsys, "scan", "--sysfs-root", healthy.root, "-o", "yaml")[0] == 0
-    code, _, err = run(capsys, "scan", "--sysfs-root", tmp_path / "empty")
+    assert run("scan", "--sysfs-root", healthy.root, "-o", "yaml")[0] == 0
+    code, _, err = run("scan", "--sysfs-root", tmp_path / "empty")
     assert code == 2 and "no such directory" in err
 
 
@@ -366,7 +359,7 @@ def test_every_command_has_help_profile_and_output(capsys, command):
 def test_lint_deeply_nested_yaml_is_unreadable_input_not_a_crash(capsys, tmp_path):
     deep = tmp_path / "deep.yaml"
     deep.write_text("[" * 100_000)
-    code, out, err = run(capsys, "lint", str(deep))
+    code, out, err = run("lint", str(deep))
     assert code == 2 and out == ""
     assert err.strip() == f"pciname: {deep}: YAML nested too deeply to read"
 
@@ -386,7 +379,9 @@ def test_lint_deeply_nested_yaml_is_unreadable_input_not_a_crash(capsys, tmp_pat
             ["node-pool", "workers", "10de:2236=1000", "--mdev", "GRID T4-1Q=25"],
             "1025 GPUs asked for, more than the 1024",
         ),
-        (["node-pool", "workers", "10de:2236=" + "9" * 5000], "more than the 1024 GPUs"),
+        (["node-pool", "workers", "10de:2236=" + "9" * 300], "more than the 1024 GPUs"),
+        # Past int()'s 4,300 digits; the declared length (issue 37) refuses it first.
+        (["node-pool", "workers", "10de:2236=" + "9" * 5000], "DEVICE is too long (5010 characters, at most 320)"),
         (["node-pool", "workers", "10de:2236=0001025"], "more than the 1024 GPUs"),
         (["node-pool", "workers", "10de:2236=²"], "malformed count"),
         (["node-pool", "workers", "10de:2236=000"], "malformed count"),
@@ -396,7 +391,7 @@ def test_lint_deeply_nested_yaml_is_unreadable_input_not_a_crash(capsys, tmp_pat
 )
 def test_gpu_counts_are_bounded(capsys, argv, message):
     """node-pool workers 10de:2236=3000000 used to end in a MemoryError."""
-    code, out, err = run(capsys, *argv)
+    code, out, err = run(*argv)
     assert (code, out) == (2, "")
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
@@ -406,9 +401,7 @@ def test_gpu_count_at_the_limit(capsys):
     from pciname.cozystack.node_pool import node_pool
 
     assert parse_request("10de:2236=01024") == ("10de:2236", MAX_GPUS)
-    code, out, err = run(
-        capsys, "node-pool", "workers", f"10de:2236={MAX_GPUS - 1}", "nvidia.com/GA102GL_A10", "-o", "json"
-    )
+    code, out, err = run("node-pool", "workers", f"10de:2236={MAX_GPUS - 1}", "nvidia.com/GA102GL_A10", "-o", "json")
     assert (code, err) == (0, "")
     assert len(json.loads(out)["nodeGroups"]["workers"]["gpus"]) == MAX_GPUS
     with pytest.raises(Exception, match="1025 GPUs asked for"):  # the library checks it too
@@ -421,7 +414,7 @@ def test_lint_input_that_is_not_a_regular_file_is_refused_at_once(capsys, tmp_pa
     if kind == "fifo":
         path = tmp_path / "fifo"
         os.mkfifo(path)
-    code, out, err = run(capsys, "lint", path)
+    code, out, err = run("lint", path)
     assert (code, out, err) == (2, "", f"pciname: {path}: cannot read: not a regular file\n")
 
 
@@ -431,10 +424,10 @@ def test_lint_input_size_is_bounded(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(files, "MAX_YAML_BYTES", 8)
     big = tmp_path / "big.yaml"
     big.write_text("a: 123456\n")
-    code, out, err = run(capsys, "lint", big)
+    code, out, err = run("lint", big)
     assert (code, err) == (2, f"pciname: {big}: cannot read: 10 bytes, more than the 8 allowed\n")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a: 123456\n")))
-    code, _out, err = run(capsys, "lint", "-")
+    code, _out, err = run("lint", "-")
     assert (code, err) == (2, "pciname: <stdin>: cannot read: more than the 8 bytes allowed\n")
 
 

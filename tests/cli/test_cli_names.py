@@ -14,7 +14,7 @@ import pciname
 from pciname.base.files import MAX_LOOKUP_DEVICES
 from pciname.capabilities.names import DiffRequest, LookupRequest, ReverseRequest
 from pciname.cli import build_parser, full
-from tests.conftest import run_in_process
+from tests.cli_run import call
 
 
 def stdin_of(monkeypatch, data: bytes | None) -> None:
@@ -99,4 +99,4 @@ def test_diff_builds_its_request(monkeypatch, capsys):
 )
 def test_refusals_word_for_word(argv, stdin, line, monkeypatch):
     stdin_of(monkeypatch, stdin)
-    assert run_in_process(full, argv) == (2, "", f"pciname: error: {line}\n")
+    assert call(full, argv) == (2, "", f"pciname: error: {line}\n")

@@ -17,7 +17,8 @@ import yaml
 
 from pciname import cli
 from pciname.cli import fast
-from tests.conftest import LATEST, REPO, run_in_process
+from tests.cli_run import call
+from tests.conftest import LATEST, REPO
 
 #: A device whose name kubelet refuses (it ends with ``_``): never advertised.
 REFUSED = "10de:24fa"
@@ -62,8 +63,8 @@ def test_lookup_help_says_what_name_prints_for_a_device_not_advertised():
 @pytest.mark.parametrize("copies", [1, 40])  # 40 x 2 devices: the fast path's bulk printer
 def test_the_fast_path_prints_the_same_empty_line(copies):
     argv = ["lookup", *[REFUSED, "10de:2236"] * copies]
-    got = run_in_process(fast.lookup, argv)
-    assert got == run_in_process(cli.full, argv)
+    got = call(fast.lookup, argv)
+    assert got == call(cli.full, argv)
     assert got[0] == 1 and got[1] == "\nnvidia.com/GA102GL_A10\n" * copies
 
 

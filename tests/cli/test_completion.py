@@ -20,15 +20,14 @@ from pciname.errors import PcinameError
 from pciname.naming.profiles import load_registry
 from pciname.naming.vgpu import device_types
 from pciname.resolution import answers
+from tests.cli_run import pciname
 from tests.conftest import NEEDS_FISH, NEEDS_ZSH, REPO
 
 
 def _complete(*words: str) -> tuple[list[str], int]:
-    """``pciname __complete WORDS`` run as the scripts run it: the
-    candidates' lines, and the directive."""
-    out = subprocess.run(
-        [sys.executable, "-m", "pciname", "__complete", *words], capture_output=True, text=True, cwd=REPO, timeout=60
-    )
+    """``pciname __complete WORDS`` as the scripts run it: the candidates'
+    lines, and the directive."""
+    out = pciname("__complete", *words)
     assert out.returncode == 0 and out.stderr == "", out.stderr
     *lines, directive = out.stdout.splitlines()
     assert directive.startswith(":"), out.stdout

@@ -10,16 +10,11 @@ import yaml
 
 from pciname.cli import main
 from pciname.naming import vgpu
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_run import pciname as run
 
 
 def test_vgpu_types_json_fields(capsys):
-    code, out, err = run(capsys, "vgpu-types", "10de:2236", "-o", "json")
+    code, out, err = run("vgpu-types", "10de:2236", "-o", "json")
     assert code == 0 and err == ""
     answer = json.loads(out)
     assert answer["catalogue"]["commit"] == vgpu.catalogue().source["commit"]
@@ -33,14 +28,14 @@ def test_vgpu_types_json_fields(capsys):
 
 
 def test_vgpu_types_under_v1_0_x(capsys):
-    _code, out, _ = run(capsys, "vgpu-types", "10de:1eb8", "-p", "v1.0.1", "-o", "yaml")
+    _code, out, _ = run("vgpu-types", "10de:1eb8", "-p", "v1.0.1", "-o", "yaml")
     row = next(t for t in yaml.safe_load(out)["types"] if t["type"] == "T4-16Q")
     assert (row["mdev_name"], row["resource_name"]) == ("GRID T4-16Q", "nvidia.com/T4-16Q")
 
 
 def test_every_catalogue_device_through_the_cli(capsys):
     for device in vgpu.catalogue().devices:
-        code, out, _ = run(capsys, "vgpu-types", f"10de:{device}", "-o", "json")
+        code, out, _ = run("vgpu-types", f"10de:{device}", "-o", "json")
         assert code == 0
         listed = json.loads(out)["types"]
         assert {t["vgpu_config"]: t["max_instances"] for t in listed} == {
@@ -49,13 +44,13 @@ def test_every_catalogue_device_through_the_cli(capsys):
 
 
 def test_device_not_covered_is_one_line_exit_1(capsys):
-    code, out, err = run(capsys, "vgpu-types", "10de:2684")
+    code, out, err = run("vgpu-types", "10de:2684")
     assert code == 1 and out == ""
     assert err.count("\n") == 1 and "v0.5.0" in err and "mdev_supported_types" in err
 
 
 def test_unknown_prefix_in_table_names_the_command(capsys):
-    code, out, _ = run(capsys, "vgpu-types", "10de:2331")
+    code, out, _ = run("vgpu-types", "10de:2331")
     assert code == 0
     assert "unknown" in out and "cat /sys/bus/pci/devices/*/mdev_supported_types/*/name" in out
 
@@ -68,7 +63,7 @@ def test_help_says_which_prefixes_are_known(capsys):
 
 
 def test_bad_device_is_exit_2(capsys):
-    code, _, err = run(capsys, "vgpu-types", "zz")
+    code, _, err = run("vgpu-types", "zz")
     assert code == 2 and err.startswith("pciname: error:")
 
 
@@ -82,7 +77,7 @@ def test_bad_device_is_exit_2(capsys):
     ],
 )
 def test_permitted_host_devices_vgpu(capsys, device, wanted, selector, resource):
-    code, out, err = run(capsys, "permitted-host-devices", device, "--vgpu", wanted)
+    code, out, err = run("permitted-host-devices", device, "--vgpu", wanted)
     assert code == 0, err
     assert yaml.safe_load(out) == {
         "permittedHostDevices": {
@@ -95,7 +90,7 @@ def test_permitted_host_devices_vgpu(capsys, device, wanted, selector, resource)
 
 def test_vgpu_in_cozystack_values(capsys):
     code, out, _ = run(
-        capsys, "permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "--format", "cozystack", "--variant", "vgpu"
+        "permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "--format", "cozystack", "--variant", "vgpu"
     )
     assert code == 0
     assert (
@@ -104,10 +99,10 @@ def test_vgpu_in_cozystack_values(capsys):
 
 
 def test_vm_gpus_and_node_pool_take_counts(capsys):
-    code, out, _ = run(capsys, "vm-gpus", "10de:2236", "--vgpu", "A10-12Q=2")
+    code, out, _ = run("vm-gpus", "10de:2236", "--vgpu", "A10-12Q=2")
     assert code == 0
     assert [g["deviceName"] for g in yaml.safe_load(out)["gpus"]] == ["nvidia.com/NVIDIA_A10-12Q"] * 2
-    code, out, _ = run(capsys, "node-pool", "gpu", "10de:2236", "--vgpu", "A10-4Q=3", "--fragment")
+    code, out, _ = run("node-pool", "gpu", "10de:2236", "--vgpu", "A10-4Q=3", "--fragment")
     assert code == 0
     assert yaml.safe_load(out)["nodeGroups"]["gpu"]["gpus"] == [{"name": "nvidia.com/NVIDIA_A10-4Q"}] * 3
 
@@ -123,6 +118,6 @@ def test_vm_gpus_and_node_pool_take_counts(capsys):
     ],
 )
 def test_vgpu_errors_are_one_line(capsys, argv, message):
-    code, out, err = run(capsys, *argv)
+    code, out, err = run(*argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err

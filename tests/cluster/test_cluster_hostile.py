@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -21,35 +20,19 @@ from pciname.cluster.kube import MAX_RESPONSE_BYTES, NODE_PAGE, connect, read_cl
 from pciname.kubevirt.shapes import ShapeError, decode_json, quantity
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
+from tests.cli_run import pciname as run, pciname_process
 from tests.cluster.conftest import A10
-from tests.conftest import REPO, ServerSpec
+from tests.conftest import ServerSpec
 from tests.fake_kube import TOKEN, FakeKube, kubevirt, node
 
 # The misbehaving API server (tests/cluster/conftest.py), its hook cleared after each test.
 pytestmark = pytest.mark.usefixtures("well_behaved")
 
 
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def cli_process(*argv, env=None, timeout=60):
     """The CLI as a subprocess: a hang is a failure (TimeoutExpired), not a stuck test run."""
-    environment = dict(os.environ, **(env or {}))
-    environment["PYTHONPATH"] = str(REPO)
-    environment["NO_PROXY"] = "127.0.0.1"
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        environment.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=environment,
-        cwd=REPO,
-    )
+    unset = dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"))
+    return pciname_process(*argv, env={**unset, "NO_PROXY": "127.0.0.1", **(env or {})}, timeout=timeout)
 
 
 def answer(path_prefix, body: bytes, status=200, headers=None):
@@ -127,11 +110,11 @@ def test_odd_api_answers_are_one_line_errors(fake, tmp_path, capsys, path, mode,
     fake.misbehave = answer(path, body)
     config = fake.kubeconfig(tmp_path)
     for command in ("audit", "gpu-options"):
-        code, out, err = run(capsys, command, "--kubeconfig", config)
+        code, out, err = run(command, "--kubeconfig", config)
         assert (code, out) == (2, ""), (command, err)
         assert err.startswith("pciname: error: cannot list ") and err.count("\n") == 1, err
         assert "Traceback" not in err and len(err) < 600
-    code, out, err = run(capsys, "apply", "permitted-host-devices", "10de:2236", "--kubeconfig", config)
+    code, out, err = run("apply", "permitted-host-devices", "10de:2236", "--kubeconfig", config)
     assert (code, out) == (2, "") and err.startswith("pciname: error: cannot list ") and err.count("\n") == 1
 
 
@@ -246,7 +229,7 @@ def test_a_trickled_answer_runs_out_of_time(fake, tmp_path):
 
 def test_a_huge_answer_is_refused(fake, tmp_path, capsys):
     fake.misbehave = answer("/api/v1/nodes", b"{}", headers={"Content-Length": str(300 << 20)})
-    code, _, err = run(capsys, "gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path))
+    code, _, err = run("gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path))
     assert code == 2 and err == (
         f"pciname: error: cannot list nodes: the API server's answer is {300 << 20} bytes, "
         f"more than the {MAX_RESPONSE_BYTES} allowed\n"
@@ -269,7 +252,7 @@ def test_a_huge_answer_is_refused(fake, tmp_path, capsys):
         return True
 
     fake.misbehave = chunked
-    code, _, err = run(capsys, "gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path))
+    code, _, err = run("gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path))
     assert code == 2 and err == (
         f"pciname: error: cannot list nodes: the API server's answer is more than the "
         f"{MAX_RESPONSE_BYTES} bytes allowed\n"
@@ -288,7 +271,7 @@ def test_nodes_are_read_page_by_page(tmp_path, capsys):
         pages = [r.query for r in server.requests if r.path == "/api/v1/nodes"]
         assert [p["limit"] for p in pages] == [[str(NODE_PAGE)]] * 3
         assert [p.get("continue") for p in pages] == [None, [str(NODE_PAGE)], [str(2 * NODE_PAGE)]]
-        code, out, _ = run(capsys, "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path), "-o", "json")
+        code, out, _ = run("gpu-options", "--kubeconfig", server.kubeconfig(tmp_path), "-o", "json")
         assert code == 0 and json.loads(out)[0]["allocatable"] == count
     finally:
         server.stop()
@@ -488,5 +471,5 @@ def test_a_credential_plugin_that_never_returns_is_bounded(fake, tmp_path, sessi
 )
 def test_a_credential_plugin_that_fails_is_one_line(fake, tmp_path, capsys, body, needle):
     config = kubeconfig_with(fake, tmp_path, exec_user(plugin(tmp_path, body)))
-    code, out, err = run(capsys, "gpu-options", "--kubeconfig", config, "--timeout", "20")
+    code, out, err = run("gpu-options", "--kubeconfig", config, "--timeout", "20")
     assert (code, out) == (2, "") and err.count("\n") == 1 and needle in err, err

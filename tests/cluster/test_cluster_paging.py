@@ -7,15 +7,12 @@ not ``--timeout`` of requests flat out then "did not answer": for
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import grpc
 import pytest
 
 from pciname.cluster.kube import MAX_NODE_PAGES, MAX_NODES, NODE_PAGE, connect, read_cluster
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
+from tests.cli_run import pciname_process
 from tests.cluster.conftest import endless_pages, kube_serve
 from tests.conftest import REPO
 
@@ -38,17 +35,9 @@ def node_requests(fake) -> int:
 
 
 def cli_process(*argv):
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1")
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "KUBECONFIG"):
-        env.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT / 2,  # paging until --timeout would raise TimeoutExpired
-        env=env,
-        cwd=REPO,
-    )
+    unset = dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "KUBECONFIG"))
+    # paging until --timeout would raise TimeoutExpired
+    return pciname_process(*argv, env={**unset, "NO_PROXY": "127.0.0.1"}, timeout=TIMEOUT / 2)
 
 
 def test_the_page_limit_is_what_the_node_limit_takes():

@@ -24,12 +24,13 @@ from pciname.capabilities.audit import (
     choose,
 )
 from pciname.capabilities.spelling import RequestError, Spelling
-from pciname.cli import build_parser, main
+from pciname.cli import build_parser
 from pciname.cluster.kube import ClusterState, connect, read_cluster
 from pciname.cozystack.releases import get_release, release_in_cluster
 from pciname.errors import PcinameError, UnknownCozystackRelease
 from pciname.policy.audit import audit, gpu_options
 from pciname.server._proto import pciname_pb2 as pb
+from tests.cli_run import pciname as run
 from tests.cluster.conftest import A10
 from tests.conftest import ServerSpec
 from tests.fake_kube import FakeKube, cozystack_operator, kubevirt, node
@@ -50,12 +51,6 @@ def server_spec(tmp_path_factory, fake):
         config={"kube": True, "kubeconfig": str(fake.kubeconfig(root)), "kube_timeout": 5},
         env={**dict.fromkeys(no_proxies), "NO_PROXY": "127.0.0.1"},
     )
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def rpc(stub, **fields):
@@ -232,7 +227,7 @@ def test_gpu_options_answer_alike(client, fake, tmp_path, capsys, profile, cozys
     kubeconfig = fake.kubeconfig(tmp_path)
     argv = ["gpu-options", "--kubeconfig", kubeconfig, "-o", "json"]
     argv += (["-p", profile] if profile else []) + (["--cozystack", cozystack] if cozystack else [])
-    code, out, err = run(capsys, *argv)
+    code, out, err = run(*argv)
     assert code == 0, err
     state = read_cluster(connect(str(kubeconfig)))
     asked = GpuOptionsRequest(profile or None, cozystack or None).validated()
@@ -263,7 +258,7 @@ def test_a_bad_choice_is_refused_alike_before_any_cluster_read(
     before = len(fake.requests)
     for command in ("audit", "gpu-options"):
         argv = [command, "--kubeconfig", kubeconfig, "--cozystack", cozystack] + (["-p", profile] if profile else [])
-        status, out, err = run(capsys, *argv)
+        status, out, err = run(*argv)
         assert (status, out) == (2, "") and err.startswith(f"pciname: error: {words}") and err.count("\n") == 1
     status, details = rpc(stub, from_cluster=True, profile=profile, cozystack=cozystack)
     assert status == code and details.startswith(words)
@@ -295,10 +290,10 @@ def test_the_commands_leave_their_arguments_as_parsed(fake, tmp_path, capsys, ar
 
 def test_apply_needs_something_to_apply(capsys):
     with pytest.raises(PcinameError, match=f"^{NO_DEVICES}$"):
-        ApplyRequest(vgpu_types=("A10-24Q",)).validated()
+        ApplyRequest(vgpus=("A10-24Q",)).validated()
     request = ApplyRequest(mdev_types=("NVIDIA A10-24Q",))
     assert request.validated() == request and request.seconds == 30
-    code, out, err = run(capsys, "apply", "permitted-host-devices", "--kubeconfig", "/nonexistent")
+    code, out, err = run("apply", "permitted-host-devices", "--kubeconfig", "/nonexistent")
     assert (code, out, err) == (2, "", f"pciname: error: {NO_DEVICES}\n")  # before the kubeconfig is read
 
 
@@ -332,7 +327,6 @@ def test_apply_reports_the_block_before_it_applies_it(cluster, tmp_path, capsys)
         False,
     )
     code, out, _ = run(
-        capsys,
         "apply",
         "permitted-host-devices",
         "10de:2236",
@@ -357,9 +351,9 @@ def test_nothing_to_apply_is_said_after_the_report_and_nothing_is_sent(cluster):
 def test_apply_takes_vgpu_types_as_permitted_host_devices_does(cluster, capsys):
     _server, client = cluster
     applied = apply_answer(
-        ApplyRequest(("10de:2236",), vgpu_types=("A10-24Q",), dry_run=True).validated(), client, report=lambda _: None
+        ApplyRequest(("10de:2236",), vgpus=("A10-24Q",), dry_run=True).validated(), client, report=lambda _: None
     )
-    code, out, _ = run(capsys, "permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "-o", "json")
+    code, out, _ = run("permitted-host-devices", "10de:2236", "--vgpu", "A10-24Q", "-o", "json")
     assert code == 0
     assert applied.permitted == json.loads(out)["permittedHostDevices"]
     assert [e["mdevNameSelector"] for e in applied.permitted["mediatedDevices"]] == ["NVIDIA A10-24Q"]

@@ -9,11 +9,11 @@ import socket
 
 import pytest
 
-from pciname.cli import main
 from pciname.cluster.kube import connect, read_cluster
 from pciname.kubevirt.objects import advertised, apply_body, management
 from pciname.kubevirt.resources import resource_kind
 from pciname.policy.audit import audit, gpu_options, infer_profiles
+from tests.cli_run import pciname as run
 from tests.conftest import LATEST
 from tests.fake_kube import TOKEN, FakeKube, conflict_status, kubevirt, node
 from tests.kube_documents import A10, GRID, T4_OLD, cluster_nodes
@@ -28,12 +28,6 @@ def fake():
     ).start()
     yield server
     server.stop()
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # -- pure functions --------------------------------------------------------------
@@ -214,7 +208,7 @@ def test_read_cluster_with_the_real_client(fake, tmp_path):
 
 
 def test_audit_command_is_read_only(fake, tmp_path, capsys):
-    code, out, err = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "--profile", "auto", "-o", "json")
+    code, out, err = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "--profile", "auto", "-o", "json")
     assert code == 1, err
     report = json.loads(out)
     assert report["kubevirt"] == "kubevirt/kubevirt"
@@ -225,7 +219,7 @@ def test_audit_command_is_read_only(fake, tmp_path, capsys):
         "advertised-not-permitted",
     }
     assert {r.method for r in fake.requests} == {"GET"}
-    code, out, _ = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "table")
+    code, out, _ = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "table")
     assert code == 1
     assert "wrong-resource-name: spec.configuration.permittedHostDevices.pciHostDevices[1].resourceName:" in out
     assert "nvidia.com/gpu               container  no" in out
@@ -234,7 +228,7 @@ def test_audit_command_is_read_only(fake, tmp_path, capsys):
 def test_audit_clean_cluster_exits_0(tmp_path, capsys):
     server = FakeKube(nodes=cluster_nodes()[:2], kubevirts=[kubevirt({"pciHostDevices": [A10]})]).start()
     try:
-        code, out, err = run(capsys, "audit", "--kubeconfig", server.kubeconfig(tmp_path), "-o", "yaml")
+        code, out, err = run("audit", "--kubeconfig", server.kubeconfig(tmp_path), "-o", "yaml")
     finally:
         server.stop()
     assert code == 0, out + err
@@ -242,7 +236,7 @@ def test_audit_clean_cluster_exits_0(tmp_path, capsys):
 
 
 def test_gpu_options_command(fake, tmp_path, capsys):
-    code, out, err = run(capsys, "gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path))
+    code, out, err = run("gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path))
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].split() == ["RESOURCE", "MODEL", "DEVICE", "ALLOCATABLE", "NODES"]
@@ -255,13 +249,12 @@ def test_gpu_options_command(fake, tmp_path, capsys):
         "5",
         "gpu-a10-1=2,gpu-a10-2=3",
     ]
-    code, out, _ = run(capsys, "gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
+    code, out, _ = run("gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
     assert json.loads(out)[2]["resource_name"] == "nvidia.com/GRID_T4-1Q"
 
 
 def test_apply_sends_exactly_one_server_side_apply(fake, tmp_path, capsys):
     code, out, err = run(
-        capsys,
         "apply",
         "permitted-host-devices",
         "10de:2236",
@@ -312,7 +305,6 @@ def test_apply_sends_exactly_one_server_side_apply(fake, tmp_path, capsys):
 def test_apply_force_and_dry_run(fake, tmp_path, capsys):
     before = json.dumps(fake.kubevirts[0])
     code, out, err = run(
-        capsys,
         "apply",
         "permitted-host-devices",
         "10de:2236",
@@ -333,7 +325,6 @@ def test_apply_force_and_dry_run(fake, tmp_path, capsys):
 
 def test_apply_leaves_out_broken_names_and_says_so(fake, tmp_path, capsys):
     code, _out, err = run(
-        capsys,
         "apply",
         "permitted-host-devices",
         "10de:2236",
@@ -363,7 +354,6 @@ def test_apply_refuses_when_cozystack_manages_the_cr(tmp_path, capsys):
     server = FakeKube(nodes=cluster_nodes(), kubevirts=[cozy]).start()
     try:
         code, out, err = run(
-            capsys,
             "apply",
             "permitted-host-devices",
             "10de:2236",
@@ -385,7 +375,7 @@ def test_apply_conflict_is_reported(tmp_path, capsys):
     ).start()
     try:
         code, _out, err = run(
-            capsys, "apply", "permitted-host-devices", "10de:2236", "--kubeconfig", server.kubeconfig(tmp_path)
+            "apply", "permitted-host-devices", "10de:2236", "--kubeconfig", server.kubeconfig(tmp_path)
         )
     finally:
         server.stop()
@@ -399,7 +389,6 @@ def test_apply_with_profile_auto_uses_the_running_release(tmp_path, capsys):
     server = FakeKube(nodes=nodes, kubevirts=[kubevirt({})]).start()
     try:
         code, out, err = run(
-            capsys,
             "apply",
             "permitted-host-devices",
             "10de:2330",
@@ -430,22 +419,22 @@ def _closed_port() -> int:
 
 def test_context_selection_and_unreachable_server(fake, tmp_path, capsys):
     config = fake.kubeconfig(tmp_path, extra_context_server=f"http://127.0.0.1:{_closed_port()}")
-    code, out, err = run(capsys, "audit", "--kubeconfig", config)  # current context: the closed port
+    code, out, err = run("audit", "--kubeconfig", config)  # current context: the closed port
     assert code == 2
     assert err.startswith("pciname: error: cannot list KubeVirt CRs: cannot reach the API server")
     assert len(err.strip().splitlines()) == 1
-    code, _out, err = run(capsys, "gpu-options", "--kubeconfig", config, "--context", "fake", "-o", "json")
+    code, _out, err = run("gpu-options", "--kubeconfig", config, "--context", "fake", "-o", "json")
     assert code == 0, err
 
 
 def test_bad_kubeconfig_and_missing_kubevirt(tmp_path, capsys):
-    code, _, err = run(capsys, "audit", "--kubeconfig", tmp_path / "nope")
+    code, _, err = run("audit", "--kubeconfig", tmp_path / "nope")
     assert code == 2 and err.startswith("pciname: error: ")
     server = FakeKube(nodes=cluster_nodes(), kubevirt_crd=False).start()
     try:
-        code, out, err = run(capsys, "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path))
+        code, out, err = run("gpu-options", "--kubeconfig", server.kubeconfig(tmp_path))
         assert code == 2 and "no KubeVirt CR" in err
-        code, out, err = run(capsys, "audit", "--kubeconfig", server.kubeconfig(tmp_path), "-o", "json")
+        code, out, err = run("audit", "--kubeconfig", server.kubeconfig(tmp_path), "-o", "json")
         assert code == 1
         assert json.loads(out)["kubevirt"] is None
     finally:
@@ -468,7 +457,7 @@ def test_a_kubeconfig_that_is_not_one_is_a_one_line_error(content, tmp_path, cap
     path = tmp_path / "kubeconfig"
     path.write_bytes(content)
     for command in ("audit", "gpu-options"):
-        code, out, err = run(capsys, command, "--kubeconfig", path)
+        code, out, err = run(command, "--kubeconfig", path)
         assert (code, out) == (2, "")
         assert err.startswith(f"pciname: error: cannot load kubeconfig {path}") and err.count("\n") == 1
 
@@ -477,7 +466,7 @@ def test_a_kubeconfig_that_is_not_a_regular_file_is_refused(tmp_path, capsys):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     for path in ("/dev/zero", fifo):
-        code, _, err = run(capsys, "audit", "--kubeconfig", path)
+        code, _, err = run("audit", "--kubeconfig", path)
         assert code == 2 and "not a regular file" in err
 
 
@@ -486,10 +475,10 @@ def test_several_kubevirts_need_a_choice(tmp_path, capsys):
         nodes=[], kubevirts=[kubevirt({}), kubevirt({"pciHostDevices": [A10]}, namespace="kv2", name="second")]
     ).start()
     try:
-        code, _, err = run(capsys, "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path))
+        code, _, err = run("gpu-options", "--kubeconfig", server.kubeconfig(tmp_path))
         assert code == 2 and "--kubevirt NAMESPACE/NAME" in err
         code, out, err = run(
-            capsys, "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path), "--kubevirt", "kv2/second", "-o", "json"
+            "gpu-options", "--kubeconfig", server.kubeconfig(tmp_path), "--kubevirt", "kv2/second", "-o", "json"
         )
         assert code == 0 and json.loads(out)[0]["resource_name"] == "nvidia.com/GA102GL_A10"
     finally:

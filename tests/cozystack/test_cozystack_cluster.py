@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from pciname.cli import main
 from pciname.cozystack.releases import release_in_cluster
+from tests.cli_run import pciname as run
 from tests.fake_kube import FakeKube, cozystack_operator, kubevirt, node
 
 IMAGE = "ghcr.io/cozystack/cozystack/cozystack-operator:{}@sha256:41ea5ca9c6a7d471105920b09fc8ed68279b8ca0dbffe7f839dccd530b42e4c7"
@@ -28,12 +28,6 @@ def no_proxies(monkeypatch):
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "KUBECONFIG"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def cluster(deployment=None):
@@ -70,7 +64,7 @@ def test_release_in_the_operator_deployment():
 def test_audit_takes_the_release_the_cluster_says(tmp_path, capsys):
     fake = cluster(cozystack_operator(IMAGE.format("v1.3.2")))
     try:
-        code, out, _err = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
+        code, out, _err = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
     finally:
         fake.stop()
     report = json.loads(out)
@@ -90,7 +84,7 @@ def test_audit_takes_the_release_the_cluster_says(tmp_path, capsys):
 def test_audit_of_a_newer_release_flags_the_old_name(tmp_path, capsys):
     fake = cluster(cozystack_operator(IMAGE.format("v1.4.0")))
     try:
-        code, out, _ = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "table")
+        code, out, _ = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "table")
     finally:
         fake.stop()
     assert code == 1
@@ -101,21 +95,18 @@ def test_audit_of_a_newer_release_flags_the_old_name(tmp_path, capsys):
 def test_without_the_deployment_audit_takes_cozystack(tmp_path, capsys):
     fake = cluster()
     try:
-        code, out, _ = run(
-            capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json", "--cozystack", "v1.3.0"
-        )
+        code, out, _ = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json", "--cozystack", "v1.3.0")
         report = json.loads(out)
         assert (code, report["profile"], report["cozystack"]["source"]) == (
             0,
             "cozystack@v1.3.0",
             "given (--cozystack)",
         )
-        code, out, _ = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
+        code, out, _ = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
         report = json.loads(out)
         assert report["cozystack"] is None and report["profile"] == "kubevirt-gpu-device-plugin@v1.6.0"
         # A profile given wins over the release's.
         code, out, _ = run(
-            capsys,
             "audit",
             "--kubeconfig",
             fake.kubeconfig(tmp_path),
@@ -127,7 +118,7 @@ def test_without_the_deployment_audit_takes_cozystack(tmp_path, capsys):
             "v1.6.0",
         )
         assert json.loads(out)["profile"] == "kubevirt-gpu-device-plugin@v1.6.0"
-        code, out, err = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "--cozystack", "v0.1.0")
+        code, out, err = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "--cozystack", "v0.1.0")
         assert (code, out) == (2, "") and "unknown Cozystack release 'v0.1.0'" in err
     finally:
         fake.stop()
@@ -136,7 +127,7 @@ def test_without_the_deployment_audit_takes_cozystack(tmp_path, capsys):
 def test_an_unknown_release_in_the_cluster_is_said_and_not_guessed(tmp_path, capsys):
     fake = cluster(cozystack_operator(IMAGE.format("v9.1.0")))
     try:
-        _code, out, err = run(capsys, "audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
+        _code, out, err = run("audit", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
     finally:
         fake.stop()
     report = json.loads(out)
@@ -150,7 +141,7 @@ def test_gpu_options_takes_the_release(tmp_path, capsys):
         cozystack_operator(IMAGE.format("v1.6.0-rc.1"), env=[{"name": "COZYSTACK_VERSION", "value": "v1.3.6"}])
     )
     try:
-        code, out, err = run(capsys, "gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
+        code, out, err = run("gpu-options", "--kubeconfig", fake.kubeconfig(tmp_path), "-o", "json")
     finally:
         fake.stop()
     assert code == 0

@@ -11,7 +11,6 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from pciname.cli import main
 from pciname.cozystack import releases as cozystack
 from pciname.cozystack.defaults import (
     ALREADY_A_DEFAULT,
@@ -35,6 +34,7 @@ from pciname.errors import CozystackNotWired, PcinameError
 from pciname.kubevirt.generate import Snippet, permitted_host_devices, render
 from pciname.server._proto import pciname_pb2 as pb
 from tests import cozystack_util as upstream
+from tests.cli_run import pciname as run
 from tests.conftest import REPO, ServerSpec
 
 DATA = REPO / "tests" / "data"
@@ -55,15 +55,6 @@ L40S_NOTE = (
     "back to the device id: nvidia.com/26b9"
 )
 HINT = f"pciname: hint: {SUGGESTION}"
-
-
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as done:  # argparse's own usage errors
-        code = done.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def entry(selector, name):
@@ -127,21 +118,18 @@ def test_variant_facts():
 
 
 def test_release_before_the_wiring_is_one_line_exit_2(capsys):
-    code, out, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.4.6"
-    )
+    code, out, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.4.6")
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert "Cozystack v1.4.6 does not wire gpu.permittedHostDevices into the KubeVirt CR" in err
     assert "from v1.5.0 it does" in err and "--format kubevirt or --format patch" in err
-    code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "-p", "cozystack@v1.0.0")
+    code, _, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "-p", "cozystack@v1.0.0")
     assert code == 2 and "Cozystack v1.0.0 does not wire" in err
 
 
 def test_cozystack_release_flag_rules(capsys):
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "--cozystack", "v1.5.0")
+    code, out, err = run("permitted-host-devices", "10de:2236", "--cozystack", "v1.5.0")
     assert (code, err) == (2, "pciname: error: --cozystack goes with --format cozystack\n")
     code, _, err = run(
-        capsys,
         "permitted-host-devices",
         "10de:2236",
         "--format",
@@ -155,11 +143,9 @@ def test_cozystack_release_flag_rules(capsys):
         code == 2
         and "profile cozystack@v1.5.0 is Cozystack v1.5.0, but Cozystack v1.6.0 was asked for: give one" in err
     )
-    code, _, err = run(capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v7.0.0")
+    code, _, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v7.0.0")
     assert code == 2 and "unknown Cozystack release 'v7.0.0': pciname knows v1.0.0 to v1.6.2" in err
-    code, _out, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.5.0"
-    )
+    code, _out, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack", "v1.5.0")
     assert code == 0 and "Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) hold this very entry" in err
 
 
@@ -167,7 +153,7 @@ def test_cozystack_release_flag_rules(capsys):
 
 
 def test_older_profile_clashes_with_the_defaults(capsys):
-    code, out, err = run(capsys, "permitted-host-devices", "10de:26b9", "10de:2330", "--format", "cozystack", "-p", OLD)
+    code, out, err = run("permitted-host-devices", "10de:26b9", "10de:2330", "--format", "cozystack", "-p", OLD)
     assert code == 1
     assert err.splitlines() == [L40S_NOTE, L40S_CLASH, H100_CLASH, HINT]
     assert yaml.safe_load(out) == {
@@ -184,7 +170,7 @@ def test_older_profile_clashes_with_the_defaults(capsys):
 
 def test_replace_defaults_reports_no_clash(capsys):
     argv = ("permitted-host-devices", "10de:26b9", "10de:2330", "10de:2236", "--format", "cozystack", "-p", OLD)
-    code, out, err = run(capsys, *argv, "--replace-defaults")
+    code, out, err = run(*argv, "--replace-defaults")
     assert (code, err.splitlines()) == (0, [L40S_NOTE])
     gpu = yaml.safe_load(out)["gpu"]
     assert gpu["replaceDefaults"] is True
@@ -196,7 +182,7 @@ def test_replace_defaults_reports_no_clash(capsys):
 
 
 def test_an_entry_the_defaults_hold_is_left_out_with_a_note(capsys):
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", "10de:2237", "--format", "cozystack")
+    code, out, err = run("permitted-host-devices", "10de:2236", "10de:2237", "--format", "cozystack")
     assert code == 0
     assert err.splitlines() == [
         "pciname: note: 10DE:2236: already-a-default: Cozystack's defaults (gpu-passthrough-defaults.yaml@22b682c3a1) hold this very "
@@ -213,7 +199,7 @@ def test_an_entry_the_defaults_hold_is_left_out_with_a_note(capsys):
 def test_default_variant_leaves_mdev_entries_out(capsys):
     argv = ("permitted-host-devices", "10de:2237", "--mdev", "NVIDIA A10-24Q", "--format", "cozystack")
     for variant in ((), ("--variant", "default")):
-        code, out, err = run(capsys, *argv, *variant)
+        code, out, err = run(*argv, *variant)
         assert code == 1
         assert err.splitlines() == [
             "pciname: left out NVIDIA A10-24Q: ignored-by-variant: Cozystack's GPU variant default does not read "
@@ -222,7 +208,7 @@ def test_default_variant_leaves_mdev_entries_out(capsys):
         assert yaml.safe_load(out) == {
             "gpu": {"permittedHostDevices": {"pciHostDevices": [entry("10DE:2237", "nvidia.com/GA102GL_A10G")]}}
         }
-    code, out, err = run(capsys, *argv, "-o", "table")
+    code, out, err = run(*argv, "-o", "table")
     assert out.splitlines()[1:] == [
         "10DE:2237       nvidia.com/GA102GL_A10G    permitted",
         "NVIDIA A10-24Q  nvidia.com/NVIDIA_A10-24Q  left out: ignored-by-variant",
@@ -240,7 +226,7 @@ def test_vgpu_variant_keeps_mdev_and_pci_entries(capsys):
         "--variant",
         "vgpu",
     )
-    code, out, err = run(capsys, *argv)
+    code, out, err = run(*argv)
     assert (code, err) == (0, "")  # no passthrough table in vgpu, and no mdev table without the device manager
     assert yaml.safe_load(out) == {
         "gpu": {
@@ -250,7 +236,7 @@ def test_vgpu_variant_keeps_mdev_and_pci_entries(capsys):
             }
         }
     }
-    code, out, err = run(capsys, *argv, "--vgpu-device-manager")
+    code, out, err = run(*argv, "--vgpu-device-manager")
     assert code == 1
     assert err.splitlines() == [
         "pciname: clash NVIDIA A100-40C: shadowed-by-default: Cozystack's defaults (gpu-vgpu-defaults.yaml@fe5ac1fbd3) permit it as "
@@ -258,7 +244,7 @@ def test_vgpu_variant_keeps_mdev_and_pci_entries(capsys):
         "asking for nvidia.com/A100-40C is admitted but never scheduled",
         HINT,
     ]
-    code, _, err = run(capsys, *argv, "--vgpu-device-manager", "--replace-defaults")
+    code, _, err = run(*argv, "--vgpu-device-manager", "--replace-defaults")
     assert (code, err) == (0, "")
 
 
@@ -284,7 +270,7 @@ def test_cozystack_defaults_file(tmp_path, capsys):
     custom = tmp_path / "values.yaml"
     custom.write_text(CUSTOM, encoding="utf-8")
     argv = ("permitted-host-devices", "10de:2236", "10de:2237", "10de:26b9", "--format", "cozystack")
-    code, out, err = run(capsys, *argv, "--cozystack-defaults", custom)
+    code, out, err = run(*argv, "--cozystack-defaults", custom)
     assert code == 1
     shown = str(custom)
     assert err.splitlines() == [
@@ -302,10 +288,9 @@ def test_cozystack_defaults_file(tmp_path, capsys):
     vgpu_fixture.write_bytes(
         upstream.source().read(upstream.commit("v1.6.2"), "packages/core/platform/files/gpu-vgpu-defaults.yaml")
     )
-    code, _, err = run(capsys, *argv, "--cozystack-defaults", vgpu_fixture)  # an mdev-only table: no clash
+    code, _, err = run(*argv, "--cozystack-defaults", vgpu_fixture)  # an mdev-only table: no clash
     assert (code, err) == (0, "")
     code, _, err = run(
-        capsys,
         "permitted-host-devices",
         "--mdev",
         "NVIDIA T4-16Q",
@@ -344,9 +329,7 @@ def test_cozystack_defaults_file(tmp_path, capsys):
 def test_bad_defaults_file_is_a_one_line_error(tmp_path, capsys, text, message):
     path = tmp_path / "defaults.yaml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
-    code, out, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", path
-    )
+    code, out, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", path)
     assert (code, out) == (2, "")
     assert err.startswith(f"pciname: error: {path}: ") and message in err and err.count("\n") == 1
     with pytest.raises(PcinameError, match="^x.yaml: "):
@@ -355,9 +338,7 @@ def test_bad_defaults_file_is_a_one_line_error(tmp_path, capsys, text, message):
 
 def test_missing_defaults_file(tmp_path, capsys):
     missing = tmp_path / "nope.yaml"
-    code, _, err = run(
-        capsys, "permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", missing
-    )
+    code, _, err = run("permitted-host-devices", "10de:2236", "--format", "cozystack", "--cozystack-defaults", missing)
     assert (code, err) == (2, f"pciname: error: {missing}: cannot read: No such file or directory\n")
 
 
@@ -383,7 +364,7 @@ def test_missing_defaults_file(tmp_path, capsys):
     ],
 )
 def test_usage_errors(capsys, argv, message):
-    code, out, err = run(capsys, "permitted-host-devices", "10de:2236", *argv)
+    code, out, err = run("permitted-host-devices", "10de:2236", *argv)
     assert (code, out) == (2, "") and message in err and err.count("\n") == 1
 
 
@@ -447,7 +428,6 @@ def test_grpc_answers_what_the_cli_prints(stub, capsys):
     )
     got = stub.PermittedHostDevices(request, timeout=20)
     code, out, err = run(
-        capsys,
         "permitted-host-devices",
         "10de:26b9",
         "10de:2330",
@@ -578,7 +558,7 @@ def test_grpc_cozystack_release_is_what_the_cli_prints(stub, capsys):
         timeout=20,
     )
     code, out, _err = run(
-        capsys, "permitted-host-devices", "10de:2330", "--format", "cozystack", "--cozystack", "v1.5.0", "-p", OLD
+        "permitted-host-devices", "10de:2330", "--format", "cozystack", "--cozystack", "v1.5.0", "-p", OLD
     )
     assert (
         code == 1

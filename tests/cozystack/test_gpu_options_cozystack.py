@@ -14,11 +14,11 @@ import itertools
 import grpc
 import pytest
 
+from pciname.capabilities.limits import NAME_CHARS as MAX_NAME_CHARS
 from pciname.client import RemoteInvalidArgument, RemoteUnknownProfile
 from pciname.cozystack import releases as cozystack
 from pciname.policy.audit import gpu_options
 from pciname.server._proto import pciname_pb2 as pb
-from pciname.server.rpc.wire import MAX_NAME_CHARS
 from tests import cozystack_util as upstream
 from tests.conftest import ServerSpec
 from tests.fake_kube import FakeKube, kubevirt, node

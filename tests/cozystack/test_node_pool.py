@@ -28,6 +28,7 @@ from pciname.cozystack.node_pool import node_pool
 from pciname.errors import PcinameError, UnknownCozystackRelease
 from pciname.server._proto import pciname_pb2 as pb
 from tests import cozystack_util as upstream
+from tests.cli_run import pciname as run
 
 A10 = "nvidia.com/GA102GL_A10"
 T4 = "nvidia.com/TU104GL_TESLA_T4"
@@ -80,17 +81,6 @@ def merge_patch(target, patch):
     return out
 
 
-def run(capsys, *argv):
-    """(exit code, stdout, stderr) of ``pciname ARGV``; argparse's usage
-    errors exit through SystemExit."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exited:
-        code = exited.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 # -- each release's schema and the facts taken from it --------------------------------------
 
 
@@ -130,7 +120,7 @@ def test_facts_are_the_schema_defaults(tag):
 def test_the_issue_example_validates_for_every_release(tag, capsys):
     """`pciname node-pool gpu 10de:2236=2 --cozystack TAG` validates against
     TAG's own node-group schema, made strict."""
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", "--cozystack", tag)
+    code, out, err = run("node-pool", "gpu", "10de:2236=2", "--cozystack", tag)
     assert (code, err) == (0, "")
     values = yaml.safe_load(out)
     assert_valid(values, tag)
@@ -147,7 +137,6 @@ def test_the_issue_example_validates_for_every_release(tag, capsys):
 @pytest.mark.parametrize("tag", NODES_TAGS)
 def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
     code, out, err = run(
-        capsys,
         "node-pool",
         "gpu",
         "10de:2236=2",
@@ -168,7 +157,6 @@ def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
     assert nodes_errors(document["spec"], tag) == []
     # With every field set too.
     code, out, _ = run(
-        capsys,
         "node-pool",
         "gpu",
         "10de:2236",
@@ -198,7 +186,6 @@ def test_kubernetes_nodes_validates_for_every_release_with_the_app(tag, capsys):
     assert nodes_errors(spec, tag) == []
     # The patch of that object is its spec, which merges into it.
     code, out, _ = run(
-        capsys,
         "node-pool",
         "gpu",
         "10de:2236",
@@ -228,7 +215,7 @@ def test_kubernetes_nodes_facts_are_cozystack_code():
 @pytest.mark.parametrize("tag", NO_NODES_TAGS[-1:] + NO_NODES_TAGS[:1])
 def test_kubernetes_nodes_before_the_app_is_one_line_exit_2(tag, capsys):
     code, out, err = run(
-        capsys, "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes", "--cluster", "demo"
+        "node-pool", "gpu", "10de:2236", "--cozystack", tag, "--format", "kubernetes-nodes", "--cluster", "demo"
     )
     assert (code, out) == (2, "")
     assert (
@@ -240,18 +227,18 @@ def test_kubernetes_nodes_before_the_app_is_one_line_exit_2(tag, capsys):
 @pytest.mark.parametrize("tag", TAGS)
 def test_cozystack_profile_implies_its_release_and_its_plugin(tag, capsys):
     release = cozystack.get_release(tag)
-    via_profile = run(capsys, "node-pool", "gpu", "10de:2941", "-p", f"cozystack@{tag}")
-    via_flag = run(capsys, "node-pool", "gpu", "10de:2941", "--cozystack", tag)
+    via_profile = run("node-pool", "gpu", "10de:2941", "-p", f"cozystack@{tag}")
+    via_flag = run("node-pool", "gpu", "10de:2941", "--cozystack", tag)
     via_plugin = run(
-        capsys, "node-pool", "gpu", "10de:2941", "-p", f"v{release.plugin_release.lstrip('v')}", "--cozystack", tag
+        "node-pool", "gpu", "10de:2941", "-p", f"v{release.plugin_release.lstrip('v')}", "--cozystack", tag
     )
     assert via_profile == via_flag == via_plugin
     assert_valid(yaml.safe_load(via_flag[1]), tag)
 
 
 def test_without_cozystack_the_output_is_the_newest_release(capsys):
-    assert run(capsys, "node-pool", "gpu", "10de:2236=2") == run(
-        capsys, "node-pool", "gpu", "10de:2236=2", "--cozystack", NEWEST, "-p", "latest"
+    assert run("node-pool", "gpu", "10de:2236=2") == run(
+        "node-pool", "gpu", "10de:2236=2", "--cozystack", NEWEST, "-p", "latest"
     )
     assert cozystack.newest().version == NEWEST
 
@@ -272,7 +259,7 @@ def test_without_cozystack_the_output_is_the_newest_release(capsys):
     ],
 )
 def test_cozystack_usage_errors(capsys, argv, message):
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236", *argv)
+    code, out, err = run("node-pool", "gpu", "10de:2236", *argv)
     assert (code, out) == (2, "")
     assert message in err and len(err.strip().splitlines()) == 1
 
@@ -504,7 +491,7 @@ FLAG_CASES = [
 @pytest.mark.parametrize("flags, expected", FLAG_CASES, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
 @pytest.mark.parametrize("output", ["yaml", "json"])
 def test_cli_every_flag_validates(capsys, flags, expected, output):
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236=2", *flags, "-o", output)
+    code, out, err = run("node-pool", "gpu", "10de:2236=2", *flags, "-o", output)
     assert (code, err) == (0, "")
     values = yaml.safe_load(out) if output == "yaml" else json.loads(out)
     assert_valid(values, "v1.3.6" if "v1.3.6" in flags else NEWEST)
@@ -515,18 +502,18 @@ def test_cli_every_flag_validates(capsys, flags, expected, output):
 
 
 def test_cli_patch_defaults_to_json_and_its_spec_validates(capsys):
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236", "--format", "patch", "--max-replicas", "2")
+    code, out, err = run("node-pool", "gpu", "10de:2236", "--format", "patch", "--max-replicas", "2")
     assert (code, err) == (0, "")
     patch = json.loads(out)
     assert list(patch) == ["spec"]
     assert_valid(patch["spec"])
     assert patch["spec"]["nodeGroups"]["gpu"]["maxReplicas"] == 2
-    code, out, _ = run(capsys, "node-pool", "gpu", "10de:2236", "--format", "patch", "--fragment", "-o", "yaml")
+    code, out, _ = run("node-pool", "gpu", "10de:2236", "--format", "patch", "--fragment", "-o", "yaml")
     assert yaml.safe_load(out) == {"spec": {"nodeGroups": {"gpu": {"gpus": [{"name": A10}]}}}}
 
 
 def test_cli_fragment_is_gpus_only_and_merges(capsys):
-    code, out, err = run(capsys, "node-pool", "md0", "10de:2236", "--fragment")
+    code, out, err = run("node-pool", "md0", "10de:2236", "--fragment")
     assert (code, err) == (0, "")
     fragment = yaml.safe_load(out)
     assert fragment == {"nodeGroups": {"md0": {"gpus": [{"name": A10}]}}}
@@ -534,9 +521,7 @@ def test_cli_fragment_is_gpus_only_and_merges(capsys):
 
 
 def test_cli_include_broken_still_reports_with_patch(capsys):
-    code, out, err = run(
-        capsys, "node-pool", "gpu", "nvidia.com/BAD_", "10de:2236", "--format", "patch", "--include-broken"
-    )
+    code, out, err = run("node-pool", "gpu", "nvidia.com/BAD_", "10de:2236", "--format", "patch", "--include-broken")
     assert code == 1
     assert "broken nvidia.com/BAD_: invalid-resource-name" in err
     assert_valid(json.loads(out)["spec"])
@@ -558,7 +543,7 @@ def test_cli_include_broken_still_reports_with_patch(capsys):
     ],
 )
 def test_cli_bad_values_exit_2_with_one_line(capsys, argv, message):
-    code, out, err = run(capsys, "node-pool", "gpu", "10de:2236", *argv)
+    code, out, err = run("node-pool", "gpu", "10de:2236", *argv)
     assert (code, out) == (2, "")
     assert message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -633,8 +618,8 @@ def test_grpc_gives_what_the_cli_prints(client, capsys, kwargs, flags):
     assert answer.format == fmt
     assert answer.gpus == [A10, A10, T4, "nvidia.com/GRID_T4-1Q"]
     assert answer.left_out == [] and answer.profile
-    _, yaml_out, _ = run(capsys, "node-pool", "gpu", "10de:2236=2", T4, "--mdev", "GRID T4-1Q", *flags, "-o", "yaml")
-    _, json_out, _ = run(capsys, "node-pool", "gpu", "10de:2236=2", T4, "--mdev", "GRID T4-1Q", *flags, "-o", "json")
+    _, yaml_out, _ = run("node-pool", "gpu", "10de:2236=2", T4, "--mdev", "GRID T4-1Q", *flags, "-o", "yaml")
+    _, json_out, _ = run("node-pool", "gpu", "10de:2236=2", T4, "--mdev", "GRID T4-1Q", *flags, "-o", "json")
     assert (answer.yaml, answer.json) == (yaml_out, json_out)
     document = json.loads(answer.json)
     values = document["spec"] if fmt == "patch" else document
@@ -723,13 +708,12 @@ def test_grpc_malformed_protobuf_is_invalid_argument(server):
 @pytest.mark.parametrize("tag", ["v1.3.6", "v1.4.5", NODES_TAGS[0], NEWEST])
 def test_grpc_cozystack_release_is_what_the_cli_prints(client, capsys, tag):
     answer = client.node_pool("gpu", ["10de:2941=2"], cozystack=tag)
-    _, yaml_out, _ = run(capsys, "node-pool", "gpu", "10de:2941=2", "--cozystack", tag)
+    _, yaml_out, _ = run("node-pool", "gpu", "10de:2941=2", "--cozystack", tag)
     assert answer.yaml == yaml_out and answer.profile == f"cozystack@{tag}"
     assert_valid(yaml.safe_load(answer.yaml), tag)
     if tag in NODES_TAGS:
         answer = client.node_pool("gpu", ["10de:2236"], cozystack=tag, format="kubernetes-nodes", cluster="demo")
         _, yaml_out, _ = run(
-            capsys,
             "node-pool",
             "gpu",
             "10de:2236",

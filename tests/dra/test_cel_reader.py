@@ -15,7 +15,7 @@ from pciname.cli import main
 from pciname.dra import audit, cel as reader, selectors
 from pciname.dra.facts import choose
 from pciname.dra.selectors import MAX_EVALUATIONS, Budget, driver_devices, judge
-from tests.conftest import run_in_process
+from tests.cli_run import call
 
 D = 'device.attributes["gpu.nvidia.com"]'
 A10 = f'{D}.deviceID == "0x2236"'
@@ -40,7 +40,7 @@ def lint(tmp_path, expression: str, *options: str) -> tuple[object, str, str]:
         f"          selectors:\n          - cel: {{expression: '{expression}'}}\n",
         encoding="utf-8",
     )
-    return run_in_process(main, ["lint", *options, str(path)])
+    return call(main, ["lint", *options, str(path)])
 
 
 # -- item 2: valid CEL that raised ValueError or RecursionError ------------------------

@@ -12,18 +12,16 @@ finds the PCI address.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from pciname.capabilities.dra_claims import DraClaimsRequest, answer
-from pciname.cli import main
 from pciname.dra import facts as dra_facts
 from pciname.dra.claims import predicted_device, selector
 from pciname.dra.facts import DraCombinationError, choose
 from pciname.errors import PcinameError
-from tests.conftest import REPO, run_in_process
+from tests.cli_run import pciname as run
+from tests.conftest import REPO
 
 FACTS = dra_facts.facts()
 WORKING = sorted((d, k) for d, row in FACTS["compatibility"].items() for k, entry in row.items() if entry["works"])
@@ -148,12 +146,6 @@ def test_bad_requests_are_one_line(devices, options, fragment):
     assert fragment in str(caught.value) and "\n" not in str(caught.value)
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, cwd=REPO, timeout=120
-    )
-
-
 def test_the_cli_writes_one_stream_and_says_the_releases_and_gates():
     proc = run("vm-gpus", "10de:2236=1", "--dra", "--kubevirt", "v1.8.4", "-o", "json")
     assert proc.returncode == 0, proc.stderr
@@ -202,7 +194,7 @@ def test_dra_options_need_dra():
 )
 def test_dra_options_need_dra_in_words_that_agree(argv, line):
     """One option goes with --dra, several go (main said "--name go with --dra")."""
-    code, out, err = run_in_process(main, ["vm-gpus", "10de:2236", *argv])
+    code, out, err = run("vm-gpus", "10de:2236", *argv)
     assert (code, out, err) == (2, "", f"pciname: error: {line}\n")
 
 

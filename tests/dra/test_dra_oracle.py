@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 
 import pytest
 
 from pciname.dra.claims import predicted_device
 from pciname.dra.facts import facts, for_driver
 from pciname.host.dra_scan import dra_scan
-from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS, REPO, TESTS, build_go
+from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS, REPO, TESTS
+from tests.go_oracles import ask, oracle as go_oracle
 from tests.host.dra_nodes import add
 from tests.sysfs_tree import SysfsTree
 
@@ -46,10 +46,9 @@ def _tags(name: str, repository: str) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def go_names(tmp_path_factory) -> dict[str, str]:
+def go_names() -> dict[str, str]:
     """NVIDIA device id -> go-nvlib's raw name, as its own code reads the snapshot."""
-    oracle = build_go(TESTS / "go_oracle_kata" / "main.go", tmp_path_factory.mktemp("go"))
-    out = subprocess.run([str(oracle), str(SNAPSHOT)], capture_output=True, check=True, timeout=300).stdout
+    out = ask(go_oracle("kata"), SNAPSHOT)
     lines = out.decode("utf-8").split("\n")[:-1]
     assert lines[0] == f"FILE {SNAPSHOT}"
     names = {}

@@ -119,14 +119,12 @@ def readme_commands(marker):
 def replay(command, cwd, env):
     """What ``command`` (``pciname ...``, maybe ``; echo $?``) prints, stdout then stderr, as lines."""
     import shlex
-    import subprocess
-    import sys
+
+    from tests.cli_run import only, pciname
 
     text, echo = (command[: -len("; echo $?")], True) if command.endswith("; echo $?") else (command, False)
     argv = shlex.split(text)
-    done = subprocess.run(
-        [sys.executable, "-m", "pciname", *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    done = pciname(*argv[1:], cwd=cwd, env=only(env))
     out = (done.stdout + done.stderr).split("\n")
     if out[-1] == "":
         out.pop()

@@ -22,7 +22,6 @@ own vGPUs are among those Go lists for it) and the scan must warn
 from __future__ import annotations
 
 import json
-import subprocess
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -33,10 +32,9 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from pciname.host.diagnoses import MDEV_TYPE_LEAK, PLUGIN_CRASH
 from pciname.host.sysfs import scan, vfio_drivers
 from pciname.naming.profiles import load_registry
-from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS, TESTS, build_go
+from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS
+from tests.go_oracles import ask as ask_go, oracle as go_oracle
 from tests.sysfs_tree import SysfsTree
-
-ORACLE_SOURCE = TESTS / "go_oracle_scan" / "main.go"
 
 pytestmark = NEEDS_GO
 
@@ -92,8 +90,8 @@ node = st.fixed_dictionaries(
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory) -> Path:
-    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go-scan"))
+def oracle() -> Path:
+    return go_oracle("scan")
 
 
 def build(root: Path, spec: dict) -> SysfsTree:
@@ -133,10 +131,7 @@ def ask(oracle: Path, root: Path) -> list[dict]:
         }
         for p in RELEASES
     ]
-    done = subprocess.run(
-        [str(oracle)], input=json.dumps(queries).encode(), capture_output=True, check=True, timeout=300
-    )
-    answers = json.loads(done.stdout)
+    answers = json.loads(ask_go(oracle, stdin=json.dumps(queries)))
     assert len(answers) == len(RELEASES)
     return answers
 

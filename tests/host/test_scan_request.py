@@ -11,9 +11,9 @@ import yaml
 
 from pciname.capabilities.scan import ScanRequest, answer
 from pciname.capabilities.spelling import RequestError, Spelling
-from pciname.cli import main
 from pciname.errors import PcinameError
 from pciname.host.sysfs import scan
+from tests.cli_run import pciname as run
 from tests.sysfs_tree import SysfsTree
 
 A10 = "0000:3b:00.0"
@@ -28,12 +28,6 @@ def tree(tmp_path) -> SysfsTree:
     node.add_mdev_type("0000:af:00.0", "nvidia-592", "NVIDIA A10-24Q\n")
     node.add_mdev_type("0000:af:00.0", "nvidia-593", "NVIDIA A10-12Q\n", available="2\n")
     return node
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize(
@@ -57,7 +51,7 @@ def test_a_profile_to_name_with_is_the_request_itself(profile):
 
 
 def test_the_command_refuses_auto_as_the_request_does(tree, capsys):
-    code, out, err = run(capsys, "scan", "--sysfs-root", tree.root, "-p", "auto")
+    code, out, err = run("scan", "--sysfs-root", tree.root, "-p", "auto")
     assert (code, out) == (2, "")
     assert (
         err
@@ -71,7 +65,7 @@ def test_the_command_prints_the_answer(tree, capsys, profile):
     assert scanned.mdev_config is None
     assert scanned.result.to_dict() == scan(tree.root, profile or "latest").to_dict()
     argv = ["scan", "--sysfs-root", tree.root, "-o", "json"] + (["-p", profile] if profile else [])
-    code, out, _ = run(capsys, *argv)
+    code, out, _ = run(*argv)
     assert json.loads(out) == scanned.result.to_dict()
     assert code == (1 if scanned.result.errors else 0)
     assert scanned.result.resources[0].resource_name == "nvidia.com/GA102GL_A10"
@@ -82,18 +76,16 @@ def test_the_mdev_config_is_the_answers(tree, capsys):
     assert scanned.mdev_config == {
         "mediatedDevicesConfiguration": {"mediatedDeviceTypes": ["nvidia-593", "nvidia-592"]}
     }
-    code, out, _ = run(
-        capsys, "scan", "--sysfs-root", tree.root, "--mdev-config", "A10-12Q", "--mdev-config", "NVIDIA A10-24Q"
-    )
+    code, out, _ = run("scan", "--sysfs-root", tree.root, "--mdev-config", "A10-12Q", "--mdev-config", "NVIDIA A10-24Q")
     assert (code, yaml.safe_load(out)) == (0, scanned.mdev_config)
-    code, out, _ = run(capsys, "scan", "--sysfs-root", tree.root, "--mdev-config", "A10-12Q", "-o", "json")
+    code, out, _ = run("scan", "--sysfs-root", tree.root, "--mdev-config", "A10-12Q", "-o", "json")
     assert json.loads(out) == {"mediatedDevicesConfiguration": {"mediatedDeviceTypes": ["nvidia-593"]}}
 
 
 def test_a_type_the_node_does_not_offer_is_the_answers_error(tree, capsys):
     with pytest.raises(PcinameError, match="--mdev-config L4-24Q: the node offers no mdev type 'L4-24Q'"):
         answer(ScanRequest(str(tree.root), mdev_config=("L4-24Q",)).validated())
-    code, out, err = run(capsys, "scan", "--sysfs-root", tree.root, "--mdev-config", "L4-24Q")
+    code, out, err = run("scan", "--sysfs-root", tree.root, "--mdev-config", "L4-24Q")
     assert (code, out) == (2, "") and "--mdev-config L4-24Q: the node offers no mdev type" in err
 
 

@@ -16,10 +16,9 @@ import pytest
 import yaml
 
 from pciname.capabilities.kata_pod import KataPodRequest, answer
-from pciname.cli import main
 from pciname.errors import PcinameError
 from pciname.resolution.resolver import default_resolver
-from tests.conftest import run_in_process
+from tests.cli_run import pciname as run
 
 KATA = "gpu-operator@v26.7.0+kata"
 IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
@@ -28,10 +27,6 @@ INFERRED = (
     "(kata-deploy does); kata-qemu-nvidia-gpu is the class sandbox-device-plugin v0.0.5's own GPU pod uses "
     "(NVIDIA/sandbox-device-plugin v0.0.5: pkg/device_plugin/gfd.go createGFDPod)"
 )
-
-
-def run(*argv: str) -> tuple[object, str, str]:
-    return run_in_process(main, list(argv))
 
 
 def pod(limits: dict[str, int], runtime_class: str = "kata-qemu-nvidia-gpu", name: str = "gpu-pod") -> dict:

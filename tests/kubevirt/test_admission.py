@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ from pciname.lint.linter import NOT_PERMITTED, WRONG_MDEV_RESOURCE_NAME, WRONG_R
 from pciname.policy import admission
 from pciname.policy.admission import TARGETS, admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.resolution.resolver import resolver_or_default
+from tests.cli_run import pciname as _cli
 from tests.conftest import REPO, TEST_DATA
 from tests.kubevirt.admission_util import Evaluator
 
@@ -454,12 +453,6 @@ def test_from_cr_allows_what_works_and_leaves_out_what_lint_finds():
     assert len(findings) == 1 and "wrong-resource-name" in findings[0]
 
 
-def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, input=stdin, cwd=REPO, timeout=120
-    )
-
-
 def test_cli_yaml_stream_json_list_and_exit_codes(tmp_path):
     out = _cli("admission-policy", "10de:2236", "--action", "Deny")
     assert out.returncode == 0, out.stderr
@@ -564,3 +557,19 @@ def test_a_vm_with_generate_name_gets_the_message_too():
     )
     (message,) = evaluator(vm).messages
     assert message.startswith("VirtualMachine gpu-*: GPU deviceName nvidia.com/A10 is not permitted")
+
+
+@pytest.mark.parametrize(
+    ("given", "line"),
+    [
+        (["--context", "c"], "--context goes with --from-cluster"),
+        (["--kubevirt", "ns/kv"], "--kubevirt goes with --from-cluster"),
+        (["--kubeconfig", "k", "--context", "c"], "--kubeconfig, --context go with --from-cluster"),
+    ],
+)
+def test_the_cluster_options_without_from_cluster_are_named_as_given(given, line):
+    """One option "goes with --from-cluster", several "go" (main named all
+    three, "go", whichever was given)."""
+    from tests.cli_run import pciname
+
+    assert pciname("admission-policy", "10de:2236", *given) == (2, "", f"pciname: error: {line}\n")

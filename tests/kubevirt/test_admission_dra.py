@@ -13,8 +13,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from pciname.capabilities.dra_claims import DraClaimsRequest, answer as dra_answ
 from pciname.dra.facts import RESOURCE_APIS, facts
 from pciname.policy.admission_dra import PADDING, RULE, SUFFIX, allowed_selectors, publishing_drivers
 from pciname.server._proto import pciname_pb2 as pb
+from tests.cli_run import pciname as _cli
 from tests.conftest import REPO
 from tests.kubevirt.admission_util import Evaluator
 
@@ -73,12 +72,6 @@ def _evaluator(driver: str | None = None, devices=ALLOWED) -> Evaluator:
     if key not in _CACHE:
         _CACHE[key] = Evaluator(_answer(devices, driver=driver).policy.objects[2])
     return _CACHE[key]
-
-
-def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, input=stdin, cwd=REPO, timeout=120
-    )
 
 
 def _template(driver: str, api: str, gpus: tuple[str, ...], product_name: bool = False) -> dict[str, Any]:

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import grpc
 import pytest
 import yaml
 
 from pciname.server._proto import pciname_pb2 as pb
-from tests.conftest import REPO, ServerSpec
+from tests.cli_run import pciname as _cli
+from tests.conftest import ServerSpec
 
 CR = yaml.safe_dump(
     {
@@ -45,12 +43,6 @@ CR = yaml.safe_dump(
 def server_spec():
     """conftest's server, its client given a minute a call."""
     return ServerSpec(client_timeout=60)
-
-
-def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, input=stdin, cwd=REPO, timeout=120
-    )
 
 
 def test_grpc_gives_what_the_cli_prints(client):

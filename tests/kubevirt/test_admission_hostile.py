@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import threading
 
 import grpc
@@ -24,6 +22,7 @@ from pciname.lint.linter import Linter
 from pciname.policy.admission import admission_policy, allowed_from_cr, allowed_from_devices
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES, DEFAULT_MAX_LINT_NODES
+from tests.cli_run import Ran, pciname_process
 from tests.conftest import REPO, ServerSpec, wait_until
 from tests.server_util import ServerProcess, metric, peak_rss, scrape
 
@@ -165,11 +164,9 @@ def test_lint_hints_share_one_budget_per_run():
 # -- the CLI ---------------------------------------------------------------------------------------
 
 
-def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, timeout=timeout, env=env
-    )
+def _cli(*args: str, timeout: float = 300) -> Ran:
+    """In a process of its own: a hang is cut by ``timeout``."""
+    return pciname_process(*args, timeout=timeout)
 
 
 def test_cli_from_cr_answers_an_alias_bomb_as_lint_does(tmp_path):

@@ -43,6 +43,7 @@ import pytest
 from celpy import celtypes
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from pciname.capabilities.vm_gpus import DEFAULT_NAME
 from pciname.dra.claims import STABLE_ATTRIBUTES, dra_objects, predicted_device
 from pciname.dra.facts import Combination, choose, facts
 from tests.conftest import REPO
@@ -198,7 +199,9 @@ def written(driver: str, product_name: bool) -> tuple[tuple[str, ...], str]:
     expressions = []
     deviceclass = ""
     for device_id in device_ids(driver):
-        template, _, klass = dra_objects([(device_id, 1)], combination(driver), product_name=product_name).documents
+        template, _, klass = dra_objects(
+            [(device_id, 1)], combination(driver), name=DEFAULT_NAME, product_name=product_name
+        ).documents
         (request,) = template["spec"]["spec"]["devices"]["requests"]
         (one,) = request.get("exactly", request)["selectors"]
         expressions.append(one["cel"]["expression"])
@@ -246,7 +249,10 @@ def test_the_selectors_are_the_same_for_every_working_combination():
             for api in ("v1", "v1beta2", "v1beta1"):
                 for product_name in KINDS:
                     objects = dra_objects(
-                        [("2236", 1), ("20b5", 1)], choose(driver, kubevirt, api), product_name=product_name
+                        [("2236", 1), ("20b5", 1)],
+                        choose(driver, kubevirt, api),
+                        name=DEFAULT_NAME,
+                        product_name=product_name,
                     )
                     template, _, klass = objects.documents
                     found = [

@@ -38,10 +38,7 @@ import functools
 import hashlib
 import json
 import lzma
-import os
 import re
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -50,7 +47,8 @@ import yaml
 from jsonschema import Draft7Validator
 
 from pciname.dra.facts import RESOURCE_APIS, facts
-from tests.conftest import REPO, TEST_DATA
+from tests.cli_run import Ran, pciname_process
+from tests.conftest import TEST_DATA
 
 DATA = TEST_DATA / "dra-schemas.json.xz"
 SOURCE = TEST_DATA / "dra-schemas.source.json"
@@ -176,16 +174,9 @@ def assert_valid(validator: Draft7Validator, document: Any, what: str) -> None:
 # -- the documents, from the real CLI ------------------------------------------------------
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", "vm-gpus", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        check=False,
-    )
+def cli(*args: str) -> Ran:
+    """A process each: the cases run concurrently, in threads."""
+    return pciname_process("vm-gpus", *args)
 
 
 def _args(api: str, kubevirt: str, driver: str, gpus: str, product_name: bool, output: str = "json") -> list[str]:

@@ -20,19 +20,13 @@ from pciname.capabilities.admission import (
 from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.capabilities.vgpu_types import VgpuTypesRequest, answer as vgpu_types_answer
 from pciname.capabilities.vm_gpus import NO_GPUS_CLI, NO_GPUS_RPC, VmGpusRequest, answer as vm_gpus_answer
-from pciname.cli import build_parser, main
+from pciname.cli import build_parser
 from pciname.errors import PcinameError
 from pciname.kubevirt.vgpu import vgpu_gpus, with_vgpus
 from pciname.policy.admission import DEFAULT_ACTIONS
+from tests.cli_run import pciname as run
 from tests.conftest import LATEST
 from tests.kube_documents import ONE_WRONG_NAME_CR as CR
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 # -- vm-gpus -------------------------------------------------------------------------------
 
@@ -60,8 +54,8 @@ def test_vm_gpus_rules_in_each_surfaces_words(fields, cli, rpc):
 
 
 def test_vm_gpus_cli_words_are_the_commands(capsys):
-    assert run(capsys, "vm-gpus")[2] == f"pciname: error: {NO_GPUS_CLI}\n"
-    assert run(capsys, "vm-gpus", "10de:2236", "--prefix", "a b")[2] == (
+    assert run("vm-gpus")[2] == f"pciname: error: {NO_GPUS_CLI}\n"
+    assert run("vm-gpus", "10de:2236", "--prefix", "a b")[2] == (
         "pciname: error: --prefix must be a non-empty name without white space\n"
     )
 
@@ -70,7 +64,7 @@ def test_vm_gpus_answer_is_what_the_command_prints(capsys):
     request = VmGpusRequest(("10de:2236=2", "nvidia.com/FOO"), ("GRID T4-1Q",), prefix="x").validated()
     snippet = vm_gpus_answer(request, LATEST)
     assert [g["name"] for g in snippet.data["gpus"]] == ["x1", "x2", "x3", "x4"]
-    code, out, _ = run(capsys, "vm-gpus", "10de:2236=2", "nvidia.com/FOO", "--mdev", "GRID T4-1Q", "--prefix", "x")
+    code, out, _ = run("vm-gpus", "10de:2236=2", "nvidia.com/FOO", "--mdev", "GRID T4-1Q", "--prefix", "x")
     assert code == 0 and yaml.safe_load(out) == snippet.data
 
 
@@ -104,7 +98,7 @@ def test_vgpu_types_device_must_be_text_in_each_surfaces_words():
 def test_vgpu_types_answer_is_what_the_command_prints(capsys):
     result = vgpu_types_answer(VgpuTypesRequest("0x10DE:0x2236").validated(), LATEST)
     assert result.covered and result.device == "10de:2236"
-    code, out, _ = run(capsys, "vgpu-types", "0x10DE:0x2236", "-o", "json")
+    code, out, _ = run("vgpu-types", "0x10DE:0x2236", "-o", "json")
     assert code == 0 and json.loads(out) == result.types
 
 
@@ -112,12 +106,12 @@ def test_vgpu_types_not_covered_is_an_answer_with_its_line(capsys):
     result = vgpu_types_answer(VgpuTypesRequest("10DE:2684").validated(), LATEST)
     assert (result.covered, result.types, result.device) == (False, None, "10de:2684")
     assert "catalogue" in result.message
-    assert run(capsys, "vgpu-types", "10DE:2684") == (1, "", f"pciname: {result.message}\n")
+    assert run("vgpu-types", "10DE:2684") == (1, "", f"pciname: {result.message}\n")
 
 
 def test_vgpu_types_device_is_checked_after_the_profile(capsys):
     """The order both surfaces have always reported the two in."""
-    code, _, err = run(capsys, "vgpu-types", "1234:5678", "-p", "nope")
+    code, _, err = run("vgpu-types", "1234:5678", "-p", "nope")
     assert code == 2 and "unknown profile 'nope'" in err
     with pytest.raises(PcinameError, match="not an NVIDIA device"):
         vgpu_types_answer(VgpuTypesRequest("1234:5678").validated(), LATEST)
@@ -167,12 +161,12 @@ def test_admission_rules_in_each_surfaces_words(fields, cli, rpc):
 def test_admission_cli_words_are_the_commands(capsys, tmp_path):
     cr = tmp_path / "cr.yaml"
     cr.write_text(CR)
-    _, _, err = run(capsys, "admission-policy", "--from-cr", str(cr), "10de:2236")
+    _, _, err = run("admission-policy", "--from-cr", str(cr), "10de:2236")
     assert (
         err
         == f"pciname: error: DEVICE, --mdev and --vgpu {GO_WITHOUT.format(cr='--from-cr', cluster='--from-cluster')}\n"
     )
-    _, _, err = run(capsys, "admission-policy", "--vgpu", "A10-24Q")
+    _, _, err = run("admission-policy", "--vgpu", "A10-24Q")
     assert (
         err
         == "pciname: error: nothing to allow: name a DEVICE or --mdev TYPE, or use --from-cr FILE / --from-cluster\n"
@@ -188,13 +182,13 @@ def test_admission_answer_is_what_the_command_prints(capsys, tmp_path):
     request = AdmissionPolicyRequest(("10de:2236",), vgpus=("A10-24Q",), actions=("Deny",)).validated()
     result = admission_answer(request, LATEST)
     assert result.policy.allowed == ("nvidia.com/NVIDIA_A10-24Q",)
-    code, out, _ = run(capsys, "admission-policy", "10de:2236", "--vgpu", "A10-24Q", "--action", "Deny")
+    code, out, _ = run("admission-policy", "10de:2236", "--vgpu", "A10-24Q", "--action", "Deny")
     assert code == 0 and out == result.policy.to_yaml()
 
     cr = tmp_path / "cr.yaml"
     cr.write_text(CR)
     from_cr = admission_answer(AdmissionPolicyRequest(kubevirt_cr=True).validated(), LATEST, cr=(CR, str(cr)))
-    code, out, err = run(capsys, "admission-policy", "--from-cr", str(cr))
+    code, out, err = run("admission-policy", "--from-cr", str(cr))
     assert code == 1 and out == from_cr.policy.to_yaml()
     assert len(from_cr.findings) == 1 and err == f"pciname: left out: {from_cr.findings[0]}\n"
 

@@ -24,9 +24,6 @@ import copy
 import functools
 import io
 import json
-import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -38,7 +35,8 @@ from pciname.base.render import emit
 from pciname.cli import main
 from pciname.kubevirt.generate import FORMATS, permitted_host_devices, render, vm_gpus
 from pciname.kubevirt.objects import apply_body
-from tests.conftest import REPO, TEST_DATA
+from tests.cli_run import pciname as cli
+from tests.conftest import TEST_DATA
 from tests.fake_kube import FakeKube, kubevirt, node
 
 SUBSET = TEST_DATA / "kubevirt-v1-openapi-subset.json"
@@ -371,13 +369,6 @@ def test_kept_broken_names_still_validate():
 
 
 # -- the CLI's stdout ------------------------------------------------------------------------
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
-    )
 
 
 PHD_ARGS = [

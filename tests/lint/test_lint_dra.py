@@ -19,7 +19,7 @@ import grpc
 import pytest
 import yaml
 
-from pciname.cli import main
+from pciname.capabilities.vm_gpus import DEFAULT_NAME
 from pciname.dra.claims import STABLE_ATTRIBUTES, dra_objects, predicted_device, selector
 from pciname.dra.facts import RESOURCE_APIS, DraCombinationError, choose, drivers, facts, kubevirts
 from pciname.dra.selectors import driver_devices, judge
@@ -39,7 +39,8 @@ from pciname.lint.codes import (
 )
 from pciname.lint.linter import Linter
 from pciname.server._proto import pciname_pb2 as pb
-from tests.conftest import REPO, run_in_process
+from tests.cli_run import pciname as run
+from tests.conftest import REPO
 
 GPUS = ("10de:2236=2", "10de:20b5", "10de:2330")
 D = 'device.attributes["gpu.nvidia.com"]'
@@ -53,10 +54,6 @@ def working() -> list[tuple[str, str]]:
 def newest_driver() -> str:
     """The default: the newest tagged release that works (not main, unreleased)."""
     return choose().driver
-
-
-def run(*argv: str) -> tuple[Any, str, str]:
-    return run_in_process(main, list(argv))
 
 
 def generated(driver: str, kubevirt: str, api: str, *extra: str) -> str:
@@ -493,7 +490,7 @@ def test_a_refused_combination_is_invalid_argument_over_grpc(stub):
 
 def test_the_library_takes_the_generators_objects():
     combination = choose(*working()[-1])
-    objects = dra_objects([("2236", 2), ("2330", 1)], combination)
+    objects = dra_objects([("2236", 2), ("2330", 1)], combination, name=DEFAULT_NAME)
     linter = Linter("latest", dra=combination)
     linter.add_data({"apiVersion": "v1", "kind": "List", "items": list(objects.documents)}, "objects")
     assert linter.run() == []

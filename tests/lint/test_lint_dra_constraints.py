@@ -26,7 +26,7 @@ from pciname.dra.facts import choose, facts
 from pciname.lint.codes import CODES, DRA_CONSTRAINT_NOT_PUBLISHED, DRA_PREPARE_CRASH, RuleName
 from pciname.lint.linter import Linter
 from pciname.server._proto import pciname_pb2 as pb
-from tests.conftest import run_in_process
+from tests.cli_run import call
 
 D = 'device.attributes["gpu.nvidia.com"]'
 A10 = f'{D}.vendorID == "0x10de" && {D}.deviceID == "0x2236"'
@@ -153,7 +153,7 @@ def test_the_cli_and_grpc_report_the_constraint(tmp_path, monkeypatch, stub):
     monkeypatch.chdir(tmp_path)
     text = claim(PARTITION2)
     (tmp_path / "claims.yaml").write_text(text)
-    code, out, err = run_in_process(main, ["lint", "claims.yaml", "--dra-driver", "v0.4.1"])
+    code, out, err = call(main, ["lint", "claims.yaml", "--dra-driver", "v0.4.1"])
     assert code == 1 and "Traceback" not in err
     assert f"claims.yaml:24: {DRA_CONSTRAINT_NOT_PUBLISHED}: spec.spec.devices.constraints[0].matchAttribute:" in out
     files = [pb.LintFile(name="claims.yaml", text=text)]

@@ -14,11 +14,10 @@ import json
 
 import pytest
 
-from pciname.cli import main
 from pciname.lint.codes import WRONG_KATA_RESOURCE_NAME
 from pciname.lint.linter import Linter, lint_text
 from tests import kube_documents as docs
-from tests.conftest import run_in_process
+from tests.cli_run import pciname as run
 
 KATA = "gpu-operator@v26.7.0+kata"
 
@@ -133,10 +132,6 @@ spec:
       containers:
       - {name: c, resources: {limits: {nvidia.com/GA102GL_A10: 1}}}
 """
-
-
-def run(*argv: str) -> tuple[object, str, str]:
-    return run_in_process(main, list(argv))
 
 
 def kata_findings(text: str, profile: str = "latest", **kwargs) -> list[tuple[str, object]]:

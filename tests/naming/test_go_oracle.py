@@ -12,16 +12,14 @@ match pciname's. Skipped when Go is not installed (CI installs
 from __future__ import annotations
 
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from pciname.naming.algorithms import ALGORITHMS, REFERENCE, NameIndex
 from pciname.naming.gotext import scan_lines
-from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS, TESTS, build_go
-
-ORACLE_SOURCE = TESTS / "go_oracle" / "main.go"
+from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS
+from tests.go_oracles import ask as ask_go, oracle as go_oracle
 
 pytestmark = NEEDS_GO
 
@@ -78,14 +76,13 @@ RAW = [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x80", b"\x
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory) -> Path:
-    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go"))
+def oracle() -> Path:
+    return go_oracle("names")
 
 
 def ask(oracle: Path, queries: list[tuple[str, str, Path]]) -> list[str]:
     text = "".join(f"{algorithm}\t{device_id}\t{path}\n" for algorithm, device_id, path in queries)
-    result = subprocess.run([str(oracle)], input=text.encode(), capture_output=True, check=True, timeout=300)
-    names = result.stdout.decode().split("\n")
+    names = ask_go(oracle, stdin=text).decode().split("\n")
     assert names[-1] == "" and len(names) == len(queries) + 1
     return names[:-1]
 

@@ -16,7 +16,6 @@ checked against the code of its release on every id of its universe.
 from __future__ import annotations
 
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,9 +23,8 @@ import pytest
 from pciname.naming import kata
 from pciname.naming.algorithms import VENDOR_SECTION, NameIndex
 from pciname.naming.gotext import scan_lines
-from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS, REAL_PCIIDS_FILES, TESTS, build_go
-
-ORACLE_SOURCE = TESTS / "go_oracle_kata" / "main.go"
+from tests.conftest import NEEDS_GO, PLUGIN_PCIIDS, REAL_PCIIDS_FILES
+from tests.go_oracles import ask, oracle as go_oracle
 
 pytestmark = NEEDS_GO
 
@@ -71,16 +69,15 @@ RAW = [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xe2\x80"]
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory) -> Path:
-    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go"))
+def oracle() -> Path:
+    return go_oracle("kata")
 
 
 def go_answers(oracle: Path, paths: list[Path]) -> dict[str, object]:
     """FILE -> "PANIC" or {id: (raw name, formatted name)} as bytes."""
-    result = subprocess.run([str(oracle), *map(str, paths)], capture_output=True, check=True, timeout=300)
     answers: dict[str, object] = {}
     current: dict[bytes, tuple[bytes, bytes]] = {}
-    for line in result.stdout.split(b"\n")[:-1]:
+    for line in ask(oracle, *paths).split(b"\n")[:-1]:
         if line.startswith(b"FILE "):
             current = {}
             answers[line[5:].decode()] = current
@@ -213,12 +210,9 @@ def test_generated_files_name_through_the_catalog_as_go_does(oracle, tmp_path, s
     assert 0 < panics < len(paths)
 
 
-V001_SOURCE = TESTS / "go_oracle_kata_v001" / "main.go"
-
-
 @pytest.fixture(scope="module")
-def oracle_v001(tmp_path_factory) -> Path:
-    return build_go(V001_SOURCE, tmp_path_factory.mktemp("go-v001"))
+def oracle_v001() -> Path:
+    return go_oracle("kata_v001")
 
 
 def _kata_profiles(family: str) -> list[str]:
@@ -248,15 +242,8 @@ def test_v0_0_1_names_every_id_as_its_own_getdevicename_does(oracle_v001):
     (name,) = _kata_profiles("vendor-section")
     resources = _per_model(name)
     ids = [*resources, "0000", "fffe"]
-    result = subprocess.run(
-        [str(oracle_v001), str(PLUGIN_PCIIDS / "2025.07.11.ids")],
-        input="\n".join(ids) + "\n",
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    go = dict(line.split("\t", 1) for line in result.stdout.splitlines())
+    answer = ask(oracle_v001, PLUGIN_PCIIDS / "2025.07.11.ids", stdin="\n".join(ids) + "\n").decode()
+    go = dict(line.split("\t", 1) for line in answer.splitlines())
     assert len(go) == len(ids) > 1000
     for device_id in resources:
         assert resources[device_id] == f"nvidia.com/{go[device_id] or device_id}", device_id

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from pciname.naming import mdev
-from tests.conftest import NEEDS_GO, TESTS, build_go
-
-ORACLE_SOURCE = TESTS / "go_oracle_mdev" / "main.go"
+from tests.conftest import NEEDS_GO
+from tests.go_oracles import ask, oracle as go_oracle
 
 pytestmark = NEEDS_GO
 
@@ -38,18 +36,15 @@ FIXED = [
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory) -> Path:
-    return build_go(ORACLE_SOURCE, tmp_path_factory.mktemp("go-mdev"))
+def oracle() -> Path:
+    return go_oracle("mdev")
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_mdev_rules_agree_with_go(oracle, seed):
     rng = random.Random(seed)
     names = FIXED + ["".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 9))) for _ in range(3000)]
-    result = subprocess.run(
-        [str(oracle)], input=json.dumps(names).encode(), capture_output=True, check=True, timeout=300
-    )
-    answers = json.loads(result.stdout)
+    answers = json.loads(ask(oracle, stdin=json.dumps(names)))
     assert len(answers) == len(names)
     mismatches = []
     for name, (second_field, whitespace_runs) in zip(names, answers, strict=True):

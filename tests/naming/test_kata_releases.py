@@ -12,15 +12,15 @@ from __future__ import annotations
 import io
 import json
 import re
-import subprocess
 import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import DEBIAN_SID, NEEDS_GO, PROFILES_JSON, build_go
+from tests.conftest import DEBIAN_SID, NEEDS_GO, PROFILES_JSON
 from tests.extract_util import Extracted
+from tests.go_oracles import ask, build
 from tools import kata_extract as extract, upstream
 
 FAMILY = Extracted("kata", "kata_extract")
@@ -358,9 +358,8 @@ def test_format_device_name_built_from_each_release_does_what_the_facts_say(tmp_
         if function.group(0) not in built:
             source = tmp_path / f"{tag}.go"
             source.write_text(_GO_MAIN % function.group(0))
-            binary = build_go(source, tmp_path / tag)
-            done = subprocess.run([str(binary)], input="\n".join(names) + "\n", capture_output=True, text=True)
-            built[function.group(0)] = done.stdout.split("\n")[:-1]
+            answer = ask(build(source), stdin="\n".join(names) + "\n").decode()
+            built[function.group(0)] = answer.split("\n")[:-1]
         expected = [_format_as_the_facts_say(n.replace("\\t", "\t"), releases[tag]["format_filter"]) for n in names]
         assert built[function.group(0)] == expected, tag
     assert len(built) == 1  # v0.0.2 .. v0.0.5 share one formatDeviceName

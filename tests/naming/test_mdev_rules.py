@@ -11,13 +11,13 @@ import textwrap
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from pciname.cli import main
 from pciname.cozystack.node_pool import node_pool
 from pciname.host.sysfs import scan
 from pciname.kubevirt.generate import mdev_names, permitted_host_devices, vm_gpus
 from pciname.lint.linter import lint_text
 from pciname.naming import checks, gotext, mdev
 from pciname.naming.profiles import custom_profile, get_profile, load_registry
+from tests.cli_run import pciname as run
 from tests.conftest import PLUGIN_PCIIDS, PROFILES_JSON
 from tests.sysfs_tree import SysfsTree
 
@@ -109,25 +109,19 @@ def test_an_empty_field_finds_no_name_in_the_v1_0_x_file():
 # -- mdev-name ------------------------------------------------------------------------
 
 
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_mdev_name_cli_by_release(capsys):
-    assert run(capsys, "mdev-name", "GRID T4-1Q", "--profile", "v1.0.1") == (0, "nvidia.com/T4-1Q\n", "")
-    assert run(capsys, "mdev-name", "GRID T4-1Q", "--profile", "v1.6.0") == (0, "nvidia.com/GRID_T4-1Q\n", "")
-    code, out, err = run(capsys, "mdev-name", "T4", "GRID  T4-1Q", "--profile", "v1.0.1", "-o", "json")
+    assert run("mdev-name", "GRID T4-1Q", "--profile", "v1.0.1") == (0, "nvidia.com/T4-1Q\n", "")
+    assert run("mdev-name", "GRID T4-1Q", "--profile", "v1.6.0") == (0, "nvidia.com/GRID_T4-1Q\n", "")
+    code, out, err = run("mdev-name", "T4", "GRID  T4-1Q", "--profile", "v1.0.1", "-o", "json")
     assert code == 1
     crash, empty = json.loads(out)
     assert crash["resource_name"] is None and crash["env_var"] is None and crash["socket_path"] is None
     assert [w["code"] for w in crash["warnings"]] == ["plugin-crash"]
     assert empty["resource_name"] == "nvidia.com/"
     assert [w["code"] for w in empty["warnings"]] == ["invalid-resource-name"]
-    code, out, err = run(capsys, "mdev-name", "T4", "--profile", "v1.0.0")
+    code, out, err = run("mdev-name", "T4", "--profile", "v1.0.0")
     assert (code, out) == (1, "\n") and "plugin-crash" in err
-    assert run(capsys, "mdev-name", "T4", "--profile", "v1.6.0") == (0, "nvidia.com/T4\n", "")
+    assert run("mdev-name", "T4", "--profile", "v1.6.0") == (0, "nvidia.com/T4\n", "")
 
 
 def test_env_var_follows_the_name():
@@ -176,11 +170,11 @@ def test_node_pool_and_vm_gpus_by_release():
 
 
 def test_generate_cli_by_release(capsys):
-    code, out, _ = run(capsys, "vm-gpus", "--mdev", "GRID T4-1Q", "--profile", "v1.0.1", "-o", "json")
+    code, out, _ = run("vm-gpus", "--mdev", "GRID T4-1Q", "--profile", "v1.0.1", "-o", "json")
     assert code == 0 and json.loads(out)["gpus"][0]["deviceName"] == "nvidia.com/T4-1Q"
-    code, out, _ = run(capsys, "vm-gpus", "--mdev", "GRID T4-1Q", "--profile", "v1.6.0", "-o", "json")
+    code, out, _ = run("vm-gpus", "--mdev", "GRID T4-1Q", "--profile", "v1.6.0", "-o", "json")
     assert code == 0 and json.loads(out)["gpus"][0]["deviceName"] == "nvidia.com/GRID_T4-1Q"
-    code, out, err = run(capsys, "permitted-host-devices", "--mdev", "T4", "--profile", "v1.0.1", "-o", "json")
+    code, out, err = run("permitted-host-devices", "--mdev", "T4", "--profile", "v1.0.1", "-o", "json")
     assert code == 1 and "plugin-crash" in out + err
 
 
@@ -297,7 +291,7 @@ def test_scan_double_space_is_refused_in_v1_0_x(tmp_path):
 
 def test_scan_cli_by_release(tmp_path, capsys):
     tree = vgpu_tree(tmp_path, "T4\n")
-    code_old, out_old, _ = run(capsys, "scan", "--sysfs-root", tree.root, "--profile", "v1.0.1", "-o", "json")
-    code_new, out_new, _ = run(capsys, "scan", "--sysfs-root", tree.root, "--profile", "v1.6.0", "-o", "json")
+    code_old, out_old, _ = run("scan", "--sysfs-root", tree.root, "--profile", "v1.0.1", "-o", "json")
+    code_new, out_new, _ = run("scan", "--sysfs-root", tree.root, "--profile", "v1.6.0", "-o", "json")
     assert "plugin-crash" in out_old and "plugin-crash" not in out_new
     assert (code_old, code_new) == (1, 0)

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from tests.cli_run import only, pciname
 from tests.conftest import REPO
 
 README = REPO / "README.md"
@@ -120,9 +119,7 @@ def run(command: Command, cwd: Path, env: dict[str, str]) -> list[str]:
         text, keep_out = text[: -len(" >/dev/null")], False
     argv = shlex.split(text)
     assert argv[0] == "pciname", f"README.md:{command.line}: not a pciname command: {command.text}"
-    done = subprocess.run(
-        [sys.executable, "-m", "pciname", *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    done = pciname(*argv[1:], cwd=cwd, env=only(env))
     shown = (done.stdout if keep_out else "") + (done.stderr if keep_err else "")
     out = shown.split("\n")
     if out and out[-1] == "":

@@ -21,7 +21,8 @@ from pciname.naming.profiles import canonical_name, load_registry
 from pciname.pciids.ids import device_id
 from pciname.resolution import answers
 from pciname.resolution.resolver import Resolver
-from tests.conftest import REPO, run_in_process
+from tests.cli_run import call
+from tests.conftest import REPO
 from tools import packaged_answers
 
 PACKAGED = Path(answers.DIRECTORY)
@@ -296,7 +297,7 @@ def expected():
     resolutions = {(d, p): _full.resolve(d, p) for d, p in CHECKED}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PCINAME_CACHE_DIR", "/nonexistent/cache")  # nothing cached: the full path
-        lookups = {tuple(argv): run_in_process(cli.full, argv) for argv in ARGVS}
+        lookups = {tuple(argv): call(cli.full, argv) for argv in ARGVS}
     return resolutions, lookups
 
 
@@ -313,8 +314,8 @@ def check_answers(expected, directory: Path, monkeypatch, *, packaged: bool) -> 
         assert (got, repr(got)) == (want, repr(want))
         assert (answers.packaged_record(device, profile) is not None) == packaged
     for argv, want in lookups.items():
-        assert run_in_process(fast.lookup, list(argv)) == (want if packaged else (None, "", ""))
-        assert run_in_process(cli.main, list(argv)) == want
+        assert call(fast.lookup, list(argv)) == (want if packaged else (None, "", ""))
+        assert call(cli.main, list(argv)) == want
     pciname.clear_caches()
 
 

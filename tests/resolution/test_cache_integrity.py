@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pciname
-from tests.conftest import CORRUPTIONS, corrupt, run_in_process, without_packaged_answers
+from tests.cli_run import call
+from tests.conftest import CORRUPTIONS, corrupt, without_packaged_answers
 
 PROFILES = ["latest", "kubevirt-gpu-device-plugin@v1.0.1", "kubevirt-gpu-device-plugin@v1.2.1", "preview"]
 DEVICES = ["10de:2236", "10de:2330", "10de:1eb8", "10de:002a", "10de:230c", "10de:24fa", "8086:1234"]
@@ -164,7 +165,7 @@ ANSWER_ARGVS = [
 def cli_answer(argv: list[str]) -> tuple[object, str, str]:
     from pciname import cli
 
-    found = run_in_process(cli.main, argv)
+    found = call(cli.main, argv)
     pciname.clear_caches()
     return found
 

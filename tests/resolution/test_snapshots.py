@@ -20,6 +20,7 @@ import pciname
 from pciname.errors import PcinameError
 from pciname.naming.profiles import load_registry
 from pciname.resolution import snapshots
+from tests.cli_run import pciname_process
 from tests.conftest import PLUGIN_PCIIDS, REPO, trimmed_install
 
 
@@ -122,12 +123,10 @@ def test_fetch_from_upstream_urls(empty_cache, mirror, monkeypatch):
 
 
 def test_cli_snapshots_list_import_and_fetch(empty_cache, tmp_path, mirror):
-    env = {**os.environ, **trimmed_install(tmp_path / "install")}  # a package that carries no snapshot
+    env = trimmed_install(tmp_path / "install")  # a package that carries no snapshot: a process of its own
 
     def cli(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "pciname", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
-        )
+        return pciname_process(*args, env=env)
 
     listing = json.loads(cli("snapshots", "list", "-o", "json").stdout)
     assert {row["installed"] for row in listing} == {False}

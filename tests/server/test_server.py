@@ -21,7 +21,8 @@ from pciname.client import Client, RemoteInvalidArgument, RemoteSnapshotMissing,
 from pciname.errors import InvalidDeviceError, SnapshotMissingError, UnknownProfileError
 from pciname.server import NameServer, ServeConfig
 from pciname.server._proto import pciname_pb2 as pb, pciname_pb2_grpc as pb_grpc
-from tests.conftest import LATEST, run_in_process, wait_until
+from tests.cli_run import call
+from tests.conftest import LATEST, wait_until
 from tests.server.conftest import custom_spec
 from tests.server_util import metric, scrape
 
@@ -167,20 +168,18 @@ LOOKED_UP = ["10de:2236", "10DE:2236", "10de:ffff", "1eb8", "8086:1234", "0x10de
 def test_lookup_cli_and_grpc_answer_alike(server, client, server_env, profile):
     """``pciname lookup`` (computing, and asking this server) and Resolve /
     ResolveBatch print and send the same records."""
-    code, out, err = run_in_process(full, ["lookup", *LOOKED_UP, "-p", profile, "-o", "json"])
+    code, out, err = call(full, ["lookup", *LOOKED_UP, "-p", profile, "-o", "json"])
     assert (code, err) == (1, "")  # 10de:ffff and 8086:1234 are not advertised
     printed = json.loads(out)
     assert [r.to_dict() for r in client.resolve_batch(LOOKED_UP, profile)] == printed
     assert [client.resolve(d, profile).to_dict() for d in LOOKED_UP] == printed
-    via = run_in_process(
-        full, ["lookup", *LOOKED_UP, "-p", profile, "-o", "json", "--server", f"127.0.0.1:{server.port}"]
-    )
+    via = call(full, ["lookup", *LOOKED_UP, "-p", profile, "-o", "json", "--server", f"127.0.0.1:{server.port}"])
     assert via == (code, out, err)
 
 
 @pytest.mark.parametrize("resource", ["GA102GL_A10", " nvidia.com/GA102GL_A10\n", "nvidia.com/NO_SUCH_GPU"])
 def test_reverse_cli_and_grpc_answer_alike(stub, server_env, resource):
-    code, out, err = run_in_process(full, ["reverse", resource, "-p", "latest", "-o", "json"])
+    code, out, err = call(full, ["reverse", resource, "-p", "latest", "-o", "json"])
     response = stub.Reverse(pb.ReverseRequest(resource_name=resource, profile="latest"), timeout=10)
     assert json.loads(out) == {"resource_name": response.resource_name, "devices": list(response.devices)}
     assert code == (0 if response.devices else 1)
@@ -191,7 +190,7 @@ def test_reverse_cli_and_grpc_answer_alike(stub, server_env, resource):
 
 def test_diff_cli_and_grpc_answer_alike(client, stub, server_env):
     old, new = "kubevirt-gpu-device-plugin@v1.2.1", "latest"
-    code, out, _ = run_in_process(full, ["diff", "--from", old, "--to", new, "-o", "json"])
+    code, out, _ = call(full, ["diff", "--from", old, "--to", new, "-o", "json"])
     response = stub.Diff(pb.DiffRequest(from_profile=old, to_profile=new), timeout=20)
     printed = json.loads(out)
     assert code == 0 and (printed["from"], printed["to"]) == (response.from_profile, response.to_profile)
@@ -663,7 +662,7 @@ def test_oversized_fields_are_refused_before_anything_is_cached(
 
 
 def test_padding_within_the_limits_still_works(client, stub, server_env):
-    from pciname.server.rpc.wire import MAX_DEVICE_CHARS, MAX_PROFILE_CHARS
+    from pciname.capabilities.limits import DEVICE_CHARS as MAX_DEVICE_CHARS, PROFILE_CHARS as MAX_PROFILE_CHARS
 
     device = " 10de:2236 ".center(MAX_DEVICE_CHARS)
     profile = " latest ".center(MAX_PROFILE_CHARS)

@@ -4,24 +4,15 @@ INVALID_ARGUMENT with the same one line."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import grpc
 import pytest
 
 from pciname.server._proto import pciname_pb2 as pb
-from tests.conftest import REPO
+from tests.cli_run import Ran, pciname
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pciname", "vm-gpus", *args, "--dra"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
+def cli(*args: str) -> Ran:
+    return pciname("vm-gpus", *args, "--dra")
 
 
 @pytest.mark.parametrize(

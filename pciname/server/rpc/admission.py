@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from pciname.capabilities.admission import cluster_cr
+from pciname.capabilities.admission import AdmissionPolicyRequest, cluster_cr
 from pciname.capabilities.served import ADMISSION_NAME
 from pciname.errors import LintInputError
 from pciname.server._proto import pciname_pb2 as pb
@@ -27,11 +27,9 @@ from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive,
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.cluster import read_from_cluster
 from pciname.server.rpc.mapping import to_message
-from pciname.server.rpc.shared import INVALID, answer, batch, chars, check, no_auto, request_from
+from pciname.server.rpc.shared import INVALID, answer, batch, check, declared, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
-    MAX_NAME_CHARS,
-    MAX_PROFILE_CHARS,
     RpcFailure,
     failure,
     lint_input_failure,
@@ -93,9 +91,9 @@ def admission_policy(
 
 RULES = (
     batch("devices and mdev types", "devices", "mdev_types"),
-    chars(MAX_NAME_CHARS, "devices", "mdev_types", "actions"),
-    chars(MAX_PROFILE_CHARS, "profile"),
-    chars(MAX_NAME_CHARS, "name", "dra_driver", "kubevirt_name"),
+    declared(
+        AdmissionPolicyRequest, "devices", "mdev_types", "actions", "profile", "name", "dra_driver", "kubevirt_name"
+    ),
 )
 
 

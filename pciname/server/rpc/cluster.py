@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from pciname.capabilities.audit import NO_KUBEVIRT_CR
+from pciname.capabilities.audit import NO_KUBEVIRT_CR, GpuOptionsRequest
 from pciname.capabilities.cluster_access import CONFIG, ClusterAccess as ClusterAccess
 from pciname.capabilities.served import parse_objects, pick_kubevirt, pick_nodes, ref
 from pciname.errors import ClusterError
@@ -23,7 +23,7 @@ from pciname.server.budget import check_alive, count_nodes
 from pciname.server.data import DataSet, served_profile
 from pciname.server.logs import fields
 from pciname.server.rpc.mapping import to_message
-from pciname.server.rpc.shared import INVALID, PRECONDITION, answer, chars, check, request_from
+from pciname.server.rpc.shared import INVALID, PRECONDITION, answer, check, declared, request_from
 from pciname.server.rpc.wire import (
     CLUSTER_CONFIG,
     CLUSTER_DISABLED,
@@ -31,8 +31,6 @@ from pciname.server.rpc.wire import (
     CLUSTER_UNREACHABLE,
     KUBEVIRT_AMBIGUOUS,
     KUBEVIRT_NOT_FOUND,
-    MAX_NAME_CHARS,
-    MAX_PROFILE_CHARS,
     NO_KUBEVIRT,
     OBJECTS_INPUT,
     RpcFailure,
@@ -43,7 +41,7 @@ if TYPE_CHECKING:
     from pciname.server.service import PciNameService
 
 #: The limits of a GpuOptions request (its objects' YAML: at most --max-lint-nodes), in order.
-RULES = (chars(MAX_PROFILE_CHARS, "profile"), chars(MAX_NAME_CHARS, "cozystack", "kubevirt_name"))
+RULES = (declared(GpuOptionsRequest, "profile", "cozystack", "kubevirt_name"),)
 
 
 def _refuse(message: str, ambiguous: bool) -> RpcFailure:

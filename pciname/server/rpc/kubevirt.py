@@ -19,16 +19,16 @@ import grpc
 
 from pciname.base.render import emit_documents
 from pciname.capabilities import node_pool as pool, permitted, vm_gpus as gpus
+from pciname.capabilities.dra_claims import DraClaimsRequest
+from pciname.capabilities.limits import NAME_CHARS
 from pciname.capabilities.served import FORMATS, permitted_texts, texts
+from pciname.capabilities.vgpu_types import VgpuTypesRequest
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.config import DEFAULT_MAX_LINT_BYTES
 from pciname.server.data import DataSet, served_profile
 from pciname.server.rpc.mapping import to_message
-from pciname.server.rpc.shared import INVALID, answer, batch, chars, check, needs, no_auto, request_from
+from pciname.server.rpc.shared import INVALID, answer, batch, chars, check, declared, needs, no_auto, request_from
 from pciname.server.rpc.wire import (
-    MAX_DEVICE_CHARS as DEVICE,
-    MAX_NAME_CHARS as NAME,
-    MAX_PROFILE_CHARS as PROFILE,
     RpcFailure,
     shown,
     vgpu_types_response,
@@ -44,10 +44,7 @@ DEVICES = "devices and mdev types"
 PERMITTED_RULES = (
     needs(permitted.no_devices, "devices", "mdev_types"),
     batch(DEVICES, "devices", "mdev_types"),
-    chars(DEVICE, "devices"),
-    chars(NAME, "mdev_types"),
-    chars(PROFILE, "profile"),
-    chars(NAME, "cozystack", "variant"),
+    declared(permitted.PermittedHostDevicesRequest, "devices", "mdev_types", "profile", "cozystack", "variant"),
 )
 
 
@@ -96,9 +93,12 @@ POOL_RULES = (
     needs(gpus.no_gpus, "devices", "mdev_types"),
     batch(DEVICES, "devices", "mdev_types"),
     batch("roles", "roles"),
-    chars(NAME, "group", "devices", "mdev_types", "roles"),
-    chars(NAME, "format", "instance_type", "ephemeral_storage", "cpu", "memory", "cozystack", "cluster"),
-    chars(PROFILE, "profile"),
+    declared(pool.NodePoolRequest, "group", "devices", "mdev_types"),
+    # roles and the node group's fields go to NodePoolRequest.fields, a dict: bounded as a name
+    chars(NAME_CHARS, "roles"),
+    declared(pool.NodePoolRequest, "format"),
+    chars(NAME_CHARS, "instance_type", "ephemeral_storage", "cpu", "memory"),
+    declared(pool.NodePoolRequest, "cozystack", "cluster", "profile"),
     no_auto("profile"),
 )
 #: The NodePoolRequest ``fields``: the group's own settings, as the message has them.
@@ -132,7 +132,7 @@ def node_pool(
 
 # -- VgpuTypes --------------------------------------------------------------------------------
 
-VGPU_RULES = (chars(DEVICE, "device"), chars(PROFILE, "profile"), needs("device", "device"), no_auto("profile"))
+VGPU_RULES = (declared(VgpuTypesRequest, "device", "profile"), needs("device", "device"), no_auto("profile"))
 
 
 def vgpu_types(
@@ -157,7 +157,7 @@ def vgpu_types(
 DRA_RULES = (
     needs("devices", "devices"),
     batch("devices", "devices"),
-    chars(NAME, "devices", "dra_driver", "kubevirt", "resource_api", "name", "prefix"),
+    declared(DraClaimsRequest, "devices", "dra_driver", "kubevirt", "resource_api", "name", "prefix"),
 )
 
 

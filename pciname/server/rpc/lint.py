@@ -11,15 +11,14 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from pciname.capabilities.lint import LintRequest
 from pciname.capabilities.spelling import Spelling
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.budget import RELEASE_AFTER_NODES, CheckedText, check_alive, count_nodes, release_memory
 from pciname.server.data import DataSet, served_profile
-from pciname.server.rpc.shared import INVALID, answer, chars, check, no_auto, request_from
+from pciname.server.rpc.shared import INVALID, answer, check, declared, no_auto, request_from
 from pciname.server.rpc.wire import (
     LINT_INPUT,
-    MAX_NAME_CHARS,
-    MAX_PROFILE_CHARS,
     RpcFailure,
     failure,
     lint_input_failure,
@@ -32,9 +31,9 @@ if TYPE_CHECKING:
 
 #: The limits of a Lint request beyond its files, in the order they are checked.
 RULES = (
-    chars(MAX_PROFILE_CHARS, "profile", "upgrade_to"),
+    declared(LintRequest, "profile", "upgrade_to"),
     no_auto("profile", "upgrade_to"),
-    chars(MAX_NAME_CHARS, "cozystack", "dra_driver", "kubevirt", "nvidia_plugin"),
+    declared(LintRequest, "cozystack", "dra_driver", "kubevirt", "nvidia_plugin"),
 )
 
 # -- Lint --------------------------------------------------------------------------------

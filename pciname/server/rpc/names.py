@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from pciname.capabilities.names import reverse_miss
+from pciname.capabilities.names import DiffRequest, ReverseRequest, reverse_miss
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.data import DataSet, request_aliases, served_profile, with_request_aliases
 from pciname.server.rpc.mapping import to_message
-from pciname.server.rpc.shared import answer, chars, check, request_from
-from pciname.server.rpc.wire import MAX_NAME_CHARS, MAX_PROFILE_CHARS, check_deadline, diff_response
+from pciname.server.rpc.shared import answer, check, declared, request_from
+from pciname.server.rpc.wire import check_deadline, diff_response
 
 if TYPE_CHECKING:
     from pciname.server.service import PciNameService
@@ -24,7 +24,7 @@ def reverse(
     request: pb.ReverseRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
 ) -> tuple[pb.ReverseResponse, int]:
     """The devices a profile gives ``resource_name`` (none: the one line why)."""
-    check(request, (chars(MAX_NAME_CHARS, "resource_name"),))
+    check(request, (declared(ReverseRequest, "resource_name", resource_name="resource"),))
     asked = request_from("Reverse", request, {"resource_name": "resource"}, profile=request.profile).validated()
     profile = with_request_aliases(data, served_profile(data, request.profile), *request_aliases(request))
     devices = answer("Reverse", asked, profile.key, resolver=data.resolver)
@@ -37,7 +37,7 @@ def diff(
     request: pb.DiffRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
 ) -> tuple[pb.DiffResponse, int]:
     """The devices whose resource differs between two profiles (Kata aliases on the Kata side)."""
-    check(request, (chars(MAX_PROFILE_CHARS, "from_profile", "to_profile"),))
+    check(request, (declared(DiffRequest, "from_profile", "to_profile", from_profile="old", to_profile="new"),))
     sides = {"from_profile": "old", "to_profile": "new"}
     given = {side: getattr(request, name) if getattr(request, name).strip() else None for name, side in sides.items()}
     asked = request_from("Diff", request, sides, **given).validated()

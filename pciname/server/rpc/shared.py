@@ -1,5 +1,6 @@
 """What the RPC handlers share: a message's limits declared as rules
-(:func:`check`: :func:`needs`, :func:`batch`, :func:`chars`, :func:`no_auto`,
+(:func:`check`: :func:`needs`, :func:`batch`, :func:`declared` (the bounds
+its capability's request declares, :mod:`pciname.capabilities.limits`), :func:`chars`, :func:`no_auto`,
 run in the order given, the first broken one answers), the capability's
 request built from the message by field name (:func:`request_from`), and
 the registry's answer to it (:func:`answer`: :mod:`pciname.capabilities.registry`)."""
@@ -13,6 +14,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
+from pciname.capabilities.limits import limits
 from pciname.capabilities.registry import CAPABILITIES, ask
 from pciname.capabilities.spelling import auto_refused
 from pciname.server.rpc.mapping import plain
@@ -66,6 +68,20 @@ def chars(limit: int, *fields: str) -> Rule:
     return rule
 
 
+def declared(request_type: type[Any], *fields: str, **renamed: str) -> Rule:
+    """:func:`chars` of each of ``fields`` (the message's, in order) by the
+    bound ``request_type`` declares on its field of the same name (or the one
+    ``renamed`` names for it); a KeyError, at import, for a field it does not bound."""
+    bounds = {name: limits(request_type)[renamed.get(name, name)].chars for name in fields}
+    if missing := [name for name, bound in bounds.items() if bound is None]:
+        raise KeyError(f"{request_type.__name__} declares no length for {', '.join(missing)}")
+    return _all(*(chars(bound, name) for name, bound in bounds.items() if bound is not None))
+
+
+def _all(*rules: Rule) -> Rule:
+    return lambda message, max_batch: check(message, rules, max_batch)
+
+
 def no_auto(*fields: str) -> Rule:
     """INVALID_ARGUMENT for profile ``auto`` where there is no cluster to infer from."""
 
@@ -95,12 +111,11 @@ def answer(method: str, request: Any, *args: Any, **kwargs: Any) -> Any:
 def request_from(
     request_type: Callable[..., Any] | str, message: Message, renames: Mapping[str, str] | None = None, **values: Any
 ) -> Any:
-    """``request_type`` (a capability's request; an RPC's name: its
-    capability's, from the registry) from ``message``'s fields of
-    the same names (or as ``renames`` says): a repeated field as a tuple, a blank text as not given
-    (None where the request's default is None, else the default, if it has
-    one); ``values``
-    win."""
+    """``request_type`` (a capability's request; an RPC's name: its capability's,
+    from the registry) from ``message``'s fields of the same names (or as
+    ``renames`` says): a repeated field as a tuple, a blank text as not given
+    (None where the request's default is None, else the default, if it has one);
+    ``values`` win."""
     if isinstance(request_type, str):
         request_type = ENTRIES[request_type].request_type()
     taken = {f.name: f for f in dataclasses.fields(request_type)}  # type: ignore[arg-type]
@@ -119,4 +134,15 @@ def request_from(
     return request_type(**given, **values)
 
 
-__all__ = ["INVALID", "PRECONDITION", "answer", "batch", "chars", "check", "needs", "no_auto", "request_from"]
+__all__ = [
+    "INVALID",
+    "PRECONDITION",
+    "answer",
+    "batch",
+    "chars",
+    "check",
+    "declared",
+    "needs",
+    "no_auto",
+    "request_from",
+]

@@ -11,7 +11,7 @@ client, the server's side (the client's: :mod:`pciname.client`).
   reasons (:data:`LINT_INPUT`, :data:`CLUSTER_DISABLED`, ...) are defined
   here only.
 * **Request rules**: the length of every device, profile and name field
-  (:data:`MAX_DEVICE_CHARS`, ...; :func:`check_length`), what error details
+  (:func:`check_length`, by the bounds :mod:`pciname.capabilities.limits` declares), what error details
   echo of an input (:func:`shown`, :func:`details_text`), and parsing a
   request from its bytes (:func:`parse_request`: INVALID_ARGUMENT, not
   gRPC's INTERNAL, for bytes that are no such message).
@@ -30,7 +30,6 @@ from google.protobuf.message import DecodeError, Message
 
 from pciname.base.echo import ECHO_CHARS, shown
 from pciname.base.render import printable
-from pciname.capabilities.limits import DEVICE_CHARS, NAME_CHARS, PROFILE_CHARS
 from pciname.capabilities.spelling import RequestError, Spelling
 from pciname.errors import (
     CozystackNotWired,
@@ -58,12 +57,7 @@ SERVICE = pb.DESCRIPTOR.services_by_name["PciName"]
 SERVICE_NAME = SERVICE.full_name  # "pciname.v1.PciName"
 METHODS = tuple(method.name for method in SERVICE.methods)  # in the .proto's order
 
-# -- what a request may carry ------------------------------------------------------
-# Longer fields are INVALID_ARGUMENT before anything is looked up or cached
-# (the bounds are the requests' own, declared on their fields: pciname.capabilities.limits).
-MAX_DEVICE_CHARS = DEVICE_CHARS
-MAX_PROFILE_CHARS = PROFILE_CHARS
-MAX_NAME_CHARS = NAME_CHARS
+# -- what error details carry -----------------------------------------------------
 # The size of error details in all (what they show of an input: ECHO_CHARS): a
 # client refuses trailing metadata over 8-16 KB, and percent-encoding can triple it.
 MAX_DETAILS_BYTES = 1024
@@ -88,16 +82,6 @@ CLUSTER_REFUSED = "cluster-refused"
 NO_KUBEVIRT = "no-kubevirt"
 KUBEVIRT_NOT_FOUND = "kubevirt-not-found"
 KUBEVIRT_AMBIGUOUS = "kubevirt-ambiguous"
-# The reasons a client raises RemoteClusterError for.
-CLUSTER_REASONS = (
-    CLUSTER_DISABLED,
-    CLUSTER_CONFIG,
-    CLUSTER_UNREACHABLE,
-    CLUSTER_REFUSED,
-    NO_KUBEVIRT,
-    KUBEVIRT_NOT_FOUND,
-    KUBEVIRT_AMBIGUOUS,
-)
 
 # Printable ASCII but '%': what a metadata value carries as is.
 _METADATA_SAFE = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
@@ -300,12 +284,8 @@ def lint_response(
 
 
 __all__ = [
-    "CLUSTER_REASONS",
     "ECHO_CHARS",
     "MAX_DETAILS_BYTES",
-    "MAX_DEVICE_CHARS",
-    "MAX_NAME_CHARS",
-    "MAX_PROFILE_CHARS",
     "METHODS",
     "SERVICE_NAME",
     "RpcFailure",

@@ -15,7 +15,6 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pciname.cli import main
 from pciname.client import RemoteClusterError, RemoteInvalidArgument, RemoteLintInputError, RemoteUnknownProfile
 from pciname.cluster.kube import connect, read_cluster
 from pciname.cozystack.defaults import for_cozystack
@@ -25,6 +24,7 @@ from pciname.policy.audit import gpu_options
 from pciname.server import NameServer, ServeConfig, ServeError
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.rpc.cluster import ClusterAccess
+from tests.cli_run import pciname as cli
 from tests.conftest import LATEST, ServerSpec, package_only
 from tests.fake_kube import FakeKube, kubevirt, node
 from tests.kube_documents import (
@@ -113,12 +113,6 @@ def call(fn, request, timeout=20):
         return error.code(), error.details(), dict(error.trailing_metadata() or ())
 
 
-def cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def files_request(files: dict, **kwargs) -> pb.LintRequest:
     return pb.LintRequest(files=[pb.LintFile(name=n, text=t) for n, t in files.items()], **kwargs)
 
@@ -182,10 +176,10 @@ def test_lint_matches_the_cli(client, tmp_path, capsys):
         path.write_text(text)
         paths.append(path)
     files = {str(p): p.read_bytes() for p in paths}  # as bytes, named as the CLI names them
-    code, out, _ = cli(capsys, "lint", *paths, "-p", "latest", "--upgrade-to", "gpu-operator@v25.3.0")
+    code, out, _ = cli("lint", *paths, "-p", "latest", "--upgrade-to", "gpu-operator@v25.3.0")
     got = client.lint(files, "latest", "gpu-operator@v25.3.0")
     assert code == 1 and got.text == out
-    code, out, _ = cli(capsys, "lint", *paths, "-p", "latest", "-o", "json")
+    code, out, _ = cli("lint", *paths, "-p", "latest", "-o", "json")
     assert json.loads(out) == [f.to_dict() for f in client.lint(files, "latest").findings]
 
 
@@ -303,9 +297,9 @@ def test_permitted_host_devices_formats_match_the_cli(client, capsys, fmt, flags
         include_broken="--include-broken" in flags,
     )
     base = ("permitted-host-devices", *DEVICES, *mdev_args, "--format", fmt, "-p", "latest", *flags)
-    code, out_yaml, err = cli(capsys, *base, "-o", "yaml")
+    code, out_yaml, err = cli(*base, "-o", "yaml")
     assert code == 1 and ("left out 10de:05be: invalid-resource-name" in err or "broken 10de:05be" in err)
-    _, out_json, _ = cli(capsys, *base, "-o", "json")
+    _, out_json, _ = cli(*base, "-o", "json")
     assert (got.yaml, got.json, got.format) == (out_yaml, out_json, fmt)
     snippet = permitted_host_devices(DEVICES, MDEVS, "latest", "--include-broken" in flags)
     if fmt == "cozystack":  # as Cozystack takes it: no mdev entries in its default variant, no default twice
@@ -523,9 +517,7 @@ def test_gpu_options_from_the_cluster_match_the_cli(client, fake, setup, capsys,
     ]
     state = read_cluster(connect(str(setup.kubeconfig)))
     assert got.options == gpu_options(state.kubevirt, state.nodes, profile or "latest")
-    code, out, err = cli(
-        capsys, "gpu-options", "--kubeconfig", setup.kubeconfig, "-p", profile or "latest", "-o", "json"
-    )
+    code, out, err = cli("gpu-options", "--kubeconfig", setup.kubeconfig, "-p", profile or "latest", "-o", "json")
     assert code == 0, err
     assert got.options == json.loads(out)
     assert got.kubevirt == "kubevirt/kubevirt"
@@ -683,8 +675,13 @@ def test_serve_flags(setup, tmp_path):
     assert (config.max_lint_files, config.max_lint_bytes) == (5, 1000)
     defaults = build_parser("serve").parse_args(["serve", "--insecure"])
     assert (defaults.kube, defaults.max_lint_files, defaults.max_lint_bytes) == (False, 100, 1024 * 1024)
-    with pytest.raises(ServeError, match="go with --kube"):
+    # One option given "goes with --kube", both "go" (main named both whichever was given)
+    with pytest.raises(ServeError, match=r"^--kubeconfig goes with --kube \(reading the cluster is off without it\)$"):
         ServeConfig(insecure=True, kubeconfig=str(setup.kubeconfig)).validate()
+    with pytest.raises(ServeError, match=r"^--kube-context goes with --kube \("):
+        ServeConfig(insecure=True, kube_context="fake").validate()
+    with pytest.raises(ServeError, match=r"^--kubeconfig, --kube-context go with --kube \("):
+        ServeConfig(insecure=True, kubeconfig=str(setup.kubeconfig), kube_context="fake").validate()
     with pytest.raises(ServeError, match="--kube-timeout"):
         ServeConfig(insecure=True, kube=True, kube_timeout=0).validate()
     with pytest.raises(ServeError, match="--max-lint-files"):

@@ -345,7 +345,7 @@ def come_back(error: BaseException):
                 RemoteClusterError,
                 "FAILED_PRECONDITION",
             )
-            for reason in wire.CLUSTER_REASONS
+            for reason in remote.CLUSTER_REASONS
         ],
     ],
 )
@@ -415,7 +415,7 @@ def test_the_reasons_and_metadata_keys_are_defined_in_wire_only():
         wire.URL_KEY,
         wire.LINT_INPUT,
         wire.OBJECTS_INPUT,
-        *wire.CLUSTER_REASONS,
+        *remote.CLUSTER_REASONS,
     }
     assert {"pciname-error", "lint-input", "cluster-disabled", "kubevirt-ambiguous"} <= spelled
     package = REPO / "pciname"
