@@ -39,6 +39,19 @@ admitter (``vmi-create-admitter.go``):
 * ``warning``: for a GA gate, what listing it warns (``WarningPattern``
   formatted as ``RegisterFeatureGate`` does).
 
+and, per release, what becomes of a VM's GPU later on (``null`` where the
+release has no such code):
+
+* ``not_permitted``: the message a ``gpus[]`` (``GPU``) or ``hostDevices[]``
+  (``HostDevice``) name no ``permittedHostDevices`` entry permits fails with:
+  the VMI admitter's (v0.40 to v0.44) or virt-controller's pod rendering
+  (``template.go``, ``renderresources.go``), with its file;
+* ``gpu_mismatch``: the error virt-launcher (``gpu/hostdev.go``) fails a VMI
+  with when a GPU's resource left no ``PCI_RESOURCE_``/``MDEV_PCI_RESOURCE_``
+  variable (a name of NVIDIA's container plugin, which hands out
+  ``/dev/nvidia*`` character devices: a MIG name, ``nvidia.com/gpu``), with
+  the ``failed to create GPU host-devices:`` prefix where the file declares it.
+
 Each fact names its file and line. A shape the script does not know is an
 error naming the release and file: nothing is guessed.
 """
@@ -101,6 +114,16 @@ GATES = {
     "HostDevices": "Host Devices feature gate is not enabled in kubevirt-config",
 }
 _WARNING = re.compile(r'^\s*WarningPattern\s*=\s*"([^"]*)"\s*\+\s*\n\s*"([^"]*)"', re.M)
+#: Where a release may check a VM's names against permittedHostDevices.
+PERMITTED_FILES = (
+    ADMITTER,
+    "pkg/virt-controller/services/template.go",
+    "pkg/virt-controller/services/renderresources.go",
+)
+_NOT_PERMITTED = re.compile(r'"((GPU|HostDevice) %s is not permitted in permittedHostDevices configuration)"')
+LAUNCHER_GPU = "pkg/virt-launcher/virtwrap/device/hostdevice/gpu/hostdev.go"
+_MISMATCH = re.compile(r'"(the number of (?:device plugin )?GPU/s do not match the number of devices):')
+_CREATE = re.compile(r'= "(failed to create GPU host-devices: )%v"')
 _SELECTOR_AS_WRITTEN = "pciDev.PCIVendorSelector"
 _SELECTOR_LOWERED = "strings.ToLower(pciDev.PCIVendorSelector)"
 
@@ -179,6 +202,36 @@ def gates(at: At) -> dict[str, Any]:
     return {name: gate_facts(at, name, files, admitter) for name in GATES}
 
 
+def not_permitted(at: At) -> dict[str, Any]:
+    """Per list kind (``GPU``, ``HostDevice``), the message and place of the
+    permittedHostDevices check in one release (None: it has none); a kind
+    checked in two files is an error."""
+    found: dict[str, Any] = {"GPU": None, "HostDevice": None}
+    for path in PERMITTED_FILES:
+        text = at.maybe(path)
+        for m in _NOT_PERMITTED.finditer(text or ""):
+            if found[m.group(2)] is not None:
+                raise at.fail(path, f"a second {m.group(2)} permittedHostDevices check")
+            found[m.group(2)] = {"path": path, "line": _line(text or "", m.start(1)), "message": m.group(1)}
+    return found
+
+
+def gpu_mismatch(at: At) -> dict[str, Any] | None:
+    """virt-launcher's error for a GPU without a device plugin's PCI or
+    mdev variable (None: the release has no gpu/hostdev.go)."""
+    text = at.maybe(LAUNCHER_GPU)
+    if text is None:
+        return None
+    m = at.find(LAUNCHER_GPU, text, _MISMATCH.pattern, "the GPU count check")
+    prefix = _CREATE.search(text)
+    return {
+        "path": LAUNCHER_GPU,
+        "line": _line(text, m.start(1)),
+        "message": (prefix.group(1) if prefix else "") + m.group(1),
+        "prefix_line": _line(text, prefix.start(1)) if prefix else None,
+    }
+
+
 def release_facts(at: At) -> dict[str, Any]:
     """One release's selector and feature-gate facts."""
     controller, common = at.text(CONTROLLER), at.text(COMMON)
@@ -211,6 +264,8 @@ def release_facts(at: At) -> dict[str, Any]:
             "case_insensitive": False,
         },
         "gates": gates(at),
+        "not_permitted": not_permitted(at),
+        "gpu_mismatch": gpu_mismatch(at),
     }
 
 

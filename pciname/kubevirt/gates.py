@@ -42,9 +42,42 @@ def gate(name: str, release: str | None = None) -> Gate:
     return Gate(name, tag, fact["required"], message, fact["warning"], where)
 
 
+class Failure(NamedTuple):
+    """What a KubeVirt release fails a VM's GPU with, past the admitter: its
+    message (a Go format where it has a ``%s``) and where the code says it."""
+
+    release: str
+    message: str
+    where: str
+
+
+def _failure(release: str | None, key: str, kind: str | None = None) -> Failure | None:
+    tag = known_release(release) if release is not None else releases()[-1]
+    row = facts(tag)
+    fact = row[key] if kind is None else row[key][kind]
+    if fact is None:
+        return None
+    return Failure(tag, fact["message"], f"{REPOSITORY}@{row['commit'][:12]} {fact['path']}:{fact['line']}")
+
+
+def not_permitted(kind: str, release: str | None = None) -> Failure | None:
+    """How ``release`` rejects a ``gpus[]`` (``kind`` ``GPU``) or
+    ``hostDevices[]`` (``HostDevice``) name no permittedHostDevices entry
+    permits: the VMI admitter (v0.38 to v0.44) or virt-controller's pod
+    rendering (None: v0.36.x and v0.37.x check no such thing)."""
+    return _failure(release, "not_permitted", kind)
+
+
+def gpu_mismatch(release: str | None = None) -> Failure | None:
+    """virt-launcher's error for a ``gpus[]`` name whose device plugin left
+    no ``PCI_RESOURCE_``/``MDEV_PCI_RESOURCE_`` variable (a name of NVIDIA's
+    container plugin); None before v0.45.0, whose code the facts do not cover."""
+    return _failure(release, "gpu_mismatch")
+
+
 def gate_names() -> tuple[str, ...]:
     """The gates the facts cover."""
     return tuple(NEEDED_BY.values())
 
 
-__all__ = ["NEEDED_BY", "Gate", "gate", "gate_names"]
+__all__ = ["NEEDED_BY", "Failure", "Gate", "gate", "gate_names", "gpu_mismatch", "not_permitted"]

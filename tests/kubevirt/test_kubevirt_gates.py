@@ -64,3 +64,39 @@ def test_a_ga_gate_says_what_listing_it_warns_and_where():
 def test_a_release_pciname_does_not_know_is_one_line():
     with pytest.raises(PcinameError, match="v0.36.0 to v1.9.0"):
         gate("GPU", "v0.35.0")
+
+
+def test_the_later_failures_name_the_line_of_kubevirts_code_that_says_them():
+    for row in FAMILY.shipped()["releases"]:
+        for kind, fact in row["not_permitted"].items():
+            if fact is not None:
+                line = _line(row["release"], fact["path"], fact["line"])
+                assert f'"{fact["message"]}"' in line and fact["message"].startswith(f"{kind} %s ")
+        mismatch = row["gpu_mismatch"]
+        if mismatch is not None:
+            line = _line(row["release"], mismatch["path"], mismatch["line"])
+            prefix = "failed to create GPU host-devices: "
+            assert f'"{mismatch["message"].removeprefix(prefix)}:' in line
+            if mismatch["prefix_line"] is not None:
+                assert f'"{prefix}%v"' in _line(row["release"], mismatch["path"], mismatch["prefix_line"])
+
+
+def test_where_each_release_checks_permitted_host_devices_and_fails_a_container_plugins_gpu():
+    from pciname.kubevirt.gates import gpu_mismatch, not_permitted
+
+    assert not_permitted("GPU", "v0.36.0") is None
+    admitter = not_permitted("GPU", "v0.44.0")
+    assert admitter is not None and "vmi-create-admitter.go" in admitter.where
+    newest = not_permitted("HostDevice", "v1.9.0")
+    assert newest is not None
+    assert newest.message == "HostDevice %s is not permitted in permittedHostDevices configuration"
+    assert "pkg/virt-controller/services/renderresources.go:523" in newest.where
+    assert gpu_mismatch("v0.44.0") is None
+    old = gpu_mismatch("v0.45.0")
+    assert old is not None and old.message == "the number of GPU/s do not match the number of devices"
+    new = gpu_mismatch()
+    assert new is not None and new.release == "v1.9.0"
+    assert new.message == (
+        "failed to create GPU host-devices: the number of device plugin GPU/s do not match the number of devices"
+    )
+    assert new.where.endswith("pkg/virt-launcher/virtwrap/device/hostdevice/gpu/hostdev.go:93")
