@@ -47,6 +47,7 @@ UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
 FIELD_NOT_IN_RELEASE = "field-not-in-release"
 NOT_PERMITTED = "not-permitted"
 MISSING_FEATURE_GATE = "missing-feature-gate"
+CONTAINER_NAME_IN_VM = "container-name-in-vm"
 WRONG_KATA_RESOURCE_NAME = "wrong-kata-resource-name"
 DRA_SELECTOR_MATCHES_NOTHING = "dra-selector-matches-nothing"
 DRA_HOST_DEPENDENT_SELECTOR = "dra-host-dependent-selector"
@@ -69,8 +70,14 @@ class RuleName(StrEnum):
     DUPLICATE_KEYS = "duplicate-keys"  # keys written twice in one mapping
     REFERENCES = "references"  # the names VMs and node pools ask for
     FEATURE_GATES = "feature-gates"  # the KubeVirt feature gates VMs' GPUs need (pciname.lint.kinds.gates)
+    VM_CONTAINER_NAMES = "vm-container-names"  # the container plugin's names in VMs (pciname.lint.kinds.container)
     KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kinds.kata)
     DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.kinds.dra)
+    UNMODELLED_NAMES = "unmodelled-names"  # notes on GPU names no model judged (pciname.lint.kinds.unmodelled)
+
+
+#: Rules that report no code, only notes (``Linter.notes``).
+NOTES_ONLY = (RuleName.UNMODELLED_NAMES,)
 
 
 class LintCode(NamedTuple):
@@ -351,6 +358,28 @@ def _missing_feature_gate(*, gate: str, release: str, message: str, where: str) 
     )
 
 
+def _container_name_in_vm(
+    *, name: str, mig: bool, device_list: str, release: str, failure: str | None, where: str
+) -> str:
+    what = "a MIG device's name" if mig else "a name"
+    said = (
+        f" and fails the VMI with {failure!r} ({where})"
+        if failure
+        else " and fails the VMI (its message in this release is not in pciname's facts)"
+    )
+    instead = "for a whole GPU ask for its passthrough name (`pciname lookup DEVICE`)"
+    if mig:
+        instead += (
+            "; a MIG slice reaches a VM only as a MIG-backed vGPU type (`<family>-<slices>-<GB>C`, listed by "
+            "`pciname vgpu-types DEVICE` with its resource name), permitted under mediatedDevices"
+        )
+    return (
+        f"{name} is {what} of NVIDIA's container device plugin (k8s-device-plugin), which gives a container "
+        f"/dev/nvidia* devices, no PCI address: KubeVirt {release} admits the VM, then virt-launcher finds no "
+        f"PCI_RESOURCE_/MDEV_PCI_RESOURCE_ variable for its {device_list}[] entry{said}; {instead}"
+    )
+
+
 def _dra_prepare_crash(*, what: str) -> str:
     return f"{what}: a VM given such a GPU does not start"
 
@@ -488,6 +517,15 @@ CODES: dict[str, LintCode] = {
         "the gates were not checked",
         _missing_feature_gate,
         (RuleName.FEATURE_GATES,),
+    ),
+    CONTAINER_NAME_IN_VM: LintCode(
+        ERROR,
+        "a VM's `gpus[]` or `hostDevices[]` (or a Cozystack node pool's `gpus[]`) asks for a name of NVIDIA's "
+        "container device plugin (`nvidia.com/gpu`, `nvidia.com/gpu.shared`, `nvidia.com/mig-*`): it hands out "
+        "`/dev/nvidia*` devices, no PCI address, so virt-launcher fails the VMI (`gpus[]`: with the message "
+        "quoted, per `--kubevirt` release); says what works instead (the passthrough name, a MIG-backed vGPU type)",
+        _container_name_in_vm,
+        (RuleName.VM_CONTAINER_NAMES,),
     ),
     UNKNOWN_VGPU_TYPE: LintCode(
         ERROR,

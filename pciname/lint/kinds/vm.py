@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pciname.kubevirt.resources import is_mdev_name, is_nvidia, resource_warnings
+from pciname.kubevirt.resources import MDEV, PCI, is_mdev_name, is_nvidia, resource_kind, resource_warnings
 from pciname.lint.codes import (
     NOT_PERMITTED,
     RENAMED_BY_UPGRADE,
@@ -59,8 +59,8 @@ def _check_reference(
     ctx: Context, ref: Reference, wrong_pci: dict[str, str], wrong_mdev: dict[str, str], permitted_mdev: set[str]
 ) -> list[Finding]:
     name = _scalar(ref.node)
-    if name is None or not is_nvidia(name):
-        return []
+    if name is None or resource_kind(name) not in (PCI, MDEV):
+        return []  # another vendor's, or the container plugin's (rule vm-container-names)
     if is_mdev_name(name):
         return _check_mdev_reference(ctx, ref, name, wrong_mdev, permitted_mdev)
     doc, node, path = ref.doc, ref.node, ref.path
