@@ -293,8 +293,9 @@ def _wrong_kata_resource_name(
     return f"{where} this {what} is {right}, not {name}: {origin}; the pod never schedules"
 
 
-def _not_permitted(*, name: str, hint: str) -> str:
-    return f"{name} is not permitted by the permittedHostDevices given; {hint}"
+def _not_permitted(*, name: str, hint: str, release: str = "", rejection: str = "", where: str = "") -> str:
+    said = f"; KubeVirt {release} fails it with {rejection!r} ({where})" if rejection else ""
+    return f"{name} is not permitted by the permittedHostDevices given; {hint}{said}"
 
 
 def _dra_selector_matches_nothing(*, driver: str, device_class: str, reasons: tuple[str, ...]) -> str:
@@ -504,7 +505,8 @@ CODES: dict[str, LintCode] = {
         ERROR,
         "a VM or node pool asks for an `nvidia.com/` name that no `permittedHostDevices` entry of the input "
         "permits (only when the input has such a block, e.g. the KubeVirt CR beside the VMs); `expected` lists the "
-        "closest permitted names that work (every one when there are at most 8)",
+        "closest permitted names that work (every one when there are at most 8); KubeVirt's own rejection is quoted for "
+        "the `--kubevirt` release (the VMI admitter's in v0.38 to v0.44, virt-controller's pod rendering from v0.45)",
         _not_permitted,
         (RuleName.REFERENCES,),
     ),

@@ -150,3 +150,18 @@ def test_a_made_up_name_with_a_dash_in_a_vm_is_never_silent():
     assert findings == [] and any("nvidia.com/made-up-thing was not checked" in n for n in notes)
     other = _lint(VMI_GPU.replace("nvidia.com/GP102GL_Tesla_P40", "amd.com/gpu"))[1]
     assert any(n.endswith("amd.com/gpu was not checked") for n in other)
+
+
+def test_a_name_the_cr_does_not_permit_quotes_the_releases_own_rejection():
+    host = VMI_GPU.replace("gpus:", "hostDevices:").replace("nvidia.com/GP102GL_Tesla_P40", "nvidia.com/GA102GL_A10")
+    cr = NVIDIA_CR.replace("- DisableMDEVConfiguration", "- HostDevices")
+    findings, _ = _lint(cr, host)
+    assert [code for _, code, _ in findings] == ["not-permitted"]
+    assert findings[0][2].endswith(
+        "; KubeVirt v1.9.0 fails it with 'HostDevice nvidia.com/GA102GL_A10 is not permitted in permittedHostDevices "
+        "configuration' (kubevirt/kubevirt@79d34c176216 pkg/virt-controller/services/renderresources.go:523)"
+    )
+    gpu = _lint(cr, VMI_GPU.replace("nvidia.com/GP102GL_Tesla_P40", "nvidia.com/GA102GL_A10"), kubevirt="v0.44.0")
+    assert "'GPU nvidia.com/GA102GL_A10 is not permitted in permittedHostDevices configuration'" in gpu[0][0][2]
+    assert "vmi-create-admitter.go" in gpu[0][0][2]
+    assert "KubeVirt" not in _lint(cr, host, kubevirt="v0.36.0")[0][0][2].partition("given; ")[2]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pciname.kubevirt.gates import not_permitted
 from pciname.kubevirt.resources import MDEV, PCI, is_mdev_name, is_nvidia, resource_kind, resource_warnings
 from pciname.lint.codes import (
     NOT_PERMITTED,
@@ -52,7 +53,10 @@ def _check_permitted(ctx: Context, ref: Reference, permitted: set[str], working:
     if name is None or not is_nvidia(name) or name in permitted:
         return []
     expected, hint = not_permitted_hint(name, working, ctx.budget)
-    return [ctx.finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint)]
+    kind = "HostDevice" if len(ref.path) >= 3 and ref.path[-3] == "hostDevices" else "GPU"
+    failure = not_permitted(kind, ctx.kubevirt)  # the release's own message, where it has one
+    said = {"release": failure.release, "rejection": failure.message % name, "where": failure.where} if failure else {}
+    return [ctx.finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint, **said)]
 
 
 def _check_reference(
