@@ -516,7 +516,7 @@ CODES: dict[str, LintCode] = {
         "input's KubeVirt CR does not list the gate the `--kubevirt` release (default: the newest) requires: the "
         "VMI admitter rejects the VM with the message quoted; `expected` is the gate. `GPU` is GA from v1.4.0, "
         "`HostDevices` is required in every release pciname knows. Without a KubeVirt CR in the input, a note says "
-        "the gates were not checked",
+        "the gates were not checked (a HyperConverged CR's: HCO v1.4.0 and later set both)",
         _missing_feature_gate,
         (RuleName.FEATURE_GATES,),
     ),

@@ -124,3 +124,13 @@ def test_a_vm_without_gpus_or_host_devices_needs_no_gate():
         BARE_CR, VMI_GPU.replace("gpus:", "disks:").replace("deviceName: nvidia.com/GP102GL_Tesla_P40", "disk: {}")
     )
     assert _gate_findings(linter) == [] and not [n for n in linter.notes if "feature gate" in n]
+
+
+def test_a_hyperconverged_cr_has_hco_set_the_gates_a_note_says_so_and_no_finding():
+    """kubevirt/hyperconverged-cluster-operator v1.4.0 to v1.18.1 hard-code HostDevices (and GPU until v1.15.0)."""
+    hco = "apiVersion: hco.kubevirt.io/v1beta1\nkind: HyperConverged\nmetadata: {name: kubevirt-hyperconverged}\n"
+    linter = _lint(hco, VMI_HOST_DEVICE, kubevirt="v1.9.0")
+    assert _gate_findings(linter) == []
+    notes = [n for n in linter.notes if "feature gate" in n]
+    assert len(notes) == 1 and "HCO v1.4.0 and later: hardCodeKvFgs" in notes[0]
+    assert "not checked" not in notes[0]

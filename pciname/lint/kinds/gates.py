@@ -8,7 +8,15 @@ a VM with ``domain.devices.gpus[]`` needs the ``GPU`` gate, one with
   ``missing-feature-gate`` at each VM that needs it (the admitter rejects the
   VM with the message the finding quotes); a listed gate that is GA is a note
   (KubeVirt warns that listing it is redundant).
-* Without one, each required gate a VM needs is a note at its first VM saying
+* A HyperConverged CR (and no KubeVirt CR) turns both gates on: HCO writes
+  the KubeVirt CR, with ``GPU`` and ``HostDevices`` among the gates it always
+  sets and users cannot remove (``hardCodeKvFgs``; kubevirt/hyperconverged-cluster-operator
+  v1.4.0 351e9c52 ``pkg/controller/operands/kubevirt.go`` lines 82, 85 and
+  89-99; ``GPU`` dropped from the list in v1.15.0, GA in KubeVirt by then;
+  v1.18.1 a7834653 ``controllers/handlers/kubevirt.go`` 100, 128-136 and
+  ``getKvFeatureGateList``). HCO releases before v1.4.0 did not set
+  ``HostDevices``: a note says the operator's release was assumed.
+* Without either, each required gate a VM needs is a note at its first VM saying
   it was not checked: a clean run must not read as "the gates are on".
 """
 
@@ -22,6 +30,12 @@ from pciname.lint.document import Doc, Reference, RunState, format_path
 from pciname.lint.nodes import YamlPath, get as _get, scalar as _scalar, sequence as _sequence
 from pciname.lint.rules import Context, rule
 
+#: What a HyperConverged CR says of the gates (see the module's docstring).
+HCO_GATES = (
+    "the HyperConverged CR's operator sets the GPU and HostDevices feature gates in the KubeVirt CR it writes "
+    "(HCO v1.4.0 and later: hardCodeKvFgs, kubevirt/hyperconverged-cluster-operator@351e9c523f3c "
+    "pkg/controller/operands/kubevirt.go:89); an older HCO does not set HostDevices"
+)
 #: Where a KubeVirt CR lists its gates.
 GATES_PATH = ("spec", "configuration", "developerConfiguration", "featureGates")
 
@@ -79,6 +93,11 @@ def feature_gates(ctx: Context, state: RunState) -> None:
     if not needs:
         return
     crs = [doc for doc in ctx.docs if doc.kind == "KubeVirt"]
+    if not crs and any(doc.kind == "HyperConverged" for doc in ctx.docs):
+        if ctx.want_notes:
+            for refs in needs.values():
+                _note(ctx, refs[0].doc, refs[0].node.start_mark.line, refs[0].path, HCO_GATES)
+        return
     if not crs:
         if ctx.want_notes:
             for name, refs in needs.items():
