@@ -90,7 +90,8 @@ def test_a_made_up_nvidia_name_in_a_pod_is_a_note_naming_it():
         'input.yaml:11: spec.containers[0].resources.limits["nvidia.com/made-up-thing"]: nvidia.com/made-up-thing '
         "is not a name any device plugin pciname models advertises (KubeVirt's own and NVIDIA's "
         "kubevirt-gpu-device-plugin (PCI and vGPU names, under the profile), the Kata sandbox-device-plugin, the "
-        "container plugin's nvidia.com/gpu, nvidia.com/gpu.shared and nvidia.com/mig-*): no model covers it"
+        "container plugin's nvidia.com/gpu, nvidia.com/gpu.shared and nvidia.com/mig-*) by default; the container "
+        "plugin's config file (its resources section) can name a GPU anything under nvidia.com/: no model covers it"
     ]
 
 
@@ -165,3 +166,20 @@ def test_a_name_the_cr_does_not_permit_quotes_the_releases_own_rejection():
     assert "'GPU nvidia.com/GA102GL_A10 is not permitted in permittedHostDevices configuration'" in gpu[0][0][2]
     assert "vmi-create-admitter.go" in gpu[0][0][2]
     assert "KubeVirt" not in _lint(cr, host, kubevirt="v0.36.0")[0][0][2].partition("given; ")[2]
+
+
+def test_the_lint_rpc_gives_the_same_finding_and_notes_as_the_library(server):
+    from pciname.client import Client
+
+    files = {"vm.yaml": VMI_MIG, "pod.yaml": _pod("nvidia.com/made-up-thing")}
+    linter = Linter("latest")
+    for name, text in files.items():
+        linter.add_text(text, name)
+    findings = linter.run()
+    with Client(f"127.0.0.1:{server.port}", timeout=60) as client:
+        result = client.lint(files)
+    assert [(f.file, f.line, f.code, f.message) for f in result.findings] == [
+        (f.file, f.line, f.code, f.message) for f in findings
+    ]
+    assert [f.code for f in result.findings] == ["container-name-in-vm"]
+    assert result.notes == linter.notes and any("nvidia.com/made-up-thing is not a name" in n for n in result.notes)

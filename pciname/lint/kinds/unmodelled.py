@@ -41,6 +41,12 @@ MODELLED = (
 )
 
 
+#: NVIDIA/k8s-device-plugin@1b826acc (v0.20.0) api/config/v1/resources.go:48
+#: (NewResourceName: any name, prefixed nvidia.com/) and internal/rm/rm.go:110-147
+#: (the default resources: gpu; under MIG strategy mixed, mig-<profile> with + as .).
+CUSTOM = "the container plugin's config file (its resources section) can name a GPU anything under nvidia.com/"
+
+
 def _note(ctx: Context, doc: Doc, node: Node, path: YamlPath, text: str) -> None:
     ctx.notes.append(f"{doc.file}:{node.start_mark.line + 1}: {format_path(path)}: {text}")
 
@@ -62,7 +68,10 @@ def _pod_text(ctx: Context, name: str) -> str | None:
             f"{name} is what {ctx.profile_name} advertises for a passthrough GPU (for VMs and Kata pods); this pod "
             "has no Kata runtime class, so no model says what it gets: not checked"
         )
-    return f"{name} is not a name any device plugin pciname models advertises ({MODELLED}): no model covers it"
+    return (
+        f"{name} is not a name any device plugin pciname models advertises ({MODELLED}) by default; {CUSTOM}: "
+        "no model covers it"
+    )
 
 
 def _resources(ctx: Context, doc: Doc) -> None:
