@@ -183,3 +183,16 @@ def test_the_lint_rpc_gives_the_same_finding_and_notes_as_the_library(server):
     ]
     assert [f.code for f in result.findings] == ["container-name-in-vm"]
     assert result.notes == linter.notes and any("nvidia.com/made-up-thing is not a name" in n for n in result.notes)
+
+
+def test_docs_naming_section_9_transcript_is_what_the_cli_prints(tmp_path, monkeypatch):
+    from tests.conftest import REPO
+
+    section = (REPO / "docs" / "naming.md").read_text(encoding="utf-8").split("\n## 9. ", 1)[1]
+    document = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    transcript = section.split("```text\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gpu-paths.yaml").write_text(document, encoding="utf-8")
+    ran = pciname("lint", "gpu-paths.yaml")
+    assert ran.returncode == 1
+    assert ran.stdout + ran.stderr == transcript
