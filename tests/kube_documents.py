@@ -171,6 +171,16 @@ COZYSTACK_VALUES = y(
 )
 
 
+def vm(*device_names: str, name: str = "vm") -> str:
+    """A KubeVirt VirtualMachine asking for one GPU per ``device_names``
+    (``gpus[]`` entries named g1, g2, ...): its first GPU on line 10."""
+    gpus = "".join(f"          - {{name: g{i}, deviceName: {d}}}\n" for i, d in enumerate(device_names, 1))
+    return (
+        f"apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}}}\nspec:\n  template:\n"
+        f"    spec:\n      domain:\n        devices:\n          gpus:\n{gpus}"
+    )
+
+
 VMS = y(
     """
     apiVersion: kubevirt.io/v1

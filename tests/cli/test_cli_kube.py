@@ -15,6 +15,7 @@ import yaml
 from pciname.cli import main
 from tests.cli_run import pciname as run
 from tests.conftest import LATEST, REPO
+from tests.kube_documents import vm
 from tests.sysfs_tree import SysfsTree
 
 A10 = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10", "externalResourceProvider": True}
@@ -165,18 +166,8 @@ KUBEVIRT = textwrap.dedent(
             resourceName: nvidia.com/TU104GL_Tesla_T4
             externalResourceProvider: true
     ---
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata: {name: vm}
-    spec:
-      template:
-        spec:
-          domain:
-            devices:
-              gpus:
-              - {name: gpu1, deviceName: nvidia.com/GA102GL_A10}
     """
-)
+) + vm("nvidia.com/GA102GL_A10")
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from pciname.lint.linter import CODES, Linter, LintInputError, format_path, lint_data, lint_text
 from tests.conftest import REPO
-from tests.kube_documents import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, TENANT, VMS, y
+from tests.kube_documents import CLEAN, COZYSTACK_VALUES, HYPERCONVERGED, KUBEVIRT_CR, SRIOV_DOC, TENANT, VMS, vm, y
 
 
 def codes(findings):
@@ -172,27 +172,16 @@ def test_references_to_wrongly_permitted_names_across_files():
     linter = Linter("preview", nvidia_plugin="yes")
     linter.add_text(KUBEVIRT_CR, "kubevirt.yaml")
     linter.add_text(
-        y(
-            """
-            apiVersion: kubevirt.io/v1
-            kind: VirtualMachine
-            metadata: {name: vm}
-            spec:
-              template:
-                spec:
-                  domain:
-                    devices:
-                      gpus:
-                      - {name: g1, deviceName: nvidia.com/TU104GL_Tesla_T4}
-                      - {name: g2, deviceName: nvidia.com/L40S-24Q}
-                      - {name: g3, deviceName: nvidia.com/GRID_T4-1q}
-                      - {name: g4, deviceName: nvidia.com/NVIDIA_A100-40C}
-            """
+        vm(
+            "nvidia.com/TU104GL_Tesla_T4",
+            "nvidia.com/L40S-24Q",
+            "nvidia.com/GRID_T4-1q",
+            "nvidia.com/NVIDIA_A100-40C",
         ),
         "vm.yaml",
     )
-    vm = [f for f in linter.run() if f.file == "vm.yaml"]
-    assert [(f.line, f.code, f.expected) for f in vm] == [
+    found = [f for f in linter.run() if f.file == "vm.yaml"]
+    assert [(f.line, f.code, f.expected) for f in found] == [
         (10, "wrong-resource-name", "nvidia.com/TU104GL_TESLA_T4"),
         (11, "wrong-mdev-resource-name", "nvidia.com/NVIDIA_L40S-24Q"),
         # Not permitted by the CR given; only entries that work are suggested,
@@ -203,21 +192,7 @@ def test_references_to_wrongly_permitted_names_across_files():
 
 
 def test_mdev_typo_is_suggested_when_the_type_is_permitted():
-    text = CLEAN + y(
-        """
-        ---
-        apiVersion: kubevirt.io/v1
-        kind: VirtualMachine
-        metadata: {name: v}
-        spec:
-          template:
-            spec:
-              domain:
-                devices:
-                  gpus:
-                  - {name: g, deviceName: nvidia.com/GRID_T4-1q}
-        """
-    )
+    text = CLEAN + "---\n" + vm("nvidia.com/GRID_T4-1q", name="v")
     not_permitted, finding = lint_text(text, "x.yaml")
     assert (finding.code, finding.expected, finding.document) == ("unknown-resource-name", ["nvidia.com/GRID_T4-1Q"], 3)
     # The input permits vGPU types, so the name is also not-permitted, with the same suggestion.

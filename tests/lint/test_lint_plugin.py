@@ -22,6 +22,7 @@ from pciname.naming import mdev
 from pciname.naming.profiles import load_registry
 from pciname.policy.audit import audit
 from pciname.resolution.resolver import resolver_or_default
+from tests.kube_documents import vm
 
 PROFILES = list(load_registry().profiles)
 PLUGINS = [p.value for p in NvidiaPlugin]
@@ -202,16 +203,9 @@ def test_cozystack_platform_values_run_nvidias_plugin():
 
 
 def test_without_nvidias_plugin_a_name_of_another_device_is_kubevirts_to_give():
-    text = T4.replace("TU104GL_TESLA_T4", "GA102GL_A10") + "---\n" + VM_ASKING("nvidia.com/GA102GL_A10")
+    text = T4.replace("TU104GL_TESLA_T4", "GA102GL_A10") + "---\n" + vm("nvidia.com/GA102GL_A10")
     assert _run(text, nvidia_plugin="yes")[0] == ["resource-name-conflict"]
     assert _run(text, nvidia_plugin="no") == ([], [])  # permitted by KubeVirt's plugin, and the VM may ask for it
-
-
-def VM_ASKING(name: str) -> str:  # noqa: N802 - reads as the document it makes
-    return (
-        "kind: VirtualMachine\nspec:\n  template:\n    spec:\n      domain:\n        devices:\n"
-        f"          gpus:\n          - {{name: g, deviceName: {name}}}\n"
-    )
 
 
 def test_audit_takes_the_operators_sandbox_plugin_label_for_yes():

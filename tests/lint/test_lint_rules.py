@@ -40,24 +40,16 @@ spec:
       - {mdevNameSelector: "GRID T4-1Q", resourceName: nvidia.com/T4-1Q, externalResourceProvider: true}
       - {mdevNameSelector: "A10-4Q", resourceName: nvidia.com/A10-4Q, externalResourceProvider: true}
 ---
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: vm}
-spec:
-  template:
-    spec:
-      domain:
-        devices:
-          gpus:
-          - {name: a, deviceName: nvidia.com/GA102GL_A1}
-          - {name: b, deviceName: nvidia.com/NVIDIA_A10-12R}
-          - {name: c, deviceName: nvidia.com/GRID_T4-1Q}
-          - {name: d, deviceName: nvidia.com/TU104GL_TESLA_T4}
-          - {name: e, deviceName: nvidia.com/GA100_A100_PCIE_80GB}
-          - {name: f, deviceName: nvidia.com/T4-1Q}
-          - {name: g, deviceName: nvidia.com/bad name}
-          - {name: h, deviceName: nvidia.com/A_NAME_LONG_ENOUGH_THAT_ITS_SOCKET_PATH_IS_TOO_LONG_FOR_A_UNIX}
-"""
+""" + docs.vm(
+    "nvidia.com/GA102GL_A1",
+    "nvidia.com/NVIDIA_A10-12R",
+    "nvidia.com/GRID_T4-1Q",
+    "nvidia.com/TU104GL_TESLA_T4",
+    "nvidia.com/GA100_A100_PCIE_80GB",
+    "nvidia.com/T4-1Q",
+    "nvidia.com/bad name",
+    "nvidia.com/A_NAME_LONG_ENOUGH_THAT_ITS_SOCKET_PATH_IS_TOO_LONG_FOR_A_UNIX",
+)
 
 INPUTS = [
     ("kubevirt-gpu-device-plugin@v1.0.0", "latest", MIXED),
