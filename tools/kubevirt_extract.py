@@ -24,6 +24,34 @@ Per release, from ``pkg/virt-handler/device-manager/``:
 * ``mdev``: the key of ``supportedMdevsMap`` (``removeSelectorSpaces`` of
   ``mdevNameSelector``): compared with the type's name exactly, case included.
 
+and, per release, the ``gates`` a VM's GPUs need (``GPU`` for ``gpus[]``,
+``HostDevices`` for ``hostDevices[]``), from ``pkg/virt-config/`` and the VMI
+admitter (``vmi-create-admitter.go``):
+
+* ``constant``: where the gate's name is declared;
+* ``state``: the ``RegisterFeatureGate`` state it is registered with
+  (``GA``, ``Alpha``; ``null`` when it is not registered: then
+  ``isFeatureGateEnabled`` looks for it in the CR's list);
+* ``admitter``: the message the VMI admitter rejects a VM with when the gate
+  is off (``null`` when the admitter no longer checks it); ``required`` is
+  whether it does. A gate the admitter checks that is GA, or a GA gate it does
+  not check, is an error (the two facts must agree);
+* ``warning``: for a GA gate, what listing it warns (``WarningPattern``
+  formatted as ``RegisterFeatureGate`` does).
+
+and, per release, what becomes of a VM's GPU later on (``null`` where the
+release has no such code):
+
+* ``not_permitted``: the message a ``gpus[]`` (``GPU``) or ``hostDevices[]``
+  (``HostDevice``) name no ``permittedHostDevices`` entry permits fails with:
+  the VMI admitter's (v0.40 to v0.44) or virt-controller's pod rendering
+  (``template.go``, ``renderresources.go``), with its file;
+* ``gpu_mismatch``: the error virt-launcher (``gpu/hostdev.go``) fails a VMI
+  with when a GPU's resource left no ``PCI_RESOURCE_``/``MDEV_PCI_RESOURCE_``
+  variable (a name of NVIDIA's container plugin, which hands out
+  ``/dev/nvidia*`` character devices: a MIG name, ``nvidia.com/gpu``), with
+  the ``failed to create GPU host-devices:`` prefix where the file declares it.
+
 Each fact names its file and line. A shape the script does not know is an
 error naming the release and file: nothing is guessed.
 """
@@ -71,6 +99,31 @@ KERNEL_PCI_ID = {
 _PCI_KEY = re.compile(r"^\s*supportedPCIDeviceMap\[(.+?)\] = pciDev\.ResourceName\s*$", re.M)
 _MDEV_KEY = re.compile(r"^\s*selector := (removeSelectorSpaces\(supportedMdev\.MDEVNameSelector\))\s*$", re.M)
 _PCI_ID = re.compile(r'HasPrefix\(line, "PCI_ID"\)(?:.*\n){1,4}?\s*return (value|strings\.ToLower\(value\)), nil')
+CONFIG_FILES = (
+    "pkg/virt-config/feature-gates.go",
+    "pkg/virt-config/deprecation/feature-gates.go",
+    "pkg/virt-config/featuregate/feature-gates.go",
+    "pkg/virt-config/featuregate/active.go",
+    "pkg/virt-config/featuregate/inactive.go",
+)
+ADMITTER = "pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go"
+#: The gates a VM's GPUs need, each with the admitter's message when it is off
+#: (the message's text is what is searched for; its line is read from the file).
+GATES = {
+    "GPU": "GPU feature gate is not enabled in kubevirt-config",
+    "HostDevices": "Host Devices feature gate is not enabled in kubevirt-config",
+}
+_WARNING = re.compile(r'^\s*WarningPattern\s*=\s*"([^"]*)"\s*\+\s*\n\s*"([^"]*)"', re.M)
+#: Where a release may check a VM's names against permittedHostDevices.
+PERMITTED_FILES = (
+    ADMITTER,
+    "pkg/virt-controller/services/template.go",
+    "pkg/virt-controller/services/renderresources.go",
+)
+_NOT_PERMITTED = re.compile(r'"((GPU|HostDevice) %s is not permitted in permittedHostDevices configuration)"')
+LAUNCHER_GPU = "pkg/virt-launcher/virtwrap/device/hostdevice/gpu/hostdev.go"
+_MISMATCH = re.compile(r'"(the number of (?:device plugin )?GPU/s do not match the number of devices):')
+_CREATE = re.compile(r'= "(failed to create GPU host-devices: )%v"')
 _SELECTOR_AS_WRITTEN = "pciDev.PCIVendorSelector"
 _SELECTOR_LOWERED = "strings.ToLower(pciDev.PCIVendorSelector)"
 
@@ -89,8 +142,98 @@ def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _first(files: dict[str, str], pattern: str) -> tuple[str, str, re.Match[str]] | None:
+    """The first match of ``pattern`` in ``files`` (in CONFIG_FILES' order): path, text, match."""
+    for path, text in files.items():
+        m = re.search(pattern, text, re.M)
+        if m is not None:
+            return path, text, m
+    return None
+
+
+def _warning(at: At, files: dict[str, str], name: str, state: str) -> str:
+    """WarningPattern formatted for a gate (%s its name, %q the state's value), as RegisterFeatureGate does."""
+    pattern = _first(files, _WARNING.pattern)
+    value = _first(files, rf'^\s*{state}\s+(?:State\s+)?=\s*"([^"]+)"')
+    if pattern is None or value is None:
+        raise at.fail(
+            "pkg/virt-config/", f"WarningPattern or the {state} state's value is not in a shape this script knows"
+        )
+    text = pattern[2].group(1) + pattern[2].group(2)
+    return text.replace("%s", name, 1).replace("%q", f'"{value[2].group(1)}"', 1)
+
+
+def gate_facts(at: At, name: str, files: dict[str, str], admitter: str) -> dict[str, Any]:
+    """One gate's facts in one release."""
+    declared = _first(files, rf'^\s*(\w+)\s*=\s*"{name}"')
+    if declared is None:
+        raise at.fail("pkg/virt-config/", f"no constant declares the {name} gate")
+    path, text, m = declared
+    constant = {"path": path, "line": _line(text, m.start(1)), "identifier": m.group(1)}
+    registered = _first(files, rf"RegisterFeatureGate\(FeatureGate\{{Name: {m.group(1)}, State: (\w+)")
+    state = None if registered is None else registered[2].group(1)
+    if state not in (None, "GA", "Alpha"):
+        raise at.fail(
+            registered[0] if registered else path, f"the {name} gate's state {state!r} is not one this script knows"
+        )
+    offset = admitter.find(f'"{GATES[name]}"')
+    if (offset >= 0) == (state == "GA"):
+        raise at.fail(
+            ADMITTER, f"the {name} gate is {state} and the admitter {'checks' if offset >= 0 else 'does not check'} it"
+        )
+    facts: dict[str, Any] = {
+        "constant": constant,
+        "state": None
+        if registered is None
+        else {"path": registered[0], "line": _line(registered[1], registered[2].start(1)), "state": state},
+        "required": offset >= 0,
+        "admitter": None if offset < 0 else {"path": ADMITTER, "line": _line(admitter, offset), "message": GATES[name]},
+        "warning": None,
+    }
+    if registered is not None and state == "GA":
+        facts["warning"] = _warning(at, files, name, state)
+    return facts
+
+
+def gates(at: At) -> dict[str, Any]:
+    """The GPU and HostDevices gates' facts in one release."""
+    files = {path: text for path in CONFIG_FILES if (text := at.maybe(path)) is not None}
+    admitter = at.text(ADMITTER)
+    return {name: gate_facts(at, name, files, admitter) for name in GATES}
+
+
+def not_permitted(at: At) -> dict[str, Any]:
+    """Per list kind (``GPU``, ``HostDevice``), the message and place of the
+    permittedHostDevices check in one release (None: it has none); a kind
+    checked in two files is an error."""
+    found: dict[str, Any] = {"GPU": None, "HostDevice": None}
+    for path in PERMITTED_FILES:
+        text = at.maybe(path)
+        for m in _NOT_PERMITTED.finditer(text or ""):
+            if found[m.group(2)] is not None:
+                raise at.fail(path, f"a second {m.group(2)} permittedHostDevices check")
+            found[m.group(2)] = {"path": path, "line": _line(text or "", m.start(1)), "message": m.group(1)}
+    return found
+
+
+def gpu_mismatch(at: At) -> dict[str, Any] | None:
+    """virt-launcher's error for a GPU without a device plugin's PCI or
+    mdev variable (None: the release has no gpu/hostdev.go)."""
+    text = at.maybe(LAUNCHER_GPU)
+    if text is None:
+        return None
+    m = at.find(LAUNCHER_GPU, text, _MISMATCH.pattern, "the GPU count check")
+    prefix = _CREATE.search(text)
+    return {
+        "path": LAUNCHER_GPU,
+        "line": _line(text, m.start(1)),
+        "message": (prefix.group(1) if prefix else "") + m.group(1),
+        "prefix_line": _line(text, prefix.start(1)) if prefix else None,
+    }
+
+
 def release_facts(at: At) -> dict[str, Any]:
-    """One release's selector facts."""
+    """One release's selector and feature-gate facts."""
     controller, common = at.text(CONTROLLER), at.text(COMMON)
     key = at.find(CONTROLLER, controller, _PCI_KEY.pattern, "supportedPCIDeviceMap's key")
     if key.group(1) not in (_SELECTOR_AS_WRITTEN, _SELECTOR_LOWERED):
@@ -120,6 +263,9 @@ def release_facts(at: At) -> dict[str, Any]:
             "key": mdev.group(1),
             "case_insensitive": False,
         },
+        "gates": gates(at),
+        "not_permitted": not_permitted(at),
+        "gpu_mismatch": gpu_mismatch(at),
     }
 
 

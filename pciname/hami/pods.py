@@ -26,8 +26,9 @@ from pciname.hami.releases import Release
 ERROR = "error"
 WARNING = "warning"
 NOTE = "note"
-#: The prefix of the names HAMi's chart gives NVIDIA GPUs.
-_PREFIX = "nvidia.com/gpu"
+
+#: Every name HAMi reads starts so (its chart's resourceName and the names after it).
+NAME_PREFIX = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def _unknown_names(release: Release, names: list[str]) -> list[Finding]:
             name,
         )
         for name in names
-        if name.lower().startswith(_PREFIX) and name not in chart
+        if name.lower().startswith(NAME_PREFIX) and name not in chart
     ]
 
 

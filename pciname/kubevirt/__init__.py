@@ -9,7 +9,8 @@ plain data out):
 * :mod:`~pciname.kubevirt.objects`: the KubeVirt CR and Nodes as plain dicts;
   :mod:`~pciname.kubevirt.shapes`: whether they (and API answers) have the
   shapes pciname reads;
-* :mod:`~pciname.kubevirt.selectors`: KubeVirt's selector matching per release.
+* :mod:`~pciname.kubevirt.selectors`: KubeVirt's selector matching per release;
+  :mod:`~pciname.kubevirt.gates`: the feature gates a VM's GPUs need per release.
 
 The admission policies and the audit, built on the linter, are
 :mod:`pciname.policy`; Cozystack's node pools are :mod:`pciname.cozystack`.

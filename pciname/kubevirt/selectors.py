@@ -53,6 +53,11 @@ def known_release(tag: str) -> str:
     return spelled
 
 
+def facts(release: str) -> dict[str, Any]:
+    """The extracted facts of ``release`` as the facts name it (:func:`known_release`)."""
+    return _facts()[release]
+
+
 def case_sensitive(release: str | None) -> CaseSensitive | None:
     """The release's case-sensitive comparison of PCI selectors, or None
     (any case matches: every release from v0.39.0, and the default, the
@@ -71,4 +76,4 @@ def case_sensitive(release: str | None) -> CaseSensitive | None:
     return CaseSensitive(row["release"], where)
 
 
-__all__ = ["CaseSensitive", "case_sensitive", "known_release", "releases"]
+__all__ = ["CaseSensitive", "case_sensitive", "facts", "known_release", "releases"]

@@ -46,6 +46,8 @@ DUPLICATE_KEY = "duplicate-key"
 UNKNOWN_VGPU_TYPE = "unknown-vgpu-type"
 FIELD_NOT_IN_RELEASE = "field-not-in-release"
 NOT_PERMITTED = "not-permitted"
+MISSING_FEATURE_GATE = "missing-feature-gate"
+CONTAINER_NAME_IN_VM = "container-name-in-vm"
 WRONG_KATA_RESOURCE_NAME = "wrong-kata-resource-name"
 DRA_SELECTOR_MATCHES_NOTHING = "dra-selector-matches-nothing"
 DRA_HOST_DEPENDENT_SELECTOR = "dra-host-dependent-selector"
@@ -74,9 +76,16 @@ class RuleName(StrEnum):
     NODE_GROUP_FIELDS = "node-group-fields"  # the fields of Cozystack node groups and KubernetesNodes pools
     DUPLICATE_KEYS = "duplicate-keys"  # keys written twice in one mapping
     REFERENCES = "references"  # the names VMs and node pools ask for
+    FEATURE_GATES = "feature-gates"  # the KubeVirt feature gates VMs' GPUs need (pciname.lint.kinds.gates)
+    VM_CONTAINER_NAMES = "vm-container-names"  # the container plugin's names in VMs (pciname.lint.kinds.container)
     KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kinds.kata)
     DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.kinds.dra)
     HAMI_PODS = "hami-pods"  # with --hami: the HAMi names pods and VMs ask for (pciname.lint.kinds.hami)
+    UNMODELLED_NAMES = "unmodelled-names"  # notes on GPU names no model judged (pciname.lint.kinds.unmodelled)
+
+
+#: Rules that report no code, only notes (``Linter.notes``).
+NOTES_ONLY = (RuleName.UNMODELLED_NAMES,)
 
 
 class LintCode(NamedTuple):
@@ -296,8 +305,9 @@ def _wrong_kata_resource_name(
     return f"{where} this {what} is {right}, not {name}: {origin}; the pod never schedules"
 
 
-def _not_permitted(*, name: str, hint: str) -> str:
-    return f"{name} is not permitted by the permittedHostDevices given; {hint}"
+def _not_permitted(*, name: str, hint: str, release: str = "", rejection: str = "", where: str = "") -> str:
+    said = f"; KubeVirt {release} fails it with {rejection!r} ({where})" if rejection else ""
+    return f"{name} is not permitted by the permittedHostDevices given; {hint}{said}"
 
 
 def _dra_selector_matches_nothing(*, driver: str, device_class: str, reasons: tuple[str, ...]) -> str:
@@ -351,6 +361,35 @@ def _dra_constraint_not_published(
     return (
         f"DRA driver {driver} publishes no {attribute} on vfio devices, and Kubernetes' allocator fails every device "
         f"that lacks a {key} attribute, so request {', '.join(requests)} is never allocated ({where})"
+    )
+
+
+def _missing_feature_gate(*, gate: str, release: str, message: str, where: str) -> str:
+    return (
+        f"{message}: KubeVirt {release} rejects this VM, the KubeVirt CR does not list the {gate} feature gate "
+        f"(spec.configuration.developerConfiguration.featureGates; {where})"
+    )
+
+
+def _container_name_in_vm(
+    *, name: str, mig: bool, device_list: str, release: str, failure: str | None, where: str
+) -> str:
+    what = "a MIG device's name" if mig else "a name"
+    said = (
+        f" and fails the VMI with {failure!r} ({where})"
+        if failure
+        else " and fails the VMI (its message in this release is not in pciname's facts)"
+    )
+    instead = "for a whole GPU ask for its passthrough name (`pciname lookup DEVICE`)"
+    if mig:
+        instead += (
+            "; a MIG slice reaches a VM only as a MIG-backed vGPU type (`<family>-<slices>-<GB>C`, listed by "
+            "`pciname vgpu-types DEVICE` with its resource name), permitted under mediatedDevices"
+        )
+    return (
+        f"{name} is {what} of NVIDIA's container device plugin (k8s-device-plugin), which gives a container "
+        f"/dev/nvidia* devices, no PCI address: KubeVirt {release} admits the VM, then virt-launcher finds no "
+        f"PCI_RESOURCE_/MDEV_PCI_RESOURCE_ variable for its {device_list}[] entry{said}; {instead}"
     )
 
 
@@ -478,9 +517,29 @@ CODES: dict[str, LintCode] = {
         ERROR,
         "a VM or node pool asks for an `nvidia.com/` name that no `permittedHostDevices` entry of the input "
         "permits (only when the input has such a block, e.g. the KubeVirt CR beside the VMs); `expected` lists the "
-        "closest permitted names that work (every one when there are at most 8)",
+        "closest permitted names that work (every one when there are at most 8); KubeVirt's own rejection is quoted for "
+        "the `--kubevirt` release (the VMI admitter's in v0.38 to v0.44, virt-controller's pod rendering from v0.45)",
         _not_permitted,
         (RuleName.REFERENCES,),
+    ),
+    MISSING_FEATURE_GATE: LintCode(
+        ERROR,
+        "a VM asks for GPUs (`gpus[]`: the `GPU` gate) or host devices (`hostDevices[]`: `HostDevices`) and the "
+        "input's KubeVirt CR does not list the gate the `--kubevirt` release (default: the newest) requires: the "
+        "VMI admitter rejects the VM with the message quoted; `expected` is the gate. `GPU` is GA from v1.4.0, "
+        "`HostDevices` is required in every release pciname knows. Without a KubeVirt CR in the input, a note says "
+        "the gates were not checked (a HyperConverged CR's: HCO v1.4.0 and later set both)",
+        _missing_feature_gate,
+        (RuleName.FEATURE_GATES,),
+    ),
+    CONTAINER_NAME_IN_VM: LintCode(
+        ERROR,
+        "a VM's `gpus[]` or `hostDevices[]` (or a Cozystack node pool's `gpus[]`) asks for a name of NVIDIA's "
+        "container device plugin (`nvidia.com/gpu`, `nvidia.com/gpu.shared`, `nvidia.com/mig-*`): it hands out "
+        "`/dev/nvidia*` devices, no PCI address, so virt-launcher fails the VMI (`gpus[]`: with the message "
+        "quoted, per `--kubevirt` release); says what works instead (the passthrough name, a MIG-backed vGPU type)",
+        _container_name_in_vm,
+        (RuleName.VM_CONTAINER_NAMES,),
     ),
     UNKNOWN_VGPU_TYPE: LintCode(
         ERROR,

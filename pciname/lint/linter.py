@@ -84,6 +84,7 @@ from pciname.base.yaml_out import Dumper
 from pciname.errors import LintInputError
 from pciname.lint import codes as lint_codes
 from pciname.lint.codes import (  # the codes, re-exported: callers import them from here
+    CONTAINER_NAME_IN_VM as CONTAINER_NAME_IN_VM,
     DRA_CONSTRAINT_NOT_PUBLISHED as DRA_CONSTRAINT_NOT_PUBLISHED,
     DRA_HOST_DEPENDENT_SELECTOR as DRA_HOST_DEPENDENT_SELECTOR,
     DRA_INVALID_CONFIG as DRA_INVALID_CONFIG,
@@ -107,6 +108,7 @@ from pciname.lint.codes import (  # the codes, re-exported: callers import them 
     INVALID_SELECTOR as INVALID_SELECTOR,
     MISPLACED_PERMITTED_HOST_DEVICES as MISPLACED_PERMITTED_HOST_DEVICES,
     MISSING_EXTERNAL_RESOURCE_PROVIDER as MISSING_EXTERNAL_RESOURCE_PROVIDER,
+    MISSING_FEATURE_GATE as MISSING_FEATURE_GATE,
     NOT_ADVERTISED as NOT_ADVERTISED,
     NOT_PERMITTED as NOT_PERMITTED,
     PLUGIN_CRASH as PLUGIN_CRASH,
@@ -132,12 +134,15 @@ from pciname.lint.compose import (  # re-exported: composing is part of lint's f
 from pciname.lint.document import Doc, Finding as Finding, RunState, collect_sites, entry_fields, format_path
 from pciname.lint.hints import HintBudget
 from pciname.lint.kinds import (  # noqa: F401 - imported for the rules they register
+    container as _container,
     cozystack as _cozystack,
     dra as _dra,
+    gates as _gates,
     hami as _hami,
     kata as _kata,
     mapping as _mapping,
     permitted as _permitted,
+    unmodelled as _unmodelled,
     vm as _vm,
 )
 from pciname.lint.kinds.permitted import (

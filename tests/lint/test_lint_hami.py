@@ -97,3 +97,24 @@ def test_the_rpc(stub):
     with pytest.raises(grpc.RpcError) as caught:
         stub.Lint(pb.LintRequest(files=files, hami="v0"), timeout=60)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _notes(text, hami):
+    linter = Linter("latest", hami=hami)
+    linter.add_text(text, "input.yaml")
+    linter.run()
+    return linter.notes
+
+
+def test_hamis_names_are_judged_by_the_hami_rule_and_without_it_named_as_unchecked():
+    """Never silently clean (issue 40) meets HAMi (issue 39): with --hami the
+    ``nvidia.com/gpu...`` names of pods are the HAMi rule's, so no note
+    repeats them; without it each HAMi-only name is noted as not checked,
+    with the option that checks it."""
+    assert [n for n in _notes(DEPLOYMENT, "v2.8.1") if "nvidia.com/gpu" in n] == []
+    unchecked = [n for n in _notes(DEPLOYMENT, None) if "a name HAMi's chart registers" in n]
+    assert len(unchecked) == 4 and all("give --hami RELEASE to check it" in n for n in unchecked)
+    assert any('limits["nvidia.com/gpumem"]' in n for n in unchecked)
+    # nvidia.com/gpu is the container plugin's name first; the note says HAMi's chart registers it too.
+    container = [n for n in _notes(DEPLOYMENT, None) if 'limits["nvidia.com/gpu"]' in n]
+    assert len(container) == 2 and all("k8s-device-plugin" in n and "--hami RELEASE checks it" in n for n in container)

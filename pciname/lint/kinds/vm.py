@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pciname.kubevirt.resources import is_mdev_name, is_nvidia, resource_warnings
+from pciname.kubevirt.gates import not_permitted
+from pciname.kubevirt.resources import MDEV, PCI, is_mdev_name, is_nvidia, resource_kind, resource_warnings
 from pciname.lint.codes import (
     NOT_PERMITTED,
     RENAMED_BY_UPGRADE,
@@ -52,15 +53,18 @@ def _check_permitted(ctx: Context, ref: Reference, permitted: set[str], working:
     if name is None or not is_nvidia(name) or name in permitted:
         return []
     expected, hint = not_permitted_hint(name, working, ctx.budget)
-    return [ctx.finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint)]
+    kind = "HostDevice" if len(ref.path) >= 3 and ref.path[-3] == "hostDevices" else "GPU"
+    failure = not_permitted(kind, ctx.kubevirt)  # the release's own message, where it has one
+    said = {"release": failure.release, "rejection": failure.message % name, "where": failure.where} if failure else {}
+    return [ctx.finding(ref.doc, ref.node, ref.path, NOT_PERMITTED, expected=expected, name=name, hint=hint, **said)]
 
 
 def _check_reference(
     ctx: Context, ref: Reference, wrong_pci: dict[str, str], wrong_mdev: dict[str, str], permitted_mdev: set[str]
 ) -> list[Finding]:
     name = _scalar(ref.node)
-    if name is None or not is_nvidia(name):
-        return []
+    if name is None or resource_kind(name) not in (PCI, MDEV):
+        return []  # another vendor's, or the container plugin's (rule vm-container-names)
     if is_mdev_name(name):
         return _check_mdev_reference(ctx, ref, name, wrong_mdev, permitted_mdev)
     doc, node, path = ref.doc, ref.node, ref.path
