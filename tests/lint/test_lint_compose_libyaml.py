@@ -48,7 +48,9 @@ REFUSED = {
     "merge-list-scalar": "a: &a {k: 1}\nb:\n  <<: [*a, 2]\n",
     "undefined-alias": "a: *nope\n",
     "deep": "[" * 50_000 + "]" * 50_000,
-    "deep-block": "".join(f"{'  ' * i}k:\n" for i in range(400)),
+    "deep-block": "".join(
+        f"{'  ' * i}k:\n" for i in range(1200)
+    ),  # well past the recursion limit (400 was at its edge)
     "self-merge": "a: &a\n  <<: *a\n",
     "not-utf8": b"a: \xff\xfe\xfa\n",
     "control": "a: \x07\n",
