@@ -476,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
     if args.out is None:
-        readme = out.parent.parent / "README.md"
+        readme = out.parent.parent / "docs" / "passthrough.md"
         if readme.is_file() and update_readme(readme):
             print(f"{readme}: the table of Cozystack releases rewritten")
     if recording is not None and args.inputs is not None:

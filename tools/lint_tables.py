@@ -1,16 +1,17 @@
-"""The lint code tables of README.md and the ``.proto`` made anew from the
-registry, :data:`pciname.lint.codes.CODES`.
+"""The lint code tables of the documentation (docs/passthrough.md: every
+code; docs/dra.md: the ``dra-claims`` rule's) and the ``.proto`` made anew
+from the registry, :data:`pciname.lint.codes.CODES`.
 
     python -m tools.lint_tables [--write | --check]
 
-Without a flag it prints the README table and the proto comment.
+Without a flag it prints the table and the proto comment.
 """
 
 from __future__ import annotations
 
 from pciname.lint.codes import CODES, RuleName, markdown_table, proto_comment
 
-#: The README section whose table lists the DRA codes, and a table's first row.
+#: The docs/dra.md section whose table lists the DRA codes, and a table's first row.
 DRA_SECTION = "### GPUs through DRA"
 TABLE_HEAD = "| code | severity | when |"
 
@@ -25,21 +26,22 @@ def _rewrite(text: str, start: str, end: str, made: str) -> str:
 
 
 def rewritten(readme: str, proto: str) -> tuple[str, str]:
-    """README.md's and the ``.proto``'s text with their copies made anew
-    from :data:`CODES` (the README table; the ``Finding.code`` comment)."""
+    """docs/passthrough.md's and the ``.proto``'s text with their copies made
+    anew from :data:`CODES` (the table; the ``Finding.code`` comment)."""
     start = readme.index("* `pciname lint FILE...")
     end = readme.index("* `pciname scan", start)
     head, section, tail = readme[:start], readme[start:end], readme[end:]
     rows = [line for line in section.splitlines() if line.strip().startswith("| ")]
     section = _rewrite(section, rows[0], rows[-1], markdown_table())
     proto = _rewrite(proto, "// Stable code: " + next(iter(CODES)), "(pciname.lint.linter.CODES).", proto_comment())
-    return _rewrite_dra(head + section + tail), proto
+    return head + section + tail, proto
 
 
-def _rewrite_dra(readme: str) -> str:
-    """README.md with the DRA section's table of the ``dra-claims`` rule's codes made anew."""
+def rewritten_dra(readme: str) -> str:
+    """docs/dra.md with the DRA section's table of the ``dra-claims`` rule's codes made anew."""
     start = readme.index(DRA_SECTION)
-    end = readme.index("\n### ", start + 1)
+    end = readme.find("\n### ", start + 1)
+    end = len(readme) if end < 0 else end
     lines = readme[start:end].splitlines(keepends=True)
     first = next((i for i, line in enumerate(lines) if line.rstrip("\n") == TABLE_HEAD), None)
     if first is None:
@@ -53,15 +55,15 @@ def _rewrite_dra(readme: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m tools.lint_tables [--write | --check]``: print the
-    README table and the proto comment, write them into README.md and
+    table and the proto comment, write them into docs/passthrough.md, docs/dra.md and
     ``proto/pciname/v1/pciname.proto`` of this checkout, or exit 1 when
     those differ from the registry."""
     import argparse
     from pathlib import Path
 
     parser = argparse.ArgumentParser(prog="python -m tools.lint_tables")
-    parser.add_argument("--write", action="store_true", help="rewrite README.md and the .proto from the registry")
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md or the .proto differ from it")
+    parser.add_argument("--write", action="store_true", help="rewrite the docs pages and the .proto from the registry")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the docs pages or the .proto differ from it")
     args = parser.parse_args(argv)
     if not (args.write or args.check):
         print(markdown_table(), end="")
@@ -69,17 +71,20 @@ def main(argv: list[str] | None = None) -> int:
         print(proto_comment(), end="")
         return 0
     root = Path(__file__).resolve().parents[1]
-    readme_path, proto_path = root / "README.md", root / "proto/pciname/v1/pciname.proto"
+    readme_path, proto_path = root / "docs" / "passthrough.md", root / "proto/pciname/v1/pciname.proto"
+    dra_path = root / "docs" / "dra.md"
     readme, proto = readme_path.read_text(encoding="utf-8"), proto_path.read_text(encoding="utf-8")
+    dra = dra_path.read_text(encoding="utf-8")
     new_readme, new_proto = rewritten(readme, proto)
-    stale = [
-        str(p) for p, old, new in ((readme_path, readme, new_readme), (proto_path, proto, new_proto)) if old != new
-    ]
+    new_dra = rewritten_dra(dra)
+    changes = ((readme_path, readme, new_readme), (dra_path, dra, new_dra), (proto_path, proto, new_proto))
+    stale = [str(p) for p, old, new in changes if old != new]
     if args.check:
         for path in stale:
             print(f"{path}: lint codes differ from pciname.lint.codes.CODES (run python -m tools.lint_tables --write)")
         return 1 if stale else 0
     readme_path.write_text(new_readme, encoding="utf-8")
+    dra_path.write_text(new_dra, encoding="utf-8")
     proto_path.write_text(new_proto, encoding="utf-8")
     for path in stale:
         print(f"rewrote {path}")

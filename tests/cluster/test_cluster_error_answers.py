@@ -215,6 +215,6 @@ def test_gpu_options_from_cluster_error_answers(fake, kube_server, mode):
 
 
 def test_readme_states_the_bounds():
-    text = " ".join((REPO / "README.md").read_text().split())
+    text = " ".join((REPO / "docs" / "limits-and-security.md").read_text().split())
     assert f"at most the first {MAX_ERROR_BYTES >> 10} KiB are read" in text
     assert f"escaped, at most {MAX_MESSAGE_CHARS} characters" in text

@@ -222,5 +222,5 @@ def test_gpu_options_of_objects_sent_refuses_too_many_entries(kube_server):
 
 
 def test_readme_states_the_limit():
-    text = " ".join((REPO / "README.md").read_text().split())
+    text = " ".join((REPO / "docs" / "limits-and-security.md").read_text().split())
     assert f"at most {MAX_PERMITTED_ENTRIES:,} permittedHostDevices entries" in text

@@ -97,5 +97,5 @@ def test_gpu_options_from_cluster_says_the_paging_does_not_end(fake, kube_server
 
 
 def test_readme_states_the_page_limit():
-    text = " ".join((REPO / "README.md").read_text().split())
+    text = " ".join((REPO / "docs" / "limits-and-security.md").read_text().split())
     assert f"at most {MAX_NODES:,} in all, in at most {MAX_NODE_PAGES} pages" in text

@@ -512,7 +512,7 @@ def test_grpc_invalid_arguments(stub, fields, needle):
 def test_readme_names_every_code_and_flag():
     from pciname.cozystack.defaults import CODES
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "passthrough.md").read_text(encoding="utf-8")
     section = readme.split("`--format cozystack` writes", 1)[1].split("vGPU (mdev) names depend", 1)[0]
     for word in (*CODES, "--variant", "--vgpu-device-manager", "--cozystack-defaults", "--replace-defaults"):
         assert f"`{word}`" in section or f" {word} " in section, word

@@ -211,7 +211,7 @@ def test_the_readme_dra_table_is_the_data():
     """README's DRA table, row by row, is data/dra/releases.json: each driver
     release's date, whether it publishes vfio devices, and the KubeVirt
     releases it works with."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "dra.md").read_text(encoding="utf-8")
     header = "| DRA driver | released | vfio devices | works with KubeVirt |\n"
     table = readme[readme.index(header) + len(header) :].split("\n\n", 1)[0].splitlines()[1:]
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table]

@@ -103,7 +103,7 @@ def readme_commands(marker):
     output up to the next ``$ `` line or the fence)."""
     from tests.conftest import REPO
 
-    lines = (REPO / "README.md").read_text(encoding="utf-8").split("\n")
+    lines = (REPO / "docs" / "dra.md").read_text(encoding="utf-8").split("\n")
     found = []
     for i, line in enumerate(lines):
         if line.startswith("$ ") and marker in line:

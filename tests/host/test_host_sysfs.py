@@ -819,7 +819,7 @@ def test_short_device_file_of_a_group_s_first_function(tree):
 
 # -- the diagnosis codes: one list, in the code and in README.md ----------------------------
 
-README = REPO / "README.md"
+README = REPO / "docs" / "passthrough.md"
 
 
 def readme_scan_codes():

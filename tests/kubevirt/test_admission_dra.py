@@ -362,7 +362,7 @@ def test_a_selector_passes_exactly_when_trimmed_it_is_one_pciname_writes_for_an_
 
 
 def test_the_readme_states_the_rule_the_message_gives():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "admission.md").read_text(encoding="utf-8")
     assert RULE.format(device_class=VFIO) + "." in readme
     assert RULE.format(device_class=VFIO) in _answer().policy.objects[2]["spec"]["validations"][0]["messageExpression"]
 

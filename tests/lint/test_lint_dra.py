@@ -497,7 +497,7 @@ def test_the_library_takes_the_generators_objects():
 
 
 def test_the_dra_sections_table_is_the_registrys():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "dra.md").read_text(encoding="utf-8")
     section = readme.split("### GPUs through DRA", 1)[1].split("\n### ", 1)[0]
     assert markdown_table("", RuleName.DRA_CLAIMS) in section, "run python -m tools.lint_tables --write"
     assert {c for c, code in CODES.items() if code.rules[0] == RuleName.DRA_CLAIMS} == {

@@ -536,7 +536,7 @@ def test_the_overlay_example_takes_the_cluster_read_component(kubectl, tmp_path)
 
 
 def test_the_readme_gives_the_overlay_for_the_image():
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "deployment.md").read_text(encoding="utf-8")
     readme = " ".join(text.split())
     assert "kubectl apply -k docs/deploy-overlay/" in readme and "`images:`" in readme
     (shown,) = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "../../deploy" in b]

@@ -396,6 +396,7 @@ def test_no_runnable_build_tool_ships_in_the_package():
     assert not {m: lines for m, lines in runnable.items() if lines}
     tools = PACKAGE.parent / "tools"
     assert sorted(p.stem for p in tools.glob("*.py") if _main_blocks(p)) == [
+        "cli_reference",
         "cozystack_extract",
         "dra_extract",
         "dra_schemas",

@@ -1,9 +1,11 @@
-"""README.md's terminal transcripts are real: every ``$ pciname ...`` shown
-with its output is run again and must print exactly that.
+"""The terminal transcripts of README.md and of every documentation page
+(``docs/**/*.md``) are real: every ``$ pciname ...`` shown with its output
+is run again and must print exactly that.
 
 A transcript is a fenced block whose lines start with ``$ ``. Each command
-is followed by what it prints: its stdout, then its stderr (as the README
-shows them), unless it sends one to /dev/null. ``; echo $?`` after a command,
+is followed by what it prints: its stderr, then its stdout (as a terminal
+shows them: pciname writes its warnings and errors before its answer),
+unless it sends one to /dev/null. ``; echo $?`` after a command,
 or a following ``$ echo $?``, prints its exit code. ``$ cat FILE`` followed
 by text creates FILE with that text for the commands after it. A line
 ``...`` in the output stands for any number of lines.
@@ -26,6 +28,16 @@ from tests.cli_run import only, pciname
 from tests.conftest import REPO
 
 README = REPO / "README.md"
+#: Pages whose transcripts run on a node or an image another test builds,
+#: and that test replays them.
+OWN_REPLAYER = {
+    "docs/hami.md": "tests/hami/test_hami_docs.py (builds the images)",
+    "docs/why-no-gpu.md": "tests/host/test_doctor_doc.py (builds the nodes)",
+}
+#: Every page whose transcripts are replayed here: the README and the docs site.
+PAGES = [
+    page for page in [README, *sorted((REPO / "docs").rglob("*.md"))] if str(page.relative_to(REPO)) not in OWN_REPLAYER
+]
 
 #: Substrings of commands that are shown, not replayed, and why.
 NOT_REPLAYED = {
@@ -52,7 +64,7 @@ class Transcript:
 
 
 def transcripts(text: str) -> list[Transcript]:
-    """Every fenced block of README.md that holds a ``$ `` line."""
+    """Every fenced block of a page that holds a ``$ `` line."""
     found: list[Transcript] = []
     lines = text.split("\n")
     i = 0
@@ -118,9 +130,9 @@ def run(command: Command, cwd: Path, env: dict[str, str]) -> list[str]:
     if text.endswith(" >/dev/null"):
         text, keep_out = text[: -len(" >/dev/null")], False
     argv = shlex.split(text)
-    assert argv[0] == "pciname", f"README.md:{command.line}: not a pciname command: {command.text}"
+    assert argv[0] == "pciname", f"line {command.line}: not a pciname command: {command.text}"
     done = pciname(*argv[1:], cwd=cwd, env=only(env))
-    shown = (done.stdout if keep_out else "") + (done.stderr if keep_err else "")
+    shown = (done.stderr if keep_err else "") + (done.stdout if keep_out else "")
     out = shown.split("\n")
     if out and out[-1] == "":
         out.pop()
@@ -138,15 +150,15 @@ def matches(expected: list[str], got: list[str]) -> bool:
     return bool(got) and got[0] == expected[0] and matches(expected[1:], got[1:])
 
 
-ALL = transcripts(README.read_text(encoding="utf-8"))
-CASES = [(t, c) for t in ALL for c in t.commands if _replayed(c)]
+ALL = [(page.relative_to(REPO), t) for page in PAGES for t in transcripts(page.read_text(encoding="utf-8"))]
+CASES = [(page, t, c) for page, t in ALL for c in t.commands if _replayed(c)]
 
 
 def test_the_readme_has_transcripts_to_replay():
     # Every feeds flag with output lives in these: a parser that finds none
     # would make the test below pass on nothing.
-    assert len(CASES) >= 15, [c.text for _, c in CASES]
-    shown = " ".join(c.text for _, c in CASES)
+    assert len(CASES) >= 15, [c.text for _, _, c in CASES]
+    shown = " ".join(c.text for _, _, c in CASES)
     for flag in (
         "--format cozystack",
         "--variant vgpu",
@@ -167,8 +179,16 @@ def test_matches_understands_ellipsis():
     assert not matches(["a", "b"], ["a", "b", "c"])
 
 
-@pytest.mark.parametrize(("transcript", "command"), CASES, ids=[f"README.md:{c.line}" for _, c in CASES])
-def test_readme_transcript(transcript, command, tmp_path, session_cache):
+def test_every_docs_page_with_a_transcript_is_replayed():
+    for name, replayer in OWN_REPLAYER.items():
+        assert (REPO / name).is_file() and (REPO / replayer.split()[0]).is_file(), name
+    pages = {str(page) for page, _, _ in CASES}
+    for name in ("docs/passthrough.md", "docs/kata.md", "docs/dra.md", "docs/vgpu.md", "README.md"):
+        assert name in pages, name
+
+
+@pytest.mark.parametrize(("page", "transcript", "command"), CASES, ids=[f"{p}:{c.line}" for p, _, c in CASES])
+def test_readme_transcript(page, transcript, command, tmp_path, session_cache):
     for name, content in transcript.files.items():
         (tmp_path / name).write_text(content, encoding="utf-8")
     env = {
@@ -179,7 +199,7 @@ def test_readme_transcript(transcript, command, tmp_path, session_cache):
     }
     got = run(command, tmp_path, env)
     assert matches(command.expected, got), (
-        f"README.md:{command.line}: $ {command.text}\n--- README shows\n"
+        f"{page}:{command.line}: $ {command.text}\n--- the page shows\n"
         + "\n".join(command.expected)
         + "\n--- it prints\n"
         + "\n".join(got)
@@ -223,3 +243,19 @@ def test_a_test_skips_only_through_the_registry():
             if word in text:
                 offenders.append(f"{path.relative_to(REPO)}: {word}")
     assert offenders == []
+
+
+def test_the_readme_is_read_in_five_minutes():
+    """At most 300 lines, none over 200 characters: the rest is in docs/."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300, len(lines)
+    assert [n for n, line in enumerate(lines, 1) if len(line) > 200] == []
+
+
+def test_the_readmes_path_table_links_pages_that_exist():
+    text = README.read_text(encoding="utf-8")
+    table = text.split("## Which path do I have?", 1)[1].split("\n## ", 1)[0]
+    links = re.findall(r"\]\((docs/[\w/.-]+\.md)\)", table)
+    assert len(links) >= 6 and [link for link in links if not (REPO / link).is_file()] == []
+    nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    assert [link for link in links if link.removeprefix("docs/") not in nav] == []

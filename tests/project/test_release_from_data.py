@@ -70,7 +70,7 @@ def test_the_readme_release_table_is_the_data():
     each release's date, algorithm, image pci.ids and the GPU Operator
     releases that deploy it."""
     facts = json.loads((REPO / "data" / "profiles.json").read_text(encoding="utf-8"))
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "profiles.md").read_text(encoding="utf-8")
     header = "| plugin release | released | algorithm | pci.ids in the image | GPU Operator releases |\n"
     table = readme[readme.index(header) + len(header) :].split("\n\n", 1)[0].splitlines()[1:]
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table]
@@ -90,7 +90,7 @@ def test_the_readme_kata_table_is_the_data():
     plugin release's date, algorithm, what an unset P_GPU_ALIAS means, its
     pci.ids and the GPU Operator releases that deploy it in Kata mode."""
     facts = json.loads((REPO / "data" / "kata" / "releases.json").read_text(encoding="utf-8"))
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "kata.md").read_text(encoding="utf-8")
     header = (
         "| Kata plugin release | released | algorithm | `P_GPU_ALIAS` unset | pci.ids "
         "| GPU Operator releases (Kata mode) |\n"

@@ -124,8 +124,9 @@ def test_every_folder_is_a_room_or_the_project():
 
 
 def test_the_readme_names_test_files_that_exist():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    named = set(re.findall(r"\btests/[\w/]+\.py\b", readme))
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    named = set(re.findall(r"\btests/[\w/]+\.py\b", text))
     assert named and sorted(p for p in named if not (REPO / p).is_file()) == []
 
 

@@ -93,13 +93,14 @@ def test_health_port_answers_with_every_rpc_slot_taken(session_cache):
             server.stop()
 
 
-def test_readme_states_the_bounds_as_defined():
+def test_the_docs_state_the_bounds_as_defined():
     from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES
     from pciname.cluster import kube as cluster, kubeconfig
     from pciname.server import budget, config
     from tests.conftest import REPO
 
-    text = " ".join((REPO / "README.md").read_text().split())
+    pages = ("grpc.md", "limits-and-security.md", "deployment.md")
+    text = " ".join(" ".join((REPO / "docs" / page).read_text().split()) for page in pages)
     mib = 1 << 20
     for needle in (
         f"`--max-lint-nodes` (default {config.DEFAULT_MAX_LINT_NODES:,} YAML nodes",

@@ -126,7 +126,8 @@ def test_no_cut_short_of_a_line_end_is_loaded(tmp_path, cut, junk):
 
 def test_the_readme_states_the_settle_delay():
 
-    readme = (REPO / "README.md").read_text()
-    limits = readme.split("### Limits", 1)[1].split("###", 1)[0]
+    limits = (REPO / "docs" / "limits-and-security.md").read_text()
+    limits = limits.split("### Limits", 1)[1].split("###", 1)[0]
     assert f"unchanged for {data_module.SETTLE_SECONDS:g} s after its" in limits
-    assert f"unchanged (size, mtime, inode) for {data_module.SETTLE_SECONDS:g} s" in readme
+    grpc = (REPO / "docs" / "grpc.md").read_text()
+    assert f"unchanged (size, mtime, inode) for {data_module.SETTLE_SECONDS:g} s" in grpc
