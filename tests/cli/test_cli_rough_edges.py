@@ -110,6 +110,37 @@ def test_reverse_says_no_device_has_the_name_and_the_closest_names():
     assert proc.returncode == 1 and proc.stderr.endswith("; none of its names is close\n")
 
 
+def test_reverse_ranks_the_model_token_above_a_shared_prefix():
+    # nvidia.com/A10 means the A10 (GA102GL_A10), not GA107 (which shares "A10" as a prefix)
+    proc = run("reverse", "nvidia.com/A10")
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        f"pciname: no device of {LATEST} has the resource name nvidia.com/A10; "
+        "the closest: nvidia.com/GA102GL_A10, nvidia.com/GA107, nvidia.com/GA106\n"
+    )
+    proc = run("reverse", "H100")
+    assert proc.stderr.split("; the closest: ")[1].startswith("nvidia.com/GH100_H100_")
+
+
+def test_lint_and_reverse_rank_alike():
+    from pciname.lint.hints import Candidates, model_tokens, rank
+
+    names = ["nvidia.com/GA107", "nvidia.com/GA106", "nvidia.com/GA104", "nvidia.com/GA102GL_A10"]
+    assert Candidates(names).closest("nvidia.com/a10", None) == [
+        "nvidia.com/GA102GL_A10",
+        "nvidia.com/GA107",
+        "nvidia.com/GA106",
+    ]
+    assert model_tokens("GH100_H100_SXM5_80GB") == ("H100_SXM5_80GB", "H100_SXM5", "H100")
+    assert model_tokens("GA107") == ()
+    # names of one part: exactly difflib's ranking
+    import difflib
+
+    keys = ["GA107", "GA106", "GA104", "TU104", "A100", "NV2A_XGPU"]
+    assert rank("A10", keys) == difflib.get_close_matches("A10", keys, n=3, cutoff=0.6)
+    assert rank("GPU", keys) == difflib.get_close_matches("GPU", keys, n=3, cutoff=0.6)
+
+
 def test_reverse_of_a_name_it_has_says_nothing_more():
     proc = run("reverse", "GA102GL_A10")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "10de:2236\n", "")
