@@ -263,3 +263,38 @@ def test_the_readme_overview_shows_cozystack_values_that_are_not_defaults():
     # what the old example printed: the A10 is one of Cozystack's defaults
     proc = run("permitted-host-devices", "10de:2236", "--format", "cozystack")
     assert yaml.safe_load(proc.stdout)["gpu"]["permittedHostDevices"] == {} and "already-a-default" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (["lookup", "10de:2236", "10de:2330", "-p", "latest"], ["lookup", "10de:2236", "-p", "latest", "10de:2330"]),
+        (["vm-gpus", "10de:2236", "10de:2330", "-o", "json"], ["vm-gpus", "10de:2236", "-o", "json", "10de:2330"]),
+        (
+            ["node-pool", "gpu", "10de:2236=2", "10de:2330", "-o", "json"],
+            ["node-pool", "gpu", "-o", "json", "10de:2236=2", "10de:2330"],
+        ),
+        (
+            ["kata-pod", "10de:2330", "10de:2236", "--kind", "deployment"],
+            ["kata-pod", "10de:2330", "--kind", "deployment", "10de:2236"],
+        ),
+        (
+            ["permitted-host-devices", "10de:2236", "10de:2330", "-o", "json"],
+            ["permitted-host-devices", "10de:2236", "-o", "json", "10de:2330"],
+        ),
+    ],
+)
+def test_devices_may_follow_options(before: list[str], after: list[str]) -> None:
+    from tests.cli_run import pciname
+
+    first, second = pciname(*before), pciname(*after)
+    assert first.returncode == 0, first.stderr
+    assert (second.returncode, second.stdout, second.stderr) == (first.returncode, first.stdout, first.stderr)
+
+
+def test_an_unknown_option_among_devices_is_still_one_usage_line() -> None:
+    from tests.cli_run import pciname
+
+    ran = pciname("lookup", "10de:2236", "--bogus", "10de:2330")
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr.startswith("pciname: error: unrecognized arguments: --bogus") and ran.stderr.count("\n") == 1
