@@ -145,7 +145,12 @@ _OTHER_BREAKS = re.compile("[\x85\u2028\u2029]")
 class Dumper(yaml.SafeDumper):
     """SafeDumper whose strings every reader reads back as the strings
     written: an :func:`ambiguous` one is quoted, one with NEL, LS or PS
-    double-quoted."""
+    double-quoted; and no anchors or aliases (``&id001`` / ``*id001``):
+    an object written twice is written out twice, since people copy and
+    edit this YAML."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
         style = '"' if _OTHER_BREAKS.search(data) else "'" if ambiguous(data) else None

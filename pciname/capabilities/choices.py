@@ -17,10 +17,18 @@ def nvidia_plugin() -> tuple[list[str], str]:
 
 
 def kata_pod() -> dict[str, Any]:
-    """``kata-pod``'s defaults: ``image``, ``image_source``, ``name`` and the ``kinds`` (the first the default)."""
+    """``kata-pod``'s defaults: ``image``, ``image_source``, ``name``, the ``kinds`` (the first the default)
+    and the ``profile`` its request answers with when none is given."""
+    from pciname.capabilities.kata_pod import KataPodRequest
     from pciname.kata.pod import DEFAULT_IMAGE, DEFAULT_IMAGE_SOURCE, DEFAULT_NAME, KINDS
 
-    return {"image": DEFAULT_IMAGE, "image_source": DEFAULT_IMAGE_SOURCE, "name": DEFAULT_NAME, "kinds": KINDS}
+    return {
+        "image": DEFAULT_IMAGE,
+        "image_source": DEFAULT_IMAGE_SOURCE,
+        "name": DEFAULT_NAME,
+        "kinds": KINDS,
+        "profile": KataPodRequest().default_profile,
+    }
 
 
 def admission() -> tuple[tuple[str, ...], tuple[str, ...], str]:

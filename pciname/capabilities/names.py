@@ -152,13 +152,15 @@ CLOSEST = 3
 def reverse_miss(request: ReverseRequest, profile: ProfileLike, *, resolver: ResolverLike | None = None) -> str:
     """Why a :meth:`~ReverseRequest.validated` request's answer is empty, in
     one line: no device of ``profile`` has the name, and the profile's
-    closest names (difflib, letter case ignored), if any are close."""
-    import difflib
+    closest names, if any are close: ranked as lint ranks its hints
+    (:class:`pciname.lint.hints.Candidates`: the part after the domain,
+    letter case ignored, a model token such as ``A10`` in ``GA102GL_A10``
+    counting as much as the whole name)."""
+    from pciname.lint.hints import Candidates
 
     view = resolver_or_default(resolver).view(profile)
-    names = {name.lower(): name for name in sorted(view.by_resource())}
-    close = difflib.get_close_matches(request.resource_name.lower(), list(names), n=CLOSEST, cutoff=0.6)
-    near = f"; the closest: {', '.join(names[n] for n in close)}" if close else "; none of its names is close"
+    close = Candidates(view.by_resource()).closest(request.resource_name, None, n=CLOSEST) or []
+    near = f"; the closest: {', '.join(close)}" if close else "; none of its names is close"
     return f"no device of {view.profile.name} has the resource name {request.resource_name}{near}"
 
 

@@ -46,10 +46,37 @@ def _parser_class() -> "type[argparse.ArgumentParser]":
     import argparse
 
     class _Parser(argparse.ArgumentParser):
-        """argparse with pciname's one-line usage errors (exit 2)."""
+        """argparse with pciname's one-line usage errors (exit 2), whose
+        commands take their positionals (devices) among the options too:
+        ``lookup 10de:2236 -p latest 10de:2330`` (argparse's intermixed
+        parsing, for every parser it can do it for: one without commands
+        of its own or a rest-of-the-line positional)."""
+
+        _intermixing = False
 
         def error(self, message: str) -> None:  # type: ignore[override]
             self.exit(2, f"{error_name(self.prog)}: error: {message}\n")
+
+        def _intermixable(self) -> bool:
+            positionals = self._get_positional_actions()
+            return (
+                not self._intermixing
+                and not any(action.nargs in (argparse.PARSER, argparse.REMAINDER) for action in positionals)
+                and not any(
+                    action in positionals
+                    for group in self._mutually_exclusive_groups
+                    for action in group._group_actions
+                )
+            )
+
+        def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+            if not self._intermixable():
+                return super().parse_known_args(args, namespace)
+            self._intermixing = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._intermixing = False
 
     return _Parser
 

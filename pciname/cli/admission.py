@@ -96,7 +96,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     policy.add_argument("--kubeconfig", metavar="FILE", help="with --from-cluster: kubeconfig file")
     policy.add_argument("--context", metavar="NAME", help="with --from-cluster: kubeconfig context")
     policy.add_argument("--kubevirt", metavar="[NAMESPACE/]NAME", help="with --from-cluster: which KubeVirt CR")
-    add_profile_options(policy)
+    add_profile_options(policy, kata=False)
     policy.add_argument("-o", "--output", choices=POLICY_FORMATS, default="yaml", help="output format (default: yaml)")
     policy.set_defaults(func=run_admission_policy)
 

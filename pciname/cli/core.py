@@ -20,29 +20,44 @@ if TYPE_CHECKING:
     from pciname.resolution.resolver import ProfileLike
 
 
-def add_profile_options(parser: argparse.ArgumentParser, *, custom: bool = True) -> None:
-    """``--profile P`` or ``--pciids FILE [--algorithm A]`` (shared by commands)."""
+def add_profile_options(
+    parser: argparse.ArgumentParser,
+    *,
+    custom: bool = True,
+    kata: bool = True,
+    kata_only: bool = False,
+    default: str | None = None,
+) -> None:
+    """``--profile P`` or ``--pciids FILE [--algorithm A]`` (shared by commands);
+    with ``kata`` (a command that takes Kata profiles) the Kata forms in its
+    help and ``--alias``/``--nvswitch-alias``, with ``kata_only`` only the
+    Kata forms; ``default``: how help names the profile the command answers
+    with when none is given (None: latest)."""
     from pciname.naming.profiles import CUSTOM_ALGORITHM, PREVIEW, default_profile_help
 
-    parser.add_argument(
-        "-p",
-        "--profile",
-        help=f"naming profile (default {default_profile_help()}): kubevirt-gpu-device-plugin@vX.Y.Z, "
-        f"gpu-operator@vX.Y.Z, cozystack@vX.Y.Z (or cozystack@latest), or {PREVIEW} (Debian's newest pci.ids: "
-        "names no release advertises yet); for Kata: sandbox-device-plugin@vX.Y.Z (or @latest) or "
-        "gpu-operator@vX.Y.Z+kata",
+    kinds = (
+        f"kubevirt-gpu-device-plugin@vX.Y.Z, gpu-operator@vX.Y.Z, cozystack@vX.Y.Z (or cozystack@latest), or {PREVIEW} "
+        "(Debian's newest pci.ids: names no release advertises yet)"
     )
+    if kata_only:
+        kinds = "sandbox-device-plugin@vX.Y.Z (or @latest) or gpu-operator@vX.Y.Z+kata"
+    elif kata:
+        kinds += "; for Kata: sandbox-device-plugin@vX.Y.Z (or @latest) or gpu-operator@vX.Y.Z+kata"
     parser.add_argument(
-        "--alias",
-        metavar="VALUE",
-        help="Kata profiles: the plugin's P_GPU_ALIAS (absent: unset, the release's default, pgpu since "
-        'v0.0.2; --alias "": set to empty, each GPU model its own name; else every GPU is nvidia.com/VALUE)',
+        "-p", "--profile", help=f"naming profile (default {default or default_profile_help()}): {kinds}"
     )
-    parser.add_argument(
-        "--nvswitch-alias",
-        metavar="VALUE",
-        help="Kata profiles: the plugin's NVSWITCH_ALIAS, likewise (unset: nvswitch)",
-    )
+    if kata:
+        parser.add_argument(
+            "--alias",
+            metavar="VALUE",
+            help="Kata profiles: the plugin's P_GPU_ALIAS (absent: unset, the release's default, pgpu since "
+            'v0.0.2; --alias "": set to empty, each GPU model its own name; else every GPU is nvidia.com/VALUE)',
+        )
+        parser.add_argument(
+            "--nvswitch-alias",
+            metavar="VALUE",
+            help="Kata profiles: the plugin's NVSWITCH_ALIAS, likewise (unset: nvswitch)",
+        )
     if custom:
         parser.add_argument("--pciids", metavar="FILE", help="use this pci.ids file instead of a profile's")
         parser.add_argument(
@@ -141,8 +156,10 @@ def _add_diff(sub: Subcommands) -> None:
         description="Every NVIDIA device id whose resource name differs between two profiles "
         "(renamed, appears or vanishes). Exit 0 either way.",
     )
-    dif.add_argument("--from", dest="old", required=True, metavar="PROFILE")
-    dif.add_argument("--to", dest="new", required=True, metavar="PROFILE")
+    dif.add_argument(
+        "--from", dest="old", required=True, metavar="PROFILE", help="the profile upgraded from (e.g. v1.2.2)"
+    )
+    dif.add_argument("--to", dest="new", required=True, metavar="PROFILE", help="the profile upgraded to (e.g. latest)")
     dif.add_argument("--alias", metavar="VALUE", help="P_GPU_ALIAS of the Kata profile(s) compared (see lookup)")
     dif.add_argument("--nvswitch-alias", metavar="VALUE", help="NVSWITCH_ALIAS likewise")
     add_output_option(dif)

@@ -112,7 +112,7 @@ def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "with the defaults are reported (exit 1) unless --replace-defaults",
     )
     add_cozystack_option(phd, "whose GPU wiring, variants and default tables --format cozystack checks against")
-    add_profile_options(phd)
+    add_profile_options(phd, kata=False)
     phd.add_argument(
         "-o",
         "--output",
@@ -136,7 +136,7 @@ def add_vm_gpus_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     vm.add_argument(
         "--prefix", default=DEFAULT_PREFIX, help=f"entry names are PREFIX1, PREFIX2, ... (default: {DEFAULT_PREFIX})"
     )
-    add_profile_options(vm)
+    add_profile_options(vm, kata=False)
     dra = vm.add_argument_group(
         "DRA",
         "--dra: the GPUs through Kubernetes DRA with NVIDIA's DRA driver instead of resource names: one YAML "
@@ -178,7 +178,7 @@ def add_mdev_name_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "without a space (plugin-crash). Exit 1 when kubelet would refuse a name or the plugin would crash.",
     )
     mdev.add_argument("types", nargs="+", metavar="TYPE")
-    add_profile_options(mdev)
+    add_profile_options(mdev, kata=False)
     add_output_option(mdev, formats("mdev-name"), default="name")
     mdev.set_defaults(func=run_mdev_name)
 
@@ -309,7 +309,7 @@ def add_node_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
         help="the tenant Kubernetes cluster a KubernetesNodes pool belongs to (with --format kubernetes-nodes or patch)",
     )
     add_cozystack_option(pool, "whose node-group fields are written")
-    add_profile_options(pool)
+    add_profile_options(pool, kata=False)
     pool.add_argument(
         "-o",
         "--output",

@@ -48,7 +48,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=image,
         help=f"the container's image (default: {image}, {image_source})",
     )
-    add_profile_options(pod, custom=False)
+    add_profile_options(
+        pod, custom=False, kata_only=True, default=f"the newest GPU Operator release in Kata mode: {facts['profile']}"
+    )
     add_output_option(pod, formats("kata-pod"), default="yaml")
     pod.set_defaults(func=run_kata_pod)
 

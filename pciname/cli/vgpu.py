@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         + " Exit 1 when the catalogue does not cover DEVICE.",
     )
     parser.add_argument("device", metavar="DEVICE", help="10de:2236, 10DE:2236 or 0x10de:0x2236")
-    add_profile_options(parser)
+    add_profile_options(parser, kata=False)
     add_output_option(parser, formats("vgpu-types"))
     parser.set_defaults(func=run_vgpu_types)
 

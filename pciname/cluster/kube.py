@@ -92,7 +92,7 @@ def connect_loaded(
     configuration.retries = 0
     try:
         if loaded.config is None:
-            kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            _load_in_cluster(configuration)
             return bounded(ApiClient(configuration=configuration)), loaded
         client: ApiClient = kube_config.new_client_from_config_dict(  # type: ignore[no-untyped-call]
             config_dict=loaded.config,
@@ -110,6 +110,28 @@ def connect_loaded(
         raise PcinameError(
             f"cannot load the cluster configuration: not a valid kubeconfig: {_one_line(error)[:200]}"
         ) from None
+
+
+#: What a command says when it finds no cluster to talk to: neither a
+#: kubeconfig nor a pod's service account.
+NO_CLUSTER = (
+    "no cluster configuration found: give a kubeconfig (--kubeconfig FILE, $KUBECONFIG or ~/.kube/config), "
+    "or run in a pod, where its service account is used (in-cluster)"
+)
+
+
+def _load_in_cluster(configuration: Any) -> None:
+    """The in-cluster configuration (the pod's service account) into
+    ``configuration``; when there is none (not in a pod: no
+    KUBERNETES_SERVICE_HOST/PORT; or no service account token mounted), a
+    :class:`PcinameError` saying :data:`NO_CLUSTER` in pciname's words."""
+    from kubernetes import config as kube_config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    except ConfigException:
+        raise PcinameError(NO_CLUSTER) from None
 
 
 # -- error answers, read bounded before the client sees them ----------------------------

@@ -13,6 +13,7 @@ any work is spent on it. :class:`Candidates` prepares a candidate set once
 from __future__ import annotations
 
 import difflib
+import heapq
 from collections.abc import Callable, Iterable
 
 #: Name-to-candidate comparisons one lint run or admission policy spends on
@@ -48,6 +49,33 @@ def _fold(name: str) -> str:
     return name.partition("/")[2].upper()
 
 
+def model_tokens(key: str) -> tuple[str, ...]:
+    """The model names in a folded name, the parts after the chip, whole
+    and shortened from the end: ``GA102GL_A10`` -> ``A10``;
+    ``GH100_H100_SXM5_80GB`` -> ``H100_SXM5_80GB``, ``H100_SXM5``, ``H100``.
+    None for a name of one part."""
+    parts = key.split("_")[1:]
+    return tuple("_".join(parts[:end]) for end in range(len(parts), 0, -1) if all(parts[:end]))
+
+
+def rank(name: str, keys: Iterable[str], *, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """Up to ``n`` of ``keys`` close to ``name``, best first, by what a user
+    likely meant: a key one of whose :func:`model_tokens` is ``name`` first
+    (``A10`` means ``GA102GL_A10``, not ``GA107``, which only shares a
+    prefix), then the rest as :func:`difflib.get_close_matches` ranks them."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(name)
+    scored: list[tuple[float, str]] = []
+    for key in keys:
+        if name in model_tokens(key):
+            scored.append((2.0, key))
+            continue
+        matcher.set_seq1(key)
+        if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff and matcher.ratio() >= cutoff:
+            scored.append((matcher.ratio(), key))
+    return [key for _, key in heapq.nlargest(n, scored)]
+
+
 class Candidates:
     """A set of names to find close ones in, compared by ``key`` (default:
     the part after the domain, ``nvidia.com/``, upper case), each key kept
@@ -70,7 +98,7 @@ class Candidates:
             return []
         if budget is not None and not budget.take(len(self._keys)):
             return None
-        close = difflib.get_close_matches(self._fold(name), self._keys, n=n, cutoff=cutoff)
+        close = rank(self._fold(name), self._keys, n=n, cutoff=cutoff)
         return [self._folded[c] for c in close]
 
 
@@ -98,4 +126,12 @@ def not_permitted_hint(
     return [], f"no permitted name is close ({len(allowed)} permitted)"
 
 
-__all__ = ["LIST_PERMITTED_MAX", "MAX_HINT_PAIRS", "Candidates", "HintBudget", "not_permitted_hint"]
+__all__ = [
+    "LIST_PERMITTED_MAX",
+    "MAX_HINT_PAIRS",
+    "Candidates",
+    "HintBudget",
+    "model_tokens",
+    "not_permitted_hint",
+    "rank",
+]

@@ -121,3 +121,32 @@ def test_snapshots_list_names_the_kata_releases_of_each_file():
     rows = {r["snapshot"]: r for r in json.loads(proc.stdout)}
     assert rows["2025.07.11"]["kata_plugin_releases"] == ["v0.0.1", "v0.0.2", "v0.0.3", "v0.0.4", "v0.0.5"]
     assert rows["2019-08-14"]["kata_plugin_releases"] == []
+
+
+def test_kata_pod_help_names_the_default_its_request_answers_with():
+    from pciname.capabilities.kata_pod import KataPodRequest
+
+    default = KataPodRequest().default_profile
+    assert default.startswith("gpu-operator@") and default.endswith("+kata")
+    text = " ".join(run("kata-pod", "--help").stdout.split())
+    assert f"naming profile (default the newest GPU Operator release in Kata mode: {default})" in text
+    assert "kubevirt-gpu-device-plugin@v" not in text
+    # and a pod without -p is named under that very profile
+    assert run("kata-pod", A10, "-o", "json").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["permitted-host-devices"], ["vm-gpus"], ["vgpu-types"], ["admission-policy"], ["mdev-name"], ["node-pool", "g"]],
+)
+def test_the_kubevirt_generators_offer_no_kata_only_options(command):
+    text = run(*command, "--help").stdout
+    assert "--alias" not in text and "--nvswitch-alias" not in text and "+kata" not in text
+    proc = run(*command, A10, "--alias", "x")
+    assert proc.returncode == 2 and "unrecognized arguments: --alias x" in proc.stderr
+
+
+def test_diff_from_and_to_have_help():
+    text = " ".join(run("diff", "--help").stdout.split())
+    assert "--from PROFILE the profile upgraded from" in text
+    assert "--to PROFILE the profile upgraded to" in text

@@ -110,6 +110,37 @@ def test_reverse_says_no_device_has_the_name_and_the_closest_names():
     assert proc.returncode == 1 and proc.stderr.endswith("; none of its names is close\n")
 
 
+def test_reverse_ranks_the_model_token_above_a_shared_prefix():
+    # nvidia.com/A10 means the A10 (GA102GL_A10), not GA107 (which shares "A10" as a prefix)
+    proc = run("reverse", "nvidia.com/A10")
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        f"pciname: no device of {LATEST} has the resource name nvidia.com/A10; "
+        "the closest: nvidia.com/GA102GL_A10, nvidia.com/GA107, nvidia.com/GA106\n"
+    )
+    proc = run("reverse", "H100")
+    assert proc.stderr.split("; the closest: ")[1].startswith("nvidia.com/GH100_H100_")
+
+
+def test_lint_and_reverse_rank_alike():
+    from pciname.lint.hints import Candidates, model_tokens, rank
+
+    names = ["nvidia.com/GA107", "nvidia.com/GA106", "nvidia.com/GA104", "nvidia.com/GA102GL_A10"]
+    assert Candidates(names).closest("nvidia.com/a10", None) == [
+        "nvidia.com/GA102GL_A10",
+        "nvidia.com/GA107",
+        "nvidia.com/GA106",
+    ]
+    assert model_tokens("GH100_H100_SXM5_80GB") == ("H100_SXM5_80GB", "H100_SXM5", "H100")
+    assert model_tokens("GA107") == ()
+    # names of one part: exactly difflib's ranking
+    import difflib
+
+    keys = ["GA107", "GA106", "GA104", "TU104", "A100", "NV2A_XGPU"]
+    assert rank("A10", keys) == difflib.get_close_matches("A10", keys, n=3, cutoff=0.6)
+    assert rank("GPU", keys) == difflib.get_close_matches("GPU", keys, n=3, cutoff=0.6)
+
+
 def test_reverse_of_a_name_it_has_says_nothing_more():
     proc = run("reverse", "GA102GL_A10")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "10de:2236\n", "")
@@ -232,3 +263,38 @@ def test_the_readme_overview_shows_cozystack_values_that_are_not_defaults():
     # what the old example printed: the A10 is one of Cozystack's defaults
     proc = run("permitted-host-devices", "10de:2236", "--format", "cozystack")
     assert yaml.safe_load(proc.stdout)["gpu"]["permittedHostDevices"] == {} and "already-a-default" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (["lookup", "10de:2236", "10de:2330", "-p", "latest"], ["lookup", "10de:2236", "-p", "latest", "10de:2330"]),
+        (["vm-gpus", "10de:2236", "10de:2330", "-o", "json"], ["vm-gpus", "10de:2236", "-o", "json", "10de:2330"]),
+        (
+            ["node-pool", "gpu", "10de:2236=2", "10de:2330", "-o", "json"],
+            ["node-pool", "gpu", "-o", "json", "10de:2236=2", "10de:2330"],
+        ),
+        (
+            ["kata-pod", "10de:2330", "10de:2236", "--kind", "deployment"],
+            ["kata-pod", "10de:2330", "--kind", "deployment", "10de:2236"],
+        ),
+        (
+            ["permitted-host-devices", "10de:2236", "10de:2330", "-o", "json"],
+            ["permitted-host-devices", "10de:2236", "-o", "json", "10de:2330"],
+        ),
+    ],
+)
+def test_devices_may_follow_options(before: list[str], after: list[str]) -> None:
+    from tests.cli_run import pciname
+
+    first, second = pciname(*before), pciname(*after)
+    assert first.returncode == 0, first.stderr
+    assert (second.returncode, second.stdout, second.stderr) == (first.returncode, first.stdout, first.stderr)
+
+
+def test_an_unknown_option_among_devices_is_still_one_usage_line() -> None:
+    from tests.cli_run import pciname
+
+    ran = pciname("lookup", "10de:2236", "--bogus", "10de:2330")
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr.startswith("pciname: error: unrecognized arguments: --bogus") and ran.stderr.count("\n") == 1
