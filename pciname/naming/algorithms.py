@@ -156,6 +156,22 @@ def is_indexed_id(device_id: str) -> bool:
     return _INDEXED_ID.match(device_id) is not None
 
 
+def section_vendor(lines: Sequence[str], number: int) -> str | None:
+    """The vendor line whose section holds ``lines[number]`` (a vendor line
+    is its own section's); None for a line of the header comments or of the
+    device class list (``C`` lines)."""
+    for at in range(number, -1, -1):
+        line = lines[at]
+        if _VENDOR_LINE.match(line):
+            return line
+        if line.startswith("C "):
+            return None
+    return None
+
+
+_VENDOR_LINE = re.compile(r"[0-9a-f]{4}[ \t]")
+
+
 class NameIndex:
     """Names by one algorithm over one file's lines, for any device id.
 
@@ -168,19 +184,22 @@ class NameIndex:
     Other ids (not 4 lower-case hex digits) fall back to the reference scan.
     """
 
-    __slots__ = ("_clean", "_deciding", "_lines", "_names", "algorithm")
+    __slots__ = ("_clean", "_deciding", "_lines", "_names", "_positions", "algorithm")
 
     def __init__(self, lines: Sequence[str], algorithm: str) -> None:
         self.algorithm = check_algorithm(algorithm)
         self._lines = lines
         self._names: dict[str, str] = {}
         self._clean = clean_2019 if algorithm == WHOLE_FILE_2019 else clean_upper
+        self._positions: dict[str, int] = {}
         if algorithm == GO_NVLIB:
             self._deciding = kata.go_nvlib_devices(lines)
         elif algorithm == VENDOR_SECTION:
             self._deciding = self._index_vendor_section(lines)
         else:
-            self._deciding = self._index_whole_file(lines, anchored=algorithm == WHOLE_FILE_ANCHORED)
+            self._deciding = self._index_whole_file(
+                lines, anchored=algorithm == WHOLE_FILE_ANCHORED, positions=self._positions
+            )
 
     @staticmethod
     def _index_vendor_section(lines: Sequence[str]) -> dict[str, str]:
@@ -199,11 +218,12 @@ class NameIndex:
         return deciding
 
     @staticmethod
-    def _index_whole_file(lines: Sequence[str], anchored: bool) -> dict[str, str]:
-        # deciding[id] is the trimmed line that ends the Go loop for that id.
+    def _index_whole_file(lines: Sequence[str], anchored: bool, positions: dict[str, int]) -> dict[str, str]:
+        # deciding[id] is the trimmed line that ends the Go loop for that id;
+        # positions[id] its index in ``lines``.
         deciding: dict[str, str] = {}
         hex_runs = _HEX_RUN.findall
-        for line in lines:
+        for number, line in enumerate(lines):
             if len(deciding) == _ALL_IDS:
                 break  # every id is decided: no later line changes anything
             runs = hex_runs(line)
@@ -221,7 +241,21 @@ class NameIndex:
             # no hex digit, so no window).
             for device_id in sorted(fresh, key=line.find):
                 deciding[device_id] = line
+                positions[device_id] = number
         return deciding
+
+    def foreign_sources(self) -> dict[str, tuple[int, str, str]]:
+        """For the whole-file algorithms: each indexed id whose name comes
+        from a line in another vendor's section of the file (not NVIDIA's),
+        as (the line's number, counted from 1; the vendor's line; the
+        deciding line), both lines trimmed. Empty for the others: they read
+        NVIDIA's section only."""
+        found: dict[str, tuple[int, str, str]] = {}
+        for device_id, number in self._positions.items():
+            vendor = section_vendor(self._lines, number)
+            if vendor is not None and not vendor.startswith(NVIDIA_VENDOR_ID) and self.name(device_id):
+                found[device_id] = (number + 1, trim_space(vendor), self._deciding[device_id])
+        return found
 
     def name(self, device_id: str) -> str:
         """The name the plugin derives for ``device_id`` (``""``: none)."""

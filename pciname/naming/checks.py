@@ -34,6 +34,10 @@ SHARED_ALIAS = "shared-alias"
 #: The Kata plugin: whether it takes the device depends on its PCI class,
 #: which an id alone does not give (inferred from the pci.ids name).
 CLASS_INFERRED = "class-inferred"
+#: The whole-file algorithms (plugin v1.0.0 to v1.2.1): the name comes from
+#: a line in another vendor's section of pci.ids. It is the name that
+#: release advertises; the message says where it comes from.
+NAME_FROM_ANOTHER_VENDOR = "name-from-another-vendor"
 #: The plugin panics (a v1.0.x plugin on a vGPU type name without a space),
 #: so nothing at all is advertised on a node where it happens.
 PLUGIN_CRASH = "plugin-crash"

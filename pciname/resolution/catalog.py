@@ -88,6 +88,7 @@ class Catalog:
         "_names",
         "_other_names",
         "_reader",
+        "_sources",
         "date",
         "identity",
         "issues",
@@ -110,6 +111,7 @@ class Catalog:
         issues: list[SyntaxIssue] | None = None,
         names: dict[str, dict[str, str]] | None = None,
         reader: Reader | None = None,
+        sources: dict[str, dict[str, tuple[int, str, str]]] | None = None,
     ) -> None:
         self.path = path  # the file, or what holds it (a packaged snapshot's archive)
         self.identity = identity
@@ -120,6 +122,9 @@ class Catalog:
         self.nvidia_devices = nvidia_devices  # device id -> pci.ids device name
         self.issues = issues or []  # malformed lines the lenient load skipped
         self._names = names or {}  # algorithm -> {device id: name}
+        # algorithm -> {device id: where its name comes from}, for names from
+        # another vendor's section (NameIndex.foreign_sources)
+        self._sources = sources or {}
         self._lines: dict[str, list[str]] = {}  # "" or GO_NVLIB -> the lines it reads
         self._other_names: dict[str, tuple[str, dict[str, str]]] | None = None
         self._reader = reader
@@ -156,6 +161,7 @@ class Catalog:
                     index = NameIndex(self.lines_for(algorithm), check_algorithm(algorithm))
                     keep_empty = algorithm == GO_NVLIB
                     table = {i: n for i in index.candidates() if (n := index.name(i)) or keep_empty}
+                    self._sources[algorithm] = index.foreign_sources()
                     self._names[algorithm] = table
                     _save(self)
         return table
@@ -167,6 +173,13 @@ class Catalog:
             return table.get(device_id, absent_name(algorithm))
         # Not an id sysfs can produce: ask the reference scan.
         return NameIndex(self.lines_for(algorithm), algorithm).name(device_id)
+
+    def foreign_source(self, algorithm: str, device_id: str) -> tuple[int, str, str] | None:
+        """Where the name of ``device_id`` comes from when that is another
+        vendor's section of the file (the whole-file algorithms' bug): the
+        line's number, the vendor's line and the line itself; else None."""
+        self.names(algorithm)
+        return self._sources.get(algorithm, {}).get(device_id)
 
     def other_names(self, vendor_id: str, device_id: str) -> tuple[str | None, str | None]:
         """pci.ids vendor and device names of any vendor's device (rarely
@@ -293,8 +306,11 @@ def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) ->
     try:
         if saved["identity"] != identity or saved["code"] != _code_identity():
             return None
-        names = saved["names"]
-        if not isinstance(names, dict) or not all(isinstance(t, dict) for t in names.values()):
+        names, sources = saved["names"], saved["sources"]
+        # Each table with its sources (saved together), every one a dict.
+        if not isinstance(names, dict) or not isinstance(sources, dict) or set(names) != set(sources):
+            return None
+        if not all(isinstance(t, dict) for t in (*names.values(), *sources.values())):
             return None
         return Catalog(
             path,
@@ -303,6 +319,7 @@ def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) ->
             issues=_issues(saved["issues"]),
             names={a: t for a, t in names.items() if a in ALL_ALGORITHMS},
             reader=reader,
+            sources={a: t for a, t in sources.items() if a in names},
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -329,6 +346,7 @@ def _save(catalog: Catalog) -> None:
             **{key: getattr(catalog, key) for key in _SAVED},
             "issues": [(i.line, i.column, i.message) for i in catalog.issues],
             "names": dict(catalog._names),
+            "sources": dict(catalog._sources),
         }
     )
     try:

@@ -198,6 +198,20 @@ class ProfileView:
             )
         return found
 
+    def _foreign_warning(self, device: DeviceId, source: tuple[int, str, str]) -> checks.NameWarning:
+        number, vendor, line = source
+        vendor_id, vendor_name = vendor[:4], vendor[4:]  # a vendor line: 4 hex digits, then its name
+        release = self.profile.plugin_release or self.profile.name
+        message = (
+            f"the name comes from {self.file_label()} line {number}, in the section of vendor "
+            f"{vendor_id} ({valid_text(vendor_name.strip())}): {valid_text(line)!r}, "
+            f"not from NVIDIA's entry for {device}. "
+            f"{release} names a device from the first line holding its id anywhere in the file "
+            "(the plugin's bug until v1.2.2, which reads NVIDIA's section only): "
+            "this is the name that release advertises"
+        )
+        return checks.NameWarning(checks.NAME_FROM_ANOTHER_VENDOR, message)
+
     def version_label(self) -> str | None:
         """The file's Version header (else the release's label), as valid text."""
         return valid_text(self.catalog.version or self.profile.pci_ids_label)
@@ -226,6 +240,8 @@ class ProfileView:
             alias = self.alias(device.device)
             if profile.is_kata:
                 warnings.extend(self._kata_warnings(device, name, alias, device_name))
+            elif name and (source := catalog.foreign_source(profile.algorithm, device.device)):
+                warnings.append(self._foreign_warning(device, source))
             elif not name:
                 if resource is None:
                     message = (
