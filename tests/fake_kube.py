@@ -239,6 +239,16 @@ class FakeKube:
                 return 409, _status(409, "AlreadyExists", f'events "{key[1]}" already exists')
             self.events[key] = event
             return 201, event
+        if request.method == "GET" and not name:  # a list: fieldSelector involvedObject.kind=KIND only
+            wanted = dict(p.split("=", 1) for p in request.query.get("fieldSelector", [""])[0].split(",") if p)
+            assert set(wanted) <= {"involvedObject.kind"}, wanted
+            kind = wanted.get("involvedObject.kind")
+            items = [
+                e
+                for (ns, _), e in self.events.items()
+                if ns == namespace and kind in (None, e["involvedObject"]["kind"])
+            ]
+            return 200, {"apiVersion": "v1", **_page(request, items, "EventList")}
         found = self.events.get((namespace, name))
         if found is None:
             return 404, _status(404, "NotFound", f'events "{name}" not found')

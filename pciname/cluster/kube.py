@@ -61,6 +61,8 @@ class ClusterState:
 
     kubevirt: KubeObject | None
     nodes: list[KubeObject]
+    #: The Events the host doctor posted on Nodes (:func:`read_doctor_events`; None: not read).
+    doctor_events: list[KubeObject] | None = None
 
 
 # -- connecting -------------------------------------------------------------------
@@ -803,3 +805,41 @@ def patch_event(
         return False
     _body(what, response, clock)
     return True
+
+
+#: Where the doctor's Events on Nodes are (kubelet's namespace for them) and what posts them.
+EVENTS_NAMESPACE = "default"
+DOCTOR_COMPONENT = "pciname-doctor"
+
+
+def read_doctor_events(api_client: ApiClient, *, timeout: float | None = None) -> list[KubeObject] | None:
+    """The Events the host doctor posted on Nodes (``source.component``
+    :data:`DOCTOR_COMPONENT` in :data:`EVENTS_NAMESPACE`), paged as Nodes
+    are; None when the API server refuses to list them (403: no RBAC)."""
+    from kubernetes.client import CoreV1Api
+
+    what = f"list Events in {EVENTS_NAMESPACE}"
+    api = CoreV1Api(bounded(api_client))
+    clock = _Clock(timeout)
+    found: list[KubeObject] = []
+    token: str | None = None
+    for _ in range(MAX_NODE_PAGES):
+        paging: dict[str, Any] = {"limit": NODE_PAGE, **({"_continue": token} if token else {})}
+        try:
+            response = _call(
+                what,
+                api.list_namespaced_event,
+                EVENTS_NAMESPACE,
+                field_selector="involvedObject.kind=Node",
+                handled=(403,),
+                _preload_content=False,
+                **paging,
+                **clock.options(what),
+            )
+        except _Answered:
+            return None
+        items, token = _items(what, _json(what, response, clock), "EventList")
+        found.extend(e for e in items if (e.get("source") or {}).get("component") == DOCTOR_COMPONENT)
+        if token is None:
+            return found
+    raise ClusterError(f"cannot {what}: the API server's EventList paging does not end", reason="unreachable")

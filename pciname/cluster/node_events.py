@@ -27,8 +27,9 @@ from typing import Any, Protocol
 from pciname.cluster.kube import connect, create_event, patch_event, read_event
 from pciname.errors import PcinameError
 from pciname.host.doctor.facts import read_host
+from pciname.host.doctor.fleet import WORKLOAD_LABEL, node_line
 from pciname.host.doctor.publish import events
-from pciname.host.doctor.rules import Finding, examine
+from pciname.host.doctor.rules import WORKLOADS, Finding, examine
 
 
 def _now() -> str:
@@ -92,7 +93,9 @@ class NodeEvents:
 
 class EventLoop:
     """Judge the node under ``root`` for ``variant`` and post its findings
-    (``poster``) at start and every ``interval`` seconds until :meth:`stop`;
+    (``poster``) at start and every ``interval`` seconds until :meth:`stop`:
+    the variant's, and ``variant-label-mismatch`` where the node could serve
+    another variant but not its own (it runs where the label names it);
     a round that fails is ``report``ed (one line)."""
 
     def __init__(
@@ -116,7 +119,8 @@ class EventLoop:
         """One round (None: it failed, and was logged)."""
         self.rounds += 1
         try:
-            return self.poster.post(examine(read_host(self.root), self.variant).findings)
+            line = node_line(self.poster.node, {WORKLOAD_LABEL: WORKLOADS[self.variant]}, examine(read_host(self.root)))
+            return self.poster.post(line.findings)
         except PcinameError as error:
             self.report(str(error))
             return None

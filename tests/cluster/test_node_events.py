@@ -24,6 +24,8 @@ from tests.host.doctor_nodes import passthrough_node, preinstalled_node
 
 GPU = "0000:3b:00.0"
 NAME = event_name("gpu-1", "host-driver-preinstalled", GPU)
+#: The doctor on a node labelled vm-passthrough that could serve container, not passthrough.
+MISMATCH = event_name("gpu-1", "variant-label-mismatch", "gpu-1")
 
 
 @pytest.fixture
@@ -106,9 +108,12 @@ def test_a_refused_round_is_one_line_and_the_next_round_posts(fake, tmp_path):
     loop = EventLoop(poster(fake, tmp_path), str(tmp_path / "node"), DEFAULT, 3600, reported.append)
     assert loop.round() is None
     (line,) = reported
-    assert line == f"cannot create Event default/{NAME}: 403 events is forbidden"
+    assert line == f"cannot create Event default/{MISMATCH}: 403 events is forbidden"
     fake.misbehave = None
-    assert loop.round().created == [NAME]
+    assert loop.round().created == [MISMATCH, NAME]
+    assert fake.events[("default", MISMATCH)]["message"].startswith(
+        "gpu-1: labelled vm-passthrough (default), but as it is the node could serve container"
+    )
     shutil.rmtree(tmp_path / "node" / "sys")  # a root the doctor cannot read: one line too
     assert loop.round() is None and len(reported) == 2 and "\n" not in reported[1]
 
@@ -133,7 +138,7 @@ def test_serve_with_host_events_posts_at_start(fake, tmp_path, session_cache, mo
         assert posted.wait(60)
     finally:
         server.stop()
-    assert list(fake.events) == [("default", NAME)]
+    assert list(fake.events) == [("default", MISMATCH), ("default", NAME)]
 
 
 @pytest.mark.parametrize(

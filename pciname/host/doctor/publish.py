@@ -30,7 +30,7 @@ from prometheus_client.registry import Collector
 
 from pciname.errors import PcinameError
 from pciname.host.diagnoses import ERROR, WARNING
-from pciname.host.doctor.codes import DOCTOR_CODES
+from pciname.host.doctor.codes import DOCTOR_CODES, reason
 from pciname.host.doctor.facts import read_host
 from pciname.host.doctor.rules import Finding, examine
 
@@ -45,11 +45,6 @@ def gauges(node: str, findings: Iterable[Finding]) -> list[tuple[dict[str, str],
         ({"node": node, "code": code, "severity": severity}, counted.get(code, 0))
         for code, (severity, _) in DOCTOR_CODES.items()
     ]
-
-
-def reason(code: str) -> str:
-    """An Event's reason for ``code``: UpperCamelCase (``host-driver-preinstalled`` -> ``HostDriverPreinstalled``)."""
-    return "".join(part.capitalize() for part in code.split("-"))
 
 
 def event_name(node: str, code: str, subject: str) -> str:
