@@ -132,6 +132,9 @@ class FakeKube:
     #: (all namespaces) and paged as Nodes are: ResourceSlices, DeviceClasses,
     #: ResourceClaimTemplates, ResourceClaims, VirtualMachines (dra_objects()).
     listed: dict = field(default_factory=dict)
+    #: core/v1 Events by (namespace, name): created (POST, 409 when the name is taken),
+    #: read (GET) and merge-patched (PATCH, application/merge-patch+json) as the API server does.
+    events: dict = field(default_factory=dict)
 
     def start(self) -> FakeKube:
         fake = self
@@ -153,7 +156,8 @@ class FakeKube:
                     return
                 if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                     return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
-                status, payload = fake.answer(request)
+                events = request.path.startswith("/api/v1/namespaces/") and "/events" in request.path
+                status, payload = fake._event(request) if events else fake.answer(request)
                 self._send(status, payload)
 
             do_GET = do_PATCH = do_POST = do_PUT = do_DELETE = _serve
@@ -224,6 +228,34 @@ class FakeKube:
                     return 200, updated
             return 404, _status(404, "NotFound", f'kubevirts.kubevirt.io "{rest}" not found')
         return 404, _status(404, "NotFound", "the server could not find the requested resource")
+
+    def _event(self, request: Request) -> tuple[int, dict]:
+        namespace, _, name = request.path[len("/api/v1/namespaces/") :].partition("/events")
+        name = name.strip("/")
+        if request.method == "POST" and not name:
+            event = request.json()
+            key = (namespace, event["metadata"]["name"])
+            if key in self.events:
+                return 409, _status(409, "AlreadyExists", f'events "{key[1]}" already exists')
+            self.events[key] = event
+            return 201, event
+        if request.method == "GET" and not name:  # a list: fieldSelector involvedObject.kind=KIND only
+            wanted = dict(p.split("=", 1) for p in request.query.get("fieldSelector", [""])[0].split(",") if p)
+            assert set(wanted) <= {"involvedObject.kind"}, wanted
+            kind = wanted.get("involvedObject.kind")
+            items = [
+                e
+                for (ns, _), e in self.events.items()
+                if ns == namespace and kind in (None, e["involvedObject"]["kind"])
+            ]
+            return 200, {"apiVersion": "v1", **_page(request, items, "EventList")}
+        found = self.events.get((namespace, name))
+        if found is None:
+            return 404, _status(404, "NotFound", f'events "{name}" not found')
+        if request.method == "PATCH":
+            assert request.headers["content-type"] == "application/merge-patch+json"
+            found.update(request.json())  # the doctor's patches set top-level fields only
+        return 200, found
 
     def kubeconfig(self, directory: Path, *, extra_context_server: str | None = None) -> Path:
         """A kubeconfig whose current context is this server (``fake``); with

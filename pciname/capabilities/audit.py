@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from pciname.cluster.kube import (
     DEFAULT_TIMEOUT,
+    EVENTS_NAMESPACE,
     ClusterState,
     connect,
     read_cluster,
     read_cozystack_operator,
+    read_doctor_events,
     read_dra,
 )
 from pciname.cozystack.choice import release_for
@@ -215,9 +217,16 @@ Asked = TypeVar("Asked", bound=AuditRequest)
 
 
 def read(
-    request: Asked, client: ApiClient, *, deadline: Deadline, note: Note, needs_kubevirt: bool = False
+    request: Asked,
+    client: ApiClient,
+    *,
+    deadline: Deadline,
+    note: Note,
+    needs_kubevirt: bool = False,
+    doctor_events: bool = False,
 ) -> tuple[Asked, ClusterState]:
-    """The cluster's KubeVirt CR and Nodes, and the request with the
+    """The cluster's KubeVirt CR and Nodes (and with ``doctor_events`` the
+    Events the host doctor posted on them), and the request with the
     Cozystack release its operator Deployment says
     (:meth:`~AuditRequest.with_cluster_release`); each read within
     :attr:`~AuditRequest.seconds`. :data:`NO_KUBEVIRT_CR` when
@@ -225,6 +234,10 @@ def read(
     state = read_cluster(client, request.kubevirt_name, timeout=request.seconds)
     if needs_kubevirt and state.kubevirt is None:
         raise PcinameError(NO_KUBEVIRT_CR)
+    if doctor_events:
+        state.doctor_events = read_doctor_events(client, timeout=request.seconds)
+        if state.doctor_events is None:
+            note(f"cannot list Events in {EVENTS_NAMESPACE} (403): the fleet report leaves out what the doctor posted")
     deadline.sized(state)
     found = release_in_cluster(read_cozystack_operator(client, timeout=request.seconds))
     return request.with_cluster_release(found, note), state
@@ -237,12 +250,14 @@ def answer_audit(
     *,
     resolver: ResolverLike | None = None,
     check: Check | None = None,
+    doctor_events: list[KubeObject] | None = None,
 ) -> dict[str, Any]:
     """The audit report (:func:`pciname.policy.audit.audit`) of a
     :meth:`~AuditRequest.validated` request, with what the cluster said of
-    its Cozystack release (:attr:`~AuditRequest.cozystack_report`)."""
+    its Cozystack release (:attr:`~AuditRequest.cozystack_report`) and the
+    fleet's lines with what the doctor posted (``doctor_events``)."""
     profile = _or_default(request.chosen_profile, DEFAULT_PROFILE)
-    result = audit(kubevirt, nodes, profile, resolver=resolver, check=check)
+    result = audit(kubevirt, nodes, profile, resolver=resolver, check=check, doctor_events=doctor_events)
     told = request.cozystack_report
     if told is not None and request.implied:
         result["profile_source"] = f"Cozystack {told['version']} ({told['source']})"

@@ -157,8 +157,8 @@ def run_audit(args: argparse.Namespace) -> int:
         _dra_table(dra) if args.output == "table" else emit(dra, args.output)
         return 1 if dra["findings"] else 0
     deadline = Deadline(request, "audit")  # from the command's start
-    asked, state = read(request, _connect(args, request.seconds), deadline=deadline, note=say)
-    result = ask("audit", asked, state.kubevirt, state.nodes, check=deadline.check)
+    asked, state = read(request, _connect(args, request.seconds), deadline=deadline, note=say, doctor_events=True)
+    result = ask("audit", asked, state.kubevirt, state.nodes, check=deadline.check, doctor_events=state.doctor_events)
     if args.output == "table":
         _audit_table(result)
     else:

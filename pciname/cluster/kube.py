@@ -61,6 +61,8 @@ class ClusterState:
 
     kubevirt: KubeObject | None
     nodes: list[KubeObject]
+    #: The Events the host doctor posted on Nodes (:func:`read_doctor_events`; None: not read).
+    doctor_events: list[KubeObject] | None = None
 
 
 # -- connecting -------------------------------------------------------------------
@@ -719,3 +721,125 @@ def apply_permitted_host_devices(
     except ShapeError as error:
         raise ClusterError(f"cannot {what}: {error}", reason="unreachable") from None
     return applied
+
+
+# -- events ---------------------------------------------------------------------------
+# The host doctor's Events on its Node (pciname.cluster.node_events decides what to send):
+# each request is one create, read or merge patch of one core/v1 Event (RBAC: events
+# create, get, patch in the Event's namespace).
+
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def create_event(api_client: ApiClient, event: KubeObject, *, timeout: float | None = None) -> bool:
+    """Create ``event`` (its ``metadata.name`` set); False when an Event of that name exists (409)."""
+    from kubernetes.client import CoreV1Api
+
+    meta = event["metadata"]
+    what = f"create Event {meta['namespace']}/{meta['name']}"
+    clock = _Clock(timeout)
+    api = CoreV1Api(bounded(api_client))
+    try:
+        response = _call(
+            what,
+            api.create_namespaced_event,
+            meta["namespace"],
+            event,
+            handled=(409,),
+            _preload_content=False,
+            **clock.options(what),
+        )
+    except _Answered:
+        return False
+    _body(what, response, clock)
+    return True
+
+
+def read_event(api_client: ApiClient, namespace: str, name: str, *, timeout: float | None = None) -> KubeObject | None:
+    """The Event ``namespace/name`` (None: there is none, 404)."""
+    from kubernetes.client import CoreV1Api
+
+    what = f"read Event {namespace}/{name}"
+    clock = _Clock(timeout)
+    api = CoreV1Api(bounded(api_client))
+    try:
+        response = _call(
+            what,
+            api.read_namespaced_event,
+            name,
+            namespace,
+            handled=(404,),
+            _preload_content=False,
+            **clock.options(what),
+        )
+    except _Answered:
+        return None
+    found = _json(what, response, clock)
+    if not isinstance(found, dict):
+        raise ClusterError(f"cannot {what}: the API server's answer is not an object", reason="unreachable")
+    return found
+
+
+def patch_event(
+    api_client: ApiClient, namespace: str, name: str, patch: KubeObject, *, timeout: float | None = None
+) -> bool:
+    """Merge-patch the Event ``namespace/name``; False when there is none (404: it expired)."""
+    from kubernetes.client import CoreV1Api
+
+    what = f"patch Event {namespace}/{name}"
+    clock = _Clock(timeout)
+    api = CoreV1Api(bounded(api_client))
+    try:
+        response = _call(
+            what,
+            api.patch_namespaced_event,
+            name,
+            namespace,
+            patch,
+            handled=(404,),
+            _content_type=MERGE_PATCH,
+            _preload_content=False,
+            **clock.options(what),
+        )
+    except _Answered:
+        return False
+    _body(what, response, clock)
+    return True
+
+
+#: Where the doctor's Events on Nodes are (kubelet's namespace for them) and what posts them.
+EVENTS_NAMESPACE = "default"
+DOCTOR_COMPONENT = "pciname-doctor"
+
+
+def read_doctor_events(api_client: ApiClient, *, timeout: float | None = None) -> list[KubeObject] | None:
+    """The Events the host doctor posted on Nodes (``source.component``
+    :data:`DOCTOR_COMPONENT` in :data:`EVENTS_NAMESPACE`), paged as Nodes
+    are; None when the API server refuses to list them (403: no RBAC)."""
+    from kubernetes.client import CoreV1Api
+
+    what = f"list Events in {EVENTS_NAMESPACE}"
+    api = CoreV1Api(bounded(api_client))
+    clock = _Clock(timeout)
+    found: list[KubeObject] = []
+    token: str | None = None
+    for _ in range(MAX_NODE_PAGES):
+        paging: dict[str, Any] = {"limit": NODE_PAGE, **({"_continue": token} if token else {})}
+        try:
+            response = _call(
+                what,
+                api.list_namespaced_event,
+                EVENTS_NAMESPACE,
+                field_selector="involvedObject.kind=Node",
+                handled=(403,),
+                _preload_content=False,
+                **paging,
+                **clock.options(what),
+            )
+        except _Answered:
+            return None
+        items, token = _items(what, _json(what, response, clock), "EventList")
+        found.extend(e for e in items if (e.get("source") or {}).get("component") == DOCTOR_COMPONENT)
+        if token is None:
+            return found
+    raise ClusterError(f"cannot {what}: the API server's EventList paging does not end", reason="unreachable")

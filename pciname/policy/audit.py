@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pciname.errors import PcinameError
-from pciname.host.doctor.fleet import fleet
+from pciname.host.doctor.fleet import ADVERTISED_BY, fleet
 from pciname.kubevirt.objects import KubeObject, advertised, management, node_resources, object_ref, permitted_entries
 from pciname.kubevirt.resources import MDEV, PCI, is_nvidia, resource_kind
 from pciname.naming.profiles import DEFAULT_PROFILE
@@ -142,6 +142,7 @@ def audit(
     *,
     resolver: ResolverLike | None = None,
     check: Check | None = None,
+    doctor_events: list[KubeObject] | None = None,
 ) -> dict[str, Any]:
     """Compare the KubeVirt CR's permitted names with what the nodes advertise
     and with the profile (``auto``: inferred from the nodes).
@@ -152,7 +153,9 @@ def audit(
     (``wrong-resource-name``, ``wrong-mdev-resource-name``,
     ``missing-external-resource-provider``, ``invalid-resource-name``, ...),
     and the fleet's (``fleet``: a line per node the GPU Operator labels,
-    :func:`pciname.host.doctor.fleet.fleet`): ``preinstalled-label``."""
+    :func:`pciname.host.doctor.fleet.fleet`, with the Events the doctor
+    posted on them, ``doctor_events``): ``preinstalled-label``,
+    ``variant-label-mismatch`` and the doctor's codes."""
     resolver = _resolver(resolver)
     check = check or _nothing
     on_nodes = advertised(nodes)
@@ -167,7 +170,7 @@ def audit(
     permitted = _permitted_rows(entries, on_nodes, chosen, resolver, check)
     findings += _permitted_not_advertised(permitted_names, on_nodes)
     adv_rows, not_permitted = _advertised_rows(on_nodes, permitted_names, ref, check)
-    lines = fleet(nodes)
+    lines = fleet(nodes, advertised=_by_variant(on_nodes), events=doctor_events or ())
     labelled = [
         {**_finding(f.diagnosis.code, line.node, f"node {line.node}: {f.diagnosis.message}"), "resource_name": None}
         for line in lines
@@ -184,6 +187,17 @@ def audit(
         "fleet": [line.to_dict() for line in lines],
         "findings": findings + not_permitted + labelled,
     }
+
+
+def _by_variant(on_nodes: dict[str, dict[str, int]]) -> dict[str, dict[str, list[str]]]:
+    """Node -> variant -> the ``nvidia.com/`` names it advertises that the variant's device plugin does."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for name in sorted(on_nodes):
+        variant = ADVERTISED_BY.get(resource_kind(name))
+        if variant is not None:
+            for node in on_nodes[name]:
+                out.setdefault(node, {}).setdefault(variant, []).append(name)
+    return out
 
 
 def _finding(code: str, name: str, message: str) -> dict[str, Any]:

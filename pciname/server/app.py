@@ -62,6 +62,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from pciname.base.files import MAX_CREDENTIAL_FILE_BYTES, read_bounded
 from pciname.capabilities.cluster_access import ClusterAccess
+from pciname.cluster import node_events
 from pciname.errors import PcinameError, ServeError
 from pciname.naming.gotext import valid_text
 from pciname.server import data as data_module
@@ -208,6 +209,7 @@ class NameServer:
         self.health_port: int | None = None
         self.metrics_port: int | None = None
         self._stopped = threading.Event()
+        self._node_events: node_events.EventLoop | None = None
 
     @property
     def data(self) -> DataSet | None:
@@ -292,6 +294,11 @@ class NameServer:
                 ) from None
             self.metrics_port = self._metrics_http[0].server_port
 
+        if config.host_events and config.host_root and config.host_node:
+            warn = self.log.warning
+            self._node_events = node_events.started(
+                config, lambda e: warn("node events not posted", extra=fields(error=e))
+            )
         server.start()
         self._server = server
         if health_server is not None:
@@ -449,6 +456,8 @@ class NameServer:
             httpd.server_close()
             self._metrics_http = None
         self._health_pool.shutdown(wait=False)
+        if self._node_events is not None:
+            self._node_events.stop()
         if self.cluster is not None:
             self.cluster.close()
         self.log.info("stopped")

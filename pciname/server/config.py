@@ -268,6 +268,14 @@ class ServeConfig:
         default=None,
         metadata=_flag("with --host-root: the node's name in the metrics (default: the host name)", "NAME"),
     )
+    host_events: float = field(
+        default=0.0,
+        metadata=_flag(
+            "with --host-root and --host-node: post each finding as an Event on the Node at start and every SECONDS, "
+            "the cluster as --kubeconfig gives it (RBAC: events create, get, patch in default); 0: never (default)",
+            "SECONDS",
+        ),
+    )
 
     def validate(self) -> None:
         """Raise :class:`~pciname.errors.ServeError` (one line) for what
@@ -279,7 +287,7 @@ class ServeConfig:
         given = [
             flag for flag, value in (("--kubeconfig", self.kubeconfig), ("--kube-context", self.kube_context)) if value
         ]
-        if given and not self.kube:
+        if given and not (self.kube or self.host_events):
             verb = "goes" if len(given) == 1 else "go"
             raise ServeError(f"{', '.join(given)} {verb} with --kube (reading the cluster is off without it)")
         if not self.kube_timeout > 0:
@@ -287,6 +295,8 @@ class ServeConfig:
         if self.host_variant not in HOST_VARIANTS:
             choices = ", ".join(map(repr, HOST_VARIANTS))
             raise ServeError(f"--host-variant: invalid choice: {self.host_variant!r} (choose from {choices})")
+        if self.host_events and not (self.host_root and self.host_node):
+            raise ServeError("--host-events goes with --host-root and --host-node (the Node its Events are on)")
         split_address(self.listen)
         if self.metrics_listen:
             split_address(self.metrics_listen)
@@ -335,7 +345,7 @@ COUNT_FIELDS = (
     "max_lint_nodes",
     "max_concurrent_lints",
 )
-SECONDS_FIELDS = ("max_connection_age", "grace", "shutdown_delay", "watch_interval", "kube_timeout")
+SECONDS_FIELDS = ("max_connection_age", "grace", "shutdown_delay", "watch_interval", "kube_timeout", "host_events")
 
 #: ``pciname serve --help``'s groups of ServeConfig's flags, each in the
 #: order the help lists them (every field once: tests/test_serve_flags.py).
@@ -359,7 +369,7 @@ FLAG_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("lifecycle", ("grace", "shutdown_delay", "watch_interval")),
     ("data", ("pciids", "algorithm", "default_profile")),
     ("cluster (GpuOptions from_cluster)", ("kube", "kubeconfig", "kube_context", "kube_timeout")),
-    ("node (Doctor)", ("host_root", "host_variant", "host_node")),
+    ("node (Doctor)", ("host_root", "host_variant", "host_node", "host_events")),
 )
 
 

@@ -490,7 +490,8 @@ def test_audit_names_vgpu_types_by_the_release_rule():
     permitting GRID T4-1Q as nvidia.com/T4-1Q is right there, and wrong
     (GRID_T4-1Q expected) from v1.1 on."""
     old_style = {"mdevNameSelector": "GRID T4-1Q", "resourceName": "nvidia.com/T4-1Q", "externalResourceProvider": True}
-    nodes = [node("gpu-t4-1", {"nvidia.com/T4-1Q": "16"})]
+    # a vGPU node (labelled so: vm-passthrough, the fake's default, is a variant-label-mismatch)
+    nodes = [node("gpu-t4-1", {"nvidia.com/T4-1Q": "16"}, labels={"nvidia.com/gpu.workload.config": "vm-vgpu"})]
     old = audit(kubevirt({"mediatedDevices": [old_style]}), nodes, "kubevirt-gpu-device-plugin@v1.0.1")
     assert old["findings"] == []
     new = audit(kubevirt({"mediatedDevices": [old_style]}), nodes, "kubevirt-gpu-device-plugin@v1.6.0")

@@ -122,6 +122,18 @@ def test_amd_iommu_off_among_the_options_is_the_command_line(tmp_path, cmdline):
     assert "the command line turns it off" in finding.diagnosis.message and "firmware" not in finding.steps[0]
 
 
+@pytest.mark.parametrize("cmdline", ["ro iommu=pt,off", "ro iommu=off,pt", "ro iommu=soft iommu=offline"])
+def test_iommu_off_among_the_x86_options_is_the_command_line(tmp_path, cmdline):
+    """torvalds/linux bcb71abe7d4c5a0d0368c67da0a7def4fc73497a arch/x86/kernel/pci-dma.c
+    iommu_setup: it walks the comma-separated options of every iommu= and one starting "off"
+    (strncmp(p, "off", 3)) sets no_iommu, whatever comes before or after it."""
+    t = HostTree(tmp_path, cpuinfo=AMD, cmdline=cmdline)
+    t.vfio()
+    t.add_function("0000:3b:00.0", pci_class="0x030200\n", driver="vfio-pci", iommu_group=None)
+    finding = examine(read_host(tmp_path), DEFAULT).findings[0]
+    assert "the command line turns it off" in finding.diagnosis.message and "firmware" not in finding.steps[0]
+
+
 @pytest.mark.parametrize(("cmdline", "missing"), [
     ("ro intel_iommu=sm_on,on", False),  # on among the options: the firmware has it off
     ("ro intel_iommu=on,igfx_off", False),

@@ -580,10 +580,46 @@ def test_the_doctor_kustomization_lists_every_manifest():
     assert sorted(listed) == sorted(p.name for p in DOCTOR.glob("*.yaml") if p.name != "kustomization.yaml")
 
 
+DOCTOR_OBJECTS = ("ServiceAccount/pciname-doctor", "Role/pciname-doctor-events", "RoleBinding/pciname-doctor-events")
+
+
 def test_the_doctor_renders_with_kubectl_kustomize(kubectl):
     objects = kustomize(kubectl, DOCTOR)
-    assert set(objects) == {"ServiceAccount/pciname-doctor", "DaemonSet/pciname-doctor"}
+    assert set(objects) == {*DOCTOR_OBJECTS, "DaemonSet/pciname-doctor"}
     assert objects["DaemonSet/pciname-doctor"] == _daemonset()
+    # no namespace transformer: the Events' Role stays in default, where kubelet's Node Events are
+    assert objects["Role/pciname-doctor-events"]["metadata"]["namespace"] == "default"
+
+
+@pytest.mark.parametrize(
+    ("variant", "selector"),
+    [("vgpu", {"nvidia.com/gpu.workload.config": "vm-vgpu"}), ("container", {"nvidia.com/gpu.present": "true"})],
+)
+def test_the_doctor_overlays_judge_their_variant_beside_the_base(kubectl, variant, selector):
+    """deploy/doctor-vgpu/, deploy/doctor-container/: the base with
+    --host-variant and the nodes of that workload, objects and pods of their own."""
+    base, overlay = kustomize(kubectl, DOCTOR), kustomize(kubectl, REPO / "deploy" / f"doctor-{variant}")
+    assert set(overlay) == {f"{name}-{variant}" for name in base}
+    daemonset = overlay[f"DaemonSet/pciname-doctor-{variant}"]
+    assert deserialize(daemonset).spec.template.spec.service_account_name == f"pciname-doctor-{variant}"
+    pod = daemonset["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    args = [a.replace("$(POD_IP)", "10.0.0.7").replace("$(NODE_NAME)", "gpu-1") for a in c["args"]]
+    assert serve_config(args).host_variant == variant
+    assert pod["nodeSelector"] == selector
+    if variant == "container":  # nodes without the label run the default workload, container
+        (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert term["matchExpressions"] == [
+            {"key": "nvidia.com/gpu.workload.config", "operator": "NotIn", "values": ["vm-passthrough", "vm-vgpu"]}
+        ]
+    # the base's selector does not take the overlay's pods, nor the overlay's the base's
+    mine, theirs = daemonset["spec"]["selector"]["matchLabels"], base["DaemonSet/pciname-doctor"]["spec"]["selector"]
+    assert mine.items() - theirs["matchLabels"].items() and theirs["matchLabels"].items() - mine.items()
+    (subject,) = overlay[f"RoleBinding/pciname-doctor-events-{variant}"]["subjects"]
+    assert subject["name"] == f"pciname-doctor-{variant}"
+    # the rest is the base's
+    for key in ("volumes", "securityContext", "tolerations"):
+        assert pod[key] == base["DaemonSet/pciname-doctor"]["spec"]["template"]["spec"][key]
 
 
 def test_the_doctor_arguments_are_a_serve_that_reads_the_host():
@@ -592,6 +628,7 @@ def test_the_doctor_arguments_are_a_serve_that_reads_the_host():
     args = [a.replace("$(POD_IP)", "10.0.0.7").replace("$(NODE_NAME)", "gpu-1") for a in c["args"][1:]]
     config = serve_config(["serve", *args])
     assert (config.host_root, config.host_variant, config.host_node) == ("/host", "default", "gpu-1")
+    assert config.host_events == 300  # an Event on the Node per finding, every 5 minutes
     assert config.metrics_listen == "10.0.0.7:9090" and config.listen == "127.0.0.1:50051"
     assert {e["name"] for e in c["env"]} >= {"POD_IP", "NODE_NAME"}
     assert _daemonset()["spec"]["template"]["spec"]["nodeSelector"] == {
@@ -603,7 +640,16 @@ def test_the_doctor_has_least_privilege_and_read_only_host_mounts():
     pod = _daemonset()["spec"]["template"]["spec"]
     (c,) = pod["containers"]
     assert not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC")
-    assert pod["automountServiceAccountToken"] is False and pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    # its token may create, read and patch Events in default (its Node's), nothing else
+    objects = {f"{d['kind']}/{d['metadata']['name']}": d for d in _documents()}
+    assert pod["automountServiceAccountToken"] is True
+    assert objects["ServiceAccount/pciname-doctor"]["automountServiceAccountToken"] is False
+    role, binding = objects["Role/pciname-doctor-events"], objects["RoleBinding/pciname-doctor-events"]
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "default"
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["events"], "verbs": ["create", "get", "patch"]}]
+    assert binding["roleRef"]["name"] == "pciname-doctor-events"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "pciname-doctor", "namespace": "pciname"}]
     context = c["securityContext"]
     assert context["capabilities"] == {"drop": ["ALL"]} and not context.get("privileged")
     assert context["allowPrivilegeEscalation"] is False and context["readOnlyRootFilesystem"] is True

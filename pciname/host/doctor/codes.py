@@ -82,3 +82,8 @@ DOCTOR_CODES: dict[str, tuple[str, str]] = {
         "it could serve another",
     ),
 }
+
+
+def reason(code: str) -> str:
+    """An Event's reason for ``code``: UpperCamelCase (``host-driver-preinstalled`` -> ``HostDriverPreinstalled``)."""
+    return "".join(part.capitalize() for part in code.split("-"))

@@ -5,7 +5,10 @@ the caller's): a gauge per code and node (:func:`gauges`: every doctor code,
 Event on the Node per finding (:func:`events`).
 
 An Event on a Node names it as kubelet's own do: ``involvedObject`` of kind
-``Node``, its name, in namespace ``default``.
+``Node``, its name, in namespace ``default``. Its own name is one per node,
+code and subject (:func:`event_name`), so a finding that persists is one
+Event whose ``count`` grows, as client-go's correlator folds repeats
+(the poster is :mod:`pciname.cluster.node_events`).
 
 :class:`DoctorCollector` is the gauge as a Prometheus collector, for a
 server that reads a node (``serve --host-root DIR --metrics-listen``: the
@@ -16,6 +19,7 @@ samples (the ``Doctor`` RPC says why).
 
 from __future__ import annotations
 
+import hashlib
 import socket
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -26,7 +30,7 @@ from prometheus_client.registry import Collector
 
 from pciname.errors import PcinameError
 from pciname.host.diagnoses import ERROR, WARNING
-from pciname.host.doctor.codes import DOCTOR_CODES
+from pciname.host.doctor.codes import DOCTOR_CODES, reason
 from pciname.host.doctor.facts import read_host
 from pciname.host.doctor.rules import Finding, examine
 
@@ -43,9 +47,12 @@ def gauges(node: str, findings: Iterable[Finding]) -> list[tuple[dict[str, str],
     ]
 
 
-def reason(code: str) -> str:
-    """An Event's reason for ``code``: UpperCamelCase (``host-driver-preinstalled`` -> ``HostDriverPreinstalled``)."""
-    return "".join(part.capitalize() for part in code.split("-"))
+def event_name(node: str, code: str, subject: str) -> str:
+    """The Event's name for ``code`` on ``subject`` of ``node``: the same at
+    every round and after a restart (a DNS subdomain of at most 253 characters)."""
+    digest = hashlib.sha256(f"{code}\0{subject}".encode()).hexdigest()[:10]
+    tail = f".{COMPONENT}.{code}.{digest}"
+    return node[: 253 - len(tail)] + tail
 
 
 def events(node: str, findings: Iterable[Finding], now: str) -> list[dict[str, Any]]:
@@ -59,7 +66,7 @@ def events(node: str, findings: Iterable[Finding], now: str) -> list[dict[str, A
             {
                 "apiVersion": "v1",
                 "kind": "Event",
-                "metadata": {"generateName": f"{node}.{COMPONENT}-", "namespace": "default"},
+                "metadata": {"name": event_name(node, d.code, d.subject), "namespace": "default"},
                 "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node, "uid": node},
                 "reason": reason(d.code),
                 "message": message[:1024],

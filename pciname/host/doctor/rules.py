@@ -189,7 +189,8 @@ def _preinstalled(h: HostFacts) -> Iterator[Finding]:
 
 def _options(words: list[str], key: str) -> list[str]:
     """The comma-separated options of every ``key=`` word of the command line, in order (as the kernel's
-    ``__setup`` handlers walk them: ``intel_iommu_setup``, ``parse_amd_iommu_options``)."""
+    ``__setup`` handlers walk them: ``intel_iommu_setup``, ``parse_amd_iommu_options``, x86's
+    ``iommu_setup``: torvalds/linux bcb71abe7d4c5a0d0368c67da0a7def4fc73497a arch/x86/kernel/pci-dma.c)."""
     return [o for w in words if w.startswith(key + "=") for o in w[len(key) + 1 :].split(",") if o]
 
 
@@ -199,10 +200,12 @@ def _iommu(h: HostFacts) -> Iterator[Finding]:
     words = (h.cmdline or "").split()
     intel = [o.startswith("on") for o in _options(words, "intel_iommu") if o.startswith(("on", "off"))]
     amd_off = any(o.startswith("off") for o in _options(words, "amd_iommu"))
+    # x86's iommu_setup (arch/x86/kernel/pci-dma.c): any option of iommu= starting "off" sets no_iommu
+    x86_off = any(o.startswith("off") for o in _options(words, "iommu"))
     if h.cpu_vendor == "GenuineIntel" and intel[-1:] != [True]:
         need = "Intel: the command line lacks intel_iommu=on"
         step = "add intel_iommu=on iommu=pt to the kernel command line (GRUB_CMDLINE_LINUX), update the boot loader, reboot"
-    elif amd_off or "iommu=off" in words or intel[-1:] == [False]:
+    elif amd_off or x86_off or intel[-1:] == [False]:
         need = "the command line turns it off"
         step = "remove amd_iommu=off / intel_iommu=off / iommu=off from the kernel command line, reboot"
     else:
