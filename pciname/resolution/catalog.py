@@ -2,14 +2,14 @@
 
 A :class:`Catalog` holds, for one file: its sha256 and Version/Date header,
 the NVIDIA vendor and device names as pci.ids states them, and per algorithm
-the name of every device id the file can name. Building one parses and
-indexes the file (0.1-0.2 s), so catalogs are cached in the process, per
-file identity (:class:`FileCache`), and on disk in the user cache dir
-(``tables/``, the only cache pciname keeps on disk), keyed by the file's
-identity and the code's, so a fresh ``pciname lookup`` loads one in about a
-millisecond. A file changed in place gets a new identity and a new entry
-(:func:`prune` removes the stale ones); a cache that cannot be written is
-not written.
+the name of every device id the file can name (and where a name from another
+vendor's section comes from). Building one parses and indexes the file
+(0.1-0.2 s), so catalogs are cached in the process, per file identity
+(:class:`FileCache`), and on disk in the user cache dir (``tables/``, the
+only cache pciname keeps on disk), keyed by the file's identity and the
+code's: a fresh ``pciname lookup`` loads one in about a millisecond. A file
+changed in place gets a new identity and a new entry (:func:`prune` removes
+stale ones); a cache that cannot be written is not written.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 FORMAT = 2
 #: The catalog's attributes a table keeps as they are (besides identities, issues, names).
-_SAVED = ("sha256", "version", "date", "nvidia_vendor_name", "nvidia_devices")
+_SAVED = ("sha256", "version", "date", "nvidia_vendor_name", "nvidia_devices", "sources")
 _CODE_FILES = (
     "naming/gotext.py",
     "naming/algorithms.py",
@@ -88,7 +88,6 @@ class Catalog:
         "_names",
         "_other_names",
         "_reader",
-        "_sources",
         "date",
         "identity",
         "issues",
@@ -96,6 +95,7 @@ class Catalog:
         "nvidia_vendor_name",
         "path",
         "sha256",
+        "sources",
         "version",
     )
 
@@ -122,9 +122,7 @@ class Catalog:
         self.nvidia_devices = nvidia_devices  # device id -> pci.ids device name
         self.issues = issues or []  # malformed lines the lenient load skipped
         self._names = names or {}  # algorithm -> {device id: name}
-        # algorithm -> {device id: where its name comes from}, for names from
-        # another vendor's section (NameIndex.foreign_sources)
-        self._sources = sources or {}
+        self.sources = sources or {}  # algorithm -> NameIndex.foreign_sources(), with its names
         self._lines: dict[str, list[str]] = {}  # "" or GO_NVLIB -> the lines it reads
         self._other_names: dict[str, tuple[str, dict[str, str]]] | None = None
         self._reader = reader
@@ -149,10 +147,9 @@ class Catalog:
         return self._lines[reading]
 
     def names(self, algorithm: str) -> dict[str, str]:
-        """Every name the algorithm yields for a 4-hex-digit id, except the
-        absent one (:func:`~pciname.naming.algorithms.absent_name`): for the
-        KubeVirt plugin's, the non-empty ones; for go-nvlib, every id its
-        parse holds (``""`` included: nothing survived the filter)."""
+        """Every name the algorithm yields for a 4-hex-digit id but the absent
+        one (:func:`~pciname.naming.algorithms.absent_name`): the KubeVirt
+        plugin's non-empty ones; every id go-nvlib's parse holds (``""`` too)."""
         table = self._names.get(algorithm)
         if table is None:
             with self._lock:
@@ -161,7 +158,7 @@ class Catalog:
                     index = NameIndex(self.lines_for(algorithm), check_algorithm(algorithm))
                     keep_empty = algorithm == GO_NVLIB
                     table = {i: n for i in index.candidates() if (n := index.name(i)) or keep_empty}
-                    self._sources[algorithm] = index.foreign_sources()
+                    self.sources[algorithm] = index.foreign_sources()
                     self._names[algorithm] = table
                     _save(self)
         return table
@@ -174,16 +171,8 @@ class Catalog:
         # Not an id sysfs can produce: ask the reference scan.
         return NameIndex(self.lines_for(algorithm), algorithm).name(device_id)
 
-    def foreign_source(self, algorithm: str, device_id: str) -> tuple[int, str, str] | None:
-        """Where the name of ``device_id`` comes from when that is another
-        vendor's section of the file (the whole-file algorithms' bug): the
-        line's number, the vendor's line and the line itself; else None."""
-        self.names(algorithm)
-        return self._sources.get(algorithm, {}).get(device_id)
-
     def other_names(self, vendor_id: str, device_id: str) -> tuple[str | None, str | None]:
-        """pci.ids vendor and device names of any vendor's device (rarely
-        needed: built on first use from a full parse, keeping only names)."""
+        """pci.ids vendor and device names of any vendor's device (built on first use from a full parse)."""
         table = self._other_names
         if table is None:
             with self._lock:
@@ -306,11 +295,8 @@ def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) ->
     try:
         if saved["identity"] != identity or saved["code"] != _code_identity():
             return None
-        names, sources = saved["names"], saved["sources"]
-        # Each table with its sources (saved together), every one a dict.
-        if not isinstance(names, dict) or not isinstance(sources, dict) or set(names) != set(sources):
-            return None
-        if not all(isinstance(t, dict) for t in (*names.values(), *sources.values())):
+        names = saved["names"]
+        if not isinstance(names, dict) or not all(isinstance(t, dict) for t in names.values()):
             return None
         return Catalog(
             path,
@@ -319,7 +305,6 @@ def _load_saved(path: Path, identity: Identity, reader: Reader | None = None) ->
             issues=_issues(saved["issues"]),
             names={a: t for a, t in names.items() if a in ALL_ALGORITHMS},
             reader=reader,
-            sources={a: t for a, t in sources.items() if a in names},
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -346,7 +331,6 @@ def _save(catalog: Catalog) -> None:
             **{key: getattr(catalog, key) for key in _SAVED},
             "issues": [(i.line, i.column, i.message) for i in catalog.issues],
             "names": dict(catalog._names),
-            "sources": dict(catalog._sources),
         }
     )
     try:

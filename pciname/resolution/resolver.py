@@ -240,7 +240,7 @@ class ProfileView:
             alias = self.alias(device.device)
             if profile.is_kata:
                 warnings.extend(self._kata_warnings(device, name, alias, device_name))
-            elif name and (source := catalog.foreign_source(profile.algorithm, device.device)):
+            elif name and (source := catalog.sources.get(profile.algorithm, {}).get(device.device)):
                 warnings.append(self._foreign_warning(device, source))
             elif not name:
                 if resource is None:
