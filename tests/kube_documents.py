@@ -26,6 +26,47 @@ spec:
       - {pciVendorSelector: "10DE:20B5", resourceName: nvidia.com/WRONG_NAME, externalResourceProvider: true}
 """
 
+
+#: kubevirt/kubevirt@79d34c1762169e5b0370ec491cef5ca12e6b504c (v1.9.0) examples/vmi-gpu.yaml, its kind, name and devices.
+VMI_GPU = y(
+    """
+    apiVersion: kubevirt.io/v1
+    kind: VirtualMachineInstance
+    metadata:
+      name: vmi-gpu
+    spec:
+      domain:
+        devices:
+          gpus:
+          - deviceName: nvidia.com/GP102GL_Tesla_P40
+            name: gpu1
+    """
+)
+
+#: The passthrough KubeVirt CR of NVIDIA's "GPU Operator with KubeVirt" page
+#: (tests/data/lint-corpus/nvidia-gpu-operator-kubevirt.yaml, lines 21-35), as written:
+#: it lists the GPU gate but not HostDevices.
+NVIDIA_CR = y(
+    """
+    apiVersion: kubevirt.io/v1
+    kind: KubeVirt
+    metadata:
+      name: kubevirt
+      namespace: kubevirt
+    spec:
+      configuration:
+        developerConfiguration:
+          featureGates:
+          - GPU
+          - DisableMDEVConfiguration
+        permittedHostDevices:
+          pciHostDevices:
+          - externalResourceProvider: true
+            pciVendorSelector: 10DE:1B38
+            resourceName: nvidia.com/GP102GL_TESLA_P40
+    """
+)
+
 CLEAN = y(
     """
     apiVersion: kubevirt.io/v1

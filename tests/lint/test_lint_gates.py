@@ -7,53 +7,16 @@ admitter's (vmi-create-admitter.go, read by tools/kubevirt_extract.py)."""
 
 from __future__ import annotations
 
-import textwrap
-
 from pciname.lint.linter import Linter
+from tests.kube_documents import NVIDIA_CR, VMI_GPU
 
 GPU_MESSAGE = "GPU feature gate is not enabled in kubevirt-config"
 HOST_DEVICES_MESSAGE = "Host Devices feature gate is not enabled in kubevirt-config"
 
-#: kubevirt/kubevirt v1.9.0 examples/vmi-gpu.yaml, its kind, name and devices.
-VMI_GPU = textwrap.dedent(
-    """\
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachineInstance
-    metadata:
-      name: vmi-gpu
-    spec:
-      domain:
-        devices:
-          gpus:
-          - deviceName: nvidia.com/GP102GL_Tesla_P40
-            name: gpu1
-    """
-)
 
 #: The same VMI asking for the GPU as a host device.
 VMI_HOST_DEVICE = VMI_GPU.replace("gpus:", "hostDevices:").replace("vmi-gpu", "vmi-hostdev")
 
-#: The passthrough KubeVirt CR of NVIDIA's page (lines 21-35 of the corpus file), as written.
-NVIDIA_CR = textwrap.dedent(
-    """\
-    apiVersion: kubevirt.io/v1
-    kind: KubeVirt
-    metadata:
-      name: kubevirt
-      namespace: kubevirt
-    spec:
-      configuration:
-        developerConfiguration:
-          featureGates:
-          - GPU
-          - DisableMDEVConfiguration
-        permittedHostDevices:
-          pciHostDevices:
-          - externalResourceProvider: true
-            pciVendorSelector: 10DE:1B38
-            resourceName: nvidia.com/GP102GL_TESLA_P40
-    """
-)
 
 #: The same CR with no developerConfiguration (no gate listed).
 BARE_CR = NVIDIA_CR.replace(

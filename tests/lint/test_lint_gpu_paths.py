@@ -14,44 +14,8 @@ import textwrap
 
 from pciname.lint.linter import Linter
 from tests.cli_run import pciname
+from tests.kube_documents import NVIDIA_CR, VMI_GPU
 
-#: kubevirt/kubevirt@79d34c1762169e5b0370ec491cef5ca12e6b504c (v1.9.0) examples/vmi-gpu.yaml, its kind, name and devices.
-VMI_GPU = textwrap.dedent(
-    """\
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachineInstance
-    metadata:
-      name: vmi-gpu
-    spec:
-      domain:
-        devices:
-          gpus:
-          - deviceName: nvidia.com/GP102GL_Tesla_P40
-            name: gpu1
-    """
-)
-#: The passthrough KubeVirt CR of NVIDIA's "GPU Operator with KubeVirt" page
-#: (tests/data/lint-corpus/nvidia-gpu-operator-kubevirt.yaml, lines 21-35), as written.
-NVIDIA_CR = textwrap.dedent(
-    """\
-    apiVersion: kubevirt.io/v1
-    kind: KubeVirt
-    metadata:
-      name: kubevirt
-      namespace: kubevirt
-    spec:
-      configuration:
-        developerConfiguration:
-          featureGates:
-          - GPU
-          - DisableMDEVConfiguration
-        permittedHostDevices:
-          pciHostDevices:
-          - externalResourceProvider: true
-            pciVendorSelector: 10DE:1B38
-            resourceName: nvidia.com/GP102GL_TESLA_P40
-    """
-)
 #: virt-launcher's error in v1.9.0 (kubevirt/kubevirt@79d34c17 gpu/hostdev.go:33 and :93).
 MISMATCH_V1_9 = (
     "failed to create GPU host-devices: the number of device plugin GPU/s do not match the number of devices"
