@@ -320,3 +320,32 @@ def cluster_nodes():
         ),
         node("old-1", {"nvidia.com/AD104GL_L4": "0"}),
     ]
+
+
+#: The node labels of NVIDIA/k8s-device-plugin@1b826acc (v0.20.0)
+#: docs/gpu-feature-discovery/README.md lines 136-147 (an A100 node), as written.
+GFD_NODE_LABELS = {
+    "nvidia.com/cuda.driver.major": "455",
+    "nvidia.com/cuda.driver.minor": "06",
+    "nvidia.com/cuda.driver.rev": "",
+    "nvidia.com/cuda.runtime.major": "11",
+    "nvidia.com/cuda.runtime.minor": "1",
+    "nvidia.com/gpu.compute.major": "8",
+    "nvidia.com/gpu.compute.minor": "0",
+    "nvidia.com/gfd.timestamp": "1594644571",
+    "nvidia.com/gpu.count": "1",
+    "nvidia.com/gpu.family": "ampere",
+    "nvidia.com/gpu.machine": "NVIDIA DGX-2H",
+    "nvidia.com/gpu.memory": "39538",
+    "nvidia.com/gpu.product": "A100-SXM4-40GB",
+}
+
+
+def pod(limits: dict[str, int] | None = None, node_selector: dict[str, str] | None = None, name: str = "pod") -> str:
+    """A Pod with one container asking for ``limits``, placed by ``node_selector``."""
+    import json
+
+    spec = {"containers": [{"name": "c", "image": "cuda", "resources": {"limits": limits or {}}}]}
+    if node_selector is not None:
+        spec["nodeSelector"] = node_selector  # type: ignore[assignment]
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}, indent=1) + "\n"

@@ -63,11 +63,21 @@ class Release:
         """The resource a MIG profile gets under strategy ``mixed``; None when
         the plugin skips it (C != G) or it is not a profile go-nvlib writes."""
         m = PROFILE.fullmatch(profile)
-        if m is None or (m.group(1) is not None and m.group(1) != m.group(2)):
-            return None
+        if m is None or m.group(1) is not None:
+            return None  # go-nvlib writes a <C>c. part only when C != G
         mixed = self.names["mig_mixed"]
         old, new = mixed["replace"]
         return self.resource((mixed["prefix"] + profile).replace(old, new))
+
+    def mig_profile(self, name: str) -> str | None:
+        """The MIG profile whose ``mixed`` resource is ``name`` (None: no profile's)."""
+        mixed = self.names["mig_mixed"]
+        old, new = mixed["replace"]
+        body = name.removeprefix(self.resource(mixed["prefix"]))
+        for candidate in (body, body.replace("gb" + new, "gb" + old, 1)):
+            if body != name and self.mixed_name(candidate) == name:
+                return candidate
+        return None
 
     def part(self, text: str) -> str:
         """One part of a product label, cleaned as this release cleans it."""

@@ -107,13 +107,13 @@ def test_the_cli_says_so_on_stderr_and_exits_0_for_a_note_1_for_a_finding(tmp_pa
     assert ran.returncode == 1 and ": container-name-in-vm: " in ran.stdout
 
 
-def test_other_vendors_and_the_container_plugins_names_in_pods_say_no_model_covers_them():
+def test_other_vendors_names_say_no_model_covers_them_and_the_container_plugins_what_its_model_says():
     _, notes = _lint(_pod("amd.com/gpu"), _pod("gpu.intel.com/i915"), _pod("nvidia.com/mig-1g.5gb"))
     assert len(notes) == 3
     assert notes[0].endswith("pciname has no model of amd.com's device plugins: amd.com/gpu was not checked")
     assert "gpu.intel.com's device plugins" in notes[1]
-    assert "nvidia.com/mig-1g.5gb is a name of NVIDIA's container device plugin (k8s-device-plugin)" in notes[2]
-    assert notes[2].endswith("whether a node advertises it was not checked")
+    assert "k8s-device-plugin v0.15.0..v0.20.0 advertises nvidia.com/mig-1g.5gb for MIG profile 1g.5gb" in notes[2]
+    assert notes[2].endswith("whether a node offers it was not checked")
 
 
 def test_a_passthrough_name_in_a_pod_without_kata_says_what_it_is():

@@ -52,6 +52,13 @@ def test_the_facts_of_the_issue():
     assert newest.mixed_name("1g.5gb") == "nvidia.com/mig-1g.5gb"
     assert newest.mixed_name("1g.10gb+me") == "nvidia.com/mig-1g.10gb.me"
     assert newest.mixed_name("1c.2g.10gb") is None  # C != G: the plugin skips it
+    assert newest.mixed_name("1c.1g.5gb") is None  # go-nvlib writes no c. part when C == G
+    assert [newest.mig_profile(f"nvidia.com/mig-{p}") for p in ("1g.10gb.me", "3g.20gb-me", "1g.5gb", "x")] == [
+        "1g.10gb+me",
+        "3g.20gb-me",
+        "1g.5gb",
+        None,
+    ]
     assert newest.where(newest.gfd["product"]) == "NVIDIA/k8s-device-plugin@1b826acc internal/lm/resource.go:318"
     # v0.15.x only replaced spaces; sanitise (drop [^A-Za-z0-9-_. ], join whitespace runs) from v0.16.0.
     assert [tag for tag, r in releases.items() if r.gfd["product"]["rule"] == "spaces"] == ["v0.15.0", "v0.15.1"]
