@@ -4,7 +4,7 @@
 first release whose repository holds GPU Feature Discovery
 (``internal/lm/``) beside the plugin.
 
-    python -m tools.k8s_device_plugin_extract --git DIR [--inputs tests/data/k8s-device-plugin-inputs]
+    python -m tools.k8s_device_plugin_extract --git DIR --operator-git DIR [--inputs tests/data/k8s-device-plugin-inputs]
     python -m tools.k8s_device_plugin_extract --from-inputs tests/data/k8s-device-plugin-inputs [--check]
 
 ``--inputs``/``--from-inputs``/``--check`` as in :mod:`tools.kata_extract`.
@@ -22,6 +22,10 @@ Per release, each with its file and line:
   deleted characters, the joiner, the ``SHARED`` part and the ``MIG`` part),
   the other labels (memory, family, compute.major, compute.minor) and
   ``getArchFamily``'s table.
+
+Per ``NVIDIA/gpu-operator`` final tag from v24.3.0 (the first to deploy a
+plugin from v0.15.0), ``operator_releases``: the image and version of its
+chart's ``devicePlugin`` and ``gfd`` values (``deployments/gpu-operator/values.yaml``).
 
 A shape the script does not know is an error naming the release and file.
 """
@@ -52,8 +56,11 @@ from tools.upstream import (
 )
 
 REPOSITORY = "NVIDIA/k8s-device-plugin"
+OPERATOR_REPOSITORY = "NVIDIA/gpu-operator"
 LICENSE = "Apache-2.0"
 FIRST = "v0.15.0"
+OPERATOR_FIRST = "v24.3.0"
+OPERATOR_VALUES = "deployments/gpu-operator/values.yaml"
 RM = "internal/rm/rm.go"
 LM = "internal/lm/resource.go"
 CONSTS = "api/config/v1/consts.go"
@@ -197,11 +204,44 @@ def sharing_strategies(at: At) -> dict[str, Any]:
     return {**_where(SHARING, text, found[0]), "values": {m.group(1): m.group(2) for m in found}}
 
 
+def _component(at: At, values: str, key: str) -> dict[str, Any]:
+    """The image and version of one top-level block of the chart's values, with the version's line."""
+    block = at.find(OPERATOR_VALUES, values, rf"^{key}:\n((?:[ #].*\n|\n)*)", f"the {key} values")
+    image = re.search(r"^  image: (\S+)$", block.group(1), re.M)
+    version = re.search(r"^  version: (v\d+\.\d+\.\d+)(\S*)$", block.group(1), re.M)
+    if image is None or version is None:
+        raise at.fail(OPERATOR_VALUES, f"{key}.image or {key}.version is not in a shape this script knows")
+    line = _line(values, block.start(1) + version.start())
+    return {
+        "path": OPERATOR_VALUES,
+        "line": line,
+        "image": image.group(1),
+        "version": version.group(1) + version.group(2),
+    }
+
+
+def operator_facts(source: Source) -> dict[str, Any]:
+    """Per GPU Operator release: the device plugin and GFD its chart deploys."""
+    found = {}
+    for tag, commit, date in source.tags():
+        if version_key(tag) < version_key(OPERATOR_FIRST):
+            continue
+        at = At(OPERATOR_REPOSITORY, tag, commit, source)
+        values = at.text(OPERATOR_VALUES)
+        found[tag] = {
+            "commit": commit,
+            "date": date,
+            "device_plugin": _component(at, values, "devicePlugin"),
+            "gfd": _component(at, values, "gfd"),
+        }
+    return found
+
+
 def release_facts(at: At, date: str) -> dict[str, Any]:
     return {"release": at.tag, "commit": at.commit, "date": date, "names": name_facts(at), "gfd": gfd_facts(at)}
 
 
-def extract(source: Source) -> dict[str, Any]:
+def extract(source: Source, operator: Source) -> dict[str, Any]:
     releases = [
         release_facts(At(REPOSITORY, tag, commit, source), date)
         for tag, commit, date in source.tags()
@@ -217,32 +257,43 @@ def extract(source: Source) -> dict[str, Any]:
         "repository": REPOSITORY,
         "license": LICENSE,
         "releases": releases,
+        "operator_repository": OPERATOR_REPOSITORY,
+        "operator_releases": operator_facts(operator),
     }
 
 
-def load_inputs(prefix: str | Path) -> VendoredSource:
+def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource]:
     prefix = Path(prefix)
     try:
         sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
-        return VendoredSource(sidecar["repositories"][REPOSITORY]["tags"], read_blobs(prefix), {})
+        blobs = read_blobs(prefix)
+        plugin = VendoredSource(sidecar["repositories"][REPOSITORY]["tags"], blobs, {})
+        return plugin, VendoredSource(sidecar["repositories"][OPERATOR_REPOSITORY]["tags"], blobs, {})
     except INPUT_ERRORS as error:
         raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
 
 
-def write_inputs(prefix: Path, recording: Recording) -> None:
-    sidecar = recording.sidecar(REPOSITORY, LICENSE)
+def _read_tags(recording: Recording, repository: str) -> dict[str, Any]:
+    sidecar = recording.sidecar(repository, LICENSE)
     sidecar["tags"] = {t: row for t, row in sidecar["tags"].items() if TAG.match(t) and row["files"]}
+    return sidecar
+
+
+def write_inputs(prefix: Path, recording: Recording, operator: Recording) -> None:
     document = {
         "about": (
             "Upstream files the container variant's facts (data/k8s-device-plugin/releases.json) are extracted "
             "from, each blob once in the .tar.xz beside this file, named by its git blob id; per release tag its "
             "commit, date and the blob of each path read."
         ),
-        "repositories": {REPOSITORY: sidecar},
+        "repositories": {
+            REPOSITORY: _read_tags(recording, REPOSITORY),
+            OPERATOR_REPOSITORY: _read_tags(operator, OPERATOR_REPOSITORY),
+        },
     }
     prefix.parent.mkdir(parents=True, exist_ok=True)
     prefix.with_suffix(".json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    write_blobs(prefix, recording.blobs)
+    write_blobs(prefix, {**recording.blobs, **operator.blobs})
 
 
 def shipped_dir() -> Path:
@@ -258,18 +309,22 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m tools.k8s_device_plugin_extract", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--git", help=f"a {REPOSITORY} git repository (bare is fine)")
+    parser.add_argument("--operator-git", help=f"a {OPERATOR_REPOSITORY} git repository (bare is fine)")
     add_extractor_options(parser, "k8s-device-plugin")
     args = parser.parse_args(argv)
     if (args.git is None) == (args.from_inputs is None):
         parser.error("give --git DIR or --from-inputs PREFIX")
-    recording = None
+    recordings = None
     try:
         if args.git is not None:
-            recording = Recording(GitSource(args.git, since=version_key(FIRST)))
-            source: Source = recording
+            if args.operator_git is None:
+                raise ExtractError("--git needs --operator-git (the GPU Operator repository)")
+            plugin = Recording(GitSource(args.git, since=version_key(FIRST)))
+            operator = Recording(GitSource(args.operator_git, since=version_key(OPERATOR_FIRST)))
+            recordings = plugin, operator
+            document = extract(plugin, operator)
         else:
-            source = load_inputs(args.from_inputs)
-        document = extract(source)
+            document = extract(*load_inputs(args.from_inputs))
     except (ExtractError, subprocess.SubprocessError) as error:
         print(f"k8s_device_plugin_extract: error: {error}", file=sys.stderr)
         return 2
@@ -277,8 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     checked = publish(out, document, check=args.check)
     if checked is not None:
         return checked
-    if recording is not None and args.inputs is not None:
-        write_inputs(args.inputs, recording)
+    if recordings is not None and args.inputs is not None:
+        write_inputs(args.inputs, *recordings)
     print(f"{out / 'releases.json'}: {len(document['releases'])} k8s-device-plugin releases")
     return 0
 

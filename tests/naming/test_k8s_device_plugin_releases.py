@@ -26,7 +26,7 @@ SHIPPED, INPUTS = FAMILY.shipped_path, FAMILY.inputs
 
 
 def test_shipped_facts_are_what_the_script_writes_from_the_vendored_inputs():
-    assert SHIPPED.read_text(encoding="utf-8") == upstream.dumps(extract.extract(extract.load_inputs(INPUTS)))
+    assert SHIPPED.read_text(encoding="utf-8") == upstream.dumps(extract.extract(*extract.load_inputs(INPUTS)))
 
 
 def test_the_script_checks_the_shipped_facts(tmp_path, capsys):
@@ -41,7 +41,7 @@ def test_the_script_checks_the_shipped_facts(tmp_path, capsys):
 def test_the_facts_of_the_issue():
     """NVIDIA/k8s-device-plugin@1b826acc (v0.20.0): rm.go:111 whole GPUs, :116 single, :145 mixed."""
     releases = container.releases()
-    assert list(releases) == [t for t, _, _ in extract.load_inputs(INPUTS).tags()] and len(releases) == 18
+    assert list(releases) == [t for t, _, _ in extract.load_inputs(INPUTS)[0].tags()] and len(releases) == 18
     assert (next(iter(releases)), list(releases)[-1]) == ("v0.15.0", "v0.20.0")
     newest = container.release()
     assert newest.commit.startswith("1b826acc")
@@ -71,6 +71,21 @@ def test_the_facts_of_the_issue():
     }
     assert first == {"ada-lovelace": "v0.17.1", "blackwell": "v0.17.2", "rubin": "v0.20.0"}
     assert releases["v0.17.0"].family(8, 9) == "ampere" and releases["v0.17.1"].family(8, 9) == "ada-lovelace"
+
+
+def test_each_gpu_operator_release_deploys_a_known_plugin_and_gfd_from_it():
+    """NVIDIA/gpu-operator deployments/gpu-operator/values.yaml, devicePlugin and gfd, per tag from v24.3.0."""
+    operators = FAMILY.shipped()["operator_releases"]
+    assert operators["v24.3.0"]["device_plugin"]["version"] == "v0.15.0-ubi8"
+    assert operators["v26.7.0"]["commit"].startswith("10ee5b36")
+    assert (operators["v26.7.0"]["device_plugin"]["version"], operators["v26.7.0"]["device_plugin"]["line"]) == (
+        "v0.20.0",
+        245,
+    )
+    for tag, row in operators.items():
+        plugin, gfd = row["device_plugin"], row["gfd"]
+        assert plugin["image"] == gfd["image"] == "k8s-device-plugin" and plugin["version"] == gfd["version"], tag
+        assert re.sub(r"-ubi\d$", "", plugin["version"]) in container.releases(), tag
 
 
 def test_gfd_labels_of_a_node():
@@ -118,7 +133,8 @@ class _Changed:
 )
 def test_a_changed_upstream_line_is_one_error_naming_release_and_file(path, old, new, message):
     with pytest.raises(upstream.ExtractError) as raised:
-        extract.extract(_Changed(extract.load_inputs(INPUTS), path, old, new))
+        plugin, operator = extract.load_inputs(INPUTS)
+        extract.extract(_Changed(plugin, path, old, new), operator)
     assert str(raised.value).startswith(f"k8s-device-plugin v0.15.0: {message}")
 
 
@@ -273,7 +289,7 @@ def _python(release: container.Release) -> dict[str, Any]:
 
 @NEEDS_GO
 def test_the_plugins_own_functions_built_with_go_say_what_the_facts_say(tmp_path):
-    source = extract.load_inputs(INPUTS)
+    source = extract.load_inputs(INPUTS)[0]
     variants: dict[str, int] = {}
     by_release: dict[str, int] = {}
     code = []
