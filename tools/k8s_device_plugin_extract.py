@@ -84,6 +84,7 @@ _PREFIX = r'ResourceNamePrefix\s+= "([a-z.]+)"'
 _SUFFIX = r'DefaultSharedResourceNameSuffix = "([a-z.]+)"'
 _RENAME = r"func \(r ResourceName\) DefaultSharedRename\(\) ResourceName \{\n\s*return r \+ DefaultSharedResourceNameSuffix\n\}"
 _FULL = r'const fullGPUResourceName = "([a-z./]+)"'
+_LABELLED = r"resourceLabeler := newResourceLabeler\(fullGPUResourceName, config\)"
 _RAW = r"rawLabels := map\[string\]interface\{\}\{\n((?:\s*\"[a-z-]+\":.*\n)+)\s*\}"
 _SANITISE = r'func sanitise\(input string\) string \{\n(?:.*\n){0,2}?\s*re := regexp\.MustCompile\("([^"]+)"\)\n\s*input = re\.ReplaceAllString\(input, ""\)\n(?:.*\n)?\s*sanitised = strings\.Join\(strings\.Fields\(input\), "(.)"\)'
 _REPLACE = r'strippedParts = append\(strippedParts, strings\.ReplaceAll\(p, " ", "(.)"\)\)'
@@ -181,7 +182,11 @@ def gfd_facts(at: At) -> dict[str, Any]:
     memory = at.find(LM, lm, _MEMORY, "the memory label")
     arch = at.find(LM, lm, _ARCH, "the architecture labels")
     return {
-        "full_gpu_resource": {**_where(LM, lm, full), "name": full.group(1)},
+        "full_gpu_resource": {
+            **_where(LM, lm, full),
+            "name": full.group(1),
+            "labelled_as": _where(LM, lm, at.find(LM, lm, _LABELLED, "the whole GPUs' labeler")),
+        },
         "base_labels": {**_where(LM, lm, raw), "suffixes": re.findall(r'"([a-z-]+)":', raw.group(1))},
         "product": {
             **product_rule(at, lm),

@@ -573,8 +573,8 @@ CODES: dict[str, LintCode] = {
         ERROR,
         "a `nodeSelector` or a node affinity's `In` selects a value of a label GPU Feature Discovery sets per "
         "resource (`nvidia.com/gpu.family`, `.sharing-strategy`, `.count`, ...) that no k8s-device-plugin release "
-        "writes (`ada`: it writes `ada-lovelace`; `-SHARED` on a renamed `gpu.shared` resource); `expected` lists "
-        "the values it writes where they are few",
+        "writes (`ada`: it writes `ada-lovelace`), or a label of a renamed `nvidia.com/gpu.shared` (GFD labels "
+        "it under `nvidia.com/gpu`); `expected` lists the values or the label it writes where they are few",
         _gfd_label_value_never_set,
         (RuleName.GFD_SELECTORS,),
     ),

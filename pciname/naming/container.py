@@ -130,11 +130,11 @@ class Gpus:
 
 def gfd_labels(release: Release, gpus: Gpus) -> dict[str, str]:
     """The resource labels GFD sets for ``gpus`` (NVIDIA/k8s-device-plugin
-    ``internal/lm/resource.go``: NewGPUResourceLabeler, baseLabeler)."""
+    ``internal/lm/resource.go``: NewGPUResourceLabeler, baseLabeler): under
+    ``nvidia.com/gpu`` even when the shared resource is renamed, which only
+    drops the ``-SHARED`` part."""
     gfd = release.gfd
-    resource = gfd["full_gpu_resource"]["name"]
-    if gpus.renamed and gpus.replicas > 1:
-        resource = release.shared(resource)
+    resource = gfd["full_gpu_resource"]["name"]  # renamed or not: the labeler names the resource shared
     shared = gpus.replicas > 1
     base = dict(
         zip(

@@ -33,8 +33,8 @@ def test_sharing_and_an_older_release():
     shared = answer(GfdLabelsRequest("Tesla T4 (x)", 2, "v0.15.1", replicas=4).validated())
     assert shared["labels"]["nvidia.com/gpu.product"] == "Tesla-T4-(x)-SHARED"  # v0.15.x only replaced spaces
     renamed = answer(GfdLabelsRequest("Tesla T4", 2, replicas=4, renamed=True, sharing_strategy="mps").validated())
-    assert renamed["labels"]["nvidia.com/gpu.shared.product"] == "Tesla-T4"
-    assert renamed["labels"]["nvidia.com/gpu.shared.sharing-strategy"] == "mps"
+    assert renamed["labels"]["nvidia.com/gpu.product"] == "Tesla-T4"  # renamed: no -SHARED, same label
+    assert renamed["labels"]["nvidia.com/gpu.sharing-strategy"] == "mps"
 
 
 @pytest.mark.parametrize(

@@ -103,8 +103,19 @@ def test_gfd_labels_of_a_node():
         "nvidia.com/gpu.replicas": "4",
         "nvidia.com/gpu.sharing-strategy": "time-slicing",
     }
-    renamed = container.gfd_labels(container.release(), container.Gpus("Tesla T4", 1, replicas=2, renamed=True))
-    assert renamed["nvidia.com/gpu.shared.product"] == "Tesla-T4"
+    # NVIDIA/k8s-device-plugin v0.20.0 internal/lm/resource_test.go 103-124: "time-slicing renamed does not
+    # append suffix and doubles count", the labels under nvidia.com/gpu though the resource is gpu.shared.
+    renamed = container.gfd_labels(container.release(), container.Gpus("MOCKMODEL", 1, 300, (8, 0), 2, renamed=True))
+    assert renamed == {
+        "nvidia.com/gpu.count": "1",
+        "nvidia.com/gpu.replicas": "2",
+        "nvidia.com/gpu.sharing-strategy": "time-slicing",
+        "nvidia.com/gpu.memory": "300",
+        "nvidia.com/gpu.product": "MOCKMODEL",
+        "nvidia.com/gpu.family": "ampere",
+        "nvidia.com/gpu.compute.major": "8",
+        "nvidia.com/gpu.compute.minor": "0",
+    }
     with pytest.raises(PcinameError, match=r"^unknown k8s-device-plugin release 'v9\.9\.9': pciname knows v0\.15\.0"):
         container.release("v9.9.9")
 

@@ -11,8 +11,9 @@ from v0.15.0 in ``data/k8s-device-plugin/releases.json``):
   ``nodeSelector`` or a node affinity's ``In`` expression that selects a
   value of a label GPU Feature Discovery sets per resource
   (``<resource>.family``, ``.sharing-strategy``, ``.count``, ...) that no
-  release writes (``internal/lm/resource.go``): no node carries it, so the
-  pod never schedules.
+  release writes, or a label of a renamed ``.shared`` resource, which GFD
+  labels under the name it shares (``internal/lm/resource.go``): no node
+  carries it, so the pod never schedules.
 
 A ``nodeSelector`` names labels; only the resource labels GFD sets are
 judged (``nvidia.com/gpu.<suffix>``, ``nvidia.com/gpu.shared.<suffix>``,
@@ -86,11 +87,11 @@ def never_set(resource: str, suffix: str, value: str) -> tuple[str, list[str] | 
         )
     if suffix in INTEGERS and not value.isdigit():
         return "GFD writes it as a decimal number (an int formatted with %v)", None
-    shared = newest.gfd["product"]["shared_part"]
-    if suffix == "product" and resource.endswith(".shared") and value.endswith("-" + shared["value"]):
-        stripped = value.removesuffix("-" + shared["value"])
-        why = f"a renamed shared resource's product has no -{shared['value']} part ({newest.where(shared)})"
-        return why, [stripped]
+    if resource.endswith(".shared"):
+        original = resource.removesuffix(".shared")
+        labelled = newest.where(newest.gfd["full_gpu_resource"]["labelled_as"])
+        why = f"GFD labels a shared resource under the name it shares, renamed or not ({labelled})"
+        return why, [f"{original}.{suffix}"]
     return None
 
 
