@@ -5,8 +5,8 @@ The product label is NVML's device name, which no source pciname can cite
 maps from a PCI id: the request takes it as given (``product``) and the
 answer says so. :class:`GfdLabelsRequest` validates itself and
 :func:`answer` answers it with :func:`pciname.naming.container.gfd_labels`;
-``pciname gfd-labels`` builds the request and prints the answer (there is
-no RPC for it yet).
+``pciname gfd-labels`` and the ``GfdLabels`` RPC build the request and
+render the answer.
 """
 
 from __future__ import annotations

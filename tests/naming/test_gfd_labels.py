@@ -6,6 +6,7 @@ node (NVIDIA/k8s-device-plugin v0.20.0 docs/gpu-feature-discovery/README.md
 
 from __future__ import annotations
 
+import grpc
 import pytest
 
 from pciname.capabilities.gfd_labels import GfdLabelsRequest, answer
@@ -61,3 +62,16 @@ def test_a_broken_rule_is_one_line_for_each_surface(request_, cli, rpc):
 def test_an_unknown_release_is_one_line():
     with pytest.raises(PcinameError, match=r"^unknown k8s-device-plugin release 'v0\.1\.0': pciname knows v0\.15\.0"):
         GfdLabelsRequest("x", release="v0.1.0").validated()
+
+
+def test_the_rpc_answers_what_the_library_does_on_a_loopback_server(client, stub):
+    from pciname.server._proto import pciname_pb2 as pb
+
+    remote = client.gfd_labels("NVIDIA H100 80GB HBM3", 8, compute="9.0", memory_mib=81559, replicas=2)
+    local = answer(GfdLabelsRequest("NVIDIA H100 80GB HBM3", 8, None, 81559, "9.0", 2).validated())
+    assert remote == local
+    assert client.gfd_labels("Tesla T4")["labels"]["nvidia.com/gpu.count"] == "1"  # 0 on the wire: 1
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.GfdLabels(pb.GfdLabelsRequest(product="x", release="v0.1.0"))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details().startswith("unknown k8s-device-plugin release 'v0.1.0'")
