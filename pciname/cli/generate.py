@@ -416,13 +416,9 @@ def run_mdev_name(args: argparse.Namespace) -> int:
             for w in r["warnings"]:
                 say(f"{r['mdev_type']}: {w['code']}: {w['message']}")
     elif args.output == "table":
-        table(
-            [
-                (r["mdev_type"], r["resource_name"], r["env_var"], ",".join(w["code"] for w in r["warnings"]) or None)
-                for r in results
-            ],
-            ("MDEV TYPE", "RESOURCE", "ENV VAR", "WARNINGS"),
-        )
+        codes = [",".join(w["code"] for w in r["warnings"]) or None for r in results]
+        rows = [(r["mdev_type"], r["resource_name"], r["env_var"], c) for r, c in zip(results, codes, strict=True)]
+        table(rows, ("MDEV TYPE", "RESOURCE", "ENV VAR", "WARNINGS"))
     else:
         emit(results, args.output)
     return 0 if all(r["advertised"] for r in results) else 1
