@@ -49,7 +49,11 @@ class GfdLabelsRequest:
                 "no NVML name given: name the GPUs as nvidia-smi does", "empty request: no product"
             )
         if not 1 <= self.count <= MAX_GPUS or self.replicas < 1 or (self.memory_mib or 0) < 0:
-            raise RequestError(lambda say: f"{say('count')} is 1 to {MAX_GPUS}, {say('replicas')} at least 1")
+            raise RequestError(
+                lambda say: (
+                    f"{say('count')} is 1 to {MAX_GPUS}, {say('replicas')} at least 1, {say('memory_mib')} not negative"
+                )
+            )
         if self.compute is not None and _COMPUTE.fullmatch(self.compute) is None:
             raise RequestError(lambda say: f"{say('compute')} is MAJOR.MINOR (8.0), not {self.compute!r}")
         if self.sharing_strategy not in STRATEGIES:

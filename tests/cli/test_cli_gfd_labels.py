@@ -24,7 +24,7 @@ def test_bad_input_is_one_line_and_exit_2():
     assert (ran.returncode, ran.stdout, ran.stderr) == (
         2,
         "",
-        "pciname: error: --count is 1 to 1024, --replicas at least 1\n",
+        "pciname: error: --count is 1 to 1024, --replicas at least 1, --memory-mib not negative\n",
     )
 
 

@@ -44,8 +44,13 @@ def test_sharing_and_an_older_release():
         (GfdLabelsRequest(""), "no NVML name given: name the GPUs as nvidia-smi does", "empty request: no product"),
         (
             GfdLabelsRequest("x", 0),
-            "--count is 1 to 1024, --replicas at least 1",
-            "count is 1 to 1024, replicas at least 1",
+            "--count is 1 to 1024, --replicas at least 1, --memory-mib not negative",
+            "count is 1 to 1024, replicas at least 1, memory_mib not negative",
+        ),
+        (
+            GfdLabelsRequest("x", memory_mib=-1),
+            "--count is 1 to 1024, --replicas at least 1, --memory-mib not negative",
+            "count is 1 to 1024, replicas at least 1, memory_mib not negative",
         ),
         (GfdLabelsRequest("x", compute="8"), "--compute is MAJOR.MINOR (8.0), not '8'", None),
         (GfdLabelsRequest("x", sharing_strategy="x"), "--sharing-strategy is one of time-slicing, mps", None),
