@@ -24,6 +24,7 @@ setup(
             "dra/releases.json",
             "kubevirt/releases.json",
             "hami/releases.json",
+            "k8s-device-plugin/releases.json",
         ],
     },
 )

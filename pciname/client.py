@@ -338,6 +338,11 @@ def vgpu_types_from_response(m: pb.VgpuTypesResponse) -> VgpuTypes:
     return _answer(m, VgpuTypes, types=types)
 
 
+def gfd_labels_from_response(m: pb.GfdLabelsResponse) -> dict[str, Any]:
+    """The answer as ``pciname gfd-labels -o json`` prints it."""
+    return plain(m)
+
+
 def image_check_from_response(m: pb.ImageCheckResponse) -> ImageCheck:
     return _answer(m, ImageCheck)
 
@@ -703,6 +708,14 @@ class Client:
         with ``message``, when the catalogue does not cover it)."""
         request = pb.VgpuTypesRequest(device=device, profile=profile)
         return vgpu_types_from_response(self._call(self.stub.VgpuTypes, request))
+
+    def gfd_labels(self, product: str, count: int = 1, **options: Any) -> dict[str, Any]:
+        """The labels GPU Feature Discovery sets for ``count`` whole GPUs NVML
+        names ``product``, as ``pciname gfd-labels -o json`` answers; ``options``:
+        ``release``, ``memory_mib``, ``compute``, ``replicas``, ``renamed``,
+        ``sharing_strategy``."""
+        request = pb.GfdLabelsRequest(product=product, count=count, **options)
+        return gfd_labels_from_response(self._call(self.stub.GfdLabels, request))
 
     def doctor(self, variant: str = "") -> DoctorCheckup:
         """The host doctor on the server's own node (a server started with

@@ -26,6 +26,47 @@ spec:
       - {pciVendorSelector: "10DE:20B5", resourceName: nvidia.com/WRONG_NAME, externalResourceProvider: true}
 """
 
+
+#: kubevirt/kubevirt@79d34c1762169e5b0370ec491cef5ca12e6b504c (v1.9.0) examples/vmi-gpu.yaml, its kind, name and devices.
+VMI_GPU = y(
+    """
+    apiVersion: kubevirt.io/v1
+    kind: VirtualMachineInstance
+    metadata:
+      name: vmi-gpu
+    spec:
+      domain:
+        devices:
+          gpus:
+          - deviceName: nvidia.com/GP102GL_Tesla_P40
+            name: gpu1
+    """
+)
+
+#: The passthrough KubeVirt CR of NVIDIA's "GPU Operator with KubeVirt" page
+#: (tests/data/lint-corpus/nvidia-gpu-operator-kubevirt.yaml, lines 21-35), as written:
+#: it lists the GPU gate but not HostDevices.
+NVIDIA_CR = y(
+    """
+    apiVersion: kubevirt.io/v1
+    kind: KubeVirt
+    metadata:
+      name: kubevirt
+      namespace: kubevirt
+    spec:
+      configuration:
+        developerConfiguration:
+          featureGates:
+          - GPU
+          - DisableMDEVConfiguration
+        permittedHostDevices:
+          pciHostDevices:
+          - externalResourceProvider: true
+            pciVendorSelector: 10DE:1B38
+            resourceName: nvidia.com/GP102GL_TESLA_P40
+    """
+)
+
 CLEAN = y(
     """
     apiVersion: kubevirt.io/v1
@@ -279,3 +320,32 @@ def cluster_nodes():
         ),
         node("old-1", {"nvidia.com/AD104GL_L4": "0"}),
     ]
+
+
+#: The node labels of NVIDIA/k8s-device-plugin@1b826acc (v0.20.0)
+#: docs/gpu-feature-discovery/README.md lines 136-147 (an A100 node), as written.
+GFD_NODE_LABELS = {
+    "nvidia.com/cuda.driver.major": "455",
+    "nvidia.com/cuda.driver.minor": "06",
+    "nvidia.com/cuda.driver.rev": "",
+    "nvidia.com/cuda.runtime.major": "11",
+    "nvidia.com/cuda.runtime.minor": "1",
+    "nvidia.com/gpu.compute.major": "8",
+    "nvidia.com/gpu.compute.minor": "0",
+    "nvidia.com/gfd.timestamp": "1594644571",
+    "nvidia.com/gpu.count": "1",
+    "nvidia.com/gpu.family": "ampere",
+    "nvidia.com/gpu.machine": "NVIDIA DGX-2H",
+    "nvidia.com/gpu.memory": "39538",
+    "nvidia.com/gpu.product": "A100-SXM4-40GB",
+}
+
+
+def pod(limits: dict[str, int] | None = None, node_selector: dict[str, str] | None = None, name: str = "pod") -> str:
+    """A Pod with one container asking for ``limits``, placed by ``node_selector``."""
+    import json
+
+    spec = {"containers": [{"name": "c", "image": "cuda", "resources": {"limits": limits or {}}}]}
+    if node_selector is not None:
+        spec["nodeSelector"] = node_selector  # type: ignore[assignment]
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}, indent=1) + "\n"

@@ -3,8 +3,9 @@ git sources (and the recording of what they read, and its vendored copy for
 the tests), one release's files with errors that name it, the inputs'
 tarball of blobs, and the check of shipped facts against a re-run.
 
-Used by :mod:`tools.kata_extract`, :mod:`tools.dra_extract` and
-:mod:`tools.cozystack_extract`.
+Used by :mod:`tools.kata_extract`, :mod:`tools.dra_extract`,
+:mod:`tools.cozystack_extract`, :mod:`tools.hami_extract` and
+:mod:`tools.k8s_device_plugin_extract`.
 """
 
 from __future__ import annotations

@@ -77,6 +77,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("vm-gpus", "vm_gpus", "VmGpusRequest", "answer", (), SNIPPETS, "yaml"),
     Capability("vm-gpus --dra", "dra_claims", "DraClaimsRequest", "answer", ("DraClaims",), ("yaml", "json"), "yaml"),
     Capability("mdev-name", "mdev_name", "MdevNameRequest", "answer", (), ("name", *SNIPPETS), "name"),
+    Capability("gfd-labels", "gfd_labels", "GfdLabelsRequest", "answer", ("GfdLabels",), ("yaml", "json"), "yaml"),
     Capability("kata-pod", "kata_pod", "KataPodRequest", "answer", (), ("yaml", "json"), "yaml"),
     Capability("vgpu-types", "vgpu_types", "VgpuTypesRequest", "answer", ("VgpuTypes",), TABLES, "table"),
     Capability("lint", "lint", "LintRequest", "answer", ("Lint",), ("text", "yaml", "json", "table"), "text"),

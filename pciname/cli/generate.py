@@ -43,6 +43,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_node_pool_parser(sub)
     add_vm_gpus_parser(sub)
     add_mdev_name_parser(sub)
+    gfd = sub.add_parser("gfd-labels", help="the labels GPU Feature Discovery sets for a node's GPUs")
+    gfd.description = "GFD's resource labels (NVIDIA/k8s-device-plugin, per release) for COUNT whole GPUs NVML names NVML_NAME, as nvidia-smi shows it: pciname never derives that name."
+    gfd.add_argument("product", metavar="NVML_NAME")
+    for flag in ("--count", "--replicas", "--memory-mib"):
+        gfd.add_argument(flag, type=int, default=None if flag == "--memory-mib" else 1)
+    gfd.add_argument("--compute", metavar="MAJOR.MINOR", help="the compute capability (8.0)")
+    gfd.add_argument("--release", help="k8s-device-plugin vX.Y.Z (default: the newest)")
+    gfd.add_argument("--renamed", action="store_true", help="shared resources renamed (renameByDefault)")
+    gfd.add_argument("--sharing-strategy", choices=("time-slicing", "mps"), default="time-slicing")
+    add_output_option(gfd, formats("gfd-labels"), default="yaml")
+    gfd.set_defaults(func=run_gfd_labels)
+
+
+def run_gfd_labels(args: argparse.Namespace) -> int:
+    emit(ask("gfd-labels", request_of("gfd-labels", args)), args.output)
+    return 0
 
 
 def add_permitted_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -207,16 +223,13 @@ def run_permitted_host_devices(args: argparse.Namespace) -> int:
         say(f"hint: {SUGGESTION}")
     output = args.output or ("json" if args.format == "patch" else "yaml")
     if output == "table":
-
-        def rows(data: dict[str, Any]) -> list[tuple[Any, ...]]:
-            out: list[tuple[Any, ...]] = []
-            for e in data.get("pciHostDevices", []):
-                out.append((e["pciVendorSelector"], e["resourceName"], "permitted"))
-            for e in data.get("mediatedDevices", []):
-                out.append((e["mdevNameSelector"], e["resourceName"], "permitted"))
-            return out
-
-        _snippet_table(snippet, rows)
+        lists = (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector"))
+        _snippet_table(
+            snippet,
+            lambda data: [
+                (e[key], e["resourceName"], "permitted") for field, key in lists for e in data.get(field, [])
+            ],
+        )
     else:
         emit(render(snippet.data, args.format, replace_defaults=True if args.replace_defaults else None), output)
     return 1 if broken or clashes else 0
@@ -395,7 +408,6 @@ def _run_dra(args: argparse.Namespace) -> int:
 
 
 def run_mdev_name(args: argparse.Namespace) -> int:
-
     request = request_of("mdev-name", args)
     results = ask("mdev-name", request, profile_arg(args))
     if args.output == "name":
@@ -404,13 +416,9 @@ def run_mdev_name(args: argparse.Namespace) -> int:
             for w in r["warnings"]:
                 say(f"{r['mdev_type']}: {w['code']}: {w['message']}")
     elif args.output == "table":
-        table(
-            [
-                (r["mdev_type"], r["resource_name"], r["env_var"], ",".join(w["code"] for w in r["warnings"]) or None)
-                for r in results
-            ],
-            ("MDEV TYPE", "RESOURCE", "ENV VAR", "WARNINGS"),
-        )
+        codes = [",".join(w["code"] for w in r["warnings"]) or None for r in results]
+        rows = [(r["mdev_type"], r["resource_name"], r["env_var"], c) for r, c in zip(results, codes, strict=True)]
+        table(rows, ("MDEV TYPE", "RESOURCE", "ENV VAR", "WARNINGS"))
     else:
         emit(results, args.output)
     return 0 if all(r["advertised"] for r in results) else 1

@@ -48,6 +48,8 @@ FIELD_NOT_IN_RELEASE = "field-not-in-release"
 NOT_PERMITTED = "not-permitted"
 MISSING_FEATURE_GATE = "missing-feature-gate"
 CONTAINER_NAME_IN_VM = "container-name-in-vm"
+CONTAINER_NAME_NOT_ADVERTISED = "container-name-not-advertised"
+GFD_LABEL_VALUE_NEVER_SET = "gfd-label-value-never-set"
 WRONG_KATA_RESOURCE_NAME = "wrong-kata-resource-name"
 DRA_SELECTOR_MATCHES_NOTHING = "dra-selector-matches-nothing"
 DRA_HOST_DEPENDENT_SELECTOR = "dra-host-dependent-selector"
@@ -78,6 +80,8 @@ class RuleName(StrEnum):
     REFERENCES = "references"  # the names VMs and node pools ask for
     FEATURE_GATES = "feature-gates"  # the KubeVirt feature gates VMs' GPUs need (pciname.lint.kinds.gates)
     VM_CONTAINER_NAMES = "vm-container-names"  # the container plugin's names in VMs (pciname.lint.kinds.container)
+    CONTAINER_PODS = "container-pods"  # the container plugin's MIG names pods ask for (pciname.lint.kinds.gfd)
+    GFD_SELECTORS = "gfd-selectors"  # node selectors on GFD's resource labels (pciname.lint.kinds.gfd)
     KATA_PODS = "kata-pods"  # the names pods with a Kata runtime class ask for (pciname.lint.kinds.kata)
     DRA_CLAIMS = "dra-claims"  # DRA claims and the VMs that use them (pciname.lint.kinds.dra)
     HAMI_PODS = "hami-pods"  # with --hami: the HAMi names pods and VMs ask for (pciname.lint.kinds.hami)
@@ -393,6 +397,21 @@ def _container_name_in_vm(
     )
 
 
+def _container_name_not_advertised(*, name: str, why: str, instead: str | None, releases: str) -> str:
+    then = f": ask for {instead}" if instead else ""
+    return (
+        f"no k8s-device-plugin release ({releases}) advertises {name} by default: {why}; a node never offers it "
+        f"unless the plugin's config file names a resource so{then}"
+    )
+
+
+def _gfd_label_value_never_set(*, key: str, selected: str, why: str, releases: str) -> str:
+    return (
+        f"no GPU Feature Discovery release ({releases}) labels a node {key}={selected}: {why}; the selector matches "
+        "no node GFD labels, so the pod never schedules"
+    )
+
+
 def _dra_prepare_crash(*, what: str) -> str:
     return f"{what}: a VM given such a GPU does not start"
 
@@ -540,6 +559,24 @@ CODES: dict[str, LintCode] = {
         "quoted, per `--kubevirt` release); says what works instead (the passthrough name, a MIG-backed vGPU type)",
         _container_name_in_vm,
         (RuleName.VM_CONTAINER_NAMES,),
+    ),
+    CONTAINER_NAME_NOT_ADVERTISED: LintCode(
+        WARNING,
+        "a pod asks for a `nvidia.com/mig-<profile>` NVIDIA's container device plugin (k8s-device-plugin, every "
+        "release from v0.15.0) never advertises by default: a `+` (it writes `.`: `expected` is its name) or a "
+        "profile with C != G (`1c.2g.10gb`: skipped under MIG strategy `mixed`); only a config file naming it "
+        "gives it",
+        _container_name_not_advertised,
+        (RuleName.CONTAINER_PODS,),
+    ),
+    GFD_LABEL_VALUE_NEVER_SET: LintCode(
+        ERROR,
+        "a `nodeSelector` or a node affinity's `In` selects a value of a label GPU Feature Discovery sets per "
+        "resource (`nvidia.com/gpu.family`, `.sharing-strategy`, `.count`, ...) that no k8s-device-plugin release "
+        "writes (`ada`: it writes `ada-lovelace`), or a label of a renamed `nvidia.com/gpu.shared` (GFD labels "
+        "it under `nvidia.com/gpu`); `expected` lists the values or the label it writes where they are few",
+        _gfd_label_value_never_set,
+        (RuleName.GFD_SELECTORS,),
     ),
     UNKNOWN_VGPU_TYPE: LintCode(
         ERROR,

@@ -85,6 +85,7 @@ from pciname.errors import LintInputError
 from pciname.lint import codes as lint_codes
 from pciname.lint.codes import (  # the codes, re-exported: callers import them from here
     CONTAINER_NAME_IN_VM as CONTAINER_NAME_IN_VM,
+    CONTAINER_NAME_NOT_ADVERTISED as CONTAINER_NAME_NOT_ADVERTISED,
     DRA_CONSTRAINT_NOT_PUBLISHED as DRA_CONSTRAINT_NOT_PUBLISHED,
     DRA_HOST_DEPENDENT_SELECTOR as DRA_HOST_DEPENDENT_SELECTOR,
     DRA_INVALID_CONFIG as DRA_INVALID_CONFIG,
@@ -97,6 +98,7 @@ from pciname.lint.codes import (  # the codes, re-exported: callers import them 
     DUPLICATE_KEY as DUPLICATE_KEY,
     DUPLICATE_SELECTOR as DUPLICATE_SELECTOR,
     FIELD_NOT_IN_RELEASE as FIELD_NOT_IN_RELEASE,
+    GFD_LABEL_VALUE_NEVER_SET as GFD_LABEL_VALUE_NEVER_SET,
     HAMI_CORES_RANGE as HAMI_CORES_RANGE,
     HAMI_IN_VM as HAMI_IN_VM,
     HAMI_MEM_AND_PERCENTAGE as HAMI_MEM_AND_PERCENTAGE,
@@ -138,6 +140,7 @@ from pciname.lint.kinds import (  # noqa: F401 - imported for the rules they reg
     cozystack as _cozystack,
     dra as _dra,
     gates as _gates,
+    gfd as _gfd,
     hami as _hami,
     kata as _kata,
     mapping as _mapping,

@@ -99,6 +99,7 @@ RPC_MODULES = {
     "AdmissionPolicy": ("admission", "admission_policy"),
     "Doctor": ("host", "doctor"),
     "ImageCheck": ("hami", "image_check"),
+    "GfdLabels": ("names", "gfd_labels"),
 }
 
 

@@ -123,6 +123,9 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
             ("dra_driver", [GPU, "--dra", "--dra-driver", "{}"], "dra_driver"),
         )
     },
+    ("gfd-labels", "product"): (["gfd-labels", "{}"], ("GfdLabels", {}, "product")),
+    ("gfd-labels", "release"): (["gfd-labels", "x", "--release", "{}"], ("GfdLabels", {"product": "x"}, "release")),
+    ("gfd-labels", "compute"): (["gfd-labels", "x", "--compute", "{}"], ("GfdLabels", {"product": "x"}, "compute")),
     ("image-check", "image"): (["image-check", "{}", "--hami", "v2.8.1"], None),
     ("image-check", "hami"): (["image-check", "{file}", "--hami", "{}"], ("ImageCheck", {"tarball": b"x"}, "hami")),
 }

@@ -7,53 +7,16 @@ admitter's (vmi-create-admitter.go, read by tools/kubevirt_extract.py)."""
 
 from __future__ import annotations
 
-import textwrap
-
 from pciname.lint.linter import Linter
+from tests.kube_documents import NVIDIA_CR, VMI_GPU
 
 GPU_MESSAGE = "GPU feature gate is not enabled in kubevirt-config"
 HOST_DEVICES_MESSAGE = "Host Devices feature gate is not enabled in kubevirt-config"
 
-#: kubevirt/kubevirt v1.9.0 examples/vmi-gpu.yaml, its kind, name and devices.
-VMI_GPU = textwrap.dedent(
-    """\
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachineInstance
-    metadata:
-      name: vmi-gpu
-    spec:
-      domain:
-        devices:
-          gpus:
-          - deviceName: nvidia.com/GP102GL_Tesla_P40
-            name: gpu1
-    """
-)
 
 #: The same VMI asking for the GPU as a host device.
 VMI_HOST_DEVICE = VMI_GPU.replace("gpus:", "hostDevices:").replace("vmi-gpu", "vmi-hostdev")
 
-#: The passthrough KubeVirt CR of NVIDIA's page (lines 21-35 of the corpus file), as written.
-NVIDIA_CR = textwrap.dedent(
-    """\
-    apiVersion: kubevirt.io/v1
-    kind: KubeVirt
-    metadata:
-      name: kubevirt
-      namespace: kubevirt
-    spec:
-      configuration:
-        developerConfiguration:
-          featureGates:
-          - GPU
-          - DisableMDEVConfiguration
-        permittedHostDevices:
-          pciHostDevices:
-          - externalResourceProvider: true
-            pciVendorSelector: 10DE:1B38
-            resourceName: nvidia.com/GP102GL_TESLA_P40
-    """
-)
 
 #: The same CR with no developerConfiguration (no gate listed).
 BARE_CR = NVIDIA_CR.replace(
@@ -134,3 +97,22 @@ def test_a_hyperconverged_cr_has_hco_set_the_gates_a_note_says_so_and_no_finding
     notes = [n for n in linter.notes if "feature gate" in n]
     assert len(notes) == 1 and "HCO v1.4.0 and later: hardCodeKvFgs" in notes[0]
     assert "not checked" not in notes[0]
+
+
+#: A VMI whose host device is a DRA claim's (kubevirt/kubevirt v1.9.0
+#: vmi-create-admitter_test.go 1374-1400 builds it so, with the HostDevices gate enabled).
+VMI_CLAIMED_HOST_DEVICE = VMI_HOST_DEVICE.replace(
+    "- deviceName: nvidia.com/GP102GL_Tesla_P40\n        name: gpu1\n",
+    "- name: hostdev1\n        claimName: claim1\n        requestName: vf\n",
+)
+
+
+def test_a_dra_host_device_needs_the_host_devices_gate_too():
+    """v1.9.0 vmi-create-admitter.go:555 checks the hostDevices list, claims or not."""
+    assert "claimName: claim1" in VMI_CLAIMED_HOST_DEVICE and "deviceName" not in VMI_CLAIMED_HOST_DEVICE
+    linter = _lint(NVIDIA_CR, VMI_CLAIMED_HOST_DEVICE, kubevirt="v1.9.0")
+    findings = [f for f in linter.findings_ if f.code == "missing-feature-gate"]  # type: ignore[attr-defined]
+    assert [(f.path, f.expected) for f in findings] == [("spec.domain.devices.hostDevices[0].claimName", "HostDevices")]
+    assert findings[0].message.startswith(HOST_DEVICES_MESSAGE)
+    listed = NVIDIA_CR.replace("      - GPU\n", "      - GPU\n      - HostDevices\n")
+    assert [f for f in _lint(listed, VMI_CLAIMED_HOST_DEVICE).findings_ if f.code == "missing-feature-gate"] == []  # type: ignore[attr-defined]

@@ -14,44 +14,8 @@ import textwrap
 
 from pciname.lint.linter import Linter
 from tests.cli_run import pciname
+from tests.kube_documents import NVIDIA_CR, VMI_GPU
 
-#: kubevirt/kubevirt@79d34c1762169e5b0370ec491cef5ca12e6b504c (v1.9.0) examples/vmi-gpu.yaml, its kind, name and devices.
-VMI_GPU = textwrap.dedent(
-    """\
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachineInstance
-    metadata:
-      name: vmi-gpu
-    spec:
-      domain:
-        devices:
-          gpus:
-          - deviceName: nvidia.com/GP102GL_Tesla_P40
-            name: gpu1
-    """
-)
-#: The passthrough KubeVirt CR of NVIDIA's "GPU Operator with KubeVirt" page
-#: (tests/data/lint-corpus/nvidia-gpu-operator-kubevirt.yaml, lines 21-35), as written.
-NVIDIA_CR = textwrap.dedent(
-    """\
-    apiVersion: kubevirt.io/v1
-    kind: KubeVirt
-    metadata:
-      name: kubevirt
-      namespace: kubevirt
-    spec:
-      configuration:
-        developerConfiguration:
-          featureGates:
-          - GPU
-          - DisableMDEVConfiguration
-        permittedHostDevices:
-          pciHostDevices:
-          - externalResourceProvider: true
-            pciVendorSelector: 10DE:1B38
-            resourceName: nvidia.com/GP102GL_TESLA_P40
-    """
-)
 #: virt-launcher's error in v1.9.0 (kubevirt/kubevirt@79d34c17 gpu/hostdev.go:33 and :93).
 MISMATCH_V1_9 = (
     "failed to create GPU host-devices: the number of device plugin GPU/s do not match the number of devices"
@@ -143,13 +107,13 @@ def test_the_cli_says_so_on_stderr_and_exits_0_for_a_note_1_for_a_finding(tmp_pa
     assert ran.returncode == 1 and ": container-name-in-vm: " in ran.stdout
 
 
-def test_other_vendors_and_the_container_plugins_names_in_pods_say_no_model_covers_them():
+def test_other_vendors_names_say_no_model_covers_them_and_the_container_plugins_what_its_model_says():
     _, notes = _lint(_pod("amd.com/gpu"), _pod("gpu.intel.com/i915"), _pod("nvidia.com/mig-1g.5gb"))
     assert len(notes) == 3
     assert notes[0].endswith("pciname has no model of amd.com's device plugins: amd.com/gpu was not checked")
     assert "gpu.intel.com's device plugins" in notes[1]
-    assert "nvidia.com/mig-1g.5gb is a name of NVIDIA's container device plugin (k8s-device-plugin)" in notes[2]
-    assert notes[2].endswith("whether a node advertises it was not checked")
+    assert "k8s-device-plugin v0.15.0..v0.20.0 advertises nvidia.com/mig-1g.5gb for MIG profile 1g.5gb" in notes[2]
+    assert notes[2].endswith("whether a node offers it was not checked")
 
 
 def test_a_passthrough_name_in_a_pod_without_kata_says_what_it_is():

@@ -76,6 +76,7 @@ INPUTS = [
         "kind: KubeVirt\npermittedHostDevices:\n  pciHostDevices:\n  - {pciDeviceSelector: '10DE:2236'}\n",
     ),
     ("latest", None, "kind: KubeVirt\nspec:\n  permittedHostDevices: {}\n"),
+    ("latest", None, docs.pod({"nvidia.com/mig-1g.10gb+me": 1}, {"nvidia.com/gpu.family": "ada"})),
     (
         "latest",
         None,

@@ -401,6 +401,7 @@ def test_no_runnable_build_tool_ships_in_the_package():
         "dra_extract",
         "dra_schemas",
         "hami_extract",
+        "k8s_device_plugin_extract",
         "kata_extract",
         "kubevirt_extract",
         "lint_tables",

@@ -32,6 +32,7 @@ def test_the_wheel_is_small_and_carries_the_release_facts(tmp_path):
         "dra/releases.json",
         "kubevirt/releases.json",
         "hami/releases.json",
+        "k8s-device-plugin/releases.json",
     ):
         assert f"pciname/data/{data}" in names, data
     assert "pciname/naming/kata.py" in names

@@ -495,6 +495,7 @@ def test_reflection(channel, server_env):
         "DraClaims",
         "Doctor",
         "ImageCheck",
+        "GfdLabels",
     }
     assert methods["ListDevices"].server_streaming and not methods["Resolve"].server_streaming
     assert methods["Resolve"].output_type.full_name == "pciname.v1.Resolution"

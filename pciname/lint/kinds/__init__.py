@@ -6,5 +6,6 @@ and node pools ask for (:mod:`.vm`), the KubeVirt feature gates VMs need
 (:mod:`.cozystack`), keys written twice in any mapping (:mod:`.mapping`),
 pods with a Kata runtime class (:mod:`.kata`), DRA claims with the VMs
 that use them (:mod:`.dra`), the container plugin's names in VMs
-(:mod:`.container`) and a note on each GPU name no model judged
+(:mod:`.container`), its MIG names in pods and node selectors on its GFD
+labels (:mod:`.gfd`) and a note on each GPU name no model judged
 (:mod:`.unmodelled`)."""

@@ -1,6 +1,6 @@
 """The KubeVirt feature gates the input's VMs need (rule ``feature-gates``):
 a VM with ``domain.devices.gpus[]`` needs the ``GPU`` gate, one with
-``hostDevices[]`` the ``HostDevices`` gate, in the ``--kubevirt`` release
+``hostDevices[]`` the ``HostDevices`` gate (a DRA claim's entries too), in the ``--kubevirt`` release
 (default: the newest known; the facts are :mod:`pciname.kubevirt.gates`').
 
 * With a KubeVirt CR in the input, a gate the release requires that the CR's
@@ -22,12 +22,12 @@ a VM with ``domain.devices.gpus[]`` needs the ``GPU`` gate, one with
 
 from __future__ import annotations
 
-from yaml.nodes import Node
+from yaml.nodes import MappingNode, Node
 
 from pciname.kubevirt.gates import NEEDED_BY, Gate, gate
 from pciname.lint.codes import MISSING_FEATURE_GATE, RuleName
 from pciname.lint.document import Doc, Reference, RunState, format_path
-from pciname.lint.nodes import YamlPath, get as _get, scalar as _scalar, sequence as _sequence
+from pciname.lint.nodes import YamlPath, get as _get, scalar as _scalar, sequence as _sequence, walk
 from pciname.lint.rules import Context, rule
 
 #: What a HyperConverged CR says of the gates (see the module's docstring).
@@ -40,12 +40,30 @@ HCO_GATES = (
 GATES_PATH = ("spec", "configuration", "developerConfiguration", "featureGates")
 
 
+def _claimed(docs: list[Doc]) -> list[Reference]:
+    """The ``claimName`` of each VM device list entry without a ``deviceName`` (a DRA claim's device):
+    the admitter checks the list, whatever its entries (kubevirt/kubevirt v1.9.0
+    ``vmi-create-admitter.go`` 555: ``HostDevices != nil``)."""
+    found = []
+    for doc in docs:
+        if not (doc.kind or "").startswith("VirtualMachine"):
+            continue
+        for node, path in walk(doc.root):
+            if len(path) >= 3 and path[-2] in NEEDED_BY and path[-3] == "devices" and isinstance(node, MappingNode):
+                claim = _get(node, "claimName")
+                if claim is not None and _get(node, "deviceName") is None:
+                    found.append(Reference(doc, claim, path + ("claimName",)))
+    return found
+
+
 def _needs(references: list[Reference]) -> dict[str, list[Reference]]:
-    """gate -> the VM references (``domain.devices.<list>[i].deviceName``) that need it, in input order."""
+    """gate -> the VM references (``domain.devices.<list>[i].deviceName``, or ``.claimName``) that need it,
+    in input order."""
     needs: dict[str, list[Reference]] = {}
     for ref in references:
         path = ref.path
-        if len(path) >= 4 and path[-1] == "deviceName" and path[-3] in NEEDED_BY and path[-4] == "devices":
+        entry = len(path) >= 4 and path[-1] in ("deviceName", "claimName")
+        if entry and path[-3] in NEEDED_BY and path[-4] == "devices":
             needs.setdefault(NEEDED_BY[str(path[-3])], []).append(ref)
     return needs
 
@@ -89,7 +107,7 @@ def _unchecked(ctx: Context, fact: Gate, first: Reference) -> None:
 @rule(RuleName.FEATURE_GATES)
 def feature_gates(ctx: Context, state: RunState) -> None:
     """The gates the input's VMs need: listed by its KubeVirt CR when it has one, else a note each."""
-    needs = _needs(state.sites.references)
+    needs = _needs(state.sites.references + _claimed(ctx.docs))
     if not needs:
         return
     crs = [doc for doc in ctx.docs if doc.kind == "KubeVirt"]

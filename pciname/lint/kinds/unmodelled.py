@@ -11,9 +11,10 @@ a note that says so, so a clean run never reads as "these names are right".
   ``kata-pods``), a VM's PCI names, and its vGPU names when the input has
   ``permittedHostDevices`` (``references``, ``not-permitted``) or a finding is about them,
   and the container plugin's names in VMs (``vm-container-names``).
-* **Noted.** The container plugin's names in pods (pciname has no model of
-  NVIDIA's k8s-device-plugin yet, so whether a node advertises them was not
-  checked), any other ``nvidia.com/`` name (no plugin pciname models
+* **Noted.** The container plugin's names in pods: what the model of
+  NVIDIA's k8s-device-plugin says of them (:mod:`.gfd`; its MIG names no
+  release advertises by default are rule ``container-pods``'s findings), and
+  that whether a node offers them was not checked; any other ``nvidia.com/`` name (no plugin pciname models
   advertises it; a passthrough name of the profile says so), a VM's vGPU name
   when the input has no ``permittedHostDevices``, and other vendors' names.
 """
@@ -26,6 +27,7 @@ from pciname.hami.pods import NAME_PREFIX
 from pciname.kubevirt.resources import CONTAINER, MDEV, resource_kind
 from pciname.lint.codes import RuleName
 from pciname.lint.document import Doc, RunState, format_path, permitted_names
+from pciname.lint.kinds.gfd import advertised
 from pciname.lint.kinds.kata import kata_requests
 from pciname.lint.nodes import YamlPath, items as _items, scalar as _scalar, walk
 from pciname.lint.rules import Context, rule
@@ -70,15 +72,15 @@ def _pod_text(ctx: Context, name: str) -> str | None:
     if name.startswith(OTHER_GPU_DOMAINS):
         return f"pciname has no model of {name.partition('/')[0]}'s device plugins: {name} was not checked"
     if kind == CONTAINER:
-        return (
-            f"{name} is a name of NVIDIA's container device plugin (k8s-device-plugin), which pciname does not "
-            "model yet: whether a node advertises it was not checked"
-            + (
-                " (HAMi's chart registers it too: --hami RELEASE checks it as HAMi reads it)"
-                if name in _hami_names()
-                else ""
-            )
+        hami = (
+            " (HAMi's chart registers it too: --hami RELEASE checks it as HAMi reads it)"
+            if name in _hami_names()
+            else ""
         )
+        said = advertised(name)
+        if said is None:
+            return f"{name} is not a name NVIDIA's container device plugin advertises by default; {CUSTOM}: no model covers it{hami}"
+        return f"{said}: whether a node offers it was not checked{hami}"
     if kind not in ("pci", MDEV):
         return None
     if name in ctx.names():
@@ -92,14 +94,14 @@ def _pod_text(ctx: Context, name: str) -> str | None:
     )
 
 
-def _resources(ctx: Context, doc: Doc) -> None:
-    """The notes on one document's resources mappings."""
+def _resources(ctx: Context, doc: Doc, judged: set[tuple[str, int, str]]) -> None:
+    """The notes on one document's resources mappings no finding judged."""
     found: list[tuple[Node, YamlPath, str]] = []
     for node, path in walk(doc.root):
         if isinstance(node, MappingNode) and len(path) >= 2 and path[-2] == "resources" and path[-1] in RESOURCE_FIELDS:
             for name, key, _ in _items(node):
                 text = _pod_text(ctx, name)
-                if text is not None:
+                if text is not None and (doc.file, doc.index, format_path(path + (name,))) not in judged:
                     found.append((key, path + (name,), text))
     if not found:
         return
@@ -137,5 +139,6 @@ def unmodelled_names(ctx: Context, state: RunState) -> None:
     if not ctx.want_notes:
         return
     _references(ctx, state)
+    judged = {(f.file, f.document, f.path) for f in state.findings}
     for doc in ctx.docs:
-        _resources(ctx, doc)
+        _resources(ctx, doc, judged)

@@ -684,3 +684,44 @@ class ImageCheckResponse(_message.Message):
     reasons: _containers.RepeatedScalarFieldContainer[str]
     sees: str
     def __init__(self, image: _Optional[str] = ..., hami: _Optional[str] = ..., libvgpu_commit: _Optional[str] = ..., library: _Optional[_Union[ImageCheckLibrary, _Mapping]] = ..., holds: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., sees: _Optional[str] = ...) -> None: ...
+
+class GfdLabelsRequest(_message.Message):
+    __slots__ = ("product", "count", "release", "memory_mib", "compute", "replicas", "renamed", "sharing_strategy")
+    PRODUCT_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_MIB_FIELD_NUMBER: _ClassVar[int]
+    COMPUTE_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    RENAMED_FIELD_NUMBER: _ClassVar[int]
+    SHARING_STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    product: str
+    count: int
+    release: str
+    memory_mib: int
+    compute: str
+    replicas: int
+    renamed: bool
+    sharing_strategy: str
+    def __init__(self, product: _Optional[str] = ..., count: _Optional[int] = ..., release: _Optional[str] = ..., memory_mib: _Optional[int] = ..., compute: _Optional[str] = ..., replicas: _Optional[int] = ..., renamed: _Optional[bool] = ..., sharing_strategy: _Optional[str] = ...) -> None: ...
+
+class GfdLabelsResponse(_message.Message):
+    __slots__ = ("release", "commit", "labels", "product", "sources")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    RELEASE_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    PRODUCT_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    release: str
+    commit: str
+    labels: _containers.ScalarMap[str, str]
+    product: str
+    sources: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, release: _Optional[str] = ..., commit: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., product: _Optional[str] = ..., sources: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -1,5 +1,7 @@
 """The RPCs over the names that are a capability's request and answer:
-``Reverse`` and ``Diff`` (:mod:`pciname.capabilities.names`). The lookups,
+``Reverse`` and ``Diff`` (:mod:`pciname.capabilities.names`), and
+``GfdLabels`` (:mod:`pciname.capabilities.gfd_labels`: the container
+plugin's GFD labels). The lookups,
 ``Resolve``, ``ResolveBatch`` and ``ListDevices``, answer from the served
 data's encoded tables (:mod:`pciname.server.service`)."""
 
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from pciname.capabilities.gfd_labels import GfdLabelsRequest
 from pciname.capabilities.names import DiffRequest, ReverseRequest, reverse_miss
 from pciname.server._proto import pciname_pb2 as pb
 from pciname.server.data import DataSet, request_aliases, served_profile, with_request_aliases
@@ -54,4 +57,16 @@ def diff(
     return diff_response(old.name, new.name, entries), 0
 
 
-__all__ = ["diff", "reverse"]
+GFD_RULES = (declared(GfdLabelsRequest, "product", "release", "compute"),)
+
+
+def gfd_labels(
+    request: pb.GfdLabelsRequest, context: grpc.ServicerContext, data: DataSet, service: PciNameService
+) -> tuple[pb.GfdLabelsResponse, int]:
+    """What ``pciname gfd-labels NVML_NAME -o json`` answers (0 for count or replicas: 1)."""
+    check(request, GFD_RULES)
+    asked = request_from("GfdLabels", request, count=request.count or 1, replicas=request.replicas or 1).validated()
+    return to_message(pb.GfdLabelsResponse, answer("GfdLabels", asked)), 0
+
+
+__all__ = ["diff", "gfd_labels", "reverse"]
