@@ -16,6 +16,7 @@ from pciname.base.requests import MAX_YAML_DEPTH
 from pciname.errors import LintInputError
 from pciname.lint import compose as composer
 from pciname.lint.linter import lint_text
+from tests.kube_documents import KUBEVIRT_CR, vm
 
 CORPUS = sorted((Path(__file__).parents[1] / "data" / "lint-corpus").glob("*.yaml"))
 
@@ -196,3 +197,22 @@ def test_the_corpus_lints_the_same_either_way(path: Path, monkeypatch: pytest.Mo
         patch.setattr(composer, "_libyaml", lambda: None)
         pure = [str(f) for f in lint_text(text, path.name, "latest")]
     assert fast == pure
+
+
+def places(node: Node) -> list[tuple[int, int]]:
+    """(line, column) where each node starts, in document order."""
+    inner = [] if isinstance(node, ScalarNode) else node.value
+    if isinstance(node, MappingNode):
+        inner = [n for pair in inner for n in pair]
+    return [(node.start_mark.line, node.start_mark.column), *(p for n in inner for p in places(n))]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_nodes_marks_are_one_position_where_pyyaml_says_it_starts(fast: bool, monkeypatch) -> None:
+    text = KUBEVIRT_CR + "---\n" + vm("nvidia.com/GA102GL_A10")
+    if not fast:
+        monkeypatch.setattr(composer, "_libyaml", lambda: None)
+    ours = [root for _, root in composer.compose(text, "in.yaml")]
+    theirs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    assert [places(root) for root in ours] == [places(root) for root in theirs]
+    assert type(ours[0].start_mark) is composer.Position and ours[0].end_mark is ours[0].start_mark
