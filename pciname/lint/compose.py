@@ -17,11 +17,10 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pciname.base.requests import MAX_YAML_DEPTH, nested_too_deeply
-from pciname.errors import LintInputError
+from pciname.errors import LintInputError, PcinameBaseError
 
 __all__ = [
     "Duplicates",
-    "NestedTooDeeply",
     "Position",
     "collector_paused",
     "compose",
@@ -103,11 +102,11 @@ class _ConsumerLoader(yaml.SafeLoader):
         return node
 
     def _open(self) -> None:
-        """One more collection open: :class:`NestedTooDeeply` past the budget
+        """One more collection open: :class:`_NestedTooDeeply` past the budget
         (at its start event, before anything in it is composed)."""
         self.depth += 1
         if self.depth > MAX_YAML_DEPTH:
-            raise NestedTooDeeply(self.peek_event().start_mark)  # type: ignore[no-untyped-call]
+            raise _NestedTooDeeply(self.peek_event().start_mark)  # type: ignore[no-untyped-call]
 
 
 def _key(constructor: Any, node: Node) -> Any:
@@ -224,7 +223,7 @@ def refuse_surrogates(node: ScalarNode) -> None:
                 )
 
 
-class NestedTooDeeply(Exception):
+class _NestedTooDeeply(PcinameBaseError):
     """YAML nesting more than :data:`~pciname.base.requests.MAX_YAML_DEPTH`
     collections at once; ``mark``: where the first one past it starts."""
 
@@ -283,7 +282,7 @@ def _settle_document(root: Node, constructor: Any, duplicates: Duplicates) -> bo
     each node's marks one :class:`Position` (where it starts: all lint
     reads of them); a collection past
     :data:`~pciname.base.requests.MAX_YAML_DEPTH` refused
-    (:class:`NestedTooDeeply`). False for a node that holds itself (an alias
+    (:class:`_NestedTooDeeply`). False for a node that holds itself (an alias
     to a collection still open), left to PyYAML's composer."""
     seen: set[int] = set()  # collections met
     open_: set[int] = set()  # collections met and not yet settled
@@ -307,7 +306,7 @@ def _settle_document(root: Node, constructor: Any, duplicates: Duplicates) -> bo
                 return False
             continue
         if depth > MAX_YAML_DEPTH:
-            raise NestedTooDeeply(node.start_mark)
+            raise _NestedTooDeeply(node.start_mark)
         node.start_mark = node.end_mark = position(node.start_mark)
         seen.add(key)
         open_.add(key)
@@ -435,7 +434,7 @@ def compose_documents(text: str | bytes, filename: str) -> tuple[list[tuple[int,
             composed = None if fast is None else _compose_fast(text, fast)
             docs, duplicates = composed if composed is not None else _compose_pure(text)
         return [(n, doc) for n, doc in enumerate(docs, 1) if doc is not None], duplicates
-    except NestedTooDeeply as error:
+    except _NestedTooDeeply as error:
         line, column = error.mark.line + 1, error.mark.column + 1
         raise LintInputError(f"{filename}:{nested_too_deeply(line, column)}", file=filename, line=line) from None
     except yaml.MarkedYAMLError as error:
