@@ -21,6 +21,7 @@ from pciname.cozystack.choice import profile_for, release_for
 from pciname.dra.facts import Combination, DraCombinationError, choose
 from pciname.errors import LintInputError, PcinameError
 from pciname.kubevirt.selectors import known_release
+from pciname.lint.compose import collector_paused
 from pciname.lint.inputs import STDIN, read_input
 from pciname.lint.linter import Finding, Linter
 from pciname.lint.plugin import parse as parse_nvidia_plugin
@@ -131,6 +132,7 @@ class LintAnswer:
     errors: tuple[LintInputError, ...] = ()
 
 
+@collector_paused
 def answer(
     request: LintRequest,
     profile: ProfileLike,

@@ -59,9 +59,12 @@ def sequence(node: Node | None) -> list[Node]:
 def walk(root: Node) -> Iterator[tuple[Node, YamlPath]]:
     """Every node under ``root`` (itself included) with its path, in document
     order, each once: a node an alias repeats is met at its first place, so
-    aliases do not multiply the work."""
+    aliases do not multiply the work. Only the values of scalar keys are
+    entered (as :func:`items` reads a mapping). Plain loops, no generator
+    per mapping: three rules walk every document."""
     seen: set[int] = set()
     stack: list[tuple[Node, YamlPath]] = [(root, ())]
+    push = stack.append
     while stack:
         node, path = stack.pop()
         if id(node) in seen:
@@ -69,6 +72,12 @@ def walk(root: Node) -> Iterator[tuple[Node, YamlPath]]:
         seen.add(id(node))
         yield node, path
         if isinstance(node, MappingNode):
-            stack.extend((value, path + (key,)) for key, _, value in reversed(list(items(node))))
+            pairs = node.value
+            for i in range(len(pairs) - 1, -1, -1):
+                key, value = pairs[i]
+                if isinstance(key, ScalarNode):
+                    push((value, path + (key.value,)))
         elif isinstance(node, SequenceNode):
-            stack.extend((item, path + (i,)) for i, item in reversed(list(enumerate(node.value))))
+            values = node.value
+            for i in range(len(values) - 1, -1, -1):
+                push((values[i], path + (i,)))

@@ -261,6 +261,19 @@ def allowed_from_cr(
     while the CR is linted and once it is read (it raises to stop: a
     caller's deadline); ``stream``: what the YAML is read through (a stream
     that asks ``check`` as it is read)."""
+    from pciname.lint.compose import collector_paused  # one pause: the nodes are gone before it ends
+
+    return collector_paused(_allowed_from_text)(text, filename, profile, resolver, check, stream)
+
+
+def _allowed_from_text(
+    text: str | bytes,
+    filename: str,
+    profile: ProfileLike,
+    resolver: ResolverLike | None,
+    check: Callable[[], None] | None,
+    stream: Callable[[str | bytes], Any] | None,
+) -> tuple[dict[str, Any], list[str]]:
     from pciname.lint.linter import Linter
 
     linter = Linter(profile, resolver=resolver, check=check)

@@ -3,7 +3,8 @@
 long one text may be (``chars``), how many items a field may hold
 (``items``; ``batch``: as many as the surface's batch size, a server's
 ``--max-batch``), and the most GPUs one ``DEVICE=COUNT`` may ask for
-(``count``, :data:`~pciname.base.requests.MAX_GPUS`).
+(``count``, :data:`~pciname.base.requests.MAX_GPUS`), and how deep a
+request's YAML may nest (:data:`MAX_YAML_DEPTH`, lint's text on every surface).
 
 :func:`limits` reads a request type's. The count is enforced on every
 surface as a request's ``DEVICE=COUNT`` is read
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pciname.base.echo import shown
-from pciname.base.requests import MAX_GPUS
+from pciname.base.requests import MAX_GPUS, MAX_YAML_DEPTH
 from pciname.requests.spelling import RequestError, Spelling, Words
 
 T = TypeVar("T")
@@ -128,6 +129,7 @@ __all__ = [
     "DEVICES",
     "DEVICE_CHARS",
     "DEVICE_IDS",
+    "MAX_YAML_DEPTH",
     "NAME",
     "NAME_CHARS",
     "PROFILE",

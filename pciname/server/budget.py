@@ -31,11 +31,10 @@ from typing import Any
 import grpc
 import yaml
 
+from pciname.base.requests import nested_too_deeply
+from pciname.requests.limits import MAX_YAML_DEPTH  # the request's declared depth: lint's own
 from pciname.server.rpc.wire import FILE_KEY, LINT_INPUT, RpcFailure, failure, metadata_text, shown
 
-# Deeper than any Kubernetes object; PyYAML's composer recurses about three
-# frames per level and fails near 300 anyway, after a long scan.
-MAX_YAML_DEPTH = 200
 # Events between two looks at the caller's deadline and cancellation.
 CHECK_EVERY = 2048
 
@@ -118,7 +117,7 @@ class _Counter:
                     count += 1
                     open_.append((event.anchor, count))
                     if len(open_) > MAX_YAML_DEPTH:
-                        raise self._too_deep()
+                        raise self._too_deep(event.start_mark)
                 elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                     anchor, start = open_.pop()
                     if anchor is not None:
@@ -137,11 +136,12 @@ class _Counter:
             self.counted = count
         return count
 
-    def _too_deep(self) -> RpcFailure:
-        """What the linter says of YAML its composer cannot nest (after a long scan)."""
+    def _too_deep(self, mark: Any) -> RpcFailure:
+        """The line lint gives YAML nested past :data:`MAX_YAML_DEPTH`
+        (:func:`~pciname.base.requests.nested_too_deeply`): the first collection past it."""
         return failure(
             grpc.StatusCode.INVALID_ARGUMENT,
-            f"{shown(self.name, quote=False)}: YAML nested too deeply to read (more than {MAX_YAML_DEPTH} levels)",
+            f"{shown(self.name, quote=False)}:{nested_too_deeply(mark.line + 1, mark.column + 1)}",
             self.reason or LINT_INPUT,
             *([] if self.reason else [(FILE_KEY, metadata_text(self.name))]),
         )

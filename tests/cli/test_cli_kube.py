@@ -357,7 +357,7 @@ def test_lint_deeply_nested_yaml_is_unreadable_input_not_a_crash(capsys, tmp_pat
     deep.write_text("[" * 100_000)
     code, out, err = run("lint", str(deep))
     assert code == 2 and out == ""
-    assert err.strip() == f"pciname: {deep}: YAML nested too deeply to read"
+    assert err.strip() == f"pciname: {deep}:1:201: YAML nested too deeply to read (more than 200 levels)"
 
 
 # -- limits: GPU counts and lint input -----------------------------------------------------------

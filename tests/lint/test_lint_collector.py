@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from collections.abc import Iterator
 
 import pytest
 
+from pciname.capabilities.lint import LintRequest, answer
 from pciname.errors import LintInputError
 from pciname.lint import compose as compose_module
 from pciname.lint.compose import compose_documents, paused_collector
 from pciname.lint.linter import Linter
+from tests.kube_documents import KUBEVIRT_CR, vm
 
 TEXT = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n"
 
@@ -102,3 +105,30 @@ def test_threads_share_one_pause_and_the_last_one_out_turns_it_on(collector_on) 
     assert b_out.is_set()
     assert inside_after_a_left == [False]
     assert gc.isenabled()
+
+
+def test_a_lint_frees_its_nodes_without_the_collector() -> None:
+    """Reference counting alone frees every node once the linter is gone (a
+    cycle through the sites' walk kept them all until the collector walked
+    them: 0.6 s of bench/lint_speed.py's lint)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        linter = Linter("latest")
+        linter.add_text(KUBEVIRT_CR + "---\n" + vm("nvidia.com/GA102GL_A10"), "fleet.yaml")
+        roots = [weakref.ref(doc.root) for doc in linter._docs]
+        linter.run()
+        del linter
+        assert len(roots) == 2 and [root() for root in roots] == [None, None]
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_the_lint_answer_is_one_pause(collector_on) -> None:
+    """Composing, the rules and the steps between them under one pause (each
+    paused alone, the collection between them walked every node): ``check``
+    is asked between the steps."""
+    seen: list[bool] = []
+    request = LintRequest(files=(("a.yaml", TEXT),)).validated()
+    assert answer(request, "latest", check=lambda: seen.append(gc.isenabled())).findings == []
+    assert seen == [False, False, False] and gc.isenabled()

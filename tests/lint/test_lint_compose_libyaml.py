@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pciname.base.requests import MAX_YAML_DEPTH
 from pciname.errors import LintInputError
 from pciname.lint import compose as composer
 from pciname.lint.linter import lint_text
+from tests.kube_documents import KUBEVIRT_CR, vm
 
 CORPUS = sorted((Path(__file__).parents[1] / "data" / "lint-corpus").glob("*.yaml"))
 
@@ -114,11 +116,76 @@ def test_an_error_is_pyyamls_line(name: str, monkeypatch: pytest.MonkeyPatch) ->
     assert fast[0] == "refused", fast
 
 
-def test_nesting_past_fast_depth_is_not_given_to_libyaml() -> None:
-    nested = "[" * (composer.FAST_DEPTH + 1) + "]" * (composer.FAST_DEPTH + 1)
-    assert composer._compose_fast(nested, yaml.CSafeLoader) is None
-    shallow = "[" * composer.FAST_DEPTH + "]" * composer.FAST_DEPTH
-    assert composer._compose_fast(shallow, yaml.CSafeLoader) is not None
+def deep(levels: int, shape: str) -> str:
+    """YAML holding ``levels`` collections open at once, as flow sequences,
+    block mappings (one a line) or compact block sequences (``- - a``)."""
+    if shape == "flow":
+        return "[" * levels + "]" * levels + "\n"
+    if shape == "block":
+        return "".join(f"{'  ' * i}k:\n" for i in range(levels - 1)) + f"{'  ' * (levels - 1)}k: v\n"
+    return "- " * levels + "a\n"
+
+
+#: Where the first collection past the budget starts (1-based line, column).
+PAST = {
+    "flow": (1, MAX_YAML_DEPTH + 1),
+    "block": (MAX_YAML_DEPTH + 1, 2 * MAX_YAML_DEPTH + 1),
+    "compact": (1, 2 * MAX_YAML_DEPTH + 1),
+}
+
+
+def _no_scan(*_: Any) -> bool:
+    raise AssertionError("a libyaml that bounds nesting needs no scan first")
+
+
+def _no_pure(*_: Any) -> Any:
+    raise AssertionError("libyaml read it: PyYAML's composer is not asked")
+
+
+@pytest.fixture(params=["libyaml", "libyaml-unbounded", "pure"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How lint composes: libyaml (which bounds nesting itself: no scan
+    first, no fallback), a libyaml that would not (its events counted
+    first), or PyYAML's composer (no libyaml)."""
+    if request.param == "libyaml":
+        monkeypatch.setattr(composer, "_nested_deeper", _no_scan)
+    elif request.param == "libyaml-unbounded":
+        monkeypatch.setattr(composer, "_libyaml_bounds_nesting", lambda _: False)
+    else:
+        monkeypatch.setattr(composer, "_libyaml", lambda: None)
+    return str(request.param)
+
+
+def depth(node: Node) -> int:
+    inner = node.value if isinstance(node, SequenceNode) else [n for pair in node.value for n in pair]
+    return 1 + max((depth(n) for n in inner if not isinstance(n, ScalarNode)), default=0)
+
+
+@pytest.mark.parametrize("shape", sorted(PAST))
+def test_yaml_nested_as_deep_as_the_budget_is_read(shape: str, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path == "libyaml":
+        monkeypatch.setattr(composer, "_compose_pure", _no_pure)
+    [(_, root)], _ = composer.compose_documents(deep(MAX_YAML_DEPTH, shape), "in.yaml")
+    assert depth(root) == MAX_YAML_DEPTH
+
+
+@pytest.mark.parametrize("shape", sorted(PAST))
+def test_one_level_past_the_budget_is_one_line_at_that_collection(
+    shape: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if path == "libyaml":
+        monkeypatch.setattr(composer, "_compose_pure", _no_pure)  # refused on the composed nodes themselves
+    line, column = PAST[shape]
+    with pytest.raises(LintInputError) as refused:
+        composer.compose_documents(deep(MAX_YAML_DEPTH + 1, shape), "in.yaml")
+    assert str(refused.value) == f"in.yaml:{line}:{column}: YAML nested too deeply to read (more than 200 levels)"
+    assert refused.value.line == line
+
+
+def test_the_installed_libyaml_bounds_nesting_and_pyyamls_parser_does_not() -> None:
+    """What lets lint skip the depth scan; PyYAML's own parser reads any depth."""
+    assert composer._libyaml_bounds_nesting(yaml.CSafeLoader)
+    assert not composer._libyaml_bounds_nesting(yaml.SafeLoader)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
@@ -130,3 +197,22 @@ def test_the_corpus_lints_the_same_either_way(path: Path, monkeypatch: pytest.Mo
         patch.setattr(composer, "_libyaml", lambda: None)
         pure = [str(f) for f in lint_text(text, path.name, "latest")]
     assert fast == pure
+
+
+def places(node: Node) -> list[tuple[int, int]]:
+    """(line, column) where each node starts, in document order."""
+    inner = [] if isinstance(node, ScalarNode) else node.value
+    if isinstance(node, MappingNode):
+        inner = [n for pair in inner for n in pair]
+    return [(node.start_mark.line, node.start_mark.column), *(p for n in inner for p in places(n))]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_nodes_marks_are_one_position_where_pyyaml_says_it_starts(fast: bool, monkeypatch) -> None:
+    text = KUBEVIRT_CR + "---\n" + vm("nvidia.com/GA102GL_A10")
+    if not fast:
+        monkeypatch.setattr(composer, "_libyaml", lambda: None)
+    ours = [root for _, root in composer.compose(text, "in.yaml")]
+    theirs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    assert [places(root) for root in ours] == [places(root) for root in theirs]
+    assert type(ours[0].start_mark) is composer.Position and ours[0].end_mark is ours[0].start_mark

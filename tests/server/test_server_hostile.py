@@ -105,6 +105,7 @@ def test_the_docs_state_the_bounds_as_defined():
     for needle in (
         f"`--max-lint-nodes` (default {config.DEFAULT_MAX_LINT_NODES:,} YAML nodes",
         f"nesting of at most {budget.MAX_YAML_DEPTH} levels",
+        f"nested at most {budget.MAX_YAML_DEPTH} levels",
         f"`--max-concurrent-lints` (default {config.DEFAULT_MAX_CONCURRENT_LINTS})",
         f"within `--timeout` (default {cluster.DEFAULT_TIMEOUT:g} s;",
         f"`--kube-timeout`, default {config.DEFAULT_KUBE_TIMEOUT:g} s",

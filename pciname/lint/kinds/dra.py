@@ -130,6 +130,10 @@ class _Reference:
     namespace: str | None
 
 
+#: The keys without which :meth:`DraClaims._collect` finds nothing in a mapping.
+_COLLECTED = frozenset(("kind", "domain"))
+
+
 def _namespace(node: MappingNode) -> str | None:
     return _scalar(_get(_get(node, "metadata"), "namespace"))
 
@@ -198,11 +202,15 @@ class DraClaims:
                 continue
             seen.add(id(node))
             if isinstance(node, MappingNode):
-                namespace = _namespace(node) or namespace
-                self._collect(doc, node, path, namespace)
-                stack.extend((v, path + (k,), namespace) for k, _, v in reversed(list(_items(node))))
+                pairs = [(key.value, value) for key, value in node.value if isinstance(key, ScalarNode)]
+                names = {name for name, _ in pairs}
+                if "metadata" in names:
+                    namespace = _namespace(node) or namespace
+                if not names.isdisjoint(_COLLECTED):  # else _collect finds nothing: most mappings
+                    self._collect(doc, node, path, namespace)
+                stack.extend([(value, path + (name,), namespace) for name, value in reversed(pairs)])
             elif isinstance(node, SequenceNode):
-                stack.extend((item, path + (i,), namespace) for i, item in reversed(list(enumerate(node.value))))
+                stack.extend([(item, path + (i,), namespace) for i, item in reversed(list(enumerate(node.value)))])
 
     def _collect(self, doc: Any, node: MappingNode, path: YamlPath, namespace: str | None) -> None:
         kind = _scalar(_get(node, "kind")) or ""

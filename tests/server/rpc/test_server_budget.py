@@ -26,6 +26,7 @@ from pciname.server.budget import (
 )
 from pciname.server.config import DEFAULT_MAX_CONCURRENT_LINTS, DEFAULT_MAX_LINT_NODES, flag_default
 from pciname.server.rpc.wire import RpcFailure
+from tests.cli_run import pciname
 from tests.conftest import ServerSpec
 from tests.server_util import metric, scrape
 
@@ -91,8 +92,9 @@ def test_count_refuses_past_the_limit_and_deep_nesting():
         count_nodes("x: " + "[" * (MAX_YAML_DEPTH - 1) + "]" * (MAX_YAML_DEPTH - 1), "d", 10**6, Context(), flag="-")
         > 0
     )
-    with pytest.raises(RpcFailure, match="nested too deeply"):
+    with pytest.raises(RpcFailure) as caught:
         count_nodes("x: " + "[" * MAX_YAML_DEPTH, "d", 10**6, Context(), flag="-")
+    assert caught.value.details == "d:1:203: YAML nested too deeply to read (more than 200 levels)"
 
 
 def test_count_stops_when_the_caller_goes():
@@ -210,6 +212,24 @@ def test_lint_nodes_are_bounded_across_files(stub):
         f"more than this server's maximum of {MAX_NODES} YAML nodes in one request (--max-lint-nodes), "
         "counting aliases as what they stand for, by b; split the request"
     )
+
+
+def nested(levels: int) -> str:
+    """Block mappings ``levels`` deep, one a line."""
+    return "".join(f"{'  ' * i}k:\n" for i in range(levels - 1)) + f"{'  ' * (levels - 1)}k: v\n"
+
+
+def test_the_depth_budget_holds_on_the_rpc_as_on_the_cli(stub, tmp_path):
+    """Lint's declared depth (pciname.requests.limits.MAX_YAML_DEPTH): read
+    at the limit, one level past it the same line on both surfaces."""
+    at, past = tmp_path / "deep.yaml", tmp_path / "deeper.yaml"
+    at.write_text(nested(MAX_YAML_DEPTH))
+    past.write_text(nested(MAX_YAML_DEPTH + 1))
+    assert lint(stub, **{"deep.yaml": at.read_text()}) == (grpc.StatusCode.OK, "")
+    assert pciname("lint", at).code == 0
+    line = "201:401: YAML nested too deeply to read (more than 200 levels)"
+    assert lint(stub, **{"deeper.yaml": past.read_text()}) == (grpc.StatusCode.INVALID_ARGUMENT, f"deeper.yaml:{line}")
+    assert tuple(pciname("lint", past)) == (2, "", f"pciname: {past}:{line}\n")
 
 
 def test_a_billion_laughs_is_refused_at_once(stub):
