@@ -26,15 +26,19 @@ from pciname.cluster.kube import (
     read_cluster,
     read_cozystack_operator,
     read_dra,
+    read_hami,
 )
 from pciname.cozystack.choice import release_for
 from pciname.cozystack.releases import ClusterRelease, Release, get_release, release_in_cluster
 from pciname.dra.audit import audit_dra
 from pciname.errors import PcinameError
+from pciname.hami.audit import audit_hami
+from pciname.hami.check import HAMI_CHARS, release_tag
+from pciname.hami.releases import release as hami_release
 from pciname.kubevirt.objects import KubeObject, permitted_entries
 from pciname.naming.profiles import DEFAULT_PROFILE
 from pciname.policy.audit import AUTO, Check, audit, choose_profile, gpu_options, is_auto
-from pciname.requests.limits import NAME, PROFILE, checked
+from pciname.requests.limits import NAME, PROFILE, checked, limit
 from pciname.requests.spelling import RequestError, Spelling
 
 if TYPE_CHECKING:
@@ -186,6 +190,30 @@ class GpuOptionsRequest(AuditRequest):
         return asked
 
 
+@dataclass(frozen=True)
+class HamiAuditRequest(AuditRequest):
+    """``audit --hami``: HAMi in a tenant cluster, from its Nodes and Pods
+    (:func:`pciname.hami.audit.audit_hami`), for ``hami`` (``v2.8.1``,
+    ``hami@v2.8.1``); no profile, KubeVirt CR or DRA (HAMi's names are its chart's)."""
+
+    hami: str = field(default="", metadata=limit(chars=HAMI_CHARS))
+
+    def validated(self) -> Self:
+        """The request, its release as HAMi tags it (a PcinameError naming the releases known)."""
+        checked(self)
+        if given(self.profile) or self.kubevirt_name is not None or self.dra:
+            raise RequestError(
+                lambda say: (
+                    f"audit --hami takes no {say('profile')}, no {say('kubevirt_name')} and no {say('dra')}: "
+                    "HAMi's names are its chart's"
+                ),
+                {"kubevirt_name": "--kubevirt"},
+            )
+        if not self.hami.strip():
+            raise RequestError(lambda say: f"no HAMi release given ({say('hami')} RELEASE)")
+        return replace(self, hami=release_tag(self.hami))
+
+
 class Deadline:
     """A request's :attr:`~AuditRequest.timeout` counted from its start (the
     CLI's: the command's): :meth:`check`, what the work calls as it goes,
@@ -258,6 +286,14 @@ def answer_audit_dra(request: AuditRequest, client: ApiClient, *, check: Check |
     return audit_dra(state.resource_api, state.objects, state.vms, check=check)
 
 
+def answer_audit_hami(request: HamiAuditRequest, client: ApiClient, *, check: Check | None = None) -> dict[str, Any]:
+    """HAMi's audit (:func:`pciname.hami.audit.audit_hami`) of the Nodes and
+    Pods of the cluster ``client`` reaches, read within :attr:`~AuditRequest.seconds`;
+    ``check``: the caller's deadline, checked as the audit goes."""
+    state = read_hami(client, timeout=request.seconds)
+    return audit_hami(hami_release(request.hami), state.nodes, state.pods, check=check)
+
+
 @dataclass(frozen=True)
 class GpuOptions:
     """The options (:func:`pciname.policy.audit.gpu_options`), the profile
@@ -298,8 +334,10 @@ __all__ = [
     "Deadline",
     "GpuOptions",
     "GpuOptionsRequest",
+    "HamiAuditRequest",
     "answer_audit",
     "answer_audit_dra",
+    "answer_audit_hami",
     "answer_gpu_options",
     "choose",
     "connect",

@@ -73,6 +73,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "ResourceClaimTemplates, ResourceClaims and VirtualMachines, and report per VM claim request whether its "
         "DeviceClass exists and some published device satisfies its selectors",
     )
+    audit.add_argument(
+        "--hami",
+        metavar="RELEASE",
+        help="audit HAMi instead (v2.8.1, hami@v2.8.1): read the Nodes and the Pods and report nodes running HAMi's "
+        "and NVIDIA's device plugins, GPU nodes without the label HAMi's device plugin selects (gpu=on), pods "
+        "with HAMi names on nodes HAMi does not serve, and the HAMi release its pods run",
+    )
     add_cozystack_option(audit, "the cluster runs, when its cozystack-operator Deployment does not say")
     add_profile_options(audit)
     add_output_option(audit, formats("audit"))
@@ -150,6 +157,8 @@ def _connect(args: argparse.Namespace, seconds: float) -> Any:
 def run_audit(args: argparse.Namespace) -> int:
     from pciname.capabilities.audit import AuditRequest, Deadline, read
 
+    if args.hami is not None:
+        return _run_audit_hami(args)
     request = AuditRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout, dra=args.dra)
     if args.dra:
         check = Deadline(request, "audit --dra").check  # from the command's start
@@ -164,6 +173,28 @@ def run_audit(args: argparse.Namespace) -> int:
     else:
         emit(result, args.output)
     return 1 if result["findings"] else 0
+
+
+def _run_audit_hami(args: argparse.Namespace) -> int:
+    from pciname.capabilities.audit import Deadline
+
+    request = request_of("audit --hami", args, {"kubevirt_name": "kubevirt"}, profile=_profile(args))
+    check = Deadline(request, "audit --hami").check  # from the command's start
+    result = ask("audit --hami", request, _connect(args, request.seconds), check=check)
+    if args.output != "table":
+        emit(result, args.output)
+        return 1 if result["problems"] else 0
+    selector = ", ".join(f"{k}={v}" for k, v in result["node_selector"]["labels"].items())
+    write_line(f"HAMi {result['hami']}: its device plugin runs on nodes with {selector}")
+    write_line(f"served: {', '.join(result['served']) or 'no node'}")
+    differs = f" (not {result['hami']})" if result["release_differs"] else ""
+    write_line(f"HAMi images running: {', '.join(result['in_use']) or 'none'}{differs}")
+    print()
+    for problem in result["problems"]:
+        write_line(f"{problem['code']}: {problem['node']}: {problem['message']}")
+    if not result["problems"]:
+        write_line("no findings")
+    return 1 if result["problems"] else 0
 
 
 def _audit_table(result: dict[str, Any]) -> None:

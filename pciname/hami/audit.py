@@ -1,6 +1,6 @@
 """HAMi in a tenant cluster, from its Node and Pod objects (as the API server
-returns them): the checks ``audit --hami`` is to run (not yet wired into a
-command: the capability needs room in ``pciname/capabilities``).
+returns them): the checks ``pciname audit --hami`` runs
+(:func:`pciname.capabilities.audit.answer_audit_hami`).
 
 * **Both plugins on one node.** A node running HAMi's device plugin (pods
   labelled ``app.kubernetes.io/component: hami-device-plugin``, HAMi's chart
@@ -20,7 +20,7 @@ command: the capability needs room in ``pciname/capabilities``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +68,7 @@ def _asked(pod: Mapping[str, Any], release: Release) -> list[str]:
     return found
 
 
-def _plugins(pods: list[Mapping[str, Any]]) -> dict[str, set[str]]:
+def _plugins(pods: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
     """node -> which plugins run there ("hami", "nvidia")."""
     on: dict[str, set[str]] = {}
     for pod in pods:
@@ -82,7 +82,7 @@ def _plugins(pods: list[Mapping[str, Any]]) -> dict[str, set[str]]:
     return on
 
 
-def _releases_in_use(pods: list[Mapping[str, Any]]) -> list[str]:
+def _releases_in_use(pods: Sequence[Mapping[str, Any]]) -> list[str]:
     tags = {
         str(c.get("image", "")).rsplit(":", 1)[1]
         for pod in pods
@@ -92,8 +92,15 @@ def _releases_in_use(pods: list[Mapping[str, Any]]) -> list[str]:
     return sorted(tags)
 
 
-def audit_hami(release: Release, nodes: list[Mapping[str, Any]], pods: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """The problems, by node, and the HAMi releases HAMi's pods run (their image tags)."""
+def audit_hami(
+    release: Release,
+    nodes: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]],
+    *,
+    check: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """The problems, by node, and the HAMi releases HAMi's pods run (their
+    image tags); ``check`` (a deadline) is called as the pods are read."""
     plugins = _plugins(pods)
     selector = release.node_selector
     served = {_name(n) for n in nodes if _matches(_labels(n), selector)}
@@ -111,6 +118,8 @@ def audit_hami(release: Release, nodes: list[Mapping[str, Any]], pods: list[Mapp
         if _has_gpus(n) and _name(n) not in served
     ]
     for pod in pods:
+        if check is not None:
+            check()
         asked, node = _asked(pod, release), (pod.get("spec") or {}).get("nodeName")
         if asked and node and node not in served:
             where = f"{(pod.get('metadata') or {}).get('namespace', '')}/{_name(pod)}"
@@ -119,6 +128,12 @@ def audit_hami(release: Release, nodes: list[Mapping[str, Any]], pods: list[Mapp
     in_use = _releases_in_use(pods)
     return {
         "hami": release.release,
+        "node_selector": {
+            "labels": selector,
+            "values_key": release.node_selector_key,
+            "source": release.node_selector_where,
+        },
+        "served": sorted(served),
         "in_use": in_use,
         "release_differs": bool(in_use) and in_use != [release.release],
         "problems": [p.__dict__ for p in problems],

@@ -7,21 +7,12 @@ from __future__ import annotations
 
 from pciname.hami.audit import audit_hami
 from pciname.hami.releases import release
+from tests.fake_kube import pod
 
 
 def node(name, labels=(), gpus=0):
     status = {"capacity": {"cpu": "8", **({"nvidia.com/gpu": str(gpus)} if gpus else {})}}
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(labels)}, "status": status}
-
-
-def pod(name, node_name, labels=(), image="busybox:1", limits=None, namespace="tenant-a"):
-    container = {"name": "c", "image": image, "resources": {"limits": dict(limits or {})}}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-        "spec": {"nodeName": node_name, "containers": [container]},
-    }
 
 
 HAMI = {"app.kubernetes.io/component": "hami-device-plugin"}
@@ -66,4 +57,6 @@ def test_a_cluster_hami_serves_cleanly():
     nodes = [node("gpu-1", {"gpu": "on"}, gpus=10), node("cpu-1")]
     pods = [pod("hami-device-plugin-x", "gpu-1", HAMI, image="projecthami/hami:v2.8.1"), pod("w", "cpu-1")]
     report = audit_hami(release("v2.8.1"), nodes, pods)
-    assert report == {"hami": "v2.8.1", "in_use": ["v2.8.1"], "release_differs": False, "problems": []}
+    assert report["served"] == ["gpu-1"]
+    assert report["node_selector"]["labels"] == {"gpu": "on"}
+    assert (report["in_use"], report["release_differs"], report["problems"]) == (["v2.8.1"], False, [])
