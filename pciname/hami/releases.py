@@ -4,7 +4,8 @@ values key and labels of the device plugin's node selector, the split count
 each GPU is advertised with, the defaults of a request that leaves out
 ``gpumem`` or ``gpucores``, and the HAMi-core (``libvgpu``) commit with how
 its code finds the real ``dlsym``. Each fact says where it was read
-(``Project-HAMi/HAMi@COMMIT PATH:LINE``)."""
+(``Project-HAMi/HAMi@COMMIT PATH:LINE``). Per Cozystack release, the HAMi
+its chart ships and the tenant values key that turns it on (:func:`cozystack`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pciname.errors import PcinameError
 
 REPOSITORY = "Project-HAMi/HAMi"
 CORE_REPOSITORY = "Project-HAMi/HAMi-core"
+COZYSTACK_REPOSITORY = "cozystack/cozystack"
 
 
 @dataclass(frozen=True)
@@ -98,11 +100,45 @@ def _release(row: dict[str, Any]) -> Release:
     )
 
 
+@dataclass(frozen=True)
+class Shipped:
+    """The HAMi one Cozystack release ships (None: none) and the tenant values
+    key that turns it on (``addons.hami.enabled``), with where each was read."""
+
+    cozystack: str
+    hami: str | None
+    values_key: str | None
+    where: str
+
+    @property
+    def values_path(self) -> tuple[str, ...]:
+        return tuple((self.values_key or "").split("."))
+
+
+@functools.cache
+def _document() -> dict[str, Any]:
+    with open(hami_releases_path(), encoding="utf-8") as handle:
+        found: dict[str, Any] = json.load(handle)
+    return found
+
+
 @functools.cache
 def _releases() -> dict[str, Release]:
-    with open(hami_releases_path(), encoding="utf-8") as handle:
-        document = json.load(handle)
-    return {row["release"]: _release(row) for row in document["releases"]}
+    return {row["release"]: _release(row) for row in _document()["releases"]}
+
+
+def cozystack(version: str) -> Shipped | None:
+    """What Cozystack ``version`` (``v1.6.2``) ships of HAMi; None for a
+    release the facts do not cover."""
+    for row in _document()["cozystack"]["releases"]:
+        if row["release"] == version:
+            at = f"{COZYSTACK_REPOSITORY}@{row['commit'][:12]}"
+            if row["hami"] is None:
+                return Shipped(version, None, None, f"{at}: no packages/system/hami")
+            chart, switch = row["chart"], row["switch"]
+            where = f"{at} {chart['path']}:{chart['line']}, {switch['path']}:{switch['line']}"
+            return Shipped(version, row["hami"], switch["values_key"], where)
+    return None
 
 
 def releases() -> list[str]:

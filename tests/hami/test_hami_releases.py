@@ -109,3 +109,38 @@ def test_the_dlsym_lookups_name_hami_cores_code_lines():
             assert ("_dl_sym(RTLD_NEXT" in text) is (
                 lookup.falls_back_to_dl_sym or any(x.falls_back_to_dl_sym for x in facts.dlsym_lookups or ())
             )
+
+
+COZYSTACK = "cozystack/cozystack"
+
+
+def test_each_cozystack_release_ships_the_hami_its_chart_says():
+    rows = FAMILY.shipped()["cozystack"]["releases"]
+    shipped = {row["release"]: row["hami"] for row in rows}
+    assert [v for v, h in shipped.items() if h is None][-1] == "v1.3.6"
+    assert {h for h in shipped.values() if h} == {"v2.8.1", "v2.9.0"}
+    assert [v for v, h in shipped.items() if h == "v2.9.0"] == ["v1.6.0", "v1.6.1", "v1.6.2"]
+    for row in rows:
+        if row["hami"] is None:
+            assert (
+                FAMILY.sidecar()["repositories"][COZYSTACK]["tags"][row["release"]]["files"][
+                    "packages/system/hami/charts/hami/Chart.yaml"
+                ]
+                is None
+            )
+            continue
+        chart = _blob(COZYSTACK, row["release"], row["chart"]["path"]).splitlines()
+        assert chart[row["chart"]["line"] - 1] == f"appVersion: {row['hami'][1:]}"
+        switch = _blob(COZYSTACK, row["release"], row["switch"]["path"]).splitlines()
+        assert ".Values.addons.hami.enabled" in switch[row["switch"]["line"] - 1]
+
+
+def test_what_a_cozystack_release_ships_from_the_library():
+    from pciname.hami.releases import cozystack
+
+    shipped = cozystack("v1.5.4")
+    assert shipped is not None and (shipped.hami, shipped.values_path) == ("v2.8.1", ("addons", "hami", "enabled"))
+    assert shipped.where.startswith("cozystack/cozystack@fe2fbd0d2448 packages/system/hami/charts/hami/Chart.yaml:2")
+    none = cozystack("v1.0.0")
+    assert none is not None and none.hami is None
+    assert cozystack("v0.9.0") is None
