@@ -186,7 +186,8 @@ def _run_audit_hami(args: argparse.Namespace) -> int:
         return 1 if result["problems"] else 0
     selector = ", ".join(f"{k}={v}" for k, v in result["node_selector"]["labels"].items())
     write_line(f"HAMi {result['hami']}: its device plugin runs on nodes with {selector}")
-    write_line(f"served: {', '.join(result['served']) or 'no node'}")
+    served = [f"{n} ({result['gpus'][n]} GPUs)" if result["gpus"].get(n) else n for n in result["served"]]
+    write_line(f"served: {', '.join(served) or 'no node'}")
     differs = f" (not {result['hami']})" if result["release_differs"] else ""
     write_line(f"HAMi images running: {', '.join(result['in_use']) or 'none'}{differs}")
     print()

@@ -16,10 +16,21 @@ returns them): the checks ``pciname audit --hami`` runs
   selector (``gpu: "on"``): HAMi's device plugin never runs there.
 * **Pods with HAMi names on nodes HAMi does not serve**, and the HAMi
   release its pods' images are tagged with, beside the one asked for.
+* **A count no node can hold.** HAMi's scheduler gives a container's
+  ``nvidia.com/gpu: N`` vGPUs on N distinct GPUs of one node: its fit walks the
+  node's devices once, taking at most one vGPU of each (Project-HAMi/HAMi
+  v2.4.0, 03e6a137, ``pkg/scheduler/score.go:73`` ``fitInCertainDevice``;
+  v2.9.0, 3a006c6a, ``pkg/device/nvidia/device.go:742`` ``Fit``; a MIG device
+  is walked again). A node's GPUs are the devices its device plugin lists in
+  the annotation ``hami.io/node-nvidia-register`` (``pkg/device/nvidia/device.go``
+  ``RegisterAnnos``): JSON from v2.8.0 (``UnMarshalNodeDevices``), ``ID,count,...``
+  entries ended by ``:`` before (``DecodeNodeDevices``). A count above the most
+  GPUs any node HAMi serves lists never fits: the pod stays Pending.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +40,8 @@ from pciname.hami.releases import Release
 HAMI_PLUGIN = {"app.kubernetes.io/component": "hami-device-plugin"}
 NVIDIA_PLUGINS = ({"app": "nvidia-device-plugin-daemonset"}, {"app.kubernetes.io/name": "nvidia-device-plugin"})
 GPU_LABELS = {"nvidia.com/gpu.present": "true", "feature.node.kubernetes.io/pci-10de.present": "true"}
+#: Where HAMi's device plugin lists a node's GPUs.
+REGISTER_ANNOTATION = "hami.io/node-nvidia-register"
 #: HAMi's images (its chart's ``image.repository`` default, projecthami/hami).
 HAMI_IMAGE = "projecthami/hami:"
 
@@ -65,6 +78,51 @@ def _asked(pod: Mapping[str, Any], release: Release) -> list[str]:
         resources = container.get("resources") or {}
         for field in ("limits", "requests"):
             found += [n for n in resources.get(field) or {} if n in names and n not in found]
+    return found
+
+
+def registered_gpus(node: Mapping[str, Any]) -> int | None:
+    """How many GPUs HAMi's device plugin registered on ``node`` (None: no
+    annotation, or one in neither of HAMi's encodings)."""
+    text = ((node.get("metadata") or {}).get("annotations") or {}).get(REGISTER_ANNOTATION)
+    if not isinstance(text, str):
+        return None
+    if text.lstrip().startswith("["):
+        try:
+            listed = json.loads(text)
+        except ValueError:
+            return None
+        return len(listed) if isinstance(listed, list) else None
+    return sum(1 for entry in text.split(":") if "," in entry) or None
+
+
+def _count(container: Mapping[str, Any], name: str) -> int | None:
+    """A container's count of ``name`` (limits over requests; None: none, or not a whole number)."""
+    resources = container.get("resources") or {}
+    for field in ("limits", "requests"):
+        value = (resources.get(field) or {}).get(name)
+        if value is not None:
+            text = str(value).strip()
+            return int(text) if text.isascii() and text.isdigit() else None
+    return None
+
+
+def _unfit(release: Release, pods: Sequence[Mapping[str, Any]], most: int | None) -> list[Problem]:
+    """Containers asking for more vGPUs than the most GPUs one served node has."""
+    if most is None:
+        return []
+    found = []
+    for pod in pods:
+        spec = pod.get("spec") or {}
+        where = f"{(pod.get('metadata') or {}).get('namespace', '')}/{_name(pod)}"
+        for container in spec.get("containers") or []:
+            count = _count(container, release.names.gpu)
+            if count is not None and count > most:
+                message = (
+                    f"pod {where} container {container.get('name', '')} asks for {count} {release.names.gpu}: HAMi "
+                    f"puts each on a distinct GPU, and no node it serves lists more than {most}: it never fits"
+                )
+                found.append(Problem("hami-count-unfit", spec.get("nodeName") or "(not scheduled)", message))
     return found
 
 
@@ -125,6 +183,8 @@ def audit_hami(
             where = f"{(pod.get('metadata') or {}).get('namespace', '')}/{_name(pod)}"
             message = f"pod {where} asks for {', '.join(asked)} on a node without {wanted}"
             problems.append(Problem("hami-pod-not-served", node, message))
+    gpus = {n: registered_gpus(node) for node in nodes if (n := _name(node)) in served}
+    problems += _unfit(release, pods, max((g for g in gpus.values() if g is not None), default=None))
     in_use = _releases_in_use(pods)
     return {
         "hami": release.release,
@@ -134,6 +194,7 @@ def audit_hami(
             "source": release.node_selector_where,
         },
         "served": sorted(served),
+        "gpus": {n: gpus[n] for n in sorted(gpus)},
         "in_use": in_use,
         "release_differs": bool(in_use) and in_use != [release.release],
         "problems": [p.__dict__ for p in problems],

@@ -24,9 +24,30 @@ NVIDIA = {"app": "nvidia-device-plugin-daemonset"}
 GPU_MEM = {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "4096"}
 
 
+#: What HAMi v2.8.1's device plugin writes on a node of two GPUs (MarshalNodeDevices' JSON).
+REGISTERED = json.dumps(
+    [
+        {
+            "id": f"GPU-{i}",
+            "count": 10,
+            "devmem": 23028,
+            "devcore": 100,
+            "type": "NVIDIA-NVIDIA A10",
+            "numa": 0,
+            "mode": "hami-core",
+            "health": True,
+            "index": i,
+        }
+        for i in range(2)
+    ]
+)
+
+
 def nodes() -> list[dict]:
+    served = node("gpu-1", {"nvidia.com/gpu": "20"}, labels={"gpu": "on"})
+    served["metadata"]["annotations"] = {"hami.io/node-nvidia-register": REGISTERED}
     return [
-        node("gpu-1", {"nvidia.com/gpu": "10"}, labels={"gpu": "on"}),
+        served,
         node("gpu-2", {"nvidia.com/gpu": "4"}),
         node("cpu-1", {}),
     ]
@@ -39,6 +60,7 @@ def pods() -> list[dict]:
         pod("train", "gpu-2", limits=GPU_MEM),
         pod("fine", "gpu-1", limits=GPU_MEM),
         pod("web", "cpu-1"),
+        pod("big", "", limits={"nvidia.com/gpu": "4"}),
     ]
 
 
@@ -67,11 +89,12 @@ def test_pods_are_read_a_page_at_a_time(fake, tmp_path, monkeypatch):
     before = len([r for r in fake.requests if r.path == "/api/v1/pods"])
     code, out, _ = audit(fake, tmp_path, "v2.8.1", "-o", "json")
     assert code == 1
-    assert len([r for r in fake.requests if r.path == "/api/v1/pods"]) - before == 3  # 5 pods, 2 a page
+    assert len([r for r in fake.requests if r.path == "/api/v1/pods"]) - before == 3  # 6 pods, 2 a page
     assert [p["code"] for p in json.loads(out)["problems"]] == [
         "both-device-plugins",
         "gpu-node-not-served",
         "hami-pod-not-served",
+        "hami-count-unfit",
     ]
 
 
@@ -84,7 +107,7 @@ def test_a_cluster_hami_serves_cleanly(tmp_path):
     assert (code, err) == (0, "")
     assert out.splitlines() == [
         "HAMi v2.8.1: its device plugin runs on nodes with gpu=on",
-        "served: gpu-1",
+        "served: gpu-1 (2 GPUs)",
         "HAMi images running: v2.8.1",
         "",
         "no findings",
