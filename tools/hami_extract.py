@@ -116,6 +116,11 @@ class CoreGitSource(GitSource):
     def has(self, commit: str) -> bool:
         return self._git("cat-file", "-e", f"{commit}^{{commit}}", check=False).returncode == 0
 
+    def head(self) -> tuple[str, str] | None:
+        """(commit, committer date) of the main branch, None without one."""
+        done = self._git("log", "-1", "--format=%H %cs", "refs/heads/main", check=False)
+        return (done.stdout.decode().split()[0], done.stdout.decode().split()[1]) if done.returncode == 0 else None
+
 
 def chart_facts(at: At) -> dict[str, Any]:
     """One release's names, node selector and split count (values.yaml, the DaemonSet)."""
@@ -225,7 +230,25 @@ def libvgpu_facts(at: At, core: Source | None) -> dict[str, Any]:
         facts["code"] = core_facts(core_at)
     else:
         facts["missing"] = f"{CORE_REPOSITORY} does not hold this commit"
+        facts["inferred"] = _inferred(at, commit, core)
     return facts
+
+
+def _inferred(at: At, commit: str, core: Source | None) -> dict[str, Any] | None:
+    """For a pinned commit the HAMi-core source lacks: the lookups of HAMi-core's
+    main branch as read (inferred, not read: the pinned commit is taken to keep them),
+    with the dates that are the evidence."""
+    head = core.head() if core is not None and hasattr(core, "head") else None
+    if head is None or core is None:
+        return None
+    dated = next((date for tag, _, date in at.source.tags() if tag == at.tag), "")
+    evidence = (
+        f"{commit[:7]} is not in {CORE_REPOSITORY} as read; its main branch is read at {head[0][:7]} ({head[1]}), "
+        f"before HAMi {at.tag} ({dated}) pinned {commit[:7]}: HAMi-core's code at the pinned commit is inferred "
+        "to find dlsym as main did"
+    )
+    main = At(CORE_REPOSITORY, f"{head[0][:7]} (main, for HAMi {at.tag})", head[0], core)
+    return {"from": head[0], "date": head[1], "evidence": evidence, "code": core_facts(main)}
 
 
 def release_facts(at: At, core: Source | None) -> dict[str, Any]:
@@ -305,13 +328,20 @@ def cozystack_releases(cozystack: Source, hami: list[str]) -> list[dict[str, Any
 
 
 class _CoreRecording(Recording):
-    """A recording of HAMi-core whose "tags" are the commits read."""
+    """A recording of HAMi-core whose "tags" are the commits read (and its main branch's head)."""
+
+    def head(self) -> tuple[str, str] | None:
+        found: tuple[str, str] | None = self.source.head()  # type: ignore[attr-defined]
+        self.head_row = found
+        return found
 
     def sidecar(self, repository: str, license: str) -> dict[str, Any]:
         commits = sorted(set(self.files) | set(self.trees))
+        head = getattr(self, "head_row", None)
         return {
             "repository": repository,
             "license": license,
+            "head": None if head is None else {"commit": head[0], "date": head[1]},
             "tags": {
                 commit: {
                     "commit": commit,
@@ -325,6 +355,13 @@ class _CoreRecording(Recording):
 
 
 class _CoreVendored(VendoredSource):
+    def __init__(self, rows: dict[str, Any], blobs: dict[str, bytes], head: dict[str, str] | None) -> None:
+        super().__init__(rows, blobs, {})
+        self.head_row = head
+
+    def head(self) -> tuple[str, str] | None:
+        return None if self.head_row is None else (self.head_row["commit"], self.head_row["date"])
+
     def listdir(self, commit: str, path: str) -> list[str] | None:
         if not any(row["commit"] == commit for row in self.rows.values()):
             return None  # a commit the mirror did not hold when the inputs were written
@@ -343,7 +380,8 @@ def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource, Ven
         repositories = sidecar["repositories"]
         hami = VendoredSource(repositories[REPOSITORY]["tags"], blobs, {})
         cozystack = VendoredSource(repositories[COZYSTACK_REPOSITORY]["tags"], blobs, {})
-        return hami, _CoreVendored(repositories[CORE_REPOSITORY]["tags"], blobs, {}), cozystack
+        core = repositories[CORE_REPOSITORY]
+        return hami, _CoreVendored(core["tags"], blobs, core.get("head")), cozystack
 
     return upstream.load_inputs(prefix, build)
 

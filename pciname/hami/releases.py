@@ -50,6 +50,17 @@ class DlsymLookup:
 
 
 @dataclass(frozen=True)
+class Inferred:
+    """For a pinned HAMi-core commit the history read lacks: the lookups of
+    HAMi-core's main branch at ``source`` (a commit read before the pin), taken
+    as the pinned commit's (inferred, not read), and the dates that say why."""
+
+    source: str
+    evidence: str
+    lookups: tuple[DlsymLookup, ...]
+
+
+@dataclass(frozen=True)
 class Release:
     """One HAMi release's facts."""
 
@@ -65,15 +76,25 @@ class Release:
     libvgpu_commit: str
     #: None when HAMi-core's mirror did not hold the pinned commit (nothing is guessed).
     dlsym_lookups: tuple[DlsymLookup, ...] | None
+    #: With no lookups read: HAMi-core main's, inferred (None: nothing inferred).
+    inferred: Inferred | None = None
 
     def where(self, path: str, line: int | None = None) -> str:
         return f"{REPOSITORY}@{self.commit[:12]} {path}" + (f":{line}" if line else "")
+
+
+def _lookups(code: list[dict[str, Any]]) -> tuple[DlsymLookup, ...]:
+    return tuple(
+        DlsymLookup(c["path"], c["function"], c["line"], tuple(c["dlvsym_versions"]), c["falls_back_to_dl_sym"])
+        for c in code
+    )
 
 
 def _release(row: dict[str, Any]) -> Release:
     names = row["names"]
     selector = row["node_selector"]
     code = row["libvgpu"]["code"]
+    inferred = row["libvgpu"].get("inferred")
     return Release(
         release=row["release"],
         commit=row["commit"],
@@ -91,12 +112,10 @@ def _release(row: dict[str, Any]) -> Release:
         default_memory_mb=int(row["defaults"]["memory_mb"]),
         default_cores=int(row["defaults"]["cores"]),
         libvgpu_commit=row["libvgpu"]["commit"],
-        dlsym_lookups=None
-        if code is None
-        else tuple(
-            DlsymLookup(c["path"], c["function"], c["line"], tuple(c["dlvsym_versions"]), c["falls_back_to_dl_sym"])
-            for c in code
-        ),
+        dlsym_lookups=None if code is None else _lookups(code),
+        inferred=None
+        if inferred is None
+        else Inferred(inferred["from"], inferred["evidence"], _lookups(inferred["code"])),
     )
 
 

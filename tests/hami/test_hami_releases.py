@@ -144,3 +144,18 @@ def test_what_a_cozystack_release_ships_from_the_library():
     none = cozystack("v1.0.0")
     assert none is not None and none.hami is None
     assert cozystack("v0.9.0") is None
+
+
+def test_a_pinned_hami_core_commit_not_read_is_said_and_inferred_from_main_labelled_as_such():
+    facts = release("v2.10.0")
+    assert facts.dlsym_lookups is None and facts.inferred is not None
+    assert facts.inferred.source == "8f3a89c67b037d8fdfe6c4cd4d8c4f0cd6504811"
+    assert "inferred" in facts.inferred.evidence and "2026-06-30" in facts.inferred.evidence
+    assert [(x.function, x.falls_back_to_dl_sym) for x in facts.inferred.lookups] == [
+        ("dlsym", False),
+        ("preInit", False),
+        ("load_nvml_libraries", False),
+    ]
+    for lookup in facts.inferred.lookups:  # what main's own files say
+        assert "_dl_sym(" not in _blob(CORE, facts.inferred.source, lookup.path)
+    assert release("v2.9.0").inferred is None  # a commit read needs no inference
