@@ -80,6 +80,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "and NVIDIA's device plugins, GPU nodes without the label HAMi's device plugin selects (gpu=on), pods "
         "with HAMi names on nodes HAMi does not serve, and the HAMi release its pods run",
     )
+    audit.add_argument(
+        "--image",
+        dest="images",
+        action="append",
+        metavar="IMAGE=PATH",
+        help="with --hami: IMAGE's docker save or OCI layout tarball, OCI layout directory or root filesystem: "
+        "the image-check verdict on the pods running IMAGE (repeatable)",
+    )
     add_cozystack_option(audit, "the cluster runs, when its cozystack-operator Deployment does not say")
     add_profile_options(audit)
     add_output_option(audit, formats("audit"))
@@ -159,6 +167,10 @@ def run_audit(args: argparse.Namespace) -> int:
 
     if args.hami is not None:
         return _run_audit_hami(args)
+    if args.images:
+        from pciname.errors import PcinameError
+
+        raise PcinameError("--image needs --hami RELEASE: it is the image-check of HAMi's workloads")
     request = AuditRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout, dra=args.dra)
     if args.dra:
         check = Deadline(request, "audit --dra").check  # from the command's start
@@ -195,7 +207,21 @@ def _run_audit_hami(args: argparse.Namespace) -> int:
         write_line(f"{problem['code']}: {problem['node']}: {problem['message']}")
     if not result["problems"]:
         write_line("no findings")
+    if result["images"]:
+        print()
+        table(
+            [(i["image"], ", ".join(i["pods"]) or None, _verdict(i["verdict"])) for i in result["images"]],
+            ("IMAGE", "PODS", "LIMITS (image-check)"),
+        )
     return 1 if result["problems"] else 0
+
+
+def _verdict(verdict: dict[str, Any] | None) -> str:
+    if verdict is None:
+        return "- (no --image)"
+    library = verdict["library"]
+    said = {True: "hold", False: "do not hold", None: "not judged"}[verdict["holds"]]
+    return f"{said} ({library['kind']}{' ' + library['version'] if library['version'] else ''}, {library['machine']})"
 
 
 def _audit_table(result: dict[str, Any]) -> None:

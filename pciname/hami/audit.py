@@ -126,6 +126,23 @@ def _unfit(release: Release, pods: Sequence[Mapping[str, Any]], most: int | None
     return found
 
 
+def workload_images(release: Release, pods: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The images of the containers that ask for the release's names, each
+    with its pods (``namespace/name``, in input order): whose C library
+    decides whether HAMi-core's limits hold (``image-check``)."""
+    names = set(release.names.all())
+    found: dict[str, list[str]] = {}
+    for pod in pods:
+        where = f"{(pod.get('metadata') or {}).get('namespace', '')}/{_name(pod)}"
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            resources = container.get("resources") or {}
+            asked = {n for field in ("limits", "requests") for n in resources.get(field) or {}}
+            image = str(container.get("image") or "")
+            if asked & names and image and where not in found.setdefault(image, []):
+                found[image].append(where)
+    return found
+
+
 def _plugins(pods: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
     """node -> which plugins run there ("hami", "nvidia")."""
     on: dict[str, set[str]] = {}
@@ -186,6 +203,7 @@ def audit_hami(
     gpus = {n: registered_gpus(node) for node in nodes if (n := _name(node)) in served}
     problems += _unfit(release, pods, max((g for g in gpus.values() if g is not None), default=None))
     in_use = _releases_in_use(pods)
+    images = workload_images(release, pods)
     return {
         "hami": release.release,
         "node_selector": {
@@ -198,7 +216,8 @@ def audit_hami(
         "in_use": in_use,
         "release_differs": bool(in_use) and in_use != [release.release],
         "problems": [p.__dict__ for p in problems],
+        "images": [{"image": image, "pods": where, "verdict": None} for image, where in sorted(images.items())],
     }
 
 
-__all__ = ["Problem", "audit_hami"]
+__all__ = ["Problem", "audit_hami", "registered_gpus", "workload_images"]

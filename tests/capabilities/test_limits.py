@@ -100,6 +100,7 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
         ("audit --hami", field): (["audit", "--hami", *argv], None)
         for field, argv in (
             ("hami", ["{}"]),
+            ("images", ["v2.8.1", "--image", "{}"]),
             ("profile", ["v2.8.1", "--profile", "{}"]),
             ("cozystack", ["v2.8.1", "--cozystack", "{}"]),
             ("kubevirt_name", ["v2.8.1", "--kubevirt", "{}"]),
