@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     audit.add_argument(
         "--hami",
         metavar="RELEASE",
-        help="audit HAMi instead (v2.8.1, hami@v2.8.1): read the Nodes and the Pods and report nodes running HAMi's "
+        help="audit HAMi instead (v2.8.1, hami@v2.8.1; cozystack@v1.6.2: the one it ships): read the Nodes and the Pods and report nodes running HAMi's "
         "and NVIDIA's device plugins, GPU nodes without the label HAMi's device plugin selects (gpu=on), pods "
         "with HAMi names on nodes HAMi does not serve, and the HAMi release its pods run",
     )

@@ -146,6 +146,13 @@ def _releases() -> dict[str, Release]:
     return {row["release"]: _release(row) for row in _document()["releases"]}
 
 
+def cozystack_range() -> str:
+    """The Cozystack releases the facts cover, and those that ship HAMi."""
+    rows = _document()["cozystack"]["releases"]
+    shipping = [row["release"] for row in rows if row["hami"] is not None]
+    return f"{rows[0]['release']} to {rows[-1]['release']}; HAMi from {shipping[0]}"
+
+
 def cozystack(version: str) -> Shipped | None:
     """What Cozystack ``version`` (``v1.6.2``) ships of HAMi; None for a
     release the facts do not cover."""

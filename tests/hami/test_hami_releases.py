@@ -159,3 +159,22 @@ def test_a_pinned_hami_core_commit_not_read_is_said_and_inferred_from_main_label
     for lookup in facts.inferred.lookups:  # what main's own files say
         assert "_dl_sym(" not in _blob(CORE, facts.inferred.source, lookup.path)
     assert release("v2.9.0").inferred is None  # a commit read needs no inference
+
+
+@pytest.mark.parametrize(
+    ("spelled", "tag"),
+    [("v2.8.1", "v2.8.1"), ("hami@v2.8.1", "v2.8.1"), ("cozystack@v1.5.4", "v2.8.1"), ("Cozystack@v1.6.0", "v2.9.0")],
+)
+def test_a_release_is_a_hami_tag_or_the_one_a_cozystack_release_ships(spelled, tag):
+    from pciname.hami.check import release_tag
+
+    assert release_tag(spelled) == tag
+
+
+def test_a_cozystack_release_without_hami_or_unknown_is_one_line():
+    from pciname.hami.check import release_tag
+
+    with pytest.raises(PcinameError, match=r"^Cozystack v1\.3\.6 ships no HAMi \(cozystack/cozystack@4c7443e0"):
+        release_tag("cozystack@v1.3.6")
+    with pytest.raises(PcinameError, match=r"no Cozystack release pciname has HAMi facts for \(v1\.0\.0 to v1\.6\.2"):
+        release_tag("cozystack@v9.9.9")

@@ -190,3 +190,9 @@ def test_the_cli_on_a_tenants_values_file(tmp_path):
         "hami-unknown-name",
     ]
     assert "values.yaml:4: addons.hami.enabled: Cozystack v1.5.4 ships HAMi v2.8.1 (" in ran.err
+
+
+def test_hami_as_the_release_a_cozystack_release_ships(tmp_path):
+    (tmp_path / "train.yaml").write_text(DEPLOYMENT)
+    ran = pciname("lint", "train.yaml", "--hami", "cozystack@v1.6.2", cwd=tmp_path)
+    assert ran.code == 1 and "HAMi v2.9.0 gives this container every requested GPU's whole memory" in ran.out
