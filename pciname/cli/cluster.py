@@ -163,7 +163,7 @@ def _connect(args: argparse.Namespace, seconds: float) -> Any:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from pciname.capabilities.audit import AuditRequest, Deadline, read
+    from pciname.capabilities.audit import Deadline, read
 
     if args.hami is not None:
         return _run_audit_hami(args)
@@ -171,14 +171,14 @@ def run_audit(args: argparse.Namespace) -> int:
         from pciname.errors import PcinameError
 
         raise PcinameError("--image needs --hami RELEASE: it is the image-check of HAMi's workloads")
-    request = AuditRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout, dra=args.dra)
+    request = request_of("audit", args, {"kubevirt_name": "kubevirt"}, profile=_profile(args))
     if args.dra:
         check = Deadline(request, "audit --dra").check  # from the command's start
-        dra = ask("audit --dra", request.validated(), _connect(args, request.seconds), check=check)
+        dra = ask("audit --dra", request, _connect(args, request.seconds), check=check)
         _dra_table(dra) if args.output == "table" else emit(dra, args.output)
         return 1 if dra["findings"] else 0
     deadline = Deadline(request, "audit")  # from the command's start
-    asked, state = read(request.validated(), _connect(args, request.seconds), deadline=deadline, note=say)
+    asked, state = read(request, _connect(args, request.seconds), deadline=deadline, note=say)
     result = ask("audit", asked, state.kubevirt, state.nodes, check=deadline.check)
     if args.output == "table":
         _audit_table(result)
@@ -336,13 +336,12 @@ def _attributes_shown(own: dict[str, Any]) -> str:
 
 
 def run_gpu_options(args: argparse.Namespace) -> int:
-    from pciname.capabilities.audit import Deadline, GpuOptionsRequest, read
+    from pciname.capabilities.audit import Deadline, read
 
-    request = GpuOptionsRequest(_profile(args), args.cozystack, args.kubevirt, args.timeout)
+    # --kubevirt names the CR; the request's ``kubevirt`` is a CR's text (RPC only).
+    request = request_of("gpu-options", args, {"kubevirt_name": "kubevirt", "kubevirt": None}, profile=_profile(args))
     deadline = Deadline(request, "gpu-options")  # from the command's start
-    asked, state = read(
-        request.validated(), _connect(args, request.seconds), deadline=deadline, note=say, needs_kubevirt=True
-    )
+    asked, state = read(request, _connect(args, request.seconds), deadline=deadline, note=say, needs_kubevirt=True)
     told = asked.cozystack_report
     if told and told["known"]:
         say(f"Cozystack {told['version']} ({told['source']})")

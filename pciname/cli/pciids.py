@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pciname.cli.translate import request_of
+
 if TYPE_CHECKING:
     from pciname.cli.output import Subcommands
 
@@ -128,11 +130,11 @@ def _file(name: str) -> tuple[str, Callable[[], bytes]]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from pciname.capabilities.pciids import CheckRequest, summary
+    from pciname.capabilities.pciids import summary
     from pciname.capabilities.registry import ask
 
     status = 0
-    for shown, report in ask("check", CheckRequest(tuple(_file(name) for name in args.files)).validated()):
+    for shown, report in ask("check", request_of("check", args, files=tuple(_file(name) for name in args.files))):
         if report.issues:
             status = 1
             _write("".join(issue.format(shown) + "\n" for issue in report.issues))
@@ -144,7 +146,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    from pciname.capabilities.pciids import DescribeRequest, describe_data
+    from pciname.capabilities.pciids import describe_data
     from pciname.capabilities.registry import ask
 
     if args.pciids is not None:
@@ -153,9 +155,7 @@ def run_describe(args: argparse.Namespace) -> int:
         from pciname.base.paths import embedded_pciids_path
 
         path = str(embedded_pciids_path())
-    request = DescribeRequest(
-        args.device, (path, lambda: _read(path)), args.subsystem, args.class_code, args.numeric
-    ).validated()
+    request = request_of("describe", args, pciids=(path, lambda: _read(path)))
     names = ask("describe", request)
     if args.output == "text":
         fields = (

@@ -17,20 +17,22 @@ from typing import Any
 REQUEST_OPTIONS = {"mdev_types": "mdev", "vgpus": "vgpu"}
 
 
-def request_of(command: str, args: argparse.Namespace, renames: Mapping[str, str] | None = None, **values: Any) -> Any:
+def request_of(
+    command: str, args: argparse.Namespace, renames: Mapping[str, str | None] | None = None, **values: Any
+) -> Any:
     """The validated request of ``command`` (its type from the registry),
     each field from the option of the same name (or as ``renames`` and
-    :data:`REQUEST_OPTIONS` say): a list as a tuple, an option not given
-    (None) as the field's default. ``values`` win: what the command reads
-    first (a file, standard input)."""
+    :data:`REQUEST_OPTIONS` say; renamed to None: no option gives it): a
+    list as a tuple, an option not given (None) as the field's default.
+    ``values`` win: what the command reads first (a file, standard input)."""
     from pciname.capabilities.registry import capability
 
     request_type = capability(command).request_type()
-    names = {**REQUEST_OPTIONS, **(renames or {})}
+    names: dict[str, str | None] = {**REQUEST_OPTIONS, **(renames or {})}
     given: dict[str, Any] = {}
     for field in dataclasses.fields(request_type):
         option = names.get(field.name, field.name)
-        if not field.init or field.name in values or not hasattr(args, option):
+        if option is None or not field.init or field.name in values or not hasattr(args, option):
             continue
         value = getattr(args, option)
         if value is None and field.default is not None and field.default is not dataclasses.MISSING:
