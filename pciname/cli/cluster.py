@@ -166,7 +166,9 @@ def run_audit(args: argparse.Namespace) -> int:
     from pciname.capabilities.audit import Deadline, read
 
     if args.hami is not None:
-        return _run_audit_hami(args)
+        from pciname.cli.hami.audit import run_audit_hami
+
+        return run_audit_hami(args, _profile(args))
     if args.images:
         from pciname.errors import PcinameError
 
@@ -185,43 +187,6 @@ def run_audit(args: argparse.Namespace) -> int:
     else:
         emit(result, args.output)
     return 1 if result["findings"] else 0
-
-
-def _run_audit_hami(args: argparse.Namespace) -> int:
-    from pciname.capabilities.audit import Deadline
-
-    request = request_of("audit --hami", args, {"kubevirt_name": "kubevirt"}, profile=_profile(args))
-    check = Deadline(request, "audit --hami").check  # from the command's start
-    result = ask("audit --hami", request, _connect(args, request.seconds), check=check)
-    if args.output != "table":
-        emit(result, args.output)
-        return 1 if result["problems"] else 0
-    selector = ", ".join(f"{k}={v}" for k, v in result["node_selector"]["labels"].items())
-    write_line(f"HAMi {result['hami']}: its device plugin runs on nodes with {selector}")
-    served = [f"{n} ({result['gpus'][n]} GPUs)" if result["gpus"].get(n) else n for n in result["served"]]
-    write_line(f"served: {', '.join(served) or 'no node'}")
-    differs = f" (not {result['hami']})" if result["release_differs"] else ""
-    write_line(f"HAMi images running: {', '.join(result['in_use']) or 'none'}{differs}")
-    print()
-    for problem in result["problems"]:
-        write_line(f"{problem['code']}: {problem['node']}: {problem['message']}")
-    if not result["problems"]:
-        write_line("no findings")
-    if result["images"]:
-        print()
-        table(
-            [(i["image"], ", ".join(i["pods"]) or None, _verdict(i["verdict"])) for i in result["images"]],
-            ("IMAGE", "PODS", "LIMITS (image-check)"),
-        )
-    return 1 if result["problems"] else 0
-
-
-def _verdict(verdict: dict[str, Any] | None) -> str:
-    if verdict is None:
-        return "- (no --image)"
-    library = verdict["library"]
-    said = {True: "hold", False: "do not hold", None: "not judged"}[verdict["holds"]]
-    return f"{said} ({library['kind']}{' ' + library['version'] if library['version'] else ''}, {library['machine']})"
 
 
 def _audit_table(result: dict[str, Any]) -> None:
