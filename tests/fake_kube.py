@@ -70,6 +70,18 @@ def node(name: str, resources: dict[str, str], *, allocatable: dict[str, str] | 
     }
 
 
+def pod(name: str, node_name: str, labels=(), image="busybox:1", limits=None, namespace="tenant-a") -> dict:
+    """A Pod of one container as the API server returns it, bound to ``node_name``."""
+    container = {"name": "c", "image": image, "resources": {"limits": dict(limits or {})}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "spec": {"nodeName": node_name, "containers": [container]},
+        "status": {"phase": "Running"},
+    }
+
+
 def kubevirt(
     permitted: dict | None,
     *,
@@ -135,6 +147,8 @@ class FakeKube:
     #: core/v1 Events by (namespace, name): created (POST, 409 when the name is taken),
     #: read (GET) and merge-patched (PATCH, application/merge-patch+json) as the API server does.
     events: dict = field(default_factory=dict)
+    #: Pods, listed cluster-wide and paged as Nodes are (the field selector is not applied).
+    pods: list[dict] = field(default_factory=list)
 
     def start(self) -> FakeKube:
         fake = self
@@ -188,9 +202,10 @@ class FakeKube:
 
     def answer(self, request: Request) -> tuple[int, dict]:
         path = request.path
-        if request.method == "GET" and path == "/api/v1/nodes":
+        core = {"/api/v1/nodes": ("NodeList", self.nodes), "/api/v1/pods": ("PodList", self.pods)}
+        if request.method == "GET" and path in core:
             # Pages as the API server does: limit, and a continue token (the offset here).
-            return 200, {"apiVersion": "v1", **_page(request, self.nodes, "NodeList")}
+            return 200, {"apiVersion": "v1", **_page(request, core[path][1], core[path][0])}
         found = self.listed.get(tuple(path.split("/")[2:])) if path.startswith("/apis/") else None
         if request.method == "GET" and found is not None:
             return 200, _page(request, found[1], found[0])

@@ -49,6 +49,7 @@ from typing import Any
 
 import yaml
 
+from tools import upstream
 from tools.upstream import (
     ExtractError,
     GitSource,
@@ -58,7 +59,6 @@ from tools.upstream import (
     blob_id,
     dumps,
     read_blobs,
-    write_blobs,
 )
 
 REPOSITORY = "cozystack/cozystack"
@@ -403,8 +403,7 @@ def write_inputs(prefix: Path, recording: Recording) -> None:
         "license": "Apache-2.0",
         "tags": rows,
     }
-    prefix.with_suffix(".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
-    write_blobs(prefix, recording.blobs)
+    upstream.write_inputs(prefix, sidecar, recording.blobs)
 
 
 README_SECTION = "### Cozystack releases"
@@ -437,9 +436,7 @@ def update_readme(readme: Path) -> bool:
 
 
 def shipped_dir() -> Path:
-    from pciname.base.paths import data_dir
-
-    return data_dir() / "cozystack"
+    return upstream.shipped_dir("cozystack")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,14 +23,13 @@ the mirrored tags cannot establish is listed in ``missing``, never guessed.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from tools import upstream
 from tools.upstream import (
-    INPUT_ERRORS,
     At,
     ExtractError,
     GitSource,
@@ -39,9 +38,7 @@ from tools.upstream import (
     VendoredSource,
     add_extractor_options,
     publish,
-    read_blobs,
     version_key,
-    write_blobs,
 )
 
 DRIVER_REPOSITORY = "kubernetes-sigs/dra-driver-nvidia-gpu"
@@ -1098,30 +1095,25 @@ def write_inputs(prefix: Path, recordings: dict[str, Recording]) -> None:
         "repositories": {repo: _sidecar(rec, repo) for repo, rec in recordings.items()},
         "pci_ids": dict(sorted({k: v for rec in recordings.values() for k, v in rec.pci_ids_files.items()}.items())),
     }
-    prefix.with_suffix(".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
-    write_blobs(prefix, {k: v for rec in recordings.values() for k, v in rec.blobs.items()})
+    upstream.write_inputs(prefix, sidecar, {k: v for rec in recordings.values() for k, v in rec.blobs.items()})
 
 
 def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource, VendoredSource, VendoredSource]:
     """The driver, KubeVirt, operator and the driver's first home (tags only) as the inputs hold them."""
-    prefix = Path(prefix)
-    try:
-        sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
-        blobs = read_blobs(prefix)
+
+    def build(sidecar: dict[str, Any], blobs: dict[str, bytes]) -> list[VendoredSource]:
         repos, pci_ids = sidecar["repositories"], sidecar["pci_ids"]
-        sources = []
-        for repo in (DRIVER_REPOSITORY, KUBEVIRT_REPOSITORY, OPERATOR_REPOSITORY, OLD_DRIVER_REPOSITORY):
-            rows = {tag: {**row, "trees": {}} for tag, row in repos[repo]["tags"].items()}
-            sources.append(VendoredSource(rows, blobs, pci_ids))
-        return sources[0], sources[1], sources[2], sources[3]
-    except INPUT_ERRORS as error:
-        raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
+        return [
+            VendoredSource({tag: {**row, "trees": {}} for tag, row in repos[repo]["tags"].items()}, blobs, pci_ids)
+            for repo in (DRIVER_REPOSITORY, KUBEVIRT_REPOSITORY, OPERATOR_REPOSITORY, OLD_DRIVER_REPOSITORY)
+        ]
+
+    sources = upstream.load_inputs(prefix, build)
+    return sources[0], sources[1], sources[2], sources[3]
 
 
 def shipped_dir() -> Path:
-    from pciname.base.paths import data_dir
-
-    return data_dir() / "dra"
+    return upstream.shipped_dir("dra")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,8 @@ from the git history of ``Project-HAMi/HAMi`` (every final tag ``vX.Y.Z``
 from v2.4.0) and, for the HAMi-core commit each release pins as its
 ``libvgpu`` submodule, from ``Project-HAMi/HAMi-core``.
 
-    python -m tools.hami_extract --git HAMI_DIR --core-git HAMI_CORE_DIR [--inputs tests/data/hami-inputs]
+    python -m tools.hami_extract --git HAMI_DIR --core-git HAMI_CORE_DIR --cozystack-git COZYSTACK_DIR \
+        [--inputs tests/data/hami-inputs]
     python -m tools.hami_extract --from-inputs tests/data/hami-inputs [--check]
 
 ``--inputs``/``--from-inputs``/``--check`` as in :mod:`tools.kata_extract`:
@@ -29,6 +30,13 @@ Per HAMi release, from its chart (``charts/hami/``) and code:
   glibc's private ``_dl_sym`` (``src/libvgpu.c``: ``dlsym``, ``preInit``;
   ``src/nvml/hook.c``: ``load_nvml_libraries``).
 
+Per Cozystack release (``cozystack/cozystack``, every final tag from v1.0.0):
+the HAMi its chart ``packages/system/hami/charts/hami/Chart.yaml`` ships
+(``appVersion``; none without the chart), the values key the tenant
+Kubernetes app's ``templates/helmreleases/hami.yaml`` switches HAMi on with
+(``addons.hami.enabled``), and the rows of the image table in
+``packages/system/hami/README.md`` (Cozystack's own, to compare with the code).
+
 Each fact names its file. A shape the script does not know is an error
 naming the release and file: nothing is guessed. A submodule commit the
 HAMi-core mirror does not hold is recorded as such (``code: null``).
@@ -36,7 +44,6 @@ HAMi-core mirror does not hold is recorded as such (``code: null``).
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -45,8 +52,8 @@ from typing import Any
 
 import yaml
 
+from tools import upstream
 from tools.upstream import (
-    INPUT_ERRORS,
     TAG,
     At,
     ExtractError,
@@ -55,16 +62,20 @@ from tools.upstream import (
     Source,
     VendoredSource,
     add_extractor_options,
+    line_of,
     publish,
-    read_blobs,
     version_key,
-    write_blobs,
 )
 
 REPOSITORY = "Project-HAMi/HAMi"
 CORE_REPOSITORY = "Project-HAMi/HAMi-core"
 LICENSE = "Apache-2.0"
 FIRST = "v2.4.0"
+COZYSTACK_REPOSITORY = "cozystack/cozystack"
+COZYSTACK_FIRST = "v1.0.0"
+COZY_CHART = "packages/system/hami/charts/hami/Chart.yaml"
+COZY_SWITCH = "packages/apps/kubernetes/templates/helmreleases/hami.yaml"
+COZY_README = "packages/system/hami/README.md"
 CHART = "charts/hami/"
 VALUES = CHART + "values.yaml"
 DAEMONSET = CHART + "templates/device-plugin/daemonsetnvidia.yaml"
@@ -105,9 +116,10 @@ class CoreGitSource(GitSource):
     def has(self, commit: str) -> bool:
         return self._git("cat-file", "-e", f"{commit}^{{commit}}", check=False).returncode == 0
 
-
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+    def head(self) -> tuple[str, str] | None:
+        """(commit, committer date) of the main branch, None without one."""
+        done = self._git("log", "-1", "--format=%H %cs", "refs/heads/main", check=False)
+        return (done.stdout.decode().split()[0], done.stdout.decode().split()[1]) if done.returncode == 0 else None
 
 
 def chart_facts(at: At) -> dict[str, Any]:
@@ -128,7 +140,7 @@ def chart_facts(at: At) -> dict[str, Any]:
         "names": {"path": VALUES, **{k: values[k] for k in NAME_KEYS}},
         "node_selector": {
             "path": DAEMONSET,
-            "line": _line(daemonset, key.start(1)),
+            "line": line_of(daemonset, key.start(1)),
             "values_key": f"devicePlugin.{key.group(1)}",
             "labels": {str(k): str(v) for k, v in selector.items()},
         },
@@ -168,7 +180,7 @@ def default_facts(at: At, values: dict[str, Any]) -> dict[str, Any]:
         "path": source,
         "memory_mb": memory,
         "cores": cores,
-        "whole_memory_when_unset": {"path": DEVICE_GO, "line": _line(device, whole.start()), "percent": 100},
+        "whole_memory_when_unset": {"path": DEVICE_GO, "line": line_of(device, whole.start()), "percent": 100},
     }
 
 
@@ -183,7 +195,7 @@ def c_function(at: At, path: str, text: str, name: str) -> tuple[int, str] | Non
         i += 1
     if depth:
         raise at.fail(path, f"function {name} has no end")
-    return _line(text, m.start()), text[m.end() : i - 1]
+    return line_of(text, m.start()), text[m.end() : i - 1]
 
 
 def core_facts(at: At) -> list[dict[str, Any]]:
@@ -218,7 +230,25 @@ def libvgpu_facts(at: At, core: Source | None) -> dict[str, Any]:
         facts["code"] = core_facts(core_at)
     else:
         facts["missing"] = f"{CORE_REPOSITORY} does not hold this commit"
+        facts["inferred"] = _inferred(at, commit, core)
     return facts
+
+
+def _inferred(at: At, commit: str, core: Source | None) -> dict[str, Any] | None:
+    """For a pinned commit the HAMi-core source lacks: the lookups of HAMi-core's
+    main branch as read (inferred, not read: the pinned commit is taken to keep them),
+    with the dates that are the evidence."""
+    head = core.head() if core is not None and hasattr(core, "head") else None
+    if head is None or core is None:
+        return None
+    dated = next((date for tag, _, date in at.source.tags() if tag == at.tag), "")
+    evidence = (
+        f"{commit[:7]} is not in {CORE_REPOSITORY} as read; its main branch is read at {head[0][:7]} ({head[1]}), "
+        f"before HAMi {at.tag} ({dated}) pinned {commit[:7]}: HAMi-core's code at the pinned commit is inferred "
+        "to find dlsym as main did"
+    )
+    main = At(CORE_REPOSITORY, f"{head[0][:7]} (main, for HAMi {at.tag})", head[0], core)
+    return {"from": head[0], "date": head[1], "evidence": evidence, "code": core_facts(main)}
 
 
 def release_facts(at: At, core: Source | None) -> dict[str, Any]:
@@ -233,7 +263,7 @@ def release_facts(at: At, core: Source | None) -> dict[str, Any]:
     }
 
 
-def extract(source: Source, core: Source | None) -> dict[str, Any]:
+def extract(source: Source, core: Source | None, cozystack: Source | None = None) -> dict[str, Any]:
     releases = [
         release_facts(At(REPOSITORY, tag, commit, source), core)
         for tag, commit, _ in source.tags()
@@ -249,17 +279,69 @@ def extract(source: Source, core: Source | None) -> dict[str, Any]:
         "repository": REPOSITORY,
         "license": LICENSE,
         "releases": releases,
+        "cozystack": {
+            "repository": COZYSTACK_REPOSITORY,
+            "releases": [] if cozystack is None else cozystack_releases(cozystack, [r["release"] for r in releases]),
+        },
     }
 
 
+def cozystack_facts(at: At) -> dict[str, Any]:
+    """The HAMi one Cozystack release ships, the values key that turns it on
+    in a tenant cluster and the rows of its README's image table."""
+    chart, switch = at.maybe(COZY_CHART), at.maybe(COZY_SWITCH)
+    facts: dict[str, Any] = {"release": at.tag, "commit": at.commit, "hami": None}
+    if chart is None and switch is None:
+        return facts
+    if chart is None or switch is None:
+        raise at.fail(COZY_CHART if chart is None else COZY_SWITCH, "missing beside the other")
+    version = at.find(COZY_CHART, chart, r'^appVersion: "?v?(\d+\.\d+\.\d+)"?\s*$', "appVersion")
+    key = at.find(COZY_SWITCH, switch, r"^\{\{-? if (?:and )?\.Values\.(addons\.hami\.enabled)\b", "the HAMi switch")
+    facts["hami"] = "v" + version.group(1)
+    facts["chart"] = {"path": COZY_CHART, "line": line_of(chart, version.start())}
+    facts["switch"] = {"path": COZY_SWITCH, "line": line_of(switch, key.start()), "values_key": key.group(1)}
+    readme = at.maybe(COZY_README) or ""
+    header = re.search(r"^\| Distribution +\| glibc +\| Result +\|\n\|[-| ]+\|\n((?:\|.*\|\n)+)", readme, re.M)
+    rows = [
+        [cell.strip() for cell in row.strip("|").split("|")] for row in (header.group(1) if header else "").split("\n")
+    ]
+    facts["image_table"] = {
+        "path": COZY_README,
+        "line": line_of(readme, header.start()) if header else None,
+        "rows": [row for row in rows if len(row) == 3],
+    }
+    return facts
+
+
+def cozystack_releases(cozystack: Source, hami: list[str]) -> list[dict[str, Any]]:
+    """Every Cozystack release's facts; a HAMi shipped that is no release read is an error."""
+    rows = []
+    for tag, commit, _ in cozystack.tags():
+        if version_key(tag) < version_key(COZYSTACK_FIRST):
+            continue
+        at = At(COZYSTACK_REPOSITORY, tag, commit, cozystack)
+        facts = cozystack_facts(at)
+        if facts["hami"] is not None and facts["hami"] not in hami:
+            raise at.fail(COZY_CHART, f"HAMi {facts['hami']} is no release of {REPOSITORY} from {FIRST}")
+        rows.append(facts)
+    return rows
+
+
 class _CoreRecording(Recording):
-    """A recording of HAMi-core whose "tags" are the commits read."""
+    """A recording of HAMi-core whose "tags" are the commits read (and its main branch's head)."""
+
+    def head(self) -> tuple[str, str] | None:
+        found: tuple[str, str] | None = self.source.head()  # type: ignore[attr-defined]
+        self.head_row = found
+        return found
 
     def sidecar(self, repository: str, license: str) -> dict[str, Any]:
         commits = sorted(set(self.files) | set(self.trees))
+        head = getattr(self, "head_row", None)
         return {
             "repository": repository,
             "license": license,
+            "head": None if head is None else {"commit": head[0], "date": head[1]},
             "tags": {
                 commit: {
                     "commit": commit,
@@ -273,6 +355,13 @@ class _CoreRecording(Recording):
 
 
 class _CoreVendored(VendoredSource):
+    def __init__(self, rows: dict[str, Any], blobs: dict[str, bytes], head: dict[str, str] | None) -> None:
+        super().__init__(rows, blobs, {})
+        self.head_row = head
+
+    def head(self) -> tuple[str, str] | None:
+        return None if self.head_row is None else (self.head_row["commit"], self.head_row["date"])
+
     def listdir(self, commit: str, path: str) -> list[str] | None:
         if not any(row["commit"] == commit for row in self.rows.values()):
             return None  # a commit the mirror did not hold when the inputs were written
@@ -284,49 +373,56 @@ class _CoreGit(CoreGitSource):
         return super().listdir(commit, path) if self.has(commit) else None
 
 
-def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource]:
-    prefix = Path(prefix)
-    try:
-        sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
-        blobs = read_blobs(prefix)
-        hami = VendoredSource(sidecar["repositories"][REPOSITORY]["tags"], blobs, {})
-        core = _CoreVendored(sidecar["repositories"][CORE_REPOSITORY]["tags"], blobs, {})
-    except INPUT_ERRORS as error:
-        raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
-    return hami, core
+def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource, VendoredSource]:
+    def build(
+        sidecar: dict[str, Any], blobs: dict[str, bytes]
+    ) -> tuple[VendoredSource, VendoredSource, VendoredSource]:
+        repositories = sidecar["repositories"]
+        hami = VendoredSource(repositories[REPOSITORY]["tags"], blobs, {})
+        cozystack = VendoredSource(repositories[COZYSTACK_REPOSITORY]["tags"], blobs, {})
+        core = repositories[CORE_REPOSITORY]
+        return hami, _CoreVendored(core["tags"], blobs, core.get("head")), cozystack
+
+    return upstream.load_inputs(prefix, build)
 
 
-def write_inputs(prefix: Path, recording: Recording, core: Recording) -> None:
+def write_inputs(prefix: Path, recording: Recording, core: Recording, cozystack: Recording) -> None:
     sidecar = recording.sidecar(REPOSITORY, LICENSE)
     sidecar["tags"] = {t: row for t, row in sidecar["tags"].items() if TAG.match(t) and row["files"]}
+    cozy = cozystack.sidecar(COZYSTACK_REPOSITORY, LICENSE)
+    cozy["tags"] = {t: row for t, row in cozy["tags"].items() if TAG.match(t) and row["files"]}
     document = {
         "about": (
             "Upstream files the HAMi facts (data/hami/releases.json) are extracted from, each blob once in the "
             ".tar.xz beside this file, named by its git blob id; per HAMi release tag its commit, date, the blob "
-            "of each path read and the libvgpu submodule's commit; per HAMi-core commit the blobs read."
+            "of each path read and the libvgpu submodule's commit; per HAMi-core commit the blobs read; per "
+            "Cozystack release tag the blobs read (null: absent)."
         ),
-        "repositories": {REPOSITORY: sidecar, CORE_REPOSITORY: core.sidecar(CORE_REPOSITORY, LICENSE)},
+        "repositories": {
+            REPOSITORY: sidecar,
+            CORE_REPOSITORY: core.sidecar(CORE_REPOSITORY, LICENSE),
+            COZYSTACK_REPOSITORY: cozy,
+        },
     }
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    prefix.with_suffix(".json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    write_blobs(prefix, {**recording.blobs, **core.blobs})
+    upstream.write_inputs(prefix, document, {**recording.blobs, **core.blobs, **cozystack.blobs})
 
 
 def shipped_dir() -> Path:
-    from pciname.base.paths import data_dir
-
-    return data_dir() / "hami"
+    return upstream.shipped_dir("hami")
 
 
-def _sources(args: Any) -> tuple[Source, Source, Recording | None, Recording | None]:
+def _sources(args: Any) -> tuple[tuple[Source, Source, Source], tuple[Recording, Recording, Recording] | None]:
+    """The HAMi, HAMi-core and Cozystack sources, and the recordings of them when read from git."""
     if args.git is None:
-        hami, core = load_inputs(args.from_inputs)
-        return hami, core, None, None
-    if args.core_git is None:
-        raise ExtractError("--git needs --core-git (the HAMi-core repository)")
-    recording = Recording(HamiGitSource(args.git, since=version_key(FIRST)))
-    core_recording = _CoreRecording(_CoreGit(args.core_git))
-    return recording, core_recording, recording, core_recording
+        return load_inputs(args.from_inputs), None
+    if args.core_git is None or args.cozystack_git is None:
+        raise ExtractError("--git needs --core-git (HAMi-core) and --cozystack-git (Cozystack)")
+    recordings = (
+        Recording(HamiGitSource(args.git, since=version_key(FIRST))),
+        _CoreRecording(_CoreGit(args.core_git)),
+        Recording(GitSource(args.cozystack_git, since=version_key(COZYSTACK_FIRST))),
+    )
+    return recordings, recordings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -335,13 +431,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.hami_extract", description=__doc__.split("\n\n")[0])
     parser.add_argument("--git", help=f"a {REPOSITORY} git repository (bare is fine)")
     parser.add_argument("--core-git", help=f"a {CORE_REPOSITORY} git repository (bare is fine)")
+    parser.add_argument("--cozystack-git", help=f"a {COZYSTACK_REPOSITORY} git repository (bare is fine)")
     add_extractor_options(parser, "hami")
     args = parser.parse_args(argv)
     if (args.git is None) == (args.from_inputs is None):
-        parser.error("give --git DIR --core-git DIR or --from-inputs PREFIX")
+        parser.error("give --git DIR --core-git DIR --cozystack-git DIR or --from-inputs PREFIX")
     try:
-        hami, core, recording, core_recording = _sources(args)
-        document = extract(hami, core)
+        sources, recordings = _sources(args)
+        document = extract(*sources)
     except (ExtractError, subprocess.SubprocessError) as error:
         print(f"hami_extract: error: {error}", file=sys.stderr)
         return 2
@@ -349,9 +446,10 @@ def main(argv: list[str] | None = None) -> int:
     checked = publish(out, document, check=args.check)
     if checked is not None:
         return checked
-    if recording is not None and core_recording is not None and args.inputs is not None:
-        write_inputs(args.inputs, recording, core_recording)
-    print(f"{out / 'releases.json'}: {len(document['releases'])} HAMi releases")
+    if recordings is not None and args.inputs is not None:
+        write_inputs(args.inputs, *recordings)
+    cozystack = document["cozystack"]["releases"]
+    print(f"{out / 'releases.json'}: {len(document['releases'])} HAMi releases, {len(cozystack)} Cozystack releases")
     return 0
 
 

@@ -44,8 +44,8 @@ from typing import Any
 
 import yaml
 
+from tools import upstream
 from tools.upstream import (
-    INPUT_ERRORS,
     TAG,
     At,
     ExtractError,
@@ -55,9 +55,7 @@ from tools.upstream import (
     VendoredSource,
     add_extractor_options,
     publish,
-    read_blobs,
     statements as _statements,
-    write_blobs,
 )
 
 PLUGIN_REPOSITORY = "NVIDIA/sandbox-device-plugin"
@@ -105,17 +103,15 @@ _GO_STRING = r'"(?:[^"\\]|\\.)*"|`[^`]*`'
 
 def load_inputs(prefix: str | Path) -> tuple[VendoredSource, VendoredSource]:
     """(plugin source, operator source) from ``PREFIX.json`` and ``PREFIX.tar.xz``."""
-    prefix = Path(prefix)
-    try:
-        sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
-        blobs = read_blobs(prefix)
+
+    def build(sidecar: dict[str, Any], blobs: dict[str, bytes]) -> tuple[VendoredSource, VendoredSource]:
         repositories, pci_ids = sidecar["repositories"], sidecar["pci_ids"]
         return (
             VendoredSource(repositories[PLUGIN_REPOSITORY]["tags"], blobs, pci_ids),
             VendoredSource(repositories[OPERATOR_REPOSITORY]["tags"], blobs, pci_ids),
         )
-    except INPUT_ERRORS as error:
-        raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
+
+    return upstream.load_inputs(prefix, build)
 
 
 # -- reading one release ----------------------------------------------------------
@@ -1028,14 +1024,11 @@ def write_inputs(prefix: Path, plugin: Recording, operator: Recording) -> None:
         },
         "pci_ids": dict(sorted({**plugin.pci_ids_files, **operator.pci_ids_files}.items())),
     }
-    prefix.with_suffix(".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
-    write_blobs(prefix, {**plugin.blobs, **operator.blobs})
+    upstream.write_inputs(prefix, sidecar, {**plugin.blobs, **operator.blobs})
 
 
 def shipped_dir() -> Path:
-    from pciname.base.paths import data_dir
-
-    return data_dir() / "kata"
+    return upstream.shipped_dir("kata")
 
 
 def main(argv: list[str] | None = None) -> int:

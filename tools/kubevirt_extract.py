@@ -58,14 +58,13 @@ error naming the release and file: nothing is guessed.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from tools import upstream
 from tools.upstream import (
-    INPUT_ERRORS,
     TAG,
     At,
     ExtractError,
@@ -74,10 +73,9 @@ from tools.upstream import (
     Source,
     VendoredSource,
     add_extractor_options,
+    line_of,
     publish,
-    read_blobs,
     version_key,
-    write_blobs,
 )
 
 REPOSITORY = "kubevirt/kubevirt"
@@ -138,10 +136,6 @@ _MATCHES = {
 }
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def _first(files: dict[str, str], pattern: str) -> tuple[str, str, re.Match[str]] | None:
     """The first match of ``pattern`` in ``files`` (in CONFIG_FILES' order): path, text, match."""
     for path, text in files.items():
@@ -169,7 +163,7 @@ def gate_facts(at: At, name: str, files: dict[str, str], admitter: str) -> dict[
     if declared is None:
         raise at.fail("pkg/virt-config/", f"no constant declares the {name} gate")
     path, text, m = declared
-    constant = {"path": path, "line": _line(text, m.start(1)), "identifier": m.group(1)}
+    constant = {"path": path, "line": line_of(text, m.start(1)), "identifier": m.group(1)}
     registered = _first(files, rf"RegisterFeatureGate\(FeatureGate\{{Name: {m.group(1)}, State: (\w+)")
     state = None if registered is None else registered[2].group(1)
     if state not in (None, "GA", "Alpha"):
@@ -185,9 +179,11 @@ def gate_facts(at: At, name: str, files: dict[str, str], admitter: str) -> dict[
         "constant": constant,
         "state": None
         if registered is None
-        else {"path": registered[0], "line": _line(registered[1], registered[2].start(1)), "state": state},
+        else {"path": registered[0], "line": line_of(registered[1], registered[2].start(1)), "state": state},
         "required": offset >= 0,
-        "admitter": None if offset < 0 else {"path": ADMITTER, "line": _line(admitter, offset), "message": GATES[name]},
+        "admitter": None
+        if offset < 0
+        else {"path": ADMITTER, "line": line_of(admitter, offset), "message": GATES[name]},
         "warning": None,
     }
     if registered is not None and state == "GA":
@@ -212,7 +208,7 @@ def not_permitted(at: At) -> dict[str, Any]:
         for m in _NOT_PERMITTED.finditer(text or ""):
             if found[m.group(2)] is not None:
                 raise at.fail(path, f"a second {m.group(2)} permittedHostDevices check")
-            found[m.group(2)] = {"path": path, "line": _line(text or "", m.start(1)), "message": m.group(1)}
+            found[m.group(2)] = {"path": path, "line": line_of(text or "", m.start(1)), "message": m.group(1)}
     return found
 
 
@@ -226,9 +222,9 @@ def gpu_mismatch(at: At) -> dict[str, Any] | None:
     prefix = _CREATE.search(text)
     return {
         "path": LAUNCHER_GPU,
-        "line": _line(text, m.start(1)),
+        "line": line_of(text, m.start(1)),
         "message": (prefix.group(1) if prefix else "") + m.group(1),
-        "prefix_line": _line(text, prefix.start(1)) if prefix else None,
+        "prefix_line": line_of(text, prefix.start(1)) if prefix else None,
     }
 
 
@@ -248,10 +244,10 @@ def release_facts(at: At) -> dict[str, Any]:
         "release": at.tag,
         "commit": at.commit,
         "pci": {
-            "selector": {"path": CONTROLLER, "line": _line(controller, key.start(1)), "key": key.group(1)},
+            "selector": {"path": CONTROLLER, "line": line_of(controller, key.start(1)), "key": key.group(1)},
             "device": {
                 "path": COMMON,
-                "line": _line(common, device.start(1)),
+                "line": line_of(common, device.start(1)),
                 "returns": device.group(1),
             },
             "case_insensitive": selector_lowered and device_lowered,
@@ -259,7 +255,7 @@ def release_facts(at: At) -> dict[str, Any]:
         },
         "mdev": {
             "path": CONTROLLER,
-            "line": _line(controller, mdev.start(1)),
+            "line": line_of(controller, mdev.start(1)),
             "key": mdev.group(1),
             "case_insensitive": False,
         },
@@ -290,12 +286,9 @@ def extract(source: Source) -> dict[str, Any]:
 
 
 def load_inputs(prefix: str | Path) -> VendoredSource:
-    prefix = Path(prefix)
-    try:
-        sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
-        return VendoredSource(sidecar["repositories"][REPOSITORY]["tags"], read_blobs(prefix), {})
-    except INPUT_ERRORS as error:
-        raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
+    return upstream.load_inputs(
+        prefix, lambda sidecar, blobs: VendoredSource(sidecar["repositories"][REPOSITORY]["tags"], blobs, {})
+    )
 
 
 def write_inputs(prefix: Path, recording: Recording) -> None:
@@ -309,14 +302,11 @@ def write_inputs(prefix: Path, recording: Recording) -> None:
         ),
         "repositories": {REPOSITORY: sidecar},
     }
-    prefix.with_suffix(".json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    write_blobs(prefix, recording.blobs)
+    upstream.write_inputs(prefix, document, recording.blobs)
 
 
 def shipped_dir() -> Path:
-    from pciname.base.paths import data_dir
-
-    return data_dir() / "kubevirt"
+    return upstream.shipped_dir("kubevirt")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,8 +4,10 @@ the tests), one release's files with errors that name it, the inputs'
 tarball of blobs, and the check of shipped facts against a re-run.
 
 Used by :mod:`tools.kata_extract`, :mod:`tools.dra_extract`,
-:mod:`tools.cozystack_extract`, :mod:`tools.hami_extract` and
-:mod:`tools.k8s_device_plugin_extract`.
+:mod:`tools.kubevirt_extract`, :mod:`tools.hami_extract`,
+:mod:`tools.cozystack_extract` and :mod:`tools.k8s_device_plugin_extract`:
+the inputs each writes and reads (:func:`load_inputs`, :func:`write_inputs`),
+where its facts ship (:func:`shipped_dir`), the line of an offset (:func:`line_of`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import json
 import re
 import subprocess
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import argparse
@@ -28,6 +31,7 @@ from pciname.errors import PcinameError
 #: A final release tag (no rc, beta or unprefixed tags).
 TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 _COMMENT = re.compile(r"(?:^|\s)//.*$")
+T = TypeVar("T")
 
 
 class ExtractError(PcinameError):
@@ -287,6 +291,36 @@ def read_blobs(prefix: Path) -> dict[str, bytes]:
 
 #: What reading inputs that a script did not write raises.
 INPUT_ERRORS = (OSError, ValueError, KeyError, tarfile.TarError)
+
+
+def load_inputs(prefix: str | Path, build: Callable[[dict[str, Any], dict[str, bytes]], T]) -> T:
+    """``build(sidecar, blobs)`` of the inputs at ``prefix`` (``PREFIX.json``
+    and ``PREFIX.tar.xz``); inputs no script wrote are one ExtractError."""
+    prefix = Path(prefix)
+    try:
+        sidecar = json.loads(prefix.with_suffix(".json").read_text(encoding="utf-8"))
+        return build(sidecar, read_blobs(prefix))
+    except INPUT_ERRORS as error:
+        raise ExtractError(f"{prefix}: not inputs this script wrote: {error}") from None
+
+
+def write_inputs(prefix: Path, sidecar: dict[str, Any], blobs: dict[str, bytes]) -> None:
+    """``PREFIX.json`` (``sidecar``) and ``PREFIX.tar.xz`` (:func:`write_blobs`)."""
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    prefix.with_suffix(".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
+    write_blobs(prefix, blobs)
+
+
+def shipped_dir(name: str) -> Path:
+    """The package's ``data/<name>``, where an extractor's facts ship."""
+    from pciname.base.paths import data_dir
+
+    return data_dir() / name
+
+
+def line_of(text: str, offset: int) -> int:
+    """The line (from 1) of ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1
 
 
 def check_shipped(out: Path, text: str) -> int:

@@ -28,15 +28,19 @@ from pciname.cluster.kube import (
     read_cozystack_operator,
     read_doctor_events,
     read_dra,
+    read_hami,
 )
 from pciname.cozystack.choice import release_for
 from pciname.cozystack.releases import ClusterRelease, Release, get_release, release_in_cluster
 from pciname.dra.audit import audit_dra
 from pciname.errors import PcinameError
+from pciname.hami.audit import audit_hami
+from pciname.hami.check import HAMI_CHARS, IMAGE_CHARS, check_image, release_tag
+from pciname.hami.releases import release as hami_release
 from pciname.kubevirt.objects import KubeObject, permitted_entries
 from pciname.naming.profiles import DEFAULT_PROFILE
 from pciname.policy.audit import AUTO, Check, audit, choose_profile, gpu_options, is_auto
-from pciname.requests.limits import NAME, PROFILE, checked
+from pciname.requests.limits import NAME, PROFILE, checked, limit
 from pciname.requests.spelling import RequestError, Spelling
 
 if TYPE_CHECKING:
@@ -188,6 +192,52 @@ class GpuOptionsRequest(AuditRequest):
         return asked
 
 
+#: ``audit --hami --image IMAGE=PATH``: how long one may be (an image reference of
+#: at most 255 characters, as the distribution spec's regexp allows a name, and a path), and how many.
+IMAGES_CHARS = 256 + IMAGE_CHARS
+MAX_IMAGES = 64
+
+
+@dataclass(frozen=True)
+class HamiAuditRequest(AuditRequest):
+    """``audit --hami``: HAMi in a tenant cluster, from its Nodes and Pods
+    (:func:`pciname.hami.audit.audit_hami`), for ``hami`` (``v2.8.1``,
+    ``hami@v2.8.1``); no profile, KubeVirt CR or DRA (HAMi's names are its chart's).
+    ``images``: ``IMAGE=PATH``, an image's tarball or root filesystem for the
+    image-check verdict on the pods running IMAGE."""
+
+    hami: str = field(default="", metadata=limit(chars=HAMI_CHARS))
+    images: tuple[str, ...] = field(default=(), metadata=limit(chars=IMAGES_CHARS, items=MAX_IMAGES))
+
+    def validated(self) -> Self:
+        """The request, its release as HAMi tags it (a PcinameError naming the releases known)."""
+        checked(self)
+        if given(self.profile) or self.kubevirt_name is not None or self.dra:
+            raise RequestError(
+                lambda say: (
+                    f"audit --hami takes no {say('profile')}, no {say('kubevirt_name')} and no {say('dra')}: "
+                    "HAMi's names are its chart's"
+                ),
+                {"kubevirt_name": "--kubevirt"},
+            )
+        if not self.hami.strip():
+            raise RequestError(lambda say: f"no HAMi release given ({say('hami')} RELEASE)")
+        if len(self.images) > MAX_IMAGES:
+            raise RequestError(lambda say: f"{len(self.images)} {say('images')} given: at most {MAX_IMAGES}")
+        for given_image in self.images:
+            image, _, path = given_image.partition("=")
+            if not image.strip() or not path.strip():
+                raise RequestError(
+                    lambda say: f"{say('images')} takes IMAGE=PATH (an image and its tarball or root filesystem)"
+                )
+        return replace(self, hami=release_tag(self.hami))
+
+    @property
+    def image_paths(self) -> dict[str, str]:
+        """IMAGE -> PATH of :attr:`images` (the last one given wins)."""
+        return dict(given.partition("=")[::2] for given in self.images)
+
+
 class Deadline:
     """A request's :attr:`~AuditRequest.timeout` counted from its start (the
     CLI's: the command's): :meth:`check`, what the work calls as it goes,
@@ -273,6 +323,32 @@ def answer_audit_dra(request: AuditRequest, client: ApiClient, *, check: Check |
     return audit_dra(state.resource_api, state.objects, state.vms, check=check)
 
 
+def answer_audit_hami(request: HamiAuditRequest, client: ApiClient, *, check: Check | None = None) -> dict[str, Any]:
+    """HAMi's audit (:func:`pciname.hami.audit.audit_hami`) of the Nodes and
+    Pods of the cluster ``client`` reaches, read within :attr:`~AuditRequest.seconds`;
+    ``check``: the caller's deadline, checked as the audit goes."""
+    state = read_hami(client, timeout=request.seconds)
+    report = audit_hami(hami_release(request.hami), state.nodes, state.pods, check=check)
+    return with_verdicts(report, request.hami, request.image_paths)
+
+
+def with_verdicts(report: dict[str, Any], hami: str, paths: dict[str, str]) -> dict[str, Any]:
+    """``report`` with the image-check verdict on each image given a path
+    (:func:`pciname.hami.check.check_image`); an image whose limits do not
+    hold, among the pods', is a problem (``hami-image-unisolated``)."""
+    listed = {row["image"]: row for row in report["images"]}
+    for image in paths:
+        listed.setdefault(image, {"image": image, "pods": [], "verdict": None})
+    for image, path in paths.items():
+        checked = check_image(hami, path)
+        listed[image]["verdict"] = {k: v for k, v in checked.as_dict().items() if k not in ("hami", "libvgpu_commit")}
+        if checked.holds is False and listed[image]["pods"]:
+            message = f"{image} ({', '.join(listed[image]['pods'])}): the limits do not hold: {checked.sees}"
+            report["problems"].append({"code": "hami-image-unisolated", "node": "-", "message": message})
+    report["images"] = [listed[image] for image in sorted(listed)]
+    return report
+
+
 @dataclass(frozen=True)
 class GpuOptions:
     """The options (:func:`pciname.policy.audit.gpu_options`), the profile
@@ -313,8 +389,10 @@ __all__ = [
     "Deadline",
     "GpuOptions",
     "GpuOptionsRequest",
+    "HamiAuditRequest",
     "answer_audit",
     "answer_audit_dra",
+    "answer_audit_hami",
     "answer_gpu_options",
     "choose",
     "connect",

@@ -85,6 +85,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("scan --variant", "doctor", "DoctorRequest", "answer", ("Doctor",), TABLES, "table"),
     Capability("audit", "audit", "AuditRequest", "answer_audit", (), TABLES, "table"),
     Capability("audit --dra", "audit", "AuditRequest", "answer_audit_dra", (), TABLES, "table"),
+    Capability("audit --hami", "audit", "HamiAuditRequest", "answer_audit_hami", (), TABLES, "table"),
     Capability("gpu-options", "audit", "GpuOptionsRequest", "answer_gpu_options", ("GpuOptions",), TABLES, "table"),
     Capability("apply permitted-host-devices", "apply", "ApplyRequest", "answer", (), TABLES, "table"),
     Capability("admission-policy", "admission", "AdmissionPolicyRequest", "answer", ("AdmissionPolicy",),

@@ -73,6 +73,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "ResourceClaimTemplates, ResourceClaims and VirtualMachines, and report per VM claim request whether its "
         "DeviceClass exists and some published device satisfies its selectors",
     )
+    audit.add_argument(
+        "--hami",
+        metavar="RELEASE",
+        help="audit HAMi instead (v2.8.1, hami@v2.8.1; cozystack@v1.6.2: the one it ships): read the Nodes and the Pods and report nodes running HAMi's "
+        "and NVIDIA's device plugins, GPU nodes without the label HAMi's device plugin selects (gpu=on), pods "
+        "with HAMi names on nodes HAMi does not serve, and the HAMi release its pods run",
+    )
+    audit.add_argument(
+        "--image",
+        dest="images",
+        action="append",
+        metavar="IMAGE=PATH",
+        help="with --hami: IMAGE's docker save or OCI layout tarball, OCI layout directory or root filesystem: "
+        "the image-check verdict on the pods running IMAGE (repeatable)",
+    )
     add_cozystack_option(audit, "the cluster runs, when its cozystack-operator Deployment does not say")
     add_profile_options(audit)
     add_output_option(audit, formats("audit"))
@@ -150,6 +165,14 @@ def _connect(args: argparse.Namespace, seconds: float) -> Any:
 def run_audit(args: argparse.Namespace) -> int:
     from pciname.capabilities.audit import Deadline, read
 
+    if args.hami is not None:
+        from pciname.cli.hami.audit import run_audit_hami
+
+        return run_audit_hami(args, _profile(args))
+    if args.images:
+        from pciname.errors import PcinameError
+
+        raise PcinameError("--image needs --hami RELEASE: it is the image-check of HAMi's workloads")
     request = request_of("audit", args, {"kubevirt_name": "kubevirt"}, profile=_profile(args))
     if args.dra:
         check = Deadline(request, "audit --dra").check  # from the command's start

@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lint.add_argument(
         "--hami",
         metavar="RELEASE",
-        help="the HAMi release (v2.8.1): check pods' nvidia.com/gpu, gpumem, gpumem-percentage and gpucores as it "
+        help="the HAMi release (v2.8.1, hami@v2.8.1; cozystack@v1.6.2: the one it ships): check pods' nvidia.com/gpu, gpumem, gpumem-percentage and gpucores as it "
         "reads them, and HAMi names in KubeVirt VMs (default: not checked)",
     )
     add_profile_options(lint)

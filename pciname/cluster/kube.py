@@ -1,5 +1,5 @@
 """A live cluster through the official ``kubernetes`` client: connect,
-read the KubeVirt CR and the Nodes, server-side apply permittedHostDevices,
+read the KubeVirt CR, the Nodes and (for HAMi) the Pods, server-side apply permittedHostDevices,
 and turn the client's errors into :class:`~pciname.errors.ClusterError` /
 :class:`~pciname.errors.ApplyRefused`.
 
@@ -582,24 +582,53 @@ def _check_object(obj: KubeObject, where: str) -> None:
     mapping(obj.get("spec"), f"{where}.spec")
 
 
-def _list_all(
-    api_client: ApiClient, group: str, version: str, plural: str, kind: str, clock: _Clock
+def _paged(
+    what: str,
+    fetch: Callable[[dict[str, Any]], Any],
+    kind: str,
+    check: Callable[[KubeObject, str], None],
+    most: int,
+    page: int,
+    clock: _Clock,
 ) -> list[KubeObject]:
-    """Every object of ``group/version/plural`` in all namespaces, paged as
-    :func:`read_nodes` pages (``limit``/``continue``, a repeated token or too
-    many objects a ClusterError); raises :class:`_Answered` for a 404."""
+    """Every object a List ``fetch`` (given the ``limit``/``continue`` keywords)
+    pages through, as :func:`read_nodes` pages: each checked; more than ``most``,
+    or a repeated ``continue`` token, is a ClusterError (``unreachable``)."""
     import hashlib
 
-    from kubernetes.client import CustomObjectsApi
-
-    what = f"list {plural}.{group}/{version}"
-    api = CustomObjectsApi(api_client)
     found: list[KubeObject] = []
     token: str | None = None
     seen: set[bytes] = set()
     while True:
-        paging: dict[str, Any] = {"limit": DRA_PAGE, **({"_continue": token} if token else {})}
-        response = _call(
+        paging: dict[str, Any] = {"limit": page, **({"_continue": token} if token else {})}
+        items, token = _items(what, _json(what, fetch(paging), clock), kind)
+        _checked(what, check, items, f"{kind} items (from {len(found)})")
+        found.extend(items)
+        if len(found) > most:
+            raise ClusterError(f"cannot {what}: the cluster has more than {most} of them", reason="unreachable")
+        if token is None:
+            return found
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        if digest in seen:
+            raise ClusterError(
+                f"cannot {what}: the API server's {kind} paging does not end: continue token repeated",
+                reason="unreachable",
+            )
+        seen.add(digest)
+
+
+def _list_all(
+    api_client: ApiClient, group: str, version: str, plural: str, kind: str, clock: _Clock
+) -> list[KubeObject]:
+    """Every object of ``group/version/plural`` in all namespaces, paged
+    (:func:`_paged`); raises :class:`_Answered` for a 404."""
+    from kubernetes.client import CustomObjectsApi
+
+    what = f"list {plural}.{group}/{version}"
+    api = CustomObjectsApi(api_client)
+
+    def fetch(paging: dict[str, Any]) -> Any:
+        return _call(
             what,
             api.list_cluster_custom_object,
             group,
@@ -610,22 +639,8 @@ def _list_all(
             **paging,
             **clock.options(what),
         )
-        items, token = _items(what, _json(what, response, clock), kind)
-        _checked(what, _check_object, items, f"{kind} items (from {len(found)})")
-        found.extend(items)
-        if len(found) > MAX_DRA_OBJECTS:
-            raise ClusterError(
-                f"cannot {what}: the cluster has more than {MAX_DRA_OBJECTS} of them", reason="unreachable"
-            )
-        if token is None:
-            return found
-        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
-        if digest in seen:
-            raise ClusterError(
-                f"cannot {what}: the API server's {kind} paging does not end: continue token repeated",
-                reason="unreachable",
-            )
-        seen.add(digest)
+
+    return _paged(what, fetch, kind, _check_object, MAX_DRA_OBJECTS, DRA_PAGE, clock)
 
 
 def read_dra(api_client: ApiClient, *, timeout: float | None = None) -> DraState:
@@ -653,6 +668,54 @@ def read_dra(api_client: ApiClient, *, timeout: float | None = None) -> DraState
     except _Answered:
         vms = []
     return DraState(api, objects, vms)
+
+
+# -- HAMi ---------------------------------------------------------------------------
+
+#: Pods asked for per request, and read in all (Kubernetes supports 150,000 in a cluster).
+POD_PAGE = 500
+MAX_PODS = 150_000
+#: The Pods ``audit --hami`` reads: those not done (a finished pod holds no GPU).
+RUNNING_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass
+class HamiState:
+    """What :func:`read_hami` read: the Nodes and the Pods not done, all namespaces."""
+
+    nodes: list[KubeObject]
+    pods: list[KubeObject]
+
+
+def read_pods(api_client: ApiClient, *, timeout: float | None = None, clock: _Clock | None = None) -> list[KubeObject]:
+    """Every Pod not done (:data:`RUNNING_PODS`) in all namespaces, paged as
+    Nodes are, at most :data:`MAX_PODS`; each checked for the fields read."""
+    from kubernetes.client import CoreV1Api
+
+    from pciname.kubevirt.shapes import check_pod
+
+    bounded(api_client)
+    clock = clock or _Clock(timeout)
+    what = "list pods"
+    api = CoreV1Api(api_client)
+
+    def fetch(paging: dict[str, Any]) -> Any:
+        return _call(
+            what,
+            api.list_pod_for_all_namespaces,
+            field_selector=RUNNING_PODS,
+            _preload_content=False,
+            **paging,
+            **clock.options(what),
+        )
+
+    return _paged(what, fetch, "PodList", check_pod, MAX_PODS, POD_PAGE, clock)
+
+
+def read_hami(api_client: ApiClient, *, timeout: float | None = None) -> HamiState:
+    """The Nodes and the Pods; ``timeout`` bounds all the requests together."""
+    clock = _Clock(timeout)
+    return HamiState(read_nodes(api_client, clock=clock), read_pods(api_client, clock=clock))
 
 
 # -- applying -----------------------------------------------------------------------

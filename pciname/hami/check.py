@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pciname.errors import PcinameError
 from pciname.hami.image import c_library, image_from_bytes, open_image
 from pciname.hami.isolation import judge
-from pciname.hami.releases import release
+from pciname.hami.releases import cozystack, cozystack_range, release
 
 #: A path to an image ("/var/tmp/app.tar"): PATH_MAX.
 IMAGE_CHARS = 4096
@@ -19,14 +20,25 @@ IMAGE_CHARS = 4096
 HAMI_CHARS = 64
 #: The prefix a HAMi release may carry, as a profile family.
 FAMILY = "hami@"
+#: The prefix of the HAMi a Cozystack release ships.
+COZYSTACK = "cozystack@"
 #: How the answer names an image sent as bytes.
 TARBALL = "the image tarball"
 
 
 def release_tag(text: str) -> str:
-    """``text`` (``v2.8.1``, ``2.8.1``, ``hami@v2.8.1``) as HAMi tags it, or
-    a :class:`~pciname.errors.PcinameError` naming the releases covered."""
+    """``text`` (``v2.8.1``, ``2.8.1``, ``hami@v2.8.1``, or ``cozystack@v1.6.2``:
+    the HAMi that Cozystack release ships) as HAMi tags it, or a
+    :class:`~pciname.errors.PcinameError` naming the releases covered."""
     spelled = text.strip()
+    if spelled.lower().startswith(COZYSTACK):
+        version = spelled[len(COZYSTACK) :]
+        shipped = cozystack(version)
+        if shipped is None:
+            raise PcinameError(f"{spelled!r}: no Cozystack release pciname has HAMi facts for ({cozystack_range()})")
+        if shipped.hami is None:
+            raise PcinameError(f"Cozystack {version} ships no HAMi ({shipped.where})")
+        return shipped.hami
     spelled = spelled[len(FAMILY) :] if spelled.lower().startswith(FAMILY) else spelled
     return release(spelled).release
 

@@ -24,7 +24,7 @@ table alone:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pciname.hami.releases import DlsymLookup, Release
 
@@ -85,7 +85,14 @@ def judge(release: Release, library: CLibrary) -> Verdict:
     """The verdict for a workload on ``library`` under HAMi ``release``."""
     core = f"HAMi {release.release}'s HAMi-core ({release.libvgpu_commit[:7]})"
     if release.dlsym_lookups is None:
-        return Verdict(None, (f"{core}: the commit is not in the HAMi-core history pciname read; not judged",))
+        not_read = f"{core}: the commit is not in the HAMi-core history pciname read; not judged"
+        if release.inferred is None:
+            return Verdict(None, (not_read,))
+        inferred = judge(replace(release, dlsym_lookups=release.inferred.lookups, inferred=None), library)
+        said = {True: "the limits would hold", False: "the limits would not hold", None: "not judged"}[inferred.holds]
+        return Verdict(
+            None, (not_read, f"inferred ({release.inferred.evidence}): {said}: {'; '.join(inferred.reasons)}")
+        )
     if not library.defines("dlvsym"):
         return Verdict(
             False,

@@ -4,7 +4,8 @@ values key and labels of the device plugin's node selector, the split count
 each GPU is advertised with, the defaults of a request that leaves out
 ``gpumem`` or ``gpucores``, and the HAMi-core (``libvgpu``) commit with how
 its code finds the real ``dlsym``. Each fact says where it was read
-(``Project-HAMi/HAMi@COMMIT PATH:LINE``)."""
+(``Project-HAMi/HAMi@COMMIT PATH:LINE``). Per Cozystack release, the HAMi
+its chart ships and the tenant values key that turns it on (:func:`cozystack`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pciname.errors import PcinameError
 
 REPOSITORY = "Project-HAMi/HAMi"
 CORE_REPOSITORY = "Project-HAMi/HAMi-core"
+COZYSTACK_REPOSITORY = "cozystack/cozystack"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,17 @@ class DlsymLookup:
 
 
 @dataclass(frozen=True)
+class Inferred:
+    """For a pinned HAMi-core commit the history read lacks: the lookups of
+    HAMi-core's main branch at ``source`` (a commit read before the pin), taken
+    as the pinned commit's (inferred, not read), and the dates that say why."""
+
+    source: str
+    evidence: str
+    lookups: tuple[DlsymLookup, ...]
+
+
+@dataclass(frozen=True)
 class Release:
     """One HAMi release's facts."""
 
@@ -63,15 +76,25 @@ class Release:
     libvgpu_commit: str
     #: None when HAMi-core's mirror did not hold the pinned commit (nothing is guessed).
     dlsym_lookups: tuple[DlsymLookup, ...] | None
+    #: With no lookups read: HAMi-core main's, inferred (None: nothing inferred).
+    inferred: Inferred | None = None
 
     def where(self, path: str, line: int | None = None) -> str:
         return f"{REPOSITORY}@{self.commit[:12]} {path}" + (f":{line}" if line else "")
+
+
+def _lookups(code: list[dict[str, Any]]) -> tuple[DlsymLookup, ...]:
+    return tuple(
+        DlsymLookup(c["path"], c["function"], c["line"], tuple(c["dlvsym_versions"]), c["falls_back_to_dl_sym"])
+        for c in code
+    )
 
 
 def _release(row: dict[str, Any]) -> Release:
     names = row["names"]
     selector = row["node_selector"]
     code = row["libvgpu"]["code"]
+    inferred = row["libvgpu"].get("inferred")
     return Release(
         release=row["release"],
         commit=row["commit"],
@@ -89,20 +112,59 @@ def _release(row: dict[str, Any]) -> Release:
         default_memory_mb=int(row["defaults"]["memory_mb"]),
         default_cores=int(row["defaults"]["cores"]),
         libvgpu_commit=row["libvgpu"]["commit"],
-        dlsym_lookups=None
-        if code is None
-        else tuple(
-            DlsymLookup(c["path"], c["function"], c["line"], tuple(c["dlvsym_versions"]), c["falls_back_to_dl_sym"])
-            for c in code
-        ),
+        dlsym_lookups=None if code is None else _lookups(code),
+        inferred=None
+        if inferred is None
+        else Inferred(inferred["from"], inferred["evidence"], _lookups(inferred["code"])),
     )
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """The HAMi one Cozystack release ships (None: none) and the tenant values
+    key that turns it on (``addons.hami.enabled``), with where each was read."""
+
+    cozystack: str
+    hami: str | None
+    values_key: str | None
+    where: str
+
+    @property
+    def values_path(self) -> tuple[str, ...]:
+        return tuple((self.values_key or "").split("."))
+
+
+@functools.cache
+def _document() -> dict[str, Any]:
+    with open(hami_releases_path(), encoding="utf-8") as handle:
+        found: dict[str, Any] = json.load(handle)
+    return found
 
 
 @functools.cache
 def _releases() -> dict[str, Release]:
-    with open(hami_releases_path(), encoding="utf-8") as handle:
-        document = json.load(handle)
-    return {row["release"]: _release(row) for row in document["releases"]}
+    return {row["release"]: _release(row) for row in _document()["releases"]}
+
+
+def cozystack_range() -> str:
+    """The Cozystack releases the facts cover, and those that ship HAMi."""
+    rows = _document()["cozystack"]["releases"]
+    shipping = [row["release"] for row in rows if row["hami"] is not None]
+    return f"{rows[0]['release']} to {rows[-1]['release']}; HAMi from {shipping[0]}"
+
+
+def cozystack(version: str) -> Shipped | None:
+    """What Cozystack ``version`` (``v1.6.2``) ships of HAMi; None for a
+    release the facts do not cover."""
+    for row in _document()["cozystack"]["releases"]:
+        if row["release"] == version:
+            at = f"{COZYSTACK_REPOSITORY}@{row['commit'][:12]}"
+            if row["hami"] is None:
+                return Shipped(version, None, None, f"{at}: no packages/system/hami")
+            chart, switch = row["chart"], row["switch"]
+            where = f"{at} {chart['path']}:{chart['line']}, {switch['path']}:{switch['line']}"
+            return Shipped(version, row["hami"], switch["values_key"], where)
+    return None
 
 
 def releases() -> list[str]:

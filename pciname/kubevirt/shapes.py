@@ -279,6 +279,22 @@ def check_node(obj: dict[str, Any], where: str) -> None:
                 quantity(value, f"{where}.status.{key}[{name}]")
 
 
+def check_pod(obj: dict[str, Any], where: str) -> None:
+    """The fields ``audit --hami`` reads of a Pod have the types it expects:
+    ``spec.nodeName``, and each container's ``image`` and resources (names are strings)."""
+    check_kind(obj, "Pod", where)
+    check_metadata(obj, where)
+    spec = mapping(obj.get("spec"), f"{where}.spec")
+    text(spec.get("nodeName"), f"{where}.spec.nodeName")
+    for i, container in enumerate(mappings(spec.get("containers"), f"{where}.spec.containers")):
+        at = f"{where}.spec.containers[{i}]"
+        text(container.get("image"), f"{at}.image")
+        resources = mapping(container.get("resources"), f"{at}.resources")
+        for key in ("limits", "requests"):
+            if any(not isinstance(name, str) for name in mapping(resources.get(key), f"{at}.resources.{key}")):
+                raise ShapeError(f"{at}.resources.{key}: resource names must be strings")
+
+
 def list_items(answer: Any, kind: str, what: str) -> list[dict[str, Any]]:
     """The ``items`` of a ``*List`` answer (``kind`` e.g. ``NodeList``), each a mapping."""
     if not isinstance(answer, dict):
@@ -305,6 +321,7 @@ __all__ = [
     "ShapeError",
     "check_kubevirt",
     "check_node",
+    "check_pod",
     "decode_json",
     "list_items",
     "quantity",

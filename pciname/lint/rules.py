@@ -120,6 +120,9 @@ class Context:
         #: ``--hami``: the HAMi release pods are checked against (None: not checked;
         #: an unknown release is a PcinameError naming the known ones).
         self.hami = _hami_release(hami)
+        #: ``--hami`` as asked; :attr:`hami` is, from rule ``hami-pods`` on, the release
+        #: in effect (a Cozystack tenant's ``addons.hami.enabled`` implies its release's).
+        self.hami_asked = self.hami
 
     @property
     def docs(self) -> list[Doc]:

@@ -14,7 +14,7 @@ from typing import TypeVar
 from pciname.errors import PcinameError
 
 #: The CLI flags not spelled as ``--`` + the field with ``-`` for ``_``.
-CLI_FLAGS = {"roles": "--role"}
+CLI_FLAGS = {"roles": "--role", "images": "--image"}
 
 
 class Spelling(enum.Enum):

@@ -97,6 +97,16 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, dict, str] | None]] = {
         for field, flag in (("profile", "--profile"), ("cozystack", "--cozystack"), ("kubevirt_name", "--kubevirt"))
     },
     **{
+        ("audit --hami", field): (["audit", "--hami", *argv], None)
+        for field, argv in (
+            ("hami", ["{}"]),
+            ("images", ["v2.8.1", "--image", "{}"]),
+            ("profile", ["v2.8.1", "--profile", "{}"]),
+            ("cozystack", ["v2.8.1", "--cozystack", "{}"]),
+            ("kubevirt_name", ["v2.8.1", "--kubevirt", "{}"]),
+        )
+    },
+    **{
         ("gpu-options", field): (["gpu-options", flag, "{}"], ("GpuOptions", {}, field))
         for field, flag in (("profile", "--profile"), ("cozystack", "--cozystack"), ("kubevirt_name", "--kubevirt"))
     },

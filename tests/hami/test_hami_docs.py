@@ -1,6 +1,8 @@
 """docs/hami.md's table of which images keep HAMi-core's limits, per HAMi
 release, is the verdict (pciname.hami.isolation) on each kind of C library,
-row for row; its image-check transcript is what the command prints."""
+row for row; so is its comparison with Cozystack's own image table (read from
+cozystack's README per release by tools/hami_extract.py); its image-check
+transcript is what the command prints."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pciname.hami.isolation import CLibrary, Verdict, judge
 from pciname.hami.releases import release, releases
 from tests.cli_run import pciname
 from tests.conftest import REPO
+from tests.extract_util import Extracted
 from tests.hami_util import NEW_GLIBC, compile_library, docker_save, tar
 
 
@@ -56,14 +59,50 @@ def table() -> list[str]:
     return rows
 
 
+def _table_after(header: str) -> list[str]:
+    """The docs' table whose first line starts with ``header``, line for line."""
+    lines = (REPO / "docs" / "hami.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("| ")), len(lines))
+    return lines[start:end]
+
+
 def test_the_docs_table_is_the_verdict_row_for_row():
-    text = (REPO / "docs" / "hami.md").read_text(encoding="utf-8")
-    written = [
-        line
-        for line in text.splitlines()
-        if line.startswith("| ") and ("HAMi" in line or "| v2." in line or "---" in line)
+    assert _table_after("| HAMi | HAMi-core |") == table()
+
+
+def _row_library(glibc: str, machine: str) -> CLibrary:
+    if glibc == "N/A":
+        return _library("musl", machine, False)
+    return _library("glibc", machine, tuple(map(int, glibc.split("."))) < (2, 34))
+
+
+def cozystack_table() -> list[str]:
+    """Per run of Cozystack releases shipping one HAMi (and one README table):
+    each row of Cozystack's table beside the verdict on x86-64 and arm64."""
+    runs: list[tuple[list[str], str, list[list[str]]]] = []
+    for row in Extracted("hami", "hami_extract").shipped()["cozystack"]["releases"]:
+        if row["hami"] is None:
+            continue
+        rows = row["image_table"]["rows"]
+        if runs and (runs[-1][1], runs[-1][2]) == (row["hami"], rows):
+            runs[-1][0].append(row["release"])
+        else:
+            runs.append(([row["release"]], row["hami"], rows))
+    lines = [
+        "| Cozystack | HAMi | image | glibc | Cozystack's README says | x86-64, from the code | arm64, from the code |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    assert written == table()
+    for tags, hami, rows in runs:
+        facts = release(hami)
+        for image, glibc, says in rows:
+            cells = [_cell(judge(facts, _row_library(glibc, m))) for m in ("x86_64", "aarch64")]
+            lines.append(f"| {tags[0]} to {tags[-1]} | {hami} | {image} | {glibc} | {says} | {' | '.join(cells)} |")
+    return lines
+
+
+def test_the_cozystack_comparison_is_cozystacks_table_beside_the_verdict():
+    assert _table_after("| Cozystack | HAMi |") == cozystack_table()
 
 
 def _transcripts(text):
@@ -84,10 +123,12 @@ def _transcripts(text):
 
 
 def test_the_transcripts_are_what_the_commands_print(tmp_path):
-    """docs/hami.md's transcripts, replayed; the image-check one on the image it describes."""
+    """docs/hami.md's transcripts, replayed; the image-check one on the image it describes
+    (``audit --hami``'s needs a cluster: tests/cluster/test_audit_hami.py replays it)."""
     libc = compile_library(tmp_path, "libc.so.6", version="2.36", dl_sym=False, script=NEW_GLIBC)
     docker_save(tmp_path / "app.tar", [tar([("lib/x86_64-linux-gnu/libc.so.6", libc)])])
-    blocks = list(_transcripts((REPO / "docs" / "hami.md").read_text(encoding="utf-8")))
+    text = (REPO / "docs" / "hami.md").read_text(encoding="utf-8")
+    blocks = [(files, commands) for files, commands in _transcripts(text) if "audit --hami" not in commands[0][0]]
     assert sum(len(commands) for _, commands in blocks) == 3
     for files, commands in blocks:
         for name, body in files.items():

@@ -61,3 +61,15 @@ def test_glibc_2_34_on_arm64_fails_in_the_dlsym_hook_until_v2_8_0_then_in_pre_in
 def test_a_release_whose_hami_core_commit_is_unknown_is_not_judged():
     verdict = judge(release("v2.10.0"), _glibc("2.35", "x86_64"))
     assert verdict.holds is None and "not judged" in verdict.reasons[0]
+
+
+def test_a_release_whose_hami_core_was_not_read_is_not_judged_and_says_the_inference():
+    from pciname.hami.isolation import CLibrary, judge
+    from pciname.hami.releases import release
+
+    library = CLibrary("/lib/libc.so.6", "glibc", "2.36", "aarch64", {"dlvsym": frozenset({"GLIBC_2.17"})})
+    verdict = judge(release("v2.10.0"), library)
+    assert verdict.holds is None and verdict.sees is None
+    assert verdict.reasons[0].endswith("the commit is not in the HAMi-core history pciname read; not judged")
+    assert verdict.reasons[1].startswith("inferred (b216ba1 is not in Project-HAMi/HAMi-core as read;")
+    assert "): the limits would hold: " in verdict.reasons[1]

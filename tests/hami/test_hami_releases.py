@@ -109,3 +109,72 @@ def test_the_dlsym_lookups_name_hami_cores_code_lines():
             assert ("_dl_sym(RTLD_NEXT" in text) is (
                 lookup.falls_back_to_dl_sym or any(x.falls_back_to_dl_sym for x in facts.dlsym_lookups or ())
             )
+
+
+COZYSTACK = "cozystack/cozystack"
+
+
+def test_each_cozystack_release_ships_the_hami_its_chart_says():
+    rows = FAMILY.shipped()["cozystack"]["releases"]
+    shipped = {row["release"]: row["hami"] for row in rows}
+    assert [v for v, h in shipped.items() if h is None][-1] == "v1.3.6"
+    assert {h for h in shipped.values() if h} == {"v2.8.1", "v2.9.0"}
+    assert [v for v, h in shipped.items() if h == "v2.9.0"] == ["v1.6.0", "v1.6.1", "v1.6.2"]
+    for row in rows:
+        if row["hami"] is None:
+            assert (
+                FAMILY.sidecar()["repositories"][COZYSTACK]["tags"][row["release"]]["files"][
+                    "packages/system/hami/charts/hami/Chart.yaml"
+                ]
+                is None
+            )
+            continue
+        chart = _blob(COZYSTACK, row["release"], row["chart"]["path"]).splitlines()
+        assert chart[row["chart"]["line"] - 1] == f"appVersion: {row['hami'][1:]}"
+        switch = _blob(COZYSTACK, row["release"], row["switch"]["path"]).splitlines()
+        assert ".Values.addons.hami.enabled" in switch[row["switch"]["line"] - 1]
+
+
+def test_what_a_cozystack_release_ships_from_the_library():
+    from pciname.hami.releases import cozystack
+
+    shipped = cozystack("v1.5.4")
+    assert shipped is not None and (shipped.hami, shipped.values_path) == ("v2.8.1", ("addons", "hami", "enabled"))
+    assert shipped.where.startswith("cozystack/cozystack@fe2fbd0d2448 packages/system/hami/charts/hami/Chart.yaml:2")
+    none = cozystack("v1.0.0")
+    assert none is not None and none.hami is None
+    assert cozystack("v0.9.0") is None
+
+
+def test_a_pinned_hami_core_commit_not_read_is_said_and_inferred_from_main_labelled_as_such():
+    facts = release("v2.10.0")
+    assert facts.dlsym_lookups is None and facts.inferred is not None
+    assert facts.inferred.source == "8f3a89c67b037d8fdfe6c4cd4d8c4f0cd6504811"
+    assert "inferred" in facts.inferred.evidence and "2026-06-30" in facts.inferred.evidence
+    assert [(x.function, x.falls_back_to_dl_sym) for x in facts.inferred.lookups] == [
+        ("dlsym", False),
+        ("preInit", False),
+        ("load_nvml_libraries", False),
+    ]
+    for lookup in facts.inferred.lookups:  # what main's own files say
+        assert "_dl_sym(" not in _blob(CORE, facts.inferred.source, lookup.path)
+    assert release("v2.9.0").inferred is None  # a commit read needs no inference
+
+
+@pytest.mark.parametrize(
+    ("spelled", "tag"),
+    [("v2.8.1", "v2.8.1"), ("hami@v2.8.1", "v2.8.1"), ("cozystack@v1.5.4", "v2.8.1"), ("Cozystack@v1.6.0", "v2.9.0")],
+)
+def test_a_release_is_a_hami_tag_or_the_one_a_cozystack_release_ships(spelled, tag):
+    from pciname.hami.check import release_tag
+
+    assert release_tag(spelled) == tag
+
+
+def test_a_cozystack_release_without_hami_or_unknown_is_one_line():
+    from pciname.hami.check import release_tag
+
+    with pytest.raises(PcinameError, match=r"^Cozystack v1\.3\.6 ships no HAMi \(cozystack/cozystack@4c7443e0"):
+        release_tag("cozystack@v1.3.6")
+    with pytest.raises(PcinameError, match=r"no Cozystack release pciname has HAMi facts for \(v1\.0\.0 to v1\.6\.2"):
+        release_tag("cozystack@v9.9.9")

@@ -118,3 +118,81 @@ def test_hamis_names_are_judged_by_the_hami_rule_and_without_it_named_as_uncheck
     # nvidia.com/gpu is the container plugin's name first; the note says HAMi's chart registers it too.
     container = [n for n in _notes(DEPLOYMENT, None) if 'limits["nvidia.com/gpu"]' in n]
     assert len(container) == 2 and all("k8s-device-plugin" in n and "--hami RELEASE checks it" in n for n in container)
+
+
+# -- a Cozystack tenant's addons.hami.enabled implies its release's HAMi ------------------------------
+
+TENANT_HAMI = """\
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Kubernetes
+metadata: {name: dev, namespace: tenant-team}
+spec:
+  addons:
+    gpuOperator: {enabled: true}
+    hami: {enabled: true}
+---
+"""
+
+
+def _implied(cozystack, text=TENANT_HAMI + DEPLOYMENT):
+    linter = Linter("latest", cozystack=cozystack)
+    linter.add_text(text, "input.yaml")
+    return [f.code for f in linter.run()], linter.notes
+
+
+@pytest.mark.parametrize(
+    ("cozystack", "hami", "where"),
+    [
+        ("v1.4.0", "v2.8.1", "cozystack/cozystack@e84677782c27"),
+        ("v1.6.2", "v2.9.0", "cozystack/cozystack@bfde94fd26d3"),
+    ],
+)
+def test_a_tenant_switching_hami_on_implies_the_hami_its_cozystack_ships(cozystack, hami, where):
+    codes, notes = _implied(cozystack)
+    assert codes == ["hami-whole-memory", "hami-cores-range", "hami-without-gpu", "hami-unknown-name"]
+    assert notes[0] == (
+        f"input.yaml:7: spec.addons.hami.enabled: Cozystack {cozystack} ships HAMi {hami} ({where} "
+        "packages/system/hami/charts/hami/Chart.yaml:2, packages/apps/kubernetes/templates/helmreleases/hami.yaml:1): "
+        f"pods are checked as it reads them (--hami {hami})"
+    )
+    assert not any("give --hami" in note for note in notes)  # the names are judged, not left unchecked
+
+
+def test_a_cozystack_release_without_hami_says_the_switch_turns_nothing_on():
+    codes, notes = _implied("v1.3.6")
+    assert codes == []
+    assert notes[0].startswith(
+        "input.yaml:7: spec.addons.hami.enabled: Cozystack v1.3.6 ships no HAMi (cozystack/cozystack@4c7443e0"
+    )
+    assert notes[0].endswith(": no packages/system/hami): this switch turns nothing on")
+
+
+def test_the_switch_off_or_hami_asked_for_implies_nothing():
+    codes, notes = _implied(
+        "v1.6.2", TENANT_HAMI.replace("hami: {enabled: true}", "hami: {enabled: false}") + DEPLOYMENT
+    )
+    assert codes == [] and not any("ships HAMi" in note for note in notes)
+    linter = Linter("latest", cozystack="v1.6.2", hami="v2.7.1")
+    linter.add_text(TENANT_HAMI + DEPLOYMENT, "input.yaml")
+    assert len(linter.run()) == 4 and not any("ships HAMi" in note for note in linter.notes)
+    assert linter.hami is not None and linter.hami.release == "v2.7.1"
+
+
+def test_the_cli_on_a_tenants_values_file(tmp_path):
+    (tmp_path / "values.yaml").write_text("addons:\n  gpuOperator: {enabled: true}\n  hami:\n    enabled: true\n")
+    (tmp_path / "train.yaml").write_text(DEPLOYMENT)
+    ran = pciname("lint", "values.yaml", "train.yaml", "--cozystack", "v1.5.4", cwd=tmp_path)
+    assert ran.code == 1
+    assert [line.split(": ")[1] for line in ran.out.splitlines()] == [
+        "hami-whole-memory",
+        "hami-cores-range",
+        "hami-without-gpu",
+        "hami-unknown-name",
+    ]
+    assert "values.yaml:4: addons.hami.enabled: Cozystack v1.5.4 ships HAMi v2.8.1 (" in ran.err
+
+
+def test_hami_as_the_release_a_cozystack_release_ships(tmp_path):
+    (tmp_path / "train.yaml").write_text(DEPLOYMENT)
+    ran = pciname("lint", "train.yaml", "--hami", "cozystack@v1.6.2", cwd=tmp_path)
+    assert ran.code == 1 and "HAMi v2.9.0 gives this container every requested GPU's whole memory" in ran.out

@@ -9,6 +9,12 @@ of a VirtualMachine, ``spec.domain.devices`` of a VirtualMachineInstance).
 HAMi reads a container's ``resources.limits``, and ``requests`` for a name
 its limits lack; every pod is checked (HAMi's scheduler and device plugin
 serve any pod), each pod spec once however often YAML aliases reach it.
+
+Without ``--hami``, a Cozystack tenant Kubernetes config (its values, or an
+``apps.cozystack.io`` ``Kubernetes`` object's ``spec``) whose
+``addons.hami.enabled`` is true implies the HAMi the chosen Cozystack release
+ships (:func:`pciname.hami.releases.cozystack`), with a note saying so; a
+release that ships none gets a note that the switch turns nothing on.
 """
 
 from __future__ import annotations
@@ -16,9 +22,9 @@ from __future__ import annotations
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pciname.hami.pods import check_container
-from pciname.hami.releases import Release
+from pciname.hami.releases import Release, cozystack as shipped_by, release as hami_release
 from pciname.lint.codes import HAMI_IN_VM, RuleName
-from pciname.lint.document import Doc, RunState
+from pciname.lint.document import Doc, RunState, format_path, is_true
 from pciname.lint.kinds.kata import CONTAINER_LISTS, POD_SPEC_PATHS
 from pciname.lint.nodes import YamlPath, get as _get, items as _items, scalar as _scalar, walk
 from pciname.lint.rules import Context, rule
@@ -80,10 +86,47 @@ def _spec(node: Node | None, keys: tuple[str, ...]) -> Node | None:
     return node
 
 
+#: Where a Cozystack tenant's values switch HAMi on (every release that ships it reads this key).
+SWITCH = ("addons", "hami", "enabled")
+
+
+def _switched_on(ctx: Context) -> tuple[Doc, Node, YamlPath] | None:
+    """The first ``addons.hami.enabled: true`` of a tenant's values or ``Kubernetes`` object."""
+    for doc in ctx.docs:
+        kubernetes = _scalar(_get(doc.root, "kind")) == "Kubernetes" and (
+            _scalar(_get(doc.root, "apiVersion")) or ""
+        ).startswith("apps.cozystack.io/")
+        base, prefix = (_get(doc.root, "spec"), ("spec",)) if kubernetes else (doc.root, ())
+        node = _spec(base, SWITCH)
+        if is_true(node) and node is not None:
+            return doc, node, prefix + SWITCH
+    return None
+
+
+def _implied(ctx: Context) -> Release | None:
+    """The HAMi a tenant switched on implies (the chosen Cozystack release's), noted."""
+    found = _switched_on(ctx)
+    shipped = shipped_by(ctx.cozystack.version) if found is not None else None
+    if found is None or shipped is None:
+        return None
+    doc, node, path = found
+    if shipped.hami is None:
+        text = f"{ctx.cozystack.label} ships no HAMi ({shipped.where}): this switch turns nothing on"
+    else:
+        text = (
+            f"{ctx.cozystack.label} ships HAMi {shipped.hami} ({shipped.where}): pods are checked as it reads "
+            f"them (--hami {shipped.hami})"
+        )
+    if ctx.want_notes:
+        ctx.notes.append(f"{doc.file}:{node.start_mark.line + 1}: {format_path(path)}: {text}")
+    return hami_release(shipped.hami) if shipped.hami is not None else None
+
+
 @rule(RuleName.HAMI_PODS)
 def hami_pods(ctx: Context, state: RunState) -> None:
-    """With ``--hami``: each pod's containers and each VM's devices, as HAMi's release reads them."""
-    release = ctx.hami
+    """With ``--hami`` (or a tenant's ``addons.hami.enabled``): each pod's
+    containers and each VM's devices, as HAMi's release reads them."""
+    ctx.hami = release = ctx.hami_asked or _implied(ctx)
     if release is None:
         return  # not asked: HAMi's names are not checked
     for doc in ctx.docs:

@@ -30,7 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("image", metavar="IMAGE", help="a root filesystem directory, an OCI layout or a tarball")
     parser.add_argument(
-        "--hami", metavar="RELEASE", required=True, help="the HAMi release the cluster runs (v2.8.1, hami@v2.8.1)"
+        "--hami",
+        metavar="RELEASE",
+        required=True,
+        help="the HAMi release the cluster runs (v2.8.1, hami@v2.8.1; cozystack@v1.6.2: the one it ships)",
     )
     add_output_option(parser, formats("image-check"), default="text")
     parser.set_defaults(func=run_image_check)
