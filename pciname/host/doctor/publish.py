@@ -5,7 +5,9 @@ the caller's): a gauge per code and node (:func:`gauges`: every doctor code,
 Event on the Node per finding (:func:`events`).
 
 An Event on a Node names it as kubelet's own do: ``involvedObject`` of kind
-``Node``, its name, in namespace ``default``. Its own name is one per node,
+``Node``, its name (also as its uid), in namespace ``default``: ``kubectl
+describe node`` searches Events by the Node's uid and again by its name as
+uid (kubernetes/kubectl dee3483a, pkg/describe/describe.go:3466-3476). Its own name is one per node,
 code and subject (:func:`event_name`), so a finding that persists is one
 Event whose ``count`` grows, as client-go's correlator folds repeats
 (the poster is :mod:`pciname.cluster.node_events`).
