@@ -341,10 +341,9 @@ def _diff_sides(args: argparse.Namespace) -> tuple[str | Profile, str | Profile]
 
 
 def run_profiles(args: argparse.Namespace) -> int:
-    from pciname.capabilities.catalog import ProfilesRequest
     from pciname.capabilities.registry import ask
 
-    infos = ask("profiles", ProfilesRequest().validated())
+    infos = ask("profiles", request_of("profiles", args))
     if args.output == "table":
         table(
             [
@@ -369,10 +368,9 @@ def run_profiles(args: argparse.Namespace) -> int:
 
 
 def run_snapshots_list(args: argparse.Namespace) -> int:
-    from pciname.capabilities.catalog import SnapshotsRequest
     from pciname.capabilities.registry import ask
 
-    rows = ask("snapshots list", SnapshotsRequest().validated())
+    rows = ask("snapshots list", request_of("snapshots list", args))
     if args.output == "table":
         table(
             [

@@ -79,7 +79,7 @@ def run_scan(args: argparse.Namespace) -> int:
         return _dra_report(scanned.dra, args.output)
     result = scanned.result
     assert result is not None
-    servable = _servable(args.sysfs_root)
+    servable = _servable(args)
     if args.output == "table":
         _scan_table(result)
         if servable is not None:
@@ -94,25 +94,22 @@ def run_scan(args: argparse.Namespace) -> int:
     return 1 if result.errors else 0
 
 
-def _servable(root: str) -> tuple[str, ...] | None:
+def _servable(args: argparse.Namespace) -> tuple[str, ...] | None:
     """The variants the host doctor finds the node could serve as it is; None where the root shows no
     loaded modules (a copy of sys/ alone: the doctor cannot tell)."""
-    from pciname.capabilities.doctor import DoctorRequest
-
-    checkup = ask("scan --variant", DoctorRequest(root).validated())
+    checkup = ask("scan --variant", request_of("scan --variant", args, {"root": "sysfs_root"}, variant=None))
     return checkup.servable if checkup.modules_read else None
 
 
 def _doctor(args: argparse.Namespace) -> int:
     """``scan --variant``: the doctor's checkup, as a table or as JSON/YAML; exit 1 on an error finding."""
-    from pciname.capabilities.doctor import DoctorRequest
     from pciname.errors import PcinameError
 
     others = [f for f, v in (("--dra", args.dra), ("--mdev-config", args.mdev_config)) if v]
     if others:
         raise PcinameError(f"--variant goes without {' and '.join(others)}")
-    request = DoctorRequest(args.sysfs_root, None if args.variant == "all" else args.variant).validated()
-    checkup = ask("scan --variant", request)
+    variant = None if args.variant == "all" else args.variant
+    checkup = ask("scan --variant", request_of("scan --variant", args, {"root": "sysfs_root"}, variant=variant))
     errors = any(f.diagnosis.severity == "error" for f in checkup.findings)
     if args.output != "table":
         emit(checkup.to_dict(), args.output)

@@ -15,6 +15,7 @@ from typing import Any
 from pciname.base.render import emit, write_line
 from pciname.capabilities.registry import ask, formats
 from pciname.cli.output import add_output_option
+from pciname.cli.translate import request_of
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,10 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_image_check(args: argparse.Namespace) -> int:
-    from pciname.capabilities.image_check import ImageCheckRequest
-
-    request = ImageCheckRequest(args.image, args.hami).validated()
-    result = ask("image-check", request)
+    result = ask("image-check", request_of("image-check", args))
     if args.output != "text":
         emit(result.as_dict(), args.output)
     else:
